@@ -1,0 +1,145 @@
+# xpool: build, test, benchmark and install.
+#
+#   make            build ./xpool
+#   make run        install missing libraries (as root), build, open the console
+#   make check      install missing libraries (as root), build, run every test
+#   make bench      run the benchmarks under tests/bench
+#   make install    PREFIX=/usr/local DESTDIR= honoured
+#   make deps       check the libraries with pkg-config, apt-get them when root
+#
+# Options: WERROR=1 adds -Werror; SANITIZE=1 builds with ASan+UBSan into build/san
+# (the program is then build/san/xpool, ./xpool is left alone).
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(PREFIX)/bin
+MANDIR   = $(PREFIX)/share/man
+
+CC      ?= cc
+PKG_CONFIG ?= pkg-config
+# Every library xpool uses, as pkg-config names, and the Debian packages that ship them.
+PKGS     = ncursesw libcurl jansson readline hwloc sqlite3 check libmicrohttpd libxml-2.0
+DEB_PKGS = pkg-config libncurses-dev libcurl4-openssl-dev libjansson-dev libreadline-dev \
+           libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base
+
+ifeq ($(SANITIZE),1)
+B        = build/san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+PROG     = $(B)/xpool
+else
+B        = build/rel
+SANFLAGS =
+PROG     = xpool
+endif
+
+WARN    = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+          -Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+WARN   += -Werror
+endif
+
+# Lazily expanded, so that `make deps` can install the libraries first.
+LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw jansson hwloc libxml-2.0 2>/dev/null)
+LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw jansson hwloc libxml-2.0 2>/dev/null)
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+CFLAGS  ?= -O2 -g
+XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc -Ibackends $(LIB_CFLAGS) -MMD -MP
+XLDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+# Core: everything but main.c, shared by the program and the tests.
+CORE_SRC = $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard backends/*.c backends/*/*.c) \
+           $(wildcard ui/*.c)
+CORE_OBJ = $(CORE_SRC:%.c=$(B)/obj/%.o)
+MAIN_OBJ = $(B)/obj/src/main.o
+TEST_SRC = $(sort $(wildcard tests/check_*.c))
+TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/runner.o
+BENCH_SRC = $(wildcard tests/bench/*.c)
+BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
+
+.PHONY: all run check test bench install uninstall clean deps
+.DEFAULT_GOAL := all
+
+all: $(PROG)
+
+$(PROG): $(MAIN_OBJ) $(B)/libxpool.a
+	$(CC) $(XLDFLAGS) -o $@ $(MAIN_OBJ) $(B)/libxpool.a $(LIB_LIBS) -lm
+
+$(B)/libxpool.a: $(CORE_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) $(CHECK_CFLAGS) -I$(B)/gen $(CFLAGS) -c -o $@ $<
+
+# The test runner's suite list is generated from the file names: tests/check_NAME.c
+# defines `Suite *xp_suite_NAME(void)`, so adding a suite is adding a file.
+$(B)/gen/suites.inc: $(TEST_SRC) Makefile
+	@mkdir -p $(@D)
+	@for f in $(TEST_SRC); do n=$${f#tests/check_}; n=$${n%.c}; echo "XP_SUITE($$n)"; done > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+
+$(B)/obj/tests/runner.o: $(B)/gen/suites.inc
+
+$(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a
+	@mkdir -p $(@D)
+	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(LIB_LIBS) $(CHECK_LIBS) -lm
+
+$(B)/bench/%: tests/bench/%.c $(B)/libxpool.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) $(CFLAGS) -o $@ $< $(B)/libxpool.a $(LIB_LIBS) -lm
+
+# `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.
+check: deps
+	@$(MAKE) --no-print-directory test
+
+# The manual check runs first so that the check runner's summary is the last line.
+test: $(PROG) $(B)/tests/runner
+	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
+	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) \
+	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(PROG) $(ARGS)
+
+bench: $(PROG) $(BENCH_BIN)
+	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
+
+install: $(PROG)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(PROG) $(DESTDIR)$(BINDIR)/xpool
+	install -m 0644 man/xpool.1 $(DESTDIR)$(MANDIR)/man1/xpool.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1
+
+clean:
+	rm -rf build xpool
+
+# Checks every library with pkg-config; installs the Debian packages when root,
+# otherwise prints the exact command and fails.
+deps:
+	@missing=""; \
+	command -v $(PKG_CONFIG) >/dev/null 2>&1 || missing="pkg-config"; \
+	if [ -z "$$missing" ]; then \
+	  for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || missing="$$missing $$p"; done; \
+	  command -v groff >/dev/null 2>&1 || missing="$$missing groff"; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "xpool: missing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "xpool: installing: apt-get install -y $(DEB_PKGS)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null || exit 1; \
+	  else \
+	    echo "xpool: run as root: apt-get install -y $(DEB_PKGS)"; exit 1; \
+	  fi; \
+	fi
+
+-include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,287 @@
+/* cmd.c: command lookup, argument parsing and dispatch for the command table. */
+#include "cmd.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source.h"
+
+extern const struct xp_cmd_entry xp_cmd_help_entry;
+extern const struct xp_cmd_entry xp_cmd_inventory_entry;
+extern const struct xp_cmd_entry xp_cmd_topo_entry;
+extern const struct xp_cmd_entry xp_cmd_version_entry;
+
+const struct xp_cmd_entry *const xp_cmd_table[] = {
+	&xp_cmd_inventory_entry,
+	&xp_cmd_topo_entry,
+	&xp_cmd_help_entry,
+	&xp_cmd_version_entry,
+	NULL,
+};
+
+const struct xp_opt xp_global_opts[] = {
+	{"topology", 0, "FILE", "load this hwloc XML topology instead of discovering the machine"},
+	{"inventory", 0, "FILE", "load this cluster snapshot (inventory JSON) instead of discovering"},
+	{"db", 0, "PATH", "use this database (default $XDG_STATE_HOME/xpool/xpool.db)"},
+	{"json", 0, NULL, "print JSON instead of text"},
+	{"no-color", 0, NULL, "never use colours (NO_COLOR in the environment does the same)"},
+	{"quiet", 'q', NULL, "print only errors"},
+	{"verbose", 'v', NULL, "say more (repeat for more)"},
+	{NULL, 0, NULL, NULL},
+};
+
+void xp_ctx_init(struct xp_ctx *ctx, FILE *out, FILE *err)
+{
+	memset(ctx, 0, sizeof *ctx);
+	ctx->out = out;
+	ctx->err = err;
+	const char *nc = getenv("NO_COLOR");
+	ctx->no_color = nc && *nc;
+}
+
+void xp_ctx_free(struct xp_ctx *ctx)
+{
+	free(ctx->topology);
+	free(ctx->inventory);
+	free(ctx->db);
+	xp_cluster_free(ctx->cluster);
+	ctx->cluster = NULL;
+}
+
+void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (ctx->where)
+		fprintf(ctx->err, "xpool: %s: %s\n", ctx->where, msg);
+	else
+		fprintf(ctx->err, "xpool: %s\n", msg);
+}
+
+struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
+{
+	if (ctx->cluster)
+		return ctx->cluster;
+	struct xp_err err = {{0}};
+	struct xp_source_opts so = {.topology = ctx->topology, .inventory = ctx->inventory};
+	ctx->cluster = xp_source_load(&so, &err);
+	if (!ctx->cluster)
+		xp_ctx_error(ctx, "%s", err.msg);
+	return ctx->cluster;
+}
+
+const struct xp_cmd_entry *xp_cmd_find(const char *name, struct xp_err *err)
+{
+	return xp_cmd_find_in(xp_cmd_table, name, err);
+}
+
+const struct xp_cmd_entry *xp_cmd_find_in(const struct xp_cmd_entry *const *table, const char *name,
+					  struct xp_err *err)
+{
+	const struct xp_cmd_entry *found = NULL;
+	int n = 0;
+	size_t len = strlen(name);
+	for (int i = 0; table[i]; i++) {
+		const struct xp_cmd_entry *e = table[i];
+		if (strcmp(e->name, name) == 0 || (e->alias && strcmp(e->alias, name) == 0))
+			return e;
+	}
+	char cands[256] = "";
+	for (int i = 0; table[i] && len; i++) {
+		const struct xp_cmd_entry *e = table[i];
+		if (strncmp(e->name, name, len) == 0) {
+			found = e;
+			n++;
+			size_t used = strlen(cands);
+			snprintf(cands + used, sizeof cands - used, "%s%s", used ? ", " : "", e->name);
+		}
+	}
+	if (n == 1)
+		return found;
+	if (n > 1)
+		xp_errf(err, "ambiguous command: %s, could be: %s", name, cands);
+	else
+		xp_errf(err, "unknown command: %s (try 'xpool help')", name);
+	return NULL;
+}
+
+const struct xp_opt *xp_global_find(const char *name, char short_name)
+{
+	for (const struct xp_opt *o = xp_global_opts; o->name; o++)
+		if ((name && strcmp(o->name, name) == 0) || (short_name && o->short_name == short_name))
+			return o;
+	return NULL;
+}
+
+static void replace(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = xp_strdup(v);
+}
+
+int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *val, struct xp_err *err)
+{
+	if (o->arg && (!val || !*val))
+		return xp_errf(err, "option --%s needs a %s", o->name, o->arg);
+	if (strcmp(o->name, "topology") == 0 || strcmp(o->name, "inventory") == 0) {
+		/* A different source means a different cluster: drop the cached one. */
+		replace(o->name[0] == 't' ? &ctx->topology : &ctx->inventory, val);
+		xp_cluster_free(ctx->cluster);
+		ctx->cluster = NULL;
+	} else if (strcmp(o->name, "db") == 0)
+		replace(&ctx->db, val);
+	else if (strcmp(o->name, "json") == 0)
+		ctx->json = true;
+	else if (strcmp(o->name, "no-color") == 0)
+		ctx->no_color = true;
+	else if (strcmp(o->name, "quiet") == 0)
+		ctx->quiet = true;
+	else if (strcmp(o->name, "verbose") == 0)
+		ctx->verbose++;
+	return 0;
+}
+
+static int opt_index(const struct xp_cmd_entry *e, const char *name, char short_name)
+{
+	for (int i = 0; e->opts && e->opts[i].name; i++)
+		if ((name && strcmp(e->opts[i].name, name) == 0) ||
+		    (short_name && e->opts[i].short_name == short_name))
+			return i;
+	return -1;
+}
+
+/* Applies one option: the command's own first, then the global table.
+ * *used tells whether the following word was taken as its value. */
+static int apply_opt(struct xp_ctx *ctx, const struct xp_cmd_entry *e, struct xp_args *a,
+		     const char *name, char sname, const char *inline_val, const char *next,
+		     bool *used, struct xp_err *err)
+{
+	char shown[64];
+	if (name)
+		snprintf(shown, sizeof shown, "--%s", name);
+	else
+		snprintf(shown, sizeof shown, "-%c", sname);
+	int i = opt_index(e, name, sname);
+	const struct xp_opt *o = i >= 0 ? &e->opts[i] : xp_global_find(name, sname);
+	if (!o)
+		return xp_errf(err, "%s: unknown option %s", e->name, shown);
+	const char *val = NULL;
+	if (o->arg) {
+		if (inline_val)
+			val = inline_val;
+		else if (next) {
+			val = next;
+			*used = true;
+		} else
+			return xp_errf(err, "%s: option %s needs a %s", e->name, shown, o->arg);
+	} else if (inline_val)
+		return xp_errf(err, "%s: option %s takes no value", e->name, shown);
+	if (i < 0)
+		return xp_ctx_set_global(ctx, o, val, err);
+	a->set[i] = true;
+	a->val[i] = val;
+	return 0;
+}
+
+int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, char **argv,
+		 struct xp_args *a, struct xp_err *err)
+{
+	memset(a, 0, sizeof *a);
+	a->entry = e;
+	a->argv = xp_calloc((size_t)argc + 1, sizeof *a->argv);
+	bool only_args = false;
+	for (int i = 1; i < argc; i++) {
+		char *w = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		bool used = false;
+		int rc = 0;
+		if (only_args || w[0] != '-' || w[1] == '\0') {
+			a->argv[a->argc++] = w;
+			continue;
+		}
+		if (strcmp(w, "--") == 0) {
+			only_args = true;
+			continue;
+		}
+		if (w[1] == '-') {
+			char name[64];
+			const char *eq = strchr(w + 2, '=');
+			size_t len = eq ? (size_t)(eq - (w + 2)) : strlen(w + 2);
+			if (len >= sizeof name) {
+				free(a->argv);
+				a->argv = NULL;
+				return xp_errf(err, "%s: unknown option %.40s...", e->name, w);
+			}
+			memcpy(name, w + 2, len);
+			name[len] = '\0';
+			rc = apply_opt(ctx, e, a, name, 0, eq ? eq + 1 : NULL, next, &used, err);
+		} else {
+			/* A cluster of short options: -qv; one taking a value ends the cluster. */
+			for (const char *c = w + 1; *c; c++) {
+				int k = opt_index(e, NULL, *c);
+				const struct xp_opt *o = k >= 0 ? &e->opts[k] : xp_global_find(NULL, *c);
+				bool takes = o && o->arg;
+				rc = apply_opt(ctx, e, a, NULL, *c, takes && c[1] ? c + 1 : NULL,
+					       takes ? next : NULL, &used, err);
+				if (rc < 0 || takes)
+					break;
+			}
+		}
+		if (rc < 0) {
+			free(a->argv);
+			a->argv = NULL;
+			return -1;
+		}
+		if (used)
+			i++;
+	}
+	if (a->argc < e->min_args || (e->max_args >= 0 && a->argc > e->max_args)) {
+		free(a->argv);
+		a->argv = NULL;
+		return xp_errf(err, "%s: wrong number of arguments; usage: xpool %s %s", e->name, e->name,
+			       e->usage);
+	}
+	return 0;
+}
+
+bool xp_args_has(const struct xp_args *a, const char *name)
+{
+	int i = opt_index(a->entry, name, 0);
+	return i >= 0 && a->set[i];
+}
+
+const char *xp_args_get(const struct xp_args *a, const char *name)
+{
+	int i = opt_index(a->entry, name, 0);
+	return i >= 0 && a->set[i] ? a->val[i] : NULL;
+}
+
+void xp_cmd_usage(const struct xp_cmd_entry *e, FILE *f)
+{
+	fprintf(f, "usage: xpool %s %s\n", e->name, e->usage);
+}
+
+int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
+{
+	struct xp_err err = {{0}};
+	if (argc < 1)
+		return XP_EXIT_OK;
+	const struct xp_cmd_entry *e = xp_cmd_find(argv[0], &err);
+	if (!e) {
+		xp_ctx_error(ctx, "%s", err.msg);
+		return XP_EXIT_USAGE;
+	}
+	struct xp_args args;
+	if (xp_cmd_parse(ctx, e, argc, argv, &args, &err) < 0) {
+		xp_ctx_error(ctx, "%s", err.msg);
+		return XP_EXIT_USAGE;
+	}
+	int rc = e->exec(ctx, &args);
+	free(args.argv);
+	fflush(ctx->out);
+	return rc;
+}

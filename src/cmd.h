@@ -1,0 +1,105 @@
+/* cmd.h: the one command language. A table of commands serves CLI subcommands,
+ * batch scripts (`xpool -b FILE`) and, later, the console's `:` prompt. */
+#ifndef XP_CMD_H
+#define XP_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "xp.h"
+
+/* Most options one command may declare. */
+#define XP_CMD_MAX_OPTS 24
+/* Longest line a batch script may hold. */
+#define XP_BATCH_MAX_LINE 65536
+/* Most words one command line may split into. */
+#define XP_CMD_MAX_WORDS 256
+
+/* Settings shared by every command of one run: global options and the loaded cluster. */
+struct xp_ctx {
+	char *topology;    /* --topology FILE.xml */
+	char *inventory;   /* --inventory FILE.json */
+	char *db;          /* --db PATH */
+	bool json;         /* --json */
+	bool no_color;     /* --no-color (or NO_COLOR set) */
+	bool quiet;        /* -q */
+	int verbose;       /* -v, repeatable */
+	FILE *out, *err;   /* where output and errors go */
+	const char *where; /* "script:LINE" while a batch line runs, else NULL */
+	struct xp_cluster *cluster; /* loaded on first use, owned here */
+};
+
+/* One option a command (or the global table) accepts. */
+struct xp_opt {
+	const char *name; /* long name without dashes: "json" */
+	char short_name;  /* 'j', or 0 */
+	const char *arg;  /* name of its argument ("FILE"), or NULL for a flag */
+	const char *help; /* one line for `help COMMAND` */
+};
+
+struct xp_cmd_entry;
+
+/* A parsed command line: option values by the position of the option in the entry's table. */
+struct xp_args {
+	const struct xp_cmd_entry *entry;
+	bool set[XP_CMD_MAX_OPTS];
+	const char *val[XP_CMD_MAX_OPTS];
+	int argc;         /* positional arguments */
+	char **argv;
+};
+
+/* One command. */
+struct xp_cmd_entry {
+	const char *name;    /* "inventory" */
+	const char *alias;   /* "inv", or NULL */
+	const char *usage;   /* "[--json] [NODE...]" */
+	const char *summary; /* one line for `help` */
+	const struct xp_opt *opts; /* terminated by an entry with name NULL; NULL for none */
+	int min_args, max_args;    /* positional counts; max -1 for no limit */
+	int (*exec)(struct xp_ctx *ctx, const struct xp_args *args); /* returns an exit code */
+};
+
+/* Every command, NULL-terminated, in the order `help` lists them. */
+extern const struct xp_cmd_entry *const xp_cmd_table[];
+/* Options accepted before the command and after it, by every command. */
+extern const struct xp_opt xp_global_opts[];
+
+/* Sets up a context writing to out/err, honouring NO_COLOR. */
+void xp_ctx_init(struct xp_ctx *ctx, FILE *out, FILE *err);
+/* Frees what the context owns. */
+void xp_ctx_free(struct xp_ctx *ctx);
+/* Prints "xpool: [where: ]message" to the context's error stream. */
+void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the cluster (discovering or loading it on first use), or NULL after printing why. */
+struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx);
+
+/* Finds a command by name, alias or unique prefix; NULL with err set (unknown or ambiguous). */
+const struct xp_cmd_entry *xp_cmd_find(const char *name, struct xp_err *err);
+/* xp_cmd_find over another NULL-terminated table (tests use their own). */
+const struct xp_cmd_entry *xp_cmd_find_in(const struct xp_cmd_entry *const *table, const char *name,
+					  struct xp_err *err);
+/* Applies a global option (by its table entry) to ctx; returns -1 with err set on a bad value. */
+int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *val, struct xp_err *err);
+/* Looks up a global option by long name (with its value inline after '=') or short letter. */
+const struct xp_opt *xp_global_find(const char *name, char short_name);
+/* Parses argv (argv[0] is the command name) into args; usage errors return -1 with err set. */
+int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, char **argv,
+		 struct xp_args *args, struct xp_err *err);
+/* True when option name was given. */
+bool xp_args_has(const struct xp_args *a, const char *name);
+/* The value of option name, or NULL. */
+const char *xp_args_get(const struct xp_args *a, const char *name);
+/* Finds, parses and runs one command; returns its exit code (2 for usage errors). */
+int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv);
+/* Splits a command line into words (quotes '' and "", backslash escapes); -1 with err set. */
+int xp_cmd_split(const char *line, int *argc, char ***argv, struct xp_err *err);
+/* Frees what xp_cmd_split returned. */
+void xp_cmd_split_free(int argc, char **argv);
+/* Runs a batch script from f (named name in messages): one command a line, `#` comments.
+ * Stops at the first failing line unless keep_going; returns the first non-zero exit code. */
+int xp_batch_run(struct xp_ctx *ctx, FILE *f, const char *name, bool keep_going);
+/* Prints a command's usage line ("usage: xpool NAME USAGE") to f. */
+void xp_cmd_usage(const struct xp_cmd_entry *e, FILE *f);
+
+#endif

@@ -1,0 +1,129 @@
+/* cmd_inventory.c: `xpool inventory [--json] [NODE...]`: what the cluster has. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "format.h"
+#include "model_json.h"
+#include "table.h"
+
+static const struct xp_opt inventory_opts[] = {
+	{NULL, 0, NULL, NULL},
+};
+
+static void print_node(FILE *f, const struct xp_node *n)
+{
+	char mem[32];
+	fprintf(f, "%s  %s  %s\n", n->name, xp_node_state_name(n->state), n->source ? n->source : "");
+	fprintf(f, "  CPU     %d package%s, %d cores, %d PUs", n->packages_n, n->packages_n == 1 ? "" : "s",
+		n->cores, n->pus);
+	if (n->pus_allowed != n->pus)
+		fprintf(f, " (%d allowed)", n->pus_allowed);
+	if (n->cpu_model)
+		fprintf(f, "  %s", n->cpu_model);
+	fprintf(f, "\n  Memory  %s\n", xp_fmt_mib(mem, sizeof mem, n->memory_mib));
+	for (size_t i = 0; i < n->n_numa; i++)
+		fprintf(f, "  %s  %d: %s, cpus %s\n", i ? "      " : "NUMA  ", n->numa[i].id,
+			xp_fmt_mib(mem, sizeof mem, n->numa[i].memory_mib),
+			n->numa[i].cpus && *n->numa[i].cpus ? n->numa[i].cpus : "none");
+	for (size_t i = 0; i < n->n_nics; i++) {
+		const struct xp_nic *c = &n->nics[i];
+		char numa[16];
+		fprintf(f, "  %s  %s", i ? "      " : "NICs  ", c->name);
+		if (c->rdma && strcmp(c->rdma, c->name) != 0)
+			fprintf(f, " (RDMA %s)", c->rdma);
+		else if (c->rdma)
+			fprintf(f, " (RDMA)");
+		fprintf(f, "  %s  NUMA %s\n", c->pci_bus_id ? c->pci_bus_id : "virtual",
+			xp_fmt_int(numa, sizeof numa, c->numa));
+	}
+	fprintf(f, "  Accelerators: %zu\n", n->n_devices);
+	if (!n->n_devices)
+		return;
+	struct xp_table t;
+	xp_table_init(&t, 7);
+	xp_table_row(&t, "IDX", "VENDOR", "MODEL", "BUS ID", "PCI ID", "NUMA", "MEMORY");
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		char idx[16], numa[16];
+		snprintf(idx, sizeof idx, "%d", d->index);
+		xp_table_row(&t, idx, d->vendor, d->model, d->pci_bus_id, d->pci_id,
+			     xp_fmt_int(numa, sizeof numa, d->numa),
+			     d->memory_mib >= 0 ? xp_fmt_mib(mem, sizeof mem, d->memory_mib) : NULL);
+	}
+	xp_table_print(&t, f, "    ");
+	xp_table_free(&t);
+}
+
+/* One line per node: what an operator scans on a large cluster. */
+static void print_summary(FILE *f, struct xp_node *const *nodes, size_t k)
+{
+	struct xp_table t;
+	xp_table_init(&t, 7);
+	xp_table_row(&t, "NODE", "STATE", "CORES/PUS", "MEMORY", "NUMA", "ACCEL", "MODELS");
+	size_t devs = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct xp_node *n = nodes[i];
+		char cpus[48], mem[32], numa[16], acc[16];
+		snprintf(cpus, sizeof cpus, "%d/%d", n->cores, n->pus);
+		snprintf(numa, sizeof numa, "%zu", n->n_numa);
+		snprintf(acc, sizeof acc, "%zu", n->n_devices);
+		const char *models = xp_labels_get(&n->facts, "accelerator.model");
+		xp_table_row(&t, n->name, xp_node_state_name(n->state), cpus,
+			     xp_fmt_mib(mem, sizeof mem, n->memory_mib), numa, acc,
+			     n->n_devices ? models : NULL);
+		devs += n->n_devices;
+	}
+	xp_table_print(&t, f, "");
+	xp_table_free(&t);
+	fprintf(f, "%zu node%s, %zu accelerator%s\n", k, k == 1 ? "" : "s", devs, devs == 1 ? "" : "s");
+}
+
+static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
+{
+	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	if (!c)
+		return XP_EXIT_ERROR;
+	struct xp_node **sel = c->nodes;
+	size_t k = c->n_nodes;
+	struct xp_node **picked = NULL;
+	if (a->argc) {
+		picked = xp_calloc((size_t)a->argc, sizeof *picked);
+		for (k = 0; k < (size_t)a->argc; k++) {
+			picked[k] = xp_cluster_node(c, a->argv[k]);
+			if (!picked[k]) {
+				xp_ctx_error(ctx, "inventory: no node named %s", a->argv[k]);
+				free(picked);
+				return XP_EXIT_ERROR;
+			}
+		}
+		sel = picked;
+	}
+	int rc = XP_EXIT_OK;
+	if (ctx->json) {
+		/* A view over the chosen nodes: the cluster keeps ownership. */
+		struct xp_cluster view = {.generation = c->generation, .nodes = sel, .n_nodes = k};
+		struct xp_err err = {{0}};
+		if (xp_cluster_write(&view, ctx->out, 1, &err) < 0) {
+			xp_ctx_error(ctx, "inventory: %s", err.msg);
+			rc = XP_EXIT_ERROR;
+		}
+	} else if (k == 1) {
+		print_node(ctx->out, sel[0]);
+	} else {
+		print_summary(ctx->out, sel, k);
+	}
+	free(picked);
+	return rc;
+}
+
+const struct xp_cmd_entry xp_cmd_inventory_entry = {
+	.name = "inventory",
+	.alias = "inv",
+	.usage = "[--json] [NODE...]",
+	.summary = "show nodes: CPUs, NUMA, memory, NICs and accelerators",
+	.opts = inventory_opts,
+	.min_args = 0,
+	.max_args = -1,
+	.exec = inventory_exec,
+};

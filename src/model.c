@@ -1,0 +1,380 @@
+/* model.c: constructors, destructors and lookups of the resource model. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "xp.h"
+
+static const char *const state_names[XP_NODE_STATE_COUNT] = {
+	"up", "degraded", "unreachable", "draining", "down"};
+static const char *const health_names[XP_HEALTH_COUNT] = {"unknown", "ok", "warn", "fail"};
+static const char *const access_names[XP_MEM_ACCESS_COUNT] = {"unknown", "explicit", "unified"};
+/* Spelling of each link class; NV/HCCS/XGMI/MLU carry a link count after the name. */
+static const char *const link_names[XP_LINK_CLASS_COUNT] = {
+	"X", "NV", "HCCS", "XGMI", "MLU", "PIX", "PXB", "PHB", "NODE", "SYS", "?"};
+
+static int name_lookup(const char *const *names, int n, const char *s)
+{
+	if (!s)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+const char *xp_node_state_name(int s)
+{
+	return s >= 0 && s < XP_NODE_STATE_COUNT ? state_names[s] : "unknown";
+}
+
+int xp_node_state_parse(const char *s)
+{
+	return name_lookup(state_names, XP_NODE_STATE_COUNT, s);
+}
+
+const char *xp_health_name(int h)
+{
+	return h >= 0 && h < XP_HEALTH_COUNT ? health_names[h] : "unknown";
+}
+
+int xp_health_parse(const char *s)
+{
+	return name_lookup(health_names, XP_HEALTH_COUNT, s);
+}
+
+const char *xp_mem_access_name(int m)
+{
+	return m >= 0 && m < XP_MEM_ACCESS_COUNT ? access_names[m] : "unknown";
+}
+
+int xp_mem_access_parse(const char *s)
+{
+	return name_lookup(access_names, XP_MEM_ACCESS_COUNT, s);
+}
+
+static bool link_has_count(int cls)
+{
+	return cls == XP_LINK_NVLINK || cls == XP_LINK_HCCS || cls == XP_LINK_XGMI ||
+	       cls == XP_LINK_MLULINK;
+}
+
+const char *xp_link_str(struct xp_link l, char *buf, size_t len)
+{
+	int cls = l.cls < XP_LINK_CLASS_COUNT ? l.cls : XP_LINK_UNKNOWN;
+	if (link_has_count(cls) && l.count)
+		snprintf(buf, len, "%s%u", link_names[cls], (unsigned)l.count);
+	else
+		snprintf(buf, len, "%s", link_names[cls]);
+	return buf;
+}
+
+int xp_link_parse(const char *s, struct xp_link *out)
+{
+	if (!s || !*s)
+		return -1;
+	for (int c = 0; c < XP_LINK_CLASS_COUNT; c++) {
+		size_t n = strlen(link_names[c]);
+		if (strncmp(s, link_names[c], n) != 0)
+			continue;
+		const char *rest = s + n;
+		if (!*rest) {
+			/* topo -m always writes NV with its link count; other fabrics may stand alone. */
+			if (c == XP_LINK_NVLINK)
+				return -1;
+			out->cls = (uint8_t)c;
+			out->count = 0;
+			return 0;
+		}
+		if (!link_has_count(c))
+			continue;
+		char *end;
+		long k = strtol(rest, &end, 10);
+		if (*end || k < 1 || k > 255 || rest[0] < '0' || rest[0] > '9')
+			return -1;
+		out->cls = (uint8_t)c;
+		out->count = (uint8_t)k;
+		return 0;
+	}
+	return -1;
+}
+
+int xp_link_rank(struct xp_link l)
+{
+	switch (l.cls) {
+	case XP_LINK_SELF: return 0;
+	case XP_LINK_NVLINK:
+	case XP_LINK_HCCS:
+	case XP_LINK_XGMI:
+	case XP_LINK_MLULINK: return 1;
+	case XP_LINK_PIX: return 2;
+	case XP_LINK_PXB: return 3;
+	case XP_LINK_PHB: return 4;
+	case XP_LINK_NODE: return 5;
+	case XP_LINK_SYS: return 6;
+	default: return 7;
+	}
+}
+
+void xp_labels_set(struct xp_labels *l, const char *key, const char *value)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (strcmp(l->keys[i], key) == 0) {
+			free(l->values[i]);
+			l->values[i] = xp_strdup(value);
+			return;
+		}
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 4;
+		l->keys = xp_realloc(l->keys, l->cap * sizeof *l->keys);
+		l->values = xp_realloc(l->values, l->cap * sizeof *l->values);
+	}
+	l->keys[l->n] = xp_strdup(key);
+	l->values[l->n] = xp_strdup(value);
+	l->n++;
+}
+
+const char *xp_labels_get(const struct xp_labels *l, const char *key)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->keys[i], key) == 0)
+			return l->values[i];
+	return NULL;
+}
+
+void xp_labels_clear(struct xp_labels *l)
+{
+	xp_strv_free(l->keys, l->n);
+	xp_strv_free(l->values, l->n);
+	memset(l, 0, sizeof *l);
+}
+
+void xp_strv_add(char ***v, size_t *n, const char *s)
+{
+	*v = xp_realloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = xp_strdup(s);
+}
+
+void xp_strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+struct xp_cluster *xp_cluster_new(void)
+{
+	return xp_calloc(1, sizeof(struct xp_cluster));
+}
+
+void xp_cluster_free(struct xp_cluster *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_node_free(c->nodes[i]);
+	free(c->nodes);
+	free(c);
+}
+
+void xp_cluster_add(struct xp_cluster *c, struct xp_node *n)
+{
+	xp_grow(&c->nodes, sizeof *c->nodes, c->n_nodes, &c->cap_nodes);
+	c->nodes[c->n_nodes++] = n;
+	c->generation++;
+}
+
+struct xp_node *xp_cluster_node(const struct xp_cluster *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i]->name && strcmp(c->nodes[i]->name, name) == 0)
+			return c->nodes[i];
+	return NULL;
+}
+
+size_t xp_cluster_device_count(const struct xp_cluster *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		n += c->nodes[i]->n_devices;
+	return n;
+}
+
+struct xp_node *xp_node_new(const char *name)
+{
+	struct xp_node *n = xp_calloc(1, sizeof *n);
+	n->name = xp_strdup(name);
+	n->state = XP_NODE_UP;
+	n->memory_mib = -1;
+	n->cost_per_hour = XP_NA;
+	return n;
+}
+
+static void device_free(struct xp_device *d)
+{
+	free(d->vendor);
+	free(d->model);
+	free(d->arch);
+	free(d->uuid);
+	free(d->pci_bus_id);
+	free(d->pci_id);
+	xp_strv_free(d->pci_path, d->n_pci_path);
+	xp_strv_free(d->os_devices, d->n_os_devices);
+	free(d->driver);
+	free(d->firmware);
+	free(d->runtime);
+	for (size_t i = 0; i < d->n_peaks; i++) {
+		free(d->peaks[i].precision);
+		free(d->peaks[i].unit);
+	}
+	free(d->peaks);
+	free(d->affinity_group);
+	xp_strv_free(d->health_reasons, d->n_health_reasons);
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		free(d->allocs[i].slice);
+		free(d->allocs[i].owner);
+	}
+	free(d->allocs);
+}
+
+void xp_node_free(struct xp_node *n)
+{
+	if (!n)
+		return;
+	free(n->name);
+	free(n->source);
+	xp_labels_clear(&n->facts);
+	xp_labels_clear(&n->governance);
+	xp_labels_clear(&n->validation);
+	free(n->zone);
+	free(n->rack);
+	free(n->sw);
+	free(n->cpu_model);
+	for (size_t i = 0; i < n->n_packages; i++) {
+		free(n->packages[i].model);
+		free(n->packages[i].cpus);
+	}
+	free(n->packages);
+	for (size_t i = 0; i < n->n_numa; i++)
+		free(n->numa[i].cpus);
+	free(n->numa);
+	for (size_t i = 0; i < n->n_nics; i++) {
+		free(n->nics[i].name);
+		free(n->nics[i].pci_bus_id);
+		free(n->nics[i].rdma);
+		free(n->nics[i].address);
+	}
+	free(n->nics);
+	for (size_t i = 0; i < n->n_pci; i++) {
+		free(n->pci[i].bus_id);
+		free(n->pci[i].pci_id);
+		free(n->pci[i].name);
+		xp_strv_free(n->pci[i].os_devices, n->pci[i].n_os_devices);
+	}
+	free(n->pci);
+	for (size_t i = 0; i < n->n_devices; i++)
+		device_free(&n->devices[i]);
+	free(n->devices);
+	free(n->links);
+	free(n);
+}
+
+/* Appends one zeroed element to an array whose capacity is implicitly the next
+ * power of two of its length, so appends stay amortized O(1) without a cap field. */
+static void *append(void *arr, size_t *n, size_t sz)
+{
+	void **a = arr;
+	size_t k = *n;
+	if (k == 0 || (k & (k - 1)) == 0)
+		*a = xp_realloc(*a, (k ? k * 2 : 1) * sz);
+	char *p = (char *)*a + k * sz;
+	memset(p, 0, sz);
+	(*n)++;
+	return p;
+}
+
+struct xp_device *xp_node_add_device(struct xp_node *n)
+{
+	struct xp_device *d = append(&n->devices, &n->n_devices, sizeof *d);
+	d->index = (int)n->n_devices - 1;
+	d->pci_class = -1;
+	d->numa = -1;
+	d->memory_mib = -1;
+	d->memory_used_mib = -1;
+	d->ecu = XP_NA;
+	d->temperature_c = XP_NA;
+	d->power_w = XP_NA;
+	d->utilization_pct = XP_NA;
+	d->ecc_corrected = -1;
+	d->ecc_uncorrected = -1;
+	d->partition = XP_PART_WHOLE;
+	return d;
+}
+
+struct xp_numa *xp_node_add_numa(struct xp_node *n)
+{
+	struct xp_numa *m = append(&n->numa, &n->n_numa, sizeof *m);
+	m->memory_mib = -1;
+	m->package = -1;
+	return m;
+}
+
+struct xp_package *xp_node_add_package(struct xp_node *n)
+{
+	return append(&n->packages, &n->n_packages, sizeof(struct xp_package));
+}
+
+struct xp_nic *xp_node_add_nic(struct xp_node *n)
+{
+	struct xp_nic *c = append(&n->nics, &n->n_nics, sizeof *c);
+	c->numa = -1;
+	c->speed_mbps = -1;
+	return c;
+}
+
+struct xp_pci *xp_node_add_pci(struct xp_node *n)
+{
+	struct xp_pci *p = append(&n->pci, &n->n_pci, sizeof *p);
+	p->pci_class = -1;
+	p->numa = -1;
+	p->accel = -1;
+	return p;
+}
+
+void xp_node_links_reset(struct xp_node *n)
+{
+	free(n->links);
+	n->links = NULL;
+	size_t k = n->n_devices;
+	if (!k)
+		return;
+	n->links = xp_calloc(k * k, sizeof *n->links);
+	for (size_t a = 0; a < k; a++)
+		for (size_t b = 0; b < k; b++)
+			n->links[a * k + b].cls = a == b ? XP_LINK_SELF : XP_LINK_UNKNOWN;
+}
+
+struct xp_link *xp_node_link(const struct xp_node *n, size_t a, size_t b)
+{
+	return &n->links[a * n->n_devices + b];
+}
+
+struct xp_device *xp_node_device_by_bus(const struct xp_node *n, const char *bus_id)
+{
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (n->devices[i].pci_bus_id && strcasecmp(n->devices[i].pci_bus_id, bus_id) == 0)
+			return &n->devices[i];
+	return NULL;
+}
+
+struct xp_numa *xp_node_numa_by_id(const struct xp_node *n, int id)
+{
+	for (size_t i = 0; i < n->n_numa; i++)
+		if (n->numa[i].id == id)
+			return &n->numa[i];
+	return NULL;
+}

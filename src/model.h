@@ -1,0 +1,276 @@
+/* model.h: the unified resource model (DESIGN.md "The resource model").
+ *
+ * A cluster owns nodes; a node owns its NUMA domains, packages, NICs, PCI devices,
+ * accelerators and the accelerator link matrix. Everything is plain data with
+ * owning pointers: xp_cluster_free releases the whole tree. Strings are heap
+ * copies owned by the struct that holds them; NULL means "not known".
+ * Numeric metrics that may be unknown use XP_NA (NaN), written as JSON null. */
+#ifndef XP_MODEL_H
+#define XP_MODEL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Value of a numeric metric that is not known (JSON null, UI "n/a"). */
+#define XP_NA NAN
+/* True when a metric holds a value. */
+#define XP_HAS(v) (!isnan(v))
+
+/* Hard limits that keep hostile snapshots from exhausting memory. */
+#define XP_MAX_DEVICES 1024 /* accelerators per node */
+#define XP_MAX_NUMA 1024    /* NUMA domains per node */
+#define XP_MAX_STRING 65536 /* bytes in one string: a cpu list of a 4096-PU machine fits */
+
+/* Node state, as shown in every view. */
+enum xp_node_state {
+	XP_NODE_UP,
+	XP_NODE_DEGRADED,
+	XP_NODE_UNREACHABLE,
+	XP_NODE_DRAINING,
+	XP_NODE_DOWN,
+	XP_NODE_STATE_COUNT
+};
+
+/* Device health. */
+enum xp_health {
+	XP_HEALTH_UNKNOWN,
+	XP_HEALTH_OK,
+	XP_HEALTH_WARN,
+	XP_HEALTH_FAIL,
+	XP_HEALTH_COUNT
+};
+
+/* How a device's memory is reached from the host. */
+enum xp_mem_access {
+	XP_MEM_UNKNOWN,
+	XP_MEM_EXPLICIT, /* explicit copies/migration between host and device */
+	XP_MEM_UNIFIED,  /* unified addressing / zero-copy */
+	XP_MEM_ACCESS_COUNT
+};
+
+/* Partitioning capabilities of a device (bit set). */
+enum xp_partition {
+	XP_PART_WHOLE = 1 << 0, /* allocatable whole */
+	XP_PART_MIG = 1 << 1,   /* NVIDIA MIG profiles */
+	XP_PART_VNPU = 1 << 2,  /* Ascend vNPU hard templates */
+	XP_PART_SHARE = 1 << 3  /* soft share by percent */
+};
+
+/* Link class between two devices, ordered from closest to farthest
+ * (the order is the distance rank, as in `nvidia-smi topo -m`). */
+enum xp_link_class {
+	XP_LINK_SELF,    /* X: the device itself */
+	XP_LINK_NVLINK,  /* NV#: NVLink with # links */
+	XP_LINK_HCCS,    /* HCCS (Ascend) */
+	XP_LINK_XGMI,    /* XGMI / Infinity Fabric (AMD, Hygon) */
+	XP_LINK_MLULINK, /* MLU-Link (Cambricon) */
+	XP_LINK_PIX,     /* at most one PCIe bridge (same switch port) */
+	XP_LINK_PXB,     /* several PCIe bridges, no host bridge */
+	XP_LINK_PHB,     /* through a PCIe host bridge */
+	XP_LINK_NODE,    /* between host bridges inside one NUMA node */
+	XP_LINK_SYS,     /* across the SMP interconnect between NUMA nodes */
+	XP_LINK_UNKNOWN, /* not known */
+	XP_LINK_CLASS_COUNT
+};
+
+/* One cell of the link matrix. */
+struct xp_link {
+	uint8_t cls;   /* enum xp_link_class */
+	uint8_t count; /* number of links for NV#/HCCS/XGMI, else 0 */
+};
+
+/* Labels in one class: an ordered list of key = value pairs. */
+struct xp_labels {
+	size_t n, cap;
+	char **keys;
+	char **values;
+};
+
+/* Peak compute of a device at one precision. */
+struct xp_peak {
+	char *precision; /* "fp16", "bf16", "fp32", "int8", ... */
+	double value;    /* in unit */
+	char *unit;      /* "TFLOPS", "TOPS", ... */
+};
+
+/* A current allocation on a device: whole or a slice. */
+struct xp_alloc {
+	char *slice;   /* NULL for the whole device, else MIG profile / vNPU template / "share" */
+	char *owner;   /* job or pod that holds it */
+	int64_t memory_mib; /* -1 when not known */
+	int share_pct;      /* soft share percent, 0 when not a share */
+};
+
+/* An accelerator. */
+struct xp_device {
+	int index;          /* index within the node, 0.. */
+	char *vendor;       /* "NVIDIA", "Huawei", ... */
+	char *model;        /* marketing model, or "[10de:1db4]" when not known */
+	char *arch;         /* generation/architecture, NULL when not known */
+	char *uuid;         /* serial or UUID */
+	char *pci_bus_id;   /* "0000:3b:00.0" */
+	char *pci_id;       /* "10de:1db4" (vendor:device) */
+	int pci_class;      /* PCI class code, e.g. 0x0302; -1 when not known */
+	char **pci_path;    /* PCI bridges from the root port down to the device's parent */
+	size_t n_pci_path;
+	char **os_devices;  /* hwloc OS devices attached: "cuda0", "nvml0", "rsmi0", ... */
+	size_t n_os_devices;
+	int numa;           /* NUMA domain id, -1 when not local to one */
+	char *driver, *firmware, *runtime; /* versions, NULL when not known */
+	int64_t memory_mib;      /* total, -1 when not known */
+	int64_t memory_used_mib; /* -1 when not known */
+	struct xp_peak *peaks;
+	size_t n_peaks;
+	double ecu;              /* effective compute units, XP_NA when not known */
+	int mem_access;          /* enum xp_mem_access */
+	char *affinity_group;    /* "pcie:0000:80:03.0", "hccs:0", ...; NULL when none */
+	int health;              /* enum xp_health */
+	char **health_reasons;
+	size_t n_health_reasons;
+	double temperature_c, power_w, utilization_pct; /* XP_NA when not known */
+	int64_t ecc_corrected, ecc_uncorrected;          /* -1 when not known */
+	unsigned partition;      /* enum xp_partition bits */
+	struct xp_alloc *allocs;
+	size_t n_allocs;
+};
+
+/* A NUMA domain. */
+struct xp_numa {
+	int id;             /* OS index */
+	int64_t memory_mib; /* local memory */
+	char *cpus;         /* cpuset as a list: "0-7,16-23" */
+	int package;        /* package holding it, -1 when it spans several or none */
+};
+
+/* A processor package (socket). */
+struct xp_package {
+	int id;        /* OS index */
+	char *model;   /* CPU model string, NULL when not known */
+	int cores, pus;
+	char *cpus;    /* cpuset as a list */
+};
+
+/* A network interface. */
+struct xp_nic {
+	char *name;        /* "eth0", "ib0" */
+	char *pci_bus_id;  /* NULL for virtual interfaces */
+	char *rdma;        /* OpenFabrics device ("mlx5_0"), NULL when not RDMA-capable */
+	char *address;     /* MAC/GUID when known */
+	int numa;          /* -1 when not local to one */
+	int64_t speed_mbps; /* -1 when not known */
+};
+
+/* A PCI function that is not a bridge (accelerators included), for the topology tree. */
+struct xp_pci {
+	char *bus_id;   /* "0000:03:00.0" */
+	char *pci_id;   /* "10de:1094" */
+	int pci_class;  /* class code, e.g. 0x0200 */
+	char *name;     /* "NVIDIA Corporation Tesla M2075" when known */
+	int numa;       /* -1 when not local to one */
+	int accel;      /* index into the node's devices, -1 when not an accelerator */
+	char **os_devices; /* hwloc OS devices: "eth0", "mlx5_0", "sda", "cuda0" */
+	size_t n_os_devices;
+};
+
+/* A node: one machine. */
+struct xp_node {
+	char *name;
+	char *source;      /* "local", "snapshot", an agent URL, ... */
+	int state;         /* enum xp_node_state */
+	int64_t age_s;     /* age of the last good data, 0 when fresh */
+	struct xp_labels facts;      /* set by discovery: vendor, model, driver */
+	struct xp_labels governance; /* set by operators: pool, queue, tenant */
+	struct xp_labels validation; /* set by the validation matrix */
+	char *zone, *rack, *sw;      /* network location, NULL when not known */
+	char *cpu_model;
+	int packages_n, cores, pus, pus_allowed;
+	int64_t memory_mib;
+	struct xp_package *packages;
+	size_t n_packages;
+	struct xp_numa *numa;
+	size_t n_numa;
+	struct xp_nic *nics;
+	size_t n_nics;
+	struct xp_pci *pci;
+	size_t n_pci;
+	struct xp_device *devices;
+	size_t n_devices;
+	struct xp_link *links;       /* n_devices x n_devices, row-major; NULL when no devices */
+	double cost_per_hour;        /* XP_NA when not known */
+};
+
+/* A cluster: what every view and command reads. */
+struct xp_cluster {
+	uint64_t generation;  /* bumped on every change */
+	struct xp_node **nodes;
+	size_t n_nodes, cap_nodes;
+};
+
+/* Returns the name of a node state ("up", "degraded", ...). */
+const char *xp_node_state_name(int state);
+/* Parses a node state name; returns -1 when unknown. */
+int xp_node_state_parse(const char *s);
+/* Returns the name of a health value ("ok", "warn", "fail", "unknown"). */
+const char *xp_health_name(int health);
+/* Parses a health name; returns -1 when unknown. */
+int xp_health_parse(const char *s);
+/* Returns the name of a memory access mode ("unknown", "explicit", "unified"). */
+const char *xp_mem_access_name(int mode);
+/* Parses a memory access mode name; returns -1 when unknown. */
+int xp_mem_access_parse(const char *s);
+/* Writes a link cell as `nvidia-smi topo -m` does ("X", "NV18", "PIX", ...) into buf. */
+const char *xp_link_str(struct xp_link l, char *buf, size_t len);
+/* Parses "X", "NV4", "HCCS", "PIX", ... into *out; returns -1 when not a link class. */
+int xp_link_parse(const char *s, struct xp_link *out);
+/* Distance rank of a link class: 0 for self, larger is farther. */
+int xp_link_rank(struct xp_link l);
+
+/* Sets key = value in labels (replacing an existing key). */
+void xp_labels_set(struct xp_labels *l, const char *key, const char *value);
+/* Returns the value of key in labels, or NULL. */
+const char *xp_labels_get(const struct xp_labels *l, const char *key);
+/* Frees the labels' contents (not the struct itself). */
+void xp_labels_clear(struct xp_labels *l);
+
+/* Allocates a cluster with no nodes. */
+struct xp_cluster *xp_cluster_new(void);
+/* Frees a cluster and everything it owns; NULL is fine. */
+void xp_cluster_free(struct xp_cluster *c);
+/* Adds a node (the cluster takes ownership) and bumps the generation. */
+void xp_cluster_add(struct xp_cluster *c, struct xp_node *n);
+/* Finds a node by name, or NULL. */
+struct xp_node *xp_cluster_node(const struct xp_cluster *c, const char *name);
+/* Counts the accelerators of all nodes. */
+size_t xp_cluster_device_count(const struct xp_cluster *c);
+
+/* Allocates an empty node named name, state up, all metrics unknown. */
+struct xp_node *xp_node_new(const char *name);
+/* Frees a node and everything it owns; NULL is fine. */
+void xp_node_free(struct xp_node *n);
+/* Appends a zeroed device (metrics unknown) and returns it; pointers to earlier devices may move. */
+struct xp_device *xp_node_add_device(struct xp_node *n);
+/* Appends a zeroed NUMA domain and returns it. */
+struct xp_numa *xp_node_add_numa(struct xp_node *n);
+/* Appends a zeroed package and returns it. */
+struct xp_package *xp_node_add_package(struct xp_node *n);
+/* Appends a zeroed NIC and returns it. */
+struct xp_nic *xp_node_add_nic(struct xp_node *n);
+/* Appends a zeroed PCI function and returns it. */
+struct xp_pci *xp_node_add_pci(struct xp_node *n);
+/* (Re)allocates the link matrix for the node's devices, every cell unknown, diagonal self. */
+void xp_node_links_reset(struct xp_node *n);
+/* Returns the link cell between devices a and b (both < n_devices). */
+struct xp_link *xp_node_link(const struct xp_node *n, size_t a, size_t b);
+/* Finds a device by PCI bus id (case-insensitive), or NULL. */
+struct xp_device *xp_node_device_by_bus(const struct xp_node *n, const char *bus_id);
+/* Finds a NUMA domain by OS index, or NULL. */
+struct xp_numa *xp_node_numa_by_id(const struct xp_node *n, int id);
+
+/* Appends a copy of s to a string list. */
+void xp_strv_add(char ***v, size_t *n, const char *s);
+/* Frees a string list. */
+void xp_strv_free(char **v, size_t n);
+
+#endif

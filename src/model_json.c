@@ -1,0 +1,1089 @@
+/* model_json.c: encoding and validating decoding of the "xpool.inventory/v1" document. */
+#include "model_json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bounds on what a document may hold; they keep hostile input from bloating
+ * every later view (each string is printed, measured and copied many times). */
+#define STR_MAX XP_MAX_STRING /* bytes in any string */
+#define NODE_NAME_MAX 255 /* a host name fits, and so does every column sized for one */
+#define ID_MAX 65535      /* NUMA ids: hwloc's OS indexes are far below */
+#define PATH_LEN 256      /* room for the deepest path plus a truncated label name */
+
+static const char *const part_names[] = {"whole", "mig", "vnpu", "share"};
+#define PART_COUNT (sizeof part_names / sizeof part_names[0])
+static const char *const label_classes[] = {"facts", "governance", "validation"};
+
+/* ---- encoding ---- */
+
+/* Length of the valid UTF-8 sequence at s (at most left bytes), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	unsigned c = s[0], cp, min;
+	size_t len;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, cp = c & 0x1f, min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3, cp = c & 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, cp = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > left)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Copy of s with every byte that is not valid UTF-8 replaced by U+FFFD. */
+static char *utf8_fix(const char *s)
+{
+	size_t n = strlen(s), i = 0, o = 0;
+	char *out = xp_malloc(n * 3 + 1);
+	while (i < n) {
+		size_t k = utf8_len((const unsigned char *)s + i, n - i);
+		if (k) {
+			memcpy(out + o, s + i, k);
+			o += k, i += k;
+		} else {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3, i++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Model strings come from sysfs, hwloc and drivers, which promise no encoding;
+ * jansson refuses non-UTF-8, and dropping the key would break "every key is there". */
+static json_t *jstr(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (!j) {
+		char *fixed = utf8_fix(s);
+		j = json_string(fixed);
+		free(fixed);
+	}
+	return j;
+}
+
+/* Negative means "not known" (-1) in the model. */
+static json_t *jint(int64_t v)
+{
+	return v < 0 ? json_null() : json_integer((json_int_t)v);
+}
+
+/* Counts are never unknown in the model; a negative one would not decode again. */
+static json_t *jcount(int64_t v)
+{
+	return json_integer((json_int_t)(v < 0 ? 0 : v));
+}
+
+/* XP_NA is NaN, which JSON cannot spell. */
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jclass(int cls)
+{
+	if (cls < 0 || cls > 0xffff)
+		return json_null();
+	char buf[8];
+	snprintf(buf, sizeof buf, "%04x", (unsigned)cls);
+	return json_string(buf);
+}
+
+static json_t *jstrv(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, jstr(v[i]));
+	return a;
+}
+
+static void put(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v);
+}
+
+static json_t *labels_to_json(const struct xp_labels *l)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < l->n; i++) {
+		if (json_object_set_new(o, l->keys[i], jstr(l->values[i])) != 0) {
+			char *k = utf8_fix(l->keys[i]);
+			json_object_set_new(o, k, jstr(l->values[i]));
+			free(k);
+		}
+	}
+	return o;
+}
+
+static json_t *peaks_to_json(const struct xp_device *d)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < d->n_peaks; i++) {
+		json_t *p = json_object();
+		put(p, "precision", jstr(d->peaks[i].precision));
+		/* Not nullable: a peak without a value is not worth listing. */
+		double v = d->peaks[i].value;
+		put(p, "value", json_real(isfinite(v) ? v : 0));
+		put(p, "unit", jstr(d->peaks[i].unit));
+		json_array_append_new(a, p);
+	}
+	return a;
+}
+
+static json_t *allocs_to_json(const struct xp_device *d)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		const struct xp_alloc *al = &d->allocs[i];
+		json_t *o = json_object();
+		put(o, "slice", jstr(al->slice));
+		put(o, "owner", jstr(al->owner));
+		put(o, "memory_mib", jint(al->memory_mib));
+		put(o, "share_pct", jcount(al->share_pct));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *partition_to_json(unsigned bits)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < PART_COUNT; i++)
+		if (bits & (1u << i))
+			json_array_append_new(a, json_string(part_names[i]));
+	return a;
+}
+
+static json_t *device_to_json(const struct xp_device *d)
+{
+	json_t *o = json_object();
+	put(o, "index", json_integer(d->index));
+	put(o, "vendor", jstr(d->vendor));
+	put(o, "model", jstr(d->model));
+	put(o, "arch", jstr(d->arch));
+	put(o, "uuid", jstr(d->uuid));
+	put(o, "pci_bus_id", jstr(d->pci_bus_id));
+	put(o, "pci_id", jstr(d->pci_id));
+	put(o, "pci_class", jclass(d->pci_class));
+	put(o, "pci_path", jstrv(d->pci_path, d->n_pci_path));
+	put(o, "os_devices", jstrv(d->os_devices, d->n_os_devices));
+	put(o, "numa", jint(d->numa));
+	put(o, "driver", jstr(d->driver));
+	put(o, "firmware", jstr(d->firmware));
+	put(o, "runtime", jstr(d->runtime));
+	put(o, "memory_mib", jint(d->memory_mib));
+	put(o, "memory_used_mib", jint(d->memory_used_mib));
+	put(o, "peak", peaks_to_json(d));
+	put(o, "ecu", jnum(d->ecu));
+	put(o, "memory_access", json_string(xp_mem_access_name(d->mem_access)));
+	put(o, "affinity_group", jstr(d->affinity_group));
+	put(o, "health", json_string(xp_health_name(d->health)));
+	put(o, "health_reasons", jstrv(d->health_reasons, d->n_health_reasons));
+	put(o, "temperature_c", jnum(d->temperature_c));
+	put(o, "power_w", jnum(d->power_w));
+	put(o, "utilization_pct", jnum(d->utilization_pct));
+	put(o, "ecc_corrected", jint(d->ecc_corrected));
+	put(o, "ecc_uncorrected", jint(d->ecc_uncorrected));
+	put(o, "partition", partition_to_json(d->partition));
+	put(o, "allocations", allocs_to_json(d));
+	return o;
+}
+
+static json_t *packages_to_json(const struct xp_node *n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n->n_packages; i++) {
+		const struct xp_package *p = &n->packages[i];
+		json_t *o = json_object();
+		put(o, "id", jcount(p->id));
+		put(o, "model", jstr(p->model));
+		put(o, "cores", jcount(p->cores));
+		put(o, "pus", jcount(p->pus));
+		put(o, "cpus", jstr(p->cpus));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *numa_to_json(const struct xp_node *n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n->n_numa; i++) {
+		const struct xp_numa *m = &n->numa[i];
+		json_t *o = json_object();
+		put(o, "id", jcount(m->id));
+		put(o, "memory_mib", jint(m->memory_mib));
+		put(o, "cpus", jstr(m->cpus));
+		put(o, "package", jint(m->package));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *nics_to_json(const struct xp_node *n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n->n_nics; i++) {
+		const struct xp_nic *c = &n->nics[i];
+		json_t *o = json_object();
+		put(o, "name", jstr(c->name));
+		put(o, "pci_bus_id", jstr(c->pci_bus_id));
+		put(o, "rdma", jstr(c->rdma));
+		put(o, "address", jstr(c->address));
+		put(o, "numa", jint(c->numa));
+		put(o, "speed_mbps", jint(c->speed_mbps));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *pci_to_json(const struct xp_node *n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n->n_pci; i++) {
+		const struct xp_pci *p = &n->pci[i];
+		json_t *o = json_object();
+		put(o, "bus_id", jstr(p->bus_id));
+		put(o, "pci_id", jstr(p->pci_id));
+		put(o, "class", jclass(p->pci_class));
+		put(o, "name", jstr(p->name));
+		put(o, "numa", jint(p->numa));
+		put(o, "accelerator", jint(p->accel));
+		put(o, "os_devices", jstrv(p->os_devices, p->n_os_devices));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *links_to_json(const struct xp_node *n)
+{
+	json_t *a = json_array();
+	if (!n->links)
+		return a;
+	for (size_t r = 0; r < n->n_devices; r++) {
+		json_t *row = json_array();
+		for (size_t c = 0; c < n->n_devices; c++) {
+			char buf[16];
+			json_array_append_new(row, json_string(xp_link_str(*xp_node_link(n, r, c),
+									     buf, sizeof buf)));
+		}
+		json_array_append_new(a, row);
+	}
+	return a;
+}
+
+static json_t *labels_all_to_json(const struct xp_node *n)
+{
+	json_t *o = json_object();
+	put(o, label_classes[0], labels_to_json(&n->facts));
+	put(o, label_classes[1], labels_to_json(&n->governance));
+	put(o, label_classes[2], labels_to_json(&n->validation));
+	return o;
+}
+
+json_t *xp_node_to_json(const struct xp_node *n)
+{
+	json_t *o = json_object();
+	put(o, "name", jstr(n->name));
+	put(o, "source", jstr(n->source));
+	put(o, "state", json_string(xp_node_state_name(n->state)));
+	put(o, "age_s", jcount(n->age_s));
+	put(o, "labels", labels_all_to_json(n));
+	json_t *loc = json_object();
+	put(loc, "zone", jstr(n->zone));
+	put(loc, "rack", jstr(n->rack));
+	put(loc, "switch", jstr(n->sw));
+	put(o, "location", loc);
+	json_t *cpu = json_object();
+	put(cpu, "packages", jcount(n->packages_n));
+	put(cpu, "cores", jcount(n->cores));
+	put(cpu, "pus", jcount(n->pus));
+	put(cpu, "pus_allowed", jcount(n->pus_allowed));
+	put(cpu, "model", jstr(n->cpu_model));
+	put(o, "cpu", cpu);
+	put(o, "memory_mib", jint(n->memory_mib));
+	put(o, "packages", packages_to_json(n));
+	put(o, "numa", numa_to_json(n));
+	put(o, "nics", nics_to_json(n));
+	put(o, "pci", pci_to_json(n));
+	json_t *devs = json_array();
+	for (size_t i = 0; i < n->n_devices; i++)
+		json_array_append_new(devs, device_to_json(&n->devices[i]));
+	put(o, "devices", devs);
+	put(o, "links", links_to_json(n));
+	put(o, "cost_per_hour", jnum(n->cost_per_hour));
+	return o;
+}
+
+json_t *xp_cluster_to_json(const struct xp_cluster *c)
+{
+	json_t *doc = json_object();
+	put(doc, "schema", json_string(XP_INVENTORY_SCHEMA));
+	uint64_t g = c->generation > INT64_MAX ? INT64_MAX : c->generation;
+	put(doc, "generation", json_integer((json_int_t)g));
+	json_t *nodes = json_array();
+	for (size_t i = 0; i < c->n_nodes; i++)
+		json_array_append_new(nodes, xp_node_to_json(c->nodes[i]));
+	put(doc, "nodes", nodes);
+	return doc;
+}
+
+/* Fewest significant digits, from 15 to 17, that read back as exactly v. */
+static int real_digits(double v)
+{
+	char buf[40];
+	for (int p = 15; p < 17; p++) {
+		snprintf(buf, sizeof buf, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			return p;
+	}
+	return 17;
+}
+
+/* jansson prints every real of a document with one precision. 17 digits always
+ * read back exactly but turn 989.4 into 989.39999999999998, so use the fewest
+ * that are exact for every real in doc (our own, shallow tree). */
+static int doc_digits(json_t *j)
+{
+	int p = 15, q;
+	size_t i;
+	const char *key;
+	json_t *v;
+	switch (json_typeof(j)) {
+	case JSON_REAL:
+		return real_digits(json_real_value(j));
+	case JSON_ARRAY:
+		json_array_foreach(j, i, v)
+			if ((q = doc_digits(v)) > p && (p = q) == 17)
+				break;
+		return p;
+	case JSON_OBJECT:
+		json_object_foreach(j, key, v)
+			if ((q = doc_digits(v)) > p && (p = q) == 17)
+				break;
+		return p;
+	default:
+		return p;
+	}
+}
+
+int xp_cluster_write(const struct xp_cluster *c, FILE *f, int pretty, struct xp_err *err)
+{
+	json_t *doc = xp_cluster_to_json(c);
+	size_t flags = JSON_REAL_PRECISION(doc_digits(doc));
+	flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
+	int rc = json_dumpf(doc, f, flags);
+	json_decref(doc);
+	if (rc != 0 || fputc('\n', f) == EOF || fflush(f) == EOF || ferror(f))
+		return xp_errf(err, "cannot write the inventory: %s", strerror(errno));
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+/* Every decoder below returns 0, or -1 with err set to "PATH: message". A key
+ * that is absent leaves the model's default in place; that is what "not known"
+ * means, and it lets old and new writers share the schema. */
+
+__attribute__((format(printf, 4, 5)))
+static int bad(struct xp_err *err, const char *path, const char *key, const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (key)
+		return xp_errf(err, "%s.%s: %s", path, key, msg);
+	return xp_errf(err, "%s: %s", path, msg);
+}
+
+/* Paths only ever appear in messages, so a path too long to fit is cut short and says so. */
+static void path_cut(char *out, int n)
+{
+	if (n >= PATH_LEN)
+		memcpy(out + PATH_LEN - 4, "...", 4);
+}
+
+static void path_key(char *out, const char *path, const char *key)
+{
+	path_cut(out, snprintf(out, PATH_LEN, "%s.%s", path, key));
+}
+
+static void path_idx(char *out, const char *path, size_t i)
+{
+	path_cut(out, snprintf(out, PATH_LEN, "%s[%zu]", path, i));
+}
+
+static const char *jtype(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+static const char *or_null(bool nullable)
+{
+	return nullable ? " or null" : "";
+}
+
+/* A C string cannot hold NUL, so "a\u0000b" would silently become "a". */
+static int check_str(json_t *v, const char *path, const char *key, bool nullable, size_t max,
+		     struct xp_err *err)
+{
+	if (!json_is_string(v))
+		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), jtype(v));
+	size_t n = json_string_length(v);
+	if (strlen(json_string_value(v)) != n)
+		return bad(err, path, key, "a string must not contain NUL (\\u0000)");
+	if (n > max)
+		return bad(err, path, key, "a string of %zu bytes, more than the %zu allowed", n, max);
+	return 0;
+}
+
+static int get_str(json_t *o, const char *path, const char *key, bool nullable, char **out,
+		   struct xp_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (!(nullable && json_is_null(v)) && check_str(v, path, key, nullable, STR_MAX, err))
+		return -1;
+	free(*out);
+	*out = xp_strdup(json_string_value(v)); /* NULL for null */
+	return 0;
+}
+
+static int take_int(json_t *v, const char *path, const char *key, int64_t min, int64_t max,
+		    bool nullable, int64_t *out, struct xp_err *err)
+{
+	if (!json_is_integer(v))
+		return bad(err, path, key, "expected an integer%s, got %s", or_null(nullable),
+			   jtype(v));
+	json_int_t x = json_integer_value(v);
+	if (x >= min && x <= max) {
+		*out = x;
+		return 0;
+	}
+	if (min == 0 && max == INT64_MAX)
+		return bad(err, path, key, "expected a non-negative integer%s, got %lld",
+			   or_null(nullable), (long long)x);
+	return bad(err, path, key, "expected an integer from %lld to %lld%s, got %lld",
+		   (long long)min, (long long)max, or_null(nullable), (long long)x);
+}
+
+/* Integers; null (when allowed) is -1, the model's "not known". */
+static int get_int(json_t *o, const char *path, const char *key, int64_t min, int64_t max,
+		   bool nullable, int64_t *out, struct xp_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (nullable && json_is_null(v)) {
+		*out = -1;
+		return 0;
+	}
+	return take_int(v, path, key, min, max, nullable, out, err);
+}
+
+static int get_i(json_t *o, const char *path, const char *key, int max, bool nullable, int *out,
+		 struct xp_err *err)
+{
+	int64_t v = *out;
+	if (get_int(o, path, key, 0, max, nullable, &v, err))
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Numbers (integer or real); null (when allowed) is XP_NA. */
+static int get_num(json_t *o, const char *path, const char *key, double min, double max,
+		   bool nullable, double *out, struct xp_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (nullable && json_is_null(v)) {
+		*out = XP_NA;
+		return 0;
+	}
+	if (!json_is_number(v))
+		return bad(err, path, key, "expected a number%s, got %s", or_null(nullable), jtype(v));
+	double x = json_number_value(v);
+	if (x >= min && x <= max) {
+		*out = x;
+		return 0;
+	}
+	if (isinf(max))
+		return bad(err, path, key, "expected a number >= %g%s, got %g", min,
+			   or_null(nullable), x);
+	return bad(err, path, key, "expected a number from %g to %g%s, got %g", min, max,
+		   or_null(nullable), x);
+}
+
+static int get_enum(json_t *o, const char *path, const char *key, int (*parse)(const char *),
+		    const char *choices, int *out, struct xp_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	int x = -1;
+	if (json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v))
+		x = parse(json_string_value(v));
+	if (x < 0)
+		return bad(err, path, key, "expected one of %s", choices);
+	*out = x;
+	return 0;
+}
+
+/* Looks up a container: *out is NULL when key is absent, -1 when it has another type. */
+static int get_typed(json_t *o, const char *path, const char *key, json_type t, json_t **out,
+		     struct xp_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (json_typeof(v) != t)
+		return bad(err, path, key, "expected %s, got %s",
+			   t == JSON_OBJECT ? "an object" : "an array", jtype(v));
+	*out = v;
+	return 0;
+}
+
+static int get_strv(json_t *o, const char *path, const char *key, char ***v, size_t *n,
+		    struct xp_err *err)
+{
+	json_t *a, *s;
+	size_t i;
+	char p[PATH_LEN], ep[PATH_LEN];
+	if (get_typed(o, path, key, JSON_ARRAY, &a, err))
+		return -1;
+	if (!a)
+		return 0;
+	path_key(p, path, key);
+	json_array_foreach(a, i, s) {
+		path_idx(ep, p, i);
+		if (check_str(s, ep, NULL, false, STR_MAX, err))
+			return -1;
+		xp_strv_add(v, n, json_string_value(s));
+	}
+	return 0;
+}
+
+/* PCI class as 4 hex digits ("0302"), the spelling lspci and sysfs use. */
+static int get_class(json_t *o, const char *path, const char *key, int *out, struct xp_err *err)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (json_is_null(v)) {
+		*out = -1;
+		return 0;
+	}
+	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	bool ok = json_is_string(v) && json_string_length(v) == 4;
+	for (size_t i = 0; ok && i < 4; i++)
+		ok = strchr("0123456789abcdefABCDEF", s[i]) != NULL && s[i] != '\0';
+	if (!ok)
+		return bad(err, path, key, "expected 4 hex digits (\"0302\") or null");
+	*out = (int)strtol(s, NULL, 16);
+	return 0;
+}
+
+/* Calls fn on each object of the array at key, with its path ("...devices[3]"). */
+typedef int (*elem_fn)(json_t *o, const char *path, void *ctx, struct xp_err *err);
+
+static int each_object(json_t *obj, const char *path, const char *key, size_t max, elem_fn fn,
+		       void *ctx, struct xp_err *err)
+{
+	json_t *a, *e;
+	size_t i;
+	char p[PATH_LEN], ep[PATH_LEN];
+	if (get_typed(obj, path, key, JSON_ARRAY, &a, err))
+		return -1;
+	if (!a)
+		return 0;
+	if (json_array_size(a) > max)
+		return bad(err, path, key, "%zu entries, more than the %zu allowed",
+			   json_array_size(a), max);
+	path_key(p, path, key);
+	json_array_foreach(a, i, e) {
+		path_idx(ep, p, i);
+		if (!json_is_object(e))
+			return bad(err, ep, NULL, "expected an object, got %s", jtype(e));
+		if (fn(e, ep, ctx, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* Keys of a JSON object are already unique, so no xp_labels_set scan: a
+ * hostile document with a million labels must not cost a million squared. */
+static void labels_append(struct xp_labels *l, const char *key, const char *value)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 4;
+		l->keys = xp_realloc(l->keys, l->cap * sizeof *l->keys);
+		l->values = xp_realloc(l->values, l->cap * sizeof *l->values);
+	}
+	l->keys[l->n] = xp_strdup(key);
+	l->values[l->n] = xp_strdup(value);
+	l->n++;
+}
+
+static int labels_from(json_t *m, const char *path, struct xp_labels *l, struct xp_err *err)
+{
+	char kp[PATH_LEN];
+	for (void *it = json_object_iter(m); it; it = json_object_iter_next(m, it)) {
+		const char *key = json_object_iter_key(it);
+		size_t klen = json_object_iter_key_len(it);
+		json_t *v = json_object_iter_value(it);
+		path_cut(kp, snprintf(kp, sizeof kp, "%s.%.64s", path, key));
+		if (klen != strlen(key))
+			return bad(err, kp, NULL, "a label name must not contain NUL (\\u0000)");
+		if (klen == 0 || klen > STR_MAX)
+			return bad(err, kp, NULL, "a label name must have 1 to %d bytes", STR_MAX);
+		if (check_str(v, kp, NULL, false, STR_MAX, err))
+			return -1;
+		labels_append(l, key, json_string_value(v));
+	}
+	return 0;
+}
+
+static int node_labels(json_t *o, const char *path, struct xp_node *n, struct xp_err *err)
+{
+	struct xp_labels *dst[] = {&n->facts, &n->governance, &n->validation};
+	char lp[PATH_LEN], cp[PATH_LEN];
+	json_t *ls, *m;
+	if (get_typed(o, path, "labels", JSON_OBJECT, &ls, err))
+		return -1;
+	if (!ls)
+		return 0;
+	path_key(lp, path, "labels");
+	for (size_t i = 0; i < 3; i++) {
+		if (get_typed(ls, lp, label_classes[i], JSON_OBJECT, &m, err))
+			return -1;
+		path_key(cp, lp, label_classes[i]);
+		if (m && labels_from(m, cp, dst[i], err))
+			return -1;
+	}
+	return 0;
+}
+
+static int node_location(json_t *o, const char *path, struct xp_node *n, struct xp_err *err)
+{
+	char lp[PATH_LEN];
+	json_t *loc;
+	if (get_typed(o, path, "location", JSON_OBJECT, &loc, err))
+		return -1;
+	if (!loc)
+		return 0;
+	path_key(lp, path, "location");
+	if (get_str(loc, lp, "zone", true, &n->zone, err) ||
+	    get_str(loc, lp, "rack", true, &n->rack, err) ||
+	    get_str(loc, lp, "switch", true, &n->sw, err))
+		return -1;
+	return 0;
+}
+
+static int node_cpu(json_t *o, const char *path, struct xp_node *n, struct xp_err *err)
+{
+	char cp[PATH_LEN];
+	json_t *cpu;
+	if (get_typed(o, path, "cpu", JSON_OBJECT, &cpu, err))
+		return -1;
+	if (!cpu)
+		return 0;
+	path_key(cp, path, "cpu");
+	if (get_i(cpu, cp, "packages", INT_MAX, false, &n->packages_n, err) ||
+	    get_i(cpu, cp, "cores", INT_MAX, false, &n->cores, err) ||
+	    get_i(cpu, cp, "pus", INT_MAX, false, &n->pus, err) ||
+	    get_i(cpu, cp, "pus_allowed", INT_MAX, false, &n->pus_allowed, err) ||
+	    get_str(cpu, cp, "model", true, &n->cpu_model, err))
+		return -1;
+	return 0;
+}
+
+static int package_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_package *k = xp_node_add_package(ctx);
+	if (get_i(o, p, "id", INT_MAX, false, &k->id, err) ||
+	    get_str(o, p, "model", true, &k->model, err) ||
+	    get_i(o, p, "cores", INT_MAX, false, &k->cores, err) ||
+	    get_i(o, p, "pus", INT_MAX, false, &k->pus, err) ||
+	    get_str(o, p, "cpus", true, &k->cpus, err))
+		return -1;
+	return 0;
+}
+
+static int numa_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_node *n = ctx;
+	struct xp_numa *m = xp_node_add_numa(n);
+	if (get_i(o, p, "id", ID_MAX, false, &m->id, err) ||
+	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &m->memory_mib, err) ||
+	    get_str(o, p, "cpus", true, &m->cpus, err) ||
+	    get_i(o, p, "package", INT_MAX, true, &m->package, err))
+		return -1;
+	/* xp_node_numa_by_id returns the first match, so a second one would be invisible. */
+	for (size_t i = 0; i + 1 < n->n_numa; i++)
+		if (n->numa[i].id == m->id)
+			return bad(err, p, "id", "NUMA id %d appears twice", m->id);
+	return 0;
+}
+
+static int nic_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_nic *c = xp_node_add_nic(ctx);
+	if (get_str(o, p, "name", true, &c->name, err) ||
+	    get_str(o, p, "pci_bus_id", true, &c->pci_bus_id, err) ||
+	    get_str(o, p, "rdma", true, &c->rdma, err) ||
+	    get_str(o, p, "address", true, &c->address, err) ||
+	    get_i(o, p, "numa", ID_MAX, true, &c->numa, err) ||
+	    get_int(o, p, "speed_mbps", 0, INT64_MAX, true, &c->speed_mbps, err))
+		return -1;
+	return 0;
+}
+
+static int pci_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_node *n = ctx;
+	struct xp_pci *f = xp_node_add_pci(n);
+	if (get_str(o, p, "bus_id", true, &f->bus_id, err) ||
+	    get_str(o, p, "pci_id", true, &f->pci_id, err) ||
+	    get_class(o, p, "class", &f->pci_class, err) ||
+	    get_str(o, p, "name", true, &f->name, err) ||
+	    get_i(o, p, "numa", ID_MAX, true, &f->numa, err) ||
+	    get_i(o, p, "accelerator", INT_MAX, true, &f->accel, err) ||
+	    get_strv(o, p, "os_devices", &f->os_devices, &f->n_os_devices, err))
+		return -1;
+	/* Views index devices[] with it: a dangling index would read out of bounds. */
+	if (f->accel >= 0 && (size_t)f->accel >= n->n_devices)
+		return bad(err, p, "accelerator", "device %d does not exist (the node has %zu)",
+			   f->accel, n->n_devices);
+	return 0;
+}
+
+static int peak_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_device *d = ctx;
+	d->peaks = xp_realloc(d->peaks, (d->n_peaks + 1) * sizeof *d->peaks);
+	struct xp_peak *k = &d->peaks[d->n_peaks++];
+	memset(k, 0, sizeof *k);
+	if (get_str(o, p, "precision", true, &k->precision, err) ||
+	    get_num(o, p, "value", 0, INFINITY, false, &k->value, err) ||
+	    get_str(o, p, "unit", true, &k->unit, err))
+		return -1;
+	return 0;
+}
+
+static int alloc_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_device *d = ctx;
+	d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
+	struct xp_alloc *a = &d->allocs[d->n_allocs++];
+	memset(a, 0, sizeof *a);
+	a->memory_mib = -1;
+	if (get_str(o, p, "slice", true, &a->slice, err) ||
+	    get_str(o, p, "owner", true, &a->owner, err) ||
+	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &a->memory_mib, err) ||
+	    get_i(o, p, "share_pct", 100, false, &a->share_pct, err))
+		return -1;
+	return 0;
+}
+
+static int get_partition(json_t *o, const char *path, unsigned *out, struct xp_err *err)
+{
+	json_t *a, *e;
+	size_t i;
+	char p[PATH_LEN], ep[PATH_LEN];
+	unsigned bits = 0;
+	if (get_typed(o, path, "partition", JSON_ARRAY, &a, err))
+		return -1;
+	if (!a)
+		return 0;
+	path_key(p, path, "partition");
+	json_array_foreach(a, i, e) {
+		size_t k = PART_COUNT;
+		if (json_is_string(e) && strlen(json_string_value(e)) == json_string_length(e))
+			for (k = 0; k < PART_COUNT; k++)
+				if (strcmp(part_names[k], json_string_value(e)) == 0)
+					break;
+		if (k == PART_COUNT) {
+			path_idx(ep, p, i);
+			return bad(err, ep, NULL, "expected one of whole, mig, vnpu, share");
+		}
+		bits |= 1u << k;
+	}
+	*out = bits;
+	return 0;
+}
+
+static int device_ids(json_t *o, const char *p, struct xp_device *d, struct xp_err *err)
+{
+	if (get_str(o, p, "vendor", true, &d->vendor, err) ||
+	    get_str(o, p, "model", true, &d->model, err) ||
+	    get_str(o, p, "arch", true, &d->arch, err) ||
+	    get_str(o, p, "uuid", true, &d->uuid, err) ||
+	    get_str(o, p, "pci_bus_id", true, &d->pci_bus_id, err) ||
+	    get_str(o, p, "pci_id", true, &d->pci_id, err) ||
+	    get_class(o, p, "pci_class", &d->pci_class, err) ||
+	    get_strv(o, p, "pci_path", &d->pci_path, &d->n_pci_path, err) ||
+	    get_strv(o, p, "os_devices", &d->os_devices, &d->n_os_devices, err) ||
+	    get_i(o, p, "numa", ID_MAX, true, &d->numa, err) ||
+	    get_str(o, p, "driver", true, &d->driver, err) ||
+	    get_str(o, p, "firmware", true, &d->firmware, err) ||
+	    get_str(o, p, "runtime", true, &d->runtime, err))
+		return -1;
+	return 0;
+}
+
+static int device_metrics(json_t *o, const char *p, struct xp_device *d, struct xp_err *err)
+{
+	if (get_int(o, p, "memory_mib", 0, INT64_MAX, true, &d->memory_mib, err) ||
+	    get_int(o, p, "memory_used_mib", 0, INT64_MAX, true, &d->memory_used_mib, err) ||
+	    each_object(o, p, "peak", SIZE_MAX, peak_from, d, err) ||
+	    get_num(o, p, "ecu", 0, INFINITY, true, &d->ecu, err) ||
+	    get_enum(o, p, "memory_access", xp_mem_access_parse, "unknown, explicit, unified",
+		     &d->mem_access, err) ||
+	    get_str(o, p, "affinity_group", true, &d->affinity_group, err) ||
+	    get_enum(o, p, "health", xp_health_parse, "unknown, ok, warn, fail", &d->health,
+		     err) ||
+	    get_strv(o, p, "health_reasons", &d->health_reasons, &d->n_health_reasons, err) ||
+	    get_num(o, p, "temperature_c", -100, 300, true, &d->temperature_c, err) ||
+	    get_num(o, p, "power_w", 0, INFINITY, true, &d->power_w, err) ||
+	    get_num(o, p, "utilization_pct", 0, 100, true, &d->utilization_pct, err) ||
+	    get_int(o, p, "ecc_corrected", 0, INT64_MAX, true, &d->ecc_corrected, err) ||
+	    get_int(o, p, "ecc_uncorrected", 0, INT64_MAX, true, &d->ecc_uncorrected, err) ||
+	    get_partition(o, p, &d->partition, err) ||
+	    each_object(o, p, "allocations", SIZE_MAX, alloc_from, d, err))
+		return -1;
+	return 0;
+}
+
+static int device_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
+{
+	struct xp_device *d = xp_node_add_device(ctx);
+	json_t *ix = json_object_get(o, "index");
+	int64_t index = d->index;
+	/* Link rows and pci accelerator fields refer to devices by position. */
+	if (ix && take_int(ix, p, "index", 0, INT_MAX, false, &index, err))
+		return -1;
+	if (index != d->index)
+		return bad(err, p, "index", "expected %d (the position in devices), got %lld",
+			   d->index, (long long)index);
+	if (device_ids(o, p, d, err) || device_metrics(o, p, d, err))
+		return -1;
+	return 0;
+}
+
+static int link_cell(json_t *cell, const char *rp, struct xp_node *n, size_t r, size_t c,
+		     struct xp_err *err)
+{
+	char cp[PATH_LEN], b1[16], b2[16];
+	struct xp_link l;
+	path_idx(cp, rp, c);
+	if (check_str(cell, cp, NULL, false, STR_MAX, err))
+		return -1;
+	const char *s = json_string_value(cell);
+	if (xp_link_parse(s, &l) < 0)
+		return bad(err, cp, NULL, "unknown link class \"%.32s\"", s);
+	if (r == c && l.cls != XP_LINK_SELF)
+		return bad(err, cp, NULL, "expected \"X\" on the diagonal, got \"%.32s\"", s);
+	if (r != c && l.cls == XP_LINK_SELF)
+		return bad(err, cp, NULL, "\"X\" is only allowed on the diagonal");
+	struct xp_link m = c < r ? *xp_node_link(n, c, r) : l;
+	if (m.cls != l.cls || m.count != l.count)
+		return bad(err, cp, NULL, "\"%s\" differs from [%zu][%zu] \"%s\"; links are symmetric",
+			   xp_link_str(l, b1, sizeof b1), c, r, xp_link_str(m, b2, sizeof b2));
+	*xp_node_link(n, r, c) = l;
+	return 0;
+}
+
+static int node_links(json_t *o, const char *path, struct xp_node *n, struct xp_err *err)
+{
+	char lp[PATH_LEN], rp[PATH_LEN];
+	size_t k = n->n_devices;
+	json_t *a;
+	/* Views read any cell of a node with devices, so the matrix always exists. */
+	xp_node_links_reset(n);
+	if (get_typed(o, path, "links", JSON_ARRAY, &a, err))
+		return -1;
+	if (!a)
+		return 0;
+	path_key(lp, path, "links");
+	if (json_array_size(a) != k)
+		return bad(err, lp, NULL, "expected %zu rows (one per device), got %zu", k,
+			   json_array_size(a));
+	for (size_t r = 0; r < k; r++) {
+		json_t *row = json_array_get(a, r);
+		path_idx(rp, lp, r);
+		if (!json_is_array(row) || json_array_size(row) != k)
+			return bad(err, rp, NULL, "expected an array of %zu link names", k);
+		for (size_t c = 0; c < k; c++)
+			if (link_cell(json_array_get(row, c), rp, n, r, c, err))
+				return -1;
+	}
+	return 0;
+}
+
+static int node_fields(json_t *o, const char *p, struct xp_node *n, struct xp_err *err)
+{
+	/* Devices before pci and links: both refer to devices by index. */
+	if (get_str(o, p, "source", true, &n->source, err) ||
+	    get_enum(o, p, "state", xp_node_state_parse,
+		     "up, degraded, unreachable, draining, down", &n->state, err) ||
+	    get_int(o, p, "age_s", 0, INT64_MAX, false, &n->age_s, err) ||
+	    node_labels(o, p, n, err) || node_location(o, p, n, err) || node_cpu(o, p, n, err) ||
+	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &n->memory_mib, err) ||
+	    each_object(o, p, "packages", SIZE_MAX, package_from, n, err) ||
+	    each_object(o, p, "numa", XP_MAX_NUMA, numa_from, n, err) ||
+	    each_object(o, p, "nics", SIZE_MAX, nic_from, n, err) ||
+	    each_object(o, p, "devices", XP_MAX_DEVICES, device_from, n, err) ||
+	    each_object(o, p, "pci", SIZE_MAX, pci_from, n, err) || node_links(o, p, n, err) ||
+	    get_num(o, p, "cost_per_hour", 0, INFINITY, true, &n->cost_per_hour, err))
+		return -1;
+	return 0;
+}
+
+struct xp_node *xp_node_from_json(json_t *obj, const char *path, struct xp_err *err)
+{
+	if (!path)
+		path = "$";
+	if (!json_is_object(obj)) {
+		bad(err, path, NULL, "expected an object, got %s", obj ? jtype(obj) : "nothing");
+		return NULL;
+	}
+	json_t *name = json_object_get(obj, "name");
+	if (!name) {
+		bad(err, path, "name", "missing (every node needs a name)");
+		return NULL;
+	}
+	if (check_str(name, path, "name", false, NODE_NAME_MAX, err))
+		return NULL;
+	if (json_string_length(name) == 0) {
+		bad(err, path, "name", "must not be empty");
+		return NULL;
+	}
+	struct xp_node *n = xp_node_new(json_string_value(name));
+	if (node_fields(obj, path, n, err)) {
+		xp_node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static int check_schema(json_t *doc, struct xp_err *err)
+{
+	json_t *s = json_object_get(doc, "schema");
+	if (!s)
+		return bad(err, "$", "schema", "missing (expected \"%s\")", XP_INVENTORY_SCHEMA);
+	if (!json_is_string(s))
+		return bad(err, "$", "schema", "expected \"%s\", got %s", XP_INVENTORY_SCHEMA,
+			   jtype(s));
+	if (json_string_length(s) != strlen(XP_INVENTORY_SCHEMA) ||
+	    strcmp(json_string_value(s), XP_INVENTORY_SCHEMA) != 0)
+		return bad(err, "$", "schema", "expected \"%s\", got \"%.64s\"",
+			   XP_INVENTORY_SCHEMA, json_string_value(s));
+	return 0;
+}
+
+/* Decodes the nodes into c; seen maps names to indexes, so duplicates cost O(1) each. */
+static int cluster_nodes(json_t *nodes, struct xp_cluster *c, json_t *seen, struct xp_err *err)
+{
+	char p[PATH_LEN];
+	size_t i;
+	json_t *e;
+	json_array_foreach(nodes, i, e) {
+		path_idx(p, "$.nodes", i);
+		struct xp_node *n = xp_node_from_json(e, p, err);
+		if (!n)
+			return -1;
+		json_t *prev = json_object_get(seen, n->name);
+		if (prev) {
+			bad(err, p, "name", "duplicate node name \"%.64s\" (also $.nodes[%lld])",
+			    n->name, (long long)json_integer_value(prev));
+			xp_node_free(n);
+			return -1;
+		}
+		json_object_set_new(seen, n->name, json_integer((json_int_t)i));
+		xp_cluster_add(c, n);
+	}
+	return 0;
+}
+
+struct xp_cluster *xp_cluster_from_json(json_t *doc, struct xp_err *err)
+{
+	json_t *nodes;
+	int64_t gen = -1;
+	if (!json_is_object(doc)) {
+		bad(err, "$", NULL, "expected an object, got %s", doc ? jtype(doc) : "nothing");
+		return NULL;
+	}
+	if (check_schema(doc, err) ||
+	    get_int(doc, "$", "generation", 0, INT64_MAX, false, &gen, err) ||
+	    get_typed(doc, "$", "nodes", JSON_ARRAY, &nodes, err))
+		return NULL;
+	if (!nodes) {
+		bad(err, "$", "nodes", "missing (expected an array of nodes)");
+		return NULL;
+	}
+	struct xp_cluster *c = xp_cluster_new();
+	json_t *seen = json_object();
+	int rc = cluster_nodes(nodes, c, seen, err);
+	json_decref(seen);
+	if (rc) {
+		xp_cluster_free(c);
+		return NULL;
+	}
+	if (gen >= 0)
+		c->generation = (uint64_t)gen;
+	return c;
+}
+
+struct xp_cluster *xp_cluster_parse(const char *text, size_t len, const char *name,
+				    struct xp_err *err)
+{
+	json_error_t je;
+	if (!name)
+		name = "<input>";
+	json_t *doc = json_loadb(text ? text : "", text ? len : 0, JSON_REJECT_DUPLICATES, &je);
+	if (!doc) {
+		xp_errf(err, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+		return NULL;
+	}
+	struct xp_cluster *c = xp_cluster_from_json(doc, err);
+	json_decref(doc);
+	if (!c)
+		xp_err_prefix(err, "%s", name);
+	return c;
+}

@@ -1,0 +1,35 @@
+/* model_json.h: the resource model as JSON (the "xpool.inventory/v1" document).
+ *
+ * The document is a stable interface that scripts read, so the encoder always
+ * writes every key (null where a value is not known) and the decoder accepts
+ * any document a newer xpool writes with the same schema tag: unknown keys are
+ * ignored, missing keys mean "not known". Everything else is validated, because
+ * snapshots and agent replies come from other machines; the first error names
+ * its full JSON path ("$.nodes[0].devices[3].memory_mib: ..."). */
+#ifndef XP_MODEL_JSON_H
+#define XP_MODEL_JSON_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "xp.h"
+
+/* Schema tag; bump it only for changes that old readers would misread. */
+#define XP_INVENTORY_SCHEMA "xpool.inventory/v1"
+
+/* Encodes a whole cluster (schema tag included); the caller owns the reference. */
+json_t *xp_cluster_to_json(const struct xp_cluster *c);
+/* Encodes one node, as it appears in "nodes", for agents that report a single machine. */
+json_t *xp_node_to_json(const struct xp_node *n);
+/* Decodes and validates doc (the caller keeps its reference); NULL with err set on error. */
+struct xp_cluster *xp_cluster_from_json(json_t *doc, struct xp_err *err);
+/* Decodes one node; path ("$.nodes[3]") starts its error messages, to point into the whole document. */
+struct xp_node *xp_node_from_json(json_t *obj, const char *path, struct xp_err *err);
+/* Parses len bytes of text; errors start with name (a file name) and give line:column for syntax errors. */
+struct xp_cluster *xp_cluster_parse(const char *text, size_t len, const char *name,
+				    struct xp_err *err);
+/* Writes the document and a newline to f (indented when pretty); -1 with err set on failure. */
+int xp_cluster_write(const struct xp_cluster *c, FILE *f, int pretty, struct xp_err *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* table.h: aligned text tables for command output (column widths from the contents). */
+#ifndef XP_TABLE_H
+#define XP_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* A table of strings; the first row added is the header. */
+struct xp_table {
+	size_t ncols, nrows, cap;
+	char **cells; /* nrows x ncols, owned */
+};
+
+/* Starts an empty table of ncols columns. */
+void xp_table_init(struct xp_table *t, size_t ncols);
+/* Appends a row of exactly ncols strings; NULL cells print as "-". */
+void xp_table_row(struct xp_table *t, ...);
+/* Appends a row from an array of ncols strings (copied; NULL prints as "-"). */
+void xp_table_rowv(struct xp_table *t, const char *const *cells);
+/* Prints the table with two spaces between columns, each line after indent. */
+void xp_table_print(const struct xp_table *t, FILE *f, const char *indent);
+/* Frees the table's cells. */
+void xp_table_free(struct xp_table *t);
+
+#endif

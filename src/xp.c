@@ -1,0 +1,177 @@
+/* xp.c: error messages, allocation wrappers and whole-file reading. */
+#include "xp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int xp_errf(struct xp_err *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+void xp_err_prefix(struct xp_err *err, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	char pre[256], old[sizeof err->msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof pre, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof old);
+	/* Built by hand: the result is truncated on purpose when the two do not fit. */
+	size_t n = strlen(pre), cap = sizeof err->msg - 1;
+	if (n > cap)
+		n = cap;
+	memcpy(err->msg, pre, n);
+	size_t k = n;
+	for (const char *s = ": "; *s && k < cap; s++)
+		err->msg[k++] = *s;
+	for (const char *s = old; *s && k < cap; s++)
+		err->msg[k++] = *s;
+	err->msg[k] = '\0';
+}
+
+static void oom(void)
+{
+	/* Nothing sensible can continue without memory; say so once and stop. */
+	static const char m[] = "xpool: out of memory\n";
+	if (write(2, m, sizeof m - 1) < 0) {
+		/* nothing more to do */
+	}
+	abort();
+}
+
+void *xp_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xp_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xp_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+char *xp_strdup(const char *s)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		oom();
+	return d;
+}
+
+char *xp_strndup(const char *s, size_t n)
+{
+	char *d = strndup(s, n);
+	if (!d)
+		oom();
+	return d;
+}
+
+char *xp_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom();
+	char *s = xp_malloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void xp_grow(void *arr, size_t sz, size_t n, size_t *cap)
+{
+	void **a = arr;
+	if (n < *cap)
+		return;
+	size_t c = *cap ? *cap : 4;
+	while (c <= n)
+		c *= 2;
+	*a = xp_realloc(*a, c * sz);
+	memset((char *)*a + *cap * sz, 0, (c - *cap) * sz);
+	*cap = c;
+}
+
+char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		xp_errf(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		xp_errf(err, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > max) {
+		xp_errf(err, "%s: file is %lld bytes, more than the %zu allowed", path,
+			(long long)st.st_size, max);
+		close(fd);
+		return NULL;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *buf = xp_malloc(cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			/* The file grew while we read it; stay within max. */
+			if (cap > max) {
+				xp_errf(err, "%s: file grew past the %zu bytes allowed", path, max);
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			cap *= 2;
+			buf = xp_realloc(buf, cap);
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			xp_errf(err, "%s: %s", path, strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}

@@ -1,0 +1,52 @@
+/* xp.h: names shared by every layer: version, exit codes, error messages. */
+#ifndef XP_H
+#define XP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Program version, printed by `xpool --version`. */
+#define XP_VERSION "0.1.0"
+
+/* Exit codes, as DESIGN.md fixes them for scripts. */
+enum xp_exit {
+	XP_EXIT_OK = 0,          /* success */
+	XP_EXIT_ERROR = 1,       /* runtime error: bad file, failed discovery */
+	XP_EXIT_USAGE = 2,       /* unknown command or option, bad argument */
+	XP_EXIT_UNPLACEABLE = 3, /* a dry-run found no placement */
+	XP_EXIT_PARTIAL = 4      /* some sources (agents) did not answer */
+};
+
+/* One error message, filled by the function that failed; callers print it. */
+struct xp_err {
+	char msg[512];
+};
+
+/* Sets err's message (printf style); always returns -1 so callers can `return xp_errf(...)`. */
+int xp_errf(struct xp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prefixes err's message with "prefix: " (for adding a file name or a line number). */
+void xp_err_prefix(struct xp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Aborts with a message when memory runs out: the one failure we do not recover from. */
+void *xp_malloc(size_t n);
+/* calloc that never returns NULL (see xp_malloc). */
+void *xp_calloc(size_t n, size_t size);
+/* realloc that never returns NULL (see xp_malloc). */
+void *xp_realloc(void *p, size_t n);
+/* strdup that never returns NULL; NULL in gives NULL out. */
+char *xp_strdup(const char *s);
+/* Duplicates at most n bytes of s, always NUL-terminated. */
+char *xp_strndup(const char *s, size_t n);
+/* asprintf that never returns NULL. */
+char *xp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grows *arr (element size sz) so that index n fits; *cap tracks capacity. */
+void xp_grow(void *arr, size_t sz, size_t n, size_t *cap);
+
+/* Reads a whole regular file of at most max bytes into a NUL-terminated buffer. */
+char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err);
+
+#endif

@@ -1,0 +1,302 @@
+/* check_model.c: the resource model's constructors, lookups, labels and name tables. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+START_TEST(test_node_defaults)
+{
+	struct xp_node *n = xp_node_new("conan");
+	ck_assert_str_eq(n->name, "conan");
+	ck_assert_int_eq(n->state, XP_NODE_UP);
+	ck_assert_int_eq(n->memory_mib, -1);
+	ck_assert(!XP_HAS(n->cost_per_hour));
+	ck_assert_ptr_null(n->source);
+	ck_assert_ptr_null(n->links);
+	ck_assert_uint_eq(n->n_devices, 0);
+
+	struct xp_device *d = xp_node_add_device(n);
+	ck_assert_int_eq(d->index, 0);
+	ck_assert_int_eq(d->pci_class, -1);
+	ck_assert_int_eq(d->numa, -1);
+	ck_assert_int_eq(d->memory_mib, -1);
+	ck_assert_int_eq(d->memory_used_mib, -1);
+	ck_assert_int_eq(d->ecc_corrected, -1);
+	ck_assert_int_eq(d->ecc_uncorrected, -1);
+	ck_assert(!XP_HAS(d->ecu));
+	ck_assert(!XP_HAS(d->temperature_c));
+	ck_assert(!XP_HAS(d->power_w));
+	ck_assert(!XP_HAS(d->utilization_pct));
+	ck_assert_uint_eq(d->partition, XP_PART_WHOLE);
+	ck_assert_int_eq(d->health, XP_HEALTH_UNKNOWN);
+	ck_assert_int_eq(d->mem_access, XP_MEM_UNKNOWN);
+	ck_assert_int_eq(xp_node_add_device(n)->index, 1);
+	ck_assert_int_eq(xp_node_add_device(n)->index, 2);
+	ck_assert_uint_eq(n->n_devices, 3);
+
+	struct xp_numa *m = xp_node_add_numa(n);
+	ck_assert_int_eq(m->memory_mib, -1);
+	ck_assert_int_eq(m->package, -1);
+	struct xp_nic *c = xp_node_add_nic(n);
+	ck_assert_int_eq(c->numa, -1);
+	ck_assert_int_eq(c->speed_mbps, -1);
+	struct xp_pci *p = xp_node_add_pci(n);
+	ck_assert_int_eq(p->pci_class, -1);
+	ck_assert_int_eq(p->numa, -1);
+	ck_assert_int_eq(p->accel, -1);
+	struct xp_package *k = xp_node_add_package(n);
+	ck_assert_int_eq(k->cores, 0);
+	ck_assert_ptr_null(k->model);
+	xp_node_free(n);
+	xp_node_free(NULL);
+}
+END_TEST
+
+/* Appending past several powers of two must keep earlier elements intact. */
+START_TEST(test_node_append_many)
+{
+	struct xp_node *n = xp_node_new("big");
+	for (int i = 0; i < 37; i++) {
+		struct xp_device *d = xp_node_add_device(n);
+		d->memory_mib = i * 10;
+		xp_node_add_numa(n)->id = 100 + i;
+	}
+	ck_assert_uint_eq(n->n_devices, 37);
+	ck_assert_uint_eq(n->n_numa, 37);
+	for (int i = 0; i < 37; i++) {
+		ck_assert_int_eq(n->devices[i].index, i);
+		ck_assert_int_eq(n->devices[i].memory_mib, i * 10);
+		ck_assert_int_eq(n->numa[i].id, 100 + i);
+	}
+	ck_assert_ptr_eq(xp_node_numa_by_id(n, 136), &n->numa[36]);
+	ck_assert_ptr_eq(xp_node_numa_by_id(n, 100), &n->numa[0]);
+	ck_assert_ptr_null(xp_node_numa_by_id(n, 99));
+	xp_node_free(n);
+}
+END_TEST
+
+START_TEST(test_cluster_lookup)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	ck_assert_uint_eq(c->n_nodes, 0);
+	ck_assert_uint_eq(xp_cluster_device_count(c), 0);
+	ck_assert_ptr_null(xp_cluster_node(c, "a"));
+	uint64_t g0 = c->generation;
+	for (int i = 0; i < 9; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "n%d", i);
+		struct xp_node *n = xp_node_new(name);
+		for (int k = 0; k < i; k++)
+			xp_node_add_device(n);
+		xp_cluster_add(c, n);
+	}
+	ck_assert_uint_eq(c->n_nodes, 9);
+	ck_assert_uint_eq(c->generation, g0 + 9);
+	ck_assert_uint_eq(xp_cluster_device_count(c), 36);
+	ck_assert_ptr_eq(xp_cluster_node(c, "n4"), c->nodes[4]);
+	ck_assert_str_eq(xp_cluster_node(c, "n8")->name, "n8");
+	ck_assert_ptr_null(xp_cluster_node(c, "n9"));
+	ck_assert_ptr_null(xp_cluster_node(c, "N4"));
+	xp_cluster_free(c);
+	xp_cluster_free(NULL);
+}
+END_TEST
+
+START_TEST(test_device_by_bus)
+{
+	struct xp_node *n = xp_node_new("x");
+	xp_node_add_device(n)->pci_bus_id = strdup("0000:3b:00.0");
+	xp_node_add_device(n); /* no bus id: must be skipped, not crash */
+	xp_node_add_device(n)->pci_bus_id = strdup("0000:AF:00.0");
+	ck_assert_ptr_eq(xp_node_device_by_bus(n, "0000:3B:00.0"), &n->devices[0]);
+	ck_assert_ptr_eq(xp_node_device_by_bus(n, "0000:af:00.0"), &n->devices[2]);
+	ck_assert_ptr_null(xp_node_device_by_bus(n, "0000:3b:00.1"));
+	xp_node_free(n);
+}
+END_TEST
+
+START_TEST(test_links_reset)
+{
+	struct xp_node *n = xp_node_new("x");
+	xp_node_links_reset(n);
+	ck_assert_ptr_null(n->links);
+	for (int i = 0; i < 3; i++)
+		xp_node_add_device(n);
+	xp_node_links_reset(n);
+	ck_assert_ptr_nonnull(n->links);
+	for (size_t a = 0; a < 3; a++)
+		for (size_t b = 0; b < 3; b++)
+			ck_assert_int_eq(xp_node_link(n, a, b)->cls,
+					 a == b ? XP_LINK_SELF : XP_LINK_UNKNOWN);
+	xp_node_link(n, 0, 2)->cls = XP_LINK_NVLINK;
+	xp_node_link(n, 0, 2)->count = 4;
+	ck_assert_int_eq(n->links[0 * 3 + 2].cls, XP_LINK_NVLINK);
+	ck_assert_int_eq(n->links[2 * 3 + 0].cls, XP_LINK_UNKNOWN);
+	/* Growing the device set and resetting must give a fresh, larger matrix. */
+	xp_node_add_device(n);
+	xp_node_links_reset(n);
+	ck_assert_int_eq(xp_node_link(n, 0, 2)->cls, XP_LINK_UNKNOWN);
+	ck_assert_int_eq(xp_node_link(n, 3, 3)->cls, XP_LINK_SELF);
+	xp_node_free(n);
+}
+END_TEST
+
+START_TEST(test_labels)
+{
+	struct xp_labels l = {0};
+	ck_assert_ptr_null(xp_labels_get(&l, "pool"));
+	xp_labels_set(&l, "pool", "train");
+	xp_labels_set(&l, "tenant", "a");
+	for (int i = 0; i < 10; i++) {
+		char k[8];
+		snprintf(k, sizeof k, "k%d", i);
+		xp_labels_set(&l, k, k);
+	}
+	ck_assert_uint_eq(l.n, 12);
+	ck_assert_str_eq(xp_labels_get(&l, "pool"), "train");
+	ck_assert_str_eq(xp_labels_get(&l, "k9"), "k9");
+	xp_labels_set(&l, "pool", "infer");
+	ck_assert_uint_eq(l.n, 12);
+	ck_assert_str_eq(xp_labels_get(&l, "pool"), "infer");
+	ck_assert_str_eq(l.keys[0], "pool"); /* replacing keeps the position */
+	ck_assert_str_eq(xp_labels_get(&l, "tenant"), "a");
+	ck_assert_ptr_null(xp_labels_get(&l, "Pool"));
+	xp_labels_clear(&l);
+	ck_assert_uint_eq(l.n, 0);
+	ck_assert_ptr_null(l.keys);
+	ck_assert_ptr_null(xp_labels_get(&l, "pool"));
+	xp_labels_clear(&l);
+}
+END_TEST
+
+START_TEST(test_strv)
+{
+	char **v = NULL;
+	size_t n = 0;
+	xp_strv_add(&v, &n, "cuda0");
+	xp_strv_add(&v, &n, "nvml0");
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0], "cuda0");
+	ck_assert_str_eq(v[1], "nvml0");
+	xp_strv_free(v, n);
+	xp_strv_free(NULL, 0);
+}
+END_TEST
+
+/* Each spelling parses to the expected cell and prints back the same. */
+START_TEST(test_link_parse_print)
+{
+	static const struct {
+		const char *s;
+		int cls, count;
+	} ok[] = {
+		{"X", XP_LINK_SELF, 0},     {"NV18", XP_LINK_NVLINK, 18}, {"NV1", XP_LINK_NVLINK, 1},
+		{"NV255", XP_LINK_NVLINK, 255}, {"HCCS", XP_LINK_HCCS, 0}, {"HCCS4", XP_LINK_HCCS, 4},
+		{"XGMI2", XP_LINK_XGMI, 2}, {"PIX", XP_LINK_PIX, 0},      {"PXB", XP_LINK_PXB, 0},
+		{"PHB", XP_LINK_PHB, 0},    {"NODE", XP_LINK_NODE, 0},    {"SYS", XP_LINK_SYS, 0},
+		{"?", XP_LINK_UNKNOWN, 0},
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		struct xp_link l = {99, 99};
+		char buf[16];
+		ck_assert_msg(xp_link_parse(ok[i].s, &l) == 0, "%s rejected", ok[i].s);
+		ck_assert_int_eq(l.cls, ok[i].cls);
+		ck_assert_int_eq(l.count, ok[i].count);
+		ck_assert_str_eq(xp_link_str(l, buf, sizeof buf), ok[i].s);
+	}
+}
+END_TEST
+
+START_TEST(test_link_reject)
+{
+	static const char *const bad[] = {"NV", "NV0", "NV256", "PIXX", "", "nv4", "X1",
+					  "NV-1", "NV+4", "NV4x", " PIX", "sys"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct xp_link l = {XP_LINK_PIX, 7};
+		ck_assert_msg(xp_link_parse(bad[i], &l) == -1, "\"%s\" accepted", bad[i]);
+	}
+	struct xp_link l;
+	ck_assert_int_eq(xp_link_parse(NULL, &l), -1);
+}
+END_TEST
+
+START_TEST(test_link_print_edge)
+{
+	char buf[16];
+	struct xp_link l = {XP_LINK_CLASS_COUNT + 5, 0};
+	ck_assert_str_eq(xp_link_str(l, buf, sizeof buf), "?");
+	l = (struct xp_link){XP_LINK_PIX, 3}; /* a count on a PCIe class is not printed */
+	ck_assert_str_eq(xp_link_str(l, buf, sizeof buf), "PIX");
+}
+END_TEST
+
+START_TEST(test_link_rank)
+{
+	static const int order[] = {XP_LINK_SELF, XP_LINK_NVLINK, XP_LINK_PIX, XP_LINK_PXB,
+				    XP_LINK_PHB,  XP_LINK_NODE,   XP_LINK_SYS, XP_LINK_UNKNOWN};
+	for (size_t i = 0; i + 1 < sizeof order / sizeof order[0]; i++) {
+		struct xp_link a = {(uint8_t)order[i], 0}, b = {(uint8_t)order[i + 1], 0};
+		ck_assert_int_lt(xp_link_rank(a), xp_link_rank(b));
+	}
+	struct xp_link self = {XP_LINK_SELF, 0}, nv = {XP_LINK_NVLINK, 18},
+		       hccs = {XP_LINK_HCCS, 0}, xgmi = {XP_LINK_XGMI, 2},
+		       mlu = {XP_LINK_MLULINK, 1};
+	ck_assert_int_eq(xp_link_rank(self), 0);
+	ck_assert_int_eq(xp_link_rank(hccs), xp_link_rank(nv));
+	ck_assert_int_eq(xp_link_rank(xgmi), xp_link_rank(nv));
+	ck_assert_int_eq(xp_link_rank(mlu), xp_link_rank(nv));
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	static const char *const states[] = {"up", "degraded", "unreachable", "draining", "down"};
+	for (int i = 0; i < XP_NODE_STATE_COUNT; i++) {
+		ck_assert_str_eq(xp_node_state_name(i), states[i]);
+		ck_assert_int_eq(xp_node_state_parse(states[i]), i);
+	}
+	ck_assert_int_eq(xp_node_state_parse("Up"), -1);
+	ck_assert_int_eq(xp_node_state_parse(""), -1);
+	ck_assert_int_eq(xp_node_state_parse(NULL), -1);
+	ck_assert_str_eq(xp_node_state_name(-1), "unknown");
+	ck_assert_str_eq(xp_node_state_name(XP_NODE_STATE_COUNT), "unknown");
+
+	static const char *const health[] = {"unknown", "ok", "warn", "fail"};
+	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
+		ck_assert_str_eq(xp_health_name(i), health[i]);
+		ck_assert_int_eq(xp_health_parse(health[i]), i);
+	}
+	ck_assert_int_eq(xp_health_parse("good"), -1);
+	ck_assert_str_eq(xp_health_name(42), "unknown");
+
+	ck_assert_int_eq(xp_mem_access_parse("unified"), XP_MEM_UNIFIED);
+	ck_assert_int_eq(xp_mem_access_parse("explicit"), XP_MEM_EXPLICIT);
+	ck_assert_int_eq(xp_mem_access_parse("unknown"), XP_MEM_UNKNOWN);
+	ck_assert_int_eq(xp_mem_access_parse("shared"), -1);
+	ck_assert_str_eq(xp_mem_access_name(XP_MEM_UNIFIED), "unified");
+	ck_assert_str_eq(xp_mem_access_name(-3), "unknown");
+}
+END_TEST
+
+Suite *xp_suite_model(void);
+
+Suite *xp_suite_model(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_node_defaults);
+	tcase_add_test(tc, test_node_append_many);
+	tcase_add_test(tc, test_cluster_lookup);
+	tcase_add_test(tc, test_device_by_bus);
+	tcase_add_test(tc, test_links_reset);
+	tcase_add_test(tc, test_labels);
+	tcase_add_test(tc, test_strv);
+	tcase_add_test(tc, test_link_parse_print);
+	tcase_add_test(tc, test_link_reject);
+	tcase_add_test(tc, test_link_print_edge);
+	tcase_add_test(tc, test_link_rank);
+	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+	return s;
+}
