@@ -7,7 +7,6 @@
  * structure and written down next to each assertion. */
 #include <check.h>
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -16,10 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "local/local.h"
+#include "local/pci_links.h"
 #include "model.h"
 #include "testlib.h"
 
@@ -299,7 +298,7 @@ static bool ox_is_accel(unsigned cls, unsigned vendor, unsigned device)
 	static const unsigned compute_vendors[] = {0x10de, 0x19e5, 0x1002, 0x1d94, 0xcabc,
 						   0x1da3, 0x1e3e, 0x1ed5, 0x1e36, 0x9999,
 						   0x1ee0, 0x1d22, 0x1ae0, 0x1d95, 0x1de0};
-	if (cls == 0x0302 || cls == 0x0b40 || cls >> 8 == 0x12)
+	if (cls == 0x0302 || cls == 0x0b40 || cls == 0x1200) /* 1201 is SDXI, a data mover */
 		return true;
 	if (cls != 0x0300 && cls != 0x0380)
 		return false;
@@ -710,6 +709,95 @@ START_TEST(test_links_64intel64)
 }
 END_TEST
 
+/* No fixture has two accelerators that meet inside one NUMA node above the host
+ * bridges (NODE) or at a switch (PIX between downstream ports), so the link rule
+ * is also checked on other PCI functions of real fixtures. This calls hwloc
+ * directly: it tests pci_links.c, the expected classes come from the XML. */
+struct pair {
+	const char *a, *b;
+	int cls;
+};
+
+static void check_pairs(const char *fx, const struct pair *pairs, size_t n)
+{
+	char *path = fixture_path(fx);
+	hwloc_topology_t topo;
+	ck_assert_int_eq(hwloc_topology_init(&topo), 0);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);
+	ck_assert_int_eq(hwloc_topology_set_xml(topo, path), 0);
+	ck_assert_int_eq(hwloc_topology_load(topo), 0);
+	for (size_t i = 0; i < n; i++) {
+		hwloc_obj_t a = hwloc_get_pcidev_by_busidstring(topo, pairs[i].a);
+		hwloc_obj_t b = hwloc_get_pcidev_by_busidstring(topo, pairs[i].b);
+		ck_assert_msg(a && b, "%s: no PCI function %s or %s", fx, pairs[i].a, pairs[i].b);
+		int ab = xp_pci_link_class(a, b), ba = xp_pci_link_class(b, a);
+		ck_assert_msg(ab == pairs[i].cls && ba == pairs[i].cls, "%s: %s-%s is %d/%d, expected %d",
+			      fx, pairs[i].a, pairs[i].b, ab, ba, pairs[i].cls);
+	}
+	hwloc_topology_destroy(topo);
+	free(path);
+}
+
+/* 96em64t-4n4d3ca2co-pci.xml: four Groups, each one NUMA node with four packages
+ * and two host bridges. Group nodeset=0x1 holds host bridge A (root port 00:1c.0
+ * > 02:00.0/.1 I350-class NICs, root port 00:1e.0 > 01:00.0 VGA) and host bridge
+ * B (root port 03:00.0 > 04:00.0 SCSI). */
+START_TEST(test_links_other_96em64t)
+{
+	static const struct pair p[] = {
+		/* two functions of one device below one root port */
+		{"0000:02:00.0", "0000:02:00.1", XP_LINK_PIX},
+		/* root ports 00:1c.0 and 00:1e.0 of host bridge A */
+		{"0000:02:00.0", "0000:01:00.0", XP_LINK_PHB},
+		/* host bridges A and B meet at the Group, whose nodeset is one NUMA node */
+		{"0000:02:00.0", "0000:04:00.0", XP_LINK_NODE},
+		/* Groups nodeset=0x1 and 0x2 meet at the Machine: four NUMA nodes */
+		{"0000:02:00.0", "0000:32:00.0", XP_LINK_SYS},
+		{"0000:04:00.0", "0000:94:00.0", XP_LINK_SYS},
+	};
+	check_pairs("96em64t-4n4d3ca2co-pci.xml", p, sizeof p / sizeof p[0]);
+}
+END_TEST
+
+/* 192em64t-24n8c2t.xml, package nodeset=0x10: root port 0002:00:03.0 > switch
+ * upstream port 0002:01:00.0 > downstream ports 0002:02:01.0 (> 03:00.0/.1) and
+ * 0002:02:02.0 (> 04:00.0/.1). Package nodeset=0x1: root port 00:03.2 > 03:00.0
+ * > 04:08.0 > 05:00.0, and root port 00:1c.0 > 07:00.0 > 08:00.0 > 09:00.0 > 0a:00.0. */
+START_TEST(test_links_other_192em64t)
+{
+	static const struct pair p[] = {
+		/* one downstream port each side of the switch: nvidia's "same switch" */
+		{"0002:03:00.0", "0002:04:00.0", XP_LINK_PIX},
+		{"0002:03:00.0", "0002:03:00.1", XP_LINK_PIX},
+		/* different root ports of host bridge 0000 */
+		{"0000:05:00.0", "0000:0a:00.0", XP_LINK_PHB},
+		{"0000:01:00.0", "0000:05:00.0", XP_LINK_PHB},
+		/* packages 0x1 and 0x10 */
+		{"0000:05:00.0", "0002:03:00.0", XP_LINK_SYS},
+	};
+	check_pairs("192em64t-24n8c2t.xml", p, sizeof p / sizeof p[0]);
+}
+END_TEST
+
+/* 16intel64-manyVFs.xml: Cisco VIC below root port 00:03.0: upstream 06:00.0 >
+ * downstream 07:01.0 > upstream 09:00.0 > downstream ports 0a:00.0 (> 0b:00.x)
+ * and 0a:01.0 (> 0c:00.x). */
+START_TEST(test_links_other_manyvfs)
+{
+	static const struct pair p[] = {
+		{"0000:0b:00.0", "0000:0b:00.3", XP_LINK_PIX},
+		/* meet at upstream port 09:00.0, one downstream port on each side */
+		{"0000:0b:00.0", "0000:0c:00.4", XP_LINK_PIX},
+		/* 02:00.0 hangs off root port 00:01.1: they meet at the host bridge */
+		{"0000:0b:00.0", "0000:02:00.0", XP_LINK_PHB},
+		/* packages 0 and 1 */
+		{"0000:0b:00.0", "0000:88:00.0", XP_LINK_SYS},
+	};
+	check_pairs("16intel64-manyVFs.xml", p, sizeof p / sizeof p[0]);
+}
+END_TEST
+
 /* ---- NICs and names ---------------------------------------------------- */
 
 /* wholeio: eth0/eth1 on 0000:81:00.0/.1 (I350, package 1); ib0 and its RDMA
@@ -781,22 +869,26 @@ END_TEST
 
 /* ---- bad input --------------------------------------------------------- */
 
-/* Discovery of path must fail with a message that names the file. */
-static void expect_fail(const char *path, const char *what)
+/* Discovery of path must fail with a message that names the file. With cleanup,
+ * path (a temporary file or directory) is removed before asserting, so that a
+ * failing test leaves nothing behind (one of them is 65 MiB). */
+static void expect_fail(const char *path, const char *what, bool cleanup)
 {
 	struct xp_local_opts opts = {path};
 	struct xp_err err = {{0}};
 	struct xp_node *n = xp_local_discover(&opts, &err);
-	if (n)
-		xp_node_free(n);
-	ck_assert_msg(n == NULL, "%s: discovery of %s succeeded", what, path);
+	bool failed = n == NULL;
+	xp_node_free(n);
+	if (cleanup)
+		remove(path);
+	ck_assert_msg(failed, "%s: discovery of %s succeeded", what, path);
 	ck_assert_msg(strstr(err.msg, path) != NULL, "%s: message \"%s\" does not name %s", what,
 		      err.msg, path);
 }
 
 START_TEST(test_bad_missing)
 {
-	expect_fail("/nonexistent/xpool/topology.xml", "missing file");
+	expect_fail("/nonexistent/xpool/topology.xml", "missing file", false);
 }
 END_TEST
 
@@ -804,16 +896,14 @@ START_TEST(test_bad_directory)
 {
 	char dir[] = "/tmp/xpool-test-dir-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	expect_fail(dir, "directory");
-	rmdir(dir);
+	expect_fail(dir, "directory", true);
 }
 END_TEST
 
 START_TEST(test_bad_empty)
 {
 	char *p = xp_tmpfile("", 0);
-	expect_fail(p, "empty file");
-	unlink(p);
+	expect_fail(p, "empty file", true);
 	free(p);
 }
 END_TEST
@@ -827,8 +917,7 @@ START_TEST(test_bad_truncated)
 	ck_assert_uint_eq(fread(buf, 1, sizeof buf, f), sizeof buf);
 	fclose(f);
 	char *p = xp_tmpfile(buf, sizeof buf);
-	expect_fail(p, "truncated XML");
-	unlink(p);
+	expect_fail(p, "truncated XML", true);
 	free(p);
 	free(fx);
 }
@@ -838,8 +927,7 @@ START_TEST(test_bad_text)
 {
 	static const char text[] = "this is not XML at all\njust some lines of text\n";
 	char *p = xp_tmpfile(text, sizeof text - 1);
-	expect_fail(p, "text file");
-	unlink(p);
+	expect_fail(p, "text file", true);
 	free(p);
 }
 END_TEST
@@ -852,9 +940,39 @@ START_TEST(test_bad_huge)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, (off_t)65 << 20), 0);
 	close(fd);
-	expect_fail(p, "65 MiB file");
-	unlink(p);
+	expect_fail(p, "65 MiB file", true);
 	free(p);
+}
+END_TEST
+
+/* The same cap on a file hwloc would load: a real fixture padded past 64 MiB with
+ * comments (small nodes, so libxml2's text-size limit does not reject it first).
+ * Without the cap this loads fine, so only the cap makes it fail. */
+START_TEST(test_bad_huge_valid)
+{
+	char *fx = fixture_path("32em64t-2n8c2t-pci-wholeio.xml");
+	FILE *f = fopen(fx, "rb");
+	ck_assert_ptr_nonnull(f);
+	static char xml[1 << 20];
+	size_t len = fread(xml, 1, sizeof xml - 1, f);
+	fclose(f);
+	xml[len] = '\0';
+	char *end = strstr(xml, "</topology>");
+	ck_assert_ptr_nonnull(end);
+	char *p = xp_tmpfile(xml, (size_t)(end - xml));
+	f = fopen(p, "ab");
+	ck_assert_ptr_nonnull(f);
+	static char pad[4096];
+	memset(pad, 'x', sizeof pad);
+	memcpy(pad, "<!-- ", 5);
+	memcpy(pad + sizeof pad - 5, " -->\n", 5);
+	for (size_t total = 0; total <= (size_t)65 << 20; total += sizeof pad)
+		ck_assert_uint_eq(fwrite(pad, 1, sizeof pad, f), sizeof pad);
+	ck_assert_int_gt(fputs(end, f), -1);
+	ck_assert_int_eq(fclose(f), 0);
+	expect_fail(p, "65 MiB valid XML", true);
+	free(p);
+	free(fx);
 }
 END_TEST
 
@@ -876,6 +994,71 @@ START_TEST(test_bad_env)
 }
 END_TEST
 
+/* HWLOC_XMLFILE naming a file that exists but is not a topology is an error, not
+ * a silent fall-back to the live machine. */
+START_TEST(test_bad_env_content)
+{
+	static const char junk[] = "not xml\n";
+	char *path = xp_tmpfile(junk, sizeof junk - 1);
+	ck_assert_int_eq(setenv("HWLOC_XMLFILE", path, 1), 0);
+	struct xp_local_opts opts = {NULL};
+	struct xp_err err = {{0}};
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	unsetenv("HWLOC_XMLFILE");
+	unlink(path);
+	if (n)
+		xp_node_free(n);
+	ck_assert_msg(n == NULL, "HWLOC_XMLFILE=%s (not XML): discovery succeeded", path);
+	ck_assert_msg(strstr(err.msg, path) != NULL, "message \"%s\" does not name %s", err.msg, path);
+	free(path);
+}
+END_TEST
+
+/* An RDMA device belongs to every interface of its PCI function: in 24em64t,
+ * 0000:05:00.0 (ConnectX, 15b3:6746) carries eth2, the IPoIB ib0 and mlx4_0. */
+START_TEST(test_rdma_all_interfaces)
+{
+	char *path = fixture_path("24em64t-2n6c2t-pci.xml");
+	struct xp_local_opts opts = {path};
+	struct xp_err err = {{0}};
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	int seen = 0;
+	for (size_t i = 0; i < n->n_nics; i++) {
+		const struct xp_nic *c = &n->nics[i];
+		if (!c->pci_bus_id || strcmp(c->pci_bus_id, "0000:05:00.0") != 0)
+			continue;
+		ck_assert_msg(c->rdma && strcmp(c->rdma, "mlx4_0") == 0, "%s: rdma %s", c->name,
+			      c->rdma ? c->rdma : "(none)");
+		seen++;
+	}
+	ck_assert_int_eq(seen, 2);
+	xp_node_free(n);
+	free(path);
+}
+END_TEST
+
+/* HWLOC_XMLFILE pointing at a good file is the topology, as hwloc reads it. */
+START_TEST(test_env_good)
+{
+	char *path = fixture_path("32em64t-2n8c2t-pci-wholeio.xml");
+	ck_assert_int_eq(setenv("HWLOC_XMLFILE", path, 1), 0);
+	struct xp_local_opts opts = {NULL};
+	struct xp_err err = {{0}};
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	unsetenv("HWLOC_XMLFILE");
+	ck_assert_msg(n != NULL, "HWLOC_XMLFILE=%s: %s", path, err.msg);
+	ck_assert_str_eq(n->name, "conan");
+	ck_assert_uint_eq(n->n_devices, 4);
+	char *src = NULL;
+	ck_assert_int_ge(asprintf(&src, "hwloc-xml:%s", path), 0);
+	ck_assert_str_eq(n->source, src);
+	free(src);
+	xp_node_free(n);
+	free(path);
+}
+END_TEST
+
 Suite *xp_suite_discovery(void);
 
 Suite *xp_suite_discovery(void)
@@ -894,9 +1077,13 @@ Suite *xp_suite_discovery(void)
 	tcase_add_test(tc, test_links_wholeio);
 	tcase_add_test(tc, test_links_24em64t);
 	tcase_add_test(tc, test_links_64intel64);
+	tcase_add_test(tc, test_links_other_96em64t);
+	tcase_add_test(tc, test_links_other_192em64t);
+	tcase_add_test(tc, test_links_other_manyvfs);
 	tcase_add_test(tc, test_nics_wholeio);
 	tcase_add_test(tc, test_nics_manyvfs);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_env_good);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad_input");
@@ -907,7 +1094,10 @@ Suite *xp_suite_discovery(void)
 	tcase_add_test(tc, test_bad_truncated);
 	tcase_add_test(tc, test_bad_text);
 	tcase_add_test(tc, test_bad_huge);
+	tcase_add_test(tc, test_bad_huge_valid);
 	tcase_add_test(tc, test_bad_env);
+	tcase_add_test(tc, test_bad_env_content);
+	tcase_add_test(tc, test_rdma_all_interfaces);
 	suite_add_tcase(s, tc);
 	return s;
 }

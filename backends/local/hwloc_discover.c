@@ -180,21 +180,24 @@ static void add_nics(struct xp_node *n, hwloc_obj_t o, const char *bus, int numa
 		nic->numa = numa;
 		nic->address = xp_strdup(hwloc_obj_get_info_by_name(c, "Address"));
 	}
+	/* An RDMA device serves every interface of its function (eth2 and the IPoIB
+	 * ib0 of one ConnectX port both sit on mlx4_0). */
 	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling) {
 		if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name ||
 		    !osdev_is(c, HWLOC_OBJ_OSDEV_OPENFABRICS))
 			continue;
-		struct xp_nic *nic = nic_for(n, bus);
-		if (!nic) {
-			nic = xp_node_add_nic(n);
+		if (!nic_for(n, bus)) {
+			struct xp_nic *nic = xp_node_add_nic(n);
 			nic->name = xp_strdup(c->name);
 			nic->pci_bus_id = xp_strdup(bus);
 			nic->numa = numa;
-		}
-		if (!nic->rdma)
-			nic->rdma = xp_strdup(c->name);
-		if (!nic->address)
 			nic->address = xp_strdup(hwloc_obj_get_info_by_name(c, "NodeGUID"));
+		}
+		for (size_t i = 0; i < n->n_nics; i++) {
+			struct xp_nic *nic = &n->nics[i];
+			if (nic->pci_bus_id && strcmp(nic->pci_bus_id, bus) == 0 && !nic->rdma)
+				nic->rdma = xp_strdup(c->name);
+		}
 	}
 }
 
@@ -320,8 +323,10 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	if (xml && hwloc_topology_set_xml(topo, xml) < 0) {
-		xp_errf(err, "%s: cannot use as an hwloc XML topology: %s", xml, strerror(errno));
+	/* Load the environment's file ourselves too: hwloc would silently fall back to
+	 * the live machine when it cannot parse it. */
+	if (src && hwloc_topology_set_xml(topo, src) < 0) {
+		xp_errf(err, "%s: cannot use as an hwloc XML topology: %s", src, strerror(errno));
 		hwloc_topology_destroy(topo);
 		return NULL;
 	}

@@ -34,15 +34,6 @@ static int hops(hwloc_obj_t o, hwloc_obj_t anc)
 	return k;
 }
 
-/* True when obj lies inside one package (so no SMP interconnect is crossed below it). */
-static bool within_package(hwloc_obj_t o)
-{
-	for (hwloc_obj_t p = o; p; p = p->parent)
-		if (p->type == HWLOC_OBJ_PACKAGE)
-			return true;
-	return false;
-}
-
 enum xp_link_class xp_pci_link_class(hwloc_obj_t a, hwloc_obj_t b)
 {
 	if (a == b)
@@ -60,8 +51,9 @@ enum xp_link_class xp_pci_link_class(hwloc_obj_t a, hwloc_obj_t b)
 			return XP_LINK_PHB;
 		return hops(a, lca) <= 1 && hops(b, lca) <= 1 ? XP_LINK_PIX : XP_LINK_PXB;
 	}
-	/* They meet above the PCI trees: one NUMA node or one package means NODE. */
-	if ((lca->nodeset && hwloc_bitmap_weight(lca->nodeset) == 1) || within_package(lca))
+	/* They meet above the PCI trees: inside one NUMA node it is NODE; across NUMA
+	 * nodes it is SYS, even inside one package (SNC/NPS modes), as nvidia-smi says. */
+	if (lca->nodeset && hwloc_bitmap_weight(lca->nodeset) == 1)
 		return XP_LINK_NODE;
 	return XP_LINK_SYS;
 }
