@@ -19,8 +19,9 @@ CC      ?= cc
 PKG_CONFIG ?= pkg-config
 # Every library xpool uses, as pkg-config names, and the Debian packages that ship them.
 PKGS     = ncursesw libcurl jansson readline hwloc sqlite3 check libmicrohttpd libxml-2.0
-DEB_PKGS = pkg-config libncurses-dev libcurl4-openssl-dev libjansson-dev libreadline-dev \
-           libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base
+DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjansson-dev libreadline-dev \
+           libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base tmux \
+           ncurses-term
 
 ifeq ($(SANITIZE),1)
 B        = build/san
@@ -39,13 +40,14 @@ WARN   += -Werror
 endif
 
 # Lazily expanded, so that `make deps` can install the libraries first.
-LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw jansson hwloc libxml-2.0 2>/dev/null)
-LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw jansson hwloc libxml-2.0 2>/dev/null)
+LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 2>/dev/null)
+LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 2>/dev/null) -pthread
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
-XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc -Ibackends $(LIB_CFLAGS) -MMD -MP
+XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc -Ibackends -Iui -I$(B)/gen $(LIB_CFLAGS) \
+           -DXP_DATADIR='"$(PREFIX)/share/xpool"' -pthread -MMD -MP
 XLDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Core: everything but main.c, shared by the program and the tests.
@@ -58,7 +60,7 @@ TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
-.PHONY: all run check test bench install uninstall clean deps
+.PHONY: all run check test bench bench-run install uninstall clean deps
 .DEFAULT_GOAL := all
 
 all: $(PROG)
@@ -70,13 +72,19 @@ $(B)/libxpool.a: $(CORE_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/obj/%.o: %.c
+# Objects depend on the flags they were built with: WERROR=1 after a plain build
+# must recompile, or warnings would slip through.
+FLAGS_STAMP = $(B)/flags.stamp
+$(shell mkdir -p $(B); printf '%s\n' '$(CC) $(XCFLAGS) $(CFLAGS)' | cmp -s - $(FLAGS_STAMP) || \
+	printf '%s\n' '$(CC) $(XCFLAGS) $(CFLAGS)' > $(FLAGS_STAMP))
+
+$(B)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/obj/tests/%.o: tests/%.c
+$(B)/obj/tests/%.o: tests/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) $(CHECK_CFLAGS) -I$(B)/gen $(CFLAGS) -c -o $@ $<
+	$(CC) $(XCFLAGS) $(CHECK_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The test runner's suite list is generated from the file names: tests/check_NAME.c
 # defines `Suite *xp_suite_NAME(void)`, so adding a suite is adding a file.
@@ -87,19 +95,32 @@ $(B)/gen/suites.inc: $(TEST_SRC) Makefile
 
 $(B)/obj/tests/runner.o: $(B)/gen/suites.inc
 
+# Console views likewise: ui/view_NAME.c defines `const struct xp_view xp_view_NAME`.
+VIEW_SRC = $(sort $(wildcard ui/view_*.c))
+$(B)/gen/views.inc: $(VIEW_SRC) Makefile
+	@mkdir -p $(@D)
+	@for f in $(VIEW_SRC); do n=$${f#ui/view_}; n=$${n%.c}; echo "XP_VIEW($$n)"; done > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+
+$(B)/obj/ui/app.o: $(B)/gen/views.inc
+
 $(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a
 	@mkdir -p $(@D)
 	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(LIB_LIBS) $(CHECK_LIBS) -lm
 
-$(B)/bench/%: tests/bench/%.c $(B)/libxpool.a
+$(B)/bench/%: tests/bench/%.c $(B)/libxpool.a $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) $(CFLAGS) -o $@ $< $(B)/libxpool.a $(LIB_LIBS) -lm
+	$(CC) $(XCFLAGS) -MF $@.d $(CFLAGS) -o $@ $< $(B)/libxpool.a $(LIB_LIBS) -lm
 
 # `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.
 check: deps
 	@$(MAKE) --no-print-directory test
 
 # The manual check runs first so that the check runner's summary is the last line.
+# hwloc's PCI plugin and libpciaccess keep allocations for the process's life;
+# LeakSanitizer is told so, and nothing of ours is suppressed.
+export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
+
 test: $(PROG) $(B)/tests/runner
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) \
@@ -109,16 +130,23 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	./$(PROG) $(ARGS)
 
-bench: $(PROG) $(BENCH_BIN)
+bench: deps
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: $(PROG) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
 
 install: $(PROG)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(PREFIX)/share/xpool/themes
 	install -m 0755 $(PROG) $(DESTDIR)$(BINDIR)/xpool
 	install -m 0644 man/xpool.1 $(DESTDIR)$(MANDIR)/man1/xpool.1
+	install -m 0644 man/xpool.conf.5 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
+	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/xpool/themes/
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1
+	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
+	rm -rf $(DESTDIR)$(PREFIX)/share/xpool
 
 clean:
 	rm -rf build xpool
@@ -130,7 +158,7 @@ deps:
 	command -v $(PKG_CONFIG) >/dev/null 2>&1 || missing="pkg-config"; \
 	if [ -z "$$missing" ]; then \
 	  for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || missing="$$missing $$p"; done; \
-	  command -v groff >/dev/null 2>&1 || missing="$$missing groff"; \
+	  for t in cc groff tmux; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "xpool: missing:$$missing"; \
@@ -142,4 +170,4 @@ deps:
 	  fi; \
 	fi
 
--include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_BIN:=.d)

@@ -1,4 +1,4 @@
-/* pci_ids.h: which PCI functions are accelerators, and what to call their vendor and class. */
+/* pci_ids.h: which PCI functions are accelerators, and what to call their vendor. */
 #ifndef XP_PCI_IDS_H
 #define XP_PCI_IDS_H
 
@@ -8,7 +8,5 @@
 const char *xp_pci_vendor_name(unsigned vendor_id);
 /* True when a PCI function with these ids and class code is an accelerator. */
 bool xp_pci_is_accelerator(unsigned vendor_id, unsigned device_id, unsigned class_id);
-/* Human name of a PCI class code ("3D controller", "Ethernet controller"), or NULL. */
-const char *xp_pci_class_name(unsigned class_id);
 
 #endif

@@ -1,6 +1,7 @@
 /* cmd.c: command lookup, argument parsing and dispatch for the command table. */
 #include "cmd.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,14 @@
 
 extern const struct xp_cmd_entry xp_cmd_help_entry;
 extern const struct xp_cmd_entry xp_cmd_inventory_entry;
+extern const struct xp_cmd_entry xp_cmd_theme_entry;
 extern const struct xp_cmd_entry xp_cmd_topo_entry;
 extern const struct xp_cmd_entry xp_cmd_version_entry;
 
 const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_inventory_entry,
 	&xp_cmd_topo_entry,
+	&xp_cmd_theme_entry,
 	&xp_cmd_help_entry,
 	&xp_cmd_version_entry,
 	NULL,
@@ -26,6 +29,9 @@ const struct xp_opt xp_global_opts[] = {
 	{"db", 0, "PATH", "use this database (default $XDG_STATE_HOME/xpool/xpool.db)"},
 	{"json", 0, NULL, "print JSON instead of text"},
 	{"no-color", 0, NULL, "never use colours (NO_COLOR in the environment does the same)"},
+	{"delay", 'd', "SECONDS", "console: refresh the data every SECONDS (default 2)"},
+	{"theme", 0, "NAME|PATH", "console: colour theme (see 'xpool theme')"},
+	{"ascii", 0, NULL, "console: draw with ASCII only, even in a UTF-8 locale"},
 	{"quiet", 'q', NULL, "print only errors"},
 	{"verbose", 'v', NULL, "say more (repeat for more)"},
 	{NULL, 0, NULL, NULL},
@@ -38,6 +44,7 @@ void xp_ctx_init(struct xp_ctx *ctx, FILE *out, FILE *err)
 	ctx->err = err;
 	const char *nc = getenv("NO_COLOR");
 	ctx->no_color = nc && *nc;
+	ctx->delay = XP_DEFAULT_DELAY;
 }
 
 void xp_ctx_free(struct xp_ctx *ctx)
@@ -45,17 +52,24 @@ void xp_ctx_free(struct xp_ctx *ctx)
 	free(ctx->topology);
 	free(ctx->inventory);
 	free(ctx->db);
+	free(ctx->theme);
 	xp_cluster_free(ctx->cluster);
+	xp_cluster_free(ctx->parked);
 	ctx->cluster = NULL;
+	ctx->parked = NULL;
 }
 
 void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1536];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	/* Messages quote what users and files gave us: keep control bytes off the terminal. */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (ctx->where)
 		fprintf(ctx->err, "xpool: %s: %s\n", ctx->where, msg);
 	else
@@ -85,6 +99,10 @@ const struct xp_cmd_entry *xp_cmd_find_in(const struct xp_cmd_entry *const *tabl
 	const struct xp_cmd_entry *found = NULL;
 	int n = 0;
 	size_t len = strlen(name);
+	if (!len) {
+		xp_errf(err, "empty command name (try 'xpool help')");
+		return NULL;
+	}
 	for (int i = 0; table[i]; i++) {
 		const struct xp_cmd_entry *e = table[i];
 		if (strcmp(e->name, name) == 0 || (e->alias && strcmp(e->alias, name) == 0))
@@ -127,13 +145,29 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 {
 	if (o->arg && (!val || !*val))
 		return xp_errf(err, "option --%s needs a %s", o->name, o->arg);
+	ctx->touched |= 1u << (o - xp_global_opts);
 	if (strcmp(o->name, "topology") == 0 || strcmp(o->name, "inventory") == 0) {
-		/* A different source means a different cluster: drop the cached one. */
+		/* A different source means a different cluster. Keep the base source's
+		 * cluster aside: the option lasts one command (see xp_cmd_run). */
 		replace(o->name[0] == 't' ? &ctx->topology : &ctx->inventory, val);
-		xp_cluster_free(ctx->cluster);
+		if (!ctx->parked)
+			ctx->parked = ctx->cluster;
+		else
+			xp_cluster_free(ctx->cluster);
 		ctx->cluster = NULL;
 	} else if (strcmp(o->name, "db") == 0)
 		replace(&ctx->db, val);
+	else if (strcmp(o->name, "theme") == 0)
+		replace(&ctx->theme, val);
+	else if (strcmp(o->name, "delay") == 0) {
+		char *end;
+		double d = strtod(val, &end);
+		/* A tenth of a second keeps the console responsive; a day is plenty. */
+		if (end == val || *end || !(d >= 0.1 && d <= 86400))
+			return xp_errf(err, "option --delay: '%s' is not a number of seconds from 0.1 to 86400", val);
+		ctx->delay = d;
+	} else if (strcmp(o->name, "ascii") == 0)
+		ctx->ascii = true;
 	else if (strcmp(o->name, "json") == 0)
 		ctx->json = true;
 	else if (strcmp(o->name, "no-color") == 0)
@@ -147,11 +181,22 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 
 static int opt_index(const struct xp_cmd_entry *e, const char *name, char short_name)
 {
-	for (int i = 0; e->opts && e->opts[i].name; i++)
+	/* xp_args has room for XP_CMD_MAX_OPTS; a longer table is a bug the cmd tests catch. */
+	for (int i = 0; e->opts && e->opts[i].name && i < XP_CMD_MAX_OPTS; i++)
 		if ((name && strcmp(e->opts[i].name, name) == 0) ||
 		    (short_name && e->opts[i].short_name == short_name))
 			return i;
 	return -1;
+}
+
+/* "NAME: " before a command's parse errors; nothing for the program's own options. */
+static const char *pfx(const struct xp_cmd_entry *e)
+{
+	static char buf[80];
+	if (e->stop_at_args)
+		return "";
+	snprintf(buf, sizeof buf, "%s: ", e->name);
+	return buf;
 }
 
 /* Applies one option: the command's own first, then the global table.
@@ -168,7 +213,7 @@ static int apply_opt(struct xp_ctx *ctx, const struct xp_cmd_entry *e, struct xp
 	int i = opt_index(e, name, sname);
 	const struct xp_opt *o = i >= 0 ? &e->opts[i] : xp_global_find(name, sname);
 	if (!o)
-		return xp_errf(err, "%s: unknown option %s", e->name, shown);
+		return xp_errf(err, "%sunknown option %s", pfx(e), shown);
 	const char *val = NULL;
 	if (o->arg) {
 		if (inline_val)
@@ -177,9 +222,11 @@ static int apply_opt(struct xp_ctx *ctx, const struct xp_cmd_entry *e, struct xp
 			val = next;
 			*used = true;
 		} else
-			return xp_errf(err, "%s: option %s needs a %s", e->name, shown, o->arg);
+			return xp_errf(err, "%soption %s needs a %s", pfx(e), shown, o->arg);
+		if (!*val)
+			return xp_errf(err, "%soption %s needs a %s, not an empty string", pfx(e), shown, o->arg);
 	} else if (inline_val)
-		return xp_errf(err, "%s: option %s takes no value", e->name, shown);
+		return xp_errf(err, "%soption %s takes no value", pfx(e), shown);
 	if (i < 0)
 		return xp_ctx_set_global(ctx, o, val, err);
 	a->set[i] = true;
@@ -201,6 +248,9 @@ int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, cha
 		int rc = 0;
 		if (only_args || w[0] != '-' || w[1] == '\0') {
 			a->argv[a->argc++] = w;
+			/* The program's own options end where the command begins. */
+			if (e->stop_at_args)
+				only_args = true;
 			continue;
 		}
 		if (strcmp(w, "--") == 0) {
@@ -214,7 +264,7 @@ int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, cha
 			if (len >= sizeof name) {
 				free(a->argv);
 				a->argv = NULL;
-				return xp_errf(err, "%s: unknown option %.40s...", e->name, w);
+				return xp_errf(err, "%sunknown option %.40s...", pfx(e), w);
 			}
 			memcpy(name, w + 2, len);
 			name[len] = '\0';
@@ -265,6 +315,98 @@ void xp_cmd_usage(const struct xp_cmd_entry *e, FILE *f)
 	fprintf(f, "usage: xpool %s %s\n", e->name, e->usage);
 }
 
+/* The global settings as they were before a command, to put back after it. */
+struct saved {
+	char *topology, *inventory, *db, *theme;
+	bool json, no_color, quiet, ascii;
+	int verbose;
+	double delay;
+};
+
+static void save(const struct xp_ctx *ctx, struct saved *s)
+{
+	s->topology = xp_strdup(ctx->topology);
+	s->inventory = xp_strdup(ctx->inventory);
+	s->db = xp_strdup(ctx->db);
+	s->theme = xp_strdup(ctx->theme);
+	s->json = ctx->json;
+	s->no_color = ctx->no_color;
+	s->quiet = ctx->quiet;
+	s->ascii = ctx->ascii;
+	s->verbose = ctx->verbose;
+	s->delay = ctx->delay;
+}
+
+static void put_back(char **slot, char **saved)
+{
+	free(*slot);
+	*slot = *saved;
+	*saved = NULL;
+}
+
+/* Undoes the global options one command line gave, so that `inventory --json` on
+ * one batch line or at the prompt does not change the lines after it. */
+static void restore(struct xp_ctx *ctx, struct saved *s)
+{
+	for (int i = 0; xp_global_opts[i].name; i++) {
+		if (!(ctx->touched & (1u << i)))
+			continue;
+		const char *n = xp_global_opts[i].name;
+		if (strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0) {
+			put_back(n[0] == 't' ? &ctx->topology : &ctx->inventory,
+				 n[0] == 't' ? &s->topology : &s->inventory);
+			if (ctx->parked || ctx->cluster) {
+				xp_cluster_free(ctx->cluster);
+				ctx->cluster = ctx->parked;
+				ctx->parked = NULL;
+			}
+		} else if (strcmp(n, "db") == 0)
+			put_back(&ctx->db, &s->db);
+		else if (strcmp(n, "theme") == 0)
+			put_back(&ctx->theme, &s->theme);
+		else if (strcmp(n, "json") == 0)
+			ctx->json = s->json;
+		else if (strcmp(n, "no-color") == 0)
+			ctx->no_color = s->no_color;
+		else if (strcmp(n, "quiet") == 0)
+			ctx->quiet = s->quiet;
+		else if (strcmp(n, "ascii") == 0)
+			ctx->ascii = s->ascii;
+		else if (strcmp(n, "verbose") == 0)
+			ctx->verbose = s->verbose;
+		else if (strcmp(n, "delay") == 0)
+			ctx->delay = s->delay;
+	}
+	free(s->topology);
+	free(s->inventory);
+	free(s->db);
+	free(s->theme);
+}
+
+/* Runs e with its output going to out (or nowhere with -q); reports a failed write. */
+static int exec_to(struct xp_ctx *ctx, const struct xp_cmd_entry *e, const struct xp_args *args)
+{
+	FILE *out = ctx->out;
+	FILE *sink = NULL;
+	if (ctx->quiet && (sink = fopen("/dev/null", "we")) != NULL)
+		ctx->out = sink;
+	int rc = e->exec(ctx, args);
+	errno = 0;
+	bool bad = fflush(ctx->out) != 0 || ferror(ctx->out);
+	int saved_errno = errno;
+	ctx->out = out;
+	if (sink)
+		fclose(sink);
+	if (bad) {
+		/* A full disk or a closed pipe must not look like success to a script. */
+		xp_ctx_error(ctx, "%s: writing output: %s", e->name,
+			     saved_errno ? strerror(saved_errno) : "write error");
+		if (rc == XP_EXIT_OK)
+			rc = XP_EXIT_ERROR;
+	}
+	return rc;
+}
+
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 {
 	struct xp_err err = {{0}};
@@ -275,13 +417,20 @@ int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 		xp_ctx_error(ctx, "%s", err.msg);
 		return XP_EXIT_USAGE;
 	}
+	struct saved s;
+	save(ctx, &s);
+	unsigned outer = ctx->touched;
+	ctx->touched = 0;
 	struct xp_args args;
+	int rc;
 	if (xp_cmd_parse(ctx, e, argc, argv, &args, &err) < 0) {
 		xp_ctx_error(ctx, "%s", err.msg);
-		return XP_EXIT_USAGE;
+		rc = XP_EXIT_USAGE;
+	} else {
+		rc = exec_to(ctx, e, &args);
+		free(args.argv);
 	}
-	int rc = e->exec(ctx, &args);
-	free(args.argv);
-	fflush(ctx->out);
+	restore(ctx, &s);
+	ctx->touched = outer;
 	return rc;
 }

@@ -26,9 +26,20 @@ struct xp_ctx {
 	bool quiet;        /* -q */
 	int verbose;       /* -v, repeatable */
 	FILE *out, *err;   /* where output and errors go */
+	double delay;      /* --delay SECONDS: console refresh interval */
+	bool ascii;        /* --ascii: ASCII glyphs even in a UTF-8 locale */
+	char *theme;       /* --theme NAME|PATH */
 	const char *where; /* "script:LINE" while a batch line runs, else NULL */
 	struct xp_cluster *cluster; /* loaded on first use, owned here */
+	/* Set while the console runs: applies a theme at once (`:theme NAME`); NULL otherwise. */
+	int (*ui_theme)(struct xp_ctx *ctx, const char *name_or_path, struct xp_err *err);
+	void *ui;          /* the console behind ui_theme */
+	unsigned touched;  /* global options set since xp_cmd_run began (bit = index in xp_global_opts) */
+	struct xp_cluster *parked; /* the cluster of the base source while one command uses another */
 };
+
+/* Default console refresh interval, seconds. */
+#define XP_DEFAULT_DELAY 2.0
 
 /* One option a command (or the global table) accepts. */
 struct xp_opt {
@@ -58,6 +69,7 @@ struct xp_cmd_entry {
 	const struct xp_opt *opts; /* terminated by an entry with name NULL; NULL for none */
 	int min_args, max_args;    /* positional counts; max -1 for no limit */
 	int (*exec)(struct xp_ctx *ctx, const struct xp_args *args); /* returns an exit code */
+	bool stop_at_args; /* options end at the first positional (the program's own, before a command) */
 };
 
 /* Every command, NULL-terminated, in the order `help` lists them. */

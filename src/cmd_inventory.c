@@ -29,8 +29,8 @@ static void print_node(FILE *f, const struct xp_node *n)
 	for (size_t i = 0; i < n->n_nics; i++) {
 		const struct xp_nic *c = &n->nics[i];
 		char numa[16];
-		fprintf(f, "  %s  %s", i ? "      " : "NICs  ", c->name);
-		if (c->rdma && strcmp(c->rdma, c->name) != 0)
+		fprintf(f, "  %s  %s", i ? "      " : "NICs  ", c->name ? c->name : "?");
+		if (c->rdma && (!c->name || strcmp(c->rdma, c->name) != 0))
 			fprintf(f, " (RDMA %s)", c->rdma);
 		else if (c->rdma)
 			fprintf(f, " (RDMA)");
@@ -55,6 +55,27 @@ static void print_node(FILE *f, const struct xp_node *n)
 	xp_table_free(&t);
 }
 
+/* The accelerator models of a node from its devices (labels may be absent in a
+ * snapshot): the model when all agree, else how many different ones. */
+static const char *models_of(const struct xp_node *n, char *buf, size_t len)
+{
+	if (!n->n_devices)
+		return NULL;
+	size_t kinds = 0;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const char *m = n->devices[i].model ? n->devices[i].model : "?";
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(m, n->devices[j].model ? n->devices[j].model : "?") == 0;
+		kinds += !seen;
+	}
+	if (kinds == 1)
+		snprintf(buf, len, "%s", n->devices[0].model ? n->devices[0].model : "?");
+	else
+		snprintf(buf, len, "mixed (%zu models)", kinds);
+	return buf;
+}
+
 /* One line per node: what an operator scans on a large cluster. */
 static void print_summary(FILE *f, struct xp_node *const *nodes, size_t k)
 {
@@ -68,10 +89,10 @@ static void print_summary(FILE *f, struct xp_node *const *nodes, size_t k)
 		snprintf(cpus, sizeof cpus, "%d/%d", n->cores, n->pus);
 		snprintf(numa, sizeof numa, "%zu", n->n_numa);
 		snprintf(acc, sizeof acc, "%zu", n->n_devices);
-		const char *models = xp_labels_get(&n->facts, "accelerator.model");
+		char models[256];
 		xp_table_row(&t, n->name, xp_node_state_name(n->state), cpus,
 			     xp_fmt_mib(mem, sizeof mem, n->memory_mib), numa, acc,
-			     n->n_devices ? models : NULL);
+			     models_of(n, models, sizeof models));
 		devs += n->n_devices;
 	}
 	xp_table_print(&t, f, "");
@@ -89,13 +110,20 @@ static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	struct xp_node **picked = NULL;
 	if (a->argc) {
 		picked = xp_calloc((size_t)a->argc, sizeof *picked);
-		for (k = 0; k < (size_t)a->argc; k++) {
-			picked[k] = xp_cluster_node(c, a->argv[k]);
-			if (!picked[k]) {
-				xp_ctx_error(ctx, "inventory: no node named %s", a->argv[k]);
+		k = 0;
+		for (int i = 0; i < a->argc; i++) {
+			struct xp_node *n = xp_cluster_node(c, a->argv[i]);
+			if (!n) {
+				xp_ctx_error(ctx, "inventory: no node named %s", a->argv[i]);
 				free(picked);
 				return XP_EXIT_ERROR;
 			}
+			/* Naming a node twice shows it once: a snapshot must not hold duplicates. */
+			bool dup = false;
+			for (size_t j = 0; j < k && !dup; j++)
+				dup = picked[j] == n;
+			if (!dup)
+				picked[k++] = n;
 		}
 		sel = picked;
 	}

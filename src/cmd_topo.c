@@ -7,9 +7,10 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "model_json.h"
 #include "table.h"
 
-#include "pci_ids.h"
+#include "pci_class.h"
 
 static const struct xp_opt topo_opts[] = {
 	{"all", 'a', NULL, "show every PCI function (chipset devices and system peripherals too)"},
@@ -24,6 +25,24 @@ static bool interesting(const struct xp_pci *p)
 		return true;
 	return base == 0x01 || base == 0x02 || base == 0x03 || base == 0x0b || base == 0x12 ||
 	       p->pci_class == 0x0c06;
+}
+
+/* A NUMA domain no listed package holds (memory-only domains, inconsistent snapshots):
+ * shown at machine level rather than lost. */
+static bool numa_loose(const struct xp_node *n, const struct xp_numa *m)
+{
+	if (m->package < 0)
+		return true;
+	for (size_t p = 0; p < n->n_packages; p++)
+		if (n->packages[p].id == m->package)
+			return false;
+	return true;
+}
+
+/* A PCI function local to no listed NUMA domain. */
+static bool pci_orphan(const struct xp_node *n, const struct xp_pci *p)
+{
+	return p->numa < 0 || !xp_node_numa_by_id(n, p->numa);
 }
 
 static void print_pci(FILE *f, const struct xp_pci *p, const char *indent)
@@ -118,18 +137,16 @@ static void print_tree(FILE *f, const struct xp_node *n, bool all)
 		fprintf(f, "  Package %d: %s%s%d cores, %d PUs, cpus %s\n", pk->id, pk->model ? pk->model : "",
 			pk->model ? ", " : "", pk->cores, pk->pus, pk->cpus ? pk->cpus : "none");
 		for (size_t m = 0; m < n->n_numa; m++)
-			if (n->numa[m].package == pk->id)
+			if (!numa_loose(n, &n->numa[m]) && n->numa[m].package == pk->id)
 				print_numa(f, n, &n->numa[m], all, "    ");
 	}
-	/* NUMA domains that no single package holds (memory-only nodes, or no packages known). */
 	for (size_t m = 0; m < n->n_numa; m++)
-		if (n->numa[m].package < 0 || n->n_packages == 0)
+		if (numa_loose(n, &n->numa[m]))
 			print_numa(f, n, &n->numa[m], all, "  ");
 	bool any = false;
 	for (size_t i = 0; i < n->n_pci; i++) {
 		const struct xp_pci *p = &n->pci[i];
-		bool orphan = p->numa < 0 || !xp_node_numa_by_id(n, p->numa);
-		if (!orphan || !(all || interesting(p)))
+		if (!pci_orphan(n, p) || !(all || interesting(p)))
 			continue;
 		if (!any)
 			fprintf(f, "  Not local to one NUMA domain:\n");
@@ -139,21 +156,26 @@ static void print_tree(FILE *f, const struct xp_node *n, bool all)
 	print_links(f, n);
 }
 
-static json_t *jint_or_null(long long v)
+/* JSON built key by key with the model's safe helpers: json_pack would return NULL
+ * on a string that is not UTF-8 and the node would silently vanish. */
+static void put(json_t *o, const char *key, json_t *v)
 {
-	return v < 0 ? json_null() : json_integer(v);
+	json_object_set_new(o, key, v);
 }
 
 static json_t *pci_json(const struct xp_pci *p)
 {
-	char cls[8];
-	snprintf(cls, sizeof cls, "%04x", (unsigned)p->pci_class & 0xffff);
-	json_t *os = json_array();
+	json_t *o = json_object(), *os = json_array();
 	for (size_t i = 0; i < p->n_os_devices; i++)
-		json_array_append_new(os, json_string(p->os_devices[i]));
-	return json_pack("{s:s, s:s?, s:s, s:s?, s:s?, s:o, s:o}", "bus_id", p->bus_id, "pci_id",
-			 p->pci_id, "class", cls, "class_name", xp_pci_class_name((unsigned)p->pci_class),
-			 "name", p->name, "accelerator", jint_or_null(p->accel), "os_devices", os);
+		json_array_append_new(os, xp_json_str(p->os_devices[i]));
+	put(o, "bus_id", xp_json_str(p->bus_id));
+	put(o, "pci_id", xp_json_str(p->pci_id));
+	put(o, "class", xp_json_class(p->pci_class));
+	put(o, "class_name", xp_json_str(p->pci_class >= 0 ? xp_pci_class_name((unsigned)p->pci_class) : NULL));
+	put(o, "name", xp_json_str(p->name));
+	put(o, "accelerator", xp_json_int(p->accel));
+	put(o, "os_devices", os);
+	return o;
 }
 
 static json_t *pci_list_json(const struct xp_node *n, int numa, bool orphans, bool all)
@@ -161,8 +183,7 @@ static json_t *pci_list_json(const struct xp_node *n, int numa, bool orphans, bo
 	json_t *a = json_array();
 	for (size_t i = 0; i < n->n_pci; i++) {
 		const struct xp_pci *p = &n->pci[i];
-		bool orphan = p->numa < 0 || !xp_node_numa_by_id(n, p->numa);
-		if ((orphans ? orphan : p->numa == numa) && (all || interesting(p)))
+		if ((orphans ? pci_orphan(n, p) : p->numa == numa) && (all || interesting(p)))
 			json_array_append_new(a, pci_json(p));
 	}
 	return a;
@@ -170,8 +191,12 @@ static json_t *pci_list_json(const struct xp_node *n, int numa, bool orphans, bo
 
 static json_t *numa_json(const struct xp_node *n, const struct xp_numa *m, bool all)
 {
-	return json_pack("{s:i, s:o, s:s?, s:o}", "id", m->id, "memory_mib", jint_or_null(m->memory_mib),
-			 "cpus", m->cpus, "pci", pci_list_json(n, m->id, false, all));
+	json_t *o = json_object();
+	put(o, "id", json_integer(m->id));
+	put(o, "memory_mib", xp_json_int(m->memory_mib));
+	put(o, "cpus", xp_json_str(m->cpus));
+	put(o, "pci", pci_list_json(n, m->id, false, all));
+	return o;
 }
 
 static json_t *node_topo_json(const struct xp_node *n, bool all)
@@ -181,15 +206,20 @@ static json_t *node_topo_json(const struct xp_node *n, bool all)
 		const struct xp_package *pk = &n->packages[p];
 		json_t *numa = json_array();
 		for (size_t m = 0; m < n->n_numa; m++)
-			if (n->numa[m].package == pk->id)
+			if (!numa_loose(n, &n->numa[m]) && n->numa[m].package == pk->id)
 				json_array_append_new(numa, numa_json(n, &n->numa[m], all));
-		json_array_append_new(pkgs, json_pack("{s:i, s:s?, s:i, s:i, s:s?, s:o}", "id", pk->id,
-						      "model", pk->model, "cores", pk->cores, "pus",
-						      pk->pus, "cpus", pk->cpus, "numa", numa));
+		json_t *o = json_object();
+		put(o, "id", json_integer(pk->id));
+		put(o, "model", xp_json_str(pk->model));
+		put(o, "cores", json_integer(pk->cores));
+		put(o, "pus", json_integer(pk->pus));
+		put(o, "cpus", xp_json_str(pk->cpus));
+		put(o, "numa", numa);
+		json_array_append_new(pkgs, o);
 	}
 	json_t *loose = json_array();
 	for (size_t m = 0; m < n->n_numa; m++)
-		if (n->numa[m].package < 0 || n->n_packages == 0)
+		if (numa_loose(n, &n->numa[m]))
 			json_array_append_new(loose, numa_json(n, &n->numa[m], all));
 	json_t *devs = json_array(), *links = json_array();
 	for (size_t i = 0; i < n->n_devices; i++) {
@@ -200,14 +230,22 @@ static json_t *node_topo_json(const struct xp_node *n, bool all)
 			json_array_append_new(row, json_string(xp_link_str(*xp_node_link(n, i, j), buf, sizeof buf)));
 		}
 		json_array_append_new(links, row);
-		json_array_append_new(devs, json_pack("{s:i, s:s?, s:o, s:s?}", "index", d->index,
-						      "pci_bus_id", d->pci_bus_id, "numa",
-						      jint_or_null(d->numa), "affinity_group",
-						      d->affinity_group));
+		json_t *o = json_object();
+		put(o, "index", json_integer(d->index));
+		put(o, "pci_bus_id", xp_json_str(d->pci_bus_id));
+		put(o, "numa", xp_json_int(d->numa));
+		put(o, "affinity_group", xp_json_str(d->affinity_group));
+		json_array_append_new(devs, o);
 	}
-	return json_pack("{s:s, s:I, s:o, s:o, s:o, s:o, s:o}", "name", n->name, "memory_mib",
-			 (json_int_t)n->memory_mib, "packages", pkgs, "numa", loose, "pci",
-			 pci_list_json(n, -1, true, all), "devices", devs, "links", links);
+	json_t *o = json_object();
+	put(o, "name", xp_json_str(n->name));
+	put(o, "memory_mib", xp_json_int(n->memory_mib));
+	put(o, "packages", pkgs);
+	put(o, "numa", loose);
+	put(o, "pci", pci_list_json(n, -1, true, all));
+	put(o, "devices", devs);
+	put(o, "links", links);
+	return o;
 }
 
 static int topo_exec(struct xp_ctx *ctx, const struct xp_args *a)
@@ -226,10 +264,15 @@ static int topo_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		for (size_t i = 0; i < c->n_nodes; i++)
 			if (!one || c->nodes[i] == one)
 				json_array_append_new(nodes, node_topo_json(c->nodes[i], all));
-		json_t *doc = json_pack("{s:s, s:o}", "schema", "xpool.topology/v1", "nodes", nodes);
-		json_dumpf(doc, ctx->out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-		fputc('\n', ctx->out);
+		json_t *doc = json_object();
+		put(doc, "schema", json_string("xpool.topology/v1"));
+		put(doc, "nodes", nodes);
+		int w = json_dumpf(doc, ctx->out, JSON_INDENT(2));
 		json_decref(doc);
+		if (w < 0 || fputc('\n', ctx->out) == EOF) {
+			xp_ctx_error(ctx, "topo: writing output failed");
+			return XP_EXIT_ERROR;
+		}
 		return XP_EXIT_OK;
 	}
 	for (size_t i = 0; i < c->n_nodes; i++) {

@@ -1,90 +1,47 @@
-/* main.c: global options, then one command, a batch script, or the default summary. */
+/* main.c: the program's own options, then one command, a batch script, the
+ * console (on a terminal) or the inventory summary (without one). */
+#include <errno.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "ui.h"
 
-/* Options that only make sense before a command: how the run is driven. */
-struct main_opts {
-	const char *batch;
-	bool keep_going, help, version;
+/* Options that only make sense before a command: how the run is driven. The
+ * global options (--topology, --json, ...) are accepted here too, by the parser. */
+static const struct xp_opt main_opts[] = {
+	{"batch", 'b', "FILE", "run the commands in FILE, one a line ('-' reads stdin)"},
+	{"keep-going", 'k', NULL, "with -b: carry on after a failing line"},
+	{"help", 'h', NULL, "show the help"},
+	{"version", 0, NULL, "print the version"},
+	{NULL, 0, NULL, NULL},
 };
 
-static int parse_long(struct xp_ctx *ctx, struct main_opts *m, const char *w, const char *next,
-		      bool *used, struct xp_err *err)
-{
-	char name[64];
-	const char *eq = strchr(w, '=');
-	size_t len = eq ? (size_t)(eq - w) : strlen(w);
-	if (len >= sizeof name)
-		return xp_errf(err, "unknown option --%.40s...", w);
-	memcpy(name, w, len);
-	name[len] = '\0';
-	const char *inl = eq ? eq + 1 : NULL;
-	if (strcmp(name, "batch") == 0) {
-		if (!inl && !next)
-			return xp_errf(err, "option --batch needs a FILE");
-		m->batch = inl ? inl : next;
-		*used = !inl;
-		return 0;
-	}
-	bool *flag = strcmp(name, "keep-going") == 0 ? &m->keep_going
-		     : strcmp(name, "help") == 0     ? &m->help
-		     : strcmp(name, "version") == 0  ? &m->version
-						     : NULL;
-	if (flag) {
-		if (inl)
-			return xp_errf(err, "option --%s takes no value", name);
-		*flag = true;
-		return 0;
-	}
-	const struct xp_opt *o = xp_global_find(name, 0);
-	if (!o)
-		return xp_errf(err, "unknown option --%s (try 'xpool help')", name);
-	if (o->arg && !inl) {
-		inl = next;
-		*used = true;
-	} else if (!o->arg && inl)
-		return xp_errf(err, "option --%s takes no value", name);
-	return xp_ctx_set_global(ctx, o, inl, err);
-}
-
-static int parse_short(struct xp_ctx *ctx, struct main_opts *m, const char *w, const char *next,
-		       bool *used, struct xp_err *err)
-{
-	for (const char *c = w; *c; c++) {
-		if (*c == 'b') {
-			m->batch = c[1] ? c + 1 : next;
-			*used = !c[1];
-			return m->batch ? 0 : xp_errf(err, "option -b needs a FILE");
-		}
-		if (*c == 'k' || *c == 'h') {
-			*(*c == 'k' ? &m->keep_going : &m->help) = true;
-			continue;
-		}
-		const struct xp_opt *o = xp_global_find(NULL, *c);
-		if (!o)
-			return xp_errf(err, "unknown option -%c (try 'xpool help')", *c);
-		if (o->arg) {
-			const char *v = c[1] ? c + 1 : next;
-			*used = !c[1];
-			return xp_ctx_set_global(ctx, o, v, err);
-		}
-		if (xp_ctx_set_global(ctx, o, NULL, err) < 0)
-			return -1;
-	}
-	return 0;
-}
+static const struct xp_cmd_entry main_entry = {
+	.name = "xpool",
+	.usage = "[GLOBAL OPTIONS] [COMMAND [ARGS]]",
+	.summary = "the program itself",
+	.opts = main_opts,
+	.min_args = 0,
+	.max_args = -1,
+	.stop_at_args = true,
+};
 
 static int run_batch(struct xp_ctx *ctx, const char *path, bool keep_going)
 {
 	if (strcmp(path, "-") == 0)
 		return xp_batch_run(ctx, stdin, "<stdin>", keep_going);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		xp_ctx_error(ctx, "%s: is a directory, not a script", path);
+		return XP_EXIT_ERROR;
+	}
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		xp_ctx_error(ctx, "%s: %m", path);
+		xp_ctx_error(ctx, "%s: %s", path, strerror(errno));
 		return XP_EXIT_ERROR;
 	}
 	int rc = xp_batch_run(ctx, f, path, keep_going);
@@ -92,57 +49,51 @@ static int run_batch(struct xp_ctx *ctx, const char *path, bool keep_going)
 	return rc;
 }
 
+static int run_one(struct xp_ctx *ctx, const char *name)
+{
+	char *v[] = {(char *)name, NULL};
+	return xp_cmd_run(ctx, 1, v);
+}
+
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
 	struct xp_ctx ctx;
 	xp_ctx_init(&ctx, stdout, stderr);
-	struct main_opts m = {0};
+	struct xp_args a;
 	struct xp_err err = {{0}};
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *w = argv[i];
-		if (w[0] != '-' || w[1] == '\0')
-			break;
-		if (strcmp(w, "--") == 0) {
-			i++;
-			break;
-		}
-		bool used = false;
-		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-		int rc = w[1] == '-' ? parse_long(&ctx, &m, w + 2, next, &used, &err)
-				     : parse_short(&ctx, &m, w + 1, next, &used, &err);
-		if (rc < 0) {
-			xp_ctx_error(&ctx, "%s", err.msg);
-			xp_ctx_free(&ctx);
-			return XP_EXIT_USAGE;
-		}
-		if (used)
-			i++;
+	if (xp_cmd_parse(&ctx, &main_entry, argc, argv, &a, &err) < 0) {
+		xp_ctx_error(&ctx, "%s (try 'xpool help')", err.msg);
+		xp_ctx_free(&ctx);
+		return XP_EXIT_USAGE;
 	}
+	/* Options given before the command are the run's own settings: keep them. */
+	ctx.touched = 0;
 
 	int rc;
-	if (m.version) {
-		char *v[] = {"version", NULL};
-		rc = xp_cmd_run(&ctx, 1, v);
-	} else if (m.help) {
-		char *h[] = {"help", i < argc ? argv[i] : NULL, NULL};
-		rc = xp_cmd_run(&ctx, i < argc ? 2 : 1, h);
-	} else if (m.batch) {
-		if (i < argc) {
-			xp_ctx_error(&ctx, "-b runs a script; a command (%s) cannot follow it", argv[i]);
+	if (xp_args_has(&a, "version")) {
+		rc = run_one(&ctx, "version");
+	} else if (xp_args_has(&a, "help")) {
+		char *h[] = {"help", a.argc ? a.argv[0] : NULL, NULL};
+		rc = xp_cmd_run(&ctx, a.argc ? 2 : 1, h);
+	} else if (xp_args_has(&a, "batch")) {
+		if (a.argc) {
+			xp_ctx_error(&ctx, "-b runs a script; a command (%s) cannot follow it", a.argv[0]);
 			rc = XP_EXIT_USAGE;
 		} else
-			rc = run_batch(&ctx, m.batch, m.keep_going);
-	} else if (i < argc) {
-		rc = xp_cmd_run(&ctx, argc - i, argv + i);
+			rc = run_batch(&ctx, xp_args_get(&a, "batch"), xp_args_has(&a, "keep-going"));
+	} else if (a.argc) {
+		rc = xp_cmd_run(&ctx, a.argc, a.argv);
+	} else if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+		/* No command on a terminal: the console. */
+		rc = xp_ui_run(&ctx);
 	} else {
-		/* No command: the console on a terminal (once it exists), the summary otherwise. */
-		char *v[] = {"inventory", NULL};
-		rc = xp_cmd_run(&ctx, 1, v);
+		/* No command and no terminal (a pipe, cron, CI): the summary, never a hang. */
+		rc = run_one(&ctx, "inventory");
 	}
-	if (fflush(stdout) != 0 && rc == XP_EXIT_OK) {
-		xp_ctx_error(&ctx, "writing output: %m");
+	free(a.argv);
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == XP_EXIT_OK) {
+		xp_ctx_error(&ctx, "writing output: %s", strerror(errno));
 		rc = XP_EXIT_ERROR;
 	}
 	xp_ctx_free(&ctx);

@@ -378,3 +378,70 @@ struct xp_numa *xp_node_numa_by_id(const struct xp_node *n, int id)
 			return &n->numa[i];
 	return NULL;
 }
+
+static void clean_str(char *s, size_t max)
+{
+	if (!s)
+		return;
+	size_t i = 0;
+	for (; s[i] && i < max; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+	s[i] = '\0';
+}
+
+static void clean_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		clean_str(v[i], XP_MAX_STRING);
+}
+
+void xp_node_clean(struct xp_node *n)
+{
+	clean_str(n->name, XP_MAX_NODE_NAME);
+	char **strs[] = {&n->source, &n->zone, &n->rack, &n->sw, &n->cpu_model};
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+		clean_str(*strs[i], XP_MAX_STRING);
+	struct xp_labels *ls[] = {&n->facts, &n->governance, &n->validation};
+	for (size_t i = 0; i < 3; i++) {
+		clean_strv(ls[i]->keys, ls[i]->n);
+		clean_strv(ls[i]->values, ls[i]->n);
+	}
+	for (size_t i = 0; i < n->n_packages; i++) {
+		clean_str(n->packages[i].model, XP_MAX_STRING);
+		clean_str(n->packages[i].cpus, XP_MAX_STRING);
+	}
+	for (size_t i = 0; i < n->n_numa; i++)
+		clean_str(n->numa[i].cpus, XP_MAX_STRING);
+	for (size_t i = 0; i < n->n_nics; i++) {
+		struct xp_nic *c = &n->nics[i];
+		char **f[] = {&c->name, &c->pci_bus_id, &c->rdma, &c->address};
+		for (size_t k = 0; k < 4; k++)
+			clean_str(*f[k], XP_MAX_STRING);
+	}
+	for (size_t i = 0; i < n->n_pci; i++) {
+		struct xp_pci *p = &n->pci[i];
+		clean_str(p->bus_id, XP_MAX_STRING);
+		clean_str(p->pci_id, XP_MAX_STRING);
+		clean_str(p->name, XP_MAX_STRING);
+		clean_strv(p->os_devices, p->n_os_devices);
+	}
+	for (size_t i = 0; i < n->n_devices; i++) {
+		struct xp_device *d = &n->devices[i];
+		char **f[] = {&d->vendor, &d->model, &d->arch, &d->uuid, &d->pci_bus_id, &d->pci_id,
+			      &d->driver, &d->firmware, &d->runtime, &d->affinity_group};
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+			clean_str(*f[k], XP_MAX_STRING);
+		clean_strv(d->pci_path, d->n_pci_path);
+		clean_strv(d->os_devices, d->n_os_devices);
+		clean_strv(d->health_reasons, d->n_health_reasons);
+		for (size_t k = 0; k < d->n_peaks; k++) {
+			clean_str(d->peaks[k].precision, XP_MAX_STRING);
+			clean_str(d->peaks[k].unit, XP_MAX_STRING);
+		}
+		for (size_t k = 0; k < d->n_allocs; k++) {
+			clean_str(d->allocs[k].slice, XP_MAX_STRING);
+			clean_str(d->allocs[k].owner, XP_MAX_STRING);
+		}
+	}
+}

@@ -268,6 +268,13 @@ struct xp_device *xp_node_device_by_bus(const struct xp_node *n, const char *bus
 /* Finds a NUMA domain by OS index, or NULL. */
 struct xp_numa *xp_node_numa_by_id(const struct xp_node *n, int id);
 
+/* Longest node name (a host name fits; so does every column sized for one). */
+#define XP_MAX_NODE_NAME 255
+
+/* Makes every string of a discovered node safe to print and to round-trip through
+ * JSON: control characters become '?', overlong strings are cut to the limits. */
+void xp_node_clean(struct xp_node *n);
+
 /* Appends a copy of s to a string list. */
 void xp_strv_add(char ***v, size_t *n, const char *s);
 /* Frees a string list. */

@@ -11,7 +11,7 @@
 /* Bounds on what a document may hold; they keep hostile input from bloating
  * every later view (each string is printed, measured and copied many times). */
 #define STR_MAX XP_MAX_STRING /* bytes in any string */
-#define NODE_NAME_MAX 255 /* a host name fits, and so does every column sized for one */
+#define NODE_NAME_MAX XP_MAX_NODE_NAME
 #define ID_MAX 65535      /* NUMA ids: hwloc's OS indexes are far below */
 #define PATH_LEN 256      /* room for the deepest path plus a truncated label name */
 
@@ -83,6 +83,16 @@ static json_t *jstr(const char *s)
 	return j;
 }
 
+json_t *xp_json_str(const char *s)
+{
+	return jstr(s);
+}
+
+json_t *xp_json_int(int64_t v)
+{
+	return v < 0 ? json_null() : json_integer((json_int_t)v);
+}
+
 /* Negative means "not known" (-1) in the model. */
 static json_t *jint(int64_t v)
 {
@@ -99,6 +109,13 @@ static json_t *jcount(int64_t v)
 static json_t *jnum(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jclass(int cls);
+
+json_t *xp_json_class(int cls)
+{
+	return jclass(cls);
 }
 
 static json_t *jclass(int cls)
@@ -462,8 +479,15 @@ static int check_str(json_t *v, const char *path, const char *key, bool nullable
 	if (!json_is_string(v))
 		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), jtype(v));
 	size_t n = json_string_length(v);
-	if (strlen(json_string_value(v)) != n)
+	const char *sv = json_string_value(v);
+	if (strlen(sv) != n)
 		return bad(err, path, key, "a string must not contain NUL (\\u0000)");
+	/* Control characters would reach operators' terminals as escape sequences
+	 * (retitling the window, forging table lines) when the string is printed. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)sv[i] < 0x20 || sv[i] == 0x7f)
+			return bad(err, path, key, "a string must not contain control characters (byte 0x%02x at %zu)",
+				   (unsigned char)sv[i], i);
 	if (n > max)
 		return bad(err, path, key, "a string of %zu bytes, more than the %zu allowed", n, max);
 	return 0;
@@ -764,13 +788,16 @@ static int numa_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 static int nic_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
 	struct xp_nic *c = xp_node_add_nic(ctx);
-	if (get_str(o, p, "name", true, &c->name, err) ||
+	if (get_str(o, p, "name", false, &c->name, err) ||
 	    get_str(o, p, "pci_bus_id", true, &c->pci_bus_id, err) ||
 	    get_str(o, p, "rdma", true, &c->rdma, err) ||
 	    get_str(o, p, "address", true, &c->address, err) ||
 	    get_i(o, p, "numa", ID_MAX, true, &c->numa, err) ||
 	    get_int(o, p, "speed_mbps", 0, INT64_MAX, true, &c->speed_mbps, err))
 		return -1;
+	/* Every listing prints it: a nameless NIC has nothing to show. */
+	if (!c->name)
+		return bad(err, p, "name", "missing (every NIC needs a name)");
 	return 0;
 }
 
@@ -778,7 +805,7 @@ static int pci_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
 	struct xp_node *n = ctx;
 	struct xp_pci *f = xp_node_add_pci(n);
-	if (get_str(o, p, "bus_id", true, &f->bus_id, err) ||
+	if (get_str(o, p, "bus_id", false, &f->bus_id, err) ||
 	    get_str(o, p, "pci_id", true, &f->pci_id, err) ||
 	    get_class(o, p, "class", &f->pci_class, err) ||
 	    get_str(o, p, "name", true, &f->name, err) ||
@@ -786,6 +813,8 @@ static int pci_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	    get_i(o, p, "accelerator", INT_MAX, true, &f->accel, err) ||
 	    get_strv(o, p, "os_devices", &f->os_devices, &f->n_os_devices, err))
 		return -1;
+	if (!f->bus_id)
+		return bad(err, p, "bus_id", "missing (every PCI function has a bus id)");
 	/* Views index devices[] with it: a dangling index would read out of bounds. */
 	if (f->accel >= 0 && (size_t)f->accel >= n->n_devices)
 		return bad(err, p, "accelerator", "device %d does not exist (the node has %zu)",
@@ -799,10 +828,13 @@ static int peak_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	d->peaks = xp_realloc(d->peaks, (d->n_peaks + 1) * sizeof *d->peaks);
 	struct xp_peak *k = &d->peaks[d->n_peaks++];
 	memset(k, 0, sizeof *k);
-	if (get_str(o, p, "precision", true, &k->precision, err) ||
+	if (get_str(o, p, "precision", false, &k->precision, err) ||
 	    get_num(o, p, "value", 0, INFINITY, false, &k->value, err) ||
-	    get_str(o, p, "unit", true, &k->unit, err))
+	    get_str(o, p, "unit", false, &k->unit, err))
 		return -1;
+	/* A peak without its precision or unit compares with nothing. */
+	if (!k->precision || !k->unit)
+		return bad(err, p, k->precision ? "unit" : "precision", "missing");
 	return 0;
 }
 

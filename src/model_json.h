@@ -29,6 +29,13 @@ struct xp_node *xp_node_from_json(json_t *obj, const char *path, struct xp_err *
 /* Parses len bytes of text; errors start with name (a file name) and give line:column for syntax errors. */
 struct xp_cluster *xp_cluster_parse(const char *text, size_t len, const char *name,
 				    struct xp_err *err);
+/* A JSON string of s, null for NULL; bytes that are not UTF-8 become U+FFFD (never fails). */
+json_t *xp_json_str(const char *s);
+/* A JSON integer, null when v is negative (the model's "not known"). */
+json_t *xp_json_int(int64_t v);
+/* A PCI class code as four hex digits ("0302"), null when not known. */
+json_t *xp_json_class(int cls);
+
 /* Writes the document and a newline to f (indented when pretty); -1 with err set on failure. */
 int xp_cluster_write(const struct xp_cluster *c, FILE *f, int pretty, struct xp_err *err);
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,42 +126,45 @@ void xp_grow(void *arr, size_t sz, size_t n, size_t *cap)
 
 char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* "-" is standard input, so snapshots can come from a pipe (`jq ... | xpool --inventory -`). */
+	bool is_stdin = strcmp(path, "-") == 0;
+	int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+	const char *shown = is_stdin ? "<stdin>" : path;
 	if (fd < 0) {
-		xp_errf(err, "%s: %s", path, strerror(errno));
+		xp_errf(err, "%s: %s", shown, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		xp_errf(err, "%s: not a regular file", path);
+	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		xp_errf(err, "%s: %s", shown, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file or a pipe");
 		close(fd);
 		return NULL;
 	}
-	if ((unsigned long long)st.st_size > max) {
-		xp_errf(err, "%s: file is %lld bytes, more than the %zu allowed", path,
+	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max) {
+		xp_errf(err, "%s: file is %lld bytes, more than the %zu allowed", shown,
 			(long long)st.st_size, max);
 		close(fd);
 		return NULL;
 	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
+	/* Pipes have no size: read in chunks and stop at max. */
+	size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, n = 0;
 	char *buf = xp_malloc(cap);
 	for (;;) {
 		if (n + 1 >= cap) {
-			/* The file grew while we read it; stay within max. */
-			if (cap > max) {
-				xp_errf(err, "%s: file grew past the %zu bytes allowed", path, max);
+			if (n >= max) {
+				xp_errf(err, "%s: more than the %zu bytes allowed", shown, max);
 				free(buf);
 				close(fd);
 				return NULL;
 			}
-			cap *= 2;
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
 			buf = xp_realloc(buf, cap);
 		}
 		ssize_t r = read(fd, buf + n, cap - n - 1);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			xp_errf(err, "%s: %s", path, strerror(errno));
+			xp_errf(err, "%s: %s", shown, strerror(errno));
 			free(buf);
 			close(fd);
 			return NULL;

@@ -19,7 +19,7 @@ enum xp_exit {
 
 /* One error message, filled by the function that failed; callers print it. */
 struct xp_err {
-	char msg[512];
+	char msg[1024];
 };
 
 /* Sets err's message (printf style); always returns -1 so callers can `return xp_errf(...)`. */
@@ -46,7 +46,7 @@ char *xp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grows *arr (element size sz) so that index n fits; *cap tracks capacity. */
 void xp_grow(void *arr, size_t sz, size_t n, size_t *cap);
 
-/* Reads a whole regular file of at most max bytes into a NUL-terminated buffer. */
+/* Reads a whole file (regular, a pipe, or "-" for stdin) of at most max bytes into a NUL-terminated buffer. */
 char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err);
 
 #endif

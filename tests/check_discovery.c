@@ -304,6 +304,8 @@ static bool ox_is_accel(unsigned cls, unsigned vendor, unsigned device)
 		return false;
 	if (vendor == 0x1002 && (device == 0x515e || device == 0x5159))
 		return false;
+	if (vendor == 0x8086) /* Intel: 0380 data-centre GPUs yes, 0300 integrated graphics no */
+		return cls == 0x0380;
 	for (size_t i = 0; i < sizeof compute_vendors / sizeof compute_vendors[0]; i++)
 		if (compute_vendors[i] == vendor)
 			return true;

@@ -854,7 +854,7 @@ START_TEST(test_snapshot_errors)
 	ck_assert_ptr_nonnull(strstr(err.msg, "No such file"));
 
 	ck_assert_ptr_null(xp_snapshot_load("/tmp", &err));
-	ck_assert_str_eq(err.msg, "/tmp: not a regular file");
+	ck_assert_str_eq(err.msg, "/tmp: is a directory");
 
 	const char *bad = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{}]}";
 	char *path = xp_tmpfile(bad, strlen(bad));

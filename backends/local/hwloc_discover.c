@@ -3,6 +3,7 @@
 #include "local.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,15 @@ static bool osdev_is(hwloc_obj_t o, hwloc_obj_osdev_type_t t)
 #endif
 }
 
+/* An OS index as the model keeps it: hwloc marks unknown ones with
+ * HWLOC_UNKNOWN_INDEX; the logical index is then the best stable number. */
+static int os_id(hwloc_obj_t o)
+{
+	if (o->os_index == HWLOC_UNKNOWN_INDEX || o->os_index > 65535)
+		return (int)o->logical_index;
+	return (int)o->os_index;
+}
+
 static int package_of(hwloc_topology_t topo, hwloc_const_cpuset_t set)
 {
 	if (!set || hwloc_bitmap_iszero(set))
@@ -56,7 +66,7 @@ static int package_of(hwloc_topology_t topo, hwloc_const_cpuset_t set)
 	hwloc_obj_t p = NULL;
 	while ((p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p)) != NULL)
 		if (hwloc_bitmap_isincluded(set, p->cpuset))
-			return (int)p->os_index;
+			return os_id(p);
 	return -1;
 }
 
@@ -73,7 +83,7 @@ static void discover_cpus(hwloc_topology_t topo, struct xp_node *n)
 	hwloc_obj_t p = NULL;
 	while ((p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p)) != NULL) {
 		struct xp_package *pk = xp_node_add_package(n);
-		pk->id = (int)p->os_index;
+		pk->id = os_id(p);
 		pk->model = xp_strdup(hwloc_obj_get_info_by_name(p, "CPUModel"));
 		pk->cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, p->cpuset, HWLOC_OBJ_CORE);
 		pk->pus = hwloc_get_nbobjs_inside_cpuset_by_type(topo, p->cpuset, HWLOC_OBJ_PU);
@@ -84,7 +94,7 @@ static void discover_cpus(hwloc_topology_t topo, struct xp_node *n)
 	hwloc_obj_t m = NULL;
 	while ((m = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, m)) != NULL) {
 		struct xp_numa *d = xp_node_add_numa(n);
-		d->id = (int)m->os_index;
+		d->id = os_id(m);
 		d->memory_mib = (int64_t)(m->attr->numanode.local_memory >> 20);
 		d->cpus = cpuset_list(m->cpuset);
 		d->package = package_of(topo, m->cpuset);
@@ -135,8 +145,7 @@ static int64_t accel_memory(hwloc_obj_t pci)
 	return -1;
 }
 
-static void add_accelerator(hwloc_topology_t topo, struct xp_node *n, hwloc_obj_t o,
-			    const char *bus, struct xp_pci *p)
+static void add_accelerator(struct xp_node *n, hwloc_obj_t o, const char *bus, struct xp_pci *p)
 {
 	struct xp_device *d = xp_node_add_device(n);
 	unsigned vid = o->attr->pcidev.vendor_id;
@@ -156,7 +165,6 @@ static void add_accelerator(hwloc_topology_t topo, struct xp_node *n, hwloc_obj_
 	 * devices below one root port talk without crossing the host bridge. */
 	if (d->n_pci_path)
 		d->affinity_group = xp_asprintf("pcie:%s", d->pci_path[0]);
-	(void)topo;
 	p->accel = d->index;
 }
 
@@ -227,7 +235,7 @@ static void discover_pci(hwloc_topology_t topo, struct xp_node *n, hwloc_obj_t *
 		    n->n_devices < XP_MAX_DEVICES) {
 			xp_grow(accel_objs, sizeof **accel_objs, n->n_devices, &cap);
 			(*accel_objs)[n->n_devices] = o;
-			add_accelerator(topo, n, o, bus, p);
+			add_accelerator(n, o, bus, p);
 		}
 	}
 }
@@ -288,33 +296,22 @@ static char *node_name(hwloc_topology_t topo, const char *xml)
 	return len ? xp_strndup(b, len) : xp_strdup("node");
 }
 
-static int check_xml(const char *path, struct xp_err *err)
-{
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return xp_errf(err, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return xp_errf(err, "%s: not a regular file", path);
-	if ((unsigned long long)st.st_size > XP_TOPOLOGY_MAX_BYTES)
-		return xp_errf(err, "%s: %lld bytes is larger than the %u allowed for a topology", path,
-			       (long long)st.st_size, XP_TOPOLOGY_MAX_BYTES);
-	if (access(path, R_OK) < 0)
-		return xp_errf(err, "%s: %s", path, strerror(errno));
-	return 0;
-}
-
 struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_err *err)
 {
 	const char *xml = opts ? opts->topology_xml : NULL;
 	/* hwloc honours HWLOC_XMLFILE by itself; check it the same way for a clear error. */
 	const char *env_xml = getenv("HWLOC_XMLFILE");
 	const char *src = xml ? xml : (env_xml && *env_xml ? env_xml : NULL);
-	if (src && check_xml(src, err) < 0)
+	/* Read the file ourselves: one size limit, clear messages, and pipes work too. */
+	size_t xml_len = 0;
+	char *xml_text = NULL;
+	if (src && !(xml_text = xp_read_file(src, XP_TOPOLOGY_MAX_BYTES, &xml_len, err)))
 		return NULL;
 
 	hwloc_topology_t topo;
 	if (hwloc_topology_init(&topo) < 0) {
 		xp_errf(err, "hwloc: cannot initialise a topology");
+		free(xml_text);
 		return NULL;
 	}
 	/* Include disallowed CPUs: the inventory describes the machine, not our cgroup;
@@ -323,14 +320,17 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	/* Load the environment's file ourselves too: hwloc would silently fall back to
-	 * the live machine when it cannot parse it. */
-	if (src && hwloc_topology_set_xml(topo, src) < 0) {
+	/* The environment's file goes the same way: left to itself, hwloc would silently
+	 * fall back to the live machine when it cannot parse it. */
+	if (src && (xml_len >= INT_MAX || hwloc_topology_set_xmlbuffer(topo, xml_text, (int)xml_len + 1) < 0)) {
 		xp_errf(err, "%s: cannot use as an hwloc XML topology: %s", src, strerror(errno));
 		hwloc_topology_destroy(topo);
+		free(xml_text);
 		return NULL;
 	}
-	if (hwloc_topology_load(topo) < 0) {
+	int loaded = hwloc_topology_load(topo);
+	free(xml_text);
+	if (loaded < 0) {
 		if (src)
 			xp_errf(err, "%s: not a valid hwloc XML topology", src);
 		else
@@ -356,5 +356,6 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	free(accel);
 	set_facts(topo, n);
 	hwloc_topology_destroy(topo);
+	xp_node_clean(n);
 	return n;
 }

@@ -1,0 +1,143 @@
+/* events.c: the event log and the snapshot comparison that fills it. */
+#include "events.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xp.h"
+
+const char *xp_severity_name(int sev)
+{
+	return sev == XP_SEV_FAIL ? "fail" : sev == XP_SEV_WARN ? "warn" : "info";
+}
+
+void xp_event_log_init(struct xp_event_log *log, size_t cap)
+{
+	memset(log, 0, sizeof *log);
+	log->cap = cap ? cap : 1;
+	log->ring = xp_calloc(log->cap, sizeof *log->ring);
+}
+
+void xp_event_log_free(struct xp_event_log *log)
+{
+	free(log->ring);
+	memset(log, 0, sizeof *log);
+}
+
+void xp_event_add(struct xp_event_log *log, time_t t, int sev, const char *node, const char *fmt, ...)
+{
+	struct xp_event *e;
+	if (log->n < log->cap) {
+		e = &log->ring[(log->start + log->n) % log->cap];
+		log->n++;
+	} else {
+		e = &log->ring[log->start];
+		log->start = (log->start + 1) % log->cap;
+	}
+	e->time = t;
+	e->severity = sev;
+	snprintf(e->node, sizeof e->node, "%s", node ? node : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+}
+
+const struct xp_event *xp_event_get(const struct xp_event_log *log, size_t i)
+{
+	return i < log->n ? &log->ring[(log->start + i) % log->cap] : NULL;
+}
+
+static int health_sev(int h)
+{
+	return h == XP_HEALTH_FAIL ? XP_SEV_FAIL : h == XP_HEALTH_WARN ? XP_SEV_WARN : XP_SEV_INFO;
+}
+
+static int state_sev(int s)
+{
+	return s == XP_NODE_DOWN || s == XP_NODE_UNREACHABLE ? XP_SEV_FAIL
+	       : s == XP_NODE_DEGRADED || s == XP_NODE_DRAINING ? XP_SEV_WARN
+								  : XP_SEV_INFO;
+}
+
+/* Devices are matched by bus id (stable across reboots), by index when there is none. */
+static const struct xp_device *find_dev(const struct xp_node *n, const struct xp_device *d)
+{
+	if (d->pci_bus_id)
+		return xp_node_device_by_bus(n, d->pci_bus_id);
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (!n->devices[i].pci_bus_id && n->devices[i].index == d->index)
+			return &n->devices[i];
+	return NULL;
+}
+
+static size_t diff_node(const struct xp_node *o, const struct xp_node *n, time_t now,
+			struct xp_event_log *log)
+{
+	size_t k = 0;
+	if (o->state != n->state) {
+		xp_event_add(log, now, state_sev(n->state), n->name, "node %s -> %s",
+			     xp_node_state_name(o->state), xp_node_state_name(n->state));
+		k++;
+	}
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		const struct xp_device *was = find_dev(o, d);
+		if (!was) {
+			xp_event_add(log, now, XP_SEV_INFO, n->name, "device ACC%d %s %s appeared at %s", d->index,
+				     d->vendor ? d->vendor : "?", d->model ? d->model : "?",
+				     d->pci_bus_id ? d->pci_bus_id : "?");
+			k++;
+		} else if (was->health != d->health) {
+			xp_event_add(log, now, health_sev(d->health), n->name, "device ACC%d health %s -> %s%s%s",
+				     d->index, xp_health_name(was->health), xp_health_name(d->health),
+				     d->n_health_reasons ? ": " : "",
+				     d->n_health_reasons ? d->health_reasons[0] : "");
+			k++;
+		}
+	}
+	for (size_t i = 0; i < o->n_devices; i++) {
+		const struct xp_device *d = &o->devices[i];
+		if (!find_dev(n, d)) {
+			xp_event_add(log, now, XP_SEV_FAIL, n->name, "device ACC%d %s %s at %s disappeared",
+				     d->index, d->vendor ? d->vendor : "?", d->model ? d->model : "?",
+				     d->pci_bus_id ? d->pci_bus_id : "?");
+			k++;
+		}
+	}
+	return k;
+}
+
+size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new_c, time_t now,
+		      struct xp_event_log *log)
+{
+	size_t k = 0;
+	for (size_t i = 0; new_c && i < new_c->n_nodes; i++) {
+		const struct xp_node *n = new_c->nodes[i];
+		/* Refreshes keep the order, so look at the same position before searching. */
+		const struct xp_node *o = NULL;
+		if (old && i < old->n_nodes && strcmp(old->nodes[i]->name, n->name) == 0)
+			o = old->nodes[i];
+		else if (old)
+			o = xp_cluster_node(old, n->name);
+		if (!o) {
+			xp_event_add(log, now, XP_SEV_INFO, n->name, "node discovered: %zu accelerator%s, %s",
+				     n->n_devices, n->n_devices == 1 ? "" : "s", xp_node_state_name(n->state));
+			k++;
+			continue;
+		}
+		k += diff_node(o, n, now, log);
+	}
+	for (size_t i = 0; old && i < old->n_nodes; i++) {
+		const struct xp_node *o = old->nodes[i];
+		bool same_place = new_c && i < new_c->n_nodes && strcmp(new_c->nodes[i]->name, o->name) == 0;
+		if (!same_place && (!new_c || !xp_cluster_node(new_c, o->name))) {
+			xp_event_add(log, now, XP_SEV_FAIL, o->name, "node left the cluster");
+			k++;
+		}
+	}
+	return k;
+}

@@ -1,0 +1,1090 @@
+/* app.c: the console: the frame (header, tabs, status line), the key loop, the
+ * `/` filter, the `:` prompt and its output pane, the `?` overlay, and the
+ * refresh thread that reads the data source off the drawing path. */
+#include <errno.h>
+#include <locale.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "layout.h"
+#include "prompt.h"
+#include "source.h"
+#include "theme.h"
+#include "ui.h"
+#include "view.h"
+
+#define XP_VIEW(name) extern const struct xp_view xp_view_##name;
+#include "views.inc"
+#undef XP_VIEW
+
+static const struct xp_view *const all_views[] = {
+#define XP_VIEW(name) &xp_view_##name,
+#include "views.inc"
+#undef XP_VIEW
+};
+#define N_VIEWS (sizeof all_views / sizeof all_views[0])
+
+/* Keys every view shares, for the `?` overlay. */
+static const struct xp_view_key global_keys[] = {
+	{"1-5  Tab  Shift-Tab", "switch view"},
+	{"/", "filter (Enter keeps it, Esc clears it)"},
+	{":", "command prompt (Tab completes, Up/Down history)"},
+	{"r", "refresh the data now"},
+	{"?", "this help"},
+	{"q  Ctrl-C", "quit"},
+	{NULL, NULL},
+};
+
+#define EVENT_LOG_CAP 10000
+#define MSG_SECONDS 8 /* how long a status message stays */
+
+struct slot {
+	const struct xp_view *v;
+	void *st;
+};
+
+/* What the refresh thread and the key loop share, under mu. */
+struct poller {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool started, stop, want;
+	double delay;
+	char *topology, *inventory;    /* the source, copied from the context */
+	struct xp_cluster *result;     /* a fresh cluster not yet taken, or NULL */
+	char error[1024];              /* the last load's error, "" when it worked */
+	bool have_result;              /* result or error is new */
+	bool busy;                     /* a load is running */
+};
+
+struct xp_ui {
+	struct xp_ctx *ctx;
+	const struct xp_glyphs *g;
+	struct xp_theme theme;
+	bool colour;
+	struct slot views[N_VIEWS];
+	size_t nviews, cur;
+	struct xp_layout lay;
+	struct xp_tab_pos tabs[N_VIEWS];
+	int ntabs;
+	/* the `/` filter */
+	char filter[256];
+	bool filtering;
+	/* the `:` prompt and what its commands printed */
+	struct xp_prompt *prompt;
+	char **out_lines;
+	size_t n_out;
+	int out_top;
+	bool out_open, out_err;
+	bool help_open;
+	int help_top;
+	/* status line message */
+	char msg[512];
+	int msg_role;
+	time_t msg_time;
+	struct xp_event_log events;
+	struct xp_cluster empty;       /* shown until the first load */
+	time_t last_ok;                /* when data last arrived */
+	char load_error[1024];
+	bool loaded;
+	struct poller poll;
+	bool dirty;
+};
+
+static volatile sig_atomic_t quit_signal;
+
+static void on_quit_signal(int sig)
+{
+	(void)sig;
+	quit_signal = 1;
+}
+
+/* ---- accessors for views ---- */
+
+const struct xp_cluster *xp_ui_cluster(const struct xp_ui *ui)
+{
+	return ui->ctx->cluster ? ui->ctx->cluster : &ui->empty;
+}
+
+const char *xp_ui_filter(const struct xp_ui *ui)
+{
+	return ui->filter;
+}
+
+const struct xp_glyphs *xp_ui_glyphs(const struct xp_ui *ui)
+{
+	return ui->g;
+}
+
+const struct xp_event_log *xp_ui_events(const struct xp_ui *ui)
+{
+	return &ui->events;
+}
+
+void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ui->msg, sizeof ui->msg, fmt, ap);
+	va_end(ap);
+	/* One line only: a newline would break the status row. */
+	for (char *p = ui->msg; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	ui->msg_role = role;
+	ui->msg_time = time(NULL);
+	ui->dirty = true;
+}
+
+bool xp_ui_matches(const struct xp_ui *ui, const char *text)
+{
+	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
+}
+
+/* ---- the refresh thread ---- */
+
+static void *poll_main(void *arg)
+{
+	struct poller *p = arg;
+	pthread_mutex_lock(&p->mu);
+	bool first = true;
+	while (!p->stop) {
+		if (!first && !p->want) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			double whole = (double)(long)p->delay;
+			until.tv_sec += (time_t)whole;
+			until.tv_nsec += (long)((p->delay - whole) * 1e9);
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			while (!p->stop && !p->want) {
+				if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT)
+					break;
+			}
+			if (p->stop)
+				break;
+		}
+		first = false;
+		p->want = false;
+		p->busy = true;
+		char *topo = xp_strdup(p->topology), *inv = xp_strdup(p->inventory);
+		pthread_mutex_unlock(&p->mu);
+
+		/* The slow part, with the lock released so keys are never held up. */
+		struct xp_err err = {{0}};
+		struct xp_source_opts so = {.topology = topo, .inventory = inv};
+		struct xp_cluster *c = xp_source_load(&so, &err);
+		free(topo);
+		free(inv);
+
+		pthread_mutex_lock(&p->mu);
+		p->busy = false;
+		xp_cluster_free(p->result);
+		p->result = c;
+		snprintf(p->error, sizeof p->error, "%s", c ? "" : err.msg);
+		p->have_result = true;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static void poll_set_source(struct poller *p, const struct xp_ctx *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	free(p->topology);
+	free(p->inventory);
+	p->topology = xp_strdup(ctx->topology);
+	p->inventory = xp_strdup(ctx->inventory);
+	p->delay = ctx->delay;
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void poll_request(struct poller *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->want = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int poll_start(struct poller *p, const struct xp_ctx *ctx)
+{
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	poll_set_source(p, ctx);
+	if (pthread_create(&p->thread, NULL, poll_main, p) != 0)
+		return -1;
+	p->started = true;
+	return 0;
+}
+
+static void poll_stop(struct poller *p)
+{
+	if (p->started) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = true;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		/* A load in progress finishes first; discovery takes milliseconds. */
+		pthread_join(p->thread, NULL);
+	}
+	xp_cluster_free(p->result);
+	free(p->topology);
+	free(p->inventory);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
+
+static void views_data_changed(struct xp_ui *ui)
+{
+	for (size_t i = 0; i < ui->nviews; i++)
+		if (ui->views[i].v->on_data)
+			ui->views[i].v->on_data(ui->views[i].st, ui);
+	ui->dirty = true;
+}
+
+/* Takes a finished load, if any: swaps the cluster in and records what changed. */
+static void take_result(struct xp_ui *ui)
+{
+	struct poller *p = &ui->poll;
+	if (pthread_mutex_trylock(&p->mu) != 0)
+		return;
+	if (!p->have_result) {
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+	struct xp_cluster *c = p->result;
+	p->result = NULL;
+	p->have_result = false;
+	char error[1024];
+	snprintf(error, sizeof error, "%s", p->error);
+	pthread_mutex_unlock(&p->mu);
+
+	time_t now = time(NULL);
+	if (!c) {
+		/* Keep showing the last good data; say once what went wrong. */
+		if (strcmp(error, ui->load_error) != 0) {
+			snprintf(ui->load_error, sizeof ui->load_error, "%s", error);
+			xp_event_add(&ui->events, now, XP_SEV_FAIL, "", "refresh failed: %s", error);
+			xp_ui_message(ui, XP_ROLE_FAIL, "refresh failed: %s", error);
+		}
+		ui->dirty = true;
+		return;
+	}
+	if (ui->load_error[0]) {
+		xp_event_add(&ui->events, now, XP_SEV_INFO, "", "refresh works again");
+		ui->load_error[0] = '\0';
+	}
+	xp_events_diff(ui->loaded ? ui->ctx->cluster : NULL, c, now, &ui->events);
+	xp_cluster_free(ui->ctx->cluster);
+	ui->ctx->cluster = c;
+	ui->loaded = true;
+	ui->last_ok = now;
+	views_data_changed(ui);
+}
+
+/* ---- drawing ---- */
+
+static void fill_row(WINDOW *w, struct xp_rect r, int attr)
+{
+	wattrset(w, attr);
+	wmove(w, r.y, r.x);
+	for (int i = 0; i < r.w; i++)
+		waddch(w, ' ');
+}
+
+/* Writes s at (y, x) clipped to at most width columns (UTF-8 aware through ncursesw). */
+static int put_clip(WINDOW *w, int y, int x, int width, const char *s)
+{
+	if (width <= 0)
+		return 0;
+	wmove(w, y, x);
+	int cols = 0;
+	const char *p = s;
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	while (*p && cols < width) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, p, strlen(p), &st);
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			waddch(w, '?');
+			p++;
+			cols++;
+			memset(&st, 0, sizeof st);
+			continue;
+		}
+		int cw = wcwidth(wc);
+		if (cw < 0)
+			cw = 1;
+		if (cols + cw > width)
+			break;
+		waddnstr(w, p, (int)n);
+		p += n;
+		cols += cw;
+	}
+	return cols;
+}
+
+static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT])
+{
+	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
+	for (size_t i = 0; i < c->n_nodes; i++)
+		for (size_t j = 0; j < c->nodes[i]->n_devices; j++) {
+			int h = c->nodes[i]->devices[j].health;
+			if (h >= 0 && h < XP_HEALTH_COUNT)
+				cnt[h]++;
+		}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b && b[1] ? b + 1 : path;
+}
+
+static const char *source_name(const struct xp_ui *ui, char *buf, size_t len)
+{
+	const struct xp_ctx *ctx = ui->ctx;
+	/* Base names: the header has room for what the file is, not where it lives. */
+	if (ctx->inventory)
+		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
+	else if (ctx->topology)
+		snprintf(buf, len, "topology %s", base_name(ctx->topology));
+	else {
+		char host[128] = "localhost";
+		gethostname(host, sizeof host - 1);
+		snprintf(buf, len, "local %s", host);
+	}
+	return buf;
+}
+
+static void draw_header(struct xp_ui *ui)
+{
+	struct xp_rect r = ui->lay.header;
+	int attr = xp_theme_attr(XP_ROLE_HEADER);
+	fill_row(stdscr, r, attr);
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	size_t h[XP_HEALTH_COUNT];
+	health_counts(c, h);
+	char src[256], left[512], right[128], age[48];
+	time_t now = time(NULL);
+	if (!ui->loaded)
+		snprintf(age, sizeof age, "loading");
+	else if (ui->load_error[0])
+		snprintf(age, sizeof age, "STALE %lds", (long)(now - ui->last_ok));
+	else
+		snprintf(age, sizeof age, "data %lds old", (long)(now - ui->last_ok));
+	char counts[64];
+	snprintf(counts, sizeof counts, "  %zu node%s  %zu device%s", c->n_nodes, c->n_nodes == 1 ? "" : "s",
+		 xp_cluster_device_count(c), xp_cluster_device_count(c) == 1 ? "" : "s");
+	struct tm tm;
+	localtime_r(&now, &tm);
+	snprintf(right, sizeof right, " %s  %02d:%02d:%02d ", age, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	int rw = (int)strlen(right);
+	/* Health counts in their colours, between the source and the clock. */
+	static const int hroles[XP_HEALTH_COUNT] = {XP_ROLE_DIM, XP_ROLE_OK, XP_ROLE_WARN, XP_ROLE_FAIL};
+	static const char *const hnames[XP_HEALTH_COUNT] = {"n/a", "ok", "warn", "fail"};
+	static const int order[XP_HEALTH_COUNT] = {XP_HEALTH_OK, XP_HEALTH_WARN, XP_HEALTH_FAIL,
+						   XP_HEALTH_UNKNOWN};
+	char hs[XP_HEALTH_COUNT][32];
+	int hw = 0;
+	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
+		snprintf(hs[i], sizeof hs[i], "%s %zu", hnames[order[i]], h[order[i]]);
+		hw += (int)strlen(hs[i]) + 2;
+	}
+	/* The source gives way first when the line is short: counts and health matter more. */
+	int room = r.w - rw - hw - (int)strlen(counts) - 2;
+	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src));
+	int x = put_clip(stdscr, r.y, r.x, room, left);
+	x += put_clip(stdscr, r.y, x, r.w - rw - hw - x, counts) + 2;
+	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
+		int hh = order[i];
+		if (hh == XP_HEALTH_UNKNOWN && !h[hh])
+			continue; /* "n/a 0" says nothing */
+		if (x + (int)strlen(hs[i]) >= r.w - rw)
+			break;
+		/* Colour a count only when it is non-zero, so the eye finds problems. */
+		wattrset(stdscr, h[hh] ? xp_theme_attr(hroles[hh]) : attr);
+		x += put_clip(stdscr, r.y, x, r.w - x, hs[i]) + 2;
+	}
+	wattrset(stdscr, attr);
+	if (r.w > rw)
+		put_clip(stdscr, r.y, r.w - rw, rw, right);
+}
+
+static void draw_tabs(struct xp_ui *ui)
+{
+	struct xp_rect r = ui->lay.tabs;
+	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_TAB));
+	char labels[N_VIEWS][48];
+	const char *lp[N_VIEWS];
+	for (size_t i = 0; i < ui->nviews; i++) {
+		snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
+		lp[i] = labels[i];
+	}
+	ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
+	for (int i = 0; i < ui->ntabs; i++) {
+		wattrset(stdscr, xp_theme_attr((size_t)i == ui->cur ? XP_ROLE_TAB_ACTIVE : XP_ROLE_TAB));
+		mvwprintw(stdscr, r.y, ui->tabs[i].x, " %s ", lp[i]);
+	}
+	/* The breadcrumb of the current view, right-aligned when it fits. */
+	const struct slot *s = &ui->views[ui->cur];
+	const char *where = s->v->where ? s->v->where(s->st) : NULL;
+	int end = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
+	if (where && *where && end < r.w - 2) {
+		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
+		int avail = r.w - end - 1;
+		int len = (int)strlen(where);
+		put_clip(stdscr, r.y, len < avail ? r.w - 1 - len : end, avail, where);
+	}
+}
+
+static void draw_status(struct xp_ui *ui)
+{
+	struct xp_rect r = ui->lay.status;
+	if (xp_prompt_active(ui->prompt)) {
+		xp_prompt_draw(ui->prompt);
+		return;
+	}
+	if (ui->filtering) {
+		fill_row(stdscr, r, xp_theme_attr(XP_ROLE_PROMPT));
+		wmove(stdscr, r.y, 0);
+		put_clip(stdscr, r.y, 0, r.w - 1, "/");
+		put_clip(stdscr, r.y, 1, r.w - 2, ui->filter);
+		return;
+	}
+	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_STATUS));
+	time_t now = time(NULL);
+	if (ui->msg[0] && now - ui->msg_time < MSG_SECONDS) {
+		wattrset(stdscr, xp_theme_attr(ui->msg_role));
+		put_clip(stdscr, r.y, 1, r.w - 2, ui->msg);
+		return;
+	}
+	ui->msg[0] = '\0';
+	char hint[512];
+	if (ui->out_open)
+		snprintf(hint, sizeof hint, " Up/Down PgUp/PgDn scroll the output   Esc/q close");
+	else
+		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
+			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
+	put_clip(stdscr, r.y, 0, r.w, hint);
+}
+
+/* A box over the body with a title, for the help overlay and the output pane. */
+static struct xp_rect draw_box(struct xp_ui *ui, const char *title)
+{
+	struct xp_rect b = ui->lay.body;
+	const struct xp_glyphs *g = ui->g;
+	int attr = xp_theme_attr(XP_ROLE_BORDER);
+	wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
+	for (int y = b.y; y < b.y + b.h; y++) {
+		wmove(stdscr, y, b.x);
+		wclrtoeol(stdscr);
+	}
+	wattrset(stdscr, attr);
+	for (int x = 1; x < b.w - 1; x++) {
+		mvwaddstr(stdscr, b.y, b.x + x, g->hline);
+		mvwaddstr(stdscr, b.y + b.h - 1, b.x + x, g->hline);
+	}
+	for (int y = 1; y < b.h - 1; y++) {
+		mvwaddstr(stdscr, b.y + y, b.x, g->vline);
+		mvwaddstr(stdscr, b.y + y, b.x + b.w - 1, g->vline);
+	}
+	mvwaddstr(stdscr, b.y, b.x, g->tl);
+	mvwaddstr(stdscr, b.y, b.x + b.w - 1, g->tr);
+	mvwaddstr(stdscr, b.y + b.h - 1, b.x, g->bl);
+	mvwaddstr(stdscr, b.y + b.h - 1, b.x + b.w - 1, g->br);
+	wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
+	char t[128];
+	snprintf(t, sizeof t, " %s ", title);
+	put_clip(stdscr, b.y, b.x + 2, b.w - 4, t);
+	return (struct xp_rect){b.y + 1, b.x + 2, b.h - 2, b.w - 4};
+}
+
+static int help_lines(const struct xp_ui *ui, char ***out)
+{
+	const struct xp_view *v = ui->views[ui->cur].v;
+	char **lines = NULL;
+	size_t n = 0;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s view", v->title);
+	xp_strv_add(&lines, &n, buf);
+	for (const struct xp_view_key *k = v->keys; k && k->keys; k++) {
+		snprintf(buf, sizeof buf, "  %-22s %s", k->keys, k->help);
+		xp_strv_add(&lines, &n, buf);
+	}
+	xp_strv_add(&lines, &n, "");
+	xp_strv_add(&lines, &n, "Everywhere");
+	for (const struct xp_view_key *k = global_keys; k->keys; k++) {
+		snprintf(buf, sizeof buf, "  %-22s %s", k->keys, k->help);
+		xp_strv_add(&lines, &n, buf);
+	}
+	xp_strv_add(&lines, &n, "");
+	xp_strv_add(&lines, &n, "Any key closes this help.");
+	*out = lines;
+	return (int)n;
+}
+
+static void draw_help(struct xp_ui *ui)
+{
+	struct xp_rect in = draw_box(ui, "Help");
+	char **lines;
+	int n = help_lines(ui, &lines);
+	wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
+	for (int i = 0; i < in.h && ui->help_top + i < n; i++)
+		put_clip(stdscr, in.y + i, in.x, in.w, lines[ui->help_top + i]);
+	xp_strv_free(lines, (size_t)n);
+}
+
+static void draw_output(struct xp_ui *ui)
+{
+	struct xp_rect in = draw_box(ui, ui->out_err ? "Command output (errors)" : "Command output");
+	wattrset(stdscr, xp_theme_attr(ui->out_err ? XP_ROLE_FAIL : XP_ROLE_NORMAL));
+	for (int i = 0; i < in.h && (size_t)(ui->out_top + i) < ui->n_out; i++)
+		put_clip(stdscr, in.y + i, in.x, in.w, ui->out_lines[ui->out_top + i]);
+}
+
+static void draw(struct xp_ui *ui)
+{
+	int rows, cols;
+	getmaxyx(stdscr, rows, cols);
+	ui->lay = xp_layout_frame(rows, cols);
+	if (ui->lay.too_small) {
+		wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
+		werase(stdscr);
+		char m[128];
+		snprintf(m, sizeof m, "terminal too small: %dx%d, xpool needs %dx%d", cols, rows, XP_MIN_COLS,
+			 XP_MIN_ROWS);
+		int y = rows / 2, x = cols > (int)strlen(m) ? (cols - (int)strlen(m)) / 2 : 0;
+		put_clip(stdscr, y, x, cols - x, m);
+		if (rows > y + 1)
+			put_clip(stdscr, y + 1, cols > 12 ? (cols - 12) / 2 : 0, cols, "(q to quit)");
+		wnoutrefresh(stdscr);
+		doupdate();
+		ui->dirty = false;
+		return;
+	}
+	draw_header(ui);
+	draw_tabs(ui);
+	if (ui->help_open)
+		draw_help(ui);
+	else if (ui->out_open)
+		draw_output(ui);
+	else {
+		const struct slot *s = &ui->views[ui->cur];
+		wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
+		s->v->draw(s->st, ui, stdscr, ui->lay.body);
+	}
+	draw_status(ui);
+	if (!xp_prompt_active(ui->prompt))
+		curs_set(ui->filtering ? 1 : 0);
+	if (ui->filtering)
+		wmove(stdscr, ui->lay.status.y, 1 + (int)strlen(ui->filter));
+	wnoutrefresh(stdscr);
+	doupdate();
+	ui->dirty = false;
+}
+
+/* ---- commands at the prompt ---- */
+
+static void out_clear(struct xp_ui *ui)
+{
+	xp_strv_free(ui->out_lines, ui->n_out);
+	ui->out_lines = NULL;
+	ui->n_out = 0;
+	ui->out_top = 0;
+	ui->out_open = false;
+}
+
+static void out_add_text(struct xp_ui *ui, const char *text)
+{
+	const char *p = text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = xp_strndup(p, len);
+		ui->out_lines = xp_realloc(ui->out_lines, (ui->n_out + 1) * sizeof *ui->out_lines);
+		ui->out_lines[ui->n_out++] = line;
+		p += len + (nl ? 1 : 0);
+	}
+}
+
+/* Applies a theme for `:theme NAME` (the command checks it first). */
+static int apply_theme_hook(struct xp_ctx *ctx, const char *name, struct xp_err *err)
+{
+	struct xp_ui *ui = ctx->ui;
+	struct xp_theme t;
+	if (xp_theme_load(name, &t, err) < 0)
+		return -1;
+	ui->theme = t;
+	xp_theme_apply(&ui->theme, ui->colour);
+	free(ctx->theme);
+	ctx->theme = xp_strdup(name);
+	/* Colour pairs changed under cells already on the terminal: repaint them all. */
+	clearok(stdscr, TRUE);
+	ui->dirty = true;
+	return 0;
+}
+
+static void run_command(struct xp_ui *ui, const char *line)
+{
+	struct xp_ctx *ctx = ui->ctx;
+	int argc = 0;
+	char **argv = NULL;
+	struct xp_err err = {{0}};
+	if (xp_cmd_split(line, &argc, &argv, &err) < 0) {
+		xp_ui_message(ui, XP_ROLE_FAIL, "%s", err.msg);
+		return;
+	}
+	if (!argc) {
+		xp_cmd_split_free(argc, argv);
+		return;
+	}
+	char *out = NULL, *errs = NULL;
+	size_t ol = 0, el = 0;
+	FILE *fo = open_memstream(&out, &ol), *fe = open_memstream(&errs, &el);
+	if (!fo || !fe) {
+		if (fo)
+			fclose(fo);
+		if (fe)
+			fclose(fe);
+		xp_cmd_split_free(argc, argv);
+		xp_ui_message(ui, XP_ROLE_FAIL, "cannot capture output: %s", strerror(errno));
+		return;
+	}
+	FILE *so = ctx->out, *se = ctx->err;
+	ctx->out = fo;
+	ctx->err = fe;
+	struct xp_cluster *before = ctx->cluster;
+	int rc = xp_cmd_run(ctx, argc, argv);
+	ctx->out = so;
+	ctx->err = se;
+	fclose(fo);
+	fclose(fe);
+	xp_cmd_split_free(argc, argv);
+
+	/* A command may have switched the source (`inventory --topology F`): show that from now on. */
+	if (ctx->cluster != before) {
+		ui->loaded = ctx->cluster != NULL;
+		ui->last_ok = time(NULL);
+		views_data_changed(ui);
+	}
+	poll_set_source(&ui->poll, ctx);
+
+	size_t out_n = 0;
+	for (const char *p = out; *p; p++)
+		out_n += *p == '\n';
+	out_clear(ui);
+	if (rc != 0 && el) {
+		out_add_text(ui, errs);
+		ui->out_err = true;
+		if (ol)
+			out_add_text(ui, out);
+		if (ui->n_out > 1)
+			ui->out_open = true;
+		else
+			out_clear(ui);
+		/* Errors start "xpool: "; the console is xpool already. */
+		const char *e = strncmp(errs, "xpool: ", 7) == 0 ? errs + 7 : errs;
+		xp_ui_message(ui, XP_ROLE_FAIL, "%.*s (exit %d)", (int)strcspn(e, "\n"), e, rc);
+	} else if (out_n > 1 || (out_n == 1 && el)) {
+		out_add_text(ui, out);
+		if (el)
+			out_add_text(ui, errs);
+		ui->out_err = false;
+		ui->out_open = true;
+		xp_ui_message(ui, XP_ROLE_OK, "%s: %zu lines", line, ui->n_out);
+	} else if (ol) {
+		xp_ui_message(ui, rc ? XP_ROLE_FAIL : XP_ROLE_OK, "%.*s", (int)strcspn(out, "\n"), out);
+	} else {
+		xp_ui_message(ui, rc ? XP_ROLE_FAIL : XP_ROLE_OK, "%s: %s", line, rc ? "failed" : "done");
+	}
+	free(out);
+	free(errs);
+}
+
+static size_t node_names(void *arg, const char *const **names)
+{
+	struct xp_ui *ui = arg;
+	static const char **buf;
+	static size_t cap;
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	if (!names) {
+		free(buf);
+		buf = NULL;
+		cap = 0;
+		return 0;
+	}
+	if (c->n_nodes > cap) {
+		cap = c->n_nodes;
+		buf = xp_realloc(buf, cap * sizeof *buf);
+	}
+	for (size_t i = 0; i < c->n_nodes; i++)
+		buf[i] = c->nodes[i]->name;
+	*names = buf;
+	return c->n_nodes;
+}
+
+/* ---- keys ---- */
+
+static void switch_view(struct xp_ui *ui, size_t i)
+{
+	if (i < ui->nviews && i != ui->cur) {
+		ui->cur = i;
+		ui->help_open = false;
+		ui->out_open = false;
+	}
+	ui->dirty = true;
+}
+
+static void open_prompt(struct xp_ui *ui)
+{
+	keypad(stdscr, FALSE); /* readline reads the raw escape sequences */
+	curs_set(1);
+	xp_prompt_open(ui->prompt, stdscr, ui->lay.status.y, ui->lay.status.w, ":");
+	ui->dirty = true;
+}
+
+static void close_prompt(struct xp_ui *ui)
+{
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	ui->dirty = true;
+}
+
+static void prompt_key(struct xp_ui *ui, int ch)
+{
+	int st;
+	if (ch == 27) {
+		/* A lone Esc cancels; Esc followed at once by more bytes is a key sequence. */
+		timeout(30);
+		int next = getch();
+		timeout(100);
+		st = xp_prompt_feed(ui->prompt, 27);
+		if (st == XP_PROMPT_EDITING)
+			st = xp_prompt_feed(ui->prompt, next == ERR ? -1 : next);
+	} else {
+		st = xp_prompt_feed(ui->prompt, ch);
+	}
+	if (st == XP_PROMPT_EDITING)
+		return;
+	close_prompt(ui);
+	if (st == XP_PROMPT_DONE) {
+		char *line = xp_strdup(xp_prompt_line(ui->prompt));
+		run_command(ui, line);
+		free(line);
+	}
+}
+
+static void filter_changed(struct xp_ui *ui)
+{
+	views_data_changed(ui);
+}
+
+static void filter_key(struct xp_ui *ui, int ch)
+{
+	size_t len = strlen(ui->filter);
+	if (ch == 27) {
+		ui->filter[0] = '\0';
+		ui->filtering = false;
+		filter_changed(ui);
+	} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		ui->filtering = false;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (len) {
+			/* Remove a whole UTF-8 character. */
+			do
+				len--;
+			while (len && ((unsigned char)ui->filter[len] & 0xc0) == 0x80);
+			ui->filter[len] = '\0';
+			filter_changed(ui);
+		} else
+			ui->filtering = false;
+	} else if (ch == 21) { /* Ctrl-U */
+		ui->filter[0] = '\0';
+		filter_changed(ui);
+	} else if (ch >= 32 && ch < 256 && ch != 127 && len + 1 < sizeof ui->filter) {
+		ui->filter[len] = (char)ch;
+		ui->filter[len + 1] = '\0';
+		filter_changed(ui);
+	}
+	ui->dirty = true;
+}
+
+static int pane_key(struct xp_ui *ui, int ch, int *top, int total)
+{
+	int page = ui->lay.body.h > 3 ? ui->lay.body.h - 3 : 1;
+	switch (ch) {
+	case KEY_UP: case 'k': (*top)--; break;
+	case KEY_DOWN: case 'j': (*top)++; break;
+	case KEY_PPAGE: *top -= page; break;
+	case KEY_NPAGE: case ' ': *top += page; break;
+	case KEY_HOME: case 'g': *top = 0; break;
+	case KEY_END: case 'G': *top = total; break;
+	default: return 0;
+	}
+	int max = total - (ui->lay.body.h - 2);
+	if (*top > max)
+		*top = max;
+	if (*top < 0)
+		*top = 0;
+	ui->dirty = true;
+	return 1;
+}
+
+static void click(struct xp_ui *ui)
+{
+	MEVENT ev;
+	if (getmouse(&ev) != OK || !(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)))
+		return;
+	if (ev.y == ui->lay.tabs.y) {
+		for (int i = 0; i < ui->ntabs; i++)
+			if (ev.x >= ui->tabs[i].x && ev.x < ui->tabs[i].x + ui->tabs[i].w)
+				switch_view(ui, (size_t)i);
+		return;
+	}
+	struct xp_rect b = ui->lay.body;
+	const struct slot *s = &ui->views[ui->cur];
+	if (!ui->help_open && !ui->out_open && ev.y >= b.y && ev.y < b.y + b.h && s->v->on_click) {
+		int r = s->v->on_click(s->st, ui, ev.y - b.y, ev.x - b.x);
+		if (r & XP_REACT_REFRESH)
+			poll_request(&ui->poll);
+		ui->dirty = true;
+	}
+}
+
+/* Handles one key; returns false to quit. */
+static bool key(struct xp_ui *ui, int ch)
+{
+	if (xp_prompt_active(ui->prompt)) {
+		prompt_key(ui, ch);
+		ui->dirty = true;
+		return true;
+	}
+	if (ch == KEY_RESIZE) {
+		ui->dirty = true;
+		return true;
+	}
+	if (ui->lay.too_small)
+		return ch != 'q';
+	if (ui->filtering) {
+		filter_key(ui, ch);
+		return true;
+	}
+	if (ui->help_open) {
+		char **lines;
+		int n = help_lines(ui, &lines);
+		xp_strv_free(lines, (size_t)n);
+		if (!pane_key(ui, ch, &ui->help_top, n)) {
+			ui->help_open = false;
+			ui->dirty = true;
+		}
+		return true;
+	}
+	if (ui->out_open) {
+		if (!pane_key(ui, ch, &ui->out_top, (int)ui->n_out) &&
+		    (ch == 27 || ch == 'q' || ch == '\n' || ch == '\r' || ch == KEY_ENTER)) {
+			ui->out_open = false;
+			ui->dirty = true;
+			return true;
+		}
+		if (ch != ':' && ch != '?' && !(ch >= '1' && ch <= '9'))
+			return true;
+		ui->out_open = false;
+	}
+	struct slot *s = &ui->views[ui->cur];
+	if (ch == 27) {
+		if (s->v->nested && s->v->nested(s->st)) {
+			s->v->on_key(s->st, ui, ch);
+		} else if (ui->filter[0]) {
+			ui->filter[0] = '\0';
+			filter_changed(ui);
+		}
+		ui->dirty = true;
+		return true;
+	}
+	switch (ch) {
+	case 'q':
+		return false;
+	case '\t':
+		switch_view(ui, (ui->cur + 1) % ui->nviews);
+		return true;
+	case KEY_BTAB:
+		switch_view(ui, (ui->cur + ui->nviews - 1) % ui->nviews);
+		return true;
+	case ':':
+		open_prompt(ui);
+		return true;
+	case '/':
+		ui->filtering = true;
+		ui->dirty = true;
+		return true;
+	case '?':
+		ui->help_open = true;
+		ui->help_top = 0;
+		ui->dirty = true;
+		return true;
+	case 'r':
+		poll_request(&ui->poll);
+		xp_ui_message(ui, XP_ROLE_DIM, "refreshing...");
+		return true;
+	case KEY_MOUSE:
+		click(ui);
+		return true;
+	default:
+		break;
+	}
+	if (ch >= '1' && ch <= '9') {
+		for (size_t i = 0; i < ui->nviews; i++)
+			if (ui->views[i].v->order == ch - '0')
+				switch_view(ui, i);
+		return true;
+	}
+	if (s->v->on_key) {
+		int r = s->v->on_key(s->st, ui, ch);
+		if (r & XP_REACT_REFRESH)
+			poll_request(&ui->poll);
+		if (r & XP_REACT_QUIT)
+			return false;
+		if (r & (XP_REACT_REDRAW | XP_REACT_REFRESH))
+			ui->dirty = true;
+	}
+	return true;
+}
+
+/* ---- set-up ---- */
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+	return x->v->order - y->v->order;
+}
+
+static char *history_path(void)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	if (state && *state)
+		return xp_asprintf("%s/xpool/history", state);
+	if (home && *home)
+		return xp_asprintf("%s/.local/state/xpool/history", home);
+	return NULL;
+}
+
+static void load_theme(struct xp_ui *ui)
+{
+	struct xp_ctx *ctx = ui->ctx;
+	struct xp_err err = {{0}};
+	xp_theme_default(&ui->theme);
+	if (ctx->theme && xp_theme_load(ctx->theme, &ui->theme, &err) < 0) {
+		/* A broken theme must not keep the console from opening: say why, use the default. */
+		xp_theme_default(&ui->theme);
+		xp_ui_message(ui, XP_ROLE_FAIL, "theme: %s (using default)", err.msg);
+		xp_event_add(&ui->events, time(NULL), XP_SEV_WARN, "", "theme: %s", err.msg);
+	}
+	ui->colour = !ctx->no_color && has_colors();
+	xp_theme_apply(&ui->theme, ui->colour);
+}
+
+int xp_ui_run(struct xp_ctx *ctx)
+{
+	struct xp_ui *ui = xp_calloc(1, sizeof *ui);
+	ui->ctx = ctx;
+	xp_event_log_init(&ui->events, EVENT_LOG_CAP);
+	ui->g = xp_glyphs_pick(ctx->ascii);
+	for (size_t i = 0; i < N_VIEWS; i++)
+		ui->views[i].v = all_views[i];
+	ui->nviews = N_VIEWS;
+	qsort(ui->views, ui->nviews, sizeof ui->views[0], cmp_order);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_quit_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	/* Short Esc delay: Esc is "back" here, and 1 s (the default) feels broken. */
+	if (!getenv("ESCDELAY"))
+		set_escdelay(25);
+	if (!initscr()) {
+		fprintf(stderr, "xpool: cannot start the console on this terminal\n");
+		xp_event_log_free(&ui->events);
+		free(ui);
+		return XP_EXIT_ERROR;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(100);
+	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
+	mouseinterval(0);
+	load_theme(ui);
+
+	char *hist = history_path();
+	ui->prompt = xp_prompt_new(hist, node_names, ui);
+	free(hist);
+	ctx->ui = ui;
+	ctx->ui_theme = apply_theme_hook;
+	for (size_t i = 0; i < ui->nviews; i++)
+		if (ui->views[i].v->create)
+			ui->views[i].st = ui->views[i].v->create(ui);
+
+	int rc = XP_EXIT_OK;
+	if (poll_start(&ui->poll, ctx) < 0) {
+		xp_ui_message(ui, XP_ROLE_FAIL, "cannot start the refresh thread");
+		rc = XP_EXIT_ERROR;
+	}
+	ui->dirty = true;
+	time_t last_draw = 0;
+	bool running = rc == XP_EXIT_OK;
+	while (running && !quit_signal) {
+		take_result(ui);
+		time_t now = time(NULL);
+		/* The clock and the age in the header move once a second. */
+		if (ui->dirty || now != last_draw) {
+			draw(ui);
+			last_draw = now;
+		}
+		int ch = getch();
+		if (ch == ERR)
+			continue;
+		running = key(ui, ch);
+		/* Take every key already typed before drawing again, so a burst costs one frame. */
+		while (running && !quit_signal && !ui->lay.too_small) {
+			timeout(0);
+			ch = getch();
+			timeout(100);
+			if (ch == ERR)
+				break;
+			running = key(ui, ch);
+		}
+	}
+
+	poll_stop(&ui->poll);
+	for (size_t i = 0; i < ui->nviews; i++)
+		if (ui->views[i].v->destroy)
+			ui->views[i].v->destroy(ui->views[i].st);
+	xp_prompt_free(ui->prompt);
+	node_names(ui, NULL);
+	ctx->ui = NULL;
+	ctx->ui_theme = NULL;
+	endwin();
+	out_clear(ui);
+	xp_event_log_free(&ui->events);
+	free(ui);
+	return rc;
+}

@@ -1,0 +1,57 @@
+/* glyphs.c: UTF-8 and ASCII glyph sets, and the choice between them. */
+#include "glyphs.h"
+
+#include <langinfo.h>
+#include <string.h>
+#include <strings.h>
+
+const struct xp_glyphs xp_glyphs_utf8 = {
+	.utf8 = true,
+	.hline = "\u2500", .vline = "\u2502",
+	.tl = "\u250c", .tr = "\u2510", .bl = "\u2514", .br = "\u2518",
+	.tee_down = "\u252c", .tee_up = "\u2534", .tee_right = "\u251c", .tee_left = "\u2524",
+	.cross = "\u253c",
+	.level = {"\u00b7", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"},
+	.unknown = "\u25a0",
+	.fail = "\u2716",
+	.warn = "!",
+	.group_open = "[", .group_close = "]",
+	.ellipsis = "\u2026",
+	.arrow = "\u203a",
+	.tree_mid = "\u251c\u2500", .tree_last = "\u2514\u2500", .tree_pipe = "\u2502 ",
+};
+
+const struct xp_glyphs xp_glyphs_ascii = {
+	.utf8 = false,
+	.hline = "-", .vline = "|",
+	.tl = "+", .tr = "+", .bl = "+", .br = "+",
+	.tee_down = "+", .tee_up = "+", .tee_right = "+", .tee_left = "+", .cross = "+",
+	.level = {".", "1", "2", "3", "4", "5", "6", "7", "8"},
+	.unknown = "#",
+	.fail = "X",
+	.warn = "!",
+	.group_open = "[", .group_close = "]",
+	.ellipsis = "~",
+	.arrow = ">",
+	.tree_mid = "|-", .tree_last = "`-", .tree_pipe = "| ",
+};
+
+const struct xp_glyphs *xp_glyphs_pick(bool force_ascii)
+{
+	if (force_ascii)
+		return &xp_glyphs_ascii;
+	const char *cs = nl_langinfo(CODESET);
+	bool utf8 = cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "utf8") == 0);
+	return utf8 ? &xp_glyphs_utf8 : &xp_glyphs_ascii;
+}
+
+int xp_glyph_level(double pct)
+{
+	if (!(pct > 0))
+		return 0;
+	if (pct >= 100)
+		return 8;
+	/* 1..8 for anything above zero, so a busy-but-light device never looks idle. */
+	int l = 1 + (int)(pct * 8 / 100);
+	return l > 8 ? 8 : l;
+}

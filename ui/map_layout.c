@@ -1,0 +1,424 @@
+/* map_layout.c: row list, device cells, scrolling and text columns of the
+ * topology map. Nothing here draws: the view turns these into ncurses calls. */
+#include "map_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "theme.h"
+#include "xp.h"
+
+/* ---- row list ---- */
+
+/* Location parts compare in natural order ("rack2" before "rack10"); an unknown part
+ * sorts after every known one, so "(no location)" ends the map. */
+static int part_cmp(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a == NULL) - (b == NULL);
+	return strverscmp(a, b);
+}
+
+static int loc_cmp(const struct xp_node *a, const struct xp_node *b)
+{
+	int c = part_cmp(a->zone, b->zone);
+	if (!c)
+		c = part_cmp(a->rack, b->rack);
+	if (!c)
+		c = part_cmp(a->sw, b->sw);
+	return c;
+}
+
+/* qsort is not stable, so the sort key carries the cluster index as the tie-break:
+ * that keeps nodes in cluster order inside a group. */
+struct sort_item {
+	const struct xp_node *node;
+	size_t index;
+};
+
+static int item_cmp(const void *pa, const void *pb)
+{
+	const struct sort_item *a = pa, *b = pb;
+	int c = loc_cmp(a->node, b->node);
+	if (c)
+		return c;
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+static void push_row(struct xp_map_rows *r, int kind, size_t index)
+{
+	xp_grow(&r->rows, sizeof *r->rows, r->n, &r->cap);
+	r->rows[r->n].kind = (unsigned char)kind;
+	r->rows[r->n].index = index;
+	r->n++;
+}
+
+void xp_map_rows_build(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg)
+{
+	xp_map_rows_free(r);
+	size_t n = c ? c->n_nodes : 0;
+	if (!n)
+		return;
+	struct sort_item *items = xp_malloc(n * sizeof *items);
+	for (size_t i = 0; i < n; i++) {
+		items[i].node = c->nodes[i];
+		items[i].index = i;
+	}
+	/* Clusters usually arrive grouped already (inventories are written rack by rack):
+	 * skip the sort when they are, which keeps a refresh of a big cluster cheap. */
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = loc_cmp(items[i - 1].node, items[i].node) <= 0;
+	if (!sorted)
+		qsort(items, n, sizeof *items, item_cmp);
+
+	/* Groups are at most one per node; the headers are counted while walking. */
+	size_t gcap = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && loc_cmp(items[i].node, items[j].node) == 0)
+			j++;
+		struct xp_map_group g = {items[i].node->zone, items[i].node->rack, items[i].node->sw, 0, 0, j - i};
+		for (size_t k = i; k < j; k++) {
+			const struct xp_node *node = items[k].node;
+			if (pred && !pred(node, arg))
+				continue;
+			if (!g.n_nodes)
+				push_row(r, XP_MAP_GROUP, r->n_groups);
+			g.n_nodes++;
+			g.n_devices += node->n_devices;
+			push_row(r, XP_MAP_NODE, items[k].index);
+		}
+		if (g.n_nodes) {
+			xp_grow(&r->groups, sizeof *r->groups, r->n_groups, &gcap);
+			r->groups[r->n_groups++] = g;
+			r->n_nodes += g.n_nodes;
+		}
+		i = j;
+	}
+	free(items);
+}
+
+void xp_map_rows_free(struct xp_map_rows *r)
+{
+	free(r->rows);
+	free(r->groups);
+	memset(r, 0, sizeof *r);
+}
+
+const char *xp_map_group_label(const struct xp_map_group *g, char *buf, size_t len)
+{
+	if (!g->zone && !g->rack && !g->sw) {
+		snprintf(buf, len, "(no location)");
+		return buf;
+	}
+	/* Unknown parts are written as "?" so that "rack ?" still says a rack was expected. */
+	snprintf(buf, len, "zone %s / rack %s / switch %s", g->zone ? g->zone : "?", g->rack ? g->rack : "?",
+		 g->sw ? g->sw : "?");
+	return buf;
+}
+
+long xp_map_next_node(const struct xp_map_rows *r, size_t from, int dir)
+{
+	if (!r->n_nodes || !r->n)
+		return -1;
+	size_t n = r->n, i = from < n ? from : n - 1;
+	for (size_t step = 0; step < n; step++) {
+		i = dir >= 0 ? (i + 1) % n : (i + n - 1) % n;
+		if (r->rows[i].kind == XP_MAP_NODE)
+			return (long)i;
+	}
+	return -1;
+}
+
+long xp_map_snap_node(const struct xp_map_rows *r, size_t at, int dir)
+{
+	if (!r->n_nodes || !r->n)
+		return -1;
+	long n = (long)r->n, a = at < r->n ? (long)at : n - 1;
+	int d = dir >= 0 ? 1 : -1;
+	for (int pass = 0; pass < 2; pass++, d = -d)
+		for (long i = a; i >= 0 && i < n; i += d)
+			if (r->rows[i].kind == XP_MAP_NODE)
+				return i;
+	return -1;
+}
+
+long xp_map_row_of_node(const struct xp_map_rows *r, size_t node)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rows[i].kind == XP_MAP_NODE && r->rows[i].index == node)
+			return (long)i;
+	return -1;
+}
+
+/* ---- device cells ---- */
+
+static bool same_group(const char *a, const char *b)
+{
+	return a && b && (a == b || strcmp(a, b) == 0);
+}
+
+void xp_map_dev_order(const struct xp_node *n, int *order, int *group_of)
+{
+	size_t k = n->n_devices;
+	if (!k)
+		return;
+	/* key[i]: the first device of i's affinity group (itself when it has none). A counting
+	 * sort on key is stable, so each group gathers at its first member's place with its
+	 * devices in index order, and devices in no group keep their own place. */
+	int small[3][64];
+	int *key = k <= 64 ? small[0] : xp_malloc(k * sizeof *key);
+	int *start = k <= 64 ? small[1] : xp_malloc(k * sizeof *start);
+	int *gnum = k <= 64 ? small[2] : xp_malloc(k * sizeof *gnum);
+	memset(start, 0, k * sizeof *start);
+	int ngroups = 0;
+	for (size_t i = 0; i < k; i++) {
+		const char *g = n->devices[i].affinity_group;
+		key[i] = (int)i;
+		gnum[i] = -1;
+		if (g) {
+			/* Members of a group are usually adjacent: try the previous device first. */
+			if (i > 0 && same_group(g, n->devices[i - 1].affinity_group)) {
+				key[i] = key[i - 1];
+			} else {
+				for (size_t j = 0; j < i; j++)
+					if (key[j] == (int)j && same_group(g, n->devices[j].affinity_group)) {
+						key[i] = (int)j;
+						break;
+					}
+			}
+			if (key[i] == (int)i)
+				gnum[i] = ngroups++;
+		}
+		start[key[i]]++;
+	}
+	int pos = 0;
+	for (size_t i = 0; i < k; i++) {
+		int c = start[i];
+		start[i] = pos;
+		pos += c;
+	}
+	for (size_t i = 0; i < k; i++) {
+		int at = start[key[i]]++;
+		order[at] = (int)i;
+		group_of[at] = gnum[key[i]];
+	}
+	if (k > 64) {
+		free(key);
+		free(start);
+		free(gnum);
+	}
+}
+
+int xp_map_cell_role(const struct xp_device *d, const struct xp_glyphs *g, const char **glyph)
+{
+	/* Health wins over utilization: a failed device at 0 % must not look idle and fine. */
+	if (d->health == XP_HEALTH_FAIL) {
+		*glyph = g->fail;
+		return XP_ROLE_FAIL;
+	}
+	if (d->health == XP_HEALTH_WARN) {
+		*glyph = g->warn;
+		return XP_ROLE_WARN;
+	}
+	if (XP_HAS(d->utilization_pct)) {
+		*glyph = g->level[xp_glyph_level(d->utilization_pct)];
+		return xp_role_for_util(d->utilization_pct);
+	}
+	*glyph = g->unknown;
+	return d->health == XP_HEALTH_OK ? XP_ROLE_OK : XP_ROLE_DIM;
+}
+
+/* Appends one segment of cols columns; false when the buffers are full. */
+static bool add_seg(struct xp_cells *c, int role, int dev, const char *s, unsigned cols)
+{
+	size_t len = strlen(s), off = strlen(c->text);
+	if (c->n_seg >= XP_CELLS_MAX || off + len >= sizeof c->text)
+		return false;
+	memcpy(c->text + off, s, len + 1);
+	c->seg[c->n_seg++] = (struct xp_cell_seg){role, dev, (unsigned)off, (unsigned)len, (unsigned)c->cols, cols};
+	c->cols += (int)cols;
+	return true;
+}
+
+static int digits(long v)
+{
+	int d = 1;
+	while (v >= 10) {
+		v /= 10;
+		d++;
+	}
+	return d;
+}
+
+void xp_map_cells(const struct xp_node *n, const struct xp_glyphs *g, int width, struct xp_cells *out)
+{
+	out->text[0] = '\0';
+	out->n_seg = 0;
+	out->cols = out->shown = out->hidden = 0;
+	int k = (int)n->n_devices;
+	if (!k)
+		return;
+	if (width > XP_CELLS_MAX)
+		width = XP_CELLS_MAX;
+	int small[2][64];
+	int *order = k <= 64 ? small[0] : xp_malloc((size_t)k * sizeof *order);
+	int *grp = k <= 64 ? small[1] : xp_malloc((size_t)k * sizeof *grp);
+	xp_map_dev_order(n, order, grp);
+
+	/* Columns of the first p devices with their brackets, the last group closed even when
+	 * it continues past p; the largest p that leaves room for "+N" (or needs none) wins. */
+	int shown = 0, used = 0;
+	for (int p = 1; p <= k; p++) {
+		int i = p - 1;
+		if (i > 0 && grp[i - 1] >= 0 && grp[i - 1] != grp[i])
+			used++; /* the previous group's closing bracket */
+		if (grp[i] >= 0 && (i == 0 || grp[i - 1] != grp[i]))
+			used++; /* opening bracket */
+		used++;         /* the cell */
+		int closing = grp[i] >= 0 ? 1 : 0;
+		int tail = p < k ? 1 + digits(k - p) : 0;
+		if (used + closing > width)
+			break;
+		if (used + closing + tail <= width)
+			shown = p;
+	}
+	for (int i = 0; i < shown; i++) {
+		const struct xp_device *d = &n->devices[order[i]];
+		if (grp[i] >= 0 && (i == 0 || grp[i - 1] != grp[i]))
+			add_seg(out, XP_ROLE_DIM, -1, g->group_open, 1);
+		const char *glyph;
+		int role = xp_map_cell_role(d, g, &glyph);
+		add_seg(out, role, order[i], glyph, 1);
+		if (grp[i] >= 0 && (i == shown - 1 || grp[i + 1] != grp[i]))
+			add_seg(out, XP_ROLE_DIM, -1, g->group_close, 1);
+	}
+	out->shown = shown;
+	out->hidden = k - shown;
+	if (out->hidden) {
+		char tail[24];
+		snprintf(tail, sizeof tail, "+%d", out->hidden);
+		if ((int)strlen(tail) + out->cols <= width)
+			add_seg(out, XP_ROLE_DIM, -1, tail, (unsigned)strlen(tail));
+	}
+	if (k > 64) {
+		free(order);
+		free(grp);
+	}
+}
+
+/* ---- scrolling ---- */
+
+size_t xp_scroll_top(size_t top, size_t cursor, size_t height, size_t n)
+{
+	if (!n || !height)
+		return 0;
+	if (cursor >= n)
+		cursor = n - 1;
+	if (top > cursor)
+		top = cursor;
+	if (cursor >= top + height)
+		top = cursor - height + 1;
+	/* After a resize or a narrower filter, pull the window up so the last row ends it. */
+	size_t max_top = n > height ? n - height : 0;
+	return top > max_top ? max_top : top;
+}
+
+size_t xp_scroll_move(size_t cursor, long delta, size_t n)
+{
+	if (!n)
+		return 0;
+	if (delta < 0) {
+		size_t d = (size_t)-delta;
+		cursor = cursor > d ? cursor - d : 0;
+	} else {
+		cursor += (size_t)delta;
+	}
+	return cursor >= n ? n - 1 : cursor;
+}
+
+size_t xp_scroll_page(size_t cursor, size_t height, size_t n, int dir)
+{
+	long step = height ? (long)height : 1;
+	return xp_scroll_move(cursor, dir < 0 ? -step : step, n);
+}
+
+/* ---- text columns ---- */
+
+/* Memory as the map's short form: "512M", "64G", "1.5T". */
+static void short_mib(char *buf, size_t len, int64_t mib)
+{
+	if (mib < 0)
+		snprintf(buf, len, "?");
+	else if (mib < 1024)
+		snprintf(buf, len, "%lldM", (long long)mib);
+	else if (mib < 1024LL * 1024)
+		snprintf(buf, len, "%.0fG", (double)mib / 1024.0);
+	else
+		snprintf(buf, len, "%.1fT", (double)mib / (1024.0 * 1024.0));
+}
+
+const char *xp_map_cpu_summary(const struct xp_node *n, char *buf, size_t len)
+{
+	char c[24], t[24], m[24], numa[24];
+	if (n->cores > 0)
+		snprintf(c, sizeof c, "%d", n->cores);
+	else
+		snprintf(c, sizeof c, "?");
+	if (n->pus > 0)
+		snprintf(t, sizeof t, "%d", n->pus);
+	else
+		snprintf(t, sizeof t, "?");
+	if (n->n_numa)
+		snprintf(numa, sizeof numa, "%zu", n->n_numa);
+	else
+		snprintf(numa, sizeof numa, "?");
+	short_mib(m, sizeof m, n->memory_mib);
+	snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
+	return buf;
+}
+
+const char *xp_map_age(long long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(buf, len, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm", s / 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh", s / 3600);
+	else
+		snprintf(buf, len, "%lldd", s / 86400);
+	return buf;
+}
+
+const char *xp_map_state_str(const struct xp_node *n, char *buf, size_t len)
+{
+	if (n->state == XP_NODE_UNREACHABLE) {
+		/* How long it has been silent is what the operator asks next. */
+		char age[16];
+		snprintf(buf, len, "unreachable %s", xp_map_age(n->age_s, age, sizeof age));
+	} else {
+		snprintf(buf, len, "%s", xp_node_state_name(n->state));
+	}
+	return buf;
+}
+
+int xp_map_state_role(int state)
+{
+	switch (state) {
+	case XP_NODE_UP:
+		return XP_ROLE_OK;
+	case XP_NODE_DEGRADED:
+	case XP_NODE_DRAINING:
+		return XP_ROLE_WARN;
+	case XP_NODE_DOWN:
+	case XP_NODE_UNREACHABLE:
+		return XP_ROLE_FAIL;
+	default:
+		return XP_ROLE_DIM;
+	}
+}

@@ -1,0 +1,33 @@
+/* ui.h: the console: entry point and what views may ask of the running app. */
+#ifndef XP_UI_H
+#define XP_UI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cmd.h"
+#include "events.h"
+#include "glyphs.h"
+#include "model.h"
+
+/* The running console (opaque to views). */
+struct xp_ui;
+
+/* Runs the console on the terminal until the user quits; returns an exit code.
+ * Reads ctx's source options, delay, theme and ascii settings. */
+int xp_ui_run(struct xp_ctx *ctx);
+
+/* The cluster currently shown (never NULL while a view draws; may have no nodes). */
+const struct xp_cluster *xp_ui_cluster(const struct xp_ui *ui);
+/* The text of the `/` filter, "" when none. */
+const char *xp_ui_filter(const struct xp_ui *ui);
+/* The glyph set in use (UTF-8 or ASCII). */
+const struct xp_glyphs *xp_ui_glyphs(const struct xp_ui *ui);
+/* The discovery and health events seen so far. */
+const struct xp_event_log *xp_ui_events(const struct xp_ui *ui);
+/* Shows a one-line message in the status line in a theme role (XP_ROLE_FAIL for errors). */
+void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* True when text matches the filter (case-insensitive substring; always true without a filter). */
+bool xp_ui_matches(const struct xp_ui *ui, const char *text);
+
+#endif

@@ -1,0 +1,55 @@
+/* view.h: one console view (a tab). A view is one file, ui/view_NAME.c, that
+ * defines `const struct xp_view xp_view_NAME`; the build lists those files, so
+ * adding a view adds no line anywhere else. */
+#ifndef XP_VIEW_H
+#define XP_VIEW_H
+
+#include <curses.h>
+
+#include "ui.h"
+
+/* A rectangle of the screen: top row, left column, height, width. */
+struct xp_rect {
+	int y, x, h, w;
+};
+
+/* What a key or click asks of the app (bit set). */
+enum xp_reaction {
+	XP_REACT_NONE = 0,
+	XP_REACT_REDRAW = 1 << 0,   /* draw again */
+	XP_REACT_REFRESH = 1 << 1,  /* re-read the data source now */
+	XP_REACT_QUIT = 1 << 2,     /* leave the console */
+	XP_REACT_UNHANDLED = 1 << 3 /* the view did not use the key: the app may */
+};
+
+/* One line of the `?` overlay: the keys and what they do. */
+struct xp_view_key {
+	const char *keys;
+	const char *help;
+};
+
+/* A view. Every function pointer but draw may be NULL. */
+struct xp_view {
+	const char *name;  /* "topology": for `:view NAME` and messages */
+	const char *title; /* "Topology": the tab label */
+	int order;         /* tab number, 1-9; views are shown in this order */
+	const struct xp_view_key *keys; /* its own keys, {NULL, NULL}-terminated */
+	/* Makes the view's state; called once when the console starts. */
+	void *(*create)(struct xp_ui *ui);
+	/* Frees the state. */
+	void (*destroy)(void *st);
+	/* Draws into r of w (erase what it owns; do not refresh). */
+	void (*draw)(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r);
+	/* Handles a key (ncurses KEY_* or a character); returns enum xp_reaction bits. */
+	int (*on_key)(void *st, struct xp_ui *ui, int key);
+	/* Handles a click at (y, x) relative to the body rectangle. */
+	int (*on_click)(void *st, struct xp_ui *ui, int y, int x);
+	/* Called after a new cluster replaced the old one (indexes may have moved). */
+	void (*on_data)(void *st, struct xp_ui *ui);
+	/* Breadcrumb of where the view is ("Topology > node7 > ACC3"), or NULL for the title. */
+	const char *(*where)(void *st);
+	/* True when the view is drilled in (Esc goes back inside the view, not to the app). */
+	bool (*nested)(void *st);
+};
+
+#endif

@@ -1,0 +1,1380 @@
+/* view_topology.c: view 1, the cluster map. Nodes grouped by network location,
+ * one row per node with a cell per device; Enter opens a node's diagram
+ * (packages, NUMA domains, devices by affinity group, NICs) and link matrix,
+ * and Enter on a device lists every field the model holds for it.
+ *
+ * The map must stay fast with 10,000 nodes: the row list is built when the data
+ * or the filter changes (map_layout.c), and a frame draws only the visible rows. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "format.h"
+#include "map_layout.h"
+#include "pci_class.h"
+#include "theme.h"
+#include "view.h"
+#include "xp.h"
+
+/* ---- drawing helpers ---- */
+
+/* Columns of a UTF-8 string: one per code point (glyphs are one column by contract,
+ * and model strings are ASCII in practice). */
+static int ucols(const char *s)
+{
+	int c = 0;
+	for (; *s; s++)
+		c += ((unsigned char)*s & 0xc0) != 0x80;
+	return c;
+}
+
+/* Byte offset of the code point after the first cols ones. */
+static size_t ubytes(const char *s, int cols)
+{
+	size_t i = 0;
+	for (int c = 0; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
+			break;
+	return i;
+}
+
+/* Draws s at (y, x) in role, skipping its first skip columns and stopping before column
+ * maxx; returns the column after it. Control characters (from hostile snapshots or
+ * odd hostnames) become '?' so that they can neither move the cursor nor take two columns. */
+static int put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int skip)
+{
+	if (skip > 0)
+		s += ubytes(s, skip);
+	if (x >= maxx || !*s)
+		return x;
+	size_t n = ubytes(s, maxx - x);
+	char buf[1024];
+	if (n >= sizeof buf)
+		n = ubytes(s, (int)sizeof buf / 4);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[n] = '\0';
+	wattrset(w, xp_theme_attr(role));
+	mvwaddnstr(w, y, x, buf, (int)n);
+	return x + ucols(buf);
+}
+
+/* Fills columns x..maxx-1 of row y with blanks in role (the view erases what it owns). */
+static void fill(WINDOW *w, int y, int x, int maxx, int role)
+{
+	static const char blanks[] = "                                                                ";
+	wattrset(w, xp_theme_attr(role));
+	while (x < maxx) {
+		int n = maxx - x < (int)sizeof blanks - 1 ? maxx - x : (int)sizeof blanks - 1;
+		mvwaddnstr(w, y, x, blanks, n);
+		x += n;
+	}
+}
+
+/* ---- detail documents: lines of coloured segments ---- */
+
+struct seg {
+	char *text;
+	int role;
+};
+
+struct line {
+	struct seg *segs;
+	size_t n, cap;
+	int dev; /* the accelerator this line stands for (cursor stops), -1 for none */
+};
+
+struct doc {
+	struct line *lines;
+	size_t n, cap;
+	int width; /* widest line, for horizontal scrolling */
+};
+
+static void line_free(struct line *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->segs[i].text);
+	free(l->segs);
+	memset(l, 0, sizeof *l);
+	l->dev = -1;
+}
+
+static void doc_free(struct doc *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		line_free(&d->lines[i]);
+	free(d->lines);
+	memset(d, 0, sizeof *d);
+}
+
+/* Appends text to a line; runs of one role merge into one segment, which keeps a big
+ * link matrix to a handful of segments per row. */
+static void line_addv(struct line *l, int role, const char *fmt, va_list ap)
+{
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	if (!s)
+		s = xp_strdup("");
+	if (l->n && l->segs[l->n - 1].role == role) {
+		struct seg *last = &l->segs[l->n - 1];
+		char *joined = xp_asprintf("%s%s", last->text, s);
+		free(last->text);
+		free(s);
+		last->text = joined;
+		return;
+	}
+	xp_grow(&l->segs, sizeof *l->segs, l->n, &l->cap);
+	l->segs[l->n++] = (struct seg){s, role};
+}
+
+static void line_add(struct line *l, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line_add(struct line *l, int role, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	line_addv(l, role, fmt, ap);
+	va_end(ap);
+}
+
+static struct line *doc_line(struct doc *d)
+{
+	xp_grow(&d->lines, sizeof *d->lines, d->n, &d->cap);
+	struct line *l = &d->lines[d->n++];
+	memset(l, 0, sizeof *l);
+	l->dev = -1;
+	return l;
+}
+
+static int line_cols(const struct line *l)
+{
+	int c = 0;
+	for (size_t i = 0; i < l->n; i++)
+		c += ucols(l->segs[i].text);
+	return c;
+}
+
+static void doc_measure(struct doc *d)
+{
+	d->width = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		int c = line_cols(&d->lines[i]);
+		if (c > d->width)
+			d->width = c;
+	}
+}
+
+/* Draws line l at row y over columns x..maxx-1, scrolled right by xoff; sel paints the
+ * whole row in the cursor role. */
+static void draw_line(WINDOW *w, int y, int x, int maxx, const struct line *l, int xoff, bool sel)
+{
+	int col = 0, cx = x;
+	for (size_t i = 0; i < l->n && cx < maxx; i++) {
+		const struct seg *s = &l->segs[i];
+		int c = ucols(s->text);
+		/* The cursor paints the line's content, not the tree branches leading to it. */
+		bool paint = sel && !(i == 0 && s->role == XP_ROLE_BORDER);
+		if (col + c > xoff)
+			cx = put(w, y, cx, maxx, paint ? XP_ROLE_SELECTED : s->role, s->text, xoff > col ? xoff - col : 0);
+		col += c;
+	}
+	fill(w, y, cx, maxx, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL);
+}
+
+static long line_of_dev(const struct doc *d, int dev)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->lines[i].dev == dev && dev >= 0)
+			return (long)i;
+	return -1;
+}
+
+/* ---- a tree of lines, flattened with ├─ └─ │ prefixes ---- */
+
+struct tnode {
+	struct line line;
+	struct tnode **kids;
+	size_t n, cap;
+};
+
+static struct tnode *tnode_new(void)
+{
+	struct tnode *t = xp_calloc(1, sizeof *t);
+	t->line.dev = -1;
+	return t;
+}
+
+static struct tnode *tnode_add(struct tnode *parent)
+{
+	xp_grow(&parent->kids, sizeof *parent->kids, parent->n, &parent->cap);
+	return parent->kids[parent->n++] = tnode_new();
+}
+
+static void tnode_free(struct tnode *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		tnode_free(t->kids[i]);
+	free(t->kids);
+	line_free(&t->line);
+	free(t);
+}
+
+/* Moves t's lines into d depth first; prefix is what the ancestors draw on each line. */
+static void tnode_flatten(struct tnode *t, struct doc *d, const struct xp_glyphs *g, const char *prefix,
+			  int depth, bool last)
+{
+	struct line *l = doc_line(d);
+	if (depth > 0)
+		line_add(l, XP_ROLE_BORDER, "%s%s ", prefix, last ? g->tree_last : g->tree_mid);
+	for (size_t i = 0; i < t->line.n; i++) {
+		line_add(l, t->line.segs[i].role, "%s", t->line.segs[i].text);
+	}
+	l->dev = t->line.dev;
+	char *sub = depth > 0 ? xp_asprintf("%s%s ", prefix, last ? "  " : g->tree_pipe) : xp_strdup(prefix);
+	for (size_t i = 0; i < t->n; i++)
+		tnode_flatten(t->kids[i], d, g, sub, depth + 1, i + 1 == t->n);
+	free(sub);
+}
+
+/* ---- the view's state ---- */
+
+enum mode {
+	MODE_MAP,
+	MODE_NODE,
+	MODE_DEVICE
+};
+
+struct topo {
+	const struct xp_glyphs *g;
+	int mode;
+	/* the map */
+	struct xp_map_rows rows;
+	size_t cursor, top;      /* row indexes into rows */
+	char *filter;            /* the filter rows was built with */
+	const struct xp_cluster *built;
+	uint64_t built_gen;
+	int name_w, state_w, cpu_w;
+	char *name;              /* node under the cursor, or opened: names survive a refresh */
+	size_t node;             /* its index in the current cluster (valid after sync) */
+	int page, cols;          /* body size of the last frame, for paging and sideways scrolling */
+	/* node detail */
+	struct doc nd;
+	size_t ntop;
+	int nxoff;
+	int dev;                 /* device cursor (index), -1 when the node has none */
+	/* device detail */
+	struct doc dd;
+	size_t dtop;
+	int dxoff;
+	char *dev_bus;           /* the opened device's bus id: indexes may move on a refresh */
+	char where[512];
+};
+
+static void set_name(struct topo *t, const char *name)
+{
+	if (t->name && name && strcmp(t->name, name) == 0)
+		return;
+	free(t->name);
+	t->name = xp_strdup(name);
+}
+
+/* ---- the filter ---- */
+
+static bool labels_match(const struct xp_ui *ui, const struct xp_labels *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->values[i] && xp_ui_matches(ui, l->values[i]))
+			return true;
+	return false;
+}
+
+static bool node_matches(const struct xp_node *n, void *arg)
+{
+	const struct xp_ui *ui = arg;
+	if (xp_ui_matches(ui, n->name) || xp_ui_matches(ui, xp_node_state_name(n->state)))
+		return true;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		if ((d->vendor && xp_ui_matches(ui, d->vendor)) || (d->model && xp_ui_matches(ui, d->model)))
+			return true;
+	}
+	/* The location too: "rack12" is the first thing an operator types. */
+	if ((n->zone && xp_ui_matches(ui, n->zone)) || (n->rack && xp_ui_matches(ui, n->rack)) ||
+	    (n->sw && xp_ui_matches(ui, n->sw)))
+		return true;
+	return labels_match(ui, &n->facts) || labels_match(ui, &n->governance) ||
+	       labels_match(ui, &n->validation);
+}
+
+/* ---- building ---- */
+
+static void build_node_doc(struct topo *t, const struct xp_node *n);
+static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct xp_device *d);
+
+static long find_node(const struct xp_cluster *c, const char *name)
+{
+	if (!name)
+		return -1;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (strcmp(c->nodes[i]->name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+static void measure_columns(struct topo *t, const struct xp_cluster *c)
+{
+	t->name_w = 4;
+	t->state_w = 5;
+	t->cpu_w = 3;
+	char buf[64];
+	for (size_t i = 0; i < t->rows.n; i++) {
+		if (t->rows.rows[i].kind != XP_MAP_NODE)
+			continue;
+		const struct xp_node *n = c->nodes[t->rows.rows[i].index];
+		int w = ucols(n->name);
+		if (w > t->name_w)
+			t->name_w = w;
+		w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
+		if (w > t->state_w)
+			t->state_w = w;
+		w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
+		if (w > t->cpu_w)
+			t->cpu_w = w;
+	}
+	if (t->name_w > 32)
+		t->name_w = 32;
+}
+
+/* Puts the map cursor on a node row: prefer the named node, else stay near the old row. */
+static void place_cursor(struct topo *t, const struct xp_cluster *c, size_t old_row)
+{
+	long at = -1, ni = find_node(c, t->name);
+	if (ni >= 0)
+		at = xp_map_row_of_node(&t->rows, (size_t)ni);
+	if (at < 0)
+		at = xp_map_snap_node(&t->rows, old_row, -1);
+	t->cursor = at >= 0 ? (size_t)at : 0;
+	if (at >= 0 && t->rows.rows[at].kind == XP_MAP_NODE) {
+		t->node = t->rows.rows[at].index;
+		if (t->mode == MODE_MAP)
+			set_name(t, c->nodes[t->node]->name);
+	}
+}
+
+static void back_to_map(struct topo *t)
+{
+	t->mode = MODE_MAP;
+	doc_free(&t->nd);
+	doc_free(&t->dd);
+	free(t->dev_bus);
+	t->dev_bus = NULL;
+}
+
+/* Rebuilds whatever depends on the cluster and the filter; keeps the cursor on the same node
+ * (by name) and the detail on the same node and device, or steps back when they left. */
+static void rebuild(struct topo *t, struct xp_ui *ui)
+{
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const char *f = xp_ui_filter(ui);
+	size_t old_row = t->cursor;
+	xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, ui);
+	free(t->filter);
+	t->filter = xp_strdup(f ? f : "");
+	t->built = c;
+	t->built_gen = c->generation;
+	measure_columns(t, c);
+	place_cursor(t, c, old_row);
+	if (t->mode == MODE_MAP)
+		return;
+	long ni = find_node(c, t->name);
+	if (ni < 0) {
+		xp_ui_message(ui, XP_ROLE_WARN, "node %s is gone; back to the map", t->name);
+		back_to_map(t);
+		return;
+	}
+	t->node = (size_t)ni;
+	const struct xp_node *n = c->nodes[ni];
+	if (t->dev >= (int)n->n_devices)
+		t->dev = n->n_devices ? (int)n->n_devices - 1 : -1;
+	if (t->mode == MODE_DEVICE) {
+		const struct xp_device *d = NULL;
+		if (t->dev_bus)
+			d = xp_node_device_by_bus(n, t->dev_bus);
+		else if (t->dev >= 0)
+			d = &n->devices[t->dev];
+		if (!d) {
+			xp_ui_message(ui, XP_ROLE_WARN, "the device left %s; back to the node", n->name);
+			t->mode = MODE_NODE;
+			doc_free(&t->dd);
+		} else {
+			t->dev = (int)(d - n->devices);
+			build_dev_doc(t, n, d);
+		}
+	}
+	build_node_doc(t, n);
+}
+
+/* Catches changes the app did not announce (a filter edit, a swapped cluster). */
+static void sync(struct topo *t, struct xp_ui *ui)
+{
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const char *f = xp_ui_filter(ui);
+	t->g = xp_ui_glyphs(ui);
+	if (c != t->built || c->generation != t->built_gen || !t->filter || strcmp(t->filter, f ? f : "") != 0)
+		rebuild(t, ui);
+}
+
+/* ---- node detail ---- */
+
+static int health_role(int h)
+{
+	return h == XP_HEALTH_FAIL ? XP_ROLE_FAIL
+	       : h == XP_HEALTH_WARN ? XP_ROLE_WARN
+	       : h == XP_HEALTH_OK   ? XP_ROLE_OK
+				     : XP_ROLE_NORMAL;
+}
+
+static int link_role(struct xp_link l)
+{
+	switch (l.cls) {
+	case XP_LINK_NVLINK:
+	case XP_LINK_HCCS:
+	case XP_LINK_XGMI:
+	case XP_LINK_MLULINK:
+		return XP_ROLE_LINK_FABRIC;
+	case XP_LINK_PIX:
+		return XP_ROLE_LINK_PIX;
+	case XP_LINK_PXB:
+		return XP_ROLE_LINK_PXB;
+	case XP_LINK_PHB:
+		return XP_ROLE_LINK_PHB;
+	case XP_LINK_NODE:
+		return XP_ROLE_LINK_NODE;
+	case XP_LINK_SYS:
+		return XP_ROLE_LINK_SYS;
+	default:
+		return XP_ROLE_DIM;
+	}
+}
+
+static void add_mib(struct line *l, int64_t mib)
+{
+	char buf[32];
+	if (mib < 0)
+		line_add(l, XP_ROLE_DIM, "memory unknown");
+	else
+		line_add(l, XP_ROLE_NORMAL, "%s", xp_fmt_mib(buf, sizeof buf, mib));
+}
+
+/* "NVIDIA H100", without saying the vendor twice when the model already starts with it
+ * ("AMD Radeon R9", not "AMD AMD Radeon R9"). */
+static const char *vendor_model(const struct xp_device *d, char *buf, size_t len)
+{
+	const char *v = d->vendor ? d->vendor : "?", *m = d->model ? d->model : "?";
+	size_t vl = strlen(v);
+	if (d->vendor && d->model && strncasecmp(m, v, vl) == 0 && (m[vl] == ' ' || !m[vl]))
+		snprintf(buf, len, "%s", m);
+	else
+		snprintf(buf, len, "%s %s", v, m);
+	return buf;
+}
+
+static void add_device(struct tnode *parent, const struct xp_node *n, const struct xp_device *d)
+{
+	char vm[256];
+	struct tnode *k = tnode_add(parent);
+	k->line.dev = (int)(d - n->devices);
+	line_add(&k->line, health_role(d->health), "ACC%d", d->index);
+	line_add(&k->line, XP_ROLE_NORMAL, "  %s  %s  ", vendor_model(d, vm, sizeof vm),
+		 d->pci_bus_id ? d->pci_bus_id : "no bus id");
+	add_mib(&k->line, d->memory_mib);
+	if (XP_HAS(d->utilization_pct)) {
+		line_add(&k->line, XP_ROLE_NORMAL, "  ");
+		line_add(&k->line, xp_role_for_util(d->utilization_pct), "%.0f%%", d->utilization_pct);
+	}
+	if (d->health == XP_HEALTH_WARN || d->health == XP_HEALTH_FAIL) {
+		line_add(&k->line, XP_ROLE_NORMAL, "  ");
+		line_add(&k->line, health_role(d->health), "%s", xp_health_name(d->health));
+	}
+}
+
+/* True when device i belongs under NUMA id numa (numa -2: under "not local to one"). */
+static bool dev_in(const struct xp_node *n, size_t i, int numa)
+{
+	int m = n->devices[i].numa;
+	bool local = m >= 0 && xp_node_numa_by_id(n, m);
+	return numa == -2 ? !local : local && m == numa;
+}
+
+static bool nic_in(const struct xp_node *n, size_t i, int numa)
+{
+	int m = n->nics[i].numa;
+	bool local = m >= 0 && xp_node_numa_by_id(n, m);
+	return numa == -2 ? !local : local && m == numa;
+}
+
+/* The accelerators of one NUMA domain (or of none), each affinity group under its own
+ * heading in order of first appearance, then the NICs. */
+static void add_locals(struct tnode *parent, const struct xp_node *n, int numa)
+{
+	size_t k = n->n_devices;
+	int *order = xp_malloc((k ? k : 1) * sizeof *order), *grp = xp_malloc((k ? k : 1) * sizeof *grp);
+	if (k)
+		xp_map_dev_order(n, order, grp);
+	struct tnode *head = NULL;
+	int head_grp = -1;
+	for (size_t p = 0; p < k; p++) {
+		size_t i = (size_t)order[p];
+		if (!dev_in(n, i, numa))
+			continue;
+		const struct xp_device *d = &n->devices[i];
+		if (grp[p] < 0) {
+			add_device(parent, n, d);
+			continue;
+		}
+		if (!head || head_grp != grp[p]) {
+			size_t members = 0;
+			for (size_t q = p; q < k && grp[q] == grp[p]; q++)
+				members += dev_in(n, (size_t)order[q], numa);
+			head = tnode_add(parent);
+			head_grp = grp[p];
+			line_add(&head->line, XP_ROLE_TITLE, "%s", d->affinity_group);
+			line_add(&head->line, XP_ROLE_DIM, "  %zu device%s", members, members == 1 ? "" : "s");
+		}
+		add_device(head, n, d);
+	}
+	free(order);
+	free(grp);
+	for (size_t i = 0; i < n->n_nics; i++) {
+		if (!nic_in(n, i, numa))
+			continue;
+		const struct xp_nic *c = &n->nics[i];
+		struct tnode *x = tnode_add(parent);
+		line_add(&x->line, XP_ROLE_NORMAL, "NIC %s", c->name ? c->name : "?");
+		if (c->rdma)
+			line_add(&x->line, XP_ROLE_NORMAL, "  RDMA %s", c->rdma);
+		line_add(&x->line, XP_ROLE_NORMAL, "  %s", c->pci_bus_id ? c->pci_bus_id : "virtual");
+		if (c->numa >= 0)
+			line_add(&x->line, XP_ROLE_DIM, "  NUMA %d", c->numa);
+		if (c->speed_mbps > 0)
+			line_add(&x->line, XP_ROLE_DIM, "  %lld Mb/s", (long long)c->speed_mbps);
+	}
+}
+
+static void add_numa(struct tnode *parent, const struct xp_node *n, const struct xp_numa *m)
+{
+	char mem[32];
+	struct tnode *x = tnode_add(parent);
+	line_add(&x->line, XP_ROLE_TITLE, "NUMA %d", m->id);
+	line_add(&x->line, XP_ROLE_NORMAL, "  %s  cpus %s", m->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, m->memory_mib),
+		 m->cpus && *m->cpus ? m->cpus : "none");
+	add_locals(x, n, m->id);
+}
+
+static bool any_nonlocal(const struct xp_node *n)
+{
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (dev_in(n, i, -2))
+			return true;
+	for (size_t i = 0; i < n->n_nics; i++)
+		if (nic_in(n, i, -2))
+			return true;
+	return false;
+}
+
+static void add_matrix(struct doc *d, const struct xp_node *n)
+{
+	struct line *l = doc_line(d);
+	line_add(l, XP_ROLE_TITLE, "Accelerator links");
+	size_t k = n->n_devices;
+	if (!k) {
+		line_add(doc_line(d), XP_ROLE_DIM, "  none (no accelerators)");
+		return;
+	}
+	/* Every column as wide as the widest spelling, like nvidia-smi topo -m. */
+	char buf[32];
+	int cw = snprintf(buf, sizeof buf, "ACC%zu", k - 1);
+	for (size_t r = 0; r < k; r++)
+		for (size_t c = 0; c < k; c++) {
+			int w = (int)strlen(xp_link_str(*xp_node_link(n, r, c), buf, sizeof buf));
+			if (w > cw)
+				cw = w;
+		}
+	cw += 2;
+	l = doc_line(d);
+	line_add(l, XP_ROLE_TITLE, "  %-*s", cw, "");
+	for (size_t c = 0; c < k; c++) {
+		snprintf(buf, sizeof buf, "ACC%zu", c);
+		line_add(l, XP_ROLE_TITLE, "%-*s", cw, buf);
+	}
+	line_add(l, XP_ROLE_TITLE, "%-6s%s", "NUMA", "AFFINITY");
+	for (size_t r = 0; r < k; r++) {
+		const struct xp_device *dv = &n->devices[r];
+		l = doc_line(d);
+		snprintf(buf, sizeof buf, "ACC%zu", r);
+		line_add(l, XP_ROLE_TITLE, "  %-*s", cw, buf);
+		for (size_t c = 0; c < k; c++) {
+			struct xp_link lk = *xp_node_link(n, r, c);
+			line_add(l, link_role(lk), "%-*s", cw, xp_link_str(lk, buf, sizeof buf));
+		}
+		if (dv->numa >= 0)
+			line_add(l, XP_ROLE_NORMAL, "%-6d", dv->numa);
+		else
+			line_add(l, XP_ROLE_DIM, "%-6s", "-");
+		line_add(l, dv->affinity_group ? XP_ROLE_NORMAL : XP_ROLE_DIM, "%s",
+			 dv->affinity_group ? dv->affinity_group : "-");
+	}
+}
+
+static const struct {
+	int role;
+	const char *key, *text;
+} legend[] = {
+	{XP_ROLE_DIM, "X   ", "Self"},
+	{XP_ROLE_LINK_FABRIC, "NV# ", "NVLink, a bonded set of # links"},
+	{XP_ROLE_LINK_FABRIC, "HCCS", "Huawei HCCS (Ascend)"},
+	{XP_ROLE_LINK_FABRIC, "XGMI", "AMD Infinity Fabric / XGMI"},
+	{XP_ROLE_LINK_FABRIC, "MLU#", "Cambricon MLU-Link"},
+	{XP_ROLE_LINK_PIX, "PIX ", "at most a single PCIe bridge"},
+	{XP_ROLE_LINK_PXB, "PXB ", "multiple PCIe bridges (without the PCIe host bridge)"},
+	{XP_ROLE_LINK_PHB, "PHB ", "PCIe and a PCIe host bridge (typically the CPU)"},
+	{XP_ROLE_LINK_NODE, "NODE", "PCIe and the interconnect between host bridges within a NUMA node"},
+	{XP_ROLE_LINK_SYS, "SYS ", "PCIe and the SMP interconnect between NUMA nodes (QPI/UPI)"},
+};
+
+static void build_node_doc(struct topo *t, const struct xp_node *n)
+{
+	doc_free(&t->nd);
+	char mem[32];
+	struct tnode *root = tnode_new();
+	struct line *l = &root->line;
+	line_add(l, XP_ROLE_TITLE, "Machine %s", n->name);
+	line_add(l, XP_ROLE_NORMAL, "  ");
+	char st[48];
+	line_add(l, xp_map_state_role(n->state), "%s", xp_map_state_str(n, st, sizeof st));
+	line_add(l, XP_ROLE_NORMAL, "  %d package%s, %d cores, %d PUs, %s", n->packages_n, n->packages_n == 1 ? "" : "s",
+		 n->cores, n->pus, n->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, n->memory_mib));
+	if (n->zone || n->rack || n->sw)
+		line_add(l, XP_ROLE_DIM, "  zone %s / rack %s / switch %s", n->zone ? n->zone : "?", n->rack ? n->rack : "?",
+			 n->sw ? n->sw : "?");
+	for (size_t p = 0; p < n->n_packages; p++) {
+		const struct xp_package *pk = &n->packages[p];
+		struct tnode *x = tnode_add(root);
+		line_add(&x->line, XP_ROLE_TITLE, "Package %d", pk->id);
+		line_add(&x->line, XP_ROLE_NORMAL, "  %s%s%d cores, %d PUs, cpus %s", pk->model ? pk->model : "",
+			 pk->model ? ", " : "", pk->cores, pk->pus, pk->cpus ? pk->cpus : "none");
+		for (size_t m = 0; m < n->n_numa; m++)
+			if (n->numa[m].package == pk->id)
+				add_numa(x, n, &n->numa[m]);
+	}
+	/* NUMA domains no single package holds: memory-only domains, or packages unknown. */
+	for (size_t m = 0; m < n->n_numa; m++) {
+		bool held = false;
+		for (size_t p = 0; p < n->n_packages && !held; p++)
+			held = n->numa[m].package == n->packages[p].id;
+		if (!held)
+			add_numa(root, n, &n->numa[m]);
+	}
+	if (any_nonlocal(n)) {
+		struct tnode *x = tnode_add(root);
+		line_add(&x->line, XP_ROLE_TITLE, "Not local to one NUMA domain");
+		add_locals(x, n, -2);
+	}
+	tnode_flatten(root, &t->nd, t->g, "", 0, true);
+	tnode_free(root);
+
+	doc_line(&t->nd);
+	add_matrix(&t->nd, n);
+	doc_line(&t->nd);
+	line_add(doc_line(&t->nd), XP_ROLE_TITLE, "Legend");
+	for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++) {
+		l = doc_line(&t->nd);
+		line_add(l, XP_ROLE_NORMAL, "  ");
+		line_add(l, legend[i].role, "%s", legend[i].key);
+		line_add(l, XP_ROLE_NORMAL, " = %s", legend[i].text);
+	}
+	doc_measure(&t->nd);
+	/* The cursor starts on the first device of the diagram (not ACC0: the diagram orders
+	 * them by NUMA domain and affinity group). */
+	if (line_of_dev(&t->nd, t->dev) < 0) {
+		t->dev = -1;
+		for (size_t i = 0; i < t->nd.n && t->dev < 0; i++)
+			t->dev = t->nd.lines[i].dev;
+	}
+}
+
+/* ---- device detail ---- */
+
+static void kv(struct doc *d, const char *key, int role, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void kv(struct doc *d, const char *key, int role, const char *fmt, ...)
+{
+	struct line *l = doc_line(d);
+	line_add(l, XP_ROLE_TITLE, "  %-18s", key);
+	va_list ap;
+	va_start(ap, fmt);
+	line_addv(l, role, fmt, ap);
+	va_end(ap);
+}
+
+/* A string field: its value, or "unknown" dimmed. */
+static void kv_str(struct doc *d, const char *key, const char *v)
+{
+	if (v)
+		kv(d, key, XP_ROLE_NORMAL, "%s", v);
+	else
+		kv(d, key, XP_ROLE_DIM, "unknown");
+}
+
+static void kv_int(struct doc *d, const char *key, long long v)
+{
+	char buf[32];
+	if (v < 0)
+		kv(d, key, XP_ROLE_DIM, "unknown");
+	else
+		kv(d, key, XP_ROLE_NORMAL, "%s", xp_fmt_int(buf, sizeof buf, v));
+}
+
+static void kv_mib(struct doc *d, const char *key, int64_t v)
+{
+	char buf[32];
+	if (v < 0)
+		kv(d, key, XP_ROLE_DIM, "unknown");
+	else
+		kv(d, key, XP_ROLE_NORMAL, "%s (%lld MiB)", xp_fmt_mib(buf, sizeof buf, v), (long long)v);
+}
+
+static void kv_num(struct doc *d, const char *key, double v, const char *unit)
+{
+	if (XP_HAS(v))
+		kv(d, key, XP_ROLE_NORMAL, "%.1f%s", v, unit);
+	else
+		kv(d, key, XP_ROLE_DIM, "unknown");
+}
+
+/* A list field: one line per item under the key, "none" when empty. */
+static void kv_list(struct doc *d, const char *key, char *const *v, size_t n)
+{
+	if (!n)
+		kv(d, key, XP_ROLE_DIM, "none");
+	for (size_t i = 0; i < n; i++)
+		kv(d, i ? "" : key, XP_ROLE_NORMAL, "%s", v[i]);
+}
+
+static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct xp_device *d)
+{
+	doc_free(&t->dd);
+	struct doc *o = &t->dd;
+	struct line *l = doc_line(o);
+	line_add(l, health_role(d->health), "ACC%d", d->index);
+	char vm[256];
+	line_add(l, XP_ROLE_TITLE, "  %s on %s", vendor_model(d, vm, sizeof vm), n->name);
+	doc_line(o);
+	kv_int(o, "index", d->index);
+	kv_str(o, "vendor", d->vendor);
+	kv_str(o, "model", d->model);
+	kv_str(o, "arch", d->arch);
+	kv_str(o, "uuid", d->uuid);
+	kv_str(o, "pci bus id", d->pci_bus_id);
+	kv_str(o, "pci id", d->pci_id);
+	if (d->pci_class < 0) {
+		kv(o, "pci class", XP_ROLE_DIM, "unknown");
+	} else {
+		const char *cn = xp_pci_class_name((unsigned)d->pci_class);
+		kv(o, "pci class", XP_ROLE_NORMAL, "%04x%s%s", (unsigned)d->pci_class & 0xffff, cn ? "  " : "", cn ? cn : "");
+	}
+	kv_list(o, "pci path", d->pci_path, d->n_pci_path);
+	kv_list(o, "os devices", d->os_devices, d->n_os_devices);
+	kv_int(o, "numa", d->numa);
+	kv_str(o, "driver", d->driver);
+	kv_str(o, "firmware", d->firmware);
+	kv_str(o, "runtime", d->runtime);
+	kv_mib(o, "memory", d->memory_mib);
+	kv_mib(o, "memory used", d->memory_used_mib);
+	if (!d->n_peaks)
+		kv(o, "peaks", XP_ROLE_DIM, "none known");
+	for (size_t i = 0; i < d->n_peaks; i++) {
+		const struct xp_peak *p = &d->peaks[i];
+		if (XP_HAS(p->value))
+			kv(o, i ? "" : "peaks", XP_ROLE_NORMAL, "%-6s %g %s", p->precision ? p->precision : "?", p->value,
+			   p->unit ? p->unit : "");
+		else
+			kv(o, i ? "" : "peaks", XP_ROLE_DIM, "%-6s unknown", p->precision ? p->precision : "?");
+	}
+	kv_num(o, "ecu", d->ecu, "");
+	if (d->mem_access == XP_MEM_UNKNOWN)
+		kv(o, "memory access", XP_ROLE_DIM, "unknown");
+	else
+		kv(o, "memory access", XP_ROLE_NORMAL, "%s", xp_mem_access_name(d->mem_access));
+	kv_str(o, "affinity group", d->affinity_group);
+	kv(o, "health", d->health == XP_HEALTH_UNKNOWN ? XP_ROLE_DIM : health_role(d->health), "%s",
+	   xp_health_name(d->health));
+	kv_list(o, "health reasons", d->health_reasons, d->n_health_reasons);
+	kv_num(o, "temperature", d->temperature_c, " C");
+	kv_num(o, "power", d->power_w, " W");
+	if (XP_HAS(d->utilization_pct))
+		kv(o, "utilization", xp_role_for_util(d->utilization_pct), "%.1f %%", d->utilization_pct);
+	else
+		kv(o, "utilization", XP_ROLE_DIM, "unknown");
+	kv_int(o, "ecc corrected", d->ecc_corrected);
+	kv_int(o, "ecc uncorrected", d->ecc_uncorrected);
+	static const char *const part_names[] = {"whole", "mig", "vnpu", "share"};
+	char parts[64] = "";
+	for (int b = 0; b < 4; b++)
+		if (d->partition & (1u << b))
+			snprintf(parts + strlen(parts), sizeof parts - strlen(parts), "%s%s", *parts ? ", " : "", part_names[b]);
+	if (*parts)
+		kv(o, "partition", XP_ROLE_NORMAL, "%s", parts);
+	else
+		kv(o, "partition", XP_ROLE_DIM, "none");
+	if (!d->n_allocs)
+		kv(o, "allocations", XP_ROLE_DIM, "none");
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		const struct xp_alloc *a = &d->allocs[i];
+		char mem[32] = "";
+		if (a->memory_mib >= 0)
+			snprintf(mem, sizeof mem, "  %lld MiB", (long long)a->memory_mib);
+		char share[24] = "";
+		if (a->share_pct > 0)
+			snprintf(share, sizeof share, "  %d%%", a->share_pct);
+		kv(o, i ? "" : "allocations", XP_ROLE_NORMAL, "%s  %s%s%s", a->slice ? a->slice : "whole",
+		   a->owner ? a->owner : "?", mem, share);
+	}
+	/* Not a device field, but what the next question about a device usually is. */
+	size_t idx = (size_t)(d - n->devices);
+	if (n->links && n->n_devices > 1) {
+		l = doc_line(o);
+		line_add(l, XP_ROLE_TITLE, "  %-18s", "links");
+		bool first = true;
+		for (size_t j = 0; j < n->n_devices; j++) {
+			if (j == idx)
+				continue;
+			char buf[16];
+			struct xp_link lk = *xp_node_link(n, idx, j);
+			line_add(l, XP_ROLE_NORMAL, "%sACC%zu ", first ? "" : "  ", j);
+			line_add(l, link_role(lk), "%s", xp_link_str(lk, buf, sizeof buf));
+			first = false;
+		}
+	}
+	doc_measure(o);
+}
+
+/* ---- drawing ---- */
+
+static void draw_map_row(struct topo *t, struct xp_ui *ui, WINDOW *w, int y, struct xp_rect r, size_t row)
+{
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const struct xp_map_row *mr = &t->rows.rows[row];
+	int maxx = r.x + r.w;
+	if (mr->kind == XP_MAP_GROUP) {
+		const struct xp_map_group *gr = &t->rows.groups[mr->index];
+		char label[512], counts[96];
+		xp_map_group_label(gr, label, sizeof label);
+		if (gr->n_nodes < gr->n_total)
+			snprintf(counts, sizeof counts, "  %zu of %zu nodes, %zu devices", gr->n_nodes, gr->n_total,
+				 gr->n_devices);
+		else
+			snprintf(counts, sizeof counts, "  %zu node%s, %zu device%s", gr->n_nodes, gr->n_nodes == 1 ? "" : "s",
+				 gr->n_devices, gr->n_devices == 1 ? "" : "s");
+		int x = put(w, y, r.x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+		x = put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
+		x = put(w, y, x, maxx, XP_ROLE_TITLE, label, 0);
+		x = put(w, y, x, maxx, XP_ROLE_DIM, counts, 0);
+		x = put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
+		while (x < maxx)
+			x = put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+		return;
+	}
+	const struct xp_node *n = c->nodes[mr->index];
+	bool sel = row == t->cursor;
+	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
+	char buf[64];
+	int x = r.x + 2;
+	fill(w, y, r.x, x, base);
+	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(ui, n->name);
+	int end = put(w, y, x, x + t->name_w < maxx ? x + t->name_w : maxx, hit ? XP_ROLE_MATCH : base, n->name, 0);
+	x += t->name_w + 2;
+	fill(w, y, end, x < maxx ? x : maxx, base);
+	end = put(w, y, x, maxx, sel ? base : xp_map_state_role(n->state), xp_map_state_str(n, buf, sizeof buf), 0);
+	x += t->state_w + 2;
+	fill(w, y, end, x < maxx ? x : maxx, base);
+	end = put(w, y, x, maxx, base, xp_map_cpu_summary(n, buf, sizeof buf), 0);
+	x += t->cpu_w + 2;
+	fill(w, y, end, x < maxx ? x : maxx, base);
+	if (x < maxx) {
+		struct xp_cells cells;
+		xp_map_cells(n, t->g, maxx - x, &cells);
+		for (size_t i = 0; i < cells.n_seg; i++) {
+			const struct xp_cell_seg *s = &cells.seg[i];
+			char one[32];
+			size_t len = s->len < sizeof one ? s->len : sizeof one - 1;
+			memcpy(one, cells.text + s->off, len);
+			one[len] = '\0';
+			put(w, y, x + (int)s->col, maxx, s->role, one, 0);
+		}
+		x += cells.cols;
+	}
+	fill(w, y, x, maxx, base);
+}
+
+static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
+{
+	int maxx = r.x + r.w;
+	/* The column header: fixed at the top, the list scrolls under it. */
+	int x = r.x + 2;
+	fill(w, r.y, r.x, maxx, XP_ROLE_TITLE);
+	put(w, r.y, x, maxx, XP_ROLE_TITLE, "NODE", 0);
+	x += t->name_w + 2;
+	put(w, r.y, x, maxx, XP_ROLE_TITLE, "STATE", 0);
+	x += t->state_w + 2;
+	put(w, r.y, x, maxx, XP_ROLE_TITLE, "CPU", 0);
+	x += t->cpu_w + 2;
+	put(w, r.y, x, maxx, XP_ROLE_TITLE, "DEVICES", 0);
+	int h = r.h - 1;
+	t->page = h > 1 ? h : 1;
+	if (h <= 0)
+		return;
+	if (!t->rows.n) {
+		const struct xp_cluster *c = xp_ui_cluster(ui);
+		char msg[320];
+		if (c->n_nodes)
+			snprintf(msg, sizeof msg, "  no node matches \"%s\" (Esc clears the filter)", t->filter ? t->filter : "");
+		else
+			snprintf(msg, sizeof msg, "  no nodes yet");
+		put(w, r.y + 1, r.x, maxx, XP_ROLE_DIM, msg, 0);
+		fill(w, r.y + 1, r.x + ucols(msg) < maxx ? r.x + ucols(msg) : maxx, maxx, XP_ROLE_NORMAL);
+		for (int i = 2; i <= h; i++)
+			fill(w, r.y + i, r.x, maxx, XP_ROLE_NORMAL);
+		return;
+	}
+	t->top = xp_scroll_top(t->top, t->cursor, (size_t)h, t->rows.n);
+	/* Show the group header of the first node of a group when scrolling up to it. */
+	if (t->top == t->cursor && t->top > 0 && t->rows.rows[t->top - 1].kind == XP_MAP_GROUP && h > 1)
+		t->top--;
+	for (int i = 0; i < h; i++) {
+		size_t row = t->top + (size_t)i;
+		if (row < t->rows.n)
+			draw_map_row(t, ui, w, r.y + 1 + i, r, row);
+		else
+			fill(w, r.y + 1 + i, r.x, maxx, XP_ROLE_NORMAL);
+	}
+}
+
+static size_t doc_max_top(const struct doc *d, int h)
+{
+	return d->n > (size_t)h ? d->n - (size_t)h : 0;
+}
+
+static void draw_doc(WINDOW *w, struct xp_rect r, struct doc *d, size_t *top, int xoff, int cursor_dev)
+{
+	if (*top > doc_max_top(d, r.h))
+		*top = doc_max_top(d, r.h);
+	for (int i = 0; i < r.h; i++) {
+		size_t li = *top + (size_t)i;
+		if (li < d->n) {
+			const struct line *l = &d->lines[li];
+			draw_line(w, r.y + i, r.x, r.x + r.w, l, xoff, cursor_dev >= 0 && l->dev == cursor_dev);
+		} else {
+			fill(w, r.y + i, r.x, r.x + r.w, XP_ROLE_NORMAL);
+		}
+	}
+}
+
+static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
+{
+	struct topo *t = st;
+	sync(t, ui);
+	if (r.h <= 0 || r.w <= 0)
+		return;
+	t->cols = r.w;
+	if (t->mode == MODE_MAP) {
+		draw_map(t, ui, w, r);
+		return;
+	}
+	t->page = r.h > 1 ? r.h : 1;
+	if (t->mode == MODE_NODE)
+		draw_doc(w, r, &t->nd, &t->ntop, t->nxoff, t->dev);
+	else
+		draw_doc(w, r, &t->dd, &t->dtop, t->dxoff, -1);
+}
+
+/* ---- keys ---- */
+
+static void open_node(struct topo *t, struct xp_ui *ui)
+{
+	if (!t->rows.n || t->rows.rows[t->cursor].kind != XP_MAP_NODE)
+		return;
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	t->node = t->rows.rows[t->cursor].index;
+	set_name(t, c->nodes[t->node]->name);
+	t->mode = MODE_NODE;
+	t->dev = -1;
+	t->ntop = 0;
+	t->nxoff = 0;
+	build_node_doc(t, c->nodes[t->node]);
+}
+
+static void open_device(struct topo *t, struct xp_ui *ui)
+{
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const struct xp_node *n = c->nodes[t->node];
+	if (t->dev < 0 || t->dev >= (int)n->n_devices)
+		return;
+	const struct xp_device *d = &n->devices[t->dev];
+	free(t->dev_bus);
+	t->dev_bus = xp_strdup(d->pci_bus_id);
+	t->mode = MODE_DEVICE;
+	t->dtop = 0;
+	t->dxoff = 0;
+	build_dev_doc(t, n, d);
+}
+
+static void map_move_to(struct topo *t, struct xp_ui *ui, long row, int dir)
+{
+	if (!t->rows.n)
+		return;
+	if (row < 0)
+		row = 0;
+	if (row >= (long)t->rows.n)
+		row = (long)t->rows.n - 1;
+	long at = xp_map_snap_node(&t->rows, (size_t)row, dir);
+	if (at < 0)
+		return;
+	t->cursor = (size_t)at;
+	t->node = t->rows.rows[at].index;
+	set_name(t, xp_ui_cluster(ui)->nodes[t->node]->name);
+}
+
+static int map_next_match(struct topo *t, struct xp_ui *ui, int dir)
+{
+	const char *f = xp_ui_filter(ui);
+	if (!f || !*f) {
+		xp_ui_message(ui, XP_ROLE_DIM, "no filter: press / to look for nodes");
+		return XP_REACT_REDRAW;
+	}
+	long at = xp_map_next_node(&t->rows, t->cursor, dir);
+	if (at < 0) {
+		xp_ui_message(ui, XP_ROLE_WARN, "no node matches \"%s\"", f);
+		return XP_REACT_REDRAW;
+	}
+	if ((size_t)at == t->cursor)
+		xp_ui_message(ui, XP_ROLE_DIM, "only this node matches \"%s\"", f);
+	else if ((dir > 0) != ((size_t)at > t->cursor))
+		xp_ui_message(ui, XP_ROLE_DIM, "search wrapped");
+	map_move_to(t, ui, at, dir);
+	return XP_REACT_REDRAW;
+}
+
+static int map_key(struct topo *t, struct xp_ui *ui, int key)
+{
+	long cur = (long)t->cursor, page = t->page;
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		map_move_to(t, ui, cur - 1, -1);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		map_move_to(t, ui, cur + 1, 1);
+		break;
+	case KEY_PPAGE:
+		map_move_to(t, ui, (long)xp_scroll_page(t->cursor, (size_t)page, t->rows.n, -1), -1);
+		break;
+	case KEY_NPAGE:
+		map_move_to(t, ui, (long)xp_scroll_page(t->cursor, (size_t)page, t->rows.n, 1), 1);
+		break;
+	case KEY_HOME:
+	case 'g':
+		map_move_to(t, ui, 0, 1);
+		break;
+	case KEY_END:
+	case 'G':
+		map_move_to(t, ui, (long)t->rows.n - 1, -1);
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		open_node(t, ui);
+		break;
+	case 'n':
+		return map_next_match(t, ui, 1);
+	case 'N':
+		return map_next_match(t, ui, -1);
+	default:
+		return XP_REACT_UNHANDLED;
+	}
+	return XP_REACT_REDRAW;
+}
+
+/* Keeps line li inside the window of t->page rows starting at *top. */
+static void show_line(size_t *top, long li, int page)
+{
+	if (li < 0)
+		return;
+	if ((size_t)li < *top)
+		*top = (size_t)li;
+	else if ((size_t)li >= *top + (size_t)page)
+		*top = (size_t)li - (size_t)page + 1;
+}
+
+/* Moves the device cursor to the next device line in dir; when there is none, the view
+ * scrolls instead, so that the link matrix below the last device is reachable. */
+static void node_step(struct topo *t, int dir)
+{
+	long li = line_of_dev(&t->nd, t->dev);
+	long n = (long)t->nd.n;
+	for (long i = li + dir; li >= 0 && i >= 0 && i < n; i += dir)
+		if (t->nd.lines[i].dev >= 0) {
+			t->dev = t->nd.lines[i].dev;
+			show_line(&t->ntop, i, t->page);
+			return;
+		}
+	if (dir < 0)
+		t->ntop = t->ntop ? t->ntop - 1 : 0;
+	else if (t->ntop < doc_max_top(&t->nd, t->page))
+		t->ntop++;
+}
+
+/* After a page scroll, a cursor left off screen moves to a device line on screen, if any. */
+static void node_cursor_into_view(struct topo *t, int dir)
+{
+	long li = line_of_dev(&t->nd, t->dev);
+	size_t lo = t->ntop, hi = t->ntop + (size_t)t->page;
+	if (li >= 0 && (size_t)li >= lo && (size_t)li < hi)
+		return;
+	for (size_t k = 0; k < (size_t)t->page; k++) {
+		size_t i = dir > 0 ? lo + k : hi - 1 - k;
+		if (i < t->nd.n && t->nd.lines[i].dev >= 0) {
+			t->dev = t->nd.lines[i].dev;
+			return;
+		}
+	}
+}
+
+static void hscroll(int *xoff, int width, int page_w, int by)
+{
+	*xoff += by;
+	int max = width - page_w > 0 ? width - page_w : 0;
+	if (*xoff > max)
+		*xoff = max;
+	if (*xoff < 0)
+		*xoff = 0;
+}
+
+static int node_key(struct topo *t, struct xp_ui *ui, int key)
+{
+	size_t maxtop = doc_max_top(&t->nd, t->page);
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		node_step(t, -1);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		node_step(t, 1);
+		break;
+	case KEY_PPAGE:
+		t->ntop = t->ntop > (size_t)t->page ? t->ntop - (size_t)t->page : 0;
+		node_cursor_into_view(t, -1);
+		break;
+	case KEY_NPAGE:
+		t->ntop = t->ntop + (size_t)t->page < maxtop ? t->ntop + (size_t)t->page : maxtop;
+		node_cursor_into_view(t, 1);
+		break;
+	case KEY_HOME:
+	case 'g':
+		t->ntop = 0;
+		node_cursor_into_view(t, 1);
+		break;
+	case KEY_END:
+	case 'G':
+		t->ntop = maxtop;
+		node_cursor_into_view(t, -1);
+		break;
+	case KEY_LEFT:
+	case 'h':
+		hscroll(&t->nxoff, t->nd.width, t->cols, -8);
+		break;
+	case KEY_RIGHT:
+	case 'l':
+		hscroll(&t->nxoff, t->nd.width, t->cols, 8);
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		open_device(t, ui);
+		break;
+	case 27:
+		back_to_map(t);
+		break;
+	default:
+		return XP_REACT_UNHANDLED;
+	}
+	return XP_REACT_REDRAW;
+}
+
+static int dev_key(struct topo *t, int key)
+{
+	size_t maxtop = doc_max_top(&t->dd, t->page);
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		t->dtop = t->dtop ? t->dtop - 1 : 0;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		t->dtop = t->dtop < maxtop ? t->dtop + 1 : maxtop;
+		break;
+	case KEY_PPAGE:
+		t->dtop = t->dtop > (size_t)t->page ? t->dtop - (size_t)t->page : 0;
+		break;
+	case KEY_NPAGE:
+		t->dtop = t->dtop + (size_t)t->page < maxtop ? t->dtop + (size_t)t->page : maxtop;
+		break;
+	case KEY_HOME:
+	case 'g':
+		t->dtop = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		t->dtop = maxtop;
+		break;
+	case KEY_LEFT:
+	case 'h':
+		hscroll(&t->dxoff, t->dd.width, t->cols, -8);
+		break;
+	case KEY_RIGHT:
+	case 'l':
+		hscroll(&t->dxoff, t->dd.width, t->cols, 8);
+		break;
+	case 27:
+		t->mode = MODE_NODE;
+		doc_free(&t->dd);
+		free(t->dev_bus);
+		t->dev_bus = NULL;
+		break;
+	default:
+		return XP_REACT_UNHANDLED;
+	}
+	return XP_REACT_REDRAW;
+}
+
+static int on_key(void *st, struct xp_ui *ui, int key)
+{
+	struct topo *t = st;
+	sync(t, ui);
+	switch (t->mode) {
+	case MODE_MAP:
+		return map_key(t, ui, key);
+	case MODE_NODE:
+		return node_key(t, ui, key);
+	default:
+		return dev_key(t, key);
+	}
+}
+
+static int on_click(void *st, struct xp_ui *ui, int y, int x)
+{
+	struct topo *t = st;
+	(void)x;
+	sync(t, ui);
+	if (t->mode == MODE_MAP) {
+		size_t row = t->top + (size_t)(y - 1);
+		if (y < 1 || row >= t->rows.n || t->rows.rows[row].kind != XP_MAP_NODE)
+			return XP_REACT_NONE;
+		if (row == t->cursor) {
+			open_node(t, ui);
+		} else {
+			t->cursor = row;
+			t->node = t->rows.rows[row].index;
+			set_name(t, xp_ui_cluster(ui)->nodes[t->node]->name);
+		}
+		return XP_REACT_REDRAW;
+	}
+	if (t->mode == MODE_NODE) {
+		size_t li = t->ntop + (size_t)y;
+		if (y < 0 || li >= t->nd.n || t->nd.lines[li].dev < 0)
+			return XP_REACT_NONE;
+		if (t->nd.lines[li].dev == t->dev)
+			open_device(t, ui);
+		else
+			t->dev = t->nd.lines[li].dev;
+		return XP_REACT_REDRAW;
+	}
+	return XP_REACT_NONE;
+}
+
+static void on_data(void *st, struct xp_ui *ui)
+{
+	struct topo *t = st;
+	t->g = xp_ui_glyphs(ui);
+	rebuild(t, ui);
+}
+
+static const char *where(void *st)
+{
+	struct topo *t = st;
+	if (t->mode == MODE_MAP || !t->g)
+		return NULL;
+	if (t->mode == MODE_NODE)
+		snprintf(t->where, sizeof t->where, "Topology %s %s", t->g->arrow, t->name ? t->name : "?");
+	else
+		snprintf(t->where, sizeof t->where, "Topology %s %s %s ACC%d", t->g->arrow, t->name ? t->name : "?",
+			 t->g->arrow, t->dev);
+	return t->where;
+}
+
+static bool nested(void *st)
+{
+	const struct topo *t = st;
+	return t->mode != MODE_MAP;
+}
+
+static void *create(struct xp_ui *ui)
+{
+	struct topo *t = xp_calloc(1, sizeof *t);
+	t->dev = -1;
+	t->page = 1;
+	t->g = xp_ui_glyphs(ui);
+	return t;
+}
+
+static void destroy(void *st)
+{
+	struct topo *t = st;
+	if (!t)
+		return;
+	xp_map_rows_free(&t->rows);
+	doc_free(&t->nd);
+	doc_free(&t->dd);
+	free(t->filter);
+	free(t->name);
+	free(t->dev_bus);
+	free(t);
+}
+
+static const struct xp_view_key keys[] = {
+	{"Up/Down j/k", "move"},
+	{"PgUp/PgDn Home/End", "page, first, last"},
+	{"Enter", "open node / device"},
+	{"Esc", "back"},
+	{"Left/Right h/l", "scroll a wide diagram sideways"},
+	{"n / N", "next / previous match"},
+	{NULL, NULL},
+};
+
+const struct xp_view xp_view_topology = {
+	.name = "topology",
+	.title = "Topology",
+	.order = 1,
+	.keys = keys,
+	.create = create,
+	.destroy = destroy,
+	.draw = draw,
+	.on_key = on_key,
+	.on_click = on_click,
+	.on_data = on_data,
+	.where = where,
+	.nested = nested,
+};
