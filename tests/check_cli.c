@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -294,6 +296,147 @@ START_TEST(batch_and_help)
 }
 END_TEST
 
+/* Runs xpool with stdout on /dev/full; returns the exit code, stderr in *err (caller frees). */
+static int run_to_full(char **errout, const char *a1, const char *a2, const char *a3, const char *a4)
+{
+	int pe[2];
+	ck_assert_int_eq(pipe(pe), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open("/dev/full", O_WRONLY);
+		dup2(fd, 1);
+		dup2(pe[1], 2);
+		close(pe[0]);
+		const char *argv[] = {xp_bin(), a1, a2, a3, a4, NULL};
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(pe[1]);
+	char buf[4096];
+	size_t n = 0;
+	ssize_t k;
+	while ((k = read(pe[0], buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = '\0';
+	close(pe[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	*errout = strdup(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Problems a review found, each kept from coming back. */
+START_TEST(review_regressions)
+{
+	struct xp_run r;
+	char topo[4096];
+	snprintf(topo, sizeof topo, "%s", xp_fixture(WHOLEIO));
+
+	/* An option after a batch line's command lasts for that line only. */
+	ck_assert_int_eq(xp_run_xpool(&r, "inventory --json\ninventory\n", "--topology", topo, "-b", "-", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"schema\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "conan  up"));
+	xp_run_free(&r);
+
+	/* A snapshot through a pipe. */
+	struct xp_run j;
+	ck_assert_int_eq(xp_run_xpool(&j, NULL, "--topology", topo, "inventory", "--json", NULL), 0);
+	ck_assert_int_eq(xp_run_xpool(&r, j.out, "--inventory", "-", "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "Accelerators: 4"));
+	xp_run_free(&r);
+
+	/* A NIC without a name, and a terminal escape in a model name, are refused by path. */
+	json_t *doc = json_loads(j.out, 0, NULL);
+	json_t *node = json_array_get(json_object_get(doc, "nodes"), 0);
+	json_object_set_new(json_array_get(json_object_get(node, "nics"), 2), "name", json_null());
+	char *text = json_dumps(doc, 0);
+	ck_assert_int_eq(xp_run_xpool(&r, text, "--inventory", "-", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.err, "$.nodes[0].nics[2].name"));
+	xp_run_free(&r);
+	free(text);
+	json_object_set_new(json_array_get(json_object_get(node, "nics"), 2), "name", json_string("ib0"));
+	json_object_set_new(json_array_get(json_object_get(node, "devices"), 1), "model",
+			    json_string("\x1b]0;PWNED\x07"));
+	text = json_dumps(doc, 0);
+	ck_assert_int_eq(xp_run_xpool(&r, text, "--inventory", "-", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.err, "$.nodes[0].devices[1].model"));
+	ck_assert_ptr_nonnull(strstr(r.err, "control characters"));
+	ck_assert_ptr_null(strchr(r.err, 0x1b));
+	xp_run_free(&r);
+	free(text);
+	json_decref(doc);
+	xp_run_free(&j);
+
+	/* A full disk is an error, for every command. */
+	static const char *const cmds[] = {"inventory", "topo", "help", "version"};
+	for (size_t i = 0; i < 4; i++) {
+		char *err = NULL;
+		int rc = run_to_full(&err, "--topology", topo, cmds[i], NULL);
+		ck_assert_msg(rc == XP_EXIT_ERROR, "%s > /dev/full: exit %d", cmds[i], rc);
+		ck_assert_msg(strstr(err, "writing output") != NULL, "%s: %s", cmds[i], err);
+		free(err);
+	}
+
+	/* Odd arguments get clear one-line messages. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
+	ck_assert_str_eq(r.err, "xpool: empty command name (try 'xpool help')\n");
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-b", "", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(r.err, "option -b needs a FILE"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-b", "/tmp", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	ck_assert_str_eq(r.err, "xpool: /tmp: is a directory, not a script\n");
+	xp_run_free(&r);
+
+	/* -q: the command runs, only errors print. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-q", "--topology", topo, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "");
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-q", "--inventory", "/nonexistent.json", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent.json"));
+	xp_run_free(&r);
+}
+END_TEST
+
+/* A host name that is not UTF-8 (hwloc's own XML reader lets it through) must not
+ * make the node vanish from topo --json. */
+START_TEST(topo_json_bad_utf8)
+{
+	size_t len;
+	struct xp_err err = {{0}};
+	char *xml = xp_read_file(xp_fixture(WHOLEIO), 1 << 24, &len, &err);
+	ck_assert_ptr_nonnull(xml);
+	char *h = strstr(xml, "value=\"conan\"");
+	ck_assert_ptr_nonnull(h);
+	h[10] = (char)0xe9; /* "cona\xe9" */
+	char *tmp = xp_tmpfile(xml, len);
+	setenv("HWLOC_LIBXML_IMPORT", "0", 1);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--topology", tmp, "topo", "--json", NULL), 0);
+	unsetenv("HWLOC_LIBXML_IMPORT");
+	unlink(tmp);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_t *j = parse_out(&r);
+	json_t *nodes = json_object_get(j, "nodes");
+	ck_assert_int_eq(json_array_size(nodes), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(nodes, 0), "name")), "con\xef\xbf\xbdn");
+	json_decref(j);
+	xp_run_free(&r);
+	free(tmp);
+	free(xml);
+}
+END_TEST
+
 Suite *xp_suite_cli(void);
 Suite *xp_suite_cli(void)
 {
@@ -305,6 +448,8 @@ Suite *xp_suite_cli(void)
 	tcase_add_test(tc, multi_node_snapshot);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, batch_and_help);
+	tcase_add_test(tc, review_regressions);
+	tcase_add_test(tc, topo_json_bad_utf8);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,6 +20,7 @@
 #include "local/local.h"
 #include "local/pci_links.h"
 #include "model.h"
+#include "model_json.h"
 #include "testlib.h"
 
 /* ---- fixture list ------------------------------------------------------ */
@@ -609,8 +610,79 @@ START_TEST(test_fixture)
 	XSTREQ(fx, "source", n->source, src);
 	free(src);
 
-	xp_node_free(n);
+	/* What discovery writes, the snapshot reader takes back unchanged. */
+	struct xp_cluster *c = xp_cluster_new();
+	xp_cluster_add(c, n);
+	json_t *j1 = xp_cluster_to_json(c);
+	char *t1 = json_dumps(j1, JSON_COMPACT);
+	struct xp_err err = {{0}};
+	struct xp_cluster *back = xp_cluster_parse(t1, strlen(t1), fx, &err);
+	ck_assert_msg(back != NULL, "%s: its own inventory does not read back: %s", fx, err.msg);
+	json_t *j2 = xp_cluster_to_json(back);
+	char *t2 = json_dumps(j2, JSON_COMPACT);
+	ck_assert_msg(strcmp(t1, t2) == 0, "%s: inventory changed on a round trip", fx);
+	free(t1);
+	free(t2);
+	json_decref(j1);
+	json_decref(j2);
+	xp_cluster_free(back);
+	xp_cluster_free(c);
 	free(o);
+	free(path);
+}
+END_TEST
+
+/* No fixture has two accelerators meeting below a deeper PCI bridge, so make one:
+ * the wholeio machine with ACC3 (0000:84:00.1) moved two bridges further down
+ * under root port 0000:80:03.0. ACC2 and ACC3 then meet at the root port with two
+ * bridges on ACC3's side: PXB. ACC1 is still PHB to both. */
+START_TEST(test_links_pxb)
+{
+	char *path = fixture_path("32em64t-2n8c2t-pci-wholeio.xml");
+	size_t len;
+	struct xp_err err = {{0}};
+	char *xml = xp_read_file(path, 1 << 24, &len, &err);
+	ck_assert_msg(xml != NULL, "%s", err.msg);
+	const char *open_dev = "<object type=\"PCIDev\" gp_index=\"138\"";
+	char *at = strstr(xml, open_dev);
+	ck_assert_ptr_nonnull(at);
+	/* The device element ends at the first "</object>" after its OpenCL OS device. */
+	char *osdev_end = strstr(at, "</object>");
+	ck_assert_ptr_nonnull(osdev_end);
+	char *dev_end = strstr(osdev_end + 9, "</object>");
+	ck_assert_ptr_nonnull(dev_end);
+	dev_end += strlen("</object>");
+	static const char b1[] = "<object type=\"Bridge\" gp_index=\"9001\" bridge_type=\"1-1\" depth=\"2\" "
+				 "bridge_pci=\"0000:[85-86]\" pci_busid=\"0000:84:00.7\" "
+				 "pci_type=\"0604 [10b5:8747] [0000:0000] ca\" pci_link_speed=\"0.000000\">";
+	static const char b2[] = "<object type=\"Bridge\" gp_index=\"9002\" bridge_type=\"1-1\" depth=\"3\" "
+				 "bridge_pci=\"0000:[86-86]\" pci_busid=\"0000:85:08.0\" "
+				 "pci_type=\"0604 [10b5:8747] [0000:0000] ca\" pci_link_speed=\"0.000000\">";
+	static const char close2[] = "</object></object>";
+	size_t pre = (size_t)(at - xml), body = (size_t)(dev_end - at);
+	size_t total = len + sizeof b1 + sizeof b2 + sizeof close2;
+	char *out = calloc(1, total);
+	memcpy(out, xml, pre);
+	strcat(out, b1);
+	strcat(out, b2);
+	strncat(out, at, body);
+	strcat(out, close2);
+	strcat(out, dev_end);
+	char *tmp = xp_tmpfile(out, strlen(out));
+	struct xp_node *n = discover(tmp);
+	unlink(tmp);
+	ck_assert_uint_eq(n->n_devices, 4);
+	ck_assert_int_eq(link_between(n, "pxb", "0000:84:00.0", "0000:84:00.1"), XP_LINK_PXB);
+	ck_assert_int_eq(link_between(n, "pxb", "0000:83:00.0", "0000:84:00.1"), XP_LINK_PHB);
+	ck_assert_int_eq(link_between(n, "pxb", "0000:83:00.0", "0000:84:00.0"), XP_LINK_PHB);
+	const struct xp_device *d3 = dev_by_bus(n, "pxb", "0000:84:00.1");
+	ck_assert_uint_eq(d3->n_pci_path, 3);
+	ck_assert_str_eq(d3->pci_path[0], "0000:80:03.0");
+	ck_assert_str_eq(d3->pci_path[2], "0000:85:08.0");
+	xp_node_free(n);
+	free(tmp);
+	free(out);
+	free(xml);
 	free(path);
 }
 END_TEST
@@ -1072,6 +1144,7 @@ Suite *xp_suite_discovery(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_fixture_count);
 	tcase_add_loop_test(tc, test_fixture, 0, n_fixtures);
+	tcase_add_test(tc, test_links_pxb);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("known");

@@ -116,9 +116,18 @@ START_TEST(test_rows_sorted_input)
 }
 END_TEST
 
-static bool name_has(const struct xp_node *n, void *arg)
+static bool name_has(const struct xp_node *n, size_t i, void *arg)
 {
+	(void)i;
 	return strstr(n->name, arg) != NULL;
+}
+
+/* The predicate gets each node's cluster index (the view keys its search text by it). */
+static bool index_even(const struct xp_node *n, size_t i, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(n->name[1] - '0', (int)i); /* mixed_cluster names node i "n<i>" */
+	return i % 2 == 0;
 }
 
 START_TEST(test_rows_filtered)
@@ -141,6 +150,18 @@ START_TEST(test_rows_filtered)
 	ck_assert_int_eq(xp_map_snap_node(&r, 0, 1), -1);
 	xp_map_rows_build(&r, c, name_has, "n");
 	ck_assert_uint_eq(r.n_nodes, 6);
+	xp_map_rows_build(&r, c, index_even, NULL);
+	ck_assert_str_eq(rows_str(&r, buf, sizeof buf), "G0 n4 G1 n2 G2 n0");
+	/* Refiltering reuses the sorted order and gives what a full build gives. */
+	xp_map_rows_refilter(&r, c, NULL, NULL);
+	ck_assert_str_eq(rows_str(&r, buf, sizeof buf), "G0 n4 G1 n2 G2 n0 n3 G3 n1 n5");
+	ck_assert_uint_eq(r.n_groups, 4);
+	xp_map_rows_refilter(&r, c, name_has, "3");
+	ck_assert_str_eq(rows_str(&r, buf, sizeof buf), "G0 n3");
+	/* After the cluster grew, the old order cannot serve: a full build happens. */
+	xp_cluster_add(c, loc_node("n6", "z0", NULL, NULL, 3));
+	xp_map_rows_refilter(&r, c, NULL, NULL);
+	ck_assert_str_eq(rows_str(&r, buf, sizeof buf), "G0 n4 n6 G1 n2 G2 n0 n3 G3 n1 n5");
 	xp_map_rows_free(&r);
 	/* An empty cluster and a NULL one give no rows. */
 	xp_map_rows_build(&r, NULL, NULL, NULL);

@@ -331,6 +331,11 @@ START_TEST(loop_editing)
 	/* Unknown sequences are dropped whole: F5, an SGR mouse report, an X10 mouse report. */
 	ck_assert_int_eq(run_line(p, "a\033[15~b\033[<0;12;5Mc\033[M !!d"), XP_PROMPT_DONE);
 	ck_assert_str_eq(xp_prompt_line(p), "abcd");
+	/* Esc then Enter in quick succession is not a switch to vi mode. */
+	ck_assert_int_eq(run_line(p, "ab\033\r"), XP_PROMPT_DONE);
+	ck_assert_str_eq(xp_prompt_line(p), "ab");
+	ck_assert_int_eq(run_line(p, "x\033\r"), XP_PROMPT_DONE);
+	ck_assert_str_eq(xp_prompt_line(p), "x");
 	/* ERR with nothing pending does nothing. */
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
 	type(p, "q");

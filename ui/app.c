@@ -575,6 +575,8 @@ static void draw(struct xp_ui *ui)
 		ui->dirty = false;
 		return;
 	}
+	if (xp_prompt_active(ui->prompt))
+		xp_prompt_resize(ui->prompt, ui->lay.status.y, ui->lay.status.w);
 	draw_header(ui);
 	draw_tabs(ui);
 	if (ui->help_open)
@@ -629,8 +631,7 @@ static int apply_theme_hook(struct xp_ctx *ctx, const char *name, struct xp_err 
 		return -1;
 	ui->theme = t;
 	xp_theme_apply(&ui->theme, ui->colour);
-	free(ctx->theme);
-	ctx->theme = xp_strdup(name);
+	xp_prompt_set_attrs(ui->prompt, xp_theme_attr(XP_ROLE_PROMPT), xp_theme_attr(XP_ROLE_DIM));
 	/* Colour pairs changed under cells already on the terminal: repaint them all. */
 	clearok(stdscr, TRUE);
 	ui->dirty = true;
@@ -795,7 +796,7 @@ static void filter_changed(struct xp_ui *ui)
 static void filter_key(struct xp_ui *ui, int ch)
 {
 	size_t len = strlen(ui->filter);
-	if (ch == 27) {
+	if (ch == 27 || ch == 3) {
 		ui->filter[0] = '\0';
 		ui->filtering = false;
 		filter_changed(ui);
@@ -877,7 +878,7 @@ static bool key(struct xp_ui *ui, int ch)
 		return true;
 	}
 	if (ui->lay.too_small)
-		return ch != 'q';
+		return ch != 'q' && ch != 3;
 	if (ui->filtering) {
 		filter_key(ui, ch);
 		return true;
@@ -916,6 +917,7 @@ static bool key(struct xp_ui *ui, int ch)
 	}
 	switch (ch) {
 	case 'q':
+	case 3: /* Ctrl-C (the terminal is raw) */
 		return false;
 	case '\t':
 		switch_view(ui, (ui->cur + 1) % ui->nviews);
@@ -1024,7 +1026,9 @@ int xp_ui_run(struct xp_ctx *ctx)
 		free(ui);
 		return XP_EXIT_ERROR;
 	}
-	cbreak();
+	/* raw, not cbreak: Ctrl-C arrives as a key, so it can cancel the prompt
+	 * instead of killing the console; outside the prompt it quits. */
+	raw();
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);
@@ -1037,6 +1041,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	char *hist = history_path();
 	ui->prompt = xp_prompt_new(hist, node_names, ui);
 	free(hist);
+	xp_prompt_set_attrs(ui->prompt, xp_theme_attr(XP_ROLE_PROMPT), xp_theme_attr(XP_ROLE_DIM));
 	ctx->ui = ui;
 	ctx->ui_theme = apply_theme_hook;
 	for (size_t i = 0; i < ui->nviews; i++)

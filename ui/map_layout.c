@@ -54,6 +54,40 @@ static void push_row(struct xp_map_rows *r, int kind, size_t index)
 	r->n++;
 }
 
+/* Walks the sorted order into group headers and node rows, keeping what pred accepts. */
+static void rows_walk(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg)
+{
+	free(r->rows);
+	free(r->groups);
+	r->rows = NULL;
+	r->groups = NULL;
+	r->n = r->cap = r->n_groups = r->n_nodes = 0;
+	size_t n = r->n_order, gcap = 0;
+	for (size_t i = 0; i < n;) {
+		const struct xp_node *first = c->nodes[r->order[i]];
+		size_t j = i + 1;
+		while (j < n && loc_cmp(first, c->nodes[r->order[j]]) == 0)
+			j++;
+		struct xp_map_group g = {first->zone, first->rack, first->sw, 0, 0, j - i};
+		for (size_t k = i; k < j; k++) {
+			const struct xp_node *node = c->nodes[r->order[k]];
+			if (pred && !pred(node, r->order[k], arg))
+				continue;
+			if (!g.n_nodes)
+				push_row(r, XP_MAP_GROUP, r->n_groups);
+			g.n_nodes++;
+			g.n_devices += node->n_devices;
+			push_row(r, XP_MAP_NODE, r->order[k]);
+		}
+		if (g.n_nodes) {
+			xp_grow(&r->groups, sizeof *r->groups, r->n_groups, &gcap);
+			r->groups[r->n_groups++] = g;
+			r->n_nodes += g.n_nodes;
+		}
+		i = j;
+	}
+}
+
 void xp_map_rows_build(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg)
 {
 	xp_map_rows_free(r);
@@ -72,38 +106,29 @@ void xp_map_rows_build(struct xp_map_rows *r, const struct xp_cluster *c, xp_map
 		sorted = loc_cmp(items[i - 1].node, items[i].node) <= 0;
 	if (!sorted)
 		qsort(items, n, sizeof *items, item_cmp);
-
-	/* Groups are at most one per node; the headers are counted while walking. */
-	size_t gcap = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && loc_cmp(items[i].node, items[j].node) == 0)
-			j++;
-		struct xp_map_group g = {items[i].node->zone, items[i].node->rack, items[i].node->sw, 0, 0, j - i};
-		for (size_t k = i; k < j; k++) {
-			const struct xp_node *node = items[k].node;
-			if (pred && !pred(node, arg))
-				continue;
-			if (!g.n_nodes)
-				push_row(r, XP_MAP_GROUP, r->n_groups);
-			g.n_nodes++;
-			g.n_devices += node->n_devices;
-			push_row(r, XP_MAP_NODE, items[k].index);
-		}
-		if (g.n_nodes) {
-			xp_grow(&r->groups, sizeof *r->groups, r->n_groups, &gcap);
-			r->groups[r->n_groups++] = g;
-			r->n_nodes += g.n_nodes;
-		}
-		i = j;
-	}
+	r->order = xp_malloc(n * sizeof *r->order);
+	for (size_t i = 0; i < n; i++)
+		r->order[i] = items[i].index;
+	r->n_order = n;
 	free(items);
+	rows_walk(r, c, pred, arg);
+}
+
+void xp_map_rows_refilter(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg)
+{
+	/* A cluster of another size cannot be the one the order was made for. */
+	if (!c || r->n_order != c->n_nodes || !r->order) {
+		xp_map_rows_build(r, c, pred, arg);
+		return;
+	}
+	rows_walk(r, c, pred, arg);
 }
 
 void xp_map_rows_free(struct xp_map_rows *r)
 {
 	free(r->rows);
 	free(r->groups);
+	free(r->order);
 	memset(r, 0, sizeof *r);
 }
 

@@ -36,15 +36,20 @@ struct xp_map_rows {
 	struct xp_map_group *groups;
 	size_t n_groups;
 	size_t n_nodes; /* node rows */
+	size_t *order;  /* cluster indexes sorted by location, kept for xp_map_rows_refilter */
+	size_t n_order;
 };
 
-/* Decides whether a node is shown (the filter); NULL keeps every node. */
-typedef bool (*xp_map_pred)(const struct xp_node *n, void *arg);
+/* Decides whether a node (index i in the cluster) is shown: the filter; NULL keeps every node. */
+typedef bool (*xp_map_pred)(const struct xp_node *n, size_t i, void *arg);
 
 /* Builds the rows of c (replacing r's contents); groups sorted by zone, rack, switch
  * (natural order, unknown parts last), nodes in cluster order inside a group; groups
  * the predicate empties are left out. Pointers in groups borrow from c. */
 void xp_map_rows_build(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg);
+/* Same as xp_map_rows_build for the cluster of the last build (unchanged since), reusing its
+ * sorted order: what a filter keystroke costs. */
+void xp_map_rows_refilter(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg);
 /* Frees the rows' storage (the struct itself is the caller's). */
 void xp_map_rows_free(struct xp_map_rows *r);
 /* Writes a group's label ("zone z1 / rack r3 / switch sw2", "(no location)") into buf. */

@@ -667,6 +667,10 @@ static int escape_done(struct xp_prompt *p)
 	rl_command_func_t *f = rl_function_of_keyseq(s, NULL, &type);
 	if (!f || type == ISKMAP)
 		return XP_PROMPT_EDITING;
+	/* Esc then Enter typed within the Esc timeout reads as Alt-Enter, which emacs mode binds
+	 * to vi mode, where Esc means something else entirely: not by accident. */
+	if (f == rl_vi_editing_mode)
+		return XP_PROMPT_EDITING;
 	push(p, p->seq, n);
 	return pump(p);
 }

@@ -240,6 +240,13 @@ static void tnode_flatten(struct tnode *t, struct doc *d, const struct xp_glyphs
 
 /* ---- the view's state ---- */
 
+/* What the map needs of each node beyond the model, computed when the data changes so that
+ * a filter keystroke on 10,000 nodes is one substring search per node. */
+struct ncache {
+	char *hay;    /* the searchable fields, one a line */
+	int name_w, state_w, cpu_w;
+};
+
 enum mode {
 	MODE_MAP,
 	MODE_NODE,
@@ -255,6 +262,8 @@ struct topo {
 	char *filter;            /* the filter rows was built with */
 	const struct xp_cluster *built;
 	uint64_t built_gen;
+	struct ncache *nc;       /* per node of built */
+	size_t n_nc;
 	int name_w, state_w, cpu_w;
 	char *name;              /* node under the cursor, or opened: names survive a refresh */
 	size_t node;             /* its index in the current cluster (valid after sync) */
@@ -282,30 +291,95 @@ static void set_name(struct topo *t, const char *name)
 
 /* ---- the filter ---- */
 
-static bool labels_match(const struct xp_ui *ui, const struct xp_labels *l)
+/* Appends s as a line of the search text, skipping a repeat of the previous line
+ * (eight devices of one model add it once). */
+static void hay_add(char **buf, size_t *len, size_t *cap, const char **last, const char *s)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (l->values[i] && xp_ui_matches(ui, l->values[i]))
-			return true;
-	return false;
+	if (!s || !*s || (*last && strcmp(*last, s) == 0))
+		return;
+	*last = s;
+	size_t n = strlen(s);
+	xp_grow(buf, 1, *len + n + 2, cap);
+	memcpy(*buf + *len, s, n);
+	(*buf)[*len + n] = '\n';
+	*len += n + 1;
+	(*buf)[*len] = '\0';
 }
 
-static bool node_matches(const struct xp_node *n, void *arg)
+static void hay_labels(char **buf, size_t *len, size_t *cap, const char **last, const struct xp_labels *l)
 {
-	const struct xp_ui *ui = arg;
-	if (xp_ui_matches(ui, n->name) || xp_ui_matches(ui, xp_node_state_name(n->state)))
-		return true;
+	for (size_t i = 0; i < l->n; i++)
+		hay_add(buf, len, cap, last, l->values[i]);
+}
+
+/* Name, state, device vendors, models and health, location and label values, one a line:
+ * the filter never contains a newline, so a match inside this text is a match of one field. */
+static char *node_hay(const struct xp_node *n)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	const char *last = NULL;
+	hay_add(&buf, &len, &cap, &last, n->name);
+	hay_add(&buf, &len, &cap, &last, xp_node_state_name(n->state));
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct xp_device *d = &n->devices[i];
-		if ((d->vendor && xp_ui_matches(ui, d->vendor)) || (d->model && xp_ui_matches(ui, d->model)))
-			return true;
+		hay_add(&buf, &len, &cap, &last, d->vendor);
+		hay_add(&buf, &len, &cap, &last, d->model);
+	}
+	/* Device health: "fail" finds the nodes with a failed device. */
+	bool seen[XP_HEALTH_COUNT] = {false};
+	for (size_t i = 0; i < n->n_devices; i++) {
+		int h = n->devices[i].health;
+		if (h >= 0 && h < XP_HEALTH_COUNT && h != XP_HEALTH_UNKNOWN && !seen[h]) {
+			seen[h] = true;
+			hay_add(&buf, &len, &cap, &last, xp_health_name(h));
+		}
 	}
 	/* The location too: "rack12" is the first thing an operator types. */
-	if ((n->zone && xp_ui_matches(ui, n->zone)) || (n->rack && xp_ui_matches(ui, n->rack)) ||
-	    (n->sw && xp_ui_matches(ui, n->sw)))
-		return true;
-	return labels_match(ui, &n->facts) || labels_match(ui, &n->governance) ||
-	       labels_match(ui, &n->validation);
+	hay_add(&buf, &len, &cap, &last, n->zone);
+	hay_add(&buf, &len, &cap, &last, n->rack);
+	hay_add(&buf, &len, &cap, &last, n->sw);
+	hay_labels(&buf, &len, &cap, &last, &n->facts);
+	hay_labels(&buf, &len, &cap, &last, &n->governance);
+	hay_labels(&buf, &len, &cap, &last, &n->validation);
+	return buf ? buf : xp_strdup("");
+}
+
+struct match_arg {
+	const struct xp_ui *ui;
+	const struct ncache *nc;
+};
+
+static bool node_matches(const struct xp_node *n, size_t i, void *arg)
+{
+	const struct match_arg *m = arg;
+	(void)n;
+	return xp_ui_matches(m->ui, m->nc[i].hay);
+}
+
+static void cache_free(struct topo *t)
+{
+	for (size_t i = 0; i < t->n_nc; i++)
+		free(t->nc[i].hay);
+	free(t->nc);
+	t->nc = NULL;
+	t->n_nc = 0;
+}
+
+static void cache_build(struct topo *t, const struct xp_cluster *c)
+{
+	cache_free(t);
+	t->n_nc = c->n_nodes;
+	t->nc = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *t->nc);
+	char buf[64];
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct xp_node *n = c->nodes[i];
+		struct ncache *k = &t->nc[i];
+		k->hay = node_hay(n);
+		k->name_w = ucols(n->name);
+		k->state_w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
+		k->cpu_w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
+	}
 }
 
 /* ---- building ---- */
@@ -323,25 +397,22 @@ static long find_node(const struct xp_cluster *c, const char *name)
 	return -1;
 }
 
-static void measure_columns(struct topo *t, const struct xp_cluster *c)
+/* Column widths from the shown nodes, so that a filter tightens the columns. */
+static void measure_columns(struct topo *t)
 {
 	t->name_w = 4;
 	t->state_w = 5;
 	t->cpu_w = 3;
-	char buf[64];
 	for (size_t i = 0; i < t->rows.n; i++) {
 		if (t->rows.rows[i].kind != XP_MAP_NODE)
 			continue;
-		const struct xp_node *n = c->nodes[t->rows.rows[i].index];
-		int w = ucols(n->name);
-		if (w > t->name_w)
-			t->name_w = w;
-		w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
-		if (w > t->state_w)
-			t->state_w = w;
-		w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
-		if (w > t->cpu_w)
-			t->cpu_w = w;
+		const struct ncache *k = &t->nc[t->rows.rows[i].index];
+		if (k->name_w > t->name_w)
+			t->name_w = k->name_w;
+		if (k->state_w > t->state_w)
+			t->state_w = k->state_w;
+		if (k->cpu_w > t->cpu_w)
+			t->cpu_w = k->cpu_w;
 	}
 	if (t->name_w > 32)
 		t->name_w = 32;
@@ -379,12 +450,21 @@ static void rebuild(struct topo *t, struct xp_ui *ui)
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	const char *f = xp_ui_filter(ui);
 	size_t old_row = t->cursor;
-	xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, ui);
+	/* A new cluster is never allocated where the shown one still lives, so pointer and
+	 * generation tell a data change from a filter edit (which keeps the cache). */
+	bool fresh = c != t->built || c->generation != t->built_gen || t->n_nc != c->n_nodes;
+	if (fresh)
+		cache_build(t, c);
+	struct match_arg m = {ui, t->nc};
+	if (fresh)
+		xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, &m);
+	else
+		xp_map_rows_refilter(&t->rows, c, f && *f ? node_matches : NULL, &m);
 	free(t->filter);
 	t->filter = xp_strdup(f ? f : "");
 	t->built = c;
 	t->built_gen = c->generation;
-	measure_columns(t, c);
+	measure_columns(t);
 	place_cursor(t, c, old_row);
 	if (t->mode == MODE_MAP)
 		return;
@@ -1346,6 +1426,7 @@ static void destroy(void *st)
 	if (!t)
 		return;
 	xp_map_rows_free(&t->rows);
+	cache_free(t);
 	doc_free(&t->nd);
 	doc_free(&t->dd);
 	free(t->filter);
