@@ -336,6 +336,30 @@ static int put_clip(WINDOW *w, int y, int x, int width, const char *s)
 	return cols;
 }
 
+/* Columns a UTF-8 string takes on the terminal. */
+static int display_width(const char *s)
+{
+	int w = 0;
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	size_t left = strlen(s);
+	while (left) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, left, &st);
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof st);
+			n = 1;
+			w++;
+		} else {
+			int cw = wcwidth(wc);
+			w += cw > 0 ? cw : 0;
+		}
+		s += n;
+		left -= n;
+	}
+	return w;
+}
+
 static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT])
 {
 	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
@@ -445,8 +469,16 @@ static void draw_tabs(struct xp_ui *ui)
 	if (where && *where && end < r.w - 2) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
 		int avail = r.w - end - 1;
-		int len = (int)strlen(where);
-		put_clip(stdscr, r.y, len < avail ? r.w - 1 - len : end, avail, where);
+		int len = display_width(where);
+		/* Too long: keep the end of the path, which says where the user is now. */
+		const char *shown = where;
+		while (len > avail && *shown) {
+			shown++;
+			while ((*shown & 0xc0) == 0x80)
+				shown++;
+			len = display_width(shown);
+		}
+		put_clip(stdscr, r.y, r.w - 1 - len, avail, shown);
 	}
 }
 

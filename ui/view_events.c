@@ -199,7 +199,8 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		char when[32];
 		struct tm et;
 		localtime_r(&e->time, &et);
-		strftime(when, sizeof when, dates ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &et);
+		/* The date only where it is not today's: the column is wide enough for it either way. */
+		strftime(when, sizeof when, e->time < midnight ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &et);
 		int sev = e->severity == XP_SEV_FAIL ? XP_ROLE_FAIL : e->severity == XP_SEV_WARN ? XP_ROLE_WARN : XP_ROLE_NORMAL;
 		fill(w, y, r.x, maxx, base);
 		x = r.x + 1;

@@ -243,7 +243,7 @@ static void tnode_flatten(struct tnode *t, struct doc *d, const struct xp_glyphs
 /* What the map needs of each node beyond the model, computed when the data changes so that
  * a filter keystroke on 10,000 nodes is one substring search per node. */
 struct ncache {
-	char *hay;    /* the searchable fields, one a line */
+	size_t hay;   /* offset in the view's hay buffer of the searchable fields, one a line */
 	int name_w, state_w, cpu_w;
 };
 
@@ -254,6 +254,7 @@ enum mode {
 };
 
 struct topo {
+	const struct xp_ui *ui;  /* for the filter predicate, set before each use */
 	const struct xp_glyphs *g;
 	int mode;
 	/* the map */
@@ -263,7 +264,9 @@ struct topo {
 	const struct xp_cluster *built;
 	uint64_t built_gen;
 	struct ncache *nc;       /* per node of built */
-	size_t n_nc;
+	size_t n_nc, cap_nc;
+	char *hay;               /* every node's search text, NUL-separated: one buffer, not 10,000 */
+	size_t hay_len, hay_cap;
 	int name_w, state_w, cpu_w;
 	char *name;              /* node under the cursor, or opened: names survive a refresh */
 	size_t node;             /* its index in the current cluster (valid after sync) */
@@ -293,93 +296,93 @@ static void set_name(struct topo *t, const char *name)
 
 /* Appends s as a line of the search text, skipping a repeat of the previous line
  * (eight devices of one model add it once). */
-static void hay_add(char **buf, size_t *len, size_t *cap, const char **last, const char *s)
+static void hay_add(struct topo *t, const char **last, const char *s)
 {
 	if (!s || !*s || (*last && strcmp(*last, s) == 0))
 		return;
 	*last = s;
 	size_t n = strlen(s);
-	xp_grow(buf, 1, *len + n + 2, cap);
-	memcpy(*buf + *len, s, n);
-	(*buf)[*len + n] = '\n';
-	*len += n + 1;
-	(*buf)[*len] = '\0';
+	xp_grow(&t->hay, 1, t->hay_len + n + 2, &t->hay_cap);
+	memcpy(t->hay + t->hay_len, s, n);
+	t->hay[t->hay_len + n] = '\n';
+	t->hay_len += n + 1;
 }
 
-static void hay_labels(char **buf, size_t *len, size_t *cap, const char **last, const struct xp_labels *l)
+static void hay_labels(struct topo *t, const char **last, const struct xp_labels *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		hay_add(buf, len, cap, last, l->values[i]);
+		hay_add(t, last, l->values[i]);
 }
 
 /* Name, state, device vendors, models and health, location and label values, one a line:
- * the filter never contains a newline, so a match inside this text is a match of one field. */
-static char *node_hay(const struct xp_node *n)
+ * the filter never contains a newline, so a match inside this text is a match of one field.
+ * Returns the text's offset in t->hay. */
+static size_t node_hay(struct topo *t, const struct xp_node *n)
 {
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t off = t->hay_len;
 	const char *last = NULL;
-	hay_add(&buf, &len, &cap, &last, n->name);
-	hay_add(&buf, &len, &cap, &last, xp_node_state_name(n->state));
-	for (size_t i = 0; i < n->n_devices; i++) {
-		const struct xp_device *d = &n->devices[i];
-		hay_add(&buf, &len, &cap, &last, d->vendor);
-		hay_add(&buf, &len, &cap, &last, d->model);
-	}
+	hay_add(t, &last, n->name);
+	hay_add(t, &last, xp_node_state_name(n->state));
+	/* Vendors, then models: a node's devices are usually alike, and repeats collapse. */
+	for (size_t i = 0; i < n->n_devices; i++)
+		hay_add(t, &last, n->devices[i].vendor);
+	for (size_t i = 0; i < n->n_devices; i++)
+		hay_add(t, &last, n->devices[i].model);
 	/* Device health: "fail" finds the nodes with a failed device. */
 	bool seen[XP_HEALTH_COUNT] = {false};
 	for (size_t i = 0; i < n->n_devices; i++) {
 		int h = n->devices[i].health;
 		if (h >= 0 && h < XP_HEALTH_COUNT && h != XP_HEALTH_UNKNOWN && !seen[h]) {
 			seen[h] = true;
-			hay_add(&buf, &len, &cap, &last, xp_health_name(h));
+			hay_add(t, &last, xp_health_name(h));
 		}
 	}
 	/* The location too: "rack12" is the first thing an operator types. */
-	hay_add(&buf, &len, &cap, &last, n->zone);
-	hay_add(&buf, &len, &cap, &last, n->rack);
-	hay_add(&buf, &len, &cap, &last, n->sw);
-	hay_labels(&buf, &len, &cap, &last, &n->facts);
-	hay_labels(&buf, &len, &cap, &last, &n->governance);
-	hay_labels(&buf, &len, &cap, &last, &n->validation);
-	return buf ? buf : xp_strdup("");
+	hay_add(t, &last, n->zone);
+	hay_add(t, &last, n->rack);
+	hay_add(t, &last, n->sw);
+	hay_labels(t, &last, &n->facts);
+	hay_labels(t, &last, &n->governance);
+	hay_labels(t, &last, &n->validation);
+	xp_grow(&t->hay, 1, t->hay_len + 1, &t->hay_cap);
+	t->hay[t->hay_len++] = '\0';
+	return off;
 }
-
-struct match_arg {
-	const struct xp_ui *ui;
-	const struct ncache *nc;
-};
 
 static bool node_matches(const struct xp_node *n, size_t i, void *arg)
 {
-	const struct match_arg *m = arg;
+	const struct topo *t = arg;
 	(void)n;
-	return xp_ui_matches(m->ui, m->nc[i].hay);
+	return xp_ui_matches(t->ui, t->hay + t->nc[i].hay);
 }
 
 static void cache_free(struct topo *t)
 {
-	for (size_t i = 0; i < t->n_nc; i++)
-		free(t->nc[i].hay);
 	free(t->nc);
+	free(t->hay);
 	t->nc = NULL;
-	t->n_nc = 0;
+	t->hay = NULL;
+	t->n_nc = t->cap_nc = t->hay_len = t->hay_cap = 0;
 }
 
+/* Buffers keep their size from one refresh to the next: a refresh of a big cluster then
+ * allocates nothing here. */
 static void cache_build(struct topo *t, const struct xp_cluster *c)
 {
-	cache_free(t);
-	t->n_nc = c->n_nodes;
-	t->nc = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *t->nc);
+	t->n_nc = 0;
+	t->hay_len = 0;
+	if (c->n_nodes)
+		xp_grow(&t->nc, sizeof *t->nc, c->n_nodes - 1, &t->cap_nc);
 	char buf[64];
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		const struct xp_node *n = c->nodes[i];
 		struct ncache *k = &t->nc[i];
-		k->hay = node_hay(n);
+		k->hay = node_hay(t, n);
 		k->name_w = ucols(n->name);
 		k->state_w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
 		k->cpu_w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
 	}
+	t->n_nc = c->n_nodes;
 }
 
 /* ---- building ---- */
@@ -455,11 +458,11 @@ static void rebuild(struct topo *t, struct xp_ui *ui)
 	bool fresh = c != t->built || c->generation != t->built_gen || t->n_nc != c->n_nodes;
 	if (fresh)
 		cache_build(t, c);
-	struct match_arg m = {ui, t->nc};
+	t->ui = ui;
 	if (fresh)
-		xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, &m);
+		xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, t);
 	else
-		xp_map_rows_refilter(&t->rows, c, f && *f ? node_matches : NULL, &m);
+		xp_map_rows_refilter(&t->rows, c, f && *f ? node_matches : NULL, t);
 	free(t->filter);
 	t->filter = xp_strdup(f ? f : "");
 	t->built = c;
