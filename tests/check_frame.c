@@ -1,0 +1,175 @@
+/* check_frame.c: the console frame's layout arithmetic, glyph choice and the event log. */
+#include <check.h>
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "glyphs.h"
+#include "layout.h"
+
+START_TEST(frame_layout)
+{
+	struct xp_layout l = xp_layout_frame(24, 80);
+	ck_assert(!l.too_small);
+	ck_assert_int_eq(l.header.y, 0);
+	ck_assert_int_eq(l.tabs.y, 1);
+	ck_assert_int_eq(l.body.y, 2);
+	ck_assert_int_eq(l.body.h, 21);
+	ck_assert_int_eq(l.status.y, 23);
+	ck_assert_int_eq(l.status.w, 80);
+	ck_assert(xp_layout_frame(23, 80).too_small);
+	ck_assert(xp_layout_frame(24, 79).too_small);
+	ck_assert(xp_layout_frame(0, 0).too_small);
+	l = xp_layout_frame(50, 200);
+	ck_assert_int_eq(l.body.h + 3, 50);
+}
+END_TEST
+
+START_TEST(tab_positions)
+{
+	const char *labels[] = {"1 Topology", "2 Queues", "3 Placement", "4 Validation", "5 Events"};
+	struct xp_tab_pos pos[5];
+	ck_assert_int_eq(xp_layout_tabs(labels, 5, 80, pos), 5);
+	ck_assert_int_eq(pos[0].x, 1);
+	ck_assert_int_eq(pos[0].w, 12);
+	ck_assert_int_eq(pos[1].x, 14);
+	/* A narrow bar drops the tabs that do not fit instead of overlapping them. */
+	ck_assert_int_eq(xp_layout_tabs(labels, 5, 30, pos), 2);
+	ck_assert_int_eq(xp_layout_tabs(labels, 5, 0, pos), 0);
+}
+END_TEST
+
+START_TEST(scrolling)
+{
+	ck_assert_int_eq(xp_layout_scroll(0, 5, 10, 100), 0);
+	ck_assert_int_eq(xp_layout_scroll(0, 10, 10, 100), 1);   /* just below: move by one */
+	ck_assert_int_eq(xp_layout_scroll(50, 20, 10, 100), 20); /* above: cursor on top */
+	ck_assert_int_eq(xp_layout_scroll(95, 99, 10, 100), 90); /* no blank rows at the end */
+	ck_assert_int_eq(xp_layout_scroll(0, 3, 10, 4), 0);
+	ck_assert_int_eq(xp_layout_scroll(7, 500, 10, 100), 90); /* cursor clamped */
+	ck_assert_int_eq(xp_layout_scroll(7, 0, 0, 100), 0);
+}
+END_TEST
+
+START_TEST(glyph_sets)
+{
+	ck_assert(xp_glyphs_pick(true) == &xp_glyphs_ascii);
+	setlocale(LC_ALL, "C");
+	ck_assert(xp_glyphs_pick(false) == &xp_glyphs_ascii);
+	if (setlocale(LC_ALL, "C.UTF-8"))
+		ck_assert(xp_glyphs_pick(false) == &xp_glyphs_utf8);
+	setlocale(LC_ALL, "C");
+	/* Every ASCII glyph is ASCII: the LANG=C screen must hold no UTF-8. */
+	const struct xp_glyphs *g = &xp_glyphs_ascii;
+	const char *all[] = {g->hline, g->vline, g->tl, g->tr, g->bl, g->br, g->unknown, g->fail,
+			     g->warn, g->arrow, g->tree_mid, g->tree_last, g->tree_pipe, g->ellipsis};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		for (const char *p = all[i]; *p; p++)
+			ck_assert_msg((unsigned char)*p < 0x80, "glyph %zu is not ASCII", i);
+	ck_assert_int_eq(xp_glyph_level(0), 0);
+	ck_assert_int_eq(xp_glyph_level(0.5), 1); /* busy, however little, never looks idle */
+	ck_assert_int_eq(xp_glyph_level(50), 5);
+	ck_assert_int_eq(xp_glyph_level(100), 8);
+	ck_assert_int_eq(xp_glyph_level(NAN), 0);
+}
+END_TEST
+
+static struct xp_node *node(const char *name, int ndev)
+{
+	struct xp_node *n = xp_node_new(name);
+	for (int i = 0; i < ndev; i++) {
+		struct xp_device *d = xp_node_add_device(n);
+		char bus[32];
+		snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x10 + i);
+		d->pci_bus_id = xp_strdup(bus);
+		d->vendor = xp_strdup("NVIDIA");
+		d->model = xp_strdup("H100");
+		d->health = XP_HEALTH_OK;
+	}
+	return n;
+}
+
+START_TEST(event_diff)
+{
+	struct xp_event_log log;
+	xp_event_log_init(&log, 100);
+	struct xp_cluster *a = xp_cluster_new();
+	xp_cluster_add(a, node("n1", 2));
+	xp_cluster_add(a, node("n2", 1));
+	ck_assert_uint_eq(xp_events_diff(NULL, a, 100, &log), 2);
+	ck_assert_str_eq(xp_event_get(&log, 0)->node, "n1");
+	ck_assert_ptr_nonnull(strstr(xp_event_get(&log, 0)->msg, "node discovered: 2 accelerators"));
+
+	/* n1 loses a device and another turns to fail; n2 leaves; n3 arrives. */
+	struct xp_cluster *b = xp_cluster_new();
+	struct xp_node *n1 = node("n1", 2);
+	n1->devices[1].health = XP_HEALTH_FAIL;
+	xp_strv_add(&n1->devices[1].health_reasons, &n1->devices[1].n_health_reasons, "XID 79");
+	free(n1->devices[0].pci_bus_id);
+	n1->devices[0].pci_bus_id = xp_strdup("0000:99:00.0");
+	n1->state = XP_NODE_DEGRADED;
+	xp_cluster_add(b, n1);
+	xp_cluster_add(b, node("n3", 0));
+	size_t k = xp_events_diff(a, b, 200, &log);
+	/* state change, appeared (99:00.0), health change, disappeared (10:00.0), n3 new, n2 gone */
+	ck_assert_uint_eq(k, 6);
+	int fails = 0, warns = 0;
+	bool saw_reason = false, saw_gone = false;
+	for (size_t i = 2; i < log.n; i++) {
+		const struct xp_event *e = xp_event_get(&log, i);
+		ck_assert_int_eq((int)e->time, 200);
+		fails += e->severity == XP_SEV_FAIL;
+		warns += e->severity == XP_SEV_WARN;
+		saw_reason |= strstr(e->msg, "health ok -> fail: XID 79") != NULL;
+		saw_gone |= strcmp(e->node, "n2") == 0 && strstr(e->msg, "left") != NULL;
+	}
+	ck_assert(saw_reason);
+	ck_assert(saw_gone);
+	ck_assert_int_eq(warns, 1); /* degraded */
+	ck_assert_int_eq(fails, 3); /* health fail, device gone, node gone */
+	/* No change, no events. */
+	ck_assert_uint_eq(xp_events_diff(b, b, 300, &log), 0);
+	xp_cluster_free(a);
+	xp_cluster_free(b);
+	xp_event_log_free(&log);
+}
+END_TEST
+
+START_TEST(event_ring)
+{
+	struct xp_event_log log;
+	xp_event_log_init(&log, 3);
+	for (int i = 0; i < 5; i++)
+		xp_event_add(&log, i, XP_SEV_INFO, "n", "event %d", i);
+	ck_assert_uint_eq(log.n, 3);
+	ck_assert_str_eq(xp_event_get(&log, 0)->msg, "event 2"); /* the oldest two were dropped */
+	ck_assert_str_eq(xp_event_get(&log, 2)->msg, "event 4");
+	ck_assert_ptr_null(xp_event_get(&log, 3));
+	char longnode[300];
+	memset(longnode, 'x', sizeof longnode - 1);
+	longnode[sizeof longnode - 1] = '\0';
+	xp_event_add(&log, 9, XP_SEV_WARN, longnode, "%s", longnode);
+	ck_assert_uint_eq(strlen(xp_event_get(&log, 2)->node), sizeof xp_event_get(&log, 2)->node - 1);
+	ck_assert_str_eq(xp_severity_name(XP_SEV_WARN), "warn");
+	xp_event_log_free(&log);
+}
+END_TEST
+
+Suite *xp_suite_frame(void);
+Suite *xp_suite_frame(void)
+{
+	Suite *s = suite_create("frame");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, frame_layout);
+	tcase_add_test(tc, tab_positions);
+	tcase_add_test(tc, scrolling);
+	tcase_add_test(tc, glyph_sets);
+	tcase_add_test(tc, event_diff);
+	tcase_add_test(tc, event_ring);
+	suite_add_tcase(s, tc);
+	return s;
+}
