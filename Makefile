@@ -46,15 +46,25 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
-XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc -Ibackends -Iui -I$(B)/gen $(LIB_CFLAGS) \
-           -DXP_DATADIR='"$(PREFIX)/share/xpool"' -pthread -MMD -MP
+XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc -Ibackends -Iui -Iadapters -I$(B)/gen $(LIB_CFLAGS) \
+           -DXP_DATADIR='"$(PREFIX)/share/xpool"' -DXP_LIBDIR='"$(PREFIX)/lib/xpool"' -pthread -MMD -MP
 XLDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Core: everything but main.c, shared by the program and the tests.
 CORE_SRC = $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard backends/*.c backends/*/*.c) \
            $(wildcard ui/*.c)
-CORE_OBJ = $(CORE_SRC:%.c=$(B)/obj/%.o)
+CORE_OBJ = $(CORE_SRC:%.c=$(B)/obj/%.o) $(patsubst %.c,$(B)/obj/%.o,$(wildcard adapters/common/*.c))
 MAIN_OBJ = $(B)/obj/src/main.o
+
+# Adapters: adapters/NAME/*.c plus adapters/common/*.c become $(B)/adapters/xp_NAME.so;
+# the same objects (position-independent) form a static library the tests link,
+# so parsers are tested as plain functions.
+ADAPTER_NAMES  = $(notdir $(patsubst %/,%,$(filter-out adapters/common/,$(wildcard adapters/*/))))
+ADAPTER_COMMON = $(wildcard adapters/common/*.c)
+ADAPTER_SRC    = $(ADAPTER_COMMON) $(foreach a,$(ADAPTER_NAMES),$(wildcard adapters/$(a)/*.c))
+ADAPTER_OBJ    = $(ADAPTER_SRC:%.c=$(B)/obj/%.o)
+ADAPTER_SO     = $(ADAPTER_NAMES:%=$(B)/adapters/xp_%.so)
+ADAPTER_LIBS   = $(shell $(PKG_CONFIG) --libs jansson libxml-2.0 2>/dev/null) -ldl -lm
 TEST_SRC = $(sort $(wildcard tests/check_*.c))
 TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/runner.o
 BENCH_SRC = $(wildcard tests/bench/*.c)
@@ -63,14 +73,36 @@ BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 .PHONY: all run check test bench bench-run install uninstall clean deps
 .DEFAULT_GOAL := all
 
-all: $(PROG)
+all: $(PROG) $(ADAPTER_SO)
 
 $(PROG): $(MAIN_OBJ) $(B)/libxpool.a
-	$(CC) $(XLDFLAGS) -o $@ $(MAIN_OBJ) $(B)/libxpool.a $(LIB_LIBS) -lm
+	$(CC) $(XLDFLAGS) -o $@ $(MAIN_OBJ) $(B)/libxpool.a $(LIB_LIBS) -ldl -lm
 
-$(B)/libxpool.a: $(CORE_OBJ)
+$(B)/obj/adapters/%.o: adapters/%.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -Iadapters -fPIC $(CFLAGS) -c -o $@ $<
+
+$(B)/libadapters.a: $(ADAPTER_OBJ) Makefile
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(AR) rcs $@ $(filter %.o,$^)
+
+.SECONDEXPANSION:
+$(B)/adapters/xp_%.so: $$(addsuffix .o,$$(addprefix $(B)/obj/,$$(basename $$(wildcard adapters/$$*/*.c)))) \
+		$(ADAPTER_COMMON:%.c=$(B)/obj/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(XLDFLAGS) -shared -o $@ $^ $(ADAPTER_LIBS)
+
+# The archives depend on the Makefile too: an object added to the list must get in
+# even when it is older than the archive.
+# Test adapters: small shared objects that exercise the loader's refusals.
+TEST_ADAPTER_SO = $(patsubst tests/adapters/%.c,$(B)/testadapters/%.so,$(wildcard tests/adapters/*.c))
+$(B)/testadapters/%.so: tests/adapters/%.c $(ADAPTER_COMMON:%.c=$(B)/obj/%.o) $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -Iadapters -fPIC -shared $(CFLAGS) -o $@ $< $(ADAPTER_COMMON:%.c=$(B)/obj/%.o)
+
+$(B)/libxpool.a: $(CORE_OBJ) Makefile
+	@rm -f $@
+	$(AR) rcs $@ $(filter %.o,$^)
 
 # Objects depend on the flags they were built with: WERROR=1 after a plain build
 # must recompile, or warnings would slip through.
@@ -104,9 +136,9 @@ $(B)/gen/views.inc: $(VIEW_SRC) Makefile
 
 $(B)/obj/ui/app.o: $(B)/gen/views.inc
 
-$(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a
+$(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a
 	@mkdir -p $(@D)
-	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(LIB_LIBS) $(CHECK_LIBS) -lm
+	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) $(CHECK_LIBS) -ldl -lm
 
 $(B)/bench/%: tests/bench/%.c $(B)/libxpool.a $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -121,9 +153,9 @@ check: deps
 # LeakSanitizer is told so, and nothing of ours is suppressed.
 export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 
-test: $(PROG) $(B)/tests/runner
+test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
-	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) \
+	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 
 run: deps
@@ -136,17 +168,20 @@ bench: deps
 bench-run: $(PROG) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
 
-install: $(PROG)
+install: $(PROG) $(ADAPTER_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	    $(DESTDIR)$(PREFIX)/share/xpool/themes
 	install -m 0755 $(PROG) $(DESTDIR)$(BINDIR)/xpool
 	install -m 0644 man/xpool.1 $(DESTDIR)$(MANDIR)/man1/xpool.1
 	install -m 0644 man/xpool.conf.5 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/xpool/themes/
+	$(if $(ADAPTER_SO),install -m 0755 $(ADAPTER_SO) $(DESTDIR)$(PREFIX)/lib/xpool/adapters/)
+	$(if $(ADAPTER_NAMES),install -m 0644 $(foreach a,$(ADAPTER_NAMES),$(wildcard adapters/$(a)/*.adapter)) \
+	    $(DESTDIR)$(PREFIX)/lib/xpool/adapters/)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
-	rm -rf $(DESTDIR)$(PREFIX)/share/xpool
+	rm -rf $(DESTDIR)$(PREFIX)/share/xpool $(DESTDIR)$(PREFIX)/lib/xpool
 
 clean:
 	rm -rf build xpool
@@ -170,4 +205,4 @@ deps:
 	  fi; \
 	fi
 
--include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_BIN:=.d)
+-include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(ADAPTER_OBJ:.o=.d) $(BENCH_BIN:=.d)

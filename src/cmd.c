@@ -8,7 +8,10 @@
 
 #include "source.h"
 
+extern const struct xp_cmd_entry xp_cmd_adapters_entry;
+extern const struct xp_cmd_entry xp_cmd_health_entry;
 extern const struct xp_cmd_entry xp_cmd_help_entry;
+extern const struct xp_cmd_entry xp_cmd_record_entry;
 extern const struct xp_cmd_entry xp_cmd_inventory_entry;
 extern const struct xp_cmd_entry xp_cmd_theme_entry;
 extern const struct xp_cmd_entry xp_cmd_topo_entry;
@@ -17,6 +20,9 @@ extern const struct xp_cmd_entry xp_cmd_version_entry;
 const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_inventory_entry,
 	&xp_cmd_topo_entry,
+	&xp_cmd_health_entry,
+	&xp_cmd_adapters_entry,
+	&xp_cmd_record_entry,
 	&xp_cmd_theme_entry,
 	&xp_cmd_help_entry,
 	&xp_cmd_version_entry,
@@ -26,6 +32,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 const struct xp_opt xp_global_opts[] = {
 	{"topology", 0, "FILE", "load this hwloc XML topology instead of discovering the machine"},
 	{"inventory", 0, "FILE", "load this cluster snapshot (inventory JSON) instead of discovering"},
+	{"replay", 0, "DIR", "rehearse a node from recorded tool outputs (see 'xpool record')"},
 	{"db", 0, "PATH", "use this database (default $XDG_STATE_HOME/xpool/xpool.db)"},
 	{"json", 0, NULL, "print JSON instead of text"},
 	{"no-color", 0, NULL, "never use colours (NO_COLOR in the environment does the same)"},
@@ -51,6 +58,7 @@ void xp_ctx_free(struct xp_ctx *ctx)
 {
 	free(ctx->topology);
 	free(ctx->inventory);
+	free(ctx->replay);
 	free(ctx->db);
 	free(ctx->theme);
 	xp_cluster_free(ctx->cluster);
@@ -81,7 +89,7 @@ struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
 	if (ctx->cluster)
 		return ctx->cluster;
 	struct xp_err err = {{0}};
-	struct xp_source_opts so = {.topology = ctx->topology, .inventory = ctx->inventory};
+	struct xp_source_opts so = {.topology = ctx->topology, .inventory = ctx->inventory, .replay = ctx->replay};
 	ctx->cluster = xp_source_load(&so, &err);
 	if (!ctx->cluster)
 		xp_ctx_error(ctx, "%s", err.msg);
@@ -146,10 +154,11 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 	if (o->arg && (!val || !*val))
 		return xp_errf(err, "option --%s needs a %s", o->name, o->arg);
 	ctx->touched |= 1u << (o - xp_global_opts);
-	if (strcmp(o->name, "topology") == 0 || strcmp(o->name, "inventory") == 0) {
+	if (strcmp(o->name, "topology") == 0 || strcmp(o->name, "inventory") == 0 ||
+	    strcmp(o->name, "replay") == 0) {
 		/* A different source means a different cluster. Keep the base source's
 		 * cluster aside: the option lasts one command (see xp_cmd_run). */
-		replace(o->name[0] == 't' ? &ctx->topology : &ctx->inventory, val);
+		replace(o->name[0] == 't' ? &ctx->topology : o->name[0] == 'i' ? &ctx->inventory : &ctx->replay, val);
 		if (!ctx->parked)
 			ctx->parked = ctx->cluster;
 		else
@@ -317,7 +326,7 @@ void xp_cmd_usage(const struct xp_cmd_entry *e, FILE *f)
 
 /* The global settings as they were before a command, to put back after it. */
 struct saved {
-	char *topology, *inventory, *db, *theme;
+	char *topology, *inventory, *replay, *db, *theme;
 	bool json, no_color, quiet, ascii;
 	int verbose;
 	double delay;
@@ -327,6 +336,7 @@ static void save(const struct xp_ctx *ctx, struct saved *s)
 {
 	s->topology = xp_strdup(ctx->topology);
 	s->inventory = xp_strdup(ctx->inventory);
+	s->replay = xp_strdup(ctx->replay);
 	s->db = xp_strdup(ctx->db);
 	s->theme = xp_strdup(ctx->theme);
 	s->json = ctx->json;
@@ -352,9 +362,9 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 		if (!(ctx->touched & (1u << i)))
 			continue;
 		const char *n = xp_global_opts[i].name;
-		if (strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0) {
-			put_back(n[0] == 't' ? &ctx->topology : &ctx->inventory,
-				 n[0] == 't' ? &s->topology : &s->inventory);
+		if (strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0) {
+			put_back(n[0] == 't' ? &ctx->topology : n[0] == 'i' ? &ctx->inventory : &ctx->replay,
+				 n[0] == 't' ? &s->topology : n[0] == 'i' ? &s->inventory : &s->replay);
 			if (ctx->parked || ctx->cluster) {
 				xp_cluster_free(ctx->cluster);
 				ctx->cluster = ctx->parked;
@@ -379,6 +389,7 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 	}
 	free(s->topology);
 	free(s->inventory);
+	free(s->replay);
 	free(s->db);
 	free(s->theme);
 }

@@ -20,6 +20,7 @@
 struct xp_ctx {
 	char *topology;    /* --topology FILE.xml */
 	char *inventory;   /* --inventory FILE.json */
+	char *replay;      /* --replay DIR: recorded vendor outputs instead of running tools */
 	char *db;          /* --db PATH */
 	bool json;         /* --json */
 	bool no_color;     /* --no-color (or NO_COLOR set) */
@@ -36,6 +37,7 @@ struct xp_ctx {
 	void *ui;          /* the console behind ui_theme */
 	unsigned touched;  /* global options set since xp_cmd_run began (bit = index in xp_global_opts) */
 	struct xp_cluster *parked; /* the cluster of the base source while one command uses another */
+	const char *argv0; /* how the program was started, for commands that explain themselves */
 };
 
 /* Default console refresh interval, seconds. */

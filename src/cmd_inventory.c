@@ -41,18 +41,33 @@ static void print_node(FILE *f, const struct xp_node *n)
 	if (!n->n_devices)
 		return;
 	struct xp_table t;
-	xp_table_init(&t, 7);
-	xp_table_row(&t, "IDX", "VENDOR", "MODEL", "BUS ID", "PCI ID", "NUMA", "MEMORY");
+	xp_table_init(&t, 10);
+	xp_table_row(&t, "IDX", "VENDOR", "MODEL", "BUS ID", "PCI ID", "NUMA", "MEMORY", "DRIVER", "HEALTH", "ECU");
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct xp_device *d = &n->devices[i];
-		char idx[16], numa[16];
+		char idx[16], numa[16], ecu[32];
 		snprintf(idx, sizeof idx, "%d", d->index);
+		if (XP_HAS(d->ecu))
+			snprintf(ecu, sizeof ecu, "%.0f", d->ecu);
 		xp_table_row(&t, idx, d->vendor, d->model, d->pci_bus_id, d->pci_id,
 			     xp_fmt_int(numa, sizeof numa, d->numa),
-			     d->memory_mib >= 0 ? xp_fmt_mib(mem, sizeof mem, d->memory_mib) : NULL);
+			     d->memory_mib >= 0 ? xp_fmt_mib(mem, sizeof mem, d->memory_mib) : NULL, d->driver,
+			     d->health == XP_HEALTH_UNKNOWN ? NULL : xp_health_name(d->health),
+			     XP_HAS(d->ecu) ? ecu : NULL);
 	}
 	xp_table_print(&t, f, "    ");
 	xp_table_free(&t);
+	/* What the numbers rest on, once per node: ECU basis, health reasons, warnings. */
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		if (d->ecu_basis && (i == 0 || !n->devices[i - 1].ecu_basis ||
+				     strcmp(d->ecu_basis, n->devices[i - 1].ecu_basis) != 0))
+			fprintf(f, "    ECU of ACC%d: %s\n", d->index, d->ecu_basis);
+		for (size_t r = 0; r < d->n_health_reasons; r++)
+			fprintf(f, "    ACC%d %s: %s\n", d->index, xp_health_name(d->health), d->health_reasons[r]);
+	}
+	for (size_t i = 0; i < n->n_warnings; i++)
+		fprintf(f, "  warning: %s\n", n->warnings[i]);
 }
 
 /* The accelerator models of a node from its devices (labels may be absent in a

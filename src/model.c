@@ -233,6 +233,7 @@ static void device_free(struct xp_device *d)
 	}
 	free(d->peaks);
 	free(d->affinity_group);
+	free(d->ecu_basis);
 	xp_strv_free(d->health_reasons, d->n_health_reasons);
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		free(d->allocs[i].slice);
@@ -280,6 +281,7 @@ void xp_node_free(struct xp_node *n)
 		device_free(&n->devices[i]);
 	free(n->devices);
 	free(n->links);
+	xp_strv_free(n->warnings, n->n_warnings);
 	free(n);
 }
 
@@ -309,6 +311,8 @@ struct xp_device *xp_node_add_device(struct xp_node *n)
 	d->temperature_c = XP_NA;
 	d->power_w = XP_NA;
 	d->utilization_pct = XP_NA;
+	d->power_limit_w = XP_NA;
+	d->retired_pages = -1;
 	d->ecc_corrected = -1;
 	d->ecc_uncorrected = -1;
 	d->partition = XP_PART_WHOLE;
@@ -407,6 +411,7 @@ void xp_node_clean(struct xp_node *n)
 		clean_strv(ls[i]->keys, ls[i]->n);
 		clean_strv(ls[i]->values, ls[i]->n);
 	}
+	clean_strv(n->warnings, n->n_warnings);
 	for (size_t i = 0; i < n->n_packages; i++) {
 		clean_str(n->packages[i].model, XP_MAX_STRING);
 		clean_str(n->packages[i].cpus, XP_MAX_STRING);
@@ -429,7 +434,7 @@ void xp_node_clean(struct xp_node *n)
 	for (size_t i = 0; i < n->n_devices; i++) {
 		struct xp_device *d = &n->devices[i];
 		char **f[] = {&d->vendor, &d->model, &d->arch, &d->uuid, &d->pci_bus_id, &d->pci_id,
-			      &d->driver, &d->firmware, &d->runtime, &d->affinity_group};
+			      &d->driver, &d->firmware, &d->runtime, &d->affinity_group, &d->ecu_basis};
 		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
 			clean_str(*f[k], XP_MAX_STRING);
 		clean_strv(d->pci_path, d->n_pci_path);

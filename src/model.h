@@ -124,12 +124,15 @@ struct xp_device {
 	struct xp_peak *peaks;
 	size_t n_peaks;
 	double ecu;              /* effective compute units, XP_NA when not known */
+	char *ecu_basis;         /* how ECU was counted ("bf16 989.4 TFLOPS x 1.00"), NULL when not known */
 	int mem_access;          /* enum xp_mem_access */
 	char *affinity_group;    /* "pcie:0000:80:03.0", "hccs:0", ...; NULL when none */
 	int health;              /* enum xp_health */
 	char **health_reasons;
 	size_t n_health_reasons;
 	double temperature_c, power_w, utilization_pct; /* XP_NA when not known */
+	double power_limit_w;    /* XP_NA when not known */
+	int64_t retired_pages;   /* -1 when not known */
 	int64_t ecc_corrected, ecc_uncorrected;          /* -1 when not known */
 	unsigned partition;      /* enum xp_partition bits */
 	struct xp_alloc *allocs;
@@ -199,6 +202,8 @@ struct xp_node {
 	size_t n_devices;
 	struct xp_link *links;       /* n_devices x n_devices, row-major; NULL when no devices */
 	double cost_per_hour;        /* XP_NA when not known */
+	char **warnings;             /* discovery warnings (sources that disagree, odd tool output) */
+	size_t n_warnings;
 };
 
 /* A cluster: what every view and command reads. */

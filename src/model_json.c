@@ -213,15 +213,18 @@ static json_t *device_to_json(const struct xp_device *d)
 	put(o, "memory_used_mib", jint(d->memory_used_mib));
 	put(o, "peak", peaks_to_json(d));
 	put(o, "ecu", jnum(d->ecu));
+	put(o, "ecu_basis", jstr(d->ecu_basis));
 	put(o, "memory_access", json_string(xp_mem_access_name(d->mem_access)));
 	put(o, "affinity_group", jstr(d->affinity_group));
 	put(o, "health", json_string(xp_health_name(d->health)));
 	put(o, "health_reasons", jstrv(d->health_reasons, d->n_health_reasons));
 	put(o, "temperature_c", jnum(d->temperature_c));
 	put(o, "power_w", jnum(d->power_w));
+	put(o, "power_limit_w", jnum(d->power_limit_w));
 	put(o, "utilization_pct", jnum(d->utilization_pct));
 	put(o, "ecc_corrected", jint(d->ecc_corrected));
 	put(o, "ecc_uncorrected", jint(d->ecc_uncorrected));
+	put(o, "retired_pages", jint(d->retired_pages));
 	put(o, "partition", partition_to_json(d->partition));
 	put(o, "allocations", allocs_to_json(d));
 	return o;
@@ -350,6 +353,7 @@ json_t *xp_node_to_json(const struct xp_node *n)
 	put(o, "devices", devs);
 	put(o, "links", links_to_json(n));
 	put(o, "cost_per_hour", jnum(n->cost_per_hour));
+	put(o, "warnings", jstrv(n->warnings, n->n_warnings));
 	return o;
 }
 
@@ -905,6 +909,7 @@ static int device_metrics(json_t *o, const char *p, struct xp_device *d, struct 
 	    get_int(o, p, "memory_used_mib", 0, INT64_MAX, true, &d->memory_used_mib, err) ||
 	    each_object(o, p, "peak", SIZE_MAX, peak_from, d, err) ||
 	    get_num(o, p, "ecu", 0, INFINITY, true, &d->ecu, err) ||
+	    get_str(o, p, "ecu_basis", true, &d->ecu_basis, err) ||
 	    get_enum(o, p, "memory_access", xp_mem_access_parse, "unknown, explicit, unified",
 		     &d->mem_access, err) ||
 	    get_str(o, p, "affinity_group", true, &d->affinity_group, err) ||
@@ -913,9 +918,11 @@ static int device_metrics(json_t *o, const char *p, struct xp_device *d, struct 
 	    get_strv(o, p, "health_reasons", &d->health_reasons, &d->n_health_reasons, err) ||
 	    get_num(o, p, "temperature_c", -100, 300, true, &d->temperature_c, err) ||
 	    get_num(o, p, "power_w", 0, INFINITY, true, &d->power_w, err) ||
+	    get_num(o, p, "power_limit_w", 0, INFINITY, true, &d->power_limit_w, err) ||
 	    get_num(o, p, "utilization_pct", 0, 100, true, &d->utilization_pct, err) ||
 	    get_int(o, p, "ecc_corrected", 0, INT64_MAX, true, &d->ecc_corrected, err) ||
 	    get_int(o, p, "ecc_uncorrected", 0, INT64_MAX, true, &d->ecc_uncorrected, err) ||
+	    get_int(o, p, "retired_pages", 0, INT64_MAX, true, &d->retired_pages, err) ||
 	    get_partition(o, p, &d->partition, err) ||
 	    each_object(o, p, "allocations", SIZE_MAX, alloc_from, d, err))
 		return -1;
@@ -1002,7 +1009,8 @@ static int node_fields(json_t *o, const char *p, struct xp_node *n, struct xp_er
 	    each_object(o, p, "nics", SIZE_MAX, nic_from, n, err) ||
 	    each_object(o, p, "devices", XP_MAX_DEVICES, device_from, n, err) ||
 	    each_object(o, p, "pci", SIZE_MAX, pci_from, n, err) || node_links(o, p, n, err) ||
-	    get_num(o, p, "cost_per_hour", 0, INFINITY, true, &n->cost_per_hour, err))
+	    get_num(o, p, "cost_per_hour", 0, INFINITY, true, &n->cost_per_hour, err) ||
+	    get_strv(o, p, "warnings", &n->warnings, &n->n_warnings, err))
 		return -1;
 	return 0;
 }

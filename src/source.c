@@ -1,19 +1,116 @@
-/* source.c: picks the backend for a run and hands back a cluster. */
+/* source.c: picks the backends for a run and hands back a cluster. */
 #include "source.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "adapters.h"
 #include "local/local.h"
+#include "normalize.h"
 #include "snapshot.h"
+
+void xp_source_adapters(struct xp_node *n, const char *replay)
+{
+	struct xp_adapters a;
+	xp_adapters_open(&a, replay);
+	xp_adapters_enumerate(&a);
+	for (size_t i = 0; i < a.n; i++) {
+		struct xp_adapter_slot *s = &a.slots[i];
+		if (s->state == XP_AD_ACTIVE && s->raw)
+			xp_normalize_merge(n, s->raw, s->manifest, s->name);
+	}
+	xp_adapters_close(&a);
+}
+
+/* The node's name in a replay directory: its hostname file, else the directory's name. */
+static char *replay_name(const char *dir)
+{
+	char *path = xp_asprintf("%s/hostname", dir);
+	struct xp_err err = {{0}};
+	size_t len;
+	char *text = xp_read_file(path, 4096, &len, &err);
+	free(path);
+	if (text) {
+		size_t k = strcspn(text, "\r\n");
+		text[k] = '\0';
+		char *s = text;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s) {
+			char *name = xp_strndup(s, XP_MAX_NODE_NAME);
+			free(text);
+			return name;
+		}
+		free(text);
+	}
+	size_t l = strlen(dir);
+	while (l > 1 && dir[l - 1] == '/')
+		l--;
+	const char *b = dir + l;
+	while (b > dir && b[-1] != '/')
+		b--;
+	return l > (size_t)(b - dir) ? xp_strndup(b, l - (size_t)(b - dir)) : xp_strdup("node");
+}
+
+static struct xp_node *load_replay(const struct xp_source_opts *o, struct xp_err *err)
+{
+	struct stat st;
+	if (stat(o->replay, &st) < 0) {
+		xp_errf(err, "%s: %s", o->replay, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		xp_errf(err, "%s: not a directory (a replay is a directory of recorded outputs)", o->replay);
+		return NULL;
+	}
+	char *xml = o->topology ? xp_strdup(o->topology) : xp_asprintf("%s/hwloc.xml", o->replay);
+	struct xp_node *n;
+	if (o->topology || stat(xml, &st) == 0) {
+		struct xp_local_opts lo = {.topology_xml = xml};
+		n = xp_local_discover(&lo, err);
+		if (!n) {
+			free(xml);
+			return NULL;
+		}
+	} else {
+		/* No topology recorded: the node is what the vendor tools say, without PCI locality. */
+		n = xp_node_new("node");
+	}
+	free(xml);
+	free(n->name);
+	n->name = replay_name(o->replay);
+	free(n->source);
+	n->source = xp_asprintf("replay:%s", o->replay);
+	if (!o->no_adapters)
+		xp_source_adapters(n, o->replay);
+	xp_node_clean(n);
+	return n;
+}
 
 struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err *err)
 {
-	if (o->inventory && o->topology) {
-		xp_errf(err, "--inventory and --topology both name a source; give one");
+	if (o->inventory && (o->topology || o->replay)) {
+		xp_errf(err, "--inventory and --%s both name a source; give one", o->topology ? "topology" : "replay");
 		return NULL;
 	}
 	if (o->inventory)
 		return xp_snapshot_load(o->inventory, err);
-	struct xp_local_opts lo = {.topology_xml = o->topology};
-	struct xp_node *n = xp_local_discover(&lo, err);
+	struct xp_node *n;
+	if (o->replay) {
+		n = load_replay(o, err);
+	} else {
+		struct xp_local_opts lo = {.topology_xml = o->topology};
+		n = xp_local_discover(&lo, err);
+		/* The tools on this machine describe this machine: not a topology file from elsewhere. */
+		const char *env = getenv("HWLOC_XMLFILE");
+		bool live = !o->topology && !(env && *env);
+		if (n && live && !o->no_adapters) {
+			xp_source_adapters(n, NULL);
+			xp_node_clean(n);
+		}
+	}
 	if (!n)
 		return NULL;
 	struct xp_cluster *c = xp_cluster_new();

@@ -314,16 +314,16 @@ START_TEST(test_encoding_shape)
 	ck_assert_ptr_nonnull(strstr(t, "[\"NV18\",\"X\",\"HCCS4\"]"));
 	ck_assert_ptr_nonnull(strstr(t, "\"location\":{\"zone\":\"eu-1\",\"rack\":\"r12\","
 					"\"switch\":\"leaf-3\"}"));
-	ck_assert_ptr_nonnull(strstr(t, "\"links\":[],\"cost_per_hour\":null}]}\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\"links\":[],\"cost_per_hour\":null,\"warnings\":[]}]}\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\"ecc_corrected\":9007199254740993,"));
 	free(t);
 
 	static const char *const dev_keys[] = {
 		"index", "vendor", "model", "arch", "uuid", "pci_bus_id", "pci_id", "pci_class",
 		"pci_path", "os_devices", "numa", "driver", "firmware", "runtime", "memory_mib",
-		"memory_used_mib", "peak", "ecu", "memory_access", "affinity_group", "health",
-		"health_reasons", "temperature_c", "power_w", "utilization_pct", "ecc_corrected",
-		"ecc_uncorrected", "partition", "allocations"};
+		"memory_used_mib", "peak", "ecu", "ecu_basis", "memory_access", "affinity_group", "health",
+		"health_reasons", "temperature_c", "power_w", "power_limit_w", "utilization_pct",
+		"ecc_corrected", "ecc_uncorrected", "retired_pages", "partition", "allocations"};
 	json_t *doc = xp_cluster_to_json(c);
 	json_t *dev = json_array_get(
 		json_object_get(json_array_get(json_object_get(doc, "nodes"), 0), "devices"), 2);
@@ -335,7 +335,7 @@ START_TEST(test_encoding_shape)
 	ck_assert(json_is_null(json_object_get(dev, "temperature_c")));
 	ck_assert_str_eq(json_string_value(json_object_get(dev, "health")), "unknown");
 	json_t *tiny = json_array_get(json_object_get(doc, "nodes"), 1);
-	ck_assert_uint_eq(json_object_size(tiny), 15);
+	ck_assert_uint_eq(json_object_size(tiny), 16);
 	ck_assert(json_is_null(json_object_get(tiny, "memory_mib")));
 	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(tiny, "labels"),
 							   "governance")), 0);
@@ -358,8 +358,8 @@ START_TEST(test_real_digits)
 	xp_cluster_add(c, n);
 	char *t = to_text(c, 0);
 	ck_assert_ptr_nonnull(strstr(t, "\"temperature_c\":61.0,\"power_w\":989.4,"
-					"\"utilization_pct\":0.1,"));
-	ck_assert_ptr_nonnull(strstr(t, "\"cost_per_hour\":1e-7}"));
+					"\"power_limit_w\":null,\"utilization_pct\":0.1,"));
+	ck_assert_ptr_nonnull(strstr(t, "\"cost_per_hour\":1e-7,"));
 	struct xp_cluster *r = parse_ok(t);
 	ck_assert(r->nodes[0]->devices[0].power_w == 989.4);
 	ck_assert(r->nodes[0]->devices[0].utilization_pct == 0.1);
@@ -374,7 +374,7 @@ START_TEST(test_real_digits)
 	c->nodes[0]->cost_per_hour = 0.1 + 0.2;
 	t = to_text(c, 0);
 	ck_assert_ptr_nonnull(strstr(t, "\"power_w\":989.39999999999998,"));
-	ck_assert_ptr_nonnull(strstr(t, "\"cost_per_hour\":0.30000000000000004}"));
+	ck_assert_ptr_nonnull(strstr(t, "\"cost_per_hour\":0.30000000000000004,"));
 	r = parse_ok(t);
 	ck_assert(r->nodes[0]->cost_per_hour == 0.1 + 0.2);
 	ck_assert(r->nodes[0]->devices[0].power_w == 989.4);

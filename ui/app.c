@@ -59,7 +59,7 @@ struct poller {
 	pthread_cond_t cv;
 	bool started, stop, want;
 	double delay;
-	char *topology, *inventory;    /* the source, copied from the context */
+	char *topology, *inventory, *replay; /* the source, copied from the context */
 	struct xp_cluster *result;     /* a fresh cluster not yet taken, or NULL */
 	char error[1024];              /* the last load's error, "" when it worked */
 	bool have_result;              /* result or error is new */
@@ -179,14 +179,16 @@ static void *poll_main(void *arg)
 		p->want = false;
 		p->busy = true;
 		char *topo = xp_strdup(p->topology), *inv = xp_strdup(p->inventory);
+		char *rep = xp_strdup(p->replay);
 		pthread_mutex_unlock(&p->mu);
 
 		/* The slow part, with the lock released so keys are never held up. */
 		struct xp_err err = {{0}};
-		struct xp_source_opts so = {.topology = topo, .inventory = inv};
+		struct xp_source_opts so = {.topology = topo, .inventory = inv, .replay = rep};
 		struct xp_cluster *c = xp_source_load(&so, &err);
 		free(topo);
 		free(inv);
+		free(rep);
 
 		pthread_mutex_lock(&p->mu);
 		p->busy = false;
@@ -204,8 +206,10 @@ static void poll_set_source(struct poller *p, const struct xp_ctx *ctx)
 	pthread_mutex_lock(&p->mu);
 	free(p->topology);
 	free(p->inventory);
+	free(p->replay);
 	p->topology = xp_strdup(ctx->topology);
 	p->inventory = xp_strdup(ctx->inventory);
+	p->replay = xp_strdup(ctx->replay);
 	p->delay = ctx->delay;
 	pthread_mutex_unlock(&p->mu);
 }
@@ -242,6 +246,7 @@ static void poll_stop(struct poller *p)
 	xp_cluster_free(p->result);
 	free(p->topology);
 	free(p->inventory);
+	free(p->replay);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 }
@@ -383,6 +388,8 @@ static const char *source_name(const struct xp_ui *ui, char *buf, size_t len)
 	/* Base names: the header has room for what the file is, not where it lives. */
 	if (ctx->inventory)
 		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
+	else if (ctx->replay)
+		snprintf(buf, len, "replay %s", base_name(ctx->replay));
 	else if (ctx->topology)
 		snprintf(buf, len, "topology %s", base_name(ctx->topology));
 	else {

@@ -16,4 +16,7 @@ struct xp_local_opts {
 /* Discovers one node with hwloc (I/O included); NULL with err set on failure. */
 struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_err *err);
 
+/* Exports the live machine's topology as hwloc XML (what --topology reads back); caller frees. */
+int xp_local_export_xml(char **xml, size_t *len, struct xp_err *err);
+
 #endif

@@ -1,0 +1,53 @@
+/* raw.c: helpers for the raw records every adapter fills (compiled into each adapter). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "xp_adapter.h"
+
+void xp_raw_device_init(struct xp_raw_device *d)
+{
+	memset(d, 0, sizeof *d);
+	d->index = -1;
+	d->memory_total_mib = d->memory_used_mib = -1;
+	d->temperature_c = d->power_w = d->power_limit_w = d->utilization_pct = NAN;
+	d->ecc_corrected = d->ecc_uncorrected = d->retired_pages = -1;
+	d->mig_mode = -1;
+	d->numa = -1;
+}
+
+void xp_raw_node_init(struct xp_raw_node *n)
+{
+	memset(n, 0, sizeof *n);
+}
+
+void xp_raw_warn(struct xp_raw_node *n, const char *fmt, ...)
+{
+	if (n->n_warnings >= XP_RAW_MAX_WARNINGS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(n->warnings[n->n_warnings++], sizeof n->warnings[0], fmt, ap);
+	va_end(ap);
+}
+
+void xp_raw_set(char *dst, size_t size, const char *src, size_t len)
+{
+	if (!size)
+		return;
+	if (!src)
+		len = 0;
+	while (len && (*src == ' ' || *src == '\t' || *src == '\r' || *src == '\n')) {
+		src++;
+		len--;
+	}
+	while (len && (src[len - 1] == ' ' || src[len - 1] == '\t' || src[len - 1] == '\r' ||
+		       src[len - 1] == '\n'))
+		len--;
+	if (len >= size)
+		len = size - 1;
+	if (len)
+		memcpy(dst, src, len);
+	dst[len] = '\0';
+}

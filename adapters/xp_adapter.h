@@ -1,0 +1,125 @@
+/* xp_adapter.h: the interface between xpool and a vendor adapter (device adaptation layer).
+ *
+ * An adapter is a shared object, adapters/<name>/ built into xp_<name>.so, exporting
+ * one `const struct xp_adapter xp_adapter_<name>`. It reports what the vendor's
+ * tools or libraries say, in the plain records below (raw inventory), and knows
+ * nothing of xpool's model: src/normalize.c merges the records into the model
+ * with the hwloc view and the adapter's manifest (<name>.adapter). Records use
+ * fixed-size fields so nothing allocated on one side is freed on the other.
+ * Parsers are pure functions over text, so tests feed them recorded outputs. */
+#ifndef XP_ADAPTER_H
+#define XP_ADAPTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bumped whenever a struct below changes; the loader refuses other versions. */
+#define XP_ADAPTER_ABI 1
+
+#define XP_RAW_MAX_DEVICES 64 /* devices one adapter reports on one node */
+#define XP_RAW_MAX_REASONS 8  /* vendor health reasons kept per device */
+#define XP_RAW_MAX_SLICES 56  /* MIG instances / vNPUs per device (7 x 8 is the most MIG allows) */
+#define XP_RAW_MAX_WARNINGS 16
+
+/* A partition of a device: a MIG instance or a vNPU. */
+struct xp_raw_slice {
+	char profile[32];    /* "1g.10gb", "vir02"; "" when not known */
+	int gpu_instance;    /* MIG GPU instance id, vNPU id; -1 when not known */
+	int compute_instance; /* MIG compute instance id; -1 when not known */
+	int64_t memory_mib;  /* -1 when not known */
+	char uuid[96];       /* "" when not known */
+};
+
+/* One device as the vendor tool reports it. Unknown: "" for text, -1 for counts
+ * and ids, NAN for measurements. */
+struct xp_raw_device {
+	int index;           /* the tool's own index (nvidia-smi minor number, NPU id, card N) */
+	int chip;            /* chip within a card (Ascend 310 cards hold four), 0 otherwise */
+	char bus_id[32];     /* PCI bus id as the tool prints it (normalized by the host) */
+	char name[128];      /* product name ("NVIDIA H100 80GB HBM3", "Ascend 910A") */
+	char arch[64];       /* architecture/generation when the tool says ("Hopper", "gfx908") */
+	char uuid[96];
+	char serial[64];
+	char driver[64];     /* driver version */
+	char firmware[64];   /* VBIOS / firmware version */
+	char runtime[64];    /* CUDA / CANN / ROCm version */
+	int64_t memory_total_mib, memory_used_mib;
+	double temperature_c, power_w, power_limit_w, utilization_pct;
+	int64_t ecc_corrected, ecc_uncorrected, retired_pages;
+	char health[32];     /* the vendor's own word ("OK", "Warning", "Alarm"); "" when none */
+	char reasons[XP_RAW_MAX_REASONS][128]; /* why, in the vendor's words (throttle reasons, XIDs) */
+	int n_reasons;
+	int mig_mode;        /* -1 not applicable, 0 disabled, 1 enabled */
+	struct xp_raw_slice slices[XP_RAW_MAX_SLICES];
+	int n_slices;
+	int numa;            /* NUMA node the tool reports, -1 when it does not */
+	char group[64];      /* affinity group the tool reports (XGMI hive id), "" when none */
+};
+
+/* What one adapter reports for the node it runs on. */
+struct xp_raw_node {
+	char hostname[256];  /* "" when the tool does not say */
+	int n_devices;
+	struct xp_raw_device devices[XP_RAW_MAX_DEVICES];
+	/* Device x device link cells in `nvidia-smi topo -m` spelling ("X", "NV18", "PIX",
+	 * "HCCS", "XGMI"), indexed by position in devices[]; "" when not known. */
+	bool has_links;
+	char links[XP_RAW_MAX_DEVICES][XP_RAW_MAX_DEVICES][8];
+	int n_warnings;      /* things that were odd but not fatal ("row 3 truncated") */
+	char warnings[XP_RAW_MAX_WARNINGS][160];
+};
+
+/* Services xpool gives adapters. */
+struct xp_host {
+	int abi;                /* XP_ADAPTER_ABI */
+	const char *replay_dir; /* read recorded outputs from here instead of running tools; NULL live */
+	/* Runs a vendor tool: argv (no shell), a timeout, at most max_out bytes of stdout, a clean
+	 * environment. 0 with *out (free with host->free) on exit status 0; -1 with err set otherwise. */
+	int (*run)(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
+		   char *err, size_t errlen);
+	/* Reads file name from the replay directory: 1 with *out (free with host->free), 0 when the
+	 * file is absent (that source is absent), -1 with err set when it cannot be read. */
+	int (*replay)(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
+		      char *err, size_t errlen);
+	/* Frees what run and replay returned. */
+	void (*free)(void *p);
+};
+
+/* Probe results. */
+enum xp_probe {
+	XP_PROBE_UNAVAILABLE = -1, /* the vendor library or tool is missing or broken (reason given) */
+	XP_PROBE_IDLE = 0,         /* works, but no matching hardware (or no recorded files) */
+	XP_PROBE_ACTIVE = 1        /* hardware found */
+};
+
+/* One adapter. Functions return 0 on success, -1 with last_error set. */
+struct xp_adapter {
+	int abi;            /* XP_ADAPTER_ABI */
+	const char *name;   /* "nvidia": the manifest's name and the .so's base name */
+	/* Looks for the vendor library, tool or recorded files; *st is the adapter's state. */
+	int (*probe)(const struct xp_host *h, void **st, char *err, size_t errlen);
+	/* Fills node with every device: identity, memory, versions, metrics, health, partitions. */
+	int (*enumerate)(void *st, struct xp_raw_node *node);
+	/* Re-reads the metrics (memory used, temperature, power, utilization, ECC) of node's devices. */
+	int (*refresh)(void *st, struct xp_raw_node *node);
+	/* Re-reads the health fields of node's devices. */
+	int (*health)(void *st, struct xp_raw_node *node);
+	/* Fills node's link matrix (has_links, links). */
+	int (*topology)(void *st, struct xp_raw_node *node);
+	/* Why the last call failed. */
+	const char *(*last_error)(void *st);
+	/* Frees the state. */
+	void (*close)(void *st);
+};
+
+/* Sets every field of a device to "unknown". */
+void xp_raw_device_init(struct xp_raw_device *d);
+/* Empties a node (no devices, no links, no warnings). */
+void xp_raw_node_init(struct xp_raw_node *n);
+/* Adds a warning to a node (printf style); extra warnings beyond the limit are dropped. */
+void xp_raw_warn(struct xp_raw_node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies src into a fixed field, cutting it to fit, and trims surrounding blanks. */
+void xp_raw_set(char *dst, size_t size, const char *src, size_t len);
+
+#endif

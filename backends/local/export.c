@@ -1,0 +1,34 @@
+/* export.c: the live machine's hwloc topology as XML, for `xpool record`. */
+#include <hwloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local.h"
+
+int xp_local_export_xml(char **xml, size_t *len, struct xp_err *err)
+{
+	hwloc_topology_t topo;
+	if (hwloc_topology_init(&topo) < 0)
+		return xp_errf(err, "hwloc: cannot initialise a topology");
+	/* The same view discovery uses: whole machine, all PCI, important OS devices. */
+	hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	if (hwloc_topology_load(topo) < 0) {
+		hwloc_topology_destroy(topo);
+		return xp_errf(err, "hwloc: cannot discover this machine");
+	}
+	char *buf = NULL;
+	int n = 0;
+	if (hwloc_topology_export_xmlbuffer(topo, &buf, &n, 0) < 0 || !buf || n <= 0) {
+		hwloc_topology_destroy(topo);
+		return xp_errf(err, "hwloc: cannot export the topology as XML");
+	}
+	/* hwloc's buffer ends with its NUL, counted in n. */
+	*len = strlen(buf);
+	*xml = xp_strndup(buf, *len);
+	hwloc_free_xmlbuffer(topo, buf);
+	hwloc_topology_destroy(topo);
+	return 0;
+}

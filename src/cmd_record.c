@@ -1,0 +1,129 @@
+/* cmd_record.c: `xpool record DIR`: a replay directory from the live machine:
+ * hwloc.xml, hostname, and every vendor tool output the adapters' manifests name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adapters.h"
+#include "cmd.h"
+#include "local/local.h"
+#include "run.h"
+
+#define RECORD_TIMEOUT_S 60.0
+#define RECORD_MAX_BYTES ((size_t)64 << 20)
+
+/* Writes a file inside dir, never through a symbolic link planted there. */
+static int write_file(const char *dir, const char *name, const char *data, size_t len, struct xp_err *err)
+{
+	char *path = xp_asprintf("%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		xp_errf(err, "%s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			xp_errf(err, "%s: %s", path, strerror(errno));
+			close(fd);
+			free(path);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (close(fd) < 0) {
+		xp_errf(err, "%s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	free(path);
+	return 0;
+}
+
+static int record_exec(struct xp_ctx *ctx, const struct xp_args *a)
+{
+	const char *dir = a->argv[0];
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT || mkdir(dir, 0755) < 0) {
+			xp_ctx_error(ctx, "record: %s: %s", dir, strerror(errno));
+			return XP_EXIT_ERROR;
+		}
+	} else if (!S_ISDIR(st.st_mode)) {
+		xp_ctx_error(ctx, "record: %s: not a directory", dir);
+		return XP_EXIT_ERROR;
+	}
+	struct xp_err err = {{0}};
+	char *xml = NULL;
+	size_t len = 0;
+	if (xp_local_export_xml(&xml, &len, &err) < 0 || write_file(dir, "hwloc.xml", xml, len, &err) < 0) {
+		xp_ctx_error(ctx, "record: %s", err.msg);
+		free(xml);
+		return XP_EXIT_ERROR;
+	}
+	free(xml);
+	fprintf(ctx->out, "wrote    hwloc.xml (%zu bytes)\n", len);
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1) == 0 && host[0]) {
+		char line[260];
+		int n = snprintf(line, sizeof line, "%s\n", host);
+		if (write_file(dir, "hostname", line, (size_t)n, &err) == 0)
+			fprintf(ctx->out, "wrote    hostname (%s)\n", host);
+	}
+
+	/* Every tool every adapter's manifest names, whether or not its hardware is here:
+	 * a bring-up engineer wants to see which tools are missing too. */
+	struct xp_adapters ad;
+	xp_adapters_open(&ad, NULL);
+	int written = 0, failed = 0;
+	for (size_t i = 0; i < ad.n; i++) {
+		const struct xp_manifest *m = ad.slots[i].manifest;
+		for (size_t r = 0; m && r < m->n_records; r++) {
+			const struct xp_mrecord *rec = &m->records[r];
+			char *prog = xp_which(rec->argv[0]);
+			if (!prog) {
+				fprintf(ctx->out, "skipped  %s (%s not found)\n", rec->file, rec->argv[0]);
+				continue;
+			}
+			free(prog);
+			char *out = NULL, why[512];
+			size_t olen = 0;
+			if (xp_run_tool((const char *const *)rec->argv, RECORD_TIMEOUT_S, RECORD_MAX_BYTES, &out, &olen,
+					why, sizeof why) < 0) {
+				fprintf(ctx->out, "failed   %s (%s)\n", rec->file, why);
+				failed++;
+				continue;
+			}
+			if (write_file(dir, rec->file, out, olen, &err) < 0) {
+				xp_ctx_error(ctx, "record: %s", err.msg);
+				failed++;
+			} else {
+				fprintf(ctx->out, "wrote    %s (%zu bytes, from %s)\n", rec->file, olen, rec->argv[0]);
+				written++;
+			}
+			free(out);
+		}
+	}
+	xp_adapters_close(&ad);
+	fprintf(ctx->out, "%s: %d vendor output%s recorded; rehearse with: xpool --replay %s inventory\n", dir,
+		written, written == 1 ? "" : "s", dir);
+	return failed ? XP_EXIT_ERROR : XP_EXIT_OK;
+}
+
+const struct xp_cmd_entry xp_cmd_record_entry = {
+	.name = "record",
+	.alias = NULL,
+	.usage = "DIR",
+	.summary = "record this machine (hwloc.xml, vendor tool outputs) into DIR for --replay",
+	.opts = NULL,
+	.min_args = 1,
+	.max_args = 1,
+	.exec = record_exec,
+};

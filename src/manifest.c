@@ -1,0 +1,613 @@
+/* manifest.c: the adapter manifest parser (format in adapters/README.md). */
+#include "manifest.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model.h"
+
+#define LINE_MAX_BYTES 4096
+
+void xp_manifest_free(struct xp_manifest *m)
+{
+	if (!m)
+		return;
+	free(m->path);
+	free(m->pci_vendors);
+	free(m->drivers);
+	xp_strv_free(m->tools, m->n_tools);
+	xp_strv_free(m->libraries, m->n_libraries);
+	for (size_t i = 0; i < m->n_records; i++) {
+		for (char **a = m->records[i].argv; a && *a; a++)
+			free(*a);
+		free(m->records[i].argv);
+	}
+	free(m->records);
+	for (size_t i = 0; i < m->n_models; i++) {
+		struct xp_mmodel *md = &m->models[i];
+		xp_strv_free(md->match, md->n_match);
+		free(md->pci_devices);
+		free(md->peaks);
+		free(md->templates);
+	}
+	free(m->models);
+	free(m);
+}
+
+/* Parser state: where we are, for messages. */
+struct ps {
+	const char *file;
+	int line;
+	struct xp_err *err;
+};
+
+__attribute__((format(printf, 2, 3))) static int fail(struct ps *p, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return xp_errf(p->err, "%s:%d: %s", p->file, p->line, msg);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+static int copy_field(struct ps *p, char *dst, size_t size, const char *key, const char *val)
+{
+	if (strlen(val) >= size)
+		return fail(p, "%s: value longer than %zu bytes", key, size - 1);
+	strcpy(dst, val);
+	return 0;
+}
+
+static int parse_num(struct ps *p, const char *key, const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *trim(end) || !isfinite(v) || v < 0)
+		return fail(p, "%s: '%s' is not a non-negative number", key, s);
+	*out = v;
+	return 0;
+}
+
+/* "1/7" or "0.25", between 0 and 1. */
+static int parse_fraction(struct ps *p, const char *key, const char *s, double *out)
+{
+	const char *slash = strchr(s, '/');
+	double v;
+	if (slash) {
+		char *e1, *e2;
+		double a = strtod(s, &e1), b = strtod(slash + 1, &e2);
+		if (e1 != slash || *e2 || !(b > 0) || a < 0)
+			return fail(p, "%s: '%s' is not a fraction", key, s);
+		v = a / b;
+	} else if (parse_num(p, key, s, &v) < 0)
+		return -1;
+	if (v > 1)
+		return fail(p, "%s: '%s' is more than the whole device", key, s);
+	*out = v;
+	return 0;
+}
+
+static int parse_hex_list(struct ps *p, const char *key, char *val, unsigned **out, size_t *n)
+{
+	char *save = NULL;
+	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		char *end;
+		unsigned long v = strtoul(w, &end, 16);
+		if (*end || end == w || v > 0xffff)
+			return fail(p, "%s: '%s' is not a 4-digit hex PCI id", key, w);
+		*out = xp_realloc(*out, (*n + 1) * sizeof **out);
+		(*out)[(*n)++] = (unsigned)v;
+	}
+	return 0;
+}
+
+static void word_list(char *val, char ***out, size_t *n)
+{
+	char *save = NULL;
+	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save))
+		xp_strv_add(out, n, w);
+}
+
+static int parse_pair(struct ps *p, const char *key, const char *val, double *warn, double *crit)
+{
+	double a, b;
+	char extra;
+	if (sscanf(val, "%lf %lf %c", &a, &b, &extra) != 2 || !(a >= 0) || !(b >= a))
+		return fail(p, "%s: expected 'WARN CRIT' with WARN <= CRIT, got '%s'", key, val);
+	*warn = a;
+	*crit = b;
+	return 0;
+}
+
+static int parse_affinity(struct ps *p, const char *val, int *aff, int *ring)
+{
+	if (strcmp(val, "pcie") == 0)
+		*aff = XP_AFF_PCIE;
+	else if (strcmp(val, "nvlink") == 0)
+		*aff = XP_AFF_NVLINK;
+	else if (strcmp(val, "xgmi") == 0)
+		*aff = XP_AFF_XGMI;
+	else if (strncmp(val, "ring:", 5) == 0) {
+		char *end;
+		long k = strtol(val + 5, &end, 10);
+		if (*end || k < 1 || k > XP_MAX_DEVICES)
+			return fail(p, "affinity: '%s': ring size must be 1 to %d", val, XP_MAX_DEVICES);
+		*aff = XP_AFF_RING;
+		*ring = (int)k;
+	} else
+		return fail(p, "affinity: '%s' is not pcie, nvlink, xgmi or ring:N", val);
+	return 0;
+}
+
+static int parse_drivers(struct ps *p, char *val, struct xp_manifest *m)
+{
+	char *save = NULL;
+	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		struct xp_mrange r;
+		memset(&r, 0, sizeof r);
+		const char *dash = strchr(w, '-');
+		if (strncmp(w, ">=", 2) == 0) {
+			if (copy_field(p, r.from, sizeof r.from, "drivers", w + 2) < 0)
+				return -1;
+		} else if (dash && dash != w && dash[1]) {
+			if ((size_t)(dash - w) >= sizeof r.from || strlen(dash + 1) >= sizeof r.to)
+				return fail(p, "drivers: '%s' is too long", w);
+			memcpy(r.from, w, (size_t)(dash - w));
+			strcpy(r.to, dash + 1);
+		} else
+			return fail(p, "drivers: '%s' is not FROM-TO or >=FROM", w);
+		if (!isdigit((unsigned char)r.from[0]) || (r.to[0] && !isdigit((unsigned char)r.to[0])))
+			return fail(p, "drivers: '%s' does not start with a version number", w);
+		m->drivers = xp_realloc(m->drivers, (m->n_drivers + 1) * sizeof *m->drivers);
+		m->drivers[m->n_drivers++] = r;
+	}
+	return 0;
+}
+
+static int parse_record(struct ps *p, const char *val, struct xp_manifest *m)
+{
+	const char *colon = strchr(val, ':');
+	if (!colon)
+		return fail(p, "record: expected 'FILE: COMMAND ARGS', got '%s'", val);
+	struct xp_mrecord r;
+	memset(&r, 0, sizeof r);
+	size_t fl = (size_t)(colon - val);
+	while (fl && isspace((unsigned char)val[fl - 1]))
+		fl--;
+	if (!fl || fl >= sizeof r.file)
+		return fail(p, "record: bad file name in '%s'", val);
+	memcpy(r.file, val, fl);
+	/* The replay directory is flat: a file name, never a path. */
+	if (strchr(r.file, '/') || strcmp(r.file, "..") == 0 || strcmp(r.file, ".") == 0)
+		return fail(p, "record: '%s' must be a plain file name", r.file);
+	char *cmd = xp_strdup(colon + 1), *save = NULL;
+	size_t n = 0;
+	for (char *w = strtok_r(cmd, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		r.argv = xp_realloc(r.argv, (n + 2) * sizeof *r.argv);
+		r.argv[n++] = xp_strdup(w);
+		r.argv[n] = NULL;
+	}
+	free(cmd);
+	if (!n)
+		return fail(p, "record: no command after '%s:'", r.file);
+	m->records = xp_realloc(m->records, (m->n_records + 1) * sizeof *m->records);
+	m->records[m->n_records++] = r;
+	return 0;
+}
+
+static int adapter_key(struct ps *p, struct xp_manifest *m, const char *key, char *val)
+{
+	if (strcmp(key, "name") == 0)
+		return copy_field(p, m->name, sizeof m->name, key, val);
+	if (strcmp(key, "vendor") == 0)
+		return copy_field(p, m->vendor, sizeof m->vendor, key, val);
+	if (strcmp(key, "pci_vendor") == 0)
+		return parse_hex_list(p, key, val, &m->pci_vendors, &m->n_pci_vendors);
+	if (strcmp(key, "drivers") == 0)
+		return parse_drivers(p, val, m);
+	if (strcmp(key, "tools") == 0) {
+		word_list(val, &m->tools, &m->n_tools);
+		return 0;
+	}
+	if (strcmp(key, "libraries") == 0) {
+		word_list(val, &m->libraries, &m->n_libraries);
+		return 0;
+	}
+	if (strcmp(key, "record") == 0)
+		return parse_record(p, val, m);
+	if (strcmp(key, "ecu_precision") == 0)
+		return copy_field(p, m->ecu_precision, sizeof m->ecu_precision, key, val);
+	if (strcmp(key, "affinity") == 0)
+		return parse_affinity(p, val, &m->affinity, &m->ring_size);
+	if (strcmp(key, "temperature") == 0)
+		return parse_pair(p, key, val, &m->temp_warn, &m->temp_crit);
+	if (strcmp(key, "power") == 0)
+		return parse_pair(p, key, val, &m->power_warn, &m->power_crit);
+	return fail(p, "unknown key '%s' in [adapter]", key);
+}
+
+static int parse_peak(struct ps *p, const char *val, struct xp_mmodel *md)
+{
+	struct xp_mpeak k;
+	memset(&k, 0, sizeof k);
+	char extra;
+	if (sscanf(val, "%15s %lf %15s %c", k.precision, &k.value, k.unit, &extra) != 3 ||
+	    !isfinite(k.value) || k.value < 0)
+		return fail(p, "peak: expected 'PRECISION VALUE UNIT', got '%s'", val);
+	md->peaks = xp_realloc(md->peaks, (md->n_peaks + 1) * sizeof *md->peaks);
+	md->peaks[md->n_peaks++] = k;
+	return 0;
+}
+
+static int parse_template(struct ps *p, char *val, struct xp_mmodel *md)
+{
+	struct xp_mtemplate t = {.memory_mib = -1, .compute = NAN, .count = -1, .aicpu = -1};
+	char *save = NULL;
+	char *w = strtok_r(val, " \t", &save);
+	if (!w || copy_field(p, t.name, sizeof t.name, "template", w) < 0)
+		return w ? -1 : fail(p, "template: missing name");
+	while ((w = strtok_r(NULL, " \t", &save)) != NULL) {
+		char *eq = strchr(w, '=');
+		if (!eq)
+			return fail(p, "template %s: '%s' is not key=value", t.name, w);
+		*eq = '\0';
+		const char *v = eq + 1;
+		double d;
+		if (strcmp(w, "memory_mib") == 0) {
+			if (parse_num(p, "memory_mib", v, &d) < 0)
+				return -1;
+			t.memory_mib = (int64_t)d;
+		} else if (strcmp(w, "compute") == 0) {
+			if (parse_fraction(p, "compute", v, &t.compute) < 0)
+				return -1;
+		} else if (strcmp(w, "count") == 0 || strcmp(w, "aicpu") == 0) {
+			if (parse_num(p, w, v, &d) < 0)
+				return -1;
+			if (d > 1024 || d != floor(d))
+				return fail(p, "%s: '%s' is not a small whole number", w, v);
+			*(strcmp(w, "count") == 0 ? &t.count : &t.aicpu) = (int)d;
+		} else
+			return fail(p, "template %s: unknown key '%s'", t.name, w);
+	}
+	if (t.memory_mib < 0 || isnan(t.compute) || t.count < 1)
+		return fail(p, "template %s: needs memory_mib, compute and count", t.name);
+	md->templates = xp_realloc(md->templates, (md->n_templates + 1) * sizeof *md->templates);
+	md->templates[md->n_templates++] = t;
+	return 0;
+}
+
+static int parse_partition(struct ps *p, char *val, unsigned *out)
+{
+	char *save = NULL;
+	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		if (strcmp(w, "whole") == 0)
+			*out |= XP_PART_WHOLE;
+		else if (strcmp(w, "mig") == 0)
+			*out |= XP_PART_MIG;
+		else if (strcmp(w, "vnpu") == 0)
+			*out |= XP_PART_VNPU;
+		else if (strcmp(w, "share") == 0)
+			*out |= XP_PART_SHARE;
+		else
+			return fail(p, "partition: '%s' is not whole, mig, vnpu or share", w);
+	}
+	return 0;
+}
+
+static int model_key(struct ps *p, struct xp_mmodel *md, const char *key, char *val)
+{
+	double d;
+	if (strcmp(key, "match") == 0) {
+		xp_strv_add(&md->match, &md->n_match, val);
+		return 0;
+	}
+	if (strcmp(key, "vendor") == 0)
+		return copy_field(p, md->vendor, sizeof md->vendor, key, val);
+	if (strcmp(key, "pci_device") == 0)
+		return parse_hex_list(p, key, val, &md->pci_devices, &md->n_pci_devices);
+	if (strcmp(key, "generation") == 0)
+		return copy_field(p, md->generation, sizeof md->generation, key, val);
+	if (strcmp(key, "class") == 0) {
+		if (strcmp(val, "training") != 0 && strcmp(val, "inference") != 0)
+			return fail(p, "class: '%s' is not training or inference", val);
+		return copy_field(p, md->cls, sizeof md->cls, key, val);
+	}
+	if (strcmp(key, "memory_mib") == 0) {
+		if (parse_num(p, key, val, &d) < 0)
+			return -1;
+		md->memory_mib = (int64_t)d;
+		return 0;
+	}
+	if (strcmp(key, "peak") == 0)
+		return parse_peak(p, val, md);
+	if (strcmp(key, "ecu_precision") == 0)
+		return copy_field(p, md->ecu_precision, sizeof md->ecu_precision, key, val);
+	if (strcmp(key, "coefficient") == 0)
+		return parse_num(p, key, val, &md->coefficient);
+	if (strcmp(key, "memory_access") == 0) {
+		int a = xp_mem_access_parse(val);
+		if (a <= 0)
+			return fail(p, "memory_access: '%s' is not explicit or unified", val);
+		md->memory_access = a;
+		return 0;
+	}
+	if (strcmp(key, "affinity") == 0)
+		return parse_affinity(p, val, &md->affinity, &md->ring_size);
+	if (strcmp(key, "partition") == 0)
+		return parse_partition(p, val, &md->partition);
+	if (strcmp(key, "template") == 0)
+		return parse_template(p, val, md);
+	if (strcmp(key, "temperature") == 0)
+		return parse_pair(p, key, val, &md->temp_warn, &md->temp_crit);
+	if (strcmp(key, "power") == 0)
+		return parse_pair(p, key, val, &md->power_warn, &md->power_crit);
+	return fail(p, "unknown key '%s' in [model %s]", key, md->name);
+}
+
+/* Keys that may appear more than once in a section. */
+static bool repeatable(const char *key)
+{
+	return strcmp(key, "match") == 0 || strcmp(key, "peak") == 0 || strcmp(key, "record") == 0 ||
+	       strcmp(key, "template") == 0;
+}
+
+static struct xp_mmodel *new_model(struct xp_manifest *m, const char *name, int line)
+{
+	m->models = xp_realloc(m->models, (m->n_models + 1) * sizeof *m->models);
+	struct xp_mmodel *md = &m->models[m->n_models++];
+	memset(md, 0, sizeof *md);
+	snprintf(md->name, sizeof md->name, "%s", name);
+	md->memory_mib = -1;
+	md->coefficient = 1.0;
+	md->temp_warn = md->temp_crit = md->power_warn = md->power_crit = NAN;
+	md->line = line;
+	return md;
+}
+
+struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *file, struct xp_err *err)
+{
+	struct ps p = {file, 0, err};
+	if (len > XP_MANIFEST_MAX_BYTES) {
+		xp_errf(err, "%s: %zu bytes, more than the %u allowed", file, len, XP_MANIFEST_MAX_BYTES);
+		return NULL;
+	}
+	if (memchr(text, '\0', len)) {
+		xp_errf(err, "%s: holds a NUL byte: not a text file", file);
+		return NULL;
+	}
+	struct xp_manifest *m = xp_calloc(1, sizeof *m);
+	m->temp_warn = m->temp_crit = m->power_warn = m->power_crit = NAN;
+	m->path = xp_strdup(file);
+	int section = 0; /* 0 none yet, 1 adapter, 2 model */
+	bool had_adapter = false;
+	char seen[64][32];
+	int n_seen = 0;
+	const char *pos = text, *end = text + len;
+	char line[LINE_MAX_BYTES + 1];
+	while (pos < end) {
+		const char *nl = memchr(pos, '\n', (size_t)(end - pos));
+		size_t ll = nl ? (size_t)(nl - pos) : (size_t)(end - pos);
+		p.line++;
+		if (ll > LINE_MAX_BYTES) {
+			fail(&p, "line longer than %d bytes", LINE_MAX_BYTES);
+			goto bad;
+		}
+		memcpy(line, pos, ll);
+		line[ll] = '\0';
+		pos += ll + (nl ? 1 : 0);
+		char *s = trim(line);
+		if (!*s || *s == '#')
+			continue;
+		if (*s == '[') {
+			char *close = strrchr(s, ']');
+			if (!close || close[1]) {
+				fail(&p, "section header without its closing ']'");
+				goto bad;
+			}
+			*close = '\0';
+			char *h = trim(s + 1);
+			n_seen = 0;
+			if (strcmp(h, "adapter") == 0) {
+				if (had_adapter) {
+					fail(&p, "a second [adapter] section");
+					goto bad;
+				}
+				had_adapter = true;
+				section = 1;
+			} else if (strncmp(h, "model", 5) == 0 && isspace((unsigned char)h[5])) {
+				if (!had_adapter) {
+					fail(&p, "[model] before [adapter]");
+					goto bad;
+				}
+				char *name = trim(h + 5);
+				if (!*name || strlen(name) >= sizeof m->models[0].name) {
+					fail(&p, "[model NAME]: the name must have 1 to %zu bytes",
+					     sizeof m->models[0].name - 1);
+					goto bad;
+				}
+				for (size_t i = 0; i < m->n_models; i++)
+					if (strcmp(m->models[i].name, name) == 0) {
+						fail(&p, "model '%s' again (first at line %d)", name, m->models[i].line);
+						goto bad;
+					}
+				new_model(m, name, p.line);
+				section = 2;
+			} else {
+				fail(&p, "unknown section [%s] (expected [adapter] or [model NAME])", h);
+				goto bad;
+			}
+			continue;
+		}
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			fail(&p, "expected 'key = value' or a [section], got '%.40s'", s);
+			goto bad;
+		}
+		*eq = '\0';
+		char *key = trim(s), *val = trim(eq + 1);
+		if (!section) {
+			fail(&p, "'%s' before any section", key);
+			goto bad;
+		}
+		if (!*val) {
+			fail(&p, "%s: empty value", key);
+			goto bad;
+		}
+		if (!repeatable(key)) {
+			for (int i = 0; i < n_seen; i++)
+				if (strcmp(seen[i], key) == 0) {
+					fail(&p, "%s: given twice in one section", key);
+					goto bad;
+				}
+			if (n_seen < 64 && strlen(key) < sizeof seen[0])
+				strcpy(seen[n_seen++], key);
+		}
+		int rc = section == 1 ? adapter_key(&p, m, key, val)
+				      : model_key(&p, &m->models[m->n_models - 1], key, val);
+		if (rc < 0)
+			goto bad;
+	}
+	if (!had_adapter || !m->name[0]) {
+		xp_errf(err, "%s: no [adapter] section with a name", file);
+		goto bad;
+	}
+	if (!m->vendor[0])
+		snprintf(m->vendor, sizeof m->vendor, "%s", m->name);
+	return m;
+bad:
+	xp_manifest_free(m);
+	return NULL;
+}
+
+struct xp_manifest *xp_manifest_load(const char *path, struct xp_err *err)
+{
+	size_t len;
+	char *text = xp_read_file(path, XP_MANIFEST_MAX_BYTES, &len, err);
+	if (!text)
+		return NULL;
+	struct xp_manifest *m = xp_manifest_parse(text, len, path, err);
+	free(text);
+	return m;
+}
+
+bool xp_glob_match(const char *g, const char *t)
+{
+	/* Iterative with one backtrack point: linear enough for product names. */
+	const char *star = NULL, *mark = NULL;
+	while (*t) {
+		if (*g == '*') {
+			star = g++;
+			mark = t;
+		} else if (*g == '?' || tolower((unsigned char)*g) == tolower((unsigned char)*t)) {
+			g++;
+			t++;
+		} else if (star) {
+			g = star + 1;
+			t = ++mark;
+		} else
+			return false;
+	}
+	while (*g == '*')
+		g++;
+	return !*g;
+}
+
+const struct xp_mmodel *xp_manifest_model(const struct xp_manifest *m, const char *product, int pci_device)
+{
+	if (product && *product)
+		for (size_t i = 0; i < m->n_models; i++)
+			for (size_t k = 0; k < m->models[i].n_match; k++)
+				if (xp_glob_match(m->models[i].match[k], product))
+					return &m->models[i];
+	if (pci_device >= 0)
+		for (size_t i = 0; i < m->n_models; i++)
+			for (size_t k = 0; k < m->models[i].n_pci_devices; k++)
+				if (m->models[i].pci_devices[k] == (unsigned)pci_device)
+					return &m->models[i];
+	return NULL;
+}
+
+bool xp_manifest_has_vendor(const struct xp_manifest *m, unsigned v)
+{
+	for (size_t i = 0; i < m->n_pci_vendors; i++)
+		if (m->pci_vendors[i] == v)
+			return true;
+	return false;
+}
+
+int xp_version_cmp(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a && !isdigit((unsigned char)*a))
+			a++;
+		while (*b && !isdigit((unsigned char)*b))
+			b++;
+		if (!*a || !*b)
+			return (*a != 0) - (*b != 0);
+		/* Compare digit runs as numbers without overflow: skip zeros, then length, then text. */
+		while (*a == '0' && isdigit((unsigned char)a[1]))
+			a++;
+		while (*b == '0' && isdigit((unsigned char)b[1]))
+			b++;
+		size_t la = 0, lb = 0;
+		while (isdigit((unsigned char)a[la]))
+			la++;
+		while (isdigit((unsigned char)b[lb]))
+			lb++;
+		if (la != lb)
+			return la < lb ? -1 : 1;
+		int c = strncmp(a, b, la);
+		if (c)
+			return c < 0 ? -1 : 1;
+		a += la;
+		b += lb;
+	}
+}
+
+bool xp_manifest_driver_ok(const struct xp_manifest *m, const char *v)
+{
+	if (!m->n_drivers)
+		return true;
+	if (!v || !*v)
+		return false;
+	for (size_t i = 0; i < m->n_drivers; i++) {
+		const struct xp_mrange *r = &m->drivers[i];
+		if (xp_version_cmp(v, r->from) < 0)
+			continue;
+		/* "450-599" covers 599.x too: compare only as many fields as TO has. */
+		if (r->to[0]) {
+			int fields = 1;
+			for (const char *q = r->to; *q; q++)
+				fields += *q == '.';
+			char cut[64];
+			size_t k = 0;
+			int f = 1;
+			for (const char *q = v; *q && k + 1 < sizeof cut; q++) {
+				if (*q == '.' && ++f > fields)
+					break;
+				cut[k++] = *q;
+			}
+			cut[k] = '\0';
+			if (xp_version_cmp(cut, r->to) > 0)
+				continue;
+		}
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,120 @@
+/* manifest.h: adapter manifests (<vendor>.adapter): what a vendor's devices are
+ * (models, peak compute, memory, partition templates, health thresholds) as data,
+ * so that placement and normalization carry no per-vendor code paths.
+ * The format is documented in adapters/README.md and xpool.conf(5). */
+#ifndef XP_MANIFEST_H
+#define XP_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xp.h"
+
+/* Largest manifest accepted. */
+#define XP_MANIFEST_MAX_BYTES (1u << 20)
+
+/* One peak figure of a model. */
+struct xp_mpeak {
+	char precision[16]; /* "bf16" */
+	double value;
+	char unit[16];      /* "TFLOPS", "TOPS" */
+};
+
+/* A partition template: a MIG profile or a vNPU template. */
+struct xp_mtemplate {
+	char name[32];
+	int64_t memory_mib; /* -1 when not given */
+	double compute;     /* share of the device's compute, 0..1 */
+	int count;          /* how many fit on one device */
+	int aicpu;          /* Ascend AI CPUs, -1 when not given */
+};
+
+/* What `xpool record` runs: the replay file name and the command. */
+struct xp_mrecord {
+	char file[64];
+	char **argv;  /* NULL-terminated */
+};
+
+/* A version range: from..to inclusive, to empty for "and later". */
+struct xp_mrange {
+	char from[32], to[32];
+};
+
+/* Affinity rules. */
+enum xp_affinity {
+	XP_AFF_NONE,   /* not given */
+	XP_AFF_PCIE,   /* the PCIe root port */
+	XP_AFF_NVLINK, /* islands of NVLink-connected devices */
+	XP_AFF_RING,   /* consecutive groups of ring_size by device index (HCCS rings) */
+	XP_AFF_XGMI    /* the hive the vendor tool reports */
+};
+
+/* One [model NAME] section. */
+struct xp_mmodel {
+	char name[96];
+	char vendor[32];      /* "" means the adapter's vendor */
+	char **match;         /* case-insensitive globs over the tool's product name */
+	size_t n_match;
+	unsigned *pci_devices;
+	size_t n_pci_devices;
+	char generation[48];
+	char cls[16];         /* "training", "inference", "" */
+	int64_t memory_mib;   /* -1 when not given */
+	struct xp_mpeak *peaks;
+	size_t n_peaks;
+	char ecu_precision[16]; /* "" means the adapter's */
+	double coefficient;   /* 1.0 when not given */
+	int memory_access;    /* enum xp_mem_access */
+	int affinity;         /* enum xp_affinity, XP_AFF_NONE: the adapter's */
+	int ring_size;
+	unsigned partition;   /* enum xp_partition bits, 0 when not given */
+	struct xp_mtemplate *templates;
+	size_t n_templates;
+	double temp_warn, temp_crit;   /* NAN: the adapter's */
+	double power_warn, power_crit; /* percent of the power limit, NAN: the adapter's */
+	int line;             /* where the section starts, for messages */
+};
+
+/* A parsed manifest. */
+struct xp_manifest {
+	char *path;
+	char name[32];
+	char vendor[32];
+	unsigned *pci_vendors;
+	size_t n_pci_vendors;
+	struct xp_mrange *drivers;
+	size_t n_drivers;
+	char **tools, **libraries;
+	size_t n_tools, n_libraries;
+	struct xp_mrecord *records;
+	size_t n_records;
+	char ecu_precision[16];
+	int affinity;
+	int ring_size;
+	double temp_warn, temp_crit;   /* NAN when not given */
+	double power_warn, power_crit;
+	struct xp_mmodel *models;
+	size_t n_models;
+};
+
+/* Parses manifest text; file names it in errors ("FILE:LINE: ..."). NULL with err set on error. */
+struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *file, struct xp_err *err);
+/* Reads and parses a manifest file. */
+struct xp_manifest *xp_manifest_load(const char *path, struct xp_err *err);
+/* Frees a manifest; NULL is fine. */
+void xp_manifest_free(struct xp_manifest *m);
+/* The model whose match globs fit the product name, else whose PCI device id matches (pci_device
+ * < 0: none); NULL when none does. */
+const struct xp_mmodel *xp_manifest_model(const struct xp_manifest *m, const char *product, int pci_device);
+/* True when the manifest lists the PCI vendor id. */
+bool xp_manifest_has_vendor(const struct xp_manifest *m, unsigned pci_vendor);
+/* Compares two version strings field by field ("535.54.03", "24.1.RC2": letters are skipped,
+ * digit runs compare as numbers); <0, 0, >0 like strcmp. */
+int xp_version_cmp(const char *a, const char *b);
+/* True when version lies in one of the manifest's driver ranges (or none are given). */
+bool xp_manifest_driver_ok(const struct xp_manifest *m, const char *version);
+/* True when text matches the glob (`*`, `?`), ignoring case. */
+bool xp_glob_match(const char *glob, const char *text);
+
+#endif

@@ -1,0 +1,443 @@
+/* normalize.c: raw adapter reports -> the model (see normalize.h for ECU). */
+#include "normalize.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static xp_coefficient_fn coef_fn;
+static void *coef_arg;
+
+void xp_normalize_set_coefficient_hook(xp_coefficient_fn fn, void *arg)
+{
+	coef_fn = fn;
+	coef_arg = arg;
+}
+
+__attribute__((format(printf, 2, 3))) static void node_warn(struct xp_node *n, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	/* The same disagreement found on every refresh is one warning, not many. */
+	for (size_t i = 0; i < n->n_warnings; i++)
+		if (strcmp(n->warnings[i], buf) == 0)
+			return;
+	xp_strv_add(&n->warnings, &n->n_warnings, buf);
+}
+
+bool xp_normalize_bus_id(const char *in, char *out, size_t len)
+{
+	unsigned long dom, bus, dev, fn;
+	char tail;
+	if (!in || sscanf(in, "%lx:%lx:%lx.%lx%c", &dom, &bus, &dev, &fn, &tail) != 4)
+		return false;
+	if (bus > 0xff || dev > 0x1f || fn > 7 || dom > 0xffffffffUL)
+		return false;
+	if (dom > 0xffff)
+		snprintf(out, len, "%08lx:%02lx:%02lx.%lx", dom, bus, dev, fn);
+	else
+		snprintf(out, len, "%04lx:%02lx:%02lx.%lx", dom, bus, dev, fn);
+	return true;
+}
+
+static void set_str(char **slot, const char *v)
+{
+	if (!v || !*v)
+		return;
+	free(*slot);
+	*slot = xp_strdup(v);
+}
+
+/* Raises a device's health to level (never lowers it) and records why. */
+static void escalate(struct xp_device *d, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void escalate(struct xp_device *d, int level, const char *fmt, ...)
+{
+	if (level > d->health)
+		d->health = level;
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < d->n_health_reasons; i++)
+		if (strcmp(d->health_reasons[i], buf) == 0)
+			return;
+	xp_strv_add(&d->health_reasons, &d->n_health_reasons, buf);
+}
+
+/* The vendor's own health word, in our three levels. */
+static int vendor_health(const char *w)
+{
+	static const char *const ok[] = {"ok", "normal", "healthy", "pass", "good"};
+	static const char *const warn[] = {"warning", "warn", "minor", "degraded"};
+	static const char *const fail[] = {"alarm", "critical", "major", "error", "fault", "failed",
+					   "fail", "abnormal", "unhealthy"};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		if (strcasecmp(w, ok[i]) == 0)
+			return XP_HEALTH_OK;
+	for (size_t i = 0; i < sizeof warn / sizeof warn[0]; i++)
+		if (strcasecmp(w, warn[i]) == 0)
+			return XP_HEALTH_WARN;
+	for (size_t i = 0; i < sizeof fail / sizeof fail[0]; i++)
+		if (strcasecmp(w, fail[i]) == 0)
+			return XP_HEALTH_FAIL;
+	return -1;
+}
+
+void xp_normalize_health(struct xp_device *d, double tw, double tc, double pw, double pc)
+{
+	if (d->health == XP_HEALTH_UNKNOWN)
+		d->health = XP_HEALTH_OK;
+	if (XP_HAS(d->temperature_c)) {
+		if (XP_HAS(tc) && d->temperature_c >= tc)
+			escalate(d, XP_HEALTH_FAIL, "temperature %.0f C at or above %.0f C (critical)", d->temperature_c, tc);
+		else if (XP_HAS(tw) && d->temperature_c >= tw)
+			escalate(d, XP_HEALTH_WARN, "temperature %.0f C at or above %.0f C", d->temperature_c, tw);
+	}
+	if (XP_HAS(d->power_w) && XP_HAS(d->power_limit_w) && d->power_limit_w > 0) {
+		double pct = d->power_w / d->power_limit_w * 100;
+		if (XP_HAS(pc) && pct >= pc)
+			escalate(d, XP_HEALTH_FAIL, "power %.0f W is %.0f%% of the %.0f W limit (critical at %.0f%%)",
+				 d->power_w, pct, d->power_limit_w, pc);
+		else if (XP_HAS(pw) && pct >= pw)
+			escalate(d, XP_HEALTH_WARN, "power %.0f W is %.0f%% of the %.0f W limit", d->power_w, pct,
+				 d->power_limit_w);
+	}
+	if (d->ecc_uncorrected > 0)
+		escalate(d, XP_HEALTH_WARN, "%lld uncorrected ECC errors", (long long)d->ecc_uncorrected);
+	if (d->retired_pages > 0)
+		escalate(d, XP_HEALTH_WARN, "%lld retired memory pages", (long long)d->retired_pages);
+}
+
+/* How many 16-bit operations one operation at this precision is worth. */
+static double conversion(const char *prec)
+{
+	return strcasecmp(prec, "int8") == 0 || strcasecmp(prec, "fp8") == 0 ? 0.5 : 1.0;
+}
+
+static const struct xp_mpeak *peak_of(const struct xp_mmodel *md, const char *prec)
+{
+	for (size_t i = 0; i < md->n_peaks; i++)
+		if (strcasecmp(md->peaks[i].precision, prec) == 0)
+			return &md->peaks[i];
+	return NULL;
+}
+
+static void set_ecu(struct xp_device *d, const struct xp_manifest *m, const struct xp_mmodel *md)
+{
+	const char *want = md->ecu_precision[0] ? md->ecu_precision : m->ecu_precision;
+	if (!want[0] || (strcmp(md->cls, "inference") == 0 && !md->ecu_precision[0]))
+		want = strcmp(md->cls, "inference") == 0 ? "int8" : "bf16";
+	const struct xp_mpeak *pk = peak_of(md, want);
+	/* A part without the preferred figure falls back in a fixed order, and says so. */
+	static const char *const order[] = {"bf16", "fp16", "int8", "tf32", "fp32"};
+	for (size_t i = 0; !pk && i < sizeof order / sizeof order[0]; i++)
+		pk = peak_of(md, order[i]);
+	if (!pk)
+		return;
+	double coef = md->coefficient;
+	const char *from = "manifest";
+	if (coef_fn) {
+		double c = coef_fn(md->name, d->driver, coef_arg);
+		if (XP_HAS(c)) {
+			coef = c;
+			from = "baseline";
+		}
+	}
+	double conv = conversion(pk->precision);
+	d->ecu = pk->value * conv * coef;
+	free(d->ecu_basis);
+	d->ecu_basis = xp_asprintf("%s %g %s%s x %.2f (%s)", pk->precision, pk->value, pk->unit,
+				   conv != 1.0 ? " x 1/2" : "", coef, from);
+}
+
+static int pci_device_id(const struct xp_device *d)
+{
+	unsigned v, dev;
+	if (d->pci_id && sscanf(d->pci_id, "%x:%x", &v, &dev) == 2)
+		return (int)dev;
+	return -1;
+}
+
+/* Adds a device no hwloc object stands for, keeping the existing link cells. */
+static size_t add_device(struct xp_node *n)
+{
+	size_t k = n->n_devices;
+	struct xp_link *old = n->links;
+	n->links = NULL;
+	xp_node_add_device(n);
+	xp_node_links_reset(n);
+	for (size_t a = 0; a < k; a++)
+		for (size_t b = 0; b < k; b++)
+			n->links[a * (k + 1) + b] = old[a * k + b];
+	free(old);
+	return k;
+}
+
+static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_device *r,
+			 const struct xp_manifest *m, const char *adapter)
+{
+	struct xp_device *d = &n->devices[idx];
+	const struct xp_mmodel *md = xp_manifest_model(m, r->name, pci_device_id(d));
+	set_str(&d->vendor, md && md->vendor[0] ? md->vendor : m->vendor);
+	if (md)
+		set_str(&d->model, md->name);
+	else
+		set_str(&d->model, r->name);
+	set_str(&d->arch, r->arch[0] ? r->arch : md ? md->generation : NULL);
+	set_str(&d->uuid, r->uuid[0] ? r->uuid : r->serial);
+	set_str(&d->driver, r->driver);
+	set_str(&d->firmware, r->firmware);
+	set_str(&d->runtime, r->runtime);
+	if (r->memory_total_mib >= 0)
+		d->memory_mib = r->memory_total_mib;
+	else if (md && md->memory_mib >= 0 && d->memory_mib < 0)
+		d->memory_mib = md->memory_mib;
+	d->memory_used_mib = r->memory_used_mib;
+	d->temperature_c = r->temperature_c;
+	d->power_w = r->power_w;
+	d->power_limit_w = r->power_limit_w;
+	d->utilization_pct = XP_HAS(r->utilization_pct) && r->utilization_pct > 100 ? 100 : r->utilization_pct;
+	d->ecc_corrected = r->ecc_corrected;
+	d->ecc_uncorrected = r->ecc_uncorrected;
+	d->retired_pages = r->retired_pages;
+
+	/* NUMA: hwloc reads the firmware's tables and wins; a different answer is worth saying. */
+	if (r->numa >= 0 && d->numa >= 0 && r->numa != d->numa)
+		node_warn(n, "ACC%d %s: %s says NUMA %d, hwloc says NUMA %d (keeping hwloc's)", d->index,
+			  d->pci_bus_id ? d->pci_bus_id : "", adapter, r->numa, d->numa);
+	else if (r->numa >= 0 && d->numa < 0)
+		d->numa = r->numa;
+
+	/* Identity from the manifest. */
+	for (size_t i = 0; i < d->n_peaks; i++) {
+		free(d->peaks[i].precision);
+		free(d->peaks[i].unit);
+	}
+	free(d->peaks);
+	d->peaks = NULL;
+	d->n_peaks = 0;
+	if (md) {
+		d->peaks = xp_calloc(md->n_peaks ? md->n_peaks : 1, sizeof *d->peaks);
+		for (size_t i = 0; i < md->n_peaks; i++) {
+			d->peaks[i].precision = xp_strdup(md->peaks[i].precision);
+			d->peaks[i].value = md->peaks[i].value;
+			d->peaks[i].unit = xp_strdup(md->peaks[i].unit);
+		}
+		d->n_peaks = md->n_peaks;
+		set_ecu(d, m, md);
+		if (md->memory_access)
+			d->mem_access = md->memory_access;
+		if (md->partition)
+			d->partition = md->partition;
+	}
+	if (r->mig_mode == 1)
+		d->partition |= XP_PART_MIG;
+
+	/* Slices that exist now (MIG instances, vNPUs): current allocations of the device. */
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		free(d->allocs[i].slice);
+		free(d->allocs[i].owner);
+	}
+	free(d->allocs);
+	d->allocs = NULL;
+	d->n_allocs = 0;
+	if (r->n_slices > 0) {
+		int ns = r->n_slices < XP_RAW_MAX_SLICES ? r->n_slices : XP_RAW_MAX_SLICES;
+		d->allocs = xp_calloc((size_t)ns, sizeof *d->allocs);
+		for (int i = 0; i < ns; i++) {
+			d->allocs[i].slice = xp_strdup(r->slices[i].profile[0] ? r->slices[i].profile : "slice");
+			d->allocs[i].memory_mib = r->slices[i].memory_mib;
+		}
+		d->n_allocs = (size_t)ns;
+	}
+
+	/* Health: the vendor's word first, then our thresholds on what it measured. */
+	xp_strv_free(d->health_reasons, d->n_health_reasons);
+	d->health_reasons = NULL;
+	d->n_health_reasons = 0;
+	d->health = XP_HEALTH_OK;
+	if (r->health[0]) {
+		int h = vendor_health(r->health);
+		if (h < 0)
+			escalate(d, XP_HEALTH_WARN, "%s health '%s' not understood", adapter, r->health);
+		else if (h > XP_HEALTH_OK && !r->n_reasons)
+			escalate(d, h, "%s reports %s", adapter, r->health);
+		else if (h > XP_HEALTH_OK)
+			d->health = h; /* the adapter's reasons below say why */
+	}
+	for (int i = 0; i < r->n_reasons && i < XP_RAW_MAX_REASONS; i++)
+		escalate(d, d->health > XP_HEALTH_OK ? d->health : XP_HEALTH_WARN, "%s", r->reasons[i]);
+	double tw = md && XP_HAS(md->temp_warn) ? md->temp_warn : m->temp_warn;
+	double tc = md && XP_HAS(md->temp_crit) ? md->temp_crit : m->temp_crit;
+	double pw = md && XP_HAS(md->power_warn) ? md->power_warn : m->power_warn;
+	double pc = md && XP_HAS(md->power_crit) ? md->power_crit : m->power_crit;
+	xp_normalize_health(d, tw, tc, pw, pc);
+	if (d->driver && !xp_manifest_driver_ok(m, d->driver))
+		escalate(d, XP_HEALTH_WARN, "driver %s outside the versions %s supports", d->driver, m->name);
+}
+
+static int rule_of(const struct xp_manifest *m, const struct xp_mmodel *md, int *ring)
+{
+	if (md && md->affinity) {
+		*ring = md->ring_size;
+		return md->affinity;
+	}
+	*ring = m->ring_size;
+	return m->affinity;
+}
+
+static int find_root(int *parent, int i)
+{
+	while (parent[i] != i)
+		i = parent[i] = parent[parent[i]];
+	return i;
+}
+
+/* Affinity groups and the links they imply, by the manifest's rule. */
+static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, const int *map,
+			   const struct xp_manifest *m)
+{
+	int nr = raw->n_devices;
+	int parent[XP_RAW_MAX_DEVICES];
+	for (int i = 0; i < nr; i++)
+		parent[i] = i;
+	for (int i = 0; i < nr; i++) {
+		struct xp_device *d = &n->devices[map[i]];
+		const struct xp_raw_device *r = &raw->devices[i];
+		int ring = 0;
+		int rule = rule_of(m, xp_manifest_model(m, r->name, pci_device_id(d)), &ring);
+		if (rule == XP_AFF_RING && ring > 0 && r->index >= 0) {
+			int g = r->index / ring;
+			free(d->affinity_group);
+			d->affinity_group = xp_asprintf("hccs:%d", g);
+			/* The ring's own links, unless the tool already said what they are. */
+			for (int j = 0; j < nr; j++) {
+				const struct xp_raw_device *o = &raw->devices[j];
+				if (j == i || o->index < 0 || o->index / ring != g)
+					continue;
+				struct xp_link *l = xp_node_link(n, (size_t)map[i], (size_t)map[j]);
+				if (!raw->has_links || !raw->links[i][j][0])
+					*l = (struct xp_link){XP_LINK_HCCS, 0};
+			}
+		} else if (rule == XP_AFF_XGMI && r->group[0]) {
+			free(d->affinity_group);
+			d->affinity_group = xp_asprintf("xgmi:%s", r->group);
+		} else if (rule == XP_AFF_NVLINK) {
+			for (int j = 0; j < nr; j++)
+				if (j != i && xp_node_link(n, (size_t)map[i], (size_t)map[j])->cls == XP_LINK_NVLINK) {
+					int a = find_root(parent, i), b = find_root(parent, j);
+					if (a != b)
+						parent[a < b ? b : a] = a < b ? a : b;
+				}
+		}
+	}
+	/* NVLink islands: named by their first device; a lone GPU keeps its PCIe group. */
+	for (int i = 0; i < nr; i++) {
+		int root = find_root(parent, i);
+		bool island = false;
+		for (int j = 0; j < nr && !island; j++)
+			island = j != i && find_root(parent, j) == root;
+		if (island) {
+			struct xp_device *d = &n->devices[map[i]];
+			free(d->affinity_group);
+			d->affinity_group = xp_asprintf("nvlink:%d", n->devices[map[root]].index);
+		}
+	}
+}
+
+static bool pcie_class(int c)
+{
+	return c == XP_LINK_PIX || c == XP_LINK_PXB || c == XP_LINK_PHB || c == XP_LINK_NODE || c == XP_LINK_SYS;
+}
+
+void xp_normalize_merge(struct xp_node *n, const struct xp_raw_node *raw, const struct xp_manifest *m,
+			const char *adapter)
+{
+	int map[XP_RAW_MAX_DEVICES];
+	int nr = raw->n_devices < XP_RAW_MAX_DEVICES ? raw->n_devices : XP_RAW_MAX_DEVICES;
+	for (int i = 0; i < nr; i++) {
+		const struct xp_raw_device *r = &raw->devices[i];
+		char bus[32];
+		bool has_bus = xp_normalize_bus_id(r->bus_id, bus, sizeof bus);
+		struct xp_device *d = has_bus ? xp_node_device_by_bus(n, bus) : NULL;
+		size_t idx;
+		if (d)
+			idx = (size_t)d->index;
+		else {
+			if (n->n_devices >= XP_MAX_DEVICES) {
+				node_warn(n, "%s: more than %d devices; the rest are left out", adapter, XP_MAX_DEVICES);
+				nr = i;
+				break;
+			}
+			/* hwloc did not see it (a replay without hwloc.xml, a VM): the tool's word stands. */
+			idx = add_device(n);
+			if (has_bus)
+				n->devices[idx].pci_bus_id = xp_strdup(bus);
+			else if (r->bus_id[0])
+				node_warn(n, "%s: device %d has bus id '%s', which is not one", adapter, r->index,
+					  r->bus_id);
+		}
+		map[i] = (int)idx;
+		apply_device(n, idx, r, m, adapter);
+	}
+	if (raw->has_links) {
+		for (int i = 0; i < nr; i++)
+			for (int j = 0; j < nr; j++) {
+				if (i == j || !raw->links[i][j][0])
+					continue;
+				struct xp_link l;
+				if (xp_link_parse(raw->links[i][j], &l) < 0 || l.cls == XP_LINK_SELF) {
+					node_warn(n, "%s: link ACC%d-ACC%d '%s' is not a link class", adapter, map[i],
+						  map[j], raw->links[i][j]);
+					continue;
+				}
+				struct xp_link *cur = xp_node_link(n, (size_t)map[i], (size_t)map[j]);
+				/* The vendor tool knows NVLink and its own view of PCIe; it wins, but a
+				 * PCIe disagreement with hwloc usually means a BIOS or a riser problem. */
+				if (i < j && pcie_class(cur->cls) && pcie_class(l.cls) && cur->cls != l.cls) {
+					char a[16], b[16];
+					node_warn(n, "link ACC%d-ACC%d: hwloc says %s, %s says %s", map[i], map[j],
+						  xp_link_str(*cur, a, sizeof a), adapter, xp_link_str(l, b, sizeof b));
+				}
+				*cur = l;
+			}
+	}
+	apply_affinity(n, raw, map, m);
+	for (int i = 0; i < raw->n_warnings && i < XP_RAW_MAX_WARNINGS; i++)
+		node_warn(n, "%s: %s", adapter, raw->warnings[i]);
+	xp_normalize_facts(n);
+}
+
+void xp_normalize_facts(struct xp_node *n)
+{
+	char cnt[32];
+	snprintf(cnt, sizeof cnt, "%zu", n->n_devices);
+	xp_labels_set(&n->facts, "accelerator.count", cnt);
+	if (!n->n_devices)
+		return;
+	static const char *const keys[] = {"accelerator.vendor", "accelerator.model", "accelerator.driver"};
+	for (int k = 0; k < 3; k++) {
+		const char *v = NULL;
+		bool mixed = false;
+		for (size_t i = 0; i < n->n_devices; i++) {
+			const struct xp_device *d = &n->devices[i];
+			const char *x = k == 0 ? d->vendor : k == 1 ? d->model : d->driver;
+			if (!x)
+				continue;
+			if (!v)
+				v = x;
+			else if (strcmp(v, x) != 0)
+				mixed = true;
+		}
+		if (v)
+			xp_labels_set(&n->facts, keys[k], mixed ? "mixed" : v);
+	}
+}

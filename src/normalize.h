@@ -1,0 +1,38 @@
+/* normalize.h: turning what adapters report (raw inventory) into the model:
+ * matching vendor devices to the hwloc view, naming models from the manifests,
+ * effective compute units, health with reasons, affinity groups and links.
+ *
+ * ECU (effective compute units) makes vendors comparable: one ECU is one dense
+ * bf16/fp16 TFLOPS. ECU = peak(precision) x conversion x coefficient, where the
+ * precision is the model's (or the adapter's) ecu_precision, by default bf16
+ * (then fp16) for training-class parts and int8 for inference-class parts; the
+ * conversion is 1 for bf16, fp16, tf32 and fp32 peaks and 1/2 for int8 and fp8
+ * peaks (they run twice as many operations as 16-bit on the same silicon); the
+ * coefficient is the manifest's default until a stored benchmark baseline
+ * overrides it (xp_normalize_set_coefficient_hook). */
+#ifndef XP_NORMALIZE_H
+#define XP_NORMALIZE_H
+
+#include "manifest.h"
+#include "model.h"
+#include "xp_adapter.h"
+
+/* A stored benchmark baseline for (model, driver), or NAN when there is none. */
+typedef double (*xp_coefficient_fn)(const char *model, const char *driver, void *arg);
+
+/* Installs the lookup of stored baselines (the store sets it; NULL removes it). */
+void xp_normalize_set_coefficient_hook(xp_coefficient_fn fn, void *arg);
+
+/* Merges one adapter's report into node using its manifest; adapter names the source in warnings. */
+void xp_normalize_merge(struct xp_node *node, const struct xp_raw_node *raw, const struct xp_manifest *m,
+			const char *adapter);
+/* Health of one device from its measurements against the thresholds (warn, crit), keeping
+ * what the vendor already said; exposed for tests. */
+void xp_normalize_health(struct xp_device *d, double temp_warn, double temp_crit, double power_warn,
+			 double power_crit);
+/* Rewrites a PCI bus id the way hwloc spells it ("00000000:3B:00.0" -> "0000:3b:00.0"); false if not one. */
+bool xp_normalize_bus_id(const char *in, char *out, size_t len);
+/* Sets the node's facts labels (accelerator vendor, model, driver) from its devices. */
+void xp_normalize_facts(struct xp_node *node);
+
+#endif

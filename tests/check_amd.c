@@ -1,0 +1,839 @@
+/* check_amd.c: the AMD/Hygon adapter: rocm-smi/hy-smi JSON and rocminfo parsers over every
+ * fixture in tests/fixtures/amd/ (expected values read from the files by hand and written next
+ * to each assertion), bad input, and the adapter itself through a fake host, in replay and live. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "amd/amd.h"
+#include "testlib.h"
+#include "xp_adapter.h"
+
+extern const struct xp_adapter xp_adapter_amd;
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 4096 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap + 1);
+			ck_assert_ptr_nonnull(buf);
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static char *fixture(const char *name, size_t *len)
+{
+	char rel[256];
+	snprintf(rel, sizeof rel, "amd/%s", name);
+	return slurp(xp_fixture(rel), len);
+}
+
+/* The raw node is large (64 devices with their slices): on the heap, never the stack. */
+static struct xp_raw_node *new_node(void)
+{
+	struct xp_raw_node *n = malloc(sizeof *n);
+	ck_assert_ptr_nonnull(n);
+	xp_raw_node_init(n);
+	return n;
+}
+
+static struct xp_raw_node *parse_fixture(const char *name)
+{
+	size_t len;
+	char *text = fixture(name, &len);
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	int rc = xp_rocmsmi_parse_json(text, len, n, err, sizeof err);
+	ck_assert_msg(rc == 0, "%s: %s", name, err);
+	free(text);
+	return n;
+}
+
+static int parse_str(const char *json, struct xp_raw_node *n, char *err, size_t errlen)
+{
+	return xp_rocmsmi_parse_json(json, strlen(json), n, err, errlen);
+}
+
+/* ---- every fixture --------------------------------------------------------------------- */
+
+START_TEST(test_every_fixture_parses)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", xp_fixture("amd"));
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	int smi = 0, info = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		bool is_smi = l > 14 && strcmp(e->d_name + l - 14, ".rocm-smi.json") == 0;
+		bool is_info = l > 13 && strcmp(e->d_name + l - 13, ".rocminfo.txt") == 0;
+		if (!is_smi && !is_info)
+			continue;
+		size_t len;
+		char *text = fixture(e->d_name, &len), err[256] = "";
+		struct xp_raw_node *n = new_node();
+		int rc = is_smi ? xp_rocmsmi_parse_json(text, len, n, err, sizeof err)
+				: xp_rocminfo_parse(text, len, n, err, sizeof err);
+		ck_assert_msg(rc == 0, "%s: %s", e->d_name, err);
+		ck_assert_msg(n->n_devices >= 1, "%s: no device", e->d_name);
+		for (int i = 0; i < n->n_devices; i++)
+			ck_assert_msg(n->devices[i].name[0], "%s: device %d has no name", e->d_name, i);
+		smi += is_smi;
+		info += is_info;
+		free(n);
+		free(text);
+	}
+	closedir(d);
+	ck_assert_int_eq(smi, 5);
+	ck_assert_int_eq(info, 1);
+}
+END_TEST
+
+/* ---- rocm-smi, fixture by fixture ------------------------------------------------------ */
+
+/* mi100-x4_rocm602: telegraf's query on 4x MI100, ROCm 6.0.2. */
+START_TEST(test_mi100_x4)
+{
+	struct xp_raw_node *n = parse_fixture("mi100-x4_rocm602.rocm-smi.json");
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert_int_eq(n->n_warnings, 0);
+	static const char *const bus[] = {"0000:83:00.0", "0000:A3:00.0", "0000:C3:00.0", "0000:E3:00.0"};
+	static const char *const uid[] = {"0x79ccd55167a2124a", "0x4edfb117a17a07d", "0xd4a9ec48d03d261d",
+					  "0x1b9dd972253c3736"};
+	static const double junction[] = {55.0, 58.0, 57.0, 53.0};
+	static const double power[] = {36.0, 44.0, 43.0, 39.0};
+	for (int i = 0; i < 4; i++) {
+		const struct xp_raw_device *d = &n->devices[i];
+		ck_assert_int_eq(d->index, i);
+		ck_assert_int_eq(d->chip, 0);
+		/* "Card series" (lower-case s in this version); "Card model" 0x0c34 and SKU lose. */
+		ck_assert_str_eq(d->name, "Arcturus GL-XL [Instinct MI100]");
+		ck_assert_str_eq(d->bus_id, bus[i]);
+		ck_assert_str_eq(d->uuid, uid[i]);
+		ck_assert_str_eq(d->serial, ""); /* "N/A" */
+		ck_assert_str_eq(d->firmware, "113-D3431401-101");
+		ck_assert_str_eq(d->driver, "6.3.6"); /* from "system" */
+		ck_assert_str_eq(d->arch, "");        /* no "GFX Version" in this query */
+		/* 34342961152 B = 32752 MiB exactly; used 6750208 B = 6.44 MiB. */
+		ck_assert_int_eq(d->memory_total_mib, 32752);
+		ck_assert_int_eq(d->memory_used_mib, 6);
+		ck_assert_double_eq(d->temperature_c, junction[i]);
+		ck_assert_double_eq(d->power_w, power[i]);
+		ck_assert_double_eq(d->power_limit_w, 290.0);
+		ck_assert_double_eq(d->utilization_pct, 0.0);
+		ck_assert_int_eq(d->numa, 1);
+		ck_assert_int_eq(d->ecc_corrected, -1);
+		ck_assert_int_eq(d->mig_mode, -1);
+		ck_assert_str_eq(d->group, "");
+	}
+	/* Every "Link type between DRM devices" is PCIE: nothing hwloc does not know. */
+	ck_assert(!n->has_links);
+	free(n);
+}
+END_TEST
+
+/* mi50-32gb_vega20: 1x Radeon Instinct MI50 32GB (an older rocm-smi: "GPU ID", no "Device ID"). */
+START_TEST(test_mi50)
+{
+	struct xp_raw_node *n = parse_fixture("mi50-32gb_vega20.rocm-smi.json");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_int_eq(d->index, 0);
+	ck_assert_str_eq(d->name, "Radeon Instinct MI50 32GB");
+	ck_assert_str_eq(d->bus_id, "0000:63:00.0");
+	ck_assert_str_eq(d->uuid, "0x2f048617326b1ea");
+	ck_assert_str_eq(d->serial, "692024000810");
+	ck_assert_str_eq(d->firmware, "113-D1631700-111");
+	ck_assert_str_eq(d->driver, "5.9.17");
+	ck_assert_double_eq(d->temperature_c, 38.0); /* junction; edge 36.0 */
+	ck_assert_double_eq(d->power_w, 26.0);
+	ck_assert_double_eq(d->power_limit_w, 225.0);
+	ck_assert_double_eq(d->utilization_pct, 0.0);
+	ck_assert_int_eq(d->memory_total_mib, 32752);
+	ck_assert_int_eq(d->memory_used_mib, 10); /* 10850304 B = 10.35 MiB */
+	ck_assert_int_eq(d->numa, 0);
+	/* The matrix names DRM devices 0-7, but only card0 is in the output, and all are PCIE. */
+	ck_assert(!n->has_links);
+	free(n);
+}
+END_TEST
+
+/* rx6700xt_rocm612: consumer Navi 22 card, ROCm 6.1.2 (has "GFX Version"). */
+START_TEST(test_rx6700xt)
+{
+	struct xp_raw_node *n = parse_fixture("rx6700xt_rocm612.rocm-smi.json");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	/* "Card Series" equals "Device Name" here; "Card Model" is the hex id 0x73df. */
+	ck_assert_str_eq(d->name, "Navi 22 [Radeon RX 6700/6700 XT / 6800M]");
+	ck_assert_str_eq(d->arch, "gfx1031");
+	ck_assert_str_eq(d->bus_id, "0000:07:00.0");
+	ck_assert_str_eq(d->uuid, ""); /* "Unique ID": "N/A" */
+	ck_assert_str_eq(d->firmware, "113-67XA6SSB1-D01");
+	ck_assert_str_eq(d->driver, "6.3.6");
+	ck_assert_double_eq(d->temperature_c, 47.0);
+	ck_assert_double_eq(d->power_w, 6.0);
+	ck_assert_double_eq(d->power_limit_w, 211.0);
+	ck_assert_double_eq(d->utilization_pct, 0.0);
+	ck_assert_int_eq(d->memory_total_mib, 12272);
+	ck_assert_int_eq(d->memory_used_mib, 1500); /* 1572745216 B = 1499.89 MiB */
+	ck_assert_int_eq(d->numa, 0);
+	ck_assert(!n->has_links);
+	free(n);
+}
+END_TEST
+
+/* amd-gpu_rocm6.2.4: gpustack's narrower query on a Navi 32 card: no bus, no driver. */
+START_TEST(test_navi32)
+{
+	struct xp_raw_node *n = parse_fixture("amd-gpu_rocm6.2.4.rocm-smi.json");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->name, "Navi 32 [Radeon RX 7700 XT / 7800 XT]");
+	ck_assert_str_eq(d->arch, "gfx11001");
+	ck_assert_str_eq(d->uuid, "0x5c88007d760374f3");
+	ck_assert_str_eq(d->bus_id, "");
+	ck_assert_str_eq(d->driver, "");
+	ck_assert_str_eq(d->firmware, "");
+	ck_assert_double_eq(d->temperature_c, 51.0);
+	ck_assert_double_eq(d->power_w, 53.0);
+	ck_assert(isnan(d->power_limit_w));
+	ck_assert_double_eq(d->utilization_pct, 100.0);
+	ck_assert_int_eq(d->memory_total_mib, 16368);
+	ck_assert_int_eq(d->memory_used_mib, 11077);
+	ck_assert_int_eq(d->numa, -1);
+	free(n);
+}
+END_TEST
+
+/* hygon-dcu_dtk24.04.3: Hygon's spelling: "DCU use (%)", "vram ... (MiB)", "Sensor mem". */
+START_TEST(test_hygon_dcu)
+{
+	struct xp_raw_node *n = parse_fixture("hygon-dcu_dtk24.04.3.rocm-smi.json");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_int_eq(d->index, 0);
+	ck_assert_str_eq(d->name, "DCU xxxx"); /* masked in the source, kept as the tool says */
+	ck_assert_str_eq(d->serial, "TPXxxxx");
+	ck_assert_str_eq(d->uuid, "7100fa8866904061");
+	ck_assert_str_eq(d->driver, "");
+	ck_assert_str_eq(d->bus_id, "");
+	ck_assert_double_eq(d->power_w, 80.0);
+	ck_assert_double_eq(d->temperature_c, 39.0); /* junction 39.0 (edge 41.0, mem 44.0) */
+	ck_assert_double_eq(d->utilization_pct, 0.0);
+	ck_assert_int_eq(d->memory_total_mib, 65520);
+	ck_assert_int_eq(d->memory_used_mib, 2);
+	ck_assert_int_eq(n->n_warnings, 0); /* the "": "" entry is ignored quietly */
+
+	/* rocminfo adds the ISA, matched by UUID (GPU-7100fa8866904061), name left as rocm-smi's. */
+	size_t len;
+	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
+	ck_assert_int_eq(xp_rocminfo_parse(text, len, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_str_eq(d->arch, "gfx928");
+	ck_assert_str_eq(d->name, "DCU xxxx");
+	ck_assert_str_eq(d->uuid, "7100fa8866904061");
+	free(text);
+	free(n);
+}
+END_TEST
+
+/* ---- rocminfo --------------------------------------------------------------------------- */
+
+START_TEST(test_rocminfo_agents)
+{
+	size_t len;
+	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
+	struct xp_rocminfo_agent a[4];
+	/* Agent 1 is the Hygon C86 7390 CPU; Agent 2 the DCU ("Device Type: DCU", not GPU). */
+	ck_assert_int_eq(xp_rocminfo_agents(text, len, a, 4, err, sizeof err), 1);
+	ck_assert_str_eq(a[0].name, "gfx928"); /* not the ISA block's "amdgcn-amd-amdhsa--gfx928..." */
+	ck_assert_str_eq(a[0].marketing, "K1xx_AI");
+	ck_assert_str_eq(a[0].uuid, "GPU-7100fa8866904061");
+	ck_assert_str_eq(a[0].type, "DCU");
+	ck_assert_int_eq(a[0].compute_units, 12);
+	/* Counted even when there is no room to keep it. */
+	ck_assert_int_eq(xp_rocminfo_agents(text, len, a, 0, err, sizeof err), 1);
+	free(text);
+}
+END_TEST
+
+/* Without rocm-smi, rocminfo alone makes the devices. */
+START_TEST(test_rocminfo_creates_devices)
+{
+	size_t len;
+	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_rocminfo_parse(text, len, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_int_eq(n->devices[0].index, 0);
+	ck_assert_str_eq(n->devices[0].name, "K1xx_AI");
+	ck_assert_str_eq(n->devices[0].arch, "gfx928");
+	ck_assert_str_eq(n->devices[0].uuid, "GPU-7100fa8866904061");
+	free(text);
+	free(n);
+}
+END_TEST
+
+/* The UUID wins over the order: the DCU's agent goes to the second device, which has its id. */
+START_TEST(test_rocminfo_match_by_uuid)
+{
+	size_t len;
+	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
+	struct xp_raw_node *n = new_node();
+	n->n_devices = 2;
+	xp_raw_device_init(&n->devices[0]);
+	xp_raw_device_init(&n->devices[1]);
+	n->devices[0].index = 0;
+	snprintf(n->devices[0].uuid, sizeof n->devices[0].uuid, "0x1234");
+	n->devices[1].index = 1;
+	snprintf(n->devices[1].uuid, sizeof n->devices[1].uuid, "0x7100FA8866904061");
+	ck_assert_int_eq(xp_rocminfo_parse(text, len, n, err, sizeof err), 0);
+	ck_assert_str_eq(n->devices[0].arch, "");
+	ck_assert_str_eq(n->devices[1].arch, "gfx928");
+	ck_assert_str_eq(n->devices[1].name, "K1xx_AI"); /* it had none */
+	free(text);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_rocminfo_bad_input)
+{
+	char err[256] = "";
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_rocminfo_parse("", 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_rocminfo_parse(NULL, 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_rocminfo_parse("no agents here\n", 15, n, err, sizeof err), -1);
+	ck_assert_int_eq(n->n_devices, 0);
+	/* Cut in the middle of the DCU's block: what was read is kept, nothing breaks. */
+	size_t len;
+	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len);
+	for (size_t cut = 0; cut < len; cut += 97) {
+		xp_raw_node_init(n);
+		int rc = xp_rocminfo_parse(text, cut, n, err, sizeof err);
+		ck_assert(rc == 0 || rc == -1);
+		ck_assert_int_le(n->n_devices, 1);
+	}
+	free(text);
+	/* 20 MiB of one line with no newline, then 20 MiB of agent headers (more than 64). */
+	size_t big = (size_t)20 << 20;
+	char *g = malloc(big);
+	ck_assert_ptr_nonnull(g);
+	memset(g, 'x', big);
+	ck_assert_int_eq(xp_rocminfo_parse(g, big, n, err, sizeof err), -1);
+	static const char agent[] = "Agent 1\n  Name: gfx906\n  Device Type: GPU\n";
+	size_t al = sizeof agent - 1, k = 0;
+	for (; k + al <= big; k += al)
+		memcpy(g + k, agent, al);
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_rocminfo_parse(g, k, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
+	ck_assert_int_ge(n->n_warnings, 1);
+	free(g);
+	free(n);
+}
+END_TEST
+
+/* ---- links ------------------------------------------------------------------------------ */
+
+/* Built from the key rocm_smi.py writes for --showtopotype --json ("(Topology) Link type between
+ * DRM devices {} and {}", values PCIE or XGMI): no fixture has an XGMI hive. */
+START_TEST(test_xgmi_links)
+{
+	static const char json[] =
+		"{\"card0\": {\"Card series\": \"A\"}, \"card1\": {\"Card series\": \"A\"},"
+		" \"card2\": {\"Card series\": \"A\"}, \"system\": {"
+		"\"(Topology) Link type between DRM devices 0 and 1\": \"XGMI\","
+		"\"(Topology) Link type between DRM devices 0 and 2\": \"PCIE\","
+		"\"(Topology) Link type between DRM devices 1 and 2\": \"PCIE\","
+		"\"(Topology) Link type between DRM devices 1 and 7\": \"XGMI\"}}";
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(parse_str(json, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 3);
+	ck_assert(n->has_links);
+	ck_assert_str_eq(n->links[0][0], "X");
+	ck_assert_str_eq(n->links[2][2], "X");
+	ck_assert_str_eq(n->links[0][1], "XGMI");
+	ck_assert_str_eq(n->links[1][0], "XGMI");
+	ck_assert_str_eq(n->links[0][2], ""); /* PCIe: hwloc classifies it */
+	ck_assert_str_eq(n->devices[0].group, "xgmi0");
+	ck_assert_str_eq(n->devices[1].group, "xgmi0");
+	ck_assert_str_eq(n->devices[2].group, "");
+	free(n);
+}
+END_TEST
+
+/* ---- bad input -------------------------------------------------------------------------- */
+
+START_TEST(test_smi_bad_input)
+{
+	char err[256];
+	struct xp_raw_node *n = new_node();
+	snprintf(n->hostname, sizeof n->hostname, "kept");
+	ck_assert_int_eq(xp_rocmsmi_parse_json("", 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_rocmsmi_parse_json(NULL, 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(parse_str("   \n", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse_str("hello, world\nnot json\n", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse_str("[{\"card0\": {}}]", n, err, sizeof err), -1); /* array at top */
+	ck_assert_int_eq(parse_str("\"card0\"", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse_str("{\"card0\": 5}", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse_str("{\"card0\": {}, \"card0\": {}}", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse_str("{\"card0\": {\"a\": 1}} trailing", n, err, sizeof err), -1);
+	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert_str_eq(n->hostname, "kept");
+	/* Truncated anywhere: an error, never a crash. */
+	size_t len;
+	char *text = fixture("mi100-x4_rocm602.rocm-smi.json", &len);
+	for (size_t cut = 0; cut + 2 < len; cut += 101)
+		ck_assert_int_eq(xp_rocmsmi_parse_json(text, cut, n, err, sizeof err), -1);
+	free(text);
+	/* 20 MiB: of garbage, and of '[' past jansson's depth limit. */
+	size_t big = (size_t)20 << 20;
+	char *g = malloc(big);
+	ck_assert_ptr_nonnull(g);
+	memset(g, 'x', big);
+	ck_assert_int_eq(xp_rocmsmi_parse_json(g, big, n, err, sizeof err), -1);
+	memset(g, '[', big);
+	ck_assert_int_eq(xp_rocmsmi_parse_json(g, big, n, err, sizeof err), -1);
+	memset(g, '{', big);
+	ck_assert_int_eq(xp_rocmsmi_parse_json(g, big, n, err, sizeof err), -1);
+	free(g);
+	free(n);
+}
+END_TEST
+
+/* A number where a string was, and the reverse: the field is skipped with a warning. */
+START_TEST(test_smi_wrong_types)
+{
+	static const char json[] =
+		"{\"card0\": {\"PCI Bus\": 5, \"Card series\": [\"x\"], \"Unique ID\": null,"
+		" \"VRAM Total Memory (B)\": 1073741824, \"VRAM Total Used Memory (B)\": \"N/A\","
+		" \"GPU use (%)\": 50, \"Temperature (Sensor junction) (C)\": {\"v\": 1},"
+		" \"Temperature (Sensor edge) (C)\": \"40.5\", \"(Topology) Numa Node\": \"x\"},"
+		" \"system\": [1, 2], \"cardX\": 3}";
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(parse_str(json, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->bus_id, "");
+	ck_assert_str_eq(d->name, "");
+	ck_assert_str_eq(d->uuid, "");
+	ck_assert_int_eq(d->memory_total_mib, 1024);
+	ck_assert_int_eq(d->memory_used_mib, -1);
+	ck_assert_double_eq(d->utilization_pct, 50.0);
+	ck_assert_double_eq(d->temperature_c, 40.5); /* junction unusable: edge */
+	ck_assert_int_eq(d->numa, -1);
+	/* PCI Bus, Card series, Unique ID, junction, "system". */
+	ck_assert_int_ge(n->n_warnings, 5);
+	free(n);
+}
+END_TEST
+
+/* A warning line before the JSON, and more cards than a node holds. */
+START_TEST(test_smi_leading_text_and_many_cards)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	static const char warned[] = "WARNING: something\n{\"card3\": {\"Card SKU\": \"S\"}}";
+	ck_assert_int_eq(parse_str(warned, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_int_eq(n->devices[0].index, 3);
+	ck_assert_str_eq(n->devices[0].name, "S");
+	ck_assert_int_eq(n->n_warnings, 1);
+
+	size_t cap = 100 * 32 + 16, o = 0;
+	char *big = malloc(cap);
+	ck_assert_ptr_nonnull(big);
+	o += (size_t)snprintf(big + o, cap - o, "{");
+	for (int i = 99; i >= 0; i--) /* written backwards: the parse puts them in card order */
+		o += (size_t)snprintf(big + o, cap - o, "%s\"card%d\": {}", i == 99 ? "" : ",", i);
+	snprintf(big + o, cap - o, "}");
+	ck_assert_int_eq(parse_str(big, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
+	ck_assert_int_eq(n->n_warnings, 1);
+	for (int i = 1; i < n->n_devices; i++)
+		ck_assert_int_lt(n->devices[i - 1].index, n->devices[i].index);
+	free(big);
+	free(n);
+}
+END_TEST
+
+/* ---- the adapter, through a fake host ------------------------------------------------- */
+
+static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
+		       char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(max + 1);
+	size_t n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		free(buf);
+		snprintf(err, errlen, "%s: too large", path);
+		return -1;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 1;
+}
+
+/* Live runs: which argv came, and what to answer. */
+static struct {
+	int calls;
+	char argv0[4096], last_arg[64];
+	bool has_showid;
+	bool fail_full;   /* refuse telegraf's query (it has -o), as an older rocm-smi would */
+	const char *text; /* rocm-smi's answer; rocminfo gets an error */
+} fake;
+
+static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
+		    char *err, size_t errlen)
+{
+	ck_assert(timeout_s > 0 && max_out > 0);
+	fake.calls++;
+	snprintf(fake.argv0, sizeof fake.argv0, "%s", argv[0]);
+	size_t n = 0;
+	fake.has_showid = false;
+	bool full = false;
+	for (; argv[n]; n++) {
+		fake.has_showid |= strcmp(argv[n], "--showid") == 0;
+		full |= strcmp(argv[n], "-o") == 0;
+	}
+	snprintf(fake.last_arg, sizeof fake.last_arg, "%s", argv[n - 1]);
+	const char *base = strrchr(argv[0], '/');
+	if (!fake.text || (full && fake.fail_full) || strcmp(base ? base + 1 : argv[0], "rocminfo") == 0) {
+		snprintf(err, errlen, "exit status 2");
+		return -1;
+	}
+	*out = strdup(fake.text);
+	*len = strlen(fake.text);
+	return 0;
+}
+
+static void fake_free(void *p)
+{
+	free(p);
+}
+
+static struct xp_host host_for(const char *replay_dir)
+{
+	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = replay_dir, .run = fake_run,
+			    .replay = fake_replay, .free = fake_free};
+	return h;
+}
+
+static void write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void copy_fixture(const char *dir, const char *fixture_name, const char *as)
+{
+	size_t len;
+	char *text = fixture(fixture_name, &len);
+	write_file(dir, as, text, len);
+	free(text);
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[4096];
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+START_TEST(test_adapter_identity)
+{
+	ck_assert_int_eq(xp_adapter_amd.abi, XP_ADAPTER_ABI);
+	ck_assert_str_eq(xp_adapter_amd.name, "amd");
+	ck_assert_ptr_nonnull(xp_adapter_amd.probe);
+	ck_assert_ptr_nonnull(xp_adapter_amd.enumerate);
+	ck_assert_ptr_nonnull(xp_adapter_amd.refresh);
+	ck_assert_ptr_nonnull(xp_adapter_amd.health);
+	ck_assert_ptr_nonnull(xp_adapter_amd.topology);
+	ck_assert_ptr_nonnull(xp_adapter_amd.last_error);
+	ck_assert_ptr_nonnull(xp_adapter_amd.close);
+}
+END_TEST
+
+START_TEST(test_replay_mi100)
+{
+	char dir[] = "/tmp/xp_amd_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_fixture(dir, "mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json");
+	struct xp_host h = host_for(dir);
+	memset(&fake, 0, sizeof fake);
+	void *st = NULL;
+	char why[256] = "";
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	ck_assert_ptr_nonnull(st);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert_str_eq(n->devices[3].bus_id, "0000:E3:00.0");
+	ck_assert_str_eq(n->devices[2].name, "Arcturus GL-XL [Instinct MI100]");
+	/* No rocminfo.txt: no ISA, and no complaint either (a missing file is an absent source). */
+	ck_assert_str_eq(n->devices[0].arch, "");
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(xp_adapter_amd.topology(st, n), 0);
+	ck_assert(!n->has_links);
+	n->devices[1].temperature_c = NAN;
+	ck_assert_int_eq(xp_adapter_amd.refresh(st, n), 0);
+	ck_assert_double_eq(n->devices[1].temperature_c, 58.0);
+	ck_assert_int_eq(xp_adapter_amd.health(st, n), 0);
+	ck_assert_str_eq(xp_adapter_amd.last_error(st), "");
+	ck_assert_int_eq(fake.calls, 0); /* replay never runs a tool */
+	/* The file vanishing later is an error with a reason, not a crash. */
+	remove_dir(dir);
+	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), -1);
+	ck_assert_ptr_nonnull(strstr(xp_adapter_amd.last_error(st), "rocm-smi.json"));
+	xp_adapter_amd.close(st);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_replay_hygon_with_rocminfo)
+{
+	char dir[] = "/tmp/xp_amd_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_fixture(dir, "hygon-dcu_dtk24.04.3.rocm-smi.json", "rocm-smi.json");
+	copy_fixture(dir, "hygon-dcu_dtk24.04.3.rocminfo.txt", "rocminfo.txt");
+	struct xp_host h = host_for(dir);
+	void *st = NULL;
+	char why[256] = "";
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_str_eq(n->devices[0].name, "DCU xxxx");
+	ck_assert_str_eq(n->devices[0].arch, "gfx928");
+	ck_assert_int_eq(n->devices[0].memory_total_mib, 65520);
+	xp_adapter_amd.close(st);
+	remove_dir(dir);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_replay_empty_dir)
+{
+	char dir[] = "/tmp/xp_amd_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct xp_host h = host_for(dir);
+	void *st = NULL;
+	char why[256] = "";
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
+	ck_assert_ptr_nonnull(strstr(why, "rocm-smi.json"));
+	xp_adapter_amd.close(st);
+	/* A garbage file still makes the probe ACTIVE (it is there); enumerate says why it fails. */
+	write_file(dir, "rocm-smi.json", "garbage", 7);
+	st = NULL;
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), -1);
+	ck_assert_ptr_nonnull(strstr(xp_adapter_amd.last_error(st), "rocm-smi.json"));
+	xp_adapter_amd.close(st);
+	remove_dir(dir);
+	free(n);
+}
+END_TEST
+
+/* Live: a directory on PATH holds a file named like the tool; the fake host answers for it. */
+static void make_tool(const char *dir, const char *name)
+{
+	write_file(dir, name, "#!/bin/sh\nexit 1\n", 17);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+}
+
+START_TEST(test_live_rocm_smi)
+{
+	char dir[] = "/tmp/xp_amd_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	make_tool(dir, "rocm-smi");
+	make_tool(dir, "rocminfo");
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", dir, 1);
+	size_t len;
+	char *text = fixture("mi100-x4_rocm602.rocm-smi.json", &len);
+	memset(&fake, 0, sizeof fake);
+	fake.text = text;
+	struct xp_host h = host_for(NULL);
+	void *st = NULL;
+	char why[256] = "", want[4096];
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	snprintf(want, sizeof want, "%s/rocm-smi", dir);
+	ck_assert_str_eq(fake.argv0, want); /* found on PATH, run by absolute path */
+	ck_assert_str_eq(fake.last_arg, "--json");
+	ck_assert(!fake.has_showid); /* telegraf's query first */
+	ck_assert_int_eq(fake.calls, 1);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 4);
+	/* The probe's read serves the first enumerate; then rocminfo (which fails: ISA unknown). */
+	ck_assert_int_eq(fake.calls, 2);
+	ck_assert_int_eq(n->n_warnings, 1);
+	ck_assert_ptr_nonnull(strstr(n->warnings[0], "rocminfo"));
+	ck_assert_str_eq(xp_adapter_amd.last_error(st), "");
+	/* Later reads run rocm-smi again. */
+	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(fake.calls, 4);
+	ck_assert_int_eq(n->n_devices, 4);
+	xp_adapter_amd.close(st);
+
+	/* A probe whose result no enumerate takes: close frees it (LeakSanitizer checks). */
+	st = NULL;
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	xp_adapter_amd.close(st);
+
+	/* An rocm-smi that refuses the long query gets gpustack's narrow one. */
+	memset(&fake, 0, sizeof fake);
+	fake.text = text;
+	fake.fail_full = true;
+	st = NULL;
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(fake.calls, 2);
+	ck_assert(fake.has_showid);
+	xp_adapter_amd.close(st);
+
+	/* A tool that fails outright: no hardware here, said why. */
+	memset(&fake, 0, sizeof fake);
+	st = NULL;
+	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
+	ck_assert_ptr_nonnull(strstr(why, "rocm-smi"));
+	xp_adapter_amd.close(st);
+
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	} else
+		unsetenv("PATH");
+	free(text);
+	free(n);
+	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_live_hy_smi)
+{
+	char dir[] = "/tmp/xp_amd_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	make_tool(dir, "hy-smi");
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", dir, 1);
+	struct stat sb;
+	/* The adapter also looks where ROCm and DTK install their tools; a real install there
+	 * would be found first, so these checks only run on machines without one. */
+	bool rocm_installed = stat("/opt/rocm/bin/rocm-smi", &sb) == 0 ||
+			      stat("/opt/dtk/bin/rocm-smi", &sb) == 0 ||
+			      stat("/opt/rocm/bin/hy-smi", &sb) == 0 || stat("/opt/dtk/bin/hy-smi", &sb) == 0;
+	size_t len;
+	char *text = fixture("hygon-dcu_dtk24.04.3.rocm-smi.json", &len);
+	memset(&fake, 0, sizeof fake);
+	fake.text = text;
+	struct xp_host h = host_for(NULL);
+	void *st = NULL;
+	char why[256] = "";
+	if (!rocm_installed) {
+		ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+		ck_assert_ptr_nonnull(strstr(fake.argv0, "/hy-smi"));
+		ck_assert(fake.has_showid); /* only the narrow query for hy-smi */
+		ck_assert_int_eq(fake.calls, 1);
+		xp_adapter_amd.close(st);
+		/* Neither tool: unavailable, with the reason the console shows. */
+		char empty[] = "/tmp/xp_amd_XXXXXX";
+		ck_assert_ptr_nonnull(mkdtemp(empty));
+		setenv("PATH", empty, 1);
+		st = NULL;
+		ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_UNAVAILABLE);
+		ck_assert_str_eq(why, "no rocm-smi or hy-smi");
+		xp_adapter_amd.close(st);
+		rmdir(empty);
+	}
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	} else
+		unsetenv("PATH");
+	free(text);
+	remove_dir(dir);
+}
+END_TEST
+
+Suite *xp_suite_amd(void);
+
+Suite *xp_suite_amd(void)
+{
+	Suite *s = suite_create("amd");
+	TCase *tc = tcase_create("amd");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_every_fixture_parses);
+	tcase_add_test(tc, test_mi100_x4);
+	tcase_add_test(tc, test_mi50);
+	tcase_add_test(tc, test_rx6700xt);
+	tcase_add_test(tc, test_navi32);
+	tcase_add_test(tc, test_hygon_dcu);
+	tcase_add_test(tc, test_rocminfo_agents);
+	tcase_add_test(tc, test_rocminfo_creates_devices);
+	tcase_add_test(tc, test_rocminfo_match_by_uuid);
+	tcase_add_test(tc, test_rocminfo_bad_input);
+	tcase_add_test(tc, test_xgmi_links);
+	tcase_add_test(tc, test_smi_bad_input);
+	tcase_add_test(tc, test_smi_wrong_types);
+	tcase_add_test(tc, test_smi_leading_text_and_many_cards);
+	tcase_add_test(tc, test_adapter_identity);
+	tcase_add_test(tc, test_replay_mi100);
+	tcase_add_test(tc, test_replay_hygon_with_rocminfo);
+	tcase_add_test(tc, test_replay_empty_dir);
+	tcase_add_test(tc, test_live_rocm_smi);
+	tcase_add_test(tc, test_live_hy_smi);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,1131 @@
+/* check_ascend.c: the Huawei Ascend adapter: npu-smi parsers over every fixture in
+ * tests/fixtures/ascend, damaged inputs, the manifest's vNPU templates against HAMi's
+ * device config, and the adapter itself in replay and (faked) live mode.
+ *
+ * Expected values were read from the fixture files by eye and are written next to each
+ * assertion; the template test reads HAMi's YAML itself instead of copying numbers. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ascend/ascend.h"
+#include "testlib.h"
+#include "xp_adapter.h"
+
+#define F910_INFO "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt"
+#define F910_MAP "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt"
+#define F310_INFO "ascend/npu-smi-info_atlas800-3000_310_21.0.4.txt"
+#define F310_MAP "ascend/npu-smi-info-m_atlas800-3000_310_21.0.4.txt"
+#define FOLD_INFO "ascend/npu-smi-info_atlas800-3000_310_old.txt"
+#define FOLD_MAP "ascend/npu-smi-info-m_atlas800-3000_310_old.txt"
+#define FHAMI "ascend/hami_chart_device-configmap.yaml"
+#define MANIFEST "adapters/ascend/ascend.adapter"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Reads a whole file (NUL-terminated); aborts the test when it cannot. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			ck_assert_ptr_nonnull(buf);
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static char *fixture(const char *rel, size_t *len)
+{
+	return slurp(xp_fixture(rel), len);
+}
+
+static struct xp_raw_node *new_node(void)
+{
+	struct xp_raw_node *n = malloc(sizeof *n);
+	ck_assert_ptr_nonnull(n);
+	xp_raw_node_init(n);
+	return n;
+}
+
+/* Parses fixture rel with the info parser (and map, when given) into a new node. */
+static struct xp_raw_node *parse_fixture(const char *info, const char *map)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	size_t len;
+	char *text = fixture(info, &len);
+	ck_assert_msg(xp_npusmi_parse_info(text, len, n, err, sizeof err) == 0, "%s: %s", info, err);
+	free(text);
+	if (map) {
+		text = fixture(map, &len);
+		ck_assert_msg(xp_npusmi_parse_map(text, len, n, err, sizeof err) == 0, "%s: %s", map, err);
+		free(text);
+	}
+	return n;
+}
+
+static const struct xp_raw_device *dev(const struct xp_raw_node *n, int index, int chip)
+{
+	for (int i = 0; i < n->n_devices; i++)
+		if (n->devices[i].index == index && n->devices[i].chip == chip)
+			return &n->devices[i];
+	ck_abort_msg("no NPU %d chip %d", index, chip);
+	return NULL;
+}
+
+static bool has_warning(const struct xp_raw_node *n, const char *part)
+{
+	for (int i = 0; i < n->n_warnings; i++)
+		if (strstr(n->warnings[i], part))
+			return true;
+	return false;
+}
+
+static void dump_warnings(const struct xp_raw_node *n)
+{
+	for (int i = 0; i < n->n_warnings; i++)
+		fprintf(stderr, "warning: %s\n", n->warnings[i]);
+}
+
+/* Replaces the first occurrence of from in text (same length or shorter) in place. */
+static void replace_once(char *text, const char *from, const char *to)
+{
+	char *p = strstr(text, from);
+	ck_assert_msg(p != NULL, "\"%s\" not in the fixture", from);
+	size_t nf = strlen(from), nt = strlen(to);
+	ck_assert_uint_le(nt, nf);
+	memcpy(p, to, nt);
+	memmove(p + nt, p + nf, strlen(p + nf) + 1);
+}
+
+/* ---- npu-smi info: the 8 x 910A training server ----------------------------- */
+
+/* Rows of the 910A table: NPU id, health, power W, temperature C, bus id, Memory-Usage
+ * total (the HBM is 0 / 32768 on every chip and wins). */
+static const struct {
+	int npu;
+	const char *health;
+	double power, temp;
+	const char *bus;
+} rows910[8] = {
+	{0, "OK", 70.5, 42, "0000:C1:00.0"},      {1, "OK", 71.2, 36, "0000:81:00.0"},
+	{2, "OK", 69.0, 35, "0000:41:00.0"},      {3, "Warning", 206.9, 39, "0000:01:00.0"},
+	{4, "OK", 70.2, 39, "0000:C2:00.0"},      {5, "OK", 64.9, 37, "0000:82:00.0"},
+	{6, "OK", 69.4, 40, "0000:42:00.0"},      {7, "Warning", 203.2, 42, "0000:02:00.0"},
+};
+
+START_TEST(test_info_910a)
+{
+	struct xp_raw_node *n = parse_fixture(F910_INFO, NULL);
+	dump_warnings(n);
+	ck_assert_int_eq(n->n_warnings, 0); /* the trailing URL and the process table are quiet */
+	ck_assert_int_eq(n->n_devices, 8);  /* the process table adds none */
+	ck_assert(!n->has_links);
+	for (int i = 0; i < 8; i++) {
+		const struct xp_raw_device *d = &n->devices[i];
+		ck_assert_int_eq(d->index, rows910[i].npu); /* in table order */
+		ck_assert_int_eq(d->chip, 0);
+		ck_assert_str_eq(d->name, "xxx"); /* masked in Huawei's sample, kept as given */
+		ck_assert_str_eq(d->bus_id, rows910[i].bus);
+		ck_assert_str_eq(d->health, rows910[i].health);
+		ck_assert_str_eq(d->driver, "24.1.RC2");
+		ck_assert_double_eq_tol(d->power_w, rows910[i].power, 1e-9);
+		ck_assert_double_eq_tol(d->temperature_c, rows910[i].temp, 1e-9);
+		ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9); /* AICore(%) 0 */
+		ck_assert_int_eq(d->memory_total_mib, 32768);         /* HBM-Usage 0 / 32768 */
+		ck_assert_int_eq(d->memory_used_mib, 0);
+		ck_assert(isnan(d->power_limit_w));
+		ck_assert_int_eq(d->ecc_corrected, -1);
+		ck_assert_int_eq(d->mig_mode, -1);
+		ck_assert_int_eq(d->n_slices, 0);
+		if (strcmp(rows910[i].health, "OK") == 0) {
+			ck_assert_int_eq(d->n_reasons, 0);
+		} else {
+			ck_assert_int_eq(d->n_reasons, 1);
+			ck_assert_str_eq(d->reasons[0], "npu-smi health: Warning");
+		}
+	}
+	/* Exactly NPUs 3 and 7 are in Warning (at 206.9 W and 203.2 W). */
+	int warn = 0;
+	for (int i = 0; i < 8; i++)
+		warn += strcmp(n->devices[i].health, "Warning") == 0;
+	ck_assert_int_eq(warn, 2);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_map_910a)
+{
+	struct xp_raw_node *n = parse_fixture(F910_INFO, F910_MAP);
+	dump_warnings(n);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(n->n_devices, 8); /* the map matches, adds nothing */
+	for (int i = 0; i < 8; i++) {
+		const struct xp_raw_device *d = dev(n, i, 0);
+		ck_assert_str_eq(d->name, "Ascend 910A");
+		ck_assert_str_eq(d->bus_id, rows910[i].bus); /* the table's fields survive */
+	}
+	free(n);
+}
+END_TEST
+
+/* The map alone creates the devices it lists. */
+START_TEST(test_map_alone)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	size_t len;
+	char *text = fixture(F910_MAP, &len);
+	ck_assert_int_eq(xp_npusmi_parse_map(text, len, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 8);
+	ck_assert_int_eq(n->n_warnings, 0);
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(n->devices[i].index, i);
+		ck_assert_int_eq(n->devices[i].chip, 0);
+		ck_assert_str_eq(n->devices[i].name, "Ascend 910A");
+		ck_assert_str_eq(n->devices[i].bus_id, "");
+		ck_assert_int_eq(n->devices[i].memory_total_mib, -1);
+	}
+	/* Then the table fills in the rest of the same devices. */
+	free(text);
+	text = fixture(F910_INFO, &len);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, len, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 8);
+	ck_assert_str_eq(dev(n, 3, 0)->name, "xxx"); /* the later source wins */
+	ck_assert_str_eq(dev(n, 3, 0)->health, "Warning");
+	free(text);
+	free(n);
+}
+END_TEST
+
+/* ---- npu-smi info: the Atlas 300 cards with four Ascend 310 chips ------------ */
+
+START_TEST(test_info_310_2104)
+{
+	struct xp_raw_node *n = parse_fixture(F310_INFO, F310_MAP);
+	dump_warnings(n);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(n->n_devices, 4); /* NPU 6, chips 0-3; the MCU row of -m is skipped */
+	static const char *const bus[4] = {"0000:89:00.0", "0000:8A:00.0", "0000:8B:00.0",
+					   "0000:8C:00.0"};
+	static const double temp[4] = {73, 74, 70, 65};
+	static const int64_t used[4] = {2703, 2867, 2867, 2867};
+	for (int c = 0; c < 4; c++) {
+		const struct xp_raw_device *d = &n->devices[c];
+		ck_assert_int_eq(d->index, 6);
+		ck_assert_int_eq(d->chip, c);
+		ck_assert_str_eq(d->name, "MiniD"); /* -m's Chip Name replaces the table's "310" */
+		ck_assert_str_eq(d->bus_id, bus[c]);
+		ck_assert_str_eq(d->health, "OK");
+		ck_assert_int_eq(d->n_reasons, 0);
+		ck_assert_str_eq(d->driver, "21.0.4.B030");
+		ck_assert_double_eq_tol(d->power_w, 12.8, 1e-9);
+		ck_assert_double_eq_tol(d->temperature_c, temp[c], 1e-9);
+		ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
+		ck_assert_int_eq(d->memory_total_mib, 8192); /* Memory-Usage: 8 GiB per chip */
+		ck_assert_int_eq(d->memory_used_mib, used[c]);
+	}
+	free(n);
+
+	/* Without the map the table's own name stays. */
+	n = parse_fixture(F310_INFO, NULL);
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert_str_eq(n->devices[0].name, "310");
+	free(n);
+}
+END_TEST
+
+START_TEST(test_info_310_old)
+{
+	struct xp_raw_node *n = parse_fixture(FOLD_INFO, FOLD_MAP);
+	dump_warnings(n);
+	ck_assert_int_eq(n->n_warnings, 0); /* no Hugepages column: not one we read */
+	ck_assert_int_eq(n->n_devices, 4);
+	static const char *const bus[4] = {"0000:DA:00.0", "0000:DC:00.0", "0000:DD:00.0",
+					   "0000:DB:00.0"};
+	static const double temp[4] = {56, 57, 57, 55};
+	for (int c = 0; c < 4; c++) {
+		const struct xp_raw_device *d = &n->devices[c];
+		ck_assert_int_eq(d->index, 215);
+		ck_assert_int_eq(d->chip, c);
+		ck_assert_str_eq(d->name, "MiniD");
+		ck_assert_str_eq(d->bus_id, bus[c]);
+		ck_assert_str_eq(d->health, "OK");
+		ck_assert_str_eq(d->driver, "20.2.0");
+		ck_assert_double_eq_tol(d->power_w, 12.8, 1e-9);
+		ck_assert_double_eq_tol(d->temperature_c, temp[c], 1e-9);
+		ck_assert_int_eq(d->memory_total_mib, 8192);
+		ck_assert_int_eq(d->memory_used_mib, 2703);
+	}
+	free(n);
+}
+END_TEST
+
+/* ---- damaged inputs -------------------------------------------------------------- */
+
+START_TEST(test_empty_and_garbage)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	err[0] = '\0';
+	ck_assert_int_eq(xp_npusmi_parse_info("", 0, n, err, sizeof err), -1);
+	ck_assert_str_eq(err, "empty output");
+	ck_assert_int_eq(xp_npusmi_parse_info(NULL, 10, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_npusmi_parse_map("", 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_npusmi_parse_info("\n\n   \n", 6, n, err, sizeof err), -1);
+
+	const char *text = "hello world\nthis is not a table\n";
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), -1);
+	ck_assert(strstr(err, "no device table") != NULL);
+	ck_assert_int_eq(xp_npusmi_parse_map(text, strlen(text), n, err, sizeof err), -1);
+	ck_assert(strstr(err, "NPU ID") != NULL);
+
+	/* Other vendors' output is not a device table. */
+	size_t len;
+	char *other = fixture("hwloc/16amd64-4distances.lstopo-v.txt", &len);
+	ck_assert_int_eq(xp_npusmi_parse_info(other, len, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_npusmi_parse_map(other, len, n, err, sizeof err), -1);
+	free(other);
+
+	/* Pseudo-random bytes, with and without bars and newlines. */
+	char junk[8192];
+	uint32_t s = 12345;
+	for (int round = 0; round < 50; round++) {
+		for (size_t i = 0; i < sizeof junk; i++) {
+			s = s * 1103515245u + 12345u;
+			unsigned char c = (unsigned char)(s >> 16);
+			junk[i] = round % 2 ? "| +-=/0123456789NPUChip\n"[c % 24] : (char)c;
+		}
+		xp_raw_node_init(n);
+		int r = xp_npusmi_parse_info(junk, sizeof junk, n, err, sizeof err);
+		ck_assert(r == 0 || r == -1);
+		ck_assert_int_le(n->n_devices, XP_RAW_MAX_DEVICES);
+		r = xp_npusmi_parse_map(junk, sizeof junk, n, err, sizeof err);
+		ck_assert(r == 0 || r == -1);
+	}
+	ck_assert_int_eq(n->n_devices, 0); /* nothing in those bytes looks like a chip */
+	free(n);
+}
+END_TEST
+
+/* Every prefix of every fixture: never a crash, never more devices than the whole file,
+ * and every device a prefix yields is the whole file's device, field for field: a cut
+ * output never gives a half-read chip. */
+START_TEST(test_truncated_everywhere)
+{
+	static const char *const infos[] = {F910_INFO, F310_INFO, FOLD_INFO};
+	static const char *const maps[] = {F910_MAP, F310_MAP, FOLD_MAP};
+	static const int full_count[] = {8, 4, 4};
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	for (int f = 0; f < 3; f++) {
+		struct xp_raw_node *full = parse_fixture(infos[f], NULL);
+		ck_assert_int_eq(full->n_devices, full_count[f]);
+		size_t len;
+		char *text = fixture(infos[f], &len);
+		for (size_t cut = 0; cut <= len; cut++) {
+			xp_raw_node_init(n);
+			char *copy = malloc(cut ? cut : 1); /* exact size: ASan sees any over-read */
+			memcpy(copy, text, cut);
+			int r = xp_npusmi_parse_info(copy, cut, n, err, sizeof err);
+			ck_assert(r == 0 || r == -1);
+			ck_assert_int_le(n->n_devices, full_count[f]);
+			for (int i = 0; i < n->n_devices; i++) {
+				const struct xp_raw_device *d = &n->devices[i];
+				ck_assert_msg(memcmp(d, dev(full, d->index, d->chip), sizeof *d) == 0,
+					      "%s cut at %zu: NPU %d chip %d differs", infos[f], cut,
+					      d->index, d->chip);
+			}
+			if (r == 0 && n->n_devices < full_count[f] && cut && text[cut - 1] != '\n' &&
+			    text[cut - 1] != '+' && text[cut - 1] != '=' && text[cut - 1] != '-')
+				ck_assert_msg(n->n_warnings > 0, "%s cut at %zu: %d devices, no warning",
+					      infos[f], cut, n->n_devices);
+			free(copy);
+		}
+		free(text);
+		free(full);
+
+		text = fixture(maps[f], &len);
+		for (size_t cut = 0; cut <= len; cut++) {
+			xp_raw_node_init(n);
+			char *copy = malloc(cut ? cut : 1);
+			memcpy(copy, text, cut);
+			int r = xp_npusmi_parse_map(copy, cut, n, err, sizeof err);
+			ck_assert(r == 0 || r == -1);
+			ck_assert_int_le(n->n_devices, full_count[f]);
+			free(copy);
+		}
+		free(text);
+	}
+	free(n);
+}
+END_TEST
+
+/* The 910A table cut in the middle of NPU 3's chip row. */
+START_TEST(test_truncated_mid_table)
+{
+	size_t len;
+	char *text = fixture(F910_INFO, &len);
+	const char *at = strstr(text, "0000:01:00.0");
+	ck_assert_ptr_nonnull(at);
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	ck_assert_int_eq(xp_npusmi_parse_info(text, (size_t)(at - text) + 6, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 3); /* NPUs 0-2 whole; 3 dropped */
+	ck_assert_str_eq(dev(n, 2, 0)->bus_id, "0000:41:00.0");
+	ck_assert(has_warning(n, "cut short"));
+	ck_assert_str_eq(n->devices[0].driver, "24.1.RC2");
+
+	/* Cut at the end of NPU 3's first row: its chip row is missing. */
+	const char *eol = strchr(strstr(text, "| 3     xxx"), '\n');
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, (size_t)(eol - text) + 1, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 3);
+	ck_assert(has_warning(n, "after an NPU row"));
+
+	/* Cut inside the header: no table to read. */
+	const char *hdr = strstr(text, "| Chip");
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, (size_t)(hdr - text), n, err, sizeof err), -1);
+	ck_assert_str_eq(err, "device table header cut short");
+	free(n);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_oversized)
+{
+	size_t unit;
+	char *text = fixture(F910_INFO, &unit);
+	size_t big = (size_t)20 << 20;
+	char *huge = malloc(big);
+	ck_assert_ptr_nonnull(huge);
+	for (size_t off = 0; off < big; off += unit)
+		memcpy(huge + off, text, big - off < unit ? big - off : unit);
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	ck_assert_int_eq(xp_npusmi_parse_info(huge, big, n, err, sizeof err), -1);
+	ck_assert(strstr(err, "too large") != NULL);
+	ck_assert_int_eq(xp_npusmi_parse_map(huge, big, n, err, sizeof err), -1);
+	ck_assert_int_eq(n->n_devices, 0);
+	free(huge);
+	free(text);
+	free(n);
+}
+END_TEST
+
+/* More chips than a node record holds: 100 blocks of the old 310 layout with distinct NPU
+ * ids, under the size limit. */
+START_TEST(test_too_many_chips)
+{
+	size_t len;
+	char *text = fixture(FOLD_INFO, &len);
+	/* The header: everything up to and including the "+===" line after the headers. */
+	char *body = strstr(text, "+===");
+	ck_assert_ptr_nonnull(body);
+	char *body_end = strchr(body, '\n') + 1;
+	/* One chip block: NPU row, chip row, separator. */
+	char *row1 = strstr(body_end, "| 215");
+	char *sep = strstr(row1, "+---");
+	char *block_end = strchr(sep, '\n') + 1;
+	size_t head = (size_t)(body_end - text), block = (size_t)(block_end - row1);
+	char *big = malloc(head + 100 * (block + 8) + 1);
+	memcpy(big, text, head);
+	size_t at = head;
+	for (int i = 0; i < 100; i++) {
+		char npu[8];
+		snprintf(npu, sizeof npu, "%-3d", 100 + i); /* replaces "215" in place */
+		memcpy(big + at, row1, block);
+		memcpy(big + at + 2, npu, 3);
+		at += block;
+	}
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	ck_assert_int_eq(xp_npusmi_parse_info(big, at, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
+	ck_assert_int_eq(n->devices[63].index, 163);
+	ck_assert(has_warning(n, "more than 64 chips"));
+
+	/* The same block twice is reported and kept once. */
+	memcpy(big + head, row1, block);
+	memcpy(big + head + block, row1, block);
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(big, head + 2 * block, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert(has_warning(n, "listed twice"));
+	free(big);
+	free(text);
+	free(n);
+}
+END_TEST
+
+/* A table without its Bus-Id column (header and rows), and one row missing a value. */
+START_TEST(test_missing_column)
+{
+	size_t len;
+	char *text = fixture(FOLD_INFO, &len);
+	/* Drop the Bus-Id cell: from "| Bus-Id          " and from every chip row. */
+	replace_once(text, "| Bus-Id          ", "");
+	static const char *const cells[] = {"| 0000:DA:00.0    ", "| 0000:DC:00.0    ",
+					    "| 0000:DD:00.0    ", "| 0000:DB:00.0    "};
+	for (int i = 0; i < 4; i++)
+		replace_once(text, cells[i], "");
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert(has_warning(n, "no Bus-Id column"));
+	for (int c = 0; c < 4; c++) {
+		ck_assert_str_eq(n->devices[c].bus_id, "");
+		ck_assert_int_eq(n->devices[c].memory_total_mib, 8192); /* the rest still read */
+		ck_assert_str_eq(n->devices[c].health, "OK");
+	}
+	free(text);
+
+	/* NPU 215 chip 1's temperature is missing: that cell is not trusted, the rest is. */
+	text = fixture(FOLD_INFO, &len);
+	replace_once(text, "| 12.8              57                   |\n| 1",
+		     "| 12.8                                   |\n| 1");
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert(has_warning(n, "1 values for 2 columns"));
+	ck_assert(isnan(dev(n, 215, 1)->temperature_c));
+	ck_assert(isnan(dev(n, 215, 1)->power_w));
+	ck_assert_str_eq(dev(n, 215, 1)->bus_id, "0000:DC:00.0");
+	ck_assert_double_eq_tol(dev(n, 215, 2)->temperature_c, 57, 1e-9);
+	free(text);
+
+	/* A header without the NPU column is no device table. */
+	text = fixture(FOLD_INFO, &len);
+	replace_once(text, "| NPU     Name", "| Card    Name");
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), -1);
+	free(text);
+	free(n);
+}
+END_TEST
+
+/* Values that are not numbers: "NA" is npu-smi's "no reading", anything else a warning. */
+START_TEST(test_bad_values)
+{
+	size_t len;
+	char *text = fixture(F910_INFO, &len);
+	replace_once(text, "70.5 ", "NA   ");   /* NPU 0 power */
+	replace_once(text, "71.2 ", "7x.2 ");   /* NPU 1 power */
+	replace_once(text, "4666 / 15137", "4666 / 1513x"); /* NPU 1 Memory-Usage: HBM wins, unread */
+	replace_once(text, "0    / 32768", "a    / 32768"); /* NPU 0 HBM */
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 8);
+	ck_assert(isnan(dev(n, 0, 0)->power_w));
+	ck_assert(isnan(dev(n, 1, 0)->power_w));
+	ck_assert(has_warning(n, "Power \"7x.2\" is not a number"));
+	/* NPU 0's HBM is unreadable: Memory-Usage (4252 / 15137) stands in. */
+	ck_assert(has_warning(n, "HBM-Usage \"a    / 32768\""));
+	ck_assert_int_eq(dev(n, 0, 0)->memory_total_mib, 15137);
+	ck_assert_int_eq(dev(n, 0, 0)->memory_used_mib, 4252);
+	ck_assert_int_eq(dev(n, 1, 0)->memory_total_mib, 32768);
+	ck_assert(!has_warning(n, "Memory-Usage"));
+
+	/* Parsing again over the same node: "NA" replaces the earlier reading. */
+	char *clean = fixture(F910_INFO, &len);
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(clean, len, n, err, sizeof err), 0);
+	ck_assert_double_eq_tol(dev(n, 0, 0)->power_w, 70.5, 1e-9);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert(isnan(dev(n, 0, 0)->power_w));
+	ck_assert_int_eq(n->n_devices, 8);
+	free(clean);
+	free(text);
+
+	/* Memory in a unit npu-smi does not print is left unread, not misread. */
+	text = fixture(F910_INFO, &len);
+	replace_once(text, "HBM-Usage(MB)", "HBM-Usage(KB)");
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert(has_warning(n, "HBM-Usage in unknown unit \"KB\""));
+	ck_assert_int_eq(n->n_warnings, 1);
+	ck_assert_int_eq(dev(n, 7, 0)->memory_total_mib, 15039); /* Memory-Usage 4521 / 15039 */
+	ck_assert_int_eq(dev(n, 7, 0)->memory_used_mib, 4521);
+	free(text);
+
+	/* Control characters from a damaged output never reach a field or a warning. */
+	text = fixture(F910_INFO, &len);
+	replace_once(text, "Warning ", "War\x1b[2J");
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_str_eq(dev(n, 3, 0)->health, "War?[2J");
+	ck_assert_str_eq(dev(n, 3, 0)->reasons[0], "npu-smi health: War?[2J");
+	free(text);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_map_bad_rows)
+{
+	size_t len;
+	char *text = fixture(F910_MAP, &len);
+	/* NPU 2's row: "2   0   2   Ascend 910A" -> a non-numeric NPU ID. */
+	replace_once(text, "\n2 ", "\nx ");
+	/* NPU 5's row loses its chip id's digits. */
+	replace_once(text, "\n5                              0", "\n5                              ?");
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	ck_assert_int_eq(xp_npusmi_parse_map(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 6);
+	ck_assert(has_warning(n, "NPU ID \"x\" is not a number"));
+	ck_assert(has_warning(n, "Chip ID \"?\" is not a number"));
+	free(text);
+
+	/* A short row is reported, not guessed at. */
+	const char *shortrow = "NPU ID   Chip ID   Chip Logic ID   Chip Name\n3   0\n4  0  4  Ascend 910A\n";
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_map(shortrow, strlen(shortrow), n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_int_eq(n->devices[0].index, 4);
+	ck_assert(has_warning(n, "2 fields for 4 columns"));
+
+	/* A header without Chip Name is not the map. */
+	const char *noname = "NPU ID   Chip ID   Chip Logic ID\n0   0   0\n";
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_npusmi_parse_map(noname, strlen(noname), n, err, sizeof err), -1);
+	free(n);
+}
+END_TEST
+
+/* ---- manifest vs HAMi's vNPU templates -------------------------------------------------- */
+
+struct tpl {
+	char name[32];
+	long memory, aicore, aicpu; /* aicpu -1 when not given */
+	double compute;             /* manifest only */
+	long count;                 /* manifest only */
+};
+
+struct chip_cfg {
+	long mem_alloc, mem_cap, aicore, aicpu;
+	struct tpl t[8];
+	int n;
+};
+
+/* The text after "key:" on a trimmed YAML line, when the line is that key. */
+static const char *yaml_value(const char *line, const char *key)
+{
+	size_t k = strlen(key);
+	if (strncmp(line, key, k) != 0 || line[k] != ':')
+		return NULL;
+	line += k + 1;
+	while (*line == ' ')
+		line++;
+	return line;
+}
+
+/* Reads the vnpus config of chipName chip from HAMi's chart: just the lines needed. */
+static bool hami_chip(const char *yaml, const char *chip, struct chip_cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->aicpu = -1;
+	bool in = false, in_tpl = false;
+	const char *p = yaml;
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char line[256];
+		snprintf(line, sizeof line, "%.*s", (int)(n < 255 ? n : 255), p);
+		p += n + (eol ? 1 : 0);
+		char *s = line;
+		while (*s == ' ')
+			s++;
+		const char *v;
+		if ((v = yaml_value(s, "- chipName"))) {
+			if (in)
+				break; /* the next chip */
+			in = strcmp(v, chip) == 0;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (strcmp(s, "templates:") == 0) {
+			in_tpl = true;
+			continue;
+		}
+		if (!in_tpl) {
+			if ((v = yaml_value(s, "memoryAllocatable")))
+				c->mem_alloc = atol(v);
+			else if ((v = yaml_value(s, "memoryCapacity")))
+				c->mem_cap = atol(v);
+			else if ((v = yaml_value(s, "aiCore")))
+				c->aicore = atol(v);
+			else if ((v = yaml_value(s, "aiCPU")))
+				c->aicpu = atol(v);
+			continue;
+		}
+		if ((v = yaml_value(s, "- name"))) {
+			ck_assert_int_lt(c->n, 8);
+			struct tpl *t = &c->t[c->n++];
+			snprintf(t->name, sizeof t->name, "%s", v);
+			t->aicpu = -1;
+		} else if (c->n && (v = yaml_value(s, "memory"))) {
+			c->t[c->n - 1].memory = atol(v);
+		} else if (c->n && (v = yaml_value(s, "aiCore"))) {
+			c->t[c->n - 1].aicore = atol(v);
+		} else if (c->n && (v = yaml_value(s, "aiCPU"))) {
+			c->t[c->n - 1].aicpu = atol(v);
+		} else if (strncmp(s, "{{", 2) == 0) {
+			break;
+		}
+	}
+	return in || c->n;
+}
+
+/* Reads the [model NAME] section of the manifest: memory_mib and its templates. */
+static bool manifest_model(const char *text, const char *model, long *memory, struct tpl *t, int *nt)
+{
+	char header[128];
+	snprintf(header, sizeof header, "[model %s]", model);
+	const char *p = strstr(text, header);
+	if (!p)
+		return false;
+	p += strlen(header);
+	*nt = 0;
+	*memory = -1;
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char line[256];
+		snprintf(line, sizeof line, "%.*s", (int)(n < 255 ? n : 255), p);
+		p += n + (eol ? 1 : 0);
+		if (line[0] == '[')
+			break;
+		long a, b;
+		char name[32], frac[32];
+		if (sscanf(line, "memory_mib = %ld", &a) == 1) {
+			*memory = a;
+		} else if (sscanf(line, "template = %31s memory_mib=%ld compute=%31s count=%ld", name, &a,
+				  frac, &b) == 4) {
+			ck_assert_int_lt(*nt, 8);
+			struct tpl *x = &t[(*nt)++];
+			snprintf(x->name, sizeof x->name, "%s", name);
+			x->memory = a;
+			x->count = b;
+			long num, den;
+			if (sscanf(frac, "%ld/%ld", &num, &den) == 2)
+				x->compute = (double)num / (double)den;
+			else
+				x->compute = atof(frac);
+			const char *ac = strstr(line, "aicpu=");
+			x->aicpu = ac ? atol(ac + 6) : -1;
+		} else if (strncmp(line, "template", 8) == 0) {
+			ck_abort_msg("unreadable template line: %s", line);
+		}
+	}
+	return true;
+}
+
+static const struct {
+	const char *model, *chip;
+} tpl_models[] = {
+	{"Ascend 910A", "910A"},   {"Ascend 910B2", "910B2"}, {"Ascend 910B3", "910B3"},
+	{"Ascend 910B4", "910B4"}, {"Ascend 310P3", "310P3"},
+};
+
+START_TEST(test_manifest_templates)
+{
+	char *yaml = fixture(FHAMI, NULL);
+	char *man = slurp(MANIFEST, NULL);
+	struct chip_cfg c;
+	ck_assert_msg(hami_chip(yaml, tpl_models[_i].chip, &c), "%s not in HAMi's config",
+		      tpl_models[_i].chip);
+	struct tpl t[8];
+	int nt;
+	long memory;
+	ck_assert_msg(manifest_model(man, tpl_models[_i].model, &memory, t, &nt), "no [model %s]",
+		      tpl_models[_i].model);
+	ck_assert_int_gt(c.n, 0);
+	ck_assert_int_eq(nt, c.n);
+	ck_assert_int_eq(memory, c.mem_cap);
+	for (int i = 0; i < nt; i++) {
+		const struct tpl *y = &c.t[i];
+		ck_assert_str_eq(t[i].name, y->name);
+		ck_assert_int_eq(t[i].memory, y->memory);
+		ck_assert_int_eq(t[i].aicpu, y->aicpu);
+		ck_assert_double_eq_tol(t[i].compute, (double)y->aicore / (double)c.aicore, 1e-9);
+		/* How many fit: the scarcest of AI cores, AI CPUs and allocatable memory. */
+		long fit = c.aicore / y->aicore;
+		if (c.aicpu > 0 && y->aicpu > 0 && c.aicpu / y->aicpu < fit)
+			fit = c.aicpu / y->aicpu;
+		if (c.mem_alloc / y->memory < fit)
+			fit = c.mem_alloc / y->memory;
+		ck_assert_int_eq(t[i].count, fit);
+	}
+	/* For the 910A (no AI CPUs in the config), memory never binds: count is by AI cores. */
+	if (strcmp(tpl_models[_i].chip, "910A") == 0)
+		for (int i = 0; i < nt; i++)
+			ck_assert_int_eq(t[i].count, c.aicore / c.t[i].aicore);
+	free(yaml);
+	free(man);
+}
+END_TEST
+
+START_TEST(test_manifest_adapter)
+{
+	char *man = slurp(MANIFEST, NULL);
+	ck_assert(strstr(man, "\n[adapter]\n") != NULL || strncmp(man, "[adapter]\n", 10) == 0);
+	ck_assert(strstr(man, "\nname = ascend\n") != NULL);
+	ck_assert(strstr(man, "\npci_vendor = 19e5\n") != NULL);
+	ck_assert(strstr(man, "\nrecord = npu-smi-info.txt: npu-smi info\n") != NULL);
+	ck_assert(strstr(man, "\nrecord = npu-smi-info-m.txt: npu-smi info -m\n") != NULL);
+	/* Every product name the fixtures print has a model whose match it is meant for. */
+	ck_assert(strstr(man, "match = Ascend 910A") != NULL || strstr(man, "match = *910A*") != NULL);
+	ck_assert(strstr(man, "match = MiniD\n") != NULL);
+	free(man);
+}
+END_TEST
+
+/* ---- the adapter ------------------------------------------------------------------ */
+
+static const char *run_info, *run_map; /* what the fake npu-smi prints; NULL: it fails */
+static char run_argv0[4096];
+static int run_calls;
+
+static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out,
+		    size_t *len, char *err, size_t errlen)
+{
+	run_calls++;
+	snprintf(run_argv0, sizeof run_argv0, "%s", argv[0]);
+	ck_assert_double_eq_tol(timeout_s, 15.0, 1e-9);
+	ck_assert_uint_eq(max_out, (size_t)4 << 20);
+	const char *text = NULL;
+	if (argv[1] && strcmp(argv[1], "info") == 0)
+		text = !argv[2] ? run_info : strcmp(argv[2], "-m") == 0 && !argv[3] ? run_map : NULL;
+	if (!text) {
+		snprintf(err, errlen, "exit status 1");
+		return -1;
+	}
+	*out = strdup(text);
+	*len = strlen(text);
+	return 0;
+}
+
+static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out,
+		       size_t *len, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(max + 1);
+	size_t n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		free(buf);
+		snprintf(err, errlen, "larger than %zu bytes", max);
+		return -1;
+	}
+	*out = buf;
+	*len = n;
+	return 1;
+}
+
+static void fake_free(void *p)
+{
+	free(p);
+}
+
+static struct xp_host fake_host(const char *dir)
+{
+	struct xp_host h = {XP_ADAPTER_ABI, dir, fake_run, fake_replay, fake_free};
+	return h;
+}
+
+static void put_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	fclose(f);
+}
+
+static void copy_fixture(const char *dir, const char *name, const char *rel)
+{
+	size_t len;
+	char *text = fixture(rel, &len);
+	put_file(dir, name, text, len);
+	free(text);
+}
+
+static void remove_dir(const char *dir)
+{
+	static const char *const names[] = {"npu-smi-info.txt", "npu-smi-info-m.txt", "npu-smi"};
+	char path[PATH_MAX];
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+START_TEST(test_adapter_shape)
+{
+	const struct xp_adapter *a = &xp_adapter_ascend;
+	ck_assert_int_eq(a->abi, XP_ADAPTER_ABI);
+	ck_assert_str_eq(a->name, "ascend");
+	ck_assert(a->probe && a->enumerate && a->refresh && a->health && a->topology &&
+		  a->last_error && a->close);
+	ck_assert_str_eq(a->last_error(NULL), "ascend: not probed");
+	a->close(NULL);
+}
+END_TEST
+
+START_TEST(test_adapter_replay)
+{
+	char dir[] = "/tmp/xp_ascend_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	copy_fixture(dir, "npu-smi-info.txt", F910_INFO);
+	copy_fixture(dir, "npu-smi-info-m.txt", F910_MAP);
+	struct xp_host h = fake_host(dir);
+	const struct xp_adapter *a = &xp_adapter_ascend;
+	void *st = NULL;
+	char err[256] = "";
+	run_calls = 0;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_ptr_nonnull(st);
+	struct xp_raw_node *n = new_node();
+	n->n_devices = 5; /* enumerate starts from nothing */
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	dump_warnings(n);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(n->n_devices, 8);
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(n->devices[i].index, i);
+		ck_assert_str_eq(n->devices[i].name, "Ascend 910A");
+		ck_assert_str_eq(n->devices[i].driver, "24.1.RC2");
+		ck_assert_str_eq(n->devices[i].bus_id, rows910[i].bus);
+	}
+	ck_assert_str_eq(n->devices[7].health, "Warning");
+	ck_assert_str_eq(n->devices[7].reasons[0], "npu-smi health: Warning");
+	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert(!n->has_links);
+
+	/* Refresh and health re-read the table; a chip gone from it loses its readings. */
+	n->devices[0].temperature_c = 99;
+	n->devices[3].health[0] = '\0';
+	n->devices[3].n_reasons = 0;
+	ck_assert_int_eq(a->refresh(st, n), 0);
+	ck_assert_double_eq_tol(n->devices[0].temperature_c, 42, 1e-9);
+	ck_assert_int_eq(a->health(st, n), 0);
+	ck_assert_str_eq(n->devices[3].health, "Warning");
+	ck_assert_int_eq(n->devices[3].n_reasons, 1);
+	n->devices[0].index = 42;
+	ck_assert_int_eq(a->refresh(st, n), 0);
+	ck_assert(isnan(n->devices[0].temperature_c));
+	ck_assert_int_eq(n->devices[0].memory_total_mib, -1);
+	ck_assert_int_eq(a->health(st, n), 0);
+	ck_assert_str_eq(n->devices[0].health, "");
+	ck_assert_str_eq(n->devices[0].reasons[0], "no longer listed by npu-smi info");
+	ck_assert_int_eq(run_calls, 0); /* replay never runs the tool */
+
+	/* The recording damaged: enumerate fails and says why. */
+	put_file(dir, "npu-smi-info.txt", "garbage\n", 8);
+	ck_assert_int_eq(a->enumerate(st, n), -1);
+	ck_assert(strstr(a->last_error(st), "npu-smi-info.txt: no device table") != NULL);
+	ck_assert_int_eq(a->refresh(st, n), -1);
+	a->close(st);
+
+	/* Without the map, names stay as the table prints them. */
+	copy_fixture(dir, "npu-smi-info.txt", F310_INFO);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/npu-smi-info-m.txt", dir);
+	unlink(path);
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert_str_eq(n->devices[0].name, "310");
+	ck_assert_int_eq(n->n_warnings, 0);
+	a->close(st);
+	free(n);
+	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_adapter_replay_empty)
+{
+	char dir[] = "/tmp/xp_ascend_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct xp_host h = fake_host(dir);
+	const struct xp_adapter *a = &xp_adapter_ascend;
+	void *st = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(a->refresh(st, n), -1); /* nothing to re-read */
+	a->close(st);
+	free(n);
+	remove_dir(dir);
+}
+END_TEST
+
+/* Live mode with PATH pointing at an empty directory: no npu-smi, no tool run. */
+START_TEST(test_adapter_no_tool)
+{
+	char dir[] = "/tmp/xp_ascend_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", dir, 1);
+	struct xp_host h = fake_host(NULL);
+	const struct xp_adapter *a = &xp_adapter_ascend;
+	void *st = (void *)1;
+	char err[256] = "";
+	run_calls = 0;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
+	ck_assert_str_eq(err, "npu-smi not found");
+	ck_assert_ptr_null(st);
+	ck_assert_int_eq(run_calls, 0);
+	a->close(st);
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	}
+	remove_dir(dir);
+}
+END_TEST
+
+/* Live mode with an npu-smi on PATH, its output faked by the host's run. */
+START_TEST(test_adapter_live)
+{
+	char dir[] = "/tmp/xp_ascend_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	put_file(dir, "npu-smi", "#!/bin/sh\nexit 1\n", 17);
+	char tool[PATH_MAX];
+	snprintf(tool, sizeof tool, "%s/npu-smi", dir);
+	ck_assert_int_eq(chmod(tool, 0755), 0);
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "/nonexistent-xp:%s", dir);
+	setenv("PATH", path, 1);
+
+	char *info = fixture(F910_INFO, NULL), *map = fixture(F910_MAP, NULL);
+	struct xp_host h = fake_host(NULL);
+	const struct xp_adapter *a = &xp_adapter_ascend;
+	void *st = NULL;
+	char err[256] = "";
+
+	run_info = info;
+	run_map = map;
+	run_calls = 0;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_str_eq(run_argv0, tool); /* the full path found on PATH */
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 8);
+	ck_assert_str_eq(n->devices[5].name, "Ascend 910A");
+	ck_assert_int_eq(run_calls, 3); /* probe's info, enumerate's info and -m */
+
+	/* -m failing leaves the table's names and a warning. */
+	run_map = NULL;
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_str_eq(n->devices[5].name, "xxx");
+	ck_assert(has_warning(n, "npu-smi info -m: exit status 1"));
+	/* info failing is an error. */
+	run_info = NULL;
+	ck_assert_int_eq(a->refresh(st, n), -1);
+	ck_assert_str_eq(a->last_error(st), "npu-smi info: exit status 1");
+	a->close(st);
+
+	/* npu-smi that fails at probe: unavailable, with its reason. */
+	st = (void *)1;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
+	ck_assert_str_eq(err, "npu-smi info: exit status 1");
+	ck_assert_ptr_null(st);
+
+	/* npu-smi whose table lists no chip: idle. */
+	char *empty = strdup(info);
+	*strstr(empty, "| 0     xxx") = '\0';
+	run_info = empty;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
+	a->close(st);
+
+	run_info = run_map = NULL;
+	free(empty);
+	free(info);
+	free(map);
+	free(n);
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	}
+	remove_dir(dir);
+}
+END_TEST
+
+Suite *xp_suite_ascend(void);
+
+Suite *xp_suite_ascend(void)
+{
+	Suite *s = suite_create("ascend");
+	TCase *tc = tcase_create("npu-smi");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_info_910a);
+	tcase_add_test(tc, test_map_910a);
+	tcase_add_test(tc, test_map_alone);
+	tcase_add_test(tc, test_info_310_2104);
+	tcase_add_test(tc, test_info_310_old);
+	tcase_add_test(tc, test_empty_and_garbage);
+	tcase_add_test(tc, test_truncated_everywhere);
+	tcase_add_test(tc, test_truncated_mid_table);
+	tcase_add_test(tc, test_oversized);
+	tcase_add_test(tc, test_too_many_chips);
+	tcase_add_test(tc, test_missing_column);
+	tcase_add_test(tc, test_bad_values);
+	tcase_add_test(tc, test_map_bad_rows);
+	suite_add_tcase(s, tc);
+
+	TCase *tm = tcase_create("manifest");
+	tcase_add_loop_test(tm, test_manifest_templates, 0,
+			    (int)(sizeof tpl_models / sizeof tpl_models[0]));
+	tcase_add_test(tm, test_manifest_adapter);
+	suite_add_tcase(s, tm);
+
+	TCase *ta = tcase_create("adapter");
+	tcase_add_test(ta, test_adapter_shape);
+	tcase_add_test(ta, test_adapter_replay);
+	tcase_add_test(ta, test_adapter_replay_empty);
+	tcase_add_test(ta, test_adapter_no_tool);
+	tcase_add_test(ta, test_adapter_live);
+	suite_add_tcase(s, ta);
+	return s;
+}

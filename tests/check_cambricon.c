@@ -1,0 +1,352 @@
+/* check_cambricon.c: the Cambricon adapter's `cnmon info` parser and the adapter through a fake
+ * host.
+ *
+ * There is NO real capture of `cnmon info` in our fixtures (see tests/fixtures/SOURCES.md), so
+ * the parser is UNTESTED AGAINST REAL OUTPUT. These tests check robustness (empty, garbage,
+ * huge and cut inputs never crash) and that inputs built from the documented field names parse
+ * as intended. The inputs below are constructed, not recorded: where a line is quoted from a
+ * public source, the comment says so. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cambricon/cambricon.h"
+#include "xp_adapter.h"
+
+extern const struct xp_adapter xp_adapter_cambricon;
+
+/* The four field lines are as Cambricon's BANG C tutorial quotes `cnmon info` on an MLU370-X8
+ * (four-space indent, key padded to 31 columns, " : "); the "Card 0" line opening the block is
+ * the documented header, added here. */
+static const char minimal[] = "Card 0\n"
+			      "    Product Name                   : MLU370-X8\n"
+			      "    Firmware                       : v1.1.6\n"
+			      "    Driver                         : v5.10.26\n"
+			      "    Compute Mode                   : Default\n";
+
+/* Constructed from the documented section names (Temperature, Power, Physical Memory Usage,
+ * Utilization, PCI, Health State, Processes): two cards, the second with fewer fields. */
+static const char sections[] =
+	"\033[32mCNMON v5.10.22\033[0m\r\n"
+	"Card 0\n"
+	"    Product Name                   : MLU370-X4\n"
+	"    UUID                           : 77013006-2457-0000-0000-000000000000\n"
+	"    Driver                         : v5.10.22\n"
+	"    Health State                   :\n"
+	"        Device                     : Good\n"
+	"        Driver                     : Running\n"
+	"    Utilization                    :\n"
+	"        MLU Average                : 66 %\n"
+	"    Temperature                    :\n"
+	"        Board                      : 64 C\n"
+	"        Chip                       : 78 C\n"
+	"        Memory                     : 63 C\n"
+	"    Physical Memory Usage          :\n"
+	"        Total                      : 23308 MiB\n"
+	"        Used                       : 17320 MiB\n"
+	"        Free                       : 5988 MiB\n"
+	"    Power                          :\n"
+	"        Usage                      : 44 W\n"
+	"        Cap                        : 150 W\n"
+	"    PCI                            :\n"
+	"        Domain ID                  : 0000\n"
+	"        Bus num                    : 01\n"
+	"        Device                     : 00\n"
+	"        Function                   : 0\n"
+	"    Processes                      :\n"
+	"        Process                    : 0\n"
+	"            PID                    : 101934\n"
+	"            MLU Memory Usage       : 15829 MiB\n"
+	"Card 1\n"
+	"    Product Name                   : MLU370-X4\n"
+	"    Temperature                    :\n"
+	"        Board                      : 51 C\n"
+	"        Memory                     : N/A\n"
+	"    Physical Memory Usage          :\n"
+	"        Total                      : 22.5 GiB\n"
+	"        Used                       : N/A\n";
+
+static struct xp_raw_node *new_node(void)
+{
+	struct xp_raw_node *n = malloc(sizeof *n);
+	ck_assert_ptr_nonnull(n);
+	xp_raw_node_init(n);
+	return n;
+}
+
+static int parse(const char *text, struct xp_raw_node *n, char *err, size_t errlen)
+{
+	return xp_cnmon_parse_info(text, strlen(text), n, err, errlen);
+}
+
+START_TEST(test_minimal)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(parse(minimal, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_int_eq(d->index, 0);
+	ck_assert_str_eq(d->name, "MLU370-X8");
+	ck_assert_str_eq(d->firmware, "v1.1.6");
+	ck_assert_str_eq(d->driver, "v5.10.26");
+	ck_assert_int_eq(d->memory_total_mib, -1);
+	ck_assert(isnan(d->temperature_c));
+	ck_assert_int_eq(n->n_warnings, 0);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_sections)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(parse(sections, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 2);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_int_eq(d->index, 0);
+	ck_assert_str_eq(d->name, "MLU370-X4");
+	ck_assert_str_eq(d->uuid, "77013006-2457-0000-0000-000000000000");
+	ck_assert_str_eq(d->driver, "v5.10.22"); /* not Health State's "Driver : Running" */
+	ck_assert_str_eq(d->health, "Good");
+	ck_assert_double_eq(d->utilization_pct, 66.0);
+	ck_assert_double_eq(d->temperature_c, 78.0); /* the chip, not the board */
+	ck_assert_int_eq(d->memory_total_mib, 23308);
+	ck_assert_int_eq(d->memory_used_mib, 17320); /* not the process's 15829 MiB */
+	ck_assert_double_eq(d->power_w, 44.0);
+	ck_assert_double_eq(d->power_limit_w, 150.0);
+	ck_assert_str_eq(d->bus_id, "0000:01:00.0");
+	const struct xp_raw_device *e = &n->devices[1];
+	ck_assert_int_eq(e->index, 1);
+	ck_assert_double_eq(e->temperature_c, 51.0); /* no chip sensor: the board */
+	ck_assert_int_eq(e->memory_total_mib, 23040); /* 22.5 GiB */
+	ck_assert_int_eq(e->memory_used_mib, -1);
+	ck_assert_str_eq(e->bus_id, "");
+	ck_assert_str_eq(e->driver, "");
+	ck_assert(isnan(e->power_w));
+	free(n);
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+	char err[256];
+	struct xp_raw_node *n = new_node();
+	snprintf(n->hostname, sizeof n->hostname, "kept");
+	ck_assert_int_eq(xp_cnmon_parse_info("", 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(xp_cnmon_parse_info(NULL, 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(parse(" \n\t\n", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse("garbage\nProduct Name : X\n: : :\n", n, err, sizeof err), -1);
+	ck_assert_int_eq(parse("Card\nCard x\nCard 99999999999\n", n, err, sizeof err), -1);
+	ck_assert_str_eq(n->hostname, "kept");
+	/* Every cut of the constructed output: parses or fails, never more cards than it holds. */
+	for (size_t cut = 0; cut <= sizeof sections - 1; cut += 7) {
+		int rc = xp_cnmon_parse_info(sections, cut, n, err, sizeof err);
+		ck_assert(rc == 0 || rc == -1);
+		ck_assert_int_le(n->n_devices, 2);
+	}
+	/* Odd lines inside a card: no key, deep nesting, a very long line. */
+	char odd[8192];
+	int o = snprintf(odd, sizeof odd, "Card 2\n : empty key\n    Product Name : ");
+	memset(odd + o, 'A', 3000);
+	o += 3000;
+	o += snprintf(odd + o, sizeof odd - (size_t)o, "\n");
+	for (int i = 0; i < 40; i++)
+		o += snprintf(odd + o, sizeof odd - (size_t)o, "%*sLevel%d :\n", i + 4, "", i);
+	snprintf(odd + o, sizeof odd - (size_t)o, "%*sProduct Name : deep\n", 44, "");
+	ck_assert_int_eq(parse(odd, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_int_eq(n->devices[0].index, 2);
+	/* Cut to the field, and not replaced by the nested "Product Name". */
+	ck_assert_uint_eq(strlen(n->devices[0].name), sizeof n->devices[0].name - 1);
+	ck_assert_int_eq(n->devices[0].name[0], 'A');
+	/* 20 MiB: one line of garbage, then card blocks past the 64 a node holds. */
+	size_t big = (size_t)20 << 20;
+	char *g = malloc(big);
+	ck_assert_ptr_nonnull(g);
+	memset(g, 'x', big);
+	ck_assert_int_eq(xp_cnmon_parse_info(g, big, n, err, sizeof err), -1);
+	size_t k = 0, ml = sizeof minimal - 1;
+	for (; k + ml <= big; k += ml)
+		memcpy(g + k, minimal, ml);
+	ck_assert_int_eq(xp_cnmon_parse_info(g, k, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
+	ck_assert_int_eq(n->n_warnings, 1);
+	free(g);
+	free(n);
+}
+END_TEST
+
+/* ---- the adapter through a fake host -------------------------------------------------- */
+
+static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
+		       char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(max + 1);
+	size_t n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		free(buf);
+		snprintf(err, errlen, "too large");
+		return -1;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 1;
+}
+
+static int runs;
+static char run_argv[2][4096];
+
+static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
+		    char *err, size_t errlen)
+{
+	ck_assert(timeout_s > 0 && max_out > 0);
+	runs++;
+	snprintf(run_argv[0], sizeof run_argv[0], "%s", argv[0]);
+	snprintf(run_argv[1], sizeof run_argv[1], "%s", argv[1] ? argv[1] : "");
+	ck_assert_ptr_null(argv[1] ? argv[2] : NULL);
+	(void)err;
+	(void)errlen;
+	*out = strdup(sections);
+	*len = strlen(sections);
+	return 0;
+}
+
+static void fake_free(void *p)
+{
+	free(p);
+}
+
+static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[4096];
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+START_TEST(test_adapter_replay)
+{
+	ck_assert_int_eq(xp_adapter_cambricon.abi, XP_ADAPTER_ABI);
+	ck_assert_str_eq(xp_adapter_cambricon.name, "cambricon");
+	char dir[] = "/tmp/xp_cambricon_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = dir, .run = fake_run, .replay = fake_replay,
+			    .free = fake_free};
+	void *st = NULL;
+	char why[256] = "";
+	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
+	ck_assert_ptr_nonnull(strstr(why, "cnmon-info.txt"));
+	xp_adapter_cambricon.close(st);
+
+	write_file(dir, "cnmon-info.txt", minimal, 0644);
+	st = NULL;
+	runs = 0;
+	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_str_eq(n->devices[0].name, "MLU370-X8");
+	ck_assert_int_eq(xp_adapter_cambricon.refresh(st, n), 0);
+	ck_assert_int_eq(xp_adapter_cambricon.health(st, n), 0);
+	ck_assert_int_eq(xp_adapter_cambricon.topology(st, n), 0);
+	ck_assert(!n->has_links);
+	ck_assert_str_eq(xp_adapter_cambricon.last_error(st), "");
+	ck_assert_int_eq(runs, 0);
+	write_file(dir, "cnmon-info.txt", "no cards\n", 0644);
+	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), -1);
+	ck_assert_ptr_nonnull(strstr(xp_adapter_cambricon.last_error(st), "Card"));
+	xp_adapter_cambricon.close(st);
+	remove_dir(dir);
+	free(n);
+}
+END_TEST
+
+START_TEST(test_adapter_live)
+{
+	char dir[] = "/tmp/xp_cambricon_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", dir, 1);
+	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = NULL, .run = fake_run, .replay = fake_replay,
+			    .free = fake_free};
+	void *st = NULL;
+	char why[256] = "";
+	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_UNAVAILABLE);
+	ck_assert_str_eq(why, "no cnmon");
+	xp_adapter_cambricon.close(st);
+
+	write_file(dir, "cnmon", "#!/bin/sh\nexit 1\n", 0755);
+	st = NULL;
+	runs = 0;
+	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	char want[4096];
+	snprintf(want, sizeof want, "%s/cnmon", dir);
+	ck_assert_str_eq(run_argv[0], want);
+	ck_assert_str_eq(run_argv[1], "info");
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 2);
+	ck_assert_int_eq(runs, 2);
+	xp_adapter_cambricon.close(st);
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	} else
+		unsetenv("PATH");
+	remove_dir(dir);
+	free(n);
+}
+END_TEST
+
+Suite *xp_suite_cambricon(void);
+
+Suite *xp_suite_cambricon(void)
+{
+	Suite *s = suite_create("cambricon");
+	TCase *tc = tcase_create("cambricon");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_minimal);
+	tcase_add_test(tc, test_sections);
+	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_adapter_replay);
+	tcase_add_test(tc, test_adapter_live);
+	suite_add_tcase(s, tc);
+	return s;
+}

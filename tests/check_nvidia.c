@@ -1,0 +1,1120 @@
+/* check_nvidia.c: the NVIDIA adapter: `nvidia-smi -q -x` and `topo -m` parsers over every
+ * recorded output in tests/fixtures/nvidia-smi, hostile and broken inputs, the adapter in
+ * replay mode and in live mode with a stand-in nvidia-smi, and NVML's absence.
+ * Expected values are read off the fixtures by hand. */
+#include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nvidia/nvidia.h"
+#include "testlib.h"
+
+#define NV "nvidia-smi/"
+
+/* Reads a fixture into a NUL-terminated buffer. */
+static char *slurp(const char *rel, size_t *len)
+{
+	const char *p = xp_fixture(rel);
+	FILE *f = fopen(p, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", p);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static struct xp_raw_node *new_node(void)
+{
+	struct xp_raw_node *n = malloc(sizeof *n);
+	ck_assert_ptr_nonnull(n);
+	xp_raw_node_init(n);
+	return n;
+}
+
+/* Parses a fixture that must parse; returns the node (free it). */
+static struct xp_raw_node *xml_fixture(const char *rel)
+{
+	size_t len;
+	char *text = slurp(rel, &len);
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_msg(xp_nvsmi_parse_xml(text, len, n, err, sizeof err) == 0, "%s: %s", rel, err);
+	free(text);
+	return n;
+}
+
+/* Replaces the first occurrence of from in text (a malloc'd string) by to. */
+static char *replace(char *text, const char *from, const char *to)
+{
+	char *at = strstr(text, from);
+	ck_assert_msg(at != NULL, "fixture lacks \"%s\"", from);
+	size_t pre = (size_t)(at - text), fl = strlen(from), tl = strlen(to), rest = strlen(at + fl);
+	char *out = malloc(pre + tl + rest + 1);
+	ck_assert_ptr_nonnull(out);
+	memcpy(out, text, pre);
+	memcpy(out + pre, to, tl);
+	memcpy(out + pre + tl, at + fl, rest + 1);
+	free(text);
+	return out;
+}
+
+static int parse_xml_str(const char *text, struct xp_raw_node *n, char *err, size_t errlen)
+{
+	return xp_nvsmi_parse_xml(text, strlen(text), n, err, errlen);
+}
+
+static bool has_warning(const struct xp_raw_node *n, const char *part)
+{
+	for (int i = 0; i < n->n_warnings; i++)
+		if (strstr(n->warnings[i], part))
+			return true;
+	return false;
+}
+
+/* ---- capture files: sections headed "# $ command" ----------------------------------------- */
+
+/* The output of the first section whose command is exactly cmd (malloc'd), NULL if none.
+ * A section's output starts after the rule line below its "# $" line and ends at the next
+ * rule line. */
+static char *capture_section(const char *text, const char *cmd, size_t *len)
+{
+	const char *p = text;
+	while ((p = strstr(p, "# $ ")) != NULL) {
+		if (p != text && p[-1] != '\n') {
+			p += 4;
+			continue;
+		}
+		const char *eol = strchr(p, '\n');
+		if (!eol)
+			return NULL;
+		size_t cl = (size_t)(eol - p - 4);
+		bool same = cl == strlen(cmd) && strncmp(p + 4, cmd, cl) == 0;
+		p = eol + 1;
+		if (!same)
+			continue;
+		if (strncmp(p, "#####", 5) == 0)
+			p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+		const char *end = strstr(p, "\n#####");
+		size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+		char *out = malloc(n + 1);
+		ck_assert_ptr_nonnull(out);
+		memcpy(out, p, n);
+		out[n] = '\0';
+		*len = n;
+		return out;
+	}
+	return NULL;
+}
+
+/* Every command of a capture, to check what the captures hold. */
+static int capture_commands(const char *text, char cmds[][96], int max)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, "# $ ")) != NULL && n < max; p += 4) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p - 4) : strlen(p + 4);
+		snprintf(cmds[n++], 96, "%.*s", (int)l, p + 4);
+	}
+	return n;
+}
+
+/* ---- nvidia-smi -q -x --------------------------------------------------------------------- */
+
+START_TEST(xml_a100_mig)
+{
+	struct xp_raw_node *n = xml_fixture(NV "a100-sxm4-80gb-x4_535.54.03.q.xml");
+	/* <attached_gpus> says 4 but the recorded file keeps a single <gpu>. */
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_int_eq(n->n_warnings, 0);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_int_eq(d->index, 0); /* position, not <minor_number>1 */
+	ck_assert_str_eq(d->bus_id, "00000000:01:00.0");
+	ck_assert_str_eq(d->name, "NVIDIA A100-SXM4-80GB");
+	ck_assert_str_eq(d->arch, "Ampere");
+	ck_assert_str_eq(d->uuid, "GPU-513536b6-7d19-9063-b049-1e69664bb298");
+	ck_assert_str_eq(d->serial, "1650522003820");
+	ck_assert_str_eq(d->driver, "535.54.03");
+	ck_assert_str_eq(d->runtime, "CUDA 12.2");
+	ck_assert_str_eq(d->firmware, "92.00.36.00.02");
+	ck_assert_int_eq(d->memory_total_mib, 81920);
+	ck_assert_int_eq(d->memory_used_mib, 50);
+	ck_assert_double_eq_tol(d->temperature_c, 27, 1e-9);
+	ck_assert_double_eq_tol(d->power_w, 67.03, 1e-9);
+	ck_assert_double_eq_tol(d->power_limit_w, 500, 1e-9);
+	ck_assert(isnan(d->utilization_pct)); /* N/A with MIG on */
+	ck_assert_int_eq(d->ecc_corrected, 0);
+	ck_assert_int_eq(d->ecc_uncorrected, 0);
+	ck_assert_int_eq(d->retired_pages, -1); /* N/A: A100s remap rows instead */
+	ck_assert_int_eq(d->n_reasons, 0);
+	ck_assert_str_eq(d->health, "");
+	ck_assert_int_eq(d->numa, -1);
+	ck_assert_int_eq(d->mig_mode, 1);
+	ck_assert_int_eq(d->n_slices, 4);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(d->slices[i].gpu_instance, 3 + i);
+		ck_assert_int_eq(d->slices[i].compute_instance, 0);
+		ck_assert_int_eq(d->slices[i].memory_mib, 19968);
+		ck_assert_str_eq(d->slices[i].profile, "");
+		ck_assert_str_eq(d->slices[i].uuid, "");
+	}
+	ck_assert(!n->has_links);
+	ck_assert_str_eq(n->hostname, "");
+	free(n);
+}
+END_TEST
+
+START_TEST(xml_t4)
+{
+	struct xp_raw_node *n = xml_fixture(NV "tesla-t4_515.105.01.q.xml");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->bus_id, "00000000:00:1E.0");
+	ck_assert_str_eq(d->name, "Tesla T4");
+	ck_assert_str_eq(d->arch, "Turing");
+	ck_assert_str_eq(d->uuid, "GPU-d37e67a5-91dd-3774-a5cb-99096249601a");
+	ck_assert_str_eq(d->serial, "0000000000000");
+	ck_assert_str_eq(d->driver, "515.105.01");
+	ck_assert_str_eq(d->runtime, "CUDA 11.7");
+	ck_assert_str_eq(d->firmware, "90.04.84.00.06");
+	ck_assert_int_eq(d->memory_total_mib, 15360);
+	ck_assert_int_eq(d->memory_used_mib, 1032);
+	ck_assert_double_eq_tol(d->temperature_c, 40, 1e-9);
+	ck_assert_double_eq_tol(d->power_w, 26.78, 1e-9);
+	ck_assert_double_eq_tol(d->power_limit_w, 70, 1e-9);
+	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
+	ck_assert_int_eq(d->ecc_corrected, 0);
+	ck_assert_int_eq(d->ecc_uncorrected, 0);
+	ck_assert_int_eq(d->retired_pages, 0);
+	ck_assert_int_eq(d->n_reasons, 0);
+	ck_assert_int_eq(d->mig_mode, -1); /* N/A */
+	ck_assert_int_eq(d->n_slices, 0);  /* <mig_devices>None</mig_devices> */
+	/* <processes> hold gpu_instance_id elements too; they are not MIG devices. */
+	free(n);
+}
+END_TEST
+
+START_TEST(xml_rtx4000_v13)
+{
+	struct xp_raw_node *n = xml_fixture(NV "rtx-4000-sff-ada_595.84.q.xml");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->bus_id, "00000000:06:00.0");
+	ck_assert_str_eq(d->name, "NVIDIA RTX 4000 SFF Ada Generation");
+	ck_assert_str_eq(d->arch, "Ada Lovelace");
+	ck_assert_str_eq(d->serial, "REDACTED");
+	ck_assert_str_eq(d->driver, "595.84");
+	ck_assert_str_eq(d->runtime, "CUDA 13.2");
+	ck_assert_str_eq(d->firmware, "95.04.53.00.01");
+	ck_assert_int_eq(d->memory_total_mib, 20475);
+	ck_assert_int_eq(d->memory_used_mib, 3534);
+	ck_assert_double_eq_tol(d->temperature_c, 38, 1e-9);
+	ck_assert_double_eq_tol(d->power_w, 8.44, 1e-9); /* instant_power_draw */
+	ck_assert_double_eq_tol(d->power_limit_w, 70, 1e-9);
+	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
+	ck_assert_int_eq(d->ecc_corrected, -1); /* ECC disabled: every counter N/A */
+	ck_assert_int_eq(d->ecc_uncorrected, -1);
+	ck_assert_int_eq(d->retired_pages, -1);
+	ck_assert_int_eq(d->n_reasons, 0); /* only gpu_idle is Active */
+	ck_assert_int_eq(d->mig_mode, -1);
+	free(n);
+}
+END_TEST
+
+START_TEST(xml_gtx1070ti_v10)
+{
+	struct xp_raw_node *n = xml_fixture(NV "gtx-1070-ti.q.xml");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->bus_id, "00000000:01:00.0");
+	ck_assert_str_eq(d->name, "GeForce GTX 1070 Ti");
+	ck_assert_str_eq(d->uuid, "GPU-f9ba66fc-a7f5-94c5-da19-019ef2f9c665");
+	ck_assert_str_eq(d->driver, ""); /* the abridged file has no driver_version */
+	ck_assert_str_eq(d->runtime, "");
+	ck_assert_str_eq(d->arch, "");
+	ck_assert_int_eq(d->memory_total_mib, 4096);
+	ck_assert_int_eq(d->memory_used_mib, 42);
+	ck_assert_double_eq_tol(d->temperature_c, 39, 1e-9);
+	ck_assert(isnan(d->power_w));
+	ck_assert(isnan(d->power_limit_w));
+	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
+	ck_assert_int_eq(d->ecc_corrected, -1);
+	ck_assert_int_eq(d->retired_pages, -1);
+	ck_assert_int_eq(d->mig_mode, -1);
+	free(n);
+}
+END_TEST
+
+START_TEST(xml_quadro_p400_418)
+{
+	struct xp_raw_node *n = xml_fixture(NV "quadro-p400_418.43.q.xml");
+	ck_assert_int_eq(n->n_devices, 1);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->bus_id, "00000000:43:00.0");
+	ck_assert_str_eq(d->name, "Quadro P400");
+	ck_assert_str_eq(d->serial, "0424418054852");
+	ck_assert_str_eq(d->uuid, "GPU-8f750be4-dfbc-23b9-b33f-da729a536494");
+	ck_assert_str_eq(d->driver, "418.43");
+	ck_assert_str_eq(d->runtime, "CUDA 10.1");
+	ck_assert_str_eq(d->firmware, "86.07.3B.00.4A");
+	ck_assert_int_eq(d->memory_total_mib, 1998);
+	ck_assert_int_eq(d->memory_used_mib, 0);
+	ck_assert_double_eq_tol(d->temperature_c, 33, 1e-9);
+	ck_assert(isnan(d->power_w));
+	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
+	ck_assert_int_eq(d->ecc_corrected, -1); /* single_bit/total N/A */
+	ck_assert_int_eq(d->ecc_uncorrected, -1);
+	ck_assert_int_eq(d->retired_pages, -1);
+	ck_assert_int_eq(d->n_reasons, 0);
+	ck_assert_int_eq(d->mig_mode, -1); /* no <mig_mode> before r450 */
+	free(n);
+}
+END_TEST
+
+/* Health fields, with values written into real documents where the fixtures are all quiet. */
+START_TEST(xml_health_fields)
+{
+	size_t len;
+	char err[256];
+	struct xp_raw_node *n = new_node();
+
+	/* v11 throttle reasons: benign ones are not reasons, the others use nvidia-smi's words. */
+	char *t = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	t = replace(t, "<clocks_throttle_reason_hw_slowdown>Not Active",
+		    "<clocks_throttle_reason_hw_slowdown>Active");
+	t = replace(t, "<clocks_throttle_reason_sw_thermal_slowdown>Not Active",
+		    "<clocks_throttle_reason_sw_thermal_slowdown>Active");
+	t = replace(t, "<clocks_throttle_reason_gpu_idle>Not Active", "<clocks_throttle_reason_gpu_idle>Active");
+	t = replace(t, "<pending_retirement>No", "<pending_retirement>Yes");
+	t = replace(t, "<retired_count>0</retired_count>", "<retired_count>2</retired_count>");
+	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_int_eq(d->n_reasons, 3);
+	ck_assert_str_eq(d->reasons[0], "Page retirement pending");
+	ck_assert_str_eq(d->reasons[1], "HW slowdown");
+	ck_assert_str_eq(d->reasons[2], "SW thermal slowdown");
+	ck_assert_int_eq(d->retired_pages, 2);
+	free(t);
+
+	/* v12 ECC: sram + dram per scope, the larger of volatile and aggregate. */
+	t = slurp(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
+	t = replace(t, "<sram_correctable>0</sram_correctable>", "<sram_correctable>2</sram_correctable>");
+	t = replace(t, "<dram_correctable>0</dram_correctable>", "<dram_correctable>1</dram_correctable>");
+	char *agg = strstr(t, "<aggregate>");
+	ck_assert_ptr_nonnull(agg);
+	memcpy(strstr(agg, "<dram_correctable>0<") + 18, "5", 1);
+	memcpy(strstr(agg, "<dram_uncorrectable>0<") + 20, "1", 1);
+	t = replace(t, "<reset_required>No", "<reset_required>Yes");
+	t = replace(t, "<clocks_event_reason_hw_thermal_slowdown>Not Active",
+		    "<clocks_event_reason_hw_thermal_slowdown>Active");
+	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
+	d = &n->devices[0];
+	ck_assert_int_eq(d->ecc_corrected, 5);   /* volatile 2+1=3, aggregate 0+5=5 */
+	ck_assert_int_eq(d->ecc_uncorrected, 1); /* aggregate dram */
+	ck_assert_int_eq(d->n_reasons, 2);
+	ck_assert_str_eq(d->reasons[0], "GPU reset required");
+	ck_assert_str_eq(d->reasons[1], "HW thermal slowdown");
+	free(t);
+
+	/* v13 ECC: sram_uncorrectable_parity and _secded are both uncorrected. */
+	t = slurp(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
+	t = replace(t, "<sram_uncorrectable_parity>N/A", "<sram_uncorrectable_parity>1");
+	t = replace(t, "<sram_uncorrectable_secded>N/A", "<sram_uncorrectable_secded>2");
+	t = replace(t, "<remapped_row_failure>No", "<remapped_row_failure>Yes");
+	t = replace(t, "<mig_mode>\n\t\t\t<current_mig>N/A", "<mig_mode>\n\t\t\t<current_mig>Disabled");
+	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
+	d = &n->devices[0];
+	ck_assert_int_eq(d->ecc_uncorrected, 3);
+	ck_assert_int_eq(d->ecc_corrected, -1);
+	ck_assert_int_eq(d->mig_mode, 0);
+	ck_assert_int_eq(d->n_reasons, 1);
+	ck_assert_str_eq(d->reasons[0], "Row remapping failure");
+	free(t);
+
+	/* v10-era ECC: single_bit/double_bit totals. */
+	t = slurp(NV "quadro-p400_418.43.q.xml", &len);
+	char *vol = strstr(t, "<volatile>");
+	ck_assert_ptr_nonnull(vol);
+	char *tot = strstr(vol, "<total>N/A</total>");
+	memcpy(tot, "<total>4</total>  ", 18); /* same length: trailing blanks are text */
+	agg = strstr(t, "<aggregate>");
+	tot = strstr(agg, "<total>N/A</total>");
+	memcpy(tot, "<total>7</total>  ", 18);
+	tot = strstr(tot + 1, "<total>N/A</total>");
+	memcpy(tot, "<total>1</total>  ", 18);
+	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->devices[0].ecc_corrected, 7);
+	ck_assert_int_eq(n->devices[0].ecc_uncorrected, 1);
+	free(t);
+	free(n);
+}
+END_TEST
+
+/* Zero GPUs is a valid report; more GPUs than a node record holds is a warning. */
+START_TEST(xml_gpu_counts)
+{
+	size_t len;
+	char err[256];
+	struct xp_raw_node *n = new_node();
+	char *t = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	char *g0 = strstr(t, "    <gpu id=");
+	char *g1 = strstr(t, "</gpu>");
+	ck_assert(g0 && g1);
+	g1 += strlen("</gpu>\n");
+	size_t glen = (size_t)(g1 - g0);
+
+	/* the same document without its <gpu> */
+	char *none = malloc(len + 1);
+	memcpy(none, t, (size_t)(g0 - t));
+	strcpy(none + (g0 - t), g1);
+	ck_assert_int_eq(parse_xml_str(none, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert_int_eq(n->n_warnings, 0);
+	free(none);
+
+	/* 70 copies of it */
+	size_t big = len + 70 * glen + 1;
+	char *many = malloc(big);
+	size_t o = (size_t)(g0 - t);
+	memcpy(many, t, o);
+	for (int i = 0; i < 70; i++, o += glen)
+		memcpy(many + o, g0, glen);
+	strcpy(many + o, g1);
+	ck_assert_int_eq(parse_xml_str(many, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
+	ck_assert_int_eq(n->devices[63].index, 63);
+	ck_assert_str_eq(n->devices[63].name, "Tesla T4");
+	ck_assert(has_warning(n, "lists 70 GPUs; only the first 64"));
+	free(many);
+	free(t);
+	free(n);
+}
+END_TEST
+
+/* Runs fn with stderr sent to a temporary file; returns how many bytes were written there. */
+static long stderr_bytes_during(void (*fn)(void))
+{
+	fflush(stderr);
+	char path[] = "/tmp/xp-nv-stderr-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	int saved = dup(2);
+	dup2(fd, 2);
+	fn();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	struct stat st;
+	fstat(fd, &st);
+	close(fd);
+	unlink(path);
+	return (long)st.st_size;
+}
+
+static void expect_xml_error(const char *text, size_t len, const char *part)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_xml(text, len, n, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, part) != NULL, "error \"%s\" lacks \"%s\"", err, part);
+	ck_assert_int_eq(n->n_devices, 0);
+	free(n);
+}
+
+static void bad_xml_inputs(void)
+{
+	expect_xml_error("", 0, "empty input");
+	expect_xml_error(NULL, 0, "empty input");
+	expect_xml_error("   \n", 4, "not XML");
+
+	size_t len;
+	char *t = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	size_t cuts[] = {1, 40, len / 10, len / 2, len * 9 / 10, len - 3};
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+		expect_xml_error(t, cuts[i], "nvidia-smi -q -x: ");
+	free(t);
+
+	/* garbage: deterministic pseudo-random bytes, with and without a leading '<' */
+	char *g = malloc(65536);
+	unsigned s = 12345;
+	for (size_t i = 0; i < 65536; i++) {
+		s = s * 1103515245u + 12345u;
+		g[i] = (char)(s >> 16);
+	}
+	g[0] = 'x';
+	expect_xml_error(g, 65536, "not XML");
+	g[0] = '<';
+	expect_xml_error(g, 65536, "nvidia-smi -q -x: ");
+	free(g);
+
+	/* 20 MiB: refused before parsing */
+	size_t huge = (size_t)20 << 20;
+	char *h = malloc(huge);
+	memset(h, ' ', huge);
+	memcpy(h, "<nvidia_smi_log>", 16);
+	expect_xml_error(h, huge, "more than the 16 MiB limit");
+	free(h);
+
+	/* an entity expansion bomb and an external entity are refused, not expanded */
+	const char *lol = "<?xml version=\"1.0\"?>\n<!DOCTYPE nvidia_smi_log [\n"
+			  " <!ENTITY a \"aaaaaaaaaa\">\n <!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">\n"
+			  " <!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">\n"
+			  " <!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">\n"
+			  " <!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\">\n"
+			  " <!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\">\n"
+			  " <!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\">\n"
+			  " <!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">\n"
+			  " <!ENTITY i \"&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;\">\n"
+			  "]>\n<nvidia_smi_log><gpu id=\"&i;\"><product_name>&i;</product_name></gpu>"
+			  "</nvidia_smi_log>\n";
+	expect_xml_error(lol, strlen(lol), "entity declarations are not accepted");
+	const char *xxe = "<?xml version=\"1.0\"?>\n<!DOCTYPE nvidia_smi_log [ <!ENTITY x SYSTEM "
+			  "\"file:///etc/passwd\"> ]>\n<nvidia_smi_log><gpu><product_name>&x;"
+			  "</product_name></gpu></nvidia_smi_log>\n";
+	expect_xml_error(xxe, strlen(xxe), "entity declarations are not accepted");
+	/* an undeclared entity is a parse error, not a lookup */
+	const char *undeclared = "<nvidia_smi_log><gpu><product_name>&x;</product_name></gpu></nvidia_smi_log>";
+	expect_xml_error(undeclared, strlen(undeclared), "nvidia-smi -q -x: ");
+
+	/* wrong root, wrong format, wrong vendor */
+	const char *root = "<?xml version=\"1.0\"?>\n<smi_log><gpu id=\"0\"/></smi_log>\n";
+	expect_xml_error(root, strlen(root), "the root element is <smi_log>, not <nvidia_smi_log>");
+	char *q = slurp(NV "q-i0_h800_525.105.17.txt", &len); /* the text form of -q */
+	expect_xml_error(q, len, "not XML");
+	free(q);
+	const char *json = "{\"card0\": {\"Card series\": \"x\"}}";
+	expect_xml_error(json, strlen(json), "not XML");
+}
+
+START_TEST(xml_bad_input)
+{
+	/* libxml2 must not print its complaints: the console owns the terminal. */
+	ck_assert_int_eq(stderr_bytes_during(bad_xml_inputs), 0);
+}
+END_TEST
+
+/* A DOCTYPE naming the external DTD, as every real report has, is fine and is not loaded. */
+START_TEST(xml_doctype_not_loaded)
+{
+	const char *doc = "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"/nonexistent/x.dtd\">\n"
+			  "<nvidia_smi_log><driver_version>1.2</driver_version></nvidia_smi_log>\n";
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(parse_xml_str(doc, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 0);
+	free(n);
+}
+END_TEST
+
+/* ---- captures ----------------------------------------------------------------------------- */
+
+static const char *const captures[] = {
+	NV "capture_h100-80gb-hbm3_590.48.01.txt",
+	NV "capture_h200-mig_590.48.01.txt",
+	NV "capture_l40s_595.80.txt",
+};
+
+START_TEST(capture_sections)
+{
+	for (size_t c = 0; c < sizeof captures / sizeof captures[0]; c++) {
+		size_t len, sl;
+		char *text = slurp(captures[c], &len);
+		char cmds[64][96];
+		int n = capture_commands(text, cmds, 64);
+		ck_assert_int_ge(n, 20);
+		/* The captures hold `-q` in its text form only, never `-q -x`. */
+		for (int i = 0; i < n; i++)
+			ck_assert_msg(strstr(cmds[i], "-q -x") == NULL && strstr(cmds[i], "--xml") == NULL,
+				      "%s: %s", captures[c], cmds[i]);
+		char *q = capture_section(text, "nvidia-smi -q", &sl);
+		ck_assert_ptr_nonnull(q);
+		ck_assert_ptr_nonnull(strstr(q, "==============NVSMI LOG=============="));
+		struct xp_raw_node *node = new_node();
+		char err[256] = "";
+		ck_assert_int_eq(xp_nvsmi_parse_xml(q, sl, node, err, sizeof err), -1);
+		ck_assert_ptr_nonnull(strstr(err, "not XML"));
+		free(q);
+
+		/* topo -m: one GPU, its self cell, NUMA node 0; the header is underlined with
+		 * ANSI escapes and the row has a doubled tab before "GPU NUMA ID". */
+		char *topo = capture_section(text, "nvidia-smi topo -m", &sl);
+		ck_assert_ptr_nonnull(topo);
+		ck_assert_ptr_nonnull(strchr(topo, '\033'));
+		xp_raw_node_init(node);
+		ck_assert_msg(xp_nvsmi_parse_topo(topo, sl, node, err, sizeof err) == 0, "%s", err);
+		ck_assert_int_eq(node->n_devices, 1);
+		ck_assert(node->has_links);
+		ck_assert_str_eq(node->links[0][0], "X");
+		ck_assert_int_eq(node->devices[0].index, 0);
+		ck_assert_int_eq(node->devices[0].numa, 0);
+		ck_assert_int_eq(node->n_warnings, 0);
+		free(topo);
+		free(node);
+		free(text);
+	}
+}
+END_TEST
+
+/* The H200 capture's MIG state is only in text sections; this checks the splitter finds the
+ * same five instances the XML parser would report as slices. */
+START_TEST(capture_h200_mig_listing)
+{
+	size_t len, sl;
+	char *text = slurp(captures[1], &len);
+	char *l = capture_section(text, "nvidia-smi -L", &sl);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_ptr_nonnull(strstr(l, "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)"));
+	int migs = 0;
+	for (const char *p = l; (p = strstr(p, "  MIG ")) != NULL; p++)
+		migs++;
+	ck_assert_int_eq(migs, 5);
+	ck_assert_ptr_nonnull(strstr(l, "MIG 1c.3g.71gb"));
+	ck_assert_ptr_nonnull(strstr(l, "MIG 1g.18gb"));
+	free(l);
+	free(text);
+}
+END_TEST
+
+/* ---- topo -m ------------------------------------------------------------------------------ */
+
+static struct xp_raw_node *topo_fixture(const char *rel)
+{
+	size_t len;
+	char *text = slurp(rel, &len);
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_msg(xp_nvsmi_parse_topo(text, len, n, err, sizeof err) == 0, "%s: %s", rel, err);
+	free(text);
+	return n;
+}
+
+START_TEST(topo_2x1080ti)
+{
+	struct xp_raw_node *n = topo_fixture(NV "topo-m_2x1080ti-phb.txt");
+	ck_assert_int_eq(n->n_devices, 2);
+	ck_assert(n->has_links);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(n->devices[0].index, 0);
+	ck_assert_int_eq(n->devices[1].index, 1);
+	ck_assert_str_eq(n->links[0][0], "X");
+	ck_assert_str_eq(n->links[0][1], "PHB");
+	ck_assert_str_eq(n->links[1][0], "PHB");
+	ck_assert_str_eq(n->links[1][1], "X");
+	ck_assert_int_eq(n->devices[0].numa, -1); /* N/A */
+	ck_assert_int_eq(n->devices[1].numa, -1);
+	ck_assert_str_eq(n->devices[0].name, ""); /* the matrix names nothing */
+	free(n);
+}
+END_TEST
+
+START_TEST(topo_4xa10_nics)
+{
+	struct xp_raw_node *n = topo_fixture(NV "topo-m_4xA10-pcie_2nics.txt");
+	ck_assert_int_eq(n->n_devices, 4); /* NIC rows and columns are not devices */
+	ck_assert_int_eq(n->n_warnings, 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(n->devices[i].numa, 0);
+		for (int j = 0; j < 4; j++)
+			ck_assert_str_eq(n->links[i][j], i == j ? "X" : "SYS");
+		ck_assert_str_eq(n->links[i][4], "");
+	}
+	free(n);
+}
+END_TEST
+
+START_TEST(topo_8xh800_truncated_paste)
+{
+	struct xp_raw_node *n = topo_fixture(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt");
+	ck_assert_int_eq(n->n_devices, 8);
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(n->devices[i].numa, i < 4 ? 0 : 1);
+		for (int j = 0; j < 8; j++)
+			ck_assert_str_eq(n->links[i][j], i == j ? "X" : "NV8");
+	}
+	/* GPU0..3's CPU Affinity lost its first character in the paste ("-31,64-95"). */
+	ck_assert_int_eq(n->n_warnings, 4);
+	for (int i = 0; i < 4; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "GPU%d CPU Affinity \"-31,64-95\"", i);
+		ck_assert_msg(has_warning(n, want), "no warning for GPU%d", i);
+	}
+	free(n);
+}
+END_TEST
+
+/* Rows matched to devices already known (from the XML report), by index. */
+START_TEST(topo_onto_devices)
+{
+	struct xp_raw_node *n = xml_fixture(NV "a100-sxm4-80gb-x4_535.54.03.q.xml");
+	size_t len, sl;
+	char *cap = slurp(captures[0], &len);
+	char *topo = capture_section(cap, "nvidia-smi topo -m", &sl);
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_topo(topo, sl, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_str_eq(n->devices[0].name, "NVIDIA A100-SXM4-80GB");
+	ck_assert_str_eq(n->links[0][0], "X");
+	ck_assert_int_eq(n->devices[0].numa, 0);
+	free(topo);
+	free(cap);
+
+	/* a matrix with more GPUs than the node has: the extra rows are reported, not invented */
+	char *a10 = slurp(NV "topo-m_4xA10-pcie_2nics.txt", &len);
+	ck_assert_int_eq(xp_nvsmi_parse_topo(a10, len, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_str_eq(n->links[0][0], "X");
+	ck_assert(has_warning(n, "GPU1 is not among the devices"));
+	ck_assert(has_warning(n, "GPU3 is not among the devices"));
+	free(a10);
+	free(n);
+}
+END_TEST
+
+START_TEST(topo_damaged)
+{
+	size_t len;
+	char err[256];
+	struct xp_raw_node *n = new_node();
+	char *t = slurp(NV "topo-m_4xA10-pcie_2nics.txt", &len);
+
+	/* cut in the middle of GPU2's row: GPU2 keeps what it has, GPU3 has no row */
+	char *row2 = strstr(t, "\nGPU2");
+	ck_assert_ptr_nonnull(row2);
+	size_t cut = (size_t)(row2 - t) + 1 + strlen("GPU2    SYS     SYS");
+	ck_assert_int_eq(xp_nvsmi_parse_topo(t, cut, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 4);
+	ck_assert_str_eq(n->links[2][0], "SYS");
+	ck_assert_str_eq(n->links[2][1], "SYS");
+	ck_assert_str_eq(n->links[2][2], ""); /* missing cell */
+	ck_assert_str_eq(n->links[3][0], "");
+	ck_assert_int_eq(n->devices[2].numa, -1);
+	ck_assert(has_warning(n, "row GPU2 has 2 of 9 cells"));
+	ck_assert(has_warning(n, "no row for GPU3"));
+
+	/* a cell that is not a link class; NV# with any count; tabs instead of spaces */
+	char *u = malloc(len + 8);
+	strcpy(u, t);
+	memcpy(strstr(u, "GPU1    SYS ") + 8, "ZZZ", 3);
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_nvsmi_parse_topo(u, strlen(u), n, err, sizeof err), 0);
+	ck_assert_str_eq(n->links[1][0], "");
+	ck_assert(has_warning(n, "GPU1/GPU0 cell \"ZZZ\" is not a link class"));
+	free(u);
+	char *h = slurp(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
+	h = replace(h, "GPU0     X      NV8 ", "GPU0\t X \tNV18\t");
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_nvsmi_parse_topo(h, strlen(h), n, err, sizeof err), 0);
+	ck_assert_str_eq(n->links[0][1], "NV18");
+	ck_assert_str_eq(n->links[0][2], "NV8");
+	free(h);
+
+	/* no header: an error, and no devices made up */
+	char *body = strstr(t, "\nGPU0") + 1;
+	xp_raw_node_init(n);
+	ck_assert_int_eq(xp_nvsmi_parse_topo(body, strlen(body), n, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no header line"));
+	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert(!n->has_links);
+
+	/* a header and nothing else */
+	char *nl = strchr(t, '\n');
+	ck_assert_int_eq(xp_nvsmi_parse_topo(t, (size_t)(nl - t + 1), n, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no GPU rows"));
+	ck_assert_int_eq(n->n_devices, 0);
+	free(t);
+	free(n);
+}
+END_TEST
+
+static void expect_topo_error(const char *text, size_t len, const char *part)
+{
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_topo(text, len, n, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, part) != NULL, "error \"%s\" lacks \"%s\"", err, part);
+	ck_assert(!n->has_links);
+	free(n);
+}
+
+START_TEST(topo_bad_input)
+{
+	expect_topo_error("", 0, "empty input");
+	expect_topo_error(NULL, 0, "empty input");
+	size_t len;
+	char *csv = slurp(NV "query-gpu_csv_timestamp-pstate-mem.csv", &len);
+	expect_topo_error(csv, len, "no header line");
+	free(csv);
+	char *xml = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	expect_topo_error(xml, len, "no header line");
+	free(xml);
+	char *g = malloc(1 << 20);
+	unsigned s = 99;
+	for (size_t i = 0; i < (1u << 20); i++) {
+		s = s * 1103515245u + 12345u;
+		g[i] = (char)(s >> 16);
+	}
+	expect_topo_error(g, 1 << 20, "no header line");
+	free(g);
+	size_t huge = (size_t)20 << 20;
+	char *h = malloc(huge);
+	memset(h, '\t', huge);
+	expect_topo_error(h, huge, "more than the 16 MiB limit");
+	/* a header with hundreds of columns and a row as long: cut to size, no crash */
+	size_t o = 0;
+	o += (size_t)sprintf(h + o, "GPU0");
+	for (int i = 1; i < 400; i++)
+		o += (size_t)sprintf(h + o, "\tGPU%d", i);
+	o += (size_t)sprintf(h + o, "\tCPU Affinity\tNUMA Affinity\nGPU0\t X");
+	for (int i = 1; i < 400; i++)
+		o += (size_t)sprintf(h + o, "\tNV%d", i);
+	o += (size_t)sprintf(h + o, "\t0-1\t0\n");
+	struct xp_raw_node *n = new_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_topo(h, o, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
+	ck_assert_str_eq(n->links[0][1], "NV1");
+	ck_assert_str_eq(n->links[0][63], "NV63");
+	free(n);
+	free(h);
+}
+END_TEST
+
+/* ---- the adapter -------------------------------------------------------------------------- */
+
+/* Replay files come from the directory named in the host, as xpool's own host does. */
+static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
+		       char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(max + 1);
+	size_t n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		free(buf);
+		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+		return -1;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 1;
+}
+
+/* A stand-in for running nvidia-smi: answers -q -x and topo -m from fixtures. */
+static int fake_runs;
+static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
+		    char *err, size_t errlen)
+{
+	(void)timeout_s;
+	(void)max_out;
+	fake_runs++;
+	const char *prog = strrchr(argv[0], '/');
+	if (!prog || strcmp(prog, "/nvidia-smi") != 0 || !argv[1] || !argv[2] || argv[3]) {
+		snprintf(err, errlen, "unexpected command");
+		return -1;
+	}
+	size_t l;
+	if (strcmp(argv[1], "-q") == 0 && strcmp(argv[2], "-x") == 0) {
+		*out = slurp(NV "tesla-t4_515.105.01.q.xml", &l);
+	} else if (strcmp(argv[1], "topo") == 0 && strcmp(argv[2], "-m") == 0) {
+		char *cap = slurp(captures[2], &l);
+		*out = capture_section(cap, "nvidia-smi topo -m", &l);
+		free(cap);
+	} else {
+		snprintf(err, errlen, "unexpected arguments");
+		return -1;
+	}
+	*len = l;
+	return 0;
+}
+
+static void write_file(const char *dir, const char *name, const char *data, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static struct xp_host host_for(const char *dir)
+{
+	struct xp_host h = {XP_ADAPTER_ABI, dir, fake_run, fake_replay, free};
+	return h;
+}
+
+START_TEST(adapter_replay)
+{
+	const struct xp_adapter *a = &xp_adapter_nvidia;
+	ck_assert_int_eq(a->abi, XP_ADAPTER_ABI);
+	ck_assert_str_eq(a->name, "nvidia");
+
+	char dir[] = "/tmp/xp-nv-replay-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	size_t len, sl;
+	char *xml = slurp(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
+	write_file(dir, XP_NVSMI_XML_FILE, xml, len);
+	free(xml);
+	char *cap = slurp(captures[0], &len);
+	char *topo = capture_section(cap, "nvidia-smi topo -m", &sl);
+	write_file(dir, XP_NVSMI_TOPO_FILE, topo, sl);
+	free(topo);
+	free(cap);
+
+	struct xp_host h = host_for(dir);
+	void *st = NULL;
+	char err[256] = "";
+	fake_runs = 0;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_ptr_nonnull(st);
+	struct xp_raw_node *n = new_node();
+	snprintf(n->hostname, sizeof n->hostname, "node7");
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_str_eq(n->hostname, "node7");
+	ck_assert_int_eq(n->n_devices, 1); /* the recorded "4x" file keeps one <gpu> */
+	ck_assert_str_eq(n->devices[0].name, "NVIDIA A100-SXM4-80GB");
+	ck_assert_int_eq(n->devices[0].n_slices, 4);
+	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert(n->has_links);
+	ck_assert_str_eq(n->links[0][0], "X");
+	ck_assert_int_eq(n->devices[0].numa, 0);
+	n->devices[0].temperature_c = 99;
+	n->devices[0].n_reasons = 0;
+	ck_assert_int_eq(a->refresh(st, n), 0);
+	ck_assert_double_eq_tol(n->devices[0].temperature_c, 27, 1e-9);
+	ck_assert_int_eq(a->health(st, n), 0);
+	ck_assert_int_eq(n->devices[0].ecc_uncorrected, 0);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_str_eq(a->last_error(st), "");
+	a->close(st);
+	ck_assert_int_eq(fake_runs, 0); /* replay never runs a tool */
+
+	/* only the matrix: the rows are the devices */
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, XP_NVSMI_XML_FILE);
+	unlink(path);
+	char *h800 = slurp(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
+	write_file(dir, XP_NVSMI_TOPO_FILE, h800, len);
+	free(h800);
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 8);
+	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert_str_eq(n->links[7][0], "NV8");
+	ck_assert_int_eq(n->devices[7].numa, 1);
+	a->close(st);
+
+	/* an empty directory: idle, no state, a reason */
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%s", dir, XP_NVSMI_TOPO_FILE);
+	unlink(path);
+	st = (void *)1;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
+	ck_assert_ptr_null(st);
+	ck_assert_ptr_nonnull(strstr(err, "no nvidia-smi-q-x.xml or nvidia-smi-topo-m.txt"));
+
+	/* a broken recording: enumerate fails with the parser's message */
+	write_file(dir, XP_NVSMI_XML_FILE, "<nvidia_smi_log><gpu>", 21);
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(st, n), -1);
+	ck_assert_ptr_nonnull(strstr(a->last_error(st), "nvidia-smi -q -x: "));
+	ck_assert_int_eq(n->n_devices, 0);
+	a->close(st);
+
+	remove_dir(dir);
+	free(n);
+}
+END_TEST
+
+static bool nvml_present(void)
+{
+	void *lib = dlopen(XP_NVML_LIB, RTLD_NOW | RTLD_LOCAL);
+	if (lib)
+		dlclose(lib);
+	return lib != NULL;
+}
+
+START_TEST(nvml_missing_or_working)
+{
+	void *h = (void *)1;
+	char err[256] = "";
+	int r = xp_nvml_open(&h, err, sizeof err);
+	if (!nvml_present()) {
+		ck_assert_int_eq(r, XP_PROBE_UNAVAILABLE);
+		ck_assert_ptr_null(h);
+		ck_assert_msg(strncmp(err, XP_NVML_NOLIB, strlen(XP_NVML_NOLIB)) == 0, "%s", err);
+		ck_assert_ptr_nonnull(strstr(err, "libnvidia-ml.so")); /* dlerror's text */
+		xp_nvml_close(NULL);
+		return;
+	}
+	/* On a machine with the driver: whatever it has must read back sanely. */
+	ck_assert_msg(r != XP_PROBE_UNAVAILABLE, "%s", err);
+	struct xp_raw_node *n = new_node();
+	ck_assert_msg(xp_nvml_enumerate(h, n, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(n->n_devices > 0, r == XP_PROBE_ACTIVE);
+	for (int i = 0; i < n->n_devices; i++) {
+		ck_assert_int_eq(n->devices[i].index, i);
+		ck_assert_str_ne(n->devices[i].name, "");
+		ck_assert_str_ne(n->devices[i].bus_id, "");
+		ck_assert_int_gt(n->devices[i].memory_total_mib, 0);
+	}
+	ck_assert_msg(xp_nvml_topology(h, n, err, sizeof err) == 0, "%s", err);
+	for (int i = 0; i < n->n_devices; i++)
+		ck_assert_str_eq(n->links[i][i], "X");
+	free(n);
+	xp_nvml_close(h);
+}
+END_TEST
+
+/* Live mode without NVML: nvidia-smi found on PATH and run through the host. */
+START_TEST(adapter_live_fallback)
+{
+	if (nvml_present())
+		return; /* the NVML path is taken instead; covered above */
+	const struct xp_adapter *a = &xp_adapter_nvidia;
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	char dir[] = "/tmp/xp-nv-path-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct xp_host h = host_for(NULL);
+	void *st = (void *)1;
+	char err[256] = "";
+
+	/* neither the library nor the tool: the normal state of a machine without NVIDIA */
+	setenv("PATH", dir, 1);
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
+	ck_assert_ptr_null(st);
+	ck_assert_str_eq(err, "no libnvidia-ml.so.1 and no nvidia-smi");
+
+	/* a stand-in nvidia-smi (never executed: the host's run answers for it) */
+	write_file(dir, "nvidia-smi", "#!/bin/sh\nexit 1\n", 17);
+	char tool[4096];
+	snprintf(tool, sizeof tool, "%s/nvidia-smi", dir);
+	ck_assert_int_eq(chmod(tool, 0755), 0);
+	fake_runs = 0;
+	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(n->n_devices, 1);
+	ck_assert_str_eq(n->devices[0].name, "Tesla T4");
+	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert_str_eq(n->links[0][0], "X");
+	ck_assert_int_eq(fake_runs, 2); /* probe (whose report enumerate reuses), topology */
+	ck_assert_int_eq(a->refresh(st, n), 0); /* refresh runs the tool again */
+	ck_assert_int_eq(fake_runs, 3);
+	ck_assert_double_eq_tol(n->devices[0].temperature_c, 40, 1e-9);
+	a->close(st);
+
+	/* the tool fails: unavailable, with its error */
+	struct xp_host broken = h;
+	broken.run = NULL;
+	ck_assert_int_eq(a->probe(&broken, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(err, "cannot run tools"));
+
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	} else {
+		unsetenv("PATH");
+	}
+	remove_dir(dir);
+	free(n);
+}
+END_TEST
+
+/* Parser speed on the largest report (informational bound, generous for sanitizer builds). */
+START_TEST(xml_speed)
+{
+	size_t len;
+	char *t = slurp(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
+	struct xp_raw_node *n = new_node();
+	char err[256];
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < 50; i++)
+		ck_assert_int_eq(xp_nvsmi_parse_xml(t, len, n, err, sizeof err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ms = ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6) / 50;
+	ck_assert_msg(ms < 50, "%.2f ms per parse", ms);
+	free(n);
+	free(t);
+}
+END_TEST
+
+Suite *xp_suite_nvidia(void);
+Suite *xp_suite_nvidia(void)
+{
+	Suite *s = suite_create("nvidia");
+	TCase *xml = tcase_create("xml");
+	tcase_add_test(xml, xml_a100_mig);
+	tcase_add_test(xml, xml_t4);
+	tcase_add_test(xml, xml_rtx4000_v13);
+	tcase_add_test(xml, xml_gtx1070ti_v10);
+	tcase_add_test(xml, xml_quadro_p400_418);
+	tcase_add_test(xml, xml_health_fields);
+	tcase_add_test(xml, xml_gpu_counts);
+	tcase_add_test(xml, xml_bad_input);
+	tcase_add_test(xml, xml_doctype_not_loaded);
+	tcase_add_test(xml, xml_speed);
+	suite_add_tcase(s, xml);
+	TCase *cap = tcase_create("captures");
+	tcase_add_test(cap, capture_sections);
+	tcase_add_test(cap, capture_h200_mig_listing);
+	suite_add_tcase(s, cap);
+	TCase *topo = tcase_create("topo");
+	tcase_add_test(topo, topo_2x1080ti);
+	tcase_add_test(topo, topo_4xa10_nics);
+	tcase_add_test(topo, topo_8xh800_truncated_paste);
+	tcase_add_test(topo, topo_onto_devices);
+	tcase_add_test(topo, topo_damaged);
+	tcase_add_test(topo, topo_bad_input);
+	suite_add_tcase(s, topo);
+	TCase *ad = tcase_create("adapter");
+	tcase_add_test(ad, adapter_replay);
+	tcase_add_test(ad, adapter_live_fallback);
+	tcase_add_test(ad, nvml_missing_or_working);
+	suite_add_tcase(s, ad);
+	return s;
+}
