@@ -140,9 +140,9 @@ $(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a
 	@mkdir -p $(@D)
 	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) $(CHECK_LIBS) -ldl -lm
 
-$(B)/bench/%: tests/bench/%.c $(B)/libxpool.a $(FLAGS_STAMP)
+$(B)/bench/%: tests/bench/%.c $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) -MF $@.d $(CFLAGS) -o $@ $< $(B)/libxpool.a $(LIB_LIBS) -lm
+	$(CC) $(XCFLAGS) -MF $@.d $(CFLAGS) -o $@ $< $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) -ldl -lm
 
 # `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.
 check: deps
@@ -165,7 +165,7 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
 
-bench-run: $(PROG) $(BENCH_BIN)
+bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
 
 install: $(PROG) $(ADAPTER_SO)

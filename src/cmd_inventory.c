@@ -15,13 +15,19 @@ static void print_node(FILE *f, const struct xp_node *n)
 {
 	char mem[32];
 	fprintf(f, "%s  %s  %s\n", n->name, xp_node_state_name(n->state), n->source ? n->source : "");
-	fprintf(f, "  CPU     %d package%s, %d cores, %d PUs", n->packages_n, n->packages_n == 1 ? "" : "s",
-		n->cores, n->pus);
-	if (n->pus_allowed != n->pus)
-		fprintf(f, " (%d allowed)", n->pus_allowed);
-	if (n->cpu_model)
-		fprintf(f, "  %s", n->cpu_model);
-	fprintf(f, "\n  Memory  %s\n", xp_fmt_mib(mem, sizeof mem, n->memory_mib));
+	if (n->pus == 0 && n->n_numa == 0) {
+		/* A replay without hwloc.xml, or a snapshot from a tool that knows only devices. */
+		fprintf(f, "  CPU     not known (no topology)\n");
+	} else {
+		fprintf(f, "  CPU     %d package%s, %d cores, %d PUs", n->packages_n,
+			n->packages_n == 1 ? "" : "s", n->cores, n->pus);
+		if (n->pus_allowed != n->pus)
+			fprintf(f, " (%d allowed)", n->pus_allowed);
+		if (n->cpu_model)
+			fprintf(f, "  %s", n->cpu_model);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "  Memory  %s\n", n->memory_mib >= 0 ? xp_fmt_mib(mem, sizeof mem, n->memory_mib) : "not known");
 	for (size_t i = 0; i < n->n_numa; i++)
 		fprintf(f, "  %s  %d: %s, cpus %s\n", i ? "      " : "NUMA  ", n->numa[i].id,
 			xp_fmt_mib(mem, sizeof mem, n->numa[i].memory_mib),

@@ -1064,6 +1064,141 @@ START_TEST(adapter_live_fallback)
 }
 END_TEST
 
+/* ---- NVML against a stand-in library ------------------------------------------------------ */
+
+/* A stand-in libnvidia-ml with the layouts nvml.c declares: five GPUs, where 0 and 1 share
+ * four direct NVLinks, 2 and 3 reach NVSwitches over eighteen each, 1 has two MIG devices,
+ * 2 has ECC errors, 3 retired pages and throttles, and 4 is lost. */
+static const char fake_nvml_src[] =
+	"#include <stdio.h>\n#include <string.h>\n"
+	"typedef int R; typedef struct dev *D;\n"
+	"struct pci { char legacy[16]; unsigned domain, bus, device, did, sid; char busid[32]; };\n"
+	"struct mem { unsigned long long total, free, used; };\n"
+	"struct util { unsigned gpu, memory; };\n"
+	"struct dev { int idx, mig, gi, ci; };\n"
+	"static struct dev g[5] = {{0,0,0,0},{1,0,0,0},{2,0,0,0},{3,0,0,0},{4,0,0,0}};\n"
+	"static struct dev m[2] = {{1,1,3,0},{1,1,4,1}};\n"
+	"R nvmlInit_v2(void) { return 0; }\n"
+	"R nvmlShutdown(void) { return 0; }\n"
+	"const char *nvmlErrorString(R r) { return r == 15 ? \"GPU is lost\" : \"Not Supported\"; }\n"
+	"R nvmlSystemGetDriverVersion(char *v, unsigned l) { snprintf(v, l, \"590.48.01\"); return 0; }\n"
+	"R nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = 13010; return 0; }\n"
+	"R nvmlDeviceGetCount_v2(unsigned *n) { *n = 5; return 0; }\n"
+	"R nvmlDeviceGetHandleByIndex_v2(unsigned i, D *d) { if (i == 4) return 15; if (i > 4) return 2;"
+	" *d = &g[i]; return 0; }\n"
+	"R nvmlDeviceGetName(D d, char *s, unsigned l) { snprintf(s, l, \"NVIDIA H100 80GB HBM3\"); (void)d;"
+	" return 0; }\n"
+	"R nvmlDeviceGetUUID(D d, char *s, unsigned l) { snprintf(s, l, d->mig ? \"MIG-%d\" : \"GPU-%d\","
+	" d->mig ? d->gi : d->idx); return 0; }\n"
+	"R nvmlDeviceGetSerial(D d, char *s, unsigned l) { snprintf(s, l, \"SER%d\", d->idx); return 0; }\n"
+	"R nvmlDeviceGetVbiosVersion(D d, char *s, unsigned l) { (void)d; snprintf(s, l, \"96.00.99.00.01\");"
+	" return 0; }\n"
+	"R nvmlDeviceGetPciInfo_v3(D d, struct pci *p) { memset(p, 0, sizeof *p); p->bus = 16 * (d->idx + 1);"
+	" snprintf(p->busid, 32, \"00000000:%02X:00.0\", p->bus); return 0; }\n"
+	"R nvmlDeviceGetMemoryInfo(D d, struct mem *x) { x->total = (d->mig ? 19968ull : 81559ull) << 20;"
+	" x->used = 123ull << 20; x->free = x->total - x->used; return 0; }\n"
+	"R nvmlDeviceGetTemperature(D d, int s, unsigned *t) { (void)s; *t = 40 + d->idx; return 0; }\n"
+	"R nvmlDeviceGetPowerUsage(D d, unsigned *p) { (void)d; *p = 123456; return 0; }\n"
+	"R nvmlDeviceGetEnforcedPowerLimit(D d, unsigned *p) { (void)d; *p = 700000; return 0; }\n"
+	"R nvmlDeviceGetUtilizationRates(D d, struct util *u) { u->gpu = 10 * d->idx; u->memory = 1; return 0; }\n"
+	"R nvmlDeviceGetTotalEccErrors(D d, int t, int c, unsigned long long *n) {"
+	" *n = d->idx == 2 ? (t ? 1 : (c ? 9 : 4)) : 0; return 0; }\n"
+	"R nvmlDeviceGetRetiredPages(D d, int c, unsigned *n, unsigned long long *a) { (void)a;"
+	" if (d->idx == 3) { *n = c ? 2 : 3; return 7; } return 3; }\n"
+	"R nvmlDeviceGetCurrentClocksEventReasons(D d, unsigned long long *r) {"
+	" *r = d->idx == 3 ? 0x1 | 0x4 | 0x40 : 0x1; return 0; }\n"
+	"R nvmlDeviceGetMigMode(D d, unsigned *c, unsigned *p) { *c = *p = d->idx == 1; return 0; }\n"
+	"R nvmlDeviceGetMaxMigDeviceCount(D d, unsigned *n) { *n = d->idx == 1 ? 7 : 0; return 0; }\n"
+	"R nvmlDeviceGetMigDeviceHandleByIndex(D d, unsigned i, D *x) { if (d->idx != 1 || i >= 2) return 6;"
+	" *x = &m[i]; return 0; }\n"
+	"R nvmlDeviceGetGpuInstanceId(D d, unsigned *i) { *i = d->gi; return 0; }\n"
+	"R nvmlDeviceGetComputeInstanceId(D d, unsigned *i) { *i = d->ci; return 0; }\n"
+	"R nvmlDeviceGetTopologyCommonAncestor(D a, D b, int *l) { *l = (a->idx < 2) == (b->idx < 2) ? 20 : 50;"
+	" return 0; }\n"
+	"R nvmlDeviceGetNvLinkState(D d, unsigned l, int *a) { *a = d->idx < 2 ? l < 4 : 1; return 0; }\n"
+	"R nvmlDeviceGetNvLinkRemotePciInfo_v2(D d, unsigned l, struct pci *p) { (void)l; memset(p, 0, sizeof *p);"
+	" p->bus = d->idx < 2 ? 16 * (2 - d->idx) : 0xA0; return 0; }\n"
+	"R nvmlDeviceGetNvLinkRemoteDeviceType(D d, unsigned l, int *t) { (void)l; *t = d->idx < 2 ? 0 : 2;"
+	" return 0; }\n";
+
+START_TEST(nvml_stand_in)
+{
+	char dir[] = "/tmp/xp-nv-nvml-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	write_file(dir, "fake.c", fake_nvml_src, strlen(fake_nvml_src));
+	char cmd[8192], lib[4096];
+	snprintf(lib, sizeof lib, "%s/libnvidia-ml.so.1", dir);
+	snprintf(cmd, sizeof cmd, "exec ${CC:-cc} -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 -o %s %s/fake.c", lib,
+		 dir);
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	struct xp_run r;
+	if (xp_run_argv(&r, argv, NULL) != 0 || r.status != 0) {
+		/* no compiler here: nothing to exercise */
+		xp_run_free(&r);
+		remove_dir(dir);
+		return;
+	}
+	xp_run_free(&r);
+	/* Loaded by path first, the stand-in answers nvml.c's dlopen by its soname. */
+	void *pre = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(pre != NULL, "%s", dlerror());
+
+	void *h = NULL;
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvml_open(&h, err, sizeof err), XP_PROBE_ACTIVE);
+	struct xp_raw_node *n = new_node();
+	ck_assert_int_eq(xp_nvml_enumerate(h, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 5);
+	const struct xp_raw_device *d = &n->devices[0];
+	ck_assert_str_eq(d->name, "NVIDIA H100 80GB HBM3");
+	ck_assert_str_eq(d->bus_id, "00000000:10:00.0");
+	ck_assert_str_eq(d->uuid, "GPU-0");
+	ck_assert_str_eq(d->serial, "SER0");
+	ck_assert_str_eq(d->driver, "590.48.01");
+	ck_assert_str_eq(d->runtime, "CUDA 13.1");
+	ck_assert_str_eq(d->firmware, "96.00.99.00.01");
+	ck_assert_int_eq(d->memory_total_mib, 81559);
+	ck_assert_int_eq(d->memory_used_mib, 123);
+	ck_assert_double_eq_tol(d->temperature_c, 40, 1e-9);
+	ck_assert_double_eq_tol(d->power_w, 123.456, 1e-9);
+	ck_assert_double_eq_tol(d->power_limit_w, 700, 1e-9);
+	ck_assert_int_eq(d->mig_mode, 0);
+	ck_assert_int_eq(d->retired_pages, -1); /* not supported */
+	ck_assert_int_eq(d->n_reasons, 0);      /* idle only */
+	d = &n->devices[1];
+	ck_assert_int_eq(d->mig_mode, 1);
+	ck_assert_int_eq(d->n_slices, 2);
+	ck_assert_int_eq(d->slices[1].gpu_instance, 4);
+	ck_assert_int_eq(d->slices[1].compute_instance, 1);
+	ck_assert_int_eq(d->slices[1].memory_mib, 19968);
+	ck_assert_str_eq(d->slices[1].uuid, "MIG-4");
+	ck_assert_int_eq(n->devices[2].ecc_corrected, 9); /* aggregate 9 > volatile 4 */
+	ck_assert_int_eq(n->devices[2].ecc_uncorrected, 1);
+	d = &n->devices[3];
+	ck_assert_int_eq(d->retired_pages, 5); /* counts come back with INSUFFICIENT_SIZE */
+	ck_assert_int_eq(d->n_reasons, 2);
+	ck_assert_str_eq(d->reasons[0], "SW power cap");
+	ck_assert_str_eq(d->reasons[1], "HW thermal slowdown");
+	d = &n->devices[4];
+	ck_assert_int_eq(d->index, 4);
+	ck_assert_str_eq(d->reasons[0], "NVML: GPU is lost");
+
+	ck_assert_int_eq(xp_nvml_topology(h, n, err, sizeof err), 0);
+	ck_assert(n->has_links);
+	ck_assert_str_eq(n->links[0][1], "NV4");
+	ck_assert_str_eq(n->links[1][0], "NV4");
+	ck_assert_str_eq(n->links[2][3], "NV18"); /* through switches */
+	ck_assert_str_eq(n->links[0][2], "SYS");
+	ck_assert_str_eq(n->links[4][4], "X");
+	ck_assert_str_eq(n->links[0][4], "");
+	ck_assert(has_warning(n, "GPU 4 could not be opened"));
+	free(n);
+	xp_nvml_close(h);
+	dlclose(pre);
+	remove_dir(dir);
+}
+END_TEST
+
 /* Parser speed on the largest report (informational bound, generous for sanitizer builds). */
 START_TEST(xml_speed)
 {
@@ -1115,6 +1250,7 @@ Suite *xp_suite_nvidia(void)
 	tcase_add_test(ad, adapter_replay);
 	tcase_add_test(ad, adapter_live_fallback);
 	tcase_add_test(ad, nvml_missing_or_working);
+	tcase_add_test(ad, nvml_stand_in);
 	suite_add_tcase(s, ad);
 	return s;
 }

@@ -229,6 +229,7 @@ static int nv_probe(const struct xp_host *h, void **st, char *err, size_t errlen
 static int nv_enumerate(void *st, struct xp_raw_node *node)
 {
 	struct nv_state *s = st;
+	s->err[0] = '\0';
 	if (!s->probed)
 		return load_devices(s, node);
 	memcpy(s->probed->hostname, node->hostname, sizeof node->hostname);
@@ -241,6 +242,7 @@ static int nv_enumerate(void *st, struct xp_raw_node *node)
 static int nv_topology(void *st, struct xp_raw_node *node)
 {
 	struct nv_state *s = st;
+	s->err[0] = '\0';
 	if (s->nvml)
 		return xp_nvml_topology(s->nvml, node, s->err, sizeof s->err);
 	char *text;
@@ -277,6 +279,7 @@ static const struct xp_raw_device *match(const struct xp_raw_node *fresh, const 
  * health fields into node's devices. */
 static int reread(struct nv_state *s, struct xp_raw_node *node, bool health)
 {
+	s->err[0] = '\0';
 	struct xp_raw_node *fresh = malloc(sizeof *fresh);
 	if (!fresh) {
 		snprintf(s->err, sizeof s->err, "out of memory");

@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -347,18 +348,21 @@ struct con {
 	double marker_at;    /* when the marker arrived (ms since t0), < 0 before */
 	char *seen;          /* output kept while looking for the marker */
 	size_t n_seen, cap_seen;
+	double first_out;    /* when the first output arrived (ms since t0), < 0 before */
 	double last_byte;    /* absolute ms of the last read that returned data */
 	size_t bytes;        /* output read so far */
 };
 
-/* Starts argv in a new pty of ROWS x COLS. posix_openpt and friends rather than
- * forkpty: they need no -lutil on any libc, so the Makefile's bench rule fits. */
-static int con_start(struct con *c, char *const argv[], const char *marker)
+/* Starts argv in a new pty of ROWS x COLS; raw puts the terminal in raw mode first
+ * (for a program that, unlike the console, does not). posix_openpt and friends rather
+ * than forkpty: they need no -lutil on any libc, so the Makefile's bench rule fits. */
+static int con_start(struct con *c, char *const argv[], const char *marker, bool raw)
 {
 	memset(c, 0, sizeof *c);
 	c->pid = -1;
 	c->marker = marker;
 	c->marker_at = -1;
+	c->first_out = -1;
 	c->fd = posix_openpt(O_RDWR | O_NOCTTY);
 	if (c->fd < 0)
 		return -1;
@@ -385,6 +389,11 @@ static int con_start(struct con *c, char *const argv[], const char *marker)
 			_exit(127);
 		ioctl(s, TIOCSCTTY, 0);
 		ioctl(s, TIOCSWINSZ, &ws);
+		struct termios tio;
+		if (raw && tcgetattr(s, &tio) == 0) {
+			cfmakeraw(&tio);
+			tcsetattr(s, TCSANOW, &tio);
+		}
 		dup2(s, 0);
 		dup2(s, 1);
 		dup2(s, 2);
@@ -446,6 +455,8 @@ static long con_pump(struct con *c, int timeout_ms, double *at)
 		}
 	}
 	if (total) {
+		if (c->first_out < 0)
+			c->first_out = t - c->t0;
 		c->last_byte = t;
 		if (at)
 			*at = t;
@@ -507,20 +518,29 @@ static int wait_window(struct con *c)
 	return c->eof ? -1 : 0;
 }
 
-/* Sends one key and times its answer: first byte and last byte before SETTLE_MS of
- * silence, in ms after the write. -1 when no answer came within a second. */
-static int con_key(struct con *c, const char *seq, double *first, double *last)
+/* One key's answer: ms after the write of the key, and its size. */
+struct answer {
+	double first, last;
+	size_t bytes;
+};
+
+/* Sends one key and times its answer: first byte and last byte before settle_ms of
+ * silence. window: wait for the quiet part of the second first (see wait_window).
+ * -1 when no answer came within a second. */
+static int con_key(struct con *c, const char *seq, int settle_ms, bool window, struct answer *a)
 {
-	if (wait_window(c) < 0)
+	if (window && wait_window(c) < 0)
 		return -1;
-	size_t len = strlen(seq);
+	while (con_pump(c, 0, NULL) > 0)
+		;
+	size_t len = strlen(seq), before = c->bytes;
 	double t0 = now_ms();
 	if (write(c->fd, seq, len) != (ssize_t)len)
 		return -1;
 	double at, end = -1;
-	*first = *last = -1;
+	a->first = a->last = -1;
 	for (;;) {
-		int wait = end < 0 ? (int)(t0 + 1000 - now_ms()) : (int)(end + SETTLE_MS - now_ms()) + 1;
+		int wait = end < 0 ? (int)(t0 + 1000 - now_ms()) : (int)(end + settle_ms - now_ms()) + 1;
 		if (wait <= 0)
 			break;
 		long n = con_pump(c, wait, &at);
@@ -528,12 +548,13 @@ static int con_key(struct con *c, const char *seq, double *first, double *last)
 			return -1;
 		if (n == 0)
 			continue;
-		if (*first < 0)
-			*first = at - t0;
-		*last = at - t0;
+		if (a->first < 0)
+			a->first = at - t0;
+		a->last = at - t0;
 		end = at;
 	}
-	return *first < 0 ? -1 : 0;
+	a->bytes = c->bytes - before;
+	return a->first < 0 ? -1 : 0;
 }
 
 /* Asks the console to quit, then makes sure it is gone: SIGKILL after limit_ms.
@@ -756,25 +777,33 @@ static int judge(const char *what, double value, double target, const char *unit
 	return 0;
 }
 
-/* Runs one keystroke series; fills first/last byte stats. Returns the number of keys
- * that got no answer. */
-static int key_series(struct con *c, const char *seq, struct stats *first, struct stats *last)
+struct series {
+	struct stats first, last, bytes;
+	int missed; /* keys that got no answer */
+};
+
+/* Sends seq count times (at most KEYS) and gathers the answers. */
+static struct series key_series(struct con *c, const char *seq, int count, int settle_ms, bool window)
 {
-	double f[KEYS], l[KEYS];
+	double f[KEYS], l[KEYS], b[KEYS];
 	size_t n = 0;
-	int missed = 0;
-	for (int i = 0; i < KEYS; i++) {
-		if (con_key(c, seq, &f[n], &l[n]) < 0) {
-			missed++;
+	struct series s = {{0}};
+	for (int i = 0; i < count && i < KEYS; i++) {
+		struct answer a;
+		if (con_key(c, seq, settle_ms, window, &a) < 0) {
+			s.missed++;
 			if (c->eof)
 				break;
 			continue;
 		}
-		n++;
+		f[n] = a.first;
+		l[n] = a.last;
+		b[n++] = (double)a.bytes;
 	}
-	*first = stats_of(f, n);
-	*last = stats_of(l, n);
-	return missed;
+	s.first = stats_of(f, n);
+	s.last = stats_of(l, n);
+	s.bytes = stats_of(b, n);
+	return s;
 }
 
 int main(void)

@@ -1,0 +1,255 @@
+/* check_replay.c: bring-up rehearsal end to end: replay directories assembled from
+ * the recorded vendor outputs, read by the real program with its real adapters. */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "xp.h"
+
+static char dir[128];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/xpool-replay-%d", (int)getpid());
+	mkdir(dir, 0755);
+	/* The program's own adapters, and nothing a developer has installed. */
+	unsetenv("XPOOL_ADAPTER_PATH");
+	unsetenv("XPOOL_ADAPTER_PATH_ONLY");
+	unsetenv("XPOOL_ADAPTERS");
+}
+
+static void teardown(void)
+{
+	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+	struct xp_run r;
+	xp_run_argv(&r, argv, NULL);
+	xp_run_free(&r);
+}
+
+/* Makes dir/sub holding fixture files under their replay names (pairs, NULL-terminated). */
+static char *assemble(const char *sub, ...)
+{
+	char *d = xp_asprintf("%s/%s", dir, sub);
+	mkdir(d, 0755);
+	va_list ap;
+	va_start(ap, sub);
+	const char *from;
+	while ((from = va_arg(ap, const char *)) != NULL) {
+		const char *to = va_arg(ap, const char *);
+		struct xp_err err = {{0}};
+		size_t len;
+		char *data = xp_read_file(xp_fixture(from), 1 << 26, &len, &err);
+		ck_assert_msg(data != NULL, "%s", err.msg);
+		char *path = xp_asprintf("%s/%s", d, to);
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+		fclose(f);
+		free(path);
+		free(data);
+	}
+	va_end(ap);
+	return d;
+}
+
+static json_t *inventory(const char *replay)
+{
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", replay, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "not JSON: %s", je.text);
+	xp_run_free(&r);
+	return j;
+}
+
+static json_t *node0(json_t *doc)
+{
+	return json_array_get(json_object_get(doc, "nodes"), 0);
+}
+
+static const char *dstr(json_t *dev, const char *key)
+{
+	const char *s = json_string_value(json_object_get(dev, key));
+	return s ? s : "(null)";
+}
+
+START_TEST(ascend_910)
+{
+	char *d = assemble("atlas9010", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
+			   "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
+			   "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
+	json_t *doc = inventory(d);
+	json_t *n = node0(doc);
+	/* Named by its hwloc.xml's directory (no hostname file), topology from hwloc.xml. */
+	ck_assert_str_eq(json_string_value(json_object_get(n, "name")), "atlas9010");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(n, "cpu"), "pus")), 32);
+	json_t *devs = json_object_get(n, "devices");
+	/* 4 accelerators from the PCI tree plus the 8 NPUs npu-smi lists at other bus ids. */
+	ck_assert_uint_eq(json_array_size(devs), 12);
+	int npus = 0, warn = 0;
+	size_t i;
+	json_t *dv;
+	json_array_foreach(devs, i, dv)
+	{
+		if (strcmp(dstr(dv, "vendor"), "Huawei") != 0)
+			continue;
+		npus++;
+		ck_assert_str_eq(dstr(dv, "model"), "Ascend 910A");
+		ck_assert_str_eq(dstr(dv, "driver"), "24.1.RC2");
+		ck_assert(fabs(json_real_value(json_object_get(dv, "ecu")) - 256) < 1e-9);
+		ck_assert_str_eq(dstr(dv, "ecu_basis"), "fp16 256 TFLOPS x 1.00 (manifest)");
+		if (strcmp(dstr(dv, "health"), "warn") == 0) {
+			warn++;
+			ck_assert_str_eq(json_string_value(json_array_get(json_object_get(dv, "health_reasons"), 0)),
+					 "npu-smi health: Warning");
+		}
+	}
+	ck_assert_int_eq(npus, 8);
+	ck_assert_int_eq(warn, 2);
+	/* NPU 0 (0000:c1:00.0) and NPU 3 (0000:01:00.0) share HCCS ring 0; NPU 4 is in ring 1. */
+	int a = -1, b = -1, c = -1;
+	json_array_foreach(devs, i, dv)
+	{
+		if (strcmp(dstr(dv, "pci_bus_id"), "0000:c1:00.0") == 0)
+			a = (int)i;
+		if (strcmp(dstr(dv, "pci_bus_id"), "0000:01:00.0") == 0)
+			b = (int)i;
+		if (strcmp(dstr(dv, "pci_bus_id"), "0000:c2:00.0") == 0)
+			c = (int)i;
+	}
+	ck_assert(a >= 0 && b >= 0 && c >= 0);
+	ck_assert_str_eq(dstr(json_array_get(devs, (size_t)a), "affinity_group"), "hccs:0");
+	ck_assert_str_eq(dstr(json_array_get(devs, (size_t)c), "affinity_group"), "hccs:1");
+	json_t *links = json_object_get(n, "links");
+	ck_assert_str_eq(json_string_value(json_array_get(json_array_get(links, (size_t)a), (size_t)b)), "HCCS");
+	json_decref(doc);
+
+	/* health lists the two warnings with their reason. */
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "health", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "warn   npu-smi health: Warning"));
+	xp_run_free(&r);
+	/* adapters: ascend active with 8 devices, the others idle (no recorded files). */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "adapters", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "ascend     active"));
+	ck_assert_ptr_nonnull(strstr(r.out, "8 devices"));
+	ck_assert_ptr_nonnull(strstr(r.out, "nvidia     idle"));
+	xp_run_free(&r);
+	free(d);
+}
+END_TEST
+
+START_TEST(nvidia_a100_and_h800)
+{
+	char *d = assemble("dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	char *host = xp_asprintf("%s/hostname", d);
+	FILE *f = fopen(host, "w");
+	fputs("dgx-a100-07\n", f);
+	fclose(f);
+	free(host);
+	json_t *doc = inventory(d);
+	json_t *n = node0(doc);
+	ck_assert_str_eq(json_string_value(json_object_get(n, "name")), "dgx-a100-07");
+	json_t *dv = json_array_get(json_object_get(n, "devices"), 0);
+	ck_assert_str_eq(dstr(dv, "vendor"), "NVIDIA");
+	ck_assert_str_eq(dstr(dv, "driver"), "535.54.03");
+	ck_assert_str_eq(dstr(dv, "pci_bus_id"), "0000:01:00.0");
+	ck_assert_ptr_nonnull(strstr(dstr(dv, "model"), "A100"));
+	ck_assert_int_eq(json_integer_value(json_object_get(dv, "memory_mib")), 81920);
+	ck_assert(json_real_value(json_object_get(dv, "ecu")) > 0);
+	json_decref(doc);
+	free(d);
+
+	/* Only a topo -m matrix (8x H800): eight devices, NV8 everywhere, one NVLink island,
+	 * NUMA from the matrix's NUMA Affinity column. */
+	d = assemble("h800", "nvidia-smi/topo-matrix_8xH800-nv8_4nics_2numa.txt", "nvidia-smi-topo-m.txt", NULL);
+	doc = inventory(d);
+	n = node0(doc);
+	json_t *devs = json_object_get(n, "devices");
+	ck_assert_uint_eq(json_array_size(devs), 8);
+	json_t *links = json_object_get(n, "links");
+	ck_assert_str_eq(json_string_value(json_array_get(json_array_get(links, 0), 7)), "NV8");
+	ck_assert_str_eq(json_string_value(json_array_get(json_array_get(links, 5), 2)), "NV8");
+	ck_assert_str_eq(dstr(json_array_get(devs, 6), "affinity_group"), "nvlink:0");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(devs, 3), "numa")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(devs, 4), "numa")), 1);
+	/* The pasted matrix's damaged cells are reported, not hidden. */
+	ck_assert_int_gt(json_array_size(json_object_get(n, "warnings")), 0);
+	json_decref(doc);
+	free(d);
+}
+END_TEST
+
+START_TEST(amd_mi100)
+{
+	char *d = assemble("mi100", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
+	json_t *doc = inventory(d);
+	json_t *devs = json_object_get(node0(doc), "devices");
+	ck_assert_uint_eq(json_array_size(devs), 4);
+	static const char *const bus[] = {"0000:83:00.0", "0000:a3:00.0", "0000:c3:00.0", "0000:e3:00.0"};
+	for (size_t i = 0; i < 4; i++) {
+		json_t *dv = json_array_get(devs, i);
+		ck_assert_str_eq(dstr(dv, "vendor"), "AMD");
+		ck_assert_str_eq(dstr(dv, "model"), "AMD Instinct MI100");
+		ck_assert_str_eq(dstr(dv, "pci_bus_id"), bus[i]);
+		ck_assert_str_eq(dstr(dv, "firmware"), "113-D3431401-101");
+		ck_assert_str_eq(dstr(dv, "health"), "ok");
+		ck_assert(fabs(json_real_value(json_object_get(dv, "ecu")) - 184.6) < 1e-9);
+	}
+	json_decref(doc);
+	free(d);
+}
+END_TEST
+
+/* A replay that is not a directory, and an empty one: clear error, then an empty node. */
+START_TEST(replay_errors)
+{
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", "/nonexistent/dir", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	ck_assert_str_eq(r.err, "xpool: /nonexistent/dir: No such file or directory\n");
+	xp_run_free(&r);
+	char *d = assemble("empty", NULL);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "empty  up  replay:"));
+	ck_assert_ptr_nonnull(strstr(r.out, "Accelerators: 0"));
+	xp_run_free(&r);
+	/* A damaged vendor file costs that vendor, not the run. */
+	char *bad = xp_asprintf("%s/rocm-smi.json", d);
+	FILE *f = fopen(bad, "w");
+	fputs("{\"card0\": {\"Card series\": ", f);
+	fclose(f);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "adapters", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "amd        unavailable  enumerate:"));
+	xp_run_free(&r);
+	free(bad);
+	free(d);
+}
+END_TEST
+
+Suite *xp_suite_replay(void);
+Suite *xp_suite_replay(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *tc = tcase_create("e2e");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ascend_910);
+	tcase_add_test(tc, nvidia_a100_and_h800);
+	tcase_add_test(tc, amd_mi100);
+	tcase_add_test(tc, replay_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
