@@ -886,6 +886,7 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 			kv(o, i ? "" : "peaks", XP_ROLE_DIM, "%-6s unknown", p->precision ? p->precision : "?");
 	}
 	kv_num(o, "ecu", d->ecu, "");
+	kv_str(o, "ecu basis", d->ecu_basis);
 	if (d->mem_access == XP_MEM_UNKNOWN)
 		kv(o, "memory access", XP_ROLE_DIM, "unknown");
 	else
@@ -896,12 +897,14 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 	kv_list(o, "health reasons", d->health_reasons, d->n_health_reasons);
 	kv_num(o, "temperature", d->temperature_c, " C");
 	kv_num(o, "power", d->power_w, " W");
+	kv_num(o, "power limit", d->power_limit_w, " W");
 	if (XP_HAS(d->utilization_pct))
 		kv(o, "utilization", xp_role_for_util(d->utilization_pct), "%.1f %%", d->utilization_pct);
 	else
 		kv(o, "utilization", XP_ROLE_DIM, "unknown");
 	kv_int(o, "ecc corrected", d->ecc_corrected);
 	kv_int(o, "ecc uncorrected", d->ecc_uncorrected);
+	kv_int(o, "retired pages", d->retired_pages);
 	static const char *const part_names[] = {"whole", "mig", "vnpu", "share"};
 	char parts[64] = "";
 	for (int b = 0; b < 4; b++)

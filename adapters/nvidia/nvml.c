@@ -49,6 +49,13 @@ struct nv_memory {
 	unsigned long long total, free, used;
 };
 
+/* nvmlMemory_v2_t: its used excludes the driver's reserve, as nvidia-smi's report does; the
+ * first query's used includes it on recent drivers. */
+struct nv_memory_v2 {
+	unsigned int version; /* sizeof | 2 << 24 (NVML_STRUCT_VERSION) */
+	unsigned long long total, reserved, free, used;
+};
+
 /* nvmlUtilization_t, in percent */
 struct nv_util {
 	unsigned int gpu, memory;
@@ -72,6 +79,7 @@ struct nvml {
 	nvret (*cuda_version)(int *);
 	nvret (*serial)(nvdev, char *, unsigned int);
 	nvret (*vbios)(nvdev, char *, unsigned int);
+	nvret (*memory_v2)(nvdev, struct nv_memory_v2 *);
 	nvret (*temperature)(nvdev, int, unsigned int *);
 	nvret (*power)(nvdev, unsigned int *);
 	nvret (*power_limit)(nvdev, unsigned int *);
@@ -108,6 +116,7 @@ static const struct {
 	{"nvmlSystemGetCudaDriverVersion_v2", offsetof(struct nvml, cuda_version), false},
 	{"nvmlDeviceGetSerial", offsetof(struct nvml, serial), false},
 	{"nvmlDeviceGetVbiosVersion", offsetof(struct nvml, vbios), false},
+	{"nvmlDeviceGetMemoryInfo_v2", offsetof(struct nvml, memory_v2), false},
 	{"nvmlDeviceGetTemperature", offsetof(struct nvml, temperature), false},
 	{"nvmlDeviceGetPowerUsage", offsetof(struct nvml, power), false},
 	{"nvmlDeviceGetEnforcedPowerLimit", offsetof(struct nvml, power_limit), false},
@@ -319,8 +328,12 @@ static void read_device(const struct nvml *nv, nvdev dev, struct xp_raw_device *
 	if (nv->pci(dev, &pci) == NV_SUCCESS)
 		set_str(d->bus_id, sizeof d->bus_id, pci.bus_id, sizeof pci.bus_id);
 
+	struct nv_memory_v2 m2 = {(unsigned int)sizeof m2 | 2u << 24, 0, 0, 0, 0};
 	struct nv_memory mem;
-	if (nv->memory(dev, &mem) == NV_SUCCESS) {
+	if (nv->memory_v2 && nv->memory_v2(dev, &m2) == NV_SUCCESS) {
+		d->memory_total_mib = (int64_t)(m2.total >> 20);
+		d->memory_used_mib = (int64_t)(m2.used >> 20);
+	} else if (nv->memory(dev, &mem) == NV_SUCCESS) {
 		d->memory_total_mib = (int64_t)(mem.total >> 20);
 		d->memory_used_mib = (int64_t)(mem.used >> 20);
 	}
