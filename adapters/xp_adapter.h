@@ -34,7 +34,7 @@ struct xp_raw_slice {
 /* One device as the vendor tool reports it. Unknown: "" for text, -1 for counts
  * and ids, NAN for measurements. */
 struct xp_raw_device {
-	int index;           /* the tool's own index (nvidia-smi minor number, NPU id, card N) */
+	int index;           /* the tool's own index (nvidia-smi/NVML GPU position, NPU id, card N) */
 	int chip;            /* chip within a card (Ascend 310 cards hold four), 0 otherwise */
 	char bus_id[32];     /* PCI bus id as the tool prints it (normalized by the host) */
 	char name[128];      /* product name ("NVIDIA H100 80GB HBM3", "Ascend 910A") */

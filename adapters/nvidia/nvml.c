@@ -138,13 +138,12 @@ static const struct {
 };
 
 /* Clock event reason bits (nvmlClocksEventReason*) worth reporting, in nvidia-smi's words;
- * idle (0x1), application clocks (0x2), sync boost (0x10) and display clocks (0x100) are
- * normal operation. */
+ * idle (0x1), application clocks (0x2), SW power cap (0x4: a busy GPU holding to its
+ * configured limit), sync boost (0x10) and display clocks (0x100) are normal operation. */
 static const struct {
 	unsigned long long bit;
 	const char *reason;
 } event_bits[] = {
-	{0x4, "SW power cap"},
 	{0x8, "HW slowdown"},
 	{0x20, "SW thermal slowdown"},
 	{0x40, "HW thermal slowdown"},

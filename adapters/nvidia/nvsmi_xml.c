@@ -234,12 +234,12 @@ static int64_t ecc_total(const xmlNode *errors, bool uncorrected)
 }
 
 /* Clock throttle (event) reasons that say something about the device's health, in
- * nvidia-smi's words. Idle, application clocks, display clocks and sync boost are normal
- * operation and are not reported. */
+ * nvidia-smi's words. Idle, application clocks, display clocks, sync boost and the SW
+ * power cap (a busy GPU holding to its configured limit) are normal operation. */
 static const struct {
 	const char *key, *reason;
 } throttle_names[] = {
-	{"sw_power_cap", "SW power cap"},
+	{"sw_power_cap", NULL},
 	{"hw_slowdown", "HW slowdown"},
 	{"hw_thermal_slowdown", "HW thermal slowdown"},
 	{"hw_power_brake_slowdown", "HW power brake slowdown"},
