@@ -239,6 +239,45 @@ START_TEST(replay_errors)
 }
 END_TEST
 
+/* record then replay: the live machine into a directory, read back as the same node. */
+START_TEST(record_and_replay)
+{
+	char *d = xp_asprintf("%s/rec", dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "record", d, NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "wrote    hwloc.xml"));
+	ck_assert_ptr_nonnull(strstr(r.out, "rehearse with: xpool --replay"));
+	/* Every manifest's tools are accounted for: written, or skipped as not installed. */
+	ck_assert_ptr_nonnull(strstr(r.out, "nvidia-smi-q-x.xml"));
+	ck_assert_ptr_nonnull(strstr(r.out, "npu-smi-info.txt"));
+	ck_assert_ptr_nonnull(strstr(r.out, "rocm-smi.json"));
+	xp_run_free(&r);
+	struct xp_run live, back;
+	ck_assert_int_eq(xp_run_xpool(&live, NULL, "inventory", "--json", NULL), 0);
+	ck_assert_int_eq(xp_run_xpool(&back, NULL, "--replay", d, "inventory", "--json", NULL), 0);
+	ck_assert_msg(back.status == 0, "%s", back.err);
+	json_t *a = json_loads(live.out, 0, NULL), *b = json_loads(back.out, 0, NULL);
+	json_t *na = node0(a), *nb = node0(b);
+	ck_assert_str_eq(json_string_value(json_object_get(na, "name")), json_string_value(json_object_get(nb, "name")));
+	ck_assert(json_equal(json_object_get(na, "cpu"), json_object_get(nb, "cpu")));
+	ck_assert(json_equal(json_object_get(na, "numa"), json_object_get(nb, "numa")));
+	ck_assert_uint_eq(json_array_size(json_object_get(na, "pci")), json_array_size(json_object_get(nb, "pci")));
+	json_decref(a);
+	json_decref(b);
+	xp_run_free(&live);
+	xp_run_free(&back);
+	/* Not a directory. */
+	char *file = xp_asprintf("%s/hwloc.xml", d);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "record", file, NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.err, "not a directory"));
+	xp_run_free(&r);
+	free(file);
+	free(d);
+}
+END_TEST
+
 Suite *xp_suite_replay(void);
 Suite *xp_suite_replay(void)
 {
@@ -250,6 +289,7 @@ Suite *xp_suite_replay(void)
 	tcase_add_test(tc, nvidia_a100_and_h800);
 	tcase_add_test(tc, amd_mi100);
 	tcase_add_test(tc, replay_errors);
+	tcase_add_test(tc, record_and_replay);
 	suite_add_tcase(s, tc);
 	return s;
 }
