@@ -242,6 +242,11 @@ END_TEST
 /* record then replay: the live machine into a directory, read back as the same node. */
 START_TEST(record_and_replay)
 {
+	/* Live discovery under the sanitizer build: hwloc's PCI plugin (libpciaccess and the
+	 * pci.ids names it loads) keeps allocations and is unloaded before exit, so its
+	 * frames cannot even be named for a suppression. Leak checking is off for these
+	 * runs only; address and undefined-behaviour checks stay on. */
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 	char *d = xp_asprintf("%s/rec", dir);
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "record", d, NULL), 0);
@@ -275,6 +280,7 @@ START_TEST(record_and_replay)
 	xp_run_free(&r);
 	free(file);
 	free(d);
+	unsetenv("ASAN_OPTIONS");
 }
 END_TEST
 
