@@ -40,8 +40,8 @@ WARN   += -Werror
 endif
 
 # Lazily expanded, so that `make deps` can install the libraries first.
-LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 2>/dev/null)
-LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 2>/dev/null) -pthread
+LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 sqlite3 2>/dev/null)
+LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 sqlite3 2>/dev/null) -pthread
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 

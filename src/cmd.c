@@ -7,8 +7,13 @@
 #include <string.h>
 
 #include "source.h"
+#include "store.h"
+
+#include <unistd.h>
 
 extern const struct xp_cmd_entry xp_cmd_adapters_entry;
+extern const struct xp_cmd_entry xp_cmd_audit_entry;
+extern const struct xp_cmd_entry xp_cmd_db_entry;
 extern const struct xp_cmd_entry xp_cmd_health_entry;
 extern const struct xp_cmd_entry xp_cmd_help_entry;
 extern const struct xp_cmd_entry xp_cmd_record_entry;
@@ -23,6 +28,8 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_health_entry,
 	&xp_cmd_adapters_entry,
 	&xp_cmd_record_entry,
+	&xp_cmd_audit_entry,
+	&xp_cmd_db_entry,
 	&xp_cmd_theme_entry,
 	&xp_cmd_help_entry,
 	&xp_cmd_version_entry,
@@ -90,7 +97,16 @@ struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
 		return ctx->cluster;
 	struct xp_err err = {{0}};
 	struct xp_source_opts so = {.topology = ctx->topology, .inventory = ctx->inventory, .replay = ctx->replay};
+	/* Stored benchmark baselines replace the manifests' default ECU coefficients, when there is
+	 * a database to ask (given, or the default one already made); discovery never creates one. */
+	struct xp_err serr = {{0}};
+	char *path = ctx->db ? xp_strdup(ctx->db) : xp_store_default_path();
+	struct xp_store *store = access(path, F_OK) == 0 ? xp_store_open_existing(path, &serr) : NULL;
+	free(path);
+	xp_store_use_baselines(store);
 	ctx->cluster = xp_source_load(&so, &err);
+	xp_store_use_baselines(NULL);
+	xp_store_close(store);
 	if (!ctx->cluster)
 		xp_ctx_error(ctx, "%s", err.msg);
 	return ctx->cluster;

@@ -110,8 +110,18 @@ static void start(const char *lang, int cols, int rows, const char *extra)
 	tmux_do("set-option", "-t", "t", "remain-on-exit", "on", NULL);
 }
 
+static void kill_server(void)
+{
+	const char *argv[] = {"/usr/bin/tmux", "-L", sock, "kill-server", NULL};
+	struct xp_run r;
+	if (xp_run_argv(&r, (char *const *)argv, NULL) == 0)
+		xp_run_free(&r);
+}
+
 static void setup(void)
 {
+	/* A failing check leaves the child without running teardown: the server must go anyway. */
+	atexit(kill_server);
 	snprintf(sock, sizeof sock, "xpool-test-%d", (int)getpid());
 	snprintf(statedir, sizeof statedir, "/tmp/xpool-tui-%d", (int)getpid());
 	char *argv[] = {"/bin/mkdir", "-p", statedir, NULL};

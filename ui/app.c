@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -98,6 +99,12 @@ struct xp_ui {
 	bool loaded;
 	struct poller poll;
 	bool dirty;
+	/* Header figures, counted once per new cluster rather than on every frame. */
+	struct xp_store *store;        /* opened on first use */
+	bool store_failed;
+	const struct xp_cluster *counted;
+	uint64_t counted_gen;
+	size_t health[XP_HEALTH_COUNT], devices;
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -143,6 +150,20 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 	ui->msg_role = role;
 	ui->msg_time = time(NULL);
 	ui->dirty = true;
+}
+
+struct xp_store *xp_ui_store(struct xp_ui *ui)
+{
+	if (!ui->store && !ui->store_failed) {
+		struct xp_err err = {{0}};
+		ui->store = xp_store_open(ui->ctx->db, &err);
+		if (!ui->store) {
+			/* Say it once; the views that need the database say what is missing. */
+			ui->store_failed = true;
+			xp_ui_message(ui, XP_ROLE_FAIL, "database: %s", err.msg);
+		}
+	}
+	return ui->store;
 }
 
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)
@@ -253,6 +274,7 @@ static void poll_stop(struct poller *p)
 
 static void views_data_changed(struct xp_ui *ui)
 {
+	ui->counted = NULL;
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->on_data)
 			ui->views[i].v->on_data(ui->views[i].st, ui);
@@ -368,6 +390,7 @@ static int display_width(const char *s)
 static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT])
 {
 	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
+	/* 10,000 nodes x 8 devices is 80,000 steps: once per cluster, not per frame. */
 	for (size_t i = 0; i < c->n_nodes; i++)
 		for (size_t j = 0; j < c->nodes[i]->n_devices; j++) {
 			int h = c->nodes[i]->devices[j].health;
@@ -406,8 +429,13 @@ static void draw_header(struct xp_ui *ui)
 	int attr = xp_theme_attr(XP_ROLE_HEADER);
 	fill_row(stdscr, r, attr);
 	const struct xp_cluster *c = xp_ui_cluster(ui);
-	size_t h[XP_HEALTH_COUNT];
-	health_counts(c, h);
+	if (c != ui->counted || c->generation != ui->counted_gen) {
+		health_counts(c, ui->health);
+		ui->devices = xp_cluster_device_count(c);
+		ui->counted = c;
+		ui->counted_gen = c->generation;
+	}
+	const size_t *h = ui->health;
 	char src[256], left[512], right[128], age[48];
 	time_t now = time(NULL);
 	if (!ui->loaded)
@@ -418,7 +446,7 @@ static void draw_header(struct xp_ui *ui)
 		snprintf(age, sizeof age, "data %lds old", (long)(now - ui->last_ok));
 	char counts[64];
 	snprintf(counts, sizeof counts, "  %zu node%s  %zu device%s", c->n_nodes, c->n_nodes == 1 ? "" : "s",
-		 xp_cluster_device_count(c), xp_cluster_device_count(c) == 1 ? "" : "s");
+		 ui->devices, ui->devices == 1 ? "" : "s");
 	struct tm tm;
 	localtime_r(&now, &tm);
 	snprintf(right, sizeof right, " %s  %02d:%02d:%02d ", age, tm.tm_hour, tm.tm_min, tm.tm_sec);
@@ -1103,6 +1131,9 @@ int xp_ui_run(struct xp_ctx *ctx)
 			draw(ui);
 			last_draw = now;
 		}
+		/* Until the first data lands, look for it often: the first frame should not
+		 * wait out a whole key timeout. */
+		timeout(ui->loaded ? 100 : 5);
 		int ch = getch();
 		if (ch == ERR)
 			continue;
@@ -1128,6 +1159,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	ctx->ui_theme = NULL;
 	endwin();
 	out_clear(ui);
+	xp_store_close(ui->store);
 	xp_event_log_free(&ui->events);
 	free(ui);
 	return rc;

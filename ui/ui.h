@@ -9,6 +9,7 @@
 #include "events.h"
 #include "glyphs.h"
 #include "model.h"
+#include "store.h"
 
 /* The running console (opaque to views). */
 struct xp_ui;
@@ -27,6 +28,9 @@ const struct xp_glyphs *xp_ui_glyphs(const struct xp_ui *ui);
 const struct xp_event_log *xp_ui_events(const struct xp_ui *ui);
 /* Shows a one-line message in the status line in a theme role (XP_ROLE_FAIL for errors). */
 void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The database (opened on first use from --db or the default path); NULL after a message when it
+ * cannot be opened. */
+struct xp_store *xp_ui_store(struct xp_ui *ui);
 /* True when text matches the filter (case-insensitive substring; always true without a filter). */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text);
 

@@ -1,0 +1,167 @@
+/* cmd_db.c: `xpool db info|check|backup FILE|vacuum`: the database itself. */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "store.h"
+
+static const char *const tables[] = {"environments", "cases", "results", "baselines", "audit",
+				     "snapshots", "samples", "settings"};
+
+static long long count_rows(struct xp_store *s, const char *table)
+{
+	/* Table names come from our own list above, never from the user. */
+	char sql[96];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+	sqlite3_stmt *st;
+	long long n = -1;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return n;
+}
+
+static char *pragma_text(struct xp_store *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			v = xp_strdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
+static int db_info(struct xp_ctx *ctx, struct xp_store *s)
+{
+	struct stat st;
+	char *mode = pragma_text(s, "PRAGMA journal_mode");
+	fprintf(ctx->out, "database   %s\n", s->path);
+	if (stat(s->path, &st) == 0)
+		fprintf(ctx->out, "size       %lld bytes\n", (long long)st.st_size);
+	fprintf(ctx->out, "schema     version %d (this xpool writes %d)\n", s->version, XP_STORE_VERSION);
+	fprintf(ctx->out, "journal    %s\n", mode ? mode : "?");
+	fprintf(ctx->out, "sqlite     %s\n", sqlite3_libversion());
+	free(mode);
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		long long n = count_rows(s, tables[i]);
+		if (n >= 0)
+			fprintf(ctx->out, "%-10s %lld rows\n", tables[i], n);
+	}
+	return XP_EXIT_OK;
+}
+
+static int db_check(struct xp_ctx *ctx, struct xp_store *s)
+{
+	int rc = XP_EXIT_OK;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK) {
+		xp_ctx_error(ctx, "db check: %s", sqlite3_errmsg(s->db));
+		return XP_EXIT_ERROR;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *r = (const char *)sqlite3_column_text(st, 0);
+		if (r && strcmp(r, "ok") != 0) {
+			fprintf(ctx->out, "integrity: %s\n", r);
+			rc = XP_EXIT_ERROR;
+		}
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			fprintf(ctx->out, "foreign key: row %lld of %s refers to a missing %s\n",
+				(long long)sqlite3_column_int64(st, 1), sqlite3_column_text(st, 0),
+				sqlite3_column_text(st, 2));
+			rc = XP_EXIT_ERROR;
+		}
+		sqlite3_finalize(st);
+	}
+	if (rc == XP_EXIT_OK)
+		fprintf(ctx->out, "%s: ok\n", s->path);
+	return rc;
+}
+
+static int db_backup(struct xp_ctx *ctx, struct xp_store *s, const char *file)
+{
+	struct stat st;
+	if (stat(file, &st) == 0) {
+		xp_ctx_error(ctx, "db backup: %s exists; give a new file", file);
+		return XP_EXIT_ERROR;
+	}
+	sqlite3 *dst;
+	if (sqlite3_open_v2(file, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		xp_ctx_error(ctx, "db backup: %s: %s", file, dst ? sqlite3_errmsg(dst) : "cannot create");
+		sqlite3_close(dst);
+		return XP_EXIT_ERROR;
+	}
+	/* The online backup API: a consistent copy while others keep writing. */
+	sqlite3_backup *b = sqlite3_backup_init(dst, "main", s->db, "main");
+	int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+	if (b)
+		sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		xp_ctx_error(ctx, "db backup: %s: %s", file, sqlite3_errmsg(dst));
+		sqlite3_close(dst);
+		remove(file);
+		return XP_EXIT_ERROR;
+	}
+	sqlite3_close(dst);
+	fprintf(ctx->out, "backed up %s to %s\n", s->path, file);
+	return XP_EXIT_OK;
+}
+
+static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
+{
+	const char *sub = a->argv[0];
+	bool info = strcmp(sub, "info") == 0, check = strcmp(sub, "check") == 0;
+	bool backup = strcmp(sub, "backup") == 0, vacuum = strcmp(sub, "vacuum") == 0;
+	if (!info && !check && !backup && !vacuum) {
+		xp_ctx_error(ctx, "db: unknown subcommand %s (info, check, backup FILE, vacuum)", sub);
+		return XP_EXIT_USAGE;
+	}
+	if ((backup && a->argc != 2) || (!backup && a->argc != 1)) {
+		xp_ctx_error(ctx, "db: usage: xpool db info|check|backup FILE|vacuum");
+		return XP_EXIT_USAGE;
+	}
+	struct xp_err err = {{0}};
+	/* info and check look at any file as it is; backup and vacuum need our schema. */
+	struct xp_store *s = info || check ? xp_store_open_existing(ctx->db, &err) : xp_store_open(ctx->db, &err);
+	if (!s) {
+		xp_ctx_error(ctx, "db %s: %s", sub, err.msg);
+		return XP_EXIT_ERROR;
+	}
+	int rc;
+	if (info)
+		rc = db_info(ctx, s);
+	else if (check)
+		rc = db_check(ctx, s);
+	else if (backup)
+		rc = db_backup(ctx, s, a->argv[1]);
+	else {
+		char *msg = NULL;
+		rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, &msg) == SQLITE_OK ? XP_EXIT_OK : XP_EXIT_ERROR;
+		if (rc)
+			xp_ctx_error(ctx, "db vacuum: %s", msg ? msg : sqlite3_errmsg(s->db));
+		else
+			fprintf(ctx->out, "%s: vacuumed\n", s->path);
+		sqlite3_free(msg);
+	}
+	xp_store_close(s);
+	return rc;
+}
+
+const struct xp_cmd_entry xp_cmd_db_entry = {
+	.name = "db",
+	.alias = NULL,
+	.usage = "info|check|backup FILE|vacuum",
+	.summary = "the database: what is in it, an integrity check, an online backup, vacuum",
+	.opts = NULL,
+	.min_args = 1,
+	.max_args = 2,
+	.exec = db_exec,
+};

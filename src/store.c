@@ -1,0 +1,603 @@
+/* store.c: opening, migrating and writing the sqlite database; the audit log,
+ * baselines, snapshots and samples. */
+#include "store.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model_json.h"
+#include "normalize.h"
+
+/* Each migration takes the schema from version i to i + 1; never edit one that has
+ * shipped: add the next. */
+static const char *const migrations[XP_STORE_VERSION] = {
+	/* 1: the first schema */
+	"CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE snapshots(id INTEGER PRIMARY KEY, time INTEGER NOT NULL, node TEXT NOT NULL,"
+	" source TEXT, doc TEXT NOT NULL);"
+	"CREATE INDEX snapshots_time ON snapshots(time);"
+	"CREATE TABLE samples(id INTEGER PRIMARY KEY, time INTEGER NOT NULL, node TEXT NOT NULL,"
+	" device TEXT NOT NULL, utilization REAL, memory_used_mib INTEGER, temperature_c REAL,"
+	" power_w REAL, ecc_corrected INTEGER, ecc_uncorrected INTEGER, health TEXT);"
+	"CREATE INDEX samples_time ON samples(time);"
+	"CREATE TABLE audit(id INTEGER PRIMARY KEY, time INTEGER NOT NULL, actor TEXT NOT NULL,"
+	" action TEXT NOT NULL, target TEXT NOT NULL, before TEXT, after TEXT);"
+	"CREATE TABLE environments(id TEXT PRIMARY KEY, vendor TEXT NOT NULL, model TEXT NOT NULL,"
+	" driver TEXT NOT NULL, firmware TEXT, runtime TEXT, declared INTEGER NOT NULL DEFAULT 0,"
+	" first_seen INTEGER, last_seen INTEGER);"
+	"CREATE TABLE cases(name TEXT PRIMARY KEY, image TEXT, model TEXT, data TEXT, entry TEXT,"
+	" acceptance TEXT, team TEXT, created INTEGER NOT NULL);"
+	"CREATE TABLE results(id INTEGER PRIMARY KEY,"
+	" env TEXT NOT NULL REFERENCES environments(id) ON DELETE CASCADE,"
+	" case_name TEXT NOT NULL REFERENCES cases(name) ON DELETE CASCADE,"
+	" layer INTEGER NOT NULL CHECK(layer BETWEEN 0 AND 4),"
+	" status TEXT NOT NULL CHECK(status IN ('pass','fail','stale')),"
+	" time INTEGER NOT NULL, actor TEXT NOT NULL, note TEXT, log_path TEXT, log_sha256 TEXT,"
+	" node TEXT, driver TEXT, firmware TEXT);"
+	"CREATE TABLE baselines(id INTEGER PRIMARY KEY, model TEXT NOT NULL, driver TEXT NOT NULL,"
+	" benchmark TEXT NOT NULL, coefficient REAL NOT NULL CHECK(coefficient > 0),"
+	" actor TEXT NOT NULL, time INTEGER NOT NULL, verified INTEGER NOT NULL DEFAULT 0);",
+	/* 2: the matrix reads the latest record per cell layer; the audit log is read by time */
+	"CREATE INDEX results_cell ON results(env, case_name, layer, id);"
+	"CREATE INDEX audit_time ON audit(time);",
+};
+
+int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing)
+{
+	return xp_errf(err, "%s: %s: %s", s->path, doing, s->db ? sqlite3_errmsg(s->db) : "no database");
+}
+
+char *xp_store_default_path(void)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	if (state && *state)
+		return xp_asprintf("%s/xpool/xpool.db", state);
+	const char *home = getenv("HOME");
+	if (!home || !*home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : "/tmp";
+	}
+	return xp_asprintf("%s/.local/state/xpool/xpool.db", home);
+}
+
+/* Creates each missing directory of path's parent with mode 0700 (the database holds
+ * who did what, so others need not read it). */
+static int make_parents(const char *path, struct xp_err *err)
+{
+	char *copy = xp_strdup(path);
+	char *slash = strrchr(copy, '/');
+	if (!slash || slash == copy) {
+		free(copy);
+		return 0;
+	}
+	*slash = '\0';
+	for (char *p = copy + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(copy, 0700) < 0 && errno != EEXIST) {
+				xp_errf(err, "%s: %s", copy, strerror(errno));
+				free(copy);
+				return -1;
+			}
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+static char *actor_name(void)
+{
+	const char *a = getenv("XPOOL_ACTOR");
+	if (a && *a)
+		return xp_strdup(a);
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name)
+		return xp_strdup(pw->pw_name);
+	return xp_asprintf("uid %u", (unsigned)getuid());
+}
+
+static int exec_sql(struct xp_store *s, const char *sql, struct xp_err *err, const char *doing)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		xp_errf(err, "%s: %s: %s", s->path, doing, msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int user_version(struct xp_store *s, int *v, struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return xp_store_fail(s, err, "reading the schema version");
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return xp_store_fail(s, err, "reading the schema version");
+	return 0;
+}
+
+int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
+{
+	for (int v = from; v < to; v++) {
+		/* One transaction per step: a crash leaves the database at a whole version. */
+		if (xp_store_begin(s, err) < 0)
+			return -1;
+		char pragma[64];
+		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+		char doing[64];
+		snprintf(doing, sizeof doing, "migrating to schema version %d", v + 1);
+		if (exec_sql(s, migrations[v], err, doing) < 0 || exec_sql(s, pragma, err, doing) < 0) {
+			xp_store_rollback(s);
+			return -1;
+		}
+		if (xp_store_commit(s, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static struct xp_store *open_db(const char *path, int flags, struct xp_err *err)
+{
+	struct xp_store *s = xp_calloc(1, sizeof *s);
+	s->path = xp_strdup(path);
+	s->actor = actor_name();
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+		xp_errf(err, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
+		xp_store_close(s);
+		return NULL;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, XP_STORE_BUSY_MS);
+	/* A file that is not a database says so here rather than halfway through a write. */
+	if (exec_sql(s, "PRAGMA foreign_keys = ON", err, "opening") < 0 || user_version(s, &s->version, err) < 0) {
+		xp_store_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct xp_store *xp_store_open(const char *path, struct xp_err *err)
+{
+	char *def = NULL;
+	if (!path || !*path)
+		path = def = xp_store_default_path();
+	bool memory = strcmp(path, ":memory:") == 0;
+	if (!memory && make_parents(path, err) < 0) {
+		free(def);
+		return NULL;
+	}
+	struct xp_store *s = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
+	free(def);
+	if (!s)
+		return NULL;
+	if (s->version > XP_STORE_VERSION) {
+		xp_errf(err, "%s: schema version %d is newer than this xpool understands (%d): use a newer xpool",
+			s->path, s->version, XP_STORE_VERSION);
+		xp_store_close(s);
+		return NULL;
+	}
+	/* WAL: readers (the console) never block the writer (an agent, a script). */
+	if ((!memory && exec_sql(s, "PRAGMA journal_mode = WAL", err, "switching to WAL") < 0) ||
+	    exec_sql(s, "PRAGMA synchronous = NORMAL", err, "opening") < 0 ||
+	    xp_store_migrate(s, s->version, XP_STORE_VERSION, err) < 0) {
+		xp_store_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err)
+{
+	char *def = NULL;
+	if (!path || !*path)
+		path = def = xp_store_default_path();
+	struct stat st;
+	if (strcmp(path, ":memory:") != 0 && stat(path, &st) < 0) {
+		xp_errf(err, "%s: %s (the first command that writes creates it)", path, strerror(errno));
+		free(def);
+		return NULL;
+	}
+	struct xp_store *s = open_db(path, SQLITE_OPEN_READONLY, err);
+	free(def);
+	return s;
+}
+
+void xp_store_close(struct xp_store *s)
+{
+	if (!s)
+		return;
+	if (s->db)
+		sqlite3_close_v2(s->db);
+	free(s->path);
+	free(s->actor);
+	free(s);
+}
+
+int xp_store_begin(struct xp_store *s, struct xp_err *err)
+{
+	return exec_sql(s, "BEGIN IMMEDIATE", err, "starting a transaction");
+}
+
+int xp_store_commit(struct xp_store *s, struct xp_err *err)
+{
+	if (exec_sql(s, "COMMIT", err, "committing") < 0) {
+		xp_store_rollback(s);
+		return -1;
+	}
+	return 0;
+}
+
+void xp_store_rollback(struct xp_store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xp_strdup((const char *)t) : NULL;
+}
+
+int xp_audit_add(struct xp_store *s, const char *action, const char *target, const char *before,
+		 const char *after, struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO audit(time, actor, action, target, before, after) VALUES(?,?,?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return xp_store_fail(s, err, "writing the audit log");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL));
+	bind_text(st, 2, s->actor);
+	bind_text(st, 3, action);
+	bind_text(st, 4, target);
+	bind_text(st, 5, before);
+	bind_text(st, 6, after);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return xp_store_fail(s, err, "writing the audit log");
+	return 0;
+}
+
+int xp_audit_list(struct xp_store *s, time_t since, size_t limit, struct xp_audit **rows, size_t *n,
+		  struct xp_err *err)
+{
+	*rows = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, time, actor, action, target, before, after FROM audit"
+			       " WHERE time >= ? ORDER BY id LIMIT ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return xp_store_fail(s, err, "reading the audit log");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
+	sqlite3_bind_int64(st, 2, limit ? (sqlite3_int64)limit : -1);
+	int rc;
+	size_t cap = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		xp_grow(rows, sizeof **rows, *n, &cap);
+		struct xp_audit *a = &(*rows)[(*n)++];
+		a->id = sqlite3_column_int64(st, 0);
+		a->time = (time_t)sqlite3_column_int64(st, 1);
+		a->actor = col_text(st, 2);
+		a->action = col_text(st, 3);
+		a->target = col_text(st, 4);
+		a->before = col_text(st, 5);
+		a->after = col_text(st, 6);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		xp_audit_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return xp_store_fail(s, err, "reading the audit log");
+	}
+	return 0;
+}
+
+void xp_audit_free(struct xp_audit *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(rows[i].actor);
+		free(rows[i].action);
+		free(rows[i].target);
+		free(rows[i].before);
+		free(rows[i].after);
+	}
+	free(rows);
+}
+
+static char *baseline_json(const struct xp_baseline *b)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "model", xp_json_str(b->model));
+	json_object_set_new(o, "driver", xp_json_str(b->driver));
+	json_object_set_new(o, "benchmark", xp_json_str(b->benchmark));
+	json_object_set_new(o, "coefficient", json_real(b->coefficient));
+	json_object_set_new(o, "verified", json_boolean(b->verified));
+	char *t = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return t;
+}
+
+int xp_baseline_add(struct xp_store *s, const struct xp_baseline *b, struct xp_err *err)
+{
+	if (!b->model || !*b->model || !b->driver || !*b->driver || !b->benchmark || !*b->benchmark)
+		return xp_errf(err, "a baseline needs a model, a driver and a benchmark");
+	if (!(b->coefficient > 0) || !isfinite(b->coefficient))
+		return xp_errf(err, "coefficient %g: must be a positive number", b->coefficient);
+	if (xp_store_begin(s, err) < 0)
+		return -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+			       "INSERT INTO baselines(model, driver, benchmark, coefficient, actor, time, verified)"
+			       " VALUES(?,?,?,?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK) {
+		xp_store_fail(s, err, "recording a baseline");
+		xp_store_rollback(s);
+		return -1;
+	}
+	bind_text(st, 1, b->model);
+	bind_text(st, 2, b->driver);
+	bind_text(st, 3, b->benchmark);
+	sqlite3_bind_double(st, 4, b->coefficient);
+	bind_text(st, 5, s->actor);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
+	sqlite3_bind_int(st, 7, b->verified);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	char *after = baseline_json(b);
+	char target[256];
+	snprintf(target, sizeof target, "baseline %s / %s", b->model, b->driver);
+	if (rc != SQLITE_DONE) {
+		free(after);
+		xp_store_fail(s, err, "recording a baseline");
+		xp_store_rollback(s);
+		return -1;
+	}
+	int a = xp_audit_add(s, "baseline.add", target, NULL, after, err);
+	free(after);
+	if (a < 0) {
+		xp_store_rollback(s);
+		return -1;
+	}
+	return xp_store_commit(s, err);
+}
+
+double xp_baseline_coefficient(struct xp_store *s, const char *model, const char *driver)
+{
+	if (!model || !driver)
+		return NAN;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT coefficient FROM baselines WHERE model = ? AND driver = ?"
+			       " ORDER BY verified DESC, time DESC, id DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return NAN;
+	bind_text(st, 1, model);
+	bind_text(st, 2, driver);
+	double c = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
+	sqlite3_finalize(st);
+	return c;
+}
+
+int xp_baseline_list(struct xp_store *s, struct xp_baseline **rows, size_t *n, struct xp_err *err)
+{
+	*rows = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id, model, driver, benchmark, coefficient, actor, time, verified"
+			       " FROM baselines ORDER BY time DESC, id DESC",
+			       -1, &st, NULL) != SQLITE_OK)
+		return xp_store_fail(s, err, "reading baselines");
+	int rc;
+	size_t cap = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		xp_grow(rows, sizeof **rows, *n, &cap);
+		struct xp_baseline *b = &(*rows)[(*n)++];
+		b->id = sqlite3_column_int64(st, 0);
+		b->model = col_text(st, 1);
+		b->driver = col_text(st, 2);
+		b->benchmark = col_text(st, 3);
+		b->coefficient = sqlite3_column_double(st, 4);
+		b->actor = col_text(st, 5);
+		b->time = (time_t)sqlite3_column_int64(st, 6);
+		b->verified = sqlite3_column_int(st, 7) != 0;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		xp_baseline_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return xp_store_fail(s, err, "reading baselines");
+	}
+	return 0;
+}
+
+void xp_baseline_free(struct xp_baseline *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(rows[i].model);
+		free(rows[i].driver);
+		free(rows[i].benchmark);
+		free(rows[i].actor);
+	}
+	free(rows);
+}
+
+static double baseline_hook(const char *model, const char *driver, void *arg)
+{
+	return xp_baseline_coefficient(arg, model, driver);
+}
+
+void xp_store_use_baselines(struct xp_store *s)
+{
+	xp_normalize_set_coefficient_hook(s ? baseline_hook : NULL, s);
+}
+
+char *xp_store_setting(struct xp_store *s, const char *key)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT value FROM settings WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	bind_text(st, 1, key);
+	char *v = sqlite3_step(st) == SQLITE_ROW ? col_text(st, 0) : NULL;
+	sqlite3_finalize(st);
+	return v;
+}
+
+int xp_store_set_setting(struct xp_store *s, const char *key, const char *value, struct xp_err *err)
+{
+	if (xp_store_begin(s, err) < 0)
+		return -1;
+	char *before = xp_store_setting(s, key);
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings(key, value) VALUES(?, ?)", -1, &st,
+				    NULL);
+	if (rc == SQLITE_OK) {
+		bind_text(st, 1, key);
+		bind_text(st, 2, value);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		sqlite3_finalize(st);
+	}
+	char target[128];
+	snprintf(target, sizeof target, "setting %s", key);
+	json_t *b = before ? json_string(before) : NULL, *a = json_string(value);
+	char *bt = b ? json_dumps(b, JSON_ENCODE_ANY) : NULL, *at = a ? json_dumps(a, JSON_ENCODE_ANY) : NULL;
+	json_decref(b);
+	json_decref(a);
+	free(before);
+	if (rc != SQLITE_OK || xp_audit_add(s, "setting.set", target, bt, at, err) < 0) {
+		if (rc != SQLITE_OK)
+			xp_store_fail(s, err, "writing a setting");
+		free(bt);
+		free(at);
+		xp_store_rollback(s);
+		return -1;
+	}
+	free(bt);
+	free(at);
+	return xp_store_commit(s, err);
+}
+
+static int retention_days(struct xp_store *s)
+{
+	char *v = xp_store_setting(s, "retention_days");
+	int d = XP_STORE_RETENTION_DAYS;
+	if (v) {
+		char *end;
+		long k = strtol(v, &end, 10);
+		if (!*end && k >= 0 && k <= 36500)
+			d = (int)k;
+		free(v);
+	}
+	return d;
+}
+
+int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err)
+{
+	if (xp_store_begin(s, err) < 0)
+		return -1;
+	sqlite3_stmt *snap = NULL, *samp = NULL, *del1 = NULL, *del2 = NULL;
+	int ok = sqlite3_prepare_v2(s->db, "INSERT INTO snapshots(time, node, source, doc) VALUES(?,?,?,?)", -1,
+				    &snap, NULL) == SQLITE_OK &&
+		 sqlite3_prepare_v2(s->db,
+				    "INSERT INTO samples(time, node, device, utilization, memory_used_mib,"
+				    " temperature_c, power_w, ecc_corrected, ecc_uncorrected, health)"
+				    " VALUES(?,?,?,?,?,?,?,?,?,?)",
+				    -1, &samp, NULL) == SQLITE_OK &&
+		 sqlite3_prepare_v2(s->db, "DELETE FROM snapshots WHERE time < ?", -1, &del1, NULL) == SQLITE_OK &&
+		 sqlite3_prepare_v2(s->db, "DELETE FROM samples WHERE time < ?", -1, &del2, NULL) == SQLITE_OK;
+	for (size_t i = 0; ok && i < c->n_nodes; i++) {
+		const struct xp_node *n = c->nodes[i];
+		json_t *j = xp_node_to_json(n);
+		char *doc = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		sqlite3_bind_int64(snap, 1, (sqlite3_int64)now);
+		bind_text(snap, 2, n->name);
+		bind_text(snap, 3, n->source);
+		bind_text(snap, 4, doc);
+		ok = sqlite3_step(snap) == SQLITE_DONE;
+		sqlite3_reset(snap);
+		free(doc);
+		for (size_t k = 0; ok && k < n->n_devices; k++) {
+			const struct xp_device *d = &n->devices[k];
+			char idx[32];
+			snprintf(idx, sizeof idx, "ACC%d", d->index);
+			sqlite3_bind_int64(samp, 1, (sqlite3_int64)now);
+			bind_text(samp, 2, n->name);
+			bind_text(samp, 3, d->pci_bus_id ? d->pci_bus_id : idx);
+			if (XP_HAS(d->utilization_pct))
+				sqlite3_bind_double(samp, 4, d->utilization_pct);
+			else
+				sqlite3_bind_null(samp, 4);
+			if (d->memory_used_mib >= 0)
+				sqlite3_bind_int64(samp, 5, d->memory_used_mib);
+			else
+				sqlite3_bind_null(samp, 5);
+			if (XP_HAS(d->temperature_c))
+				sqlite3_bind_double(samp, 6, d->temperature_c);
+			else
+				sqlite3_bind_null(samp, 6);
+			if (XP_HAS(d->power_w))
+				sqlite3_bind_double(samp, 7, d->power_w);
+			else
+				sqlite3_bind_null(samp, 7);
+			if (d->ecc_corrected >= 0)
+				sqlite3_bind_int64(samp, 8, d->ecc_corrected);
+			else
+				sqlite3_bind_null(samp, 8);
+			if (d->ecc_uncorrected >= 0)
+				sqlite3_bind_int64(samp, 9, d->ecc_uncorrected);
+			else
+				sqlite3_bind_null(samp, 9);
+			bind_text(samp, 10, xp_health_name(d->health));
+			ok = sqlite3_step(samp) == SQLITE_DONE;
+			sqlite3_reset(samp);
+		}
+	}
+	if (ok) {
+		/* Bounded retention: what is older than the setting goes in the same transaction. */
+		sqlite3_int64 cut = (sqlite3_int64)now - (sqlite3_int64)retention_days(s) * 86400;
+		sqlite3_bind_int64(del1, 1, cut);
+		sqlite3_bind_int64(del2, 1, cut);
+		ok = sqlite3_step(del1) == SQLITE_DONE && sqlite3_step(del2) == SQLITE_DONE;
+	}
+	if (!ok)
+		xp_store_fail(s, err, "saving a snapshot");
+	sqlite3_finalize(snap);
+	sqlite3_finalize(samp);
+	sqlite3_finalize(del1);
+	sqlite3_finalize(del2);
+	if (!ok) {
+		xp_store_rollback(s);
+		return -1;
+	}
+	return xp_store_commit(s, err);
+}

@@ -1,0 +1,103 @@
+/* store.h: the sqlite database: schema versions with forward migrations, the
+ * audit log, benchmark baselines, inventory snapshots and metric samples. The
+ * validation matrix (validate.h) keeps its tables here too.
+ *
+ * WAL mode, foreign keys on, a busy timeout so that two xpool processes on one
+ * database both succeed, prepared statements only, and every multi-row change
+ * in one transaction (xp_store_begin / xp_store_commit). */
+#ifndef XP_STORE_H
+#define XP_STORE_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "model.h"
+#include "xp.h"
+
+/* The schema version this xpool writes (PRAGMA user_version). */
+#define XP_STORE_VERSION 2
+/* How long a writer waits for another process's lock before giving up, ms. */
+#define XP_STORE_BUSY_MS 10000
+/* Default retention of metric samples and snapshots, days (setting "retention_days"). */
+#define XP_STORE_RETENTION_DAYS 7
+
+/* An open database. */
+struct xp_store {
+	sqlite3 *db;
+	char *path;       /* as given; ":memory:" for a throwaway one */
+	char *actor;      /* who changes things: $XPOOL_ACTOR, else the user name */
+	int version;      /* schema version found at open, before migrating */
+};
+
+/* One audit row. */
+struct xp_audit {
+	int64_t id;
+	time_t time;
+	char *actor, *action, *target;
+	char *before, *after; /* JSON text, NULL when there was nothing */
+};
+
+/* A benchmark baseline: a measured ECU coefficient for (model, driver). */
+struct xp_baseline {
+	int64_t id;
+	char *model, *driver, *benchmark, *actor;
+	double coefficient;
+	time_t time;
+	bool verified;
+};
+
+/* The default database path: $XDG_STATE_HOME/xpool/xpool.db (or ~/.local/state/...); caller frees. */
+char *xp_store_default_path(void);
+/* Opens (creating directories 0700 and the file as needed) and migrates the database at path
+ * (NULL: the default; ":memory:" for a throwaway one). NULL with err set on failure, including
+ * a database written by a newer xpool. */
+struct xp_store *xp_store_open(const char *path, struct xp_err *err);
+/* Opens without migrating and without creating anything (for `db info` on any file). */
+struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err);
+/* Closes the database; NULL is fine. */
+void xp_store_close(struct xp_store *s);
+
+/* Starts a write transaction (BEGIN IMMEDIATE, so the busy timeout applies up front). */
+int xp_store_begin(struct xp_store *s, struct xp_err *err);
+/* Commits; on failure rolls back and sets err. */
+int xp_store_commit(struct xp_store *s, struct xp_err *err);
+/* Rolls back whatever the transaction did. */
+void xp_store_rollback(struct xp_store *s);
+/* Sets err from the database's last error, prefixed by what was being done; returns -1. */
+int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing);
+
+/* Applies the migrations from version `from` (0 = empty) up to `to` (tests make old databases). */
+int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err);
+
+/* Appends one audit row (inside the caller's transaction, if any). before/after are JSON or NULL. */
+int xp_audit_add(struct xp_store *s, const char *action, const char *target, const char *before,
+		 const char *after, struct xp_err *err);
+/* Reads audit rows with time >= since (0: all), oldest first, at most limit (0: all). */
+int xp_audit_list(struct xp_store *s, time_t since, size_t limit, struct xp_audit **rows, size_t *n,
+		  struct xp_err *err);
+/* Frees what xp_audit_list returned. */
+void xp_audit_free(struct xp_audit *rows, size_t n);
+
+/* Records a baseline (audited). */
+int xp_baseline_add(struct xp_store *s, const struct xp_baseline *b, struct xp_err *err);
+/* The newest baseline for (model, driver), verified ones first; NAN when none. */
+double xp_baseline_coefficient(struct xp_store *s, const char *model, const char *driver);
+/* Lists every baseline, newest first. */
+int xp_baseline_list(struct xp_store *s, struct xp_baseline **rows, size_t *n, struct xp_err *err);
+/* Frees what xp_baseline_list returned. */
+void xp_baseline_free(struct xp_baseline *rows, size_t n);
+/* Makes normalization use this store's baselines for ECU coefficients (NULL: stop). */
+void xp_store_use_baselines(struct xp_store *s);
+
+/* Saves each node's inventory and a metric sample per device, then drops what is older than
+ * the retention (one transaction). */
+int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err);
+/* Reads a setting (NULL when unset; caller frees). */
+char *xp_store_setting(struct xp_store *s, const char *key);
+/* Writes a setting (audited). */
+int xp_store_set_setting(struct xp_store *s, const char *key, const char *value, struct xp_err *err);
+
+#endif

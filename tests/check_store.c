@@ -1,0 +1,283 @@
+/* check_store.c: the database: migrations, version refusal, audit rows, baselines
+ * feeding ECU, settings and retention, two writers at once, read-only files. */
+#include <check.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "normalize.h"
+#include "store.h"
+#include "testlib.h"
+
+static char dir[128], path[192];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/xpool-store-%d", (int)getpid());
+	snprintf(path, sizeof path, "%s/sub/dir/x.db", dir);
+	setenv("XPOOL_ACTOR", "tester", 1);
+}
+
+static void teardown(void)
+{
+	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+	struct xp_run r;
+	xp_run_argv(&r, argv, NULL);
+	xp_run_free(&r);
+}
+
+static int table_has(struct xp_store *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), SQLITE_OK);
+	int rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+START_TEST(migrations)
+{
+	struct xp_err err = {{0}};
+	/* A database as the first schema version left it. */
+	struct xp_store *s = xp_store_open_existing(":memory:", &err);
+	ck_assert_ptr_nonnull(s);
+	xp_store_close(s);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char old[256];
+	snprintf(old, sizeof old, "%s/v1.db", dir);
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(old, &raw), SQLITE_OK);
+	sqlite3_close(raw);
+	s = xp_store_open_existing(old, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	sqlite3_close_v2(s->db);
+	ck_assert_int_eq(sqlite3_open(old, &s->db), SQLITE_OK);
+	ck_assert_int_eq(xp_store_migrate(s, 0, 1, &err), 0);
+	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), 1);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM sqlite_master WHERE name = 'results_cell'"), 0);
+	ck_assert_int_eq(sqlite3_exec(s->db, "INSERT INTO cases(name, created) VALUES('kept', 1)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	xp_store_close(s);
+
+	/* Opening with this xpool migrates it forward, keeping the data. */
+	s = xp_store_open(old, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(s->version, 1);
+	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), XP_STORE_VERSION);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM sqlite_master WHERE name = 'results_cell'"), 1);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM cases WHERE name = 'kept'"), 1);
+	ck_assert_int_eq(table_has(s, "PRAGMA foreign_keys"), 1);
+	char *mode = NULL;
+	sqlite3_stmt *st;
+	sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &st, NULL);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		mode = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	ck_assert_str_eq(mode, "wal");
+	free(mode);
+	/* A newer xpool's database is refused with a clear message. */
+	ck_assert_int_eq(sqlite3_exec(s->db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	xp_store_close(s);
+	ck_assert_ptr_null(xp_store_open(old, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "schema version 99 is newer than this xpool understands"));
+	/* Not a database at all. */
+	char junk[256];
+	snprintf(junk, sizeof junk, "%s/junk.db", dir);
+	FILE *f = fopen(junk, "w");
+	fputs("this is not sqlite, just text long enough to be looked at by sqlite\n", f);
+	fclose(f);
+	ck_assert_ptr_null(xp_store_open(junk, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "file is not a database"));
+}
+END_TEST
+
+START_TEST(default_path_and_dirs)
+{
+	setenv("XDG_STATE_HOME", dir, 1);
+	char *p = xp_store_default_path();
+	char want[256];
+	snprintf(want, sizeof want, "%s/xpool/xpool.db", dir);
+	ck_assert_str_eq(p, want);
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(NULL, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	xp_store_close(s);
+	struct stat st;
+	char d[256];
+	snprintf(d, sizeof d, "%s/xpool", dir);
+	ck_assert_int_eq(stat(d, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	ck_assert_int_eq(stat(p, &st), 0);
+	free(p);
+	unsetenv("XDG_STATE_HOME");
+	/* Parents of an explicit path are made too. */
+	s = xp_store_open(path, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	xp_store_close(s);
+}
+END_TEST
+
+START_TEST(audit_and_baselines)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(":memory:", &err);
+	ck_assert_ptr_nonnull(s);
+	struct xp_baseline b = {.model = "H100 80GB HBM3", .driver = "535.54.03", .benchmark = "llm-train",
+				.coefficient = 0.8, .verified = false};
+	ck_assert_int_eq(xp_baseline_add(s, &b, &err), 0);
+	b.coefficient = 0.9;
+	b.verified = true;
+	ck_assert_int_eq(xp_baseline_add(s, &b, &err), 0);
+	b.coefficient = 0.7; /* newer but unverified: the verified one still wins */
+	b.verified = false;
+	ck_assert_int_eq(xp_baseline_add(s, &b, &err), 0);
+	ck_assert(xp_baseline_coefficient(s, "H100 80GB HBM3", "535.54.03") == 0.9);
+	ck_assert(isnan(xp_baseline_coefficient(s, "H100 80GB HBM3", "550.0")));
+	b.coefficient = -1;
+	ck_assert_int_eq(xp_baseline_add(s, &b, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "must be a positive number"));
+
+	struct xp_audit *rows;
+	size_t n;
+	ck_assert_int_eq(xp_audit_list(s, 0, 0, &rows, &n, &err), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(rows[1].actor, "tester");
+	ck_assert_str_eq(rows[1].action, "baseline.add");
+	ck_assert_str_eq(rows[1].target, "baseline H100 80GB HBM3 / 535.54.03");
+	ck_assert_ptr_null(rows[1].before);
+	ck_assert_ptr_nonnull(strstr(rows[1].after, "\"coefficient\":0.9"));
+	xp_audit_free(rows, n);
+
+	/* The hook: ECU uses the stored coefficient and says so. */
+	xp_store_use_baselines(s);
+	struct xp_err e2 = {{0}};
+	static const char man[] = "[adapter]\nname = nvidia\nvendor = NVIDIA\n"
+				  "[model H100 80GB HBM3]\nmatch = *H100*\npeak = bf16 1000 TFLOPS\n";
+	struct xp_manifest *m = xp_manifest_parse(man, sizeof man - 1, "m", &e2);
+	ck_assert_ptr_nonnull(m);
+	struct xp_node *node = xp_node_new("n");
+	struct xp_raw_node *raw = calloc(1, sizeof *raw);
+	xp_raw_node_init(raw);
+	struct xp_raw_device *d = &raw->devices[raw->n_devices++];
+	xp_raw_device_init(d);
+	snprintf(d->name, sizeof d->name, "NVIDIA H100 80GB HBM3");
+	snprintf(d->driver, sizeof d->driver, "535.54.03");
+	xp_normalize_merge(node, raw, m, "nvidia");
+	ck_assert(fabs(node->devices[0].ecu - 900) < 1e-9);
+	ck_assert_str_eq(node->devices[0].ecu_basis, "bf16 1000 TFLOPS x 0.90 (baseline)");
+	xp_store_use_baselines(NULL);
+	xp_node_free(node);
+	free(raw);
+	xp_manifest_free(m);
+	xp_store_close(s);
+}
+END_TEST
+
+START_TEST(snapshots_and_retention)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(":memory:", &err);
+	ck_assert_ptr_nonnull(s);
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = xp_node_new("n1");
+	struct xp_device *d = xp_node_add_device(n);
+	d->pci_bus_id = xp_strdup("0000:3b:00.0");
+	d->utilization_pct = 42;
+	xp_node_links_reset(n);
+	xp_cluster_add(c, n);
+	time_t now = 1700000000;
+	ck_assert_int_eq(xp_store_snapshot(s, c, now - 10 * 86400, &err), 0);
+	ck_assert_int_eq(xp_store_snapshot(s, c, now, &err), 0);
+	/* The 10-day-old rows went when the newer snapshot was taken (7-day default). */
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM samples"), 1);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM snapshots"), 1);
+	ck_assert_int_eq(xp_store_set_setting(s, "retention_days", "30", &err), 0);
+	char *v = xp_store_setting(s, "retention_days");
+	ck_assert_str_eq(v, "30");
+	free(v);
+	ck_assert_int_eq(xp_store_snapshot(s, c, now - 20 * 86400, &err), 0);
+	ck_assert_int_eq(xp_store_snapshot(s, c, now, &err), 0);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM samples"), 3);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM audit WHERE action = 'setting.set'"), 1);
+	xp_cluster_free(c);
+	xp_store_close(s);
+}
+END_TEST
+
+/* Two processes writing to one database at once: the busy timeout lets both finish. */
+START_TEST(two_writers)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(path, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	xp_store_close(s);
+	pid_t kids[2];
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			struct xp_err e = {{0}};
+			struct xp_store *w = xp_store_open(path, &e);
+			if (!w)
+				_exit(2);
+			for (int i = 0; i < 200; i++) {
+				char key[32];
+				snprintf(key, sizeof key, "k%d-%d", k, i);
+				if (xp_store_set_setting(w, key, "v", &e) < 0)
+					_exit(1);
+			}
+			xp_store_close(w);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		int st;
+		waitpid(kids[k], &st, 0);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d failed", k);
+	}
+	s = xp_store_open(path, &err);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM settings"), 400);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM audit"), 400);
+	xp_store_close(s);
+}
+END_TEST
+
+/* A read-only database: a clear error, nothing half-done. */
+START_TEST(read_only)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(path, &err);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(xp_store_set_setting(s, "a", "1", &err), 0);
+	xp_store_close(s);
+	/* Opened read-only (file modes do not stop root, sqlite's read-only open does). */
+	s = xp_store_open_existing(path, &err);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(xp_store_set_setting(s, "b", "2", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, path));
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM settings"), 1);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM audit"), 1);
+	xp_store_close(s);
+}
+END_TEST
+
+Suite *xp_suite_store(void);
+Suite *xp_suite_store(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, migrations);
+	tcase_add_test(tc, default_path_and_dirs);
+	tcase_add_test(tc, audit_and_baselines);
+	tcase_add_test(tc, snapshots_and_retention);
+	tcase_add_test(tc, two_writers);
+	tcase_add_test(tc, read_only);
+	suite_add_tcase(s, tc);
+	return s;
+}
