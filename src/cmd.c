@@ -20,6 +20,7 @@ extern const struct xp_cmd_entry xp_cmd_record_entry;
 extern const struct xp_cmd_entry xp_cmd_inventory_entry;
 extern const struct xp_cmd_entry xp_cmd_theme_entry;
 extern const struct xp_cmd_entry xp_cmd_topo_entry;
+extern const struct xp_cmd_entry xp_cmd_validate_entry;
 extern const struct xp_cmd_entry xp_cmd_version_entry;
 
 const struct xp_cmd_entry *const xp_cmd_table[] = {
@@ -28,6 +29,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_health_entry,
 	&xp_cmd_adapters_entry,
 	&xp_cmd_record_entry,
+	&xp_cmd_validate_entry,
 	&xp_cmd_audit_entry,
 	&xp_cmd_db_entry,
 	&xp_cmd_theme_entry,

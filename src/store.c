@@ -284,18 +284,15 @@ int xp_audit_add(struct xp_store *s, const char *action, const char *target, con
 	return 0;
 }
 
-int xp_audit_list(struct xp_store *s, time_t since, size_t limit, struct xp_audit **rows, size_t *n,
-		  struct xp_err *err)
+static int audit_query(struct xp_store *s, const char *sql, sqlite3_int64 arg, size_t limit, struct xp_audit **rows,
+		       size_t *n, struct xp_err *err)
 {
 	*rows = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, time, actor, action, target, before, after FROM audit"
-			       " WHERE time >= ? ORDER BY id LIMIT ?",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return xp_store_fail(s, err, "reading the audit log");
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
+	sqlite3_bind_int64(st, 1, arg);
 	sqlite3_bind_int64(st, 2, limit ? (sqlite3_int64)limit : -1);
 	int rc;
 	size_t cap = 0;
@@ -318,6 +315,36 @@ int xp_audit_list(struct xp_store *s, time_t since, size_t limit, struct xp_audi
 		return xp_store_fail(s, err, "reading the audit log");
 	}
 	return 0;
+}
+
+int xp_audit_list(struct xp_store *s, time_t since, size_t limit, struct xp_audit **rows, size_t *n,
+		  struct xp_err *err)
+{
+	return audit_query(s,
+			   "SELECT id, time, actor, action, target, before, after FROM audit"
+			   " WHERE time >= ? ORDER BY id LIMIT ?",
+			   (sqlite3_int64)since, limit, rows, n, err);
+}
+
+int xp_audit_list_after(struct xp_store *s, int64_t after_id, size_t limit, struct xp_audit **rows, size_t *n,
+			struct xp_err *err)
+{
+	return audit_query(s,
+			   "SELECT id, time, actor, action, target, before, after FROM audit"
+			   " WHERE id > ? ORDER BY id LIMIT ?",
+			   (sqlite3_int64)after_id, limit, rows, n, err);
+}
+
+int64_t xp_audit_last_id(struct xp_store *s)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+	if (sqlite3_prepare_v2(s->db, "SELECT max(id) FROM audit", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return id;
 }
 
 void xp_audit_free(struct xp_audit *rows, size_t n)

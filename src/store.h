@@ -78,6 +78,11 @@ int xp_audit_add(struct xp_store *s, const char *action, const char *target, con
 /* Reads audit rows with time >= since (0: all), oldest first, at most limit (0: all). */
 int xp_audit_list(struct xp_store *s, time_t since, size_t limit, struct xp_audit **rows, size_t *n,
 		  struct xp_err *err);
+/* Reads audit rows with id > after_id, oldest first, at most limit (0: all). */
+int xp_audit_list_after(struct xp_store *s, int64_t after_id, size_t limit, struct xp_audit **rows, size_t *n,
+			struct xp_err *err);
+/* The newest audit row's id, 0 when the log is empty. */
+int64_t xp_audit_last_id(struct xp_store *s);
 /* Frees what xp_audit_list returned. */
 void xp_audit_free(struct xp_audit *rows, size_t n);
 

@@ -11,12 +11,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "model.h"
 #include "store.h"
 #include "xp.h"
+
+/* Schema tag of the import/export document. */
+#define XP_VALIDATE_SCHEMA "xpool.validation/v1"
+/* Most output a probe (`validate run`) may write to its log; more is cut and fails the run. */
+#define XP_VALIDATE_MAX_LOG ((size_t)16 << 20)
+/* Longest case name: it goes into log file names and audit targets. */
+#define XP_CASE_NAME_MAX 64
 
 /* The five layers, lowest first. */
 enum xp_layer {
@@ -43,6 +53,7 @@ struct xp_env {
 	char *vendor, *model, *driver;
 	char *firmware, *runtime; /* NULL when not known */
 	bool declared;   /* declared by hand rather than discovered */
+	time_t first_seen; /* when it entered the store, 0 when not known */
 	time_t last_seen; /* last time discovery saw it, 0 when never */
 };
 
@@ -56,6 +67,7 @@ struct xp_case {
 
 /* The state of one layer of one cell, with its evidence (the latest record). */
 struct xp_evidence {
+	int64_t id;      /* the results row, 0 when untested */
 	int layer;       /* enum xp_layer */
 	int status;      /* enum xp_vstatus */
 	time_t time;     /* 0 when untested */
@@ -76,6 +88,7 @@ struct xp_matrix {
 	struct xp_case *cases;
 	size_t n_cases;
 	struct xp_cell *cells;
+	void *arena;     /* private: the cells' strings live here, freed at once */
 };
 
 /* "discovered", "schedulable", "launches", "executes", "accepted". */
@@ -86,7 +99,13 @@ int xp_layer_parse(const char *s);
 const char *xp_vstatus_name(int status);
 /* Parses a status name; -1 when unknown. */
 int xp_vstatus_parse(const char *s);
-/* The id of an environment (firmware and runtime may be NULL); caller frees. */
+/* The one-letter mark of a status, readable without colour: 'P', 'F', '.', 'S'. */
+char xp_vstatus_mark(int status);
+/* The id of an environment (firmware and runtime may be NULL); caller frees.
+ * "vendor:model:driver" when neither firmware nor runtime is known, else
+ * "vendor:model:driver:firmware:runtime" with an empty field for the unknown one
+ * ("NVIDIA:H100:535.54.03:96.00.5E:" has no known runtime), so that the field
+ * count alone says which is which. */
 char *xp_env_id(const char *vendor, const char *model, const char *driver, const char *firmware,
 		const char *runtime);
 
@@ -95,8 +114,15 @@ char *xp_env_id(const char *vendor, const char *model, const char *driver, const
  * whose evidence was taken on a node whose driver or firmware has since changed (audited with
  * the change). One transaction. */
 int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err);
-/* Declares an environment by hand (audited). */
+/* Declares an environment by hand (audited); e->id is ignored (derived from the fields).
+ * 0 when created or newly marked declared, 1 when it was declared already (nothing changed). */
 int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct xp_err *err);
+/* Every environment, sorted by id. Free with xp_env_list_free. */
+int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, struct xp_err *err);
+/* Frees an environment's fields. */
+void xp_env_clear(struct xp_env *e);
+/* Frees what xp_validate_env_list returned. */
+void xp_env_list_free(struct xp_env *envs, size_t n);
 /* Resolves an environment id or unique prefix to the full id (caller frees); errors name the candidates. */
 char *xp_validate_env_resolve(struct xp_store *s, const char *id_or_prefix, struct xp_err *err);
 
@@ -108,6 +134,10 @@ int xp_validate_case_rm(struct xp_store *s, const char *name, struct xp_err *err
 int xp_validate_case_get(struct xp_store *s, const char *name, struct xp_case *c, struct xp_err *err);
 /* Frees a case's fields. */
 void xp_case_clear(struct xp_case *c);
+/* Every case, sorted by name. Free with xp_case_list_free. */
+int xp_validate_case_list(struct xp_store *s, struct xp_case **cases, size_t *n, struct xp_err *err);
+/* Frees what xp_validate_case_list returned. */
+void xp_case_list_free(struct xp_case *cases, size_t n);
 
 /* Records one layer of one cell: status pass or fail, with a note, a log file (read and hashed
  * with SHA-256; an unreadable file is an error and nothing is recorded) and the node. A pass on
@@ -119,6 +149,11 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int layer, const char *node,
 		    double timeout_s, const char *log_dir, struct xp_err *err);
 
+/* The current state of one cell (env: id or unique prefix): layers[i] for layer i; free the
+ * strings with xp_evidence_clear(layers, XP_LAYER_COUNT). */
+int xp_validate_cell(struct xp_store *s, const char *env, const char *kase,
+		     struct xp_evidence layers[XP_LAYER_COUNT], struct xp_err *err);
+
 /* Reads the whole matrix (current state of every cell). */
 int xp_validate_matrix(struct xp_store *s, struct xp_matrix *m, struct xp_err *err);
 /* Frees a matrix. */
@@ -126,17 +161,43 @@ void xp_matrix_free(struct xp_matrix *m);
 /* Every record of one cell, oldest first (all layers; evidence.layer says which). */
 int xp_validate_history(struct xp_store *s, const char *env, const char *kase, struct xp_evidence **rows,
 			size_t *n, struct xp_err *err);
-/* Frees evidence rows. */
+/* Frees evidence rows: their strings, then the array (xp_validate_cell's array is the
+ * caller's: call xp_evidence_clear on it instead). */
 void xp_evidence_free(struct xp_evidence *rows, size_t n);
+/* Frees the strings of n evidence rows, not the array. */
+void xp_evidence_clear(struct xp_evidence *rows, size_t n);
 /* The highest layer proven (all layers up to it pass) for env and case, or for any case when
  * kase is NULL; -1 when none. What placement asks. */
 int xp_validate_highest(struct xp_store *s, const char *env, const char *kase);
+
+/* JSON encodings shared by the command, the export and the audit rows (caller owns the
+ * reference). Times are seconds since 1970, null when not known. */
+json_t *xp_env_to_json(const struct xp_env *e);
+json_t *xp_case_to_json(const struct xp_case *c);
+/* {"status", "time", "actor", "note", "log_sha256", "node"}; full adds "layer", "log_path",
+ * "driver" and "firmware". */
+json_t *xp_evidence_to_json(const struct xp_evidence *e, bool full);
+/* {"environments": [...], "cases": [...], "cells": [{"env", "case", "layers": {"discovered":
+ * evidence, ...}}]}: every cell, untested ones included. */
+json_t *xp_matrix_to_json(const struct xp_matrix *m);
 
 /* Writes every environment, case and record as JSON ("xpool.validation/v1"). */
 int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err);
 /* Reads such a document: all or nothing (one transaction); errors name the JSON path. */
 int xp_validate_import(struct xp_store *s, const char *text, size_t len, const char *name, struct xp_err *err);
 
+/* SHA-256 (FIPS 180-4), streaming: init, update any number of times, final. */
+struct xp_sha256 {
+	uint32_t h[8];
+	uint64_t bytes;          /* message length so far */
+	unsigned char buf[64];   /* a partial block */
+	size_t used;
+};
+void xp_sha256_init(struct xp_sha256 *c);
+void xp_sha256_update(struct xp_sha256 *c, const void *data, size_t len);
+void xp_sha256_final(struct xp_sha256 *c, unsigned char out[32]);
+/* 32 bytes as 64 lower-case hex digits and a NUL. */
+void xp_sha256_hex(const unsigned char digest[32], char hex[65]);
 /* SHA-256 of a file as 64 hex digits into hex[65]; -1 with err when it cannot be read. */
 int xp_sha256_file(const char *path, char hex[65], struct xp_err *err);
 

@@ -518,8 +518,14 @@ START_TEST(loop_completion)
 	type(p, "\t");
 	const char *want[64];
 	size_t n = expected_commands("", want, 64);
-	for (size_t i = 0; i < n; i++)
+	/* The list shares one row: every command that fits in it must be there. */
+	size_t used = 1;
+	for (size_t i = 0; i < n; i++) {
+		used += strlen(want[i]) + 2;
+		if (used > (size_t)COLS - 2)
+			break;
 		ck_assert_msg(strstr(row(), want[i]), "%s not listed in '%s'", want[i], row());
+	}
 	ck_assert_int_eq(xp_prompt_feed(p, 3), XP_PROMPT_CANCEL);
 	xp_prompt_free(p);
 }

@@ -120,10 +120,11 @@ static void kill_server(void)
 
 static void setup(void)
 {
-	/* A failing check leaves the child without running teardown: the server must go anyway. */
-	atexit(kill_server);
-	snprintf(sock, sizeof sock, "xpool-test-%d", (int)getpid());
+	/* Named after the runner (the parent of each forked test), so one teardown in the
+	 * runner can remove whatever a failed test left behind. */
+	snprintf(sock, sizeof sock, "xpool-test-%d", (int)getppid());
 	snprintf(statedir, sizeof statedir, "/tmp/xpool-tui-%d", (int)getpid());
+	kill_server(); /* a server a failed test left */
 	char *argv[] = {"/bin/mkdir", "-p", statedir, NULL};
 	struct xp_run r;
 	xp_run_argv(&r, argv, NULL);
@@ -177,7 +178,7 @@ START_TEST(frame_and_views)
 	keys("3");
 	expect("xpool place --dry-run");
 	keys("Tab");
-	expect("Validation: not built yet");
+	expect("No workload cases yet");
 	keys("BTab");
 	expect("Placement: not built yet");
 	keys("5");
@@ -313,12 +314,25 @@ START_TEST(bad_theme_and_signals)
 }
 END_TEST
 
+/* Runs in the runner itself, around all the tests. */
+static void runner_setup(void)
+{
+	snprintf(sock, sizeof sock, "xpool-test-%d", (int)getpid());
+}
+
+static void runner_teardown(void)
+{
+	snprintf(sock, sizeof sock, "xpool-test-%d", (int)getpid());
+	kill_server();
+}
+
 Suite *xp_suite_tui(void);
 Suite *xp_suite_tui(void)
 {
 	Suite *s = suite_create("tui");
 	TCase *tc = tcase_create("tmux");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, runner_setup, runner_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, frame_and_views);
 	tcase_add_test(tc, drill_in_and_back);

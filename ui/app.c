@@ -102,6 +102,8 @@ struct xp_ui {
 	/* Header figures, counted once per new cluster rather than on every frame. */
 	struct xp_store *store;        /* opened on first use */
 	bool store_failed;
+	int64_t audit_seen;            /* audit rows up to this id are in the event log */
+	bool audit_started;
 	const struct xp_cluster *counted;
 	uint64_t counted_gen;
 	size_t health[XP_HEALTH_COUNT], devices;
@@ -281,6 +283,31 @@ static void views_data_changed(struct xp_ui *ui)
 	ui->dirty = true;
 }
 
+/* New audit rows (this console's changes, and other processes' on the same database)
+ * join the event log; at start, the last few give context. */
+static void audit_events(struct xp_ui *ui)
+{
+	struct xp_store *s = xp_ui_store(ui);
+	if (!s)
+		return;
+	if (!ui->audit_started) {
+		int64_t last = xp_audit_last_id(s);
+		ui->audit_seen = last > 50 ? last - 50 : 0;
+		ui->audit_started = true;
+	}
+	struct xp_audit *rows;
+	size_t n;
+	struct xp_err err = {{0}};
+	if (xp_audit_list_after(s, ui->audit_seen, 1000, &rows, &n, &err) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		xp_event_add(&ui->events, rows[i].time, XP_SEV_INFO, "", "audit: %s %s %s", rows[i].actor,
+			     rows[i].action, rows[i].target);
+		ui->audit_seen = rows[i].id;
+	}
+	xp_audit_free(rows, n);
+}
+
 /* Takes a finished load, if any: swaps the cluster in and records what changed. */
 static void take_result(struct xp_ui *ui)
 {
@@ -314,6 +341,7 @@ static void take_result(struct xp_ui *ui)
 		ui->load_error[0] = '\0';
 	}
 	xp_events_diff(ui->loaded ? ui->ctx->cluster : NULL, c, now, &ui->events);
+	audit_events(ui);
 	xp_cluster_free(ui->ctx->cluster);
 	ui->ctx->cluster = c;
 	ui->loaded = true;
@@ -749,6 +777,12 @@ static void run_command(struct xp_ui *ui, const char *line)
 		views_data_changed(ui);
 	}
 	poll_set_source(&ui->poll, ctx);
+	audit_events(ui); /* what the command changed shows in the events view at once */
+	/* The command may have changed what the views read from the database: a new
+	 * generation tells them to read again. */
+	if (ctx->cluster)
+		ctx->cluster->generation++;
+	views_data_changed(ui);
 
 	size_t out_n = 0;
 	for (const char *p = out; *p; p++)

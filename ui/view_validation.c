@@ -1,26 +1,966 @@
-/* view_validation.c: view 4, validation: not built yet; says so and what will fill it. */
-#include "placeholder.h"
+/* view_validation.c: view 4, the validation matrix. Environments down, workload
+ * cases across, five layer marks per cell (discovered, schedulable, launches,
+ * executes, accepted) whose glyphs differ as well as their colours; totals per
+ * row and column; Enter opens the evidence history of a cell.
+ *
+ * The matrix comes from the store (validate.h). Reading it costs a query, and the
+ * discovered layer must first be synced from the cluster shown (a write), so both
+ * happen once per new cluster, when the view is drawn, never once per frame; a
+ * filter keystroke only re-picks the shown rows and columns (matrix_layout.c). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-static const char *const text[] = {
-	"Validation: not built yet.",
-	"",
-	"This view will show the validation matrix: environments (vendor, model,",
-	"driver) against workload cases, five layers per cell (discovered,",
-	"schedulable, launches, executes, accepted) and the evidence behind each.",
-	"`xpool validate matrix` will fill it.",
-	NULL,
+#include "map_layout.h"
+#include "matrix_layout.h"
+#include "theme.h"
+#include "validate.h"
+#include "view.h"
+#include "xp.h"
+
+/* Width of one row-total field ("pass", "fail") and the room the two take at the right. */
+#define TOT_FIELD 4
+#define TOT_W (XP_MX_GAP + TOT_FIELD + XP_MX_GAP + TOT_FIELD + 1)
+/* The longest note a history line shows before cutting it (the command shows all of it). */
+#define NOTE_MAX 60
+/* Rows the history keeps above the records: title, case, current state, blank, headings. */
+#define HIST_HEAD 5
+
+/* ---- drawing helpers ---- */
+
+/* Byte offset of the code point after the first cols ones. */
+static size_t ubytes(const char *s, int cols)
+{
+	size_t i = 0;
+	for (int c = 0; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
+			break;
+	return i;
+}
+
+/* Draws s at (y, x) in role, skipping its first skip columns and stopping before column
+ * maxx; returns the column after it. Control characters (a note may hold anything) become
+ * '?' so that they can neither move the cursor nor take two columns. */
+static int put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int skip)
+{
+	if (skip > 0)
+		s += ubytes(s, skip);
+	if (x >= maxx || !*s)
+		return x;
+	size_t n = ubytes(s, maxx - x);
+	char buf[1024];
+	if (n >= sizeof buf)
+		n = ubytes(s, (int)sizeof buf / 4);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[n] = '\0';
+	wattrset(w, xp_theme_attr(role));
+	mvwaddnstr(w, y, x, buf, (int)n);
+	return x + xp_mx_cols(buf);
+}
+
+/* Fills columns x..maxx-1 of row y with blanks in role (the view erases what it owns). */
+static void fill(WINDOW *w, int y, int x, int maxx, int role)
+{
+	static const char blanks[] = "                                                                ";
+	wattrset(w, xp_theme_attr(role));
+	while (x < maxx) {
+		int n = maxx - x < (int)sizeof blanks - 1 ? maxx - x : (int)sizeof blanks - 1;
+		mvwaddnstr(w, y, x, blanks, n);
+		x += n;
+	}
+}
+
+/* ---- history lines: runs of coloured text ---- */
+
+struct seg {
+	char *text;
+	int role;
 };
+
+struct hline {
+	struct seg *segs;
+	size_t n, cap;
+};
+
+struct hdoc {
+	struct hline *lines;
+	size_t n, cap;
+	int width; /* widest line, for sideways scrolling */
+};
+
+static void hdoc_free(struct hdoc *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		for (size_t j = 0; j < d->lines[i].n; j++)
+			free(d->lines[i].segs[j].text);
+		free(d->lines[i].segs);
+	}
+	free(d->lines);
+	memset(d, 0, sizeof *d);
+}
+
+static struct hline *hdoc_line(struct hdoc *d)
+{
+	xp_grow(&d->lines, sizeof *d->lines, d->n, &d->cap);
+	struct hline *l = &d->lines[d->n++];
+	memset(l, 0, sizeof *l);
+	return l;
+}
+
+static void hl_add(struct hline *l, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void hl_add(struct hline *l, int role, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	xp_grow(&l->segs, sizeof *l->segs, l->n, &l->cap);
+	l->segs[l->n++] = (struct seg){s ? s : xp_strdup(""), role};
+}
+
+/* Adds s padded with blanks to width columns (cut with the ellipsis when longer). */
+static void hl_pad(struct hline *l, int role, const char *s, int width, const char *ellipsis)
+{
+	char buf[512];
+	xp_mx_truncate(s ? s : "-", width, ellipsis, buf, sizeof buf);
+	hl_add(l, role, "%s%*s", buf, width - xp_mx_cols(buf) + XP_MX_GAP, "");
+}
+
+static void hdoc_measure(struct hdoc *d)
+{
+	d->width = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		int c = 0;
+		for (size_t j = 0; j < d->lines[i].n; j++)
+			c += xp_mx_cols(d->lines[i].segs[j].text);
+		if (c > d->width)
+			d->width = c;
+	}
+}
+
+static void draw_hline(WINDOW *w, int y, int x, int maxx, const struct hline *l, int xoff)
+{
+	int col = 0, cx = x;
+	for (size_t i = 0; l && i < l->n && cx < maxx; i++) {
+		int c = xp_mx_cols(l->segs[i].text);
+		if (col + c > xoff)
+			cx = put(w, y, cx, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
+		col += c;
+	}
+	fill(w, y, cx, maxx, XP_ROLE_NORMAL);
+}
+
+/* ---- the view's state ---- */
+
+enum mode {
+	MODE_GRID,
+	MODE_HISTORY
+};
+
+struct vv {
+	const struct xp_glyphs *g;
+	int mode;
+	/* what the shown data was read for */
+	bool read;                       /* read at least once */
+	const struct xp_cluster *seen;   /* the cluster it was read with */
+	uint64_t seen_gen;
+	const struct xp_cluster *synced; /* the last cluster synced into the store (a write) */
+	uint64_t synced_gen;
+	bool no_store;                   /* the database could not be opened */
+	char *error;                     /* reading the matrix failed: why */
+	struct xp_matrix m;
+	struct xp_mx_shown sh;
+	char *filter;                    /* the filter sh was built with */
+	int *widths;                     /* per shown column */
+	/* the cell cursor: positions among the shown rows and columns, and the cell's ids,
+	 * which survive a re-read and a filter that hides the cell for a while */
+	size_t row, col, top, left;
+	char *env_id, *case_name;
+	int page;                        /* body rows of the last frame, for paging */
+	/* the last frame's geometry, for clicks */
+	int f_xc, f_avail, f_env_x, f_env_w;
+	/* history of the opened cell */
+	char *h_env, *h_case;
+	struct hdoc hd;
+	size_t htop;
+	int hxoff, hpage, hcols;
+	char where[1024];
+};
+
+static void set_str(char **dst, const char *s)
+{
+	if (*dst && s && strcmp(*dst, s) == 0)
+		return;
+	free(*dst);
+	*dst = xp_strdup(s);
+}
+
+static bool have_cell(const struct vv *v)
+{
+	return v->sh.n_rows && v->sh.n_cols;
+}
+
+static const struct xp_env *cur_env(const struct vv *v)
+{
+	return v->sh.n_rows ? &v->m.envs[v->sh.rows[v->row]] : NULL;
+}
+
+static const struct xp_case *cur_case(const struct vv *v)
+{
+	return v->sh.n_cols ? &v->m.cases[v->sh.cols[v->col]] : NULL;
+}
+
+/* The user moved: the cell under the cursor is now the one to come back to. */
+static void remember(struct vv *v)
+{
+	if (v->sh.n_rows)
+		set_str(&v->env_id, cur_env(v)->id);
+	if (v->sh.n_cols)
+		set_str(&v->case_name, cur_case(v)->name);
+}
+
+static bool ui_match(const char *text, void *arg)
+{
+	return xp_ui_matches(arg, text);
+}
+
+/* Picks the shown rows and columns for the current filter and puts the cursor back on the
+ * remembered cell, or as near its old place as the new shape allows. */
+static void reshow(struct vv *v, struct xp_ui *ui)
+{
+	const char *f = xp_ui_filter(ui);
+	xp_mx_shown_build(&v->sh, &v->m, f, ui_match, ui);
+	set_str(&v->filter, f ? f : "");
+	free(v->widths);
+	v->widths = xp_calloc(v->sh.n_cols + 1, sizeof *v->widths);
+	for (size_t j = 0; j < v->sh.n_cols; j++)
+		v->widths[j] = xp_mx_case_width(v->m.cases[v->sh.cols[j]].name);
+	long r = xp_mx_find_env(&v->m, &v->sh, v->env_id);
+	long c = xp_mx_find_case(&v->m, &v->sh, v->case_name);
+	if (r >= 0)
+		v->row = (size_t)r;
+	else if (v->row >= v->sh.n_rows)
+		v->row = v->sh.n_rows ? v->sh.n_rows - 1 : 0;
+	if (c >= 0)
+		v->col = (size_t)c;
+	else if (v->col >= v->sh.n_cols)
+		v->col = v->sh.n_cols ? v->sh.n_cols - 1 : 0;
+	/* The first read has nothing to remember yet: start from the top-left cell. */
+	if (!v->env_id || !v->case_name)
+		remember(v);
+}
+
+/* ---- the history of a cell ---- */
+
+static void fmt_time(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+	if (!t || !localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+}
+
+/* Widens *w to the columns of s ("-" when absent), up to max. */
+static void widen(int *w, const char *s, int max)
+{
+	int c = xp_mx_cols(s ? s : "-");
+	if (c > *w)
+		*w = c < max ? c : max;
+}
+
+/* Index of the environment with this id in the whole matrix (the filter may hide it), or -1. */
+static long env_index(const struct xp_matrix *m, const char *id)
+{
+	for (size_t i = 0; id && i < m->n_envs; i++)
+		if (strcmp(m->envs[i].id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+static long case_index(const struct xp_matrix *m, const char *name)
+{
+	for (size_t i = 0; name && i < m->n_cases; i++)
+		if (strcmp(m->cases[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+static void hist_head(struct vv *v, struct xp_ui *ui, size_t n_rows)
+{
+	const struct xp_glyphs *g = v->g;
+	struct hline *l = hdoc_line(&v->hd);
+	hl_add(l, XP_ROLE_TITLE, "%s %s %s", v->h_env, g->arrow, v->h_case);
+	hl_add(l, XP_ROLE_DIM, "   %zu record%s, newest first", n_rows, n_rows == 1 ? "" : "s");
+	/* What the case runs, so that the evidence can be read against it. */
+	l = hdoc_line(&v->hd);
+	struct xp_case kc = {0};
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_ui_store(ui);
+	if (s && xp_validate_case_get(s, v->h_case, &kc, &err) == 0) {
+		const char *names[] = {"image", "model", "data", "team", "acceptance"};
+		const char *vals[] = {kc.image, kc.model, kc.data, kc.team, kc.acceptance};
+		for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+			if (vals[i])
+				hl_add(l, XP_ROLE_DIM, "%s%s %s", l->n ? "  " : "", names[i], vals[i]);
+		if (kc.entry) {
+			hl_add(l, XP_ROLE_DIM, "%sentry", l->n ? "  " : "");
+			for (char **a = kc.entry; *a; a++)
+				hl_add(l, XP_ROLE_DIM, " %s", *a);
+		}
+		xp_case_clear(&kc);
+	}
+	/* The cell as the grid shows it, spelt out. */
+	l = hdoc_line(&v->hd);
+	hl_add(l, XP_ROLE_NORMAL, "now:");
+	long r = env_index(&v->m, v->h_env), c = case_index(&v->m, v->h_case);
+	for (int k = 0; k < XP_LAYER_COUNT && r >= 0 && c >= 0; k++) {
+		int st = xp_mx_cell(&v->m, (size_t)r, (size_t)c)->layers[k].status;
+		hl_add(l, XP_ROLE_NORMAL, "  %s ", xp_layer_name(k));
+		hl_add(l, xp_mx_role(st), "%s %s", xp_mx_mark(st, g->utf8), xp_vstatus_name(st));
+	}
+	hdoc_line(&v->hd);
+}
+
+/* Reads the opened cell's records and lays them out, newest first. */
+static void hist_build(struct vv *v, struct xp_ui *ui)
+{
+	hdoc_free(&v->hd);
+	struct xp_store *s = xp_ui_store(ui);
+	struct xp_evidence *rows = NULL;
+	size_t n = 0;
+	struct xp_err err = {{0}};
+	int rc = s ? xp_validate_history(s, v->h_env, v->h_case, &rows, &n, &err) : -1;
+	hist_head(v, ui, n);
+	const char *ell = v->g->ellipsis;
+	int aw = 5, nw = 4, tw = 4; /* the headings' widths */
+	for (size_t i = 0; i < n; i++) {
+		widen(&aw, rows[i].actor, 24);
+		widen(&nw, rows[i].node, 24);
+		widen(&tw, rows[i].note, NOTE_MAX);
+	}
+	struct hline *l = hdoc_line(&v->hd);
+	hl_pad(l, XP_ROLE_TITLE, "TIME", 19, ell);
+	hl_pad(l, XP_ROLE_TITLE, "LAYER", 11, ell);
+	hl_pad(l, XP_ROLE_TITLE, "STATUS", 10, ell);
+	hl_pad(l, XP_ROLE_TITLE, "ACTOR", aw, ell);
+	hl_pad(l, XP_ROLE_TITLE, "NODE", nw, ell);
+	hl_pad(l, XP_ROLE_TITLE, "NOTE", tw, ell);
+	hl_add(l, XP_ROLE_TITLE, "SHA-256       LOG");
+	if (rc < 0) {
+		l = hdoc_line(&v->hd);
+		hl_add(l, XP_ROLE_FAIL, "cannot read the history: %s", s ? err.msg : "no database");
+	} else if (!n) {
+		l = hdoc_line(&v->hd);
+		hl_add(l, XP_ROLE_DIM, "no evidence recorded for this cell yet: "
+				       ":validate record ENV CASE LAYER pass|fail --log FILE --note TEXT");
+	}
+	for (size_t i = n; i-- > 0;) {
+		const struct xp_evidence *e = &rows[i];
+		char when[32], mark[64];
+		fmt_time(e->time, when, sizeof when);
+		l = hdoc_line(&v->hd);
+		hl_pad(l, XP_ROLE_NORMAL, when, 19, ell);
+		hl_pad(l, XP_ROLE_NORMAL, xp_layer_name(e->layer), 11, ell);
+		snprintf(mark, sizeof mark, "%s %s", xp_mx_mark(e->status, v->g->utf8), xp_vstatus_name(e->status));
+		hl_pad(l, xp_mx_role(e->status), mark, 10, ell);
+		hl_pad(l, XP_ROLE_NORMAL, e->actor, aw, ell);
+		hl_pad(l, XP_ROLE_NORMAL, e->node, nw, ell);
+		hl_pad(l, XP_ROLE_NORMAL, e->note, tw, ell);
+		/* The digest first: fixed width, so that a long path cannot push it off the screen. */
+		if (e->log_sha256)
+			hl_add(l, XP_ROLE_DIM, "%-12.12s  ", e->log_sha256);
+		else
+			hl_add(l, XP_ROLE_DIM, "%-12s  ", "-");
+		hl_add(l, e->log_path ? XP_ROLE_NORMAL : XP_ROLE_DIM, "%s", e->log_path ? e->log_path : "-");
+	}
+	xp_evidence_free(rows, n);
+	hdoc_measure(&v->hd);
+}
+
+static void back_to_grid(struct vv *v)
+{
+	v->mode = MODE_GRID;
+	hdoc_free(&v->hd);
+	free(v->h_env);
+	free(v->h_case);
+	v->h_env = v->h_case = NULL;
+}
+
+static void open_history(struct vv *v, struct xp_ui *ui)
+{
+	if (!have_cell(v))
+		return;
+	remember(v);
+	set_str(&v->h_env, cur_env(v)->id);
+	set_str(&v->h_case, cur_case(v)->name);
+	v->mode = MODE_HISTORY;
+	v->htop = 0;
+	v->hxoff = 0;
+	hist_build(v, ui);
+}
+
+/* ---- reading ---- */
+
+/* Syncs the discovered layer from c (once per cluster: it writes), then reads the matrix. */
+static void load(struct vv *v, struct xp_ui *ui, const struct xp_cluster *c)
+{
+	v->read = true;
+	v->seen = c;
+	v->seen_gen = c->generation;
+	xp_matrix_free(&v->m);
+	memset(&v->m, 0, sizeof v->m);
+	free(v->error);
+	v->error = NULL;
+	struct xp_store *s = xp_ui_store(ui);
+	v->no_store = !s;
+	struct xp_err err = {{0}};
+	/* The console shows an empty cluster until the first load: nothing to sync from that. */
+	if (s && c->n_nodes && (c != v->synced || c->generation != v->synced_gen)) {
+		v->synced = c;
+		v->synced_gen = c->generation;
+		if (xp_validate_sync(s, c, time(NULL), &err) < 0)
+			xp_ui_message(ui, XP_ROLE_FAIL, "validation: syncing discovery: %s", err.msg);
+	}
+	if (s && xp_validate_matrix(s, &v->m, &err) < 0) {
+		v->error = xp_strdup(err.msg);
+		memset(&v->m, 0, sizeof v->m);
+	}
+	reshow(v, ui);
+	if (v->mode != MODE_HISTORY)
+		return;
+	if (env_index(&v->m, v->h_env) < 0 || case_index(&v->m, v->h_case) < 0) {
+		xp_ui_message(ui, XP_ROLE_WARN, "validation: %s / %s is gone; back to the grid", v->h_env, v->h_case);
+		back_to_grid(v);
+		return;
+	}
+	hist_build(v, ui);
+}
+
+/* Catches up with the app: a new cluster means a sync and a re-read, a new filter a re-pick. */
+static void sync_view(struct vv *v, struct xp_ui *ui)
+{
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const char *f = xp_ui_filter(ui);
+	v->g = xp_ui_glyphs(ui);
+	if (!v->read || c != v->seen || c->generation != v->seen_gen)
+		load(v, ui, c);
+	else if (!v->filter || strcmp(v->filter, f ? f : "") != 0)
+		reshow(v, ui);
+}
+
+/* ---- drawing the grid ---- */
+
+/* Draws n lines of text (roles[i] each) from the top of r, blank rows under them. */
+static void draw_lines(WINDOW *w, struct xp_rect r, const char *const *lines, const int *roles, int n)
+{
+	int maxx = r.x + r.w;
+	for (int i = 0; i < r.h; i++) {
+		int x = r.x + 2 < maxx ? r.x + 2 : maxx;
+		fill(w, r.y + i, r.x, x, XP_ROLE_NORMAL);
+		if (i < n)
+			x = put(w, r.y + i, x, maxx, roles[i], lines[i], 0);
+		fill(w, r.y + i, x, maxx, XP_ROLE_NORMAL);
+	}
+}
+
+/* Says plainly why there is no grid and what to do about it; true when it did. */
+static bool draw_empty(struct vv *v, WINDOW *w, struct xp_rect r)
+{
+	const char *lines[12] = {NULL};
+	int roles[12];
+	char buf[3][512];
+	int n = 0;
+#define SAY(role, text) (roles[n] = (role), lines[n++] = (text))
+	if (v->no_store) {
+		SAY(XP_ROLE_TITLE, "Validation: no database.");
+		SAY(XP_ROLE_NORMAL, "");
+		SAY(XP_ROLE_NORMAL, "xpool could not open its database (the status line said why).");
+		SAY(XP_ROLE_NORMAL, "Start the console with --db PATH, or make $XDG_STATE_HOME/xpool writable.");
+	} else if (v->error) {
+		snprintf(buf[0], sizeof buf[0], "Cannot read the validation matrix: %s", v->error);
+		SAY(XP_ROLE_FAIL, buf[0]);
+		SAY(XP_ROLE_NORMAL, "");
+		SAY(XP_ROLE_NORMAL, "`xpool db check` tells whether the database is sound; r tries again.");
+	} else if (!v->m.n_cases || !v->m.n_envs) {
+		if (!v->m.n_cases) {
+			SAY(XP_ROLE_TITLE, "No workload cases yet. Add one:");
+			SAY(XP_ROLE_NORMAL, "    :validate case add NAME --image IMAGE --entry \"CMD ARGS\"");
+			SAY(XP_ROLE_NORMAL, "");
+		}
+		if (!v->m.n_envs) {
+			SAY(XP_ROLE_TITLE, "No environments yet.");
+			SAY(XP_ROLE_NORMAL, "Environments come from discovery: each vendor, model and driver "
+					    "the cluster shows");
+			SAY(XP_ROLE_NORMAL, "is one (a device whose driver is not known is none); r refreshes.");
+		} else {
+			snprintf(buf[1], sizeof buf[1],
+				 "Environments come from discovery (vendor, model, driver): %zu known so far.",
+				 v->m.n_envs);
+			SAY(XP_ROLE_NORMAL, buf[1]);
+		}
+		SAY(XP_ROLE_NORMAL, "");
+		SAY(XP_ROLE_DIM, "Then record evidence: "
+				 ":validate record ENV CASE LAYER pass|fail --log FILE --note TEXT");
+	} else if (!have_cell(v)) {
+		snprintf(buf[2], sizeof buf[2], "Nothing matches \"%s\" (Esc clears the filter).",
+			 v->filter ? v->filter : "");
+		SAY(XP_ROLE_DIM, buf[2]);
+		SAY(XP_ROLE_DIM, "The filter keeps environments by vendor, model or driver, cases by name or team,");
+		SAY(XP_ROLE_DIM, "and \"pass\", \"fail\", \"stale\" or \"untested\" keep what has a layer "
+				 "in that status.");
+	} else {
+		return false;
+	}
+#undef SAY
+	draw_lines(w, r, lines, roles, n);
+	return true;
+}
+
+/* Draws a number right-aligned in a field of TOT_FIELD columns: coloured when it says something. */
+static int put_count(WINDOW *w, int y, int x, int maxx, size_t count, int role, int base)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%*zu", TOT_FIELD, count);
+	return put(w, y, x, maxx, count ? role : base, buf, 0);
+}
+
+static void draw_header(struct vv *v, WINDOW *w, int y, int x0, int env_w, int xc, size_t nvis, int xr, int maxx)
+{
+	char buf[256];
+	fill(w, y, x0 - 1, maxx, XP_ROLE_TITLE);
+	put(w, y, x0, x0 + env_w, XP_ROLE_TITLE, "ENVIRONMENT", 0);
+	int x = xc;
+	for (size_t j = v->left; j < v->left + nvis; j++) {
+		const char *name = v->m.cases[v->sh.cols[j]].name;
+		xp_mx_truncate(name, v->widths[j], v->g->ellipsis, buf, sizeof buf);
+		put(w, y, x, xr, j == v->col ? XP_ROLE_SELECTED : XP_ROLE_TITLE, buf, 0);
+		x += v->widths[j] + XP_MX_GAP;
+	}
+	/* Cases scrolled out of sight on either side: say so where they would be. */
+	if (v->left > 0)
+		put(w, y, xc - XP_MX_GAP, xc - 1, XP_ROLE_TITLE, "<", 0);
+	if (v->left + nvis < v->sh.n_cols)
+		put(w, y, x - XP_MX_GAP + 1 < xr ? x - XP_MX_GAP + 1 : xr - 1, xr, XP_ROLE_TITLE, ">", 0);
+	if (xr < maxx) {
+		snprintf(buf, sizeof buf, "%*s%*s%*s", XP_MX_GAP, "", TOT_FIELD, "pass", XP_MX_GAP + TOT_FIELD, "fail");
+		put(w, y, xr, maxx, XP_ROLE_TITLE, buf, 0);
+	}
+}
+
+static void draw_row(struct vv *v, WINDOW *w, int y, size_t i, int x0, int env_w, int xc, size_t nvis, int xr,
+		     int maxx)
+{
+	bool sel = i == v->row;
+	char buf[512];
+	fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
+	xp_mx_truncate(v->m.envs[v->sh.rows[i]].id, env_w, v->g->ellipsis, buf, sizeof buf);
+	int end = put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
+	if (sel)
+		fill(w, y, end, x0 + env_w, XP_ROLE_SELECTED);
+	int x = xc;
+	for (size_t j = v->left; j < v->left + nvis && x < xr; j++) {
+		const struct xp_cell *cell = xp_mx_cell(&v->m, v->sh.rows[i], v->sh.cols[j]);
+		bool here = sel && j == v->col;
+		int cx = x;
+		/* The cursor cell loses its colours but keeps its glyphs: it still reads. */
+		for (int k = 0; k < XP_LAYER_COUNT; k++) {
+			int st = cell->layers[k].status;
+			cx = put(w, y, cx, xr, here ? XP_ROLE_SELECTED : xp_mx_role(st), xp_mx_mark(st, v->g->utf8), 0);
+		}
+		if (here)
+			fill(w, y, cx, x + v->widths[j] < xr ? x + v->widths[j] : xr, XP_ROLE_SELECTED);
+		x += v->widths[j] + XP_MX_GAP;
+	}
+	if (xr < maxx) {
+		x = put(w, y, xr, maxx, XP_ROLE_NORMAL, "  ", 0);
+		x = put_count(w, y, x, maxx, v->sh.row_ok[i], XP_ROLE_OK, XP_ROLE_DIM);
+		x = put(w, y, x, maxx, XP_ROLE_NORMAL, "  ", 0);
+		put_count(w, y, x, maxx, v->sh.row_fail[i], XP_ROLE_FAIL, XP_ROLE_DIM);
+	}
+}
+
+/* The column totals: cells accepted on every layer (ok) or with a failed layer (fail). */
+static void draw_totals(struct vv *v, WINDOW *w, int y, bool fail, int x0, int env_w, int xc, size_t nvis, int xr,
+			int maxx)
+{
+	char buf[32];
+	fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
+	put(w, y, x0, x0 + env_w, XP_ROLE_TITLE, fail ? "any fail" : "all pass", 0);
+	int x = xc;
+	for (size_t j = v->left; j < v->left + nvis && x < xr; j++) {
+		size_t n = fail ? v->sh.col_fail[j] : v->sh.col_ok[j];
+		snprintf(buf, sizeof buf, "%zu", n);
+		put(w, y, x, xr, n ? (fail ? XP_ROLE_FAIL : XP_ROLE_OK) : XP_ROLE_DIM, buf, 0);
+		x += v->widths[j] + XP_MX_GAP;
+	}
+	if (xr < maxx) {
+		x = xr + XP_MX_GAP + (fail ? TOT_FIELD + XP_MX_GAP : 0);
+		put_count(w, y, x, maxx, fail ? v->sh.fail : v->sh.ok, fail ? XP_ROLE_FAIL : XP_ROLE_OK, XP_ROLE_DIM);
+	}
+}
+
+static void draw_legend(struct vv *v, WINDOW *w, int y, int x0, size_t nvis, size_t nrows_vis, int maxx)
+{
+	static const int order[] = {XP_V_PASS, XP_V_FAIL, XP_V_UNTESTED, XP_V_STALE};
+	fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
+	int x = x0;
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		x = put(w, y, x, maxx, xp_mx_role(order[i]), xp_mx_mark(order[i], v->g->utf8), 0);
+		char buf[32];
+		snprintf(buf, sizeof buf, " %s ", xp_vstatus_name(order[i]));
+		x = put(w, y, x, maxx, XP_ROLE_NORMAL, buf, 0);
+	}
+	/* Where the window is comes before the layer names: on a narrow screen it says what
+	 * scrolling would show, and the names are in the help and the history. */
+	char buf[256];
+	snprintf(buf, sizeof buf,
+		 "  envs %zu-%zu/%zu cases %zu-%zu/%zu  marks: discovered schedulable launches executes accepted",
+		 v->top + 1, v->top + nrows_vis, v->sh.n_rows, v->left + 1, v->left + nvis, v->sh.n_cols);
+	put(w, y, x, maxx, XP_ROLE_DIM, buf, 0);
+}
+
+static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
+{
+	v->page = 1;
+	if (draw_empty(v, w, r))
+		return;
+	int maxx = r.x + r.w;
+	int x0 = r.x + 1;
+	int env_w = xp_mx_env_width(v->sh.env_widest, r.w);
+	int xc = x0 + env_w + XP_MX_GAP;
+	/* The row totals stay at the right edge; a narrow screen gives them up first. */
+	int xr = maxx - TOT_W;
+	if (xr - xc < XP_MX_CASE_MIN)
+		xr = maxx;
+	int avail = xr - xc;
+	if (avail < 1)
+		avail = 1;
+	v->left = xp_mx_scroll_left(v->widths, v->sh.n_cols, v->left, v->col, avail, XP_MX_GAP);
+	size_t nvis = xp_mx_fit(v->widths, v->sh.n_cols, v->left, avail, XP_MX_GAP);
+	/* Header, then rows, then (room allowing) two total lines and the legend. */
+	int foot = r.h >= 7 ? 3 : r.h >= 3 ? 1 : 0;
+	int body = r.h - 1 - foot;
+	if (body < 1) {
+		foot = 0;
+		body = r.h - 1;
+	}
+	v->page = body > 1 ? body : 1;
+	v->f_xc = xc;
+	v->f_avail = avail;
+	v->f_env_x = x0;
+	v->f_env_w = env_w;
+	draw_header(v, w, r.y, x0, env_w, xc, nvis, xr, maxx);
+	if (body < 1)
+		return;
+	v->top = xp_scroll_top(v->top, v->row, (size_t)body, v->sh.n_rows);
+	size_t shown = 0;
+	for (int k = 0; k < body; k++) {
+		size_t i = v->top + (size_t)k;
+		if (i < v->sh.n_rows) {
+			draw_row(v, w, r.y + 1 + k, i, x0, env_w, xc, nvis, xr, maxx);
+			shown++;
+		} else {
+			fill(w, r.y + 1 + k, r.x, maxx, XP_ROLE_NORMAL);
+		}
+	}
+	int y = r.y + 1 + body;
+	if (foot == 3) {
+		draw_totals(v, w, y++, false, x0, env_w, xc, nvis, xr, maxx);
+		draw_totals(v, w, y++, true, x0, env_w, xc, nvis, xr, maxx);
+	}
+	if (foot)
+		draw_legend(v, w, y, x0, nvis, shown, maxx);
+}
+
+static void draw_history(struct vv *v, WINDOW *w, struct xp_rect r)
+{
+	int maxx = r.x + r.w;
+	v->hcols = r.w;
+	/* The title and headings stay put; the records scroll under them. */
+	int head = (int)v->hd.n < HIST_HEAD ? (int)v->hd.n : HIST_HEAD;
+	if (head > r.h)
+		head = r.h;
+	for (int i = 0; i < head; i++)
+		draw_hline(w, r.y + i, r.x + 1, maxx, &v->hd.lines[i], v->hxoff);
+	if (head)
+		fill(w, r.y, r.x, r.x + 1, XP_ROLE_NORMAL);
+	int h = r.h - head;
+	v->hpage = h > 1 ? h : 1;
+	size_t n = v->hd.n > (size_t)head ? v->hd.n - (size_t)head : 0;
+	size_t max_top = n > (size_t)h ? n - (size_t)h : 0;
+	if (v->htop > max_top)
+		v->htop = max_top;
+	for (int i = 0; i < h; i++) {
+		size_t li = (size_t)head + v->htop + (size_t)i;
+		fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
+		draw_hline(w, r.y + head + i, r.x + 1, maxx, li < v->hd.n ? &v->hd.lines[li] : NULL, v->hxoff);
+	}
+}
 
 static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 {
-	(void)st;
-	(void)ui;
-	xp_placeholder_draw(w, r, text);
+	struct vv *v = st;
+	sync_view(v, ui);
+	if (r.h <= 0 || r.w <= 0)
+		return;
+	if (v->mode == MODE_HISTORY)
+		draw_history(v, w, r);
+	else
+		draw_grid(v, w, r);
 }
+
+/* ---- keys ---- */
+
+static void move_to(struct vv *v, long row, long col)
+{
+	if (!have_cell(v))
+		return;
+	v->row = xp_scroll_move(0, row, v->sh.n_rows);
+	v->col = xp_scroll_move(0, col, v->sh.n_cols);
+	remember(v);
+}
+
+static int grid_key(struct vv *v, struct xp_ui *ui, int key)
+{
+	long r = (long)v->row, c = (long)v->col, page = v->page;
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		move_to(v, r - 1, c);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		move_to(v, r + 1, c);
+		break;
+	case KEY_LEFT:
+	case 'h':
+		move_to(v, r, c - 1);
+		break;
+	case KEY_RIGHT:
+	case 'l':
+		move_to(v, r, c + 1);
+		break;
+	case KEY_PPAGE:
+		move_to(v, r - page, c);
+		break;
+	case KEY_NPAGE:
+		move_to(v, r + page, c);
+		break;
+	case KEY_HOME:
+	case 'g':
+		move_to(v, 0, c);
+		break;
+	case KEY_END:
+	case 'G':
+		move_to(v, (long)v->sh.n_rows - 1, c);
+		break;
+	case '0':
+	case '^':
+		move_to(v, r, 0);
+		break;
+	case '$':
+		move_to(v, r, (long)v->sh.n_cols - 1);
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		open_history(v, ui);
+		break;
+	default:
+		return XP_REACT_UNHANDLED;
+	}
+	return XP_REACT_REDRAW;
+}
+
+static void hscroll(int *xoff, int width, int page_w, int by)
+{
+	*xoff += by;
+	int max = width - page_w + 2 > 0 ? width - page_w + 2 : 0;
+	if (*xoff > max)
+		*xoff = max;
+	if (*xoff < 0)
+		*xoff = 0;
+}
+
+static int history_key(struct vv *v, int key)
+{
+	size_t n = v->hd.n > HIST_HEAD ? v->hd.n - HIST_HEAD : 0;
+	size_t page = (size_t)v->hpage, max_top = n > page ? n - page : 0;
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		v->htop = v->htop ? v->htop - 1 : 0;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		v->htop = v->htop < max_top ? v->htop + 1 : max_top;
+		break;
+	case KEY_PPAGE:
+		v->htop = v->htop > page ? v->htop - page : 0;
+		break;
+	case KEY_NPAGE:
+		v->htop = v->htop + page < max_top ? v->htop + page : max_top;
+		break;
+	case KEY_HOME:
+	case 'g':
+		v->htop = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		v->htop = max_top;
+		break;
+	case KEY_LEFT:
+	case 'h':
+		hscroll(&v->hxoff, v->hd.width, v->hcols, -8);
+		break;
+	case KEY_RIGHT:
+	case 'l':
+		hscroll(&v->hxoff, v->hd.width, v->hcols, 8);
+		break;
+	case 27:
+		back_to_grid(v);
+		break;
+	default:
+		return XP_REACT_UNHANDLED;
+	}
+	return XP_REACT_REDRAW;
+}
+
+static int on_key(void *st, struct xp_ui *ui, int key)
+{
+	struct vv *v = st;
+	sync_view(v, ui);
+	return v->mode == MODE_HISTORY ? history_key(v, key) : grid_key(v, ui, key);
+}
+
+/* A click on a cell selects it; a click on the selected cell opens its history. */
+static int on_click(void *st, struct xp_ui *ui, int y, int x)
+{
+	struct vv *v = st;
+	sync_view(v, ui);
+	if (v->mode != MODE_GRID || !have_cell(v) || y < 1 || y > v->page)
+		return XP_REACT_NONE;
+	size_t row = v->top + (size_t)(y - 1);
+	if (row >= v->sh.n_rows)
+		return XP_REACT_NONE;
+	long col = -1;
+	if (x >= v->f_env_x && x < v->f_env_x + v->f_env_w) {
+		col = (long)v->col;
+	} else {
+		int cx = v->f_xc;
+		for (size_t j = v->left; j < v->sh.n_cols && cx < v->f_xc + v->f_avail; j++) {
+			if (x >= cx && x < cx + v->widths[j]) {
+				col = (long)j;
+				break;
+			}
+			cx += v->widths[j] + XP_MX_GAP;
+		}
+	}
+	if (col < 0)
+		return XP_REACT_NONE;
+	if (row == v->row && (size_t)col == v->col && x >= v->f_xc)
+		open_history(v, ui);
+	else
+		move_to(v, (long)row, col);
+	return XP_REACT_REDRAW;
+}
+
+/* A new cluster waits for the next frame (the view may not be shown); a filter edit is cheap
+ * and happens now, so that the rows and the breadcrumb agree at once. */
+static void on_data(void *st, struct xp_ui *ui)
+{
+	struct vv *v = st;
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	v->g = xp_ui_glyphs(ui);
+	if (v->read && c == v->seen && c->generation == v->seen_gen)
+		sync_view(v, ui);
+}
+
+static const char *where(void *st)
+{
+	struct vv *v = st;
+	const char *env = NULL, *kase = NULL;
+	if (!v->g)
+		return NULL;
+	if (v->mode == MODE_HISTORY) {
+		env = v->h_env;
+		kase = v->h_case;
+	} else if (have_cell(v)) {
+		env = cur_env(v)->id;
+		kase = cur_case(v)->name;
+	}
+	if (!env || !kase)
+		return NULL;
+	snprintf(v->where, sizeof v->where, "Validation %s %s %s %s", v->g->arrow, env, v->g->arrow, kase);
+	/* Ids come from devices and files: nothing in them may move the app's cursor. */
+	for (char *p = v->where; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return v->where;
+}
+
+static bool nested(void *st)
+{
+	const struct vv *v = st;
+	return v->mode == MODE_HISTORY;
+}
+
+/* Reads the matrix at once (without a sync: the first cluster has not come yet), so that the
+ * breadcrumb has a cell before the view is first drawn. */
+static void *create(struct xp_ui *ui)
+{
+	struct vv *v = xp_calloc(1, sizeof *v);
+	v->page = 1;
+	v->hpage = 1;
+	sync_view(v, ui);
+	return v;
+}
+
+static void destroy(void *st)
+{
+	struct vv *v = st;
+	if (!v)
+		return;
+	xp_matrix_free(&v->m);
+	xp_mx_shown_free(&v->sh);
+	hdoc_free(&v->hd);
+	free(v->error);
+	free(v->filter);
+	free(v->widths);
+	free(v->env_id);
+	free(v->case_name);
+	free(v->h_env);
+	free(v->h_case);
+	free(v);
+}
+
+static const struct xp_view_key keys[] = {
+	{"Arrows h/j/k/l", "move the cell cursor"},
+	{"PgUp/PgDn Home/End", "page, first, last environment"},
+	{"0 / $", "first, last case"},
+	{"Enter", "evidence history of the cell (Esc back)"},
+	{"/TEXT", "keep environments by vendor, model, driver and cases by name, team"},
+	{"/fail /stale", "keep the rows and columns with a layer in that status"},
+	{"/pass /untested", "likewise"},
+	{"r", "sync discovery and re-read the matrix"},
+	{NULL, NULL},
+};
 
 const struct xp_view xp_view_validation = {
 	.name = "validation",
 	.title = "Validation",
 	.order = 4,
+	.keys = keys,
+	.create = create,
+	.destroy = destroy,
 	.draw = draw,
+	.on_key = on_key,
+	.on_click = on_click,
+	.on_data = on_data,
+	.where = where,
+	.nested = nested,
 };

@@ -1,0 +1,375 @@
+/* check_matrix_layout.c: the validation view's pure layout (ui/matrix_layout.c): the
+ * marks of a cell in UTF-8 and ASCII, truncation and column widths, sideways scrolling
+ * over columns of different widths, and what the filter keeps, with the totals. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "glyphs.h"
+#include "matrix_layout.h"
+#include "theme.h"
+
+/* ---- a matrix built by hand ---- */
+
+/* Three environments, three cases; each cell given as five status letters
+ * (P pass, F fail, S stale, anything else untested), row by row. */
+static char *env_ids[] = {"NVIDIA:H100:535.54.03", "AMD:MI300X:6.1.0", "Huawei:Ascend910B:23.0.3"};
+static char *case_names[] = {"llm-train", "bert-infer", "resnet50"};
+static char *case_teams[] = {"nlp", "nlp", "vision"};
+
+static int status_of(char c)
+{
+	return c == 'P' ? XP_V_PASS : c == 'F' ? XP_V_FAIL : c == 'S' ? XP_V_STALE : XP_V_UNTESTED;
+}
+
+static void build(struct xp_matrix *m, const char *const cells[9])
+{
+	memset(m, 0, sizeof *m);
+	m->n_envs = 3;
+	m->n_cases = 3;
+	m->envs = calloc(3, sizeof *m->envs);
+	m->cases = calloc(3, sizeof *m->cases);
+	m->cells = calloc(9, sizeof *m->cells);
+	for (size_t i = 0; i < 3; i++) {
+		m->envs[i].id = env_ids[i];
+		m->cases[i].name = case_names[i];
+		m->cases[i].team = case_teams[i];
+	}
+	for (size_t k = 0; k < 9; k++) {
+		m->cells[k].env = k / 3;
+		m->cells[k].kase = k % 3;
+		for (int l = 0; l < XP_LAYER_COUNT; l++) {
+			m->cells[k].layers[l].layer = l;
+			m->cells[k].layers[l].status = status_of(cells[k][l]);
+		}
+	}
+}
+
+static void unbuild(struct xp_matrix *m)
+{
+	free(m->envs);
+	free(m->cases);
+	free(m->cells);
+}
+
+static const char *const sample[9] = {
+	"PPPPP", "PP...", "PPPPP", /* H100: two accepted */
+	"F....", "PPPF.", "S....", /* MI300X: two failing, one stale */
+	"PP...", "PPP..", "PPPP.", /* Ascend: in progress */
+};
+
+/* Which rows and columns are shown, as "rows 0 2 / cols 1". */
+static const char *shown_str(const struct xp_mx_shown *sh, char *buf, size_t len)
+{
+	snprintf(buf, len, "rows");
+	for (size_t i = 0; i < sh->n_rows; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), " %zu", sh->rows[i]);
+	snprintf(buf + strlen(buf), len - strlen(buf), " / cols");
+	for (size_t j = 0; j < sh->n_cols; j++)
+		snprintf(buf + strlen(buf), len - strlen(buf), " %zu", sh->cols[j]);
+	return buf;
+}
+
+static const char *filtered(const struct xp_matrix *m, const char *filter, struct xp_mx_shown *sh, char *buf,
+			    size_t len)
+{
+	xp_mx_shown_build(sh, m, filter, NULL, NULL);
+	return shown_str(sh, buf, len);
+}
+
+/* ---- marks ---- */
+
+START_TEST(test_marks)
+{
+	struct xp_matrix m;
+	build(&m, sample);
+	char buf[64];
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 0, 1), false, buf, sizeof buf), "PP...");
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 1, 0), false, buf, sizeof buf), "F....");
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 1, 2), false, buf, sizeof buf), "S....");
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 0, 1), true, buf, sizeof buf), "\u2713\u2713\u00b7\u00b7\u00b7");
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 1, 1), true, buf, sizeof buf), "\u2713\u2713\u2713\u2717\u00b7");
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 1, 2), true, buf, sizeof buf), "~\u00b7\u00b7\u00b7\u00b7");
+	/* Five marks, five columns, in either set. */
+	ck_assert_int_eq(xp_mx_cols(xp_mx_marks(xp_mx_cell(&m, 1, 1), true, buf, sizeof buf)), 5);
+	/* A short buffer holds whole marks only. */
+	char small[5];
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 0, 0), true, small, sizeof small), "\u2713");
+	ck_assert_str_eq(xp_mx_marks(xp_mx_cell(&m, 0, 0), false, small, sizeof small), "PPPP");
+	/* Every status has its own glyph in each set, and ASCII marks are ASCII. */
+	for (int a = 0; a < XP_V_COUNT; a++) {
+		ck_assert_int_eq(xp_mx_cols(xp_mx_mark(a, true)), 1);
+		ck_assert_int_eq((int)strlen(xp_mx_mark(a, false)), 1);
+		ck_assert_int_lt((unsigned char)xp_mx_mark(a, false)[0], 0x80);
+		ck_assert_int_eq(xp_mx_mark(a, false)[0], xp_vstatus_mark(a));
+		for (int b = a + 1; b < XP_V_COUNT; b++) {
+			ck_assert_str_ne(xp_mx_mark(a, true), xp_mx_mark(b, true));
+			ck_assert_str_ne(xp_mx_mark(a, false), xp_mx_mark(b, false));
+		}
+	}
+	ck_assert_int_eq(xp_mx_role(XP_V_PASS), XP_ROLE_OK);
+	ck_assert_int_eq(xp_mx_role(XP_V_FAIL), XP_ROLE_FAIL);
+	ck_assert_int_eq(xp_mx_role(XP_V_STALE), XP_ROLE_WARN);
+	ck_assert_int_eq(xp_mx_role(XP_V_UNTESTED), XP_ROLE_DIM);
+	unbuild(&m);
+}
+END_TEST
+
+START_TEST(test_cell_summary)
+{
+	struct xp_matrix m;
+	build(&m, sample);
+	ck_assert(xp_mx_cell_accepted(xp_mx_cell(&m, 0, 0)));
+	ck_assert(!xp_mx_cell_accepted(xp_mx_cell(&m, 0, 1)));
+	ck_assert(!xp_mx_cell_failed(xp_mx_cell(&m, 0, 1)));
+	ck_assert(xp_mx_cell_failed(xp_mx_cell(&m, 1, 1)));
+	ck_assert(!xp_mx_cell_accepted(xp_mx_cell(&m, 1, 2)));
+	ck_assert_uint_eq(xp_mx_cell_statuses(xp_mx_cell(&m, 1, 1)),
+			  1u << XP_V_PASS | 1u << XP_V_FAIL | 1u << XP_V_UNTESTED);
+	ck_assert_uint_eq(xp_mx_cell_statuses(xp_mx_cell(&m, 0, 0)), 1u << XP_V_PASS);
+	unbuild(&m);
+}
+END_TEST
+
+/* ---- widths ---- */
+
+START_TEST(test_truncate)
+{
+	char buf[64];
+	const char *ell = xp_glyphs_utf8.ellipsis;
+	ck_assert_str_eq(xp_mx_truncate("llm-train", 12, ell, buf, sizeof buf), "llm-train");
+	ck_assert_str_eq(xp_mx_truncate("llm-train", 9, ell, buf, sizeof buf), "llm-train");
+	ck_assert_str_eq(xp_mx_truncate("llm-train", 8, ell, buf, sizeof buf), "llm-tra\u2026");
+	ck_assert_int_eq(xp_mx_cols(buf), 8);
+	ck_assert_str_eq(xp_mx_truncate("llm-train", 8, xp_glyphs_ascii.ellipsis, buf, sizeof buf), "llm-tra~");
+	ck_assert_str_eq(xp_mx_truncate("llm-train", 1, ell, buf, sizeof buf), "\u2026");
+	ck_assert_str_eq(xp_mx_truncate("llm-train", 0, ell, buf, sizeof buf), "");
+	ck_assert_str_eq(xp_mx_truncate("llm-train", -3, ell, buf, sizeof buf), "");
+	ck_assert_str_eq(xp_mx_truncate(NULL, 5, ell, buf, sizeof buf), "");
+	/* Multi-byte text is cut between code points, never inside one. */
+	ck_assert_str_eq(xp_mx_truncate("\u00e9t\u00e9-\u00e9t\u00e9", 4, ".", buf, sizeof buf), "\u00e9t\u00e9.");
+	/* A long ellipsis in no room: the start of the text rather than half a glyph. */
+	ck_assert_str_eq(xp_mx_truncate("abcdef", 2, "...", buf, sizeof buf), "ab");
+	/* A buffer shorter than the text: cut, still terminated. */
+	char small[4];
+	xp_mx_truncate("abcdefgh", 6, ell, small, sizeof small);
+	ck_assert_uint_eq(strlen(small), 3);
+}
+END_TEST
+
+START_TEST(test_widths)
+{
+	ck_assert_int_eq(xp_mx_case_width("a"), XP_MX_CASE_MIN);
+	ck_assert_int_eq(xp_mx_case_width("llm-train"), 9);
+	ck_assert_int_eq(xp_mx_case_width("resnet50-imagenet-inference"), XP_MX_CASE_MAX);
+	ck_assert_int_eq(xp_mx_case_width(""), XP_MX_CASE_MIN);
+	ck_assert_int_eq(xp_mx_env_width(21, 120), 21);
+	ck_assert_int_eq(xp_mx_env_width(5, 120), XP_MX_ENV_MIN);
+	ck_assert_int_eq(xp_mx_env_width(80, 200), XP_MX_ENV_MAX);
+	/* Half the screen at most, so that cases keep room... */
+	ck_assert_int_eq(xp_mx_env_width(40, 60), 30);
+	/* ...but never under the heading. */
+	ck_assert_int_eq(xp_mx_env_width(40, 10), XP_MX_ENV_MIN);
+	ck_assert_int_eq(xp_mx_cols("\u2713\u2713\u00b7"), 3);
+	ck_assert_int_eq(xp_mx_cols(NULL), 0);
+}
+END_TEST
+
+/* ---- sideways scrolling ---- */
+
+START_TEST(test_fit)
+{
+	const int w[] = {5, 10, 5, 14, 5};
+	/* 5 + 2 + 10 + 2 + 5 = 24 */
+	ck_assert_uint_eq(xp_mx_fit(w, 5, 0, 24, 2), 3);
+	ck_assert_uint_eq(xp_mx_fit(w, 5, 0, 23, 2), 2);
+	ck_assert_uint_eq(xp_mx_fit(w, 5, 3, 100, 2), 2);
+	ck_assert_uint_eq(xp_mx_fit(w, 5, 5, 100, 2), 0);
+	/* A column wider than the room still shows (cut): the cursor must be somewhere. */
+	ck_assert_uint_eq(xp_mx_fit(w, 5, 3, 4, 2), 1);
+	ck_assert_uint_eq(xp_mx_fit(w, 0, 0, 100, 2), 0);
+}
+END_TEST
+
+START_TEST(test_scroll_left)
+{
+	const int w[] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5}; /* 7 columns each with the gap */
+	/* 20 columns hold 3: 5+2+5+2+5 = 19. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 0, 0, 20, 2), 0);
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 0, 2, 20, 2), 0);
+	/* One step right of the window moves it by one. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 0, 3, 20, 2), 1);
+	/* A jump to the end shows the last three. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 0, 9, 20, 2), 7);
+	/* Moving left inside the window does not scroll. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 7, 8, 20, 2), 7);
+	/* Moving left out of it scrolls to the cursor. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 7, 4, 20, 2), 4);
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 7, 0, 20, 2), 0);
+	/* A wider screen pulls the window back: no blank room after the last column. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 7, 9, 34, 2), 5);
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 10, 7, 9, 200, 2), 0);
+	/* A filter that left fewer columns than left. */
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 2, 7, 1, 20, 2), 0);
+	ck_assert_uint_eq(xp_mx_scroll_left(w, 0, 7, 0, 20, 2), 0);
+	/* Mixed widths: the cursor column ends the window. */
+	const int mixed[] = {14, 5, 14, 5, 14};
+	size_t left = xp_mx_scroll_left(mixed, 5, 0, 4, 30, 2);
+	ck_assert_uint_eq(left, 3);
+	ck_assert_uint_ge(left + xp_mx_fit(mixed, 5, left, 30, 2), 5);
+	/* A cursor column wider than the room: it alone is shown. */
+	ck_assert_uint_eq(xp_mx_scroll_left(mixed, 5, 0, 2, 10, 2), 2);
+}
+END_TEST
+
+/* ---- filtering and totals ---- */
+
+START_TEST(test_filter_none)
+{
+	struct xp_matrix m;
+	build(&m, sample);
+	struct xp_mx_shown sh = {0};
+	char buf[128];
+	ck_assert_str_eq(filtered(&m, "", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
+	ck_assert_str_eq(filtered(&m, NULL, &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
+	/* Totals: H100 has two accepted cells, MI300X two failing. */
+	ck_assert_uint_eq(sh.row_ok[0], 2);
+	ck_assert_uint_eq(sh.row_fail[0], 0);
+	ck_assert_uint_eq(sh.row_ok[1], 0);
+	ck_assert_uint_eq(sh.row_fail[1], 2);
+	ck_assert_uint_eq(sh.row_ok[2], 0);
+	ck_assert_uint_eq(sh.col_ok[0], 1);
+	ck_assert_uint_eq(sh.col_fail[0], 1);
+	ck_assert_uint_eq(sh.col_ok[2], 1);
+	ck_assert_uint_eq(sh.col_fail[1], 1);
+	ck_assert_uint_eq(sh.ok, 2);
+	ck_assert_uint_eq(sh.fail, 2);
+	ck_assert_int_eq(sh.env_widest, (int)strlen("Huawei:Ascend910B:23.0.3"));
+	ck_assert_int_eq(xp_mx_find_env(&m, &sh, "AMD:MI300X:6.1.0"), 1);
+	ck_assert_int_eq(xp_mx_find_case(&m, &sh, "resnet50"), 2);
+	ck_assert_int_eq(xp_mx_find_case(&m, &sh, "nope"), -1);
+	ck_assert_int_eq(xp_mx_find_env(&m, &sh, NULL), -1);
+	xp_mx_shown_free(&sh);
+	unbuild(&m);
+}
+END_TEST
+
+START_TEST(test_filter_text)
+{
+	struct xp_matrix m;
+	build(&m, sample);
+	struct xp_mx_shown sh = {0};
+	char buf[128];
+	/* A vendor keeps its environments and every case. */
+	ck_assert_str_eq(filtered(&m, "amd", &sh, buf, sizeof buf), "rows 1 / cols 0 1 2");
+	ck_assert_int_eq(xp_mx_find_env(&m, &sh, "AMD:MI300X:6.1.0"), 0);
+	ck_assert_int_eq(xp_mx_find_env(&m, &sh, "NVIDIA:H100:535.54.03"), -1);
+	ck_assert_uint_eq(sh.fail, 2);
+	ck_assert_uint_eq(sh.col_fail[2], 0);
+	/* A driver version is in the id too. */
+	ck_assert_str_eq(filtered(&m, "535.54", &sh, buf, sizeof buf), "rows 0 / cols 0 1 2");
+	/* A team keeps its cases and every environment. */
+	ck_assert_str_eq(filtered(&m, "vision", &sh, buf, sizeof buf), "rows 0 1 2 / cols 2");
+	ck_assert_uint_eq(sh.ok, 1);
+	ck_assert_uint_eq(sh.row_ok[0], 1);
+	ck_assert_str_eq(filtered(&m, "NLP", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1");
+	/* A case name. */
+	ck_assert_str_eq(filtered(&m, "bert", &sh, buf, sizeof buf), "rows 0 1 2 / cols 1");
+	/* Text on both sides filters both: "e" is in Huawei, bert-infer and resnet50. */
+	ck_assert_str_eq(filtered(&m, "e", &sh, buf, sizeof buf), "rows 2 / cols 1 2");
+	/* Nothing matches: nothing shown, and no crash on the empty totals. */
+	ck_assert_str_eq(filtered(&m, "zzz", &sh, buf, sizeof buf), "rows / cols");
+	ck_assert_uint_eq(sh.ok + sh.fail, 0);
+	ck_assert_int_eq(sh.env_widest, 0);
+	xp_mx_shown_free(&sh);
+	unbuild(&m);
+}
+END_TEST
+
+START_TEST(test_filter_status)
+{
+	struct xp_matrix m;
+	build(&m, sample);
+	struct xp_mx_shown sh = {0};
+	char buf[128];
+	ck_assert_int_eq(xp_mx_status_word("fail"), XP_V_FAIL);
+	ck_assert_int_eq(xp_mx_status_word("Stale"), XP_V_STALE);
+	ck_assert_int_eq(xp_mx_status_word("untested"), XP_V_UNTESTED);
+	ck_assert_int_eq(xp_mx_status_word("PASS"), XP_V_PASS);
+	ck_assert_int_eq(xp_mx_status_word("fai"), -1);
+	ck_assert_int_eq(xp_mx_status_word(""), -1);
+	ck_assert_int_eq(xp_mx_status_word(NULL), -1);
+	/* fail: the MI300X row, and the columns of its failing cells. */
+	ck_assert_str_eq(filtered(&m, "fail", &sh, buf, sizeof buf), "rows 1 / cols 0 1");
+	ck_assert_uint_eq(sh.fail, 2);
+	ck_assert_str_eq(filtered(&m, "stale", &sh, buf, sizeof buf), "rows 1 / cols 2");
+	/* untested: every cell but the accepted ones has some. */
+	ck_assert_str_eq(filtered(&m, "untested", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
+	ck_assert_str_eq(filtered(&m, "pass", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
+	xp_mx_shown_free(&sh);
+	unbuild(&m);
+
+	/* Nothing stale anywhere: nothing shown. */
+	static const char *const fresh[9] = {"PPPPP", "PP...", "PPPPP", "F....", "PPPF.", ".....",
+					     "PP...", "PPP..", "PPPP."};
+	build(&m, fresh);
+	memset(&sh, 0, sizeof sh);
+	ck_assert_str_eq(filtered(&m, "stale", &sh, buf, sizeof buf), "rows / cols");
+	xp_mx_shown_free(&sh);
+	unbuild(&m);
+}
+END_TEST
+
+/* The caller's predicate decides a match (the console passes its own). */
+static bool prefix_match(const char *text, void *arg)
+{
+	return text && strncasecmp(text, arg, strlen(arg)) == 0;
+}
+
+START_TEST(test_filter_predicate)
+{
+	struct xp_matrix m;
+	build(&m, sample);
+	struct xp_mx_shown sh = {0};
+	char buf[128];
+	xp_mx_shown_build(&sh, &m, "a", prefix_match, "a");
+	ck_assert_str_eq(shown_str(&sh, buf, sizeof buf), "rows 1 / cols 0 1 2");
+	/* An empty matrix: nothing shown, nothing NULL. */
+	struct xp_matrix none = {0};
+	xp_mx_shown_build(&sh, &none, "", NULL, NULL);
+	ck_assert_uint_eq(sh.n_rows + sh.n_cols, 0);
+	ck_assert_ptr_nonnull(sh.rows);
+	xp_mx_shown_build(&sh, &none, "fail", NULL, NULL);
+	ck_assert_uint_eq(sh.n_rows + sh.n_cols, 0);
+	xp_mx_shown_free(&sh);
+	unbuild(&m);
+}
+END_TEST
+
+Suite *xp_suite_matrix_layout(void);
+
+Suite *xp_suite_matrix_layout(void)
+{
+	Suite *s = suite_create("matrix_layout");
+	TCase *tc = tcase_create("marks");
+	tcase_add_test(tc, test_marks);
+	tcase_add_test(tc, test_cell_summary);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("widths");
+	tcase_add_test(tc, test_truncate);
+	tcase_add_test(tc, test_widths);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("scroll");
+	tcase_add_test(tc, test_fit);
+	tcase_add_test(tc, test_scroll_left);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("filter");
+	tcase_add_test(tc, test_filter_none);
+	tcase_add_test(tc, test_filter_text);
+	tcase_add_test(tc, test_filter_status);
+	tcase_add_test(tc, test_filter_predicate);
+	suite_add_tcase(s, tc);
+	return s;
+}

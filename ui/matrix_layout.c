@@ -1,0 +1,307 @@
+/* matrix_layout.c: marks, widths, scrolling and filtering of the validation grid. */
+#include "matrix_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "theme.h"
+#include "xp.h"
+
+/* ---- marks ---- */
+
+const char *xp_mx_mark(int status, bool utf8)
+{
+	switch (status) {
+	case XP_V_PASS:
+		return utf8 ? "\u2713" : "P";
+	case XP_V_FAIL:
+		return utf8 ? "\u2717" : "F";
+	case XP_V_STALE:
+		return utf8 ? "~" : "S";
+	default:
+		return utf8 ? "\u00b7" : ".";
+	}
+}
+
+int xp_mx_role(int status)
+{
+	switch (status) {
+	case XP_V_PASS:
+		return XP_ROLE_OK;
+	case XP_V_FAIL:
+		return XP_ROLE_FAIL;
+	case XP_V_STALE:
+		return XP_ROLE_WARN;
+	default:
+		return XP_ROLE_DIM;
+	}
+}
+
+const char *xp_mx_marks(const struct xp_cell *cell, bool utf8, char *buf, size_t len)
+{
+	size_t used = 0;
+	if (len)
+		buf[0] = '\0';
+	for (int l = 0; l < XP_LAYER_COUNT && len; l++) {
+		const char *m = xp_mx_mark(cell->layers[l].status, utf8);
+		size_t n = strlen(m);
+		if (used + n >= len)
+			break;
+		memcpy(buf + used, m, n + 1);
+		used += n;
+	}
+	return buf;
+}
+
+unsigned xp_mx_cell_statuses(const struct xp_cell *cell)
+{
+	unsigned bits = 0;
+	for (int l = 0; l < XP_LAYER_COUNT; l++) {
+		int s = cell->layers[l].status;
+		if (s >= 0 && s < XP_V_COUNT)
+			bits |= 1u << s;
+	}
+	return bits;
+}
+
+bool xp_mx_cell_accepted(const struct xp_cell *cell)
+{
+	return xp_mx_cell_statuses(cell) == 1u << XP_V_PASS;
+}
+
+bool xp_mx_cell_failed(const struct xp_cell *cell)
+{
+	return (xp_mx_cell_statuses(cell) & 1u << XP_V_FAIL) != 0;
+}
+
+const struct xp_cell *xp_mx_cell(const struct xp_matrix *m, size_t env, size_t kase)
+{
+	return &m->cells[env * m->n_cases + kase];
+}
+
+/* ---- widths ---- */
+
+int xp_mx_cols(const char *s)
+{
+	int c = 0;
+	for (; s && *s; s++)
+		c += ((unsigned char)*s & 0xc0) != 0x80;
+	return c;
+}
+
+/* Byte length of the first cols code points of s. */
+static size_t prefix_bytes(const char *s, int cols)
+{
+	size_t i = 0;
+	for (int c = 0; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
+			break;
+	return i;
+}
+
+const char *xp_mx_truncate(const char *s, int width, const char *ellipsis, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!s || width <= 0)
+		return buf;
+	if (xp_mx_cols(s) <= width) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	int ew = xp_mx_cols(ellipsis);
+	int keep = width - ew;
+	if (keep < 0) {
+		/* No room even for the ellipsis: the start of the text says more than half a mark. */
+		keep = width;
+		ellipsis = "";
+	}
+	size_t n = prefix_bytes(s, keep);
+	snprintf(buf, len, "%.*s%s", (int)n, s, ellipsis);
+	return buf;
+}
+
+int xp_mx_case_width(const char *name)
+{
+	int w = xp_mx_cols(name);
+	return w < XP_MX_CASE_MIN ? XP_MX_CASE_MIN : w > XP_MX_CASE_MAX ? XP_MX_CASE_MAX : w;
+}
+
+int xp_mx_env_width(int widest, int avail)
+{
+	int w = widest > XP_MX_ENV_MAX ? XP_MX_ENV_MAX : widest;
+	if (w > avail / 2)
+		w = avail / 2;
+	return w < XP_MX_ENV_MIN ? XP_MX_ENV_MIN : w;
+}
+
+/* ---- sideways scrolling ---- */
+
+size_t xp_mx_fit(const int *widths, size_t n, size_t left, int avail, int gap)
+{
+	size_t k = 0;
+	int used = 0;
+	for (size_t i = left; i < n; i++) {
+		int need = widths[i] + (k ? gap : 0);
+		if (k && used + need > avail)
+			break;
+		used += need;
+		k++;
+	}
+	return k;
+}
+
+size_t xp_mx_scroll_left(const int *widths, size_t n, size_t left, size_t cursor, int avail, int gap)
+{
+	if (!n)
+		return 0;
+	if (cursor >= n)
+		cursor = n - 1;
+	if (left > cursor)
+		left = cursor;
+	while (left < cursor && left + xp_mx_fit(widths, n, left, avail, gap) <= cursor)
+		left++;
+	/* After a widening or a narrower filter, pull the columns back so that the last one
+	 * ends the row rather than leaving blank room at the right. */
+	while (left > 0 && xp_mx_fit(widths, n, left - 1, avail, gap) == n - (left - 1))
+		left--;
+	return left;
+}
+
+/* ---- filtering ---- */
+
+int xp_mx_status_word(const char *text)
+{
+	if (!text)
+		return -1;
+	for (int s = 0; s < XP_V_COUNT; s++)
+		if (strcasecmp(text, xp_vstatus_name(s)) == 0)
+			return s;
+	return -1;
+}
+
+struct substr {
+	const char *filter;
+};
+
+static bool substr_match(const char *text, void *arg)
+{
+	const struct substr *s = arg;
+	return text && strcasestr(text, s->filter) != NULL;
+}
+
+void xp_mx_shown_free(struct xp_mx_shown *sh)
+{
+	free(sh->rows);
+	free(sh->cols);
+	free(sh->row_ok);
+	free(sh->row_fail);
+	free(sh->col_ok);
+	free(sh->col_fail);
+	memset(sh, 0, sizeof *sh);
+}
+
+static void set_all(bool *on, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		on[i] = true;
+}
+
+/* Keeps the rows and columns whose flag is set; both flag arrays are the caller's. */
+static void keep(struct xp_mx_shown *sh, const struct xp_matrix *m, const bool *env_on, const bool *case_on)
+{
+	for (size_t e = 0; e < m->n_envs; e++)
+		if (env_on[e])
+			sh->rows[sh->n_rows++] = e;
+	for (size_t c = 0; c < m->n_cases; c++)
+		if (case_on[c])
+			sh->cols[sh->n_cols++] = c;
+}
+
+void xp_mx_shown_build(struct xp_mx_shown *sh, const struct xp_matrix *m, const char *filter, xp_mx_pred match,
+		       void *arg)
+{
+	xp_mx_shown_free(sh);
+	/* One more than needed, so that an empty matrix still allocates and nothing is NULL. */
+	sh->rows = xp_calloc(m->n_envs + 1, sizeof *sh->rows);
+	sh->cols = xp_calloc(m->n_cases + 1, sizeof *sh->cols);
+	bool *env_on = xp_calloc(m->n_envs + 1, sizeof *env_on);
+	bool *case_on = xp_calloc(m->n_cases + 1, sizeof *case_on);
+	struct substr sub = {filter};
+	if (!match) {
+		match = substr_match;
+		arg = &sub;
+	}
+	int status = xp_mx_status_word(filter);
+	if (!filter || !*filter) {
+		set_all(env_on, m->n_envs);
+		set_all(case_on, m->n_cases);
+	} else if (status >= 0) {
+		/* A cell with a layer in that status keeps both its row and its column: the shown
+		 * grid then holds every such cell and nothing that has none. */
+		for (size_t e = 0; e < m->n_envs; e++)
+			for (size_t c = 0; c < m->n_cases; c++)
+				if (xp_mx_cell_statuses(xp_mx_cell(m, e, c)) & 1u << status)
+					env_on[e] = case_on[c] = true;
+	} else {
+		bool any_env = false, any_case = false;
+		for (size_t e = 0; e < m->n_envs; e++) {
+			env_on[e] = match(m->envs[e].id, arg);
+			any_env = any_env || env_on[e];
+		}
+		for (size_t c = 0; c < m->n_cases; c++) {
+			case_on[c] = match(m->cases[c].name, arg) || (m->cases[c].team && match(m->cases[c].team, arg));
+			any_case = any_case || case_on[c];
+		}
+		/* "nvidia" names environments only: hiding every case would show nothing at all. */
+		if (any_env && !any_case)
+			set_all(case_on, m->n_cases);
+		if (any_case && !any_env)
+			set_all(env_on, m->n_envs);
+	}
+	keep(sh, m, env_on, case_on);
+	free(env_on);
+	free(case_on);
+
+	sh->row_ok = xp_calloc(sh->n_rows + 1, sizeof *sh->row_ok);
+	sh->row_fail = xp_calloc(sh->n_rows + 1, sizeof *sh->row_fail);
+	sh->col_ok = xp_calloc(sh->n_cols + 1, sizeof *sh->col_ok);
+	sh->col_fail = xp_calloc(sh->n_cols + 1, sizeof *sh->col_fail);
+	for (size_t i = 0; i < sh->n_rows; i++) {
+		int w = xp_mx_cols(m->envs[sh->rows[i]].id);
+		if (w > sh->env_widest)
+			sh->env_widest = w;
+		for (size_t j = 0; j < sh->n_cols; j++) {
+			const struct xp_cell *cell = xp_mx_cell(m, sh->rows[i], sh->cols[j]);
+			if (xp_mx_cell_accepted(cell)) {
+				sh->row_ok[i]++;
+				sh->col_ok[j]++;
+				sh->ok++;
+			}
+			if (xp_mx_cell_failed(cell)) {
+				sh->row_fail[i]++;
+				sh->col_fail[j]++;
+				sh->fail++;
+			}
+		}
+	}
+}
+
+long xp_mx_find_env(const struct xp_matrix *m, const struct xp_mx_shown *sh, const char *id)
+{
+	for (size_t i = 0; id && i < sh->n_rows; i++)
+		if (strcmp(m->envs[sh->rows[i]].id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+long xp_mx_find_case(const struct xp_matrix *m, const struct xp_mx_shown *sh, const char *name)
+{
+	for (size_t j = 0; name && j < sh->n_cols; j++)
+		if (strcmp(m->cases[sh->cols[j]].name, name) == 0)
+			return (long)j;
+	return -1;
+}
