@@ -383,15 +383,42 @@ struct xp_numa *xp_node_numa_by_id(const struct xp_node *n, int id)
 	return NULL;
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	size_t len = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (len == 2 && s[0] < 0xc2)
+		return 0; /* overlong */
+	return len;
+}
+
 static void clean_str(char *s, size_t max)
 {
 	if (!s)
 		return;
+	unsigned char *p = (unsigned char *)s;
 	size_t i = 0;
-	for (; s[i] && i < max; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = '?';
-	s[i] = '\0';
+	while (p[i] && i < max) {
+		size_t k = utf8_seq(p + i);
+		/* C0 and DEL, C1 (U+0080-U+009F, which terminals read as CSI and friends), and bytes
+		 * that are not UTF-8 at all all become '?': nothing from a device may steer a terminal. */
+		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f || (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
+			size_t n = k ? k : 1;
+			for (size_t j = 0; j < n; j++)
+				p[i + j] = '?';
+			i += n;
+			continue;
+		}
+		if (i + k > max)
+			break;
+		i += k;
+	}
+	p[i] = '\0';
 }
 
 static void clean_strv(char **v, size_t n)

@@ -488,10 +488,15 @@ static int check_str(json_t *v, const char *path, const char *key, bool nullable
 		return bad(err, path, key, "a string must not contain NUL (\\u0000)");
 	/* Control characters would reach operators' terminals as escape sequences
 	 * (retitling the window, forging table lines) when the string is printed. */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if ((unsigned char)sv[i] < 0x20 || sv[i] == 0x7f)
 			return bad(err, path, key, "a string must not contain control characters (byte 0x%02x at %zu)",
 				   (unsigned char)sv[i], i);
+		/* U+0080-U+009F: terminals take some of them (CSI) as escape sequences too. */
+		if ((unsigned char)sv[i] == 0xc2 && i + 1 < n && (unsigned char)sv[i + 1] < 0xa0)
+			return bad(err, path, key, "a string must not contain control characters (U+%04X at %zu)",
+				   (unsigned char)sv[i + 1], i);
+	}
 	if (n > max)
 		return bad(err, path, key, "a string of %zu bytes, more than the %zu allowed", n, max);
 	return 0;

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
-static xp_coefficient_fn coef_fn;
-static void *coef_arg;
+/* Per thread: the console's refresh thread loads with its own database connection while
+ * the key loop may run a command with another. */
+static _Thread_local xp_coefficient_fn coef_fn;
+static _Thread_local void *coef_arg;
 
 void xp_normalize_set_coefficient_hook(xp_coefficient_fn fn, void *arg)
 {
@@ -93,7 +95,10 @@ static int vendor_health(const char *w)
 
 void xp_normalize_health(struct xp_device *d, double tw, double tc, double pw, double pc)
 {
-	if (d->health == XP_HEALTH_UNKNOWN)
+	/* Only what was measured can say "ok": a device the tool merely named stays unknown. */
+	bool measured = XP_HAS(d->temperature_c) || (XP_HAS(d->power_w) && XP_HAS(d->power_limit_w)) ||
+			d->ecc_uncorrected >= 0 || d->retired_pages >= 0;
+	if (d->health == XP_HEALTH_UNKNOWN && measured)
 		d->health = XP_HEALTH_OK;
 	if (XP_HAS(d->temperature_c)) {
 		if (XP_HAS(tc) && d->temperature_c >= tc)
@@ -263,9 +268,11 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 	xp_strv_free(d->health_reasons, d->n_health_reasons);
 	d->health_reasons = NULL;
 	d->n_health_reasons = 0;
-	d->health = XP_HEALTH_OK;
+	d->health = XP_HEALTH_UNKNOWN;
 	if (r->health[0]) {
 		int h = vendor_health(r->health);
+		if (h == XP_HEALTH_OK)
+			d->health = XP_HEALTH_OK;
 		if (h < 0)
 			escalate(d, XP_HEALTH_WARN, "%s health '%s' not understood", adapter, r->health);
 		else if (h > XP_HEALTH_OK && !r->n_reasons)
@@ -302,14 +309,15 @@ static int find_root(int *parent, int i)
 }
 
 /* Affinity groups and the links they imply, by the manifest's rule. */
-static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, const int *map,
+static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, const int *map, int nr,
 			   const struct xp_manifest *m)
 {
-	int nr = raw->n_devices;
 	int parent[XP_RAW_MAX_DEVICES];
 	for (int i = 0; i < nr; i++)
 		parent[i] = i;
 	for (int i = 0; i < nr; i++) {
+		if (map[i] < 0)
+			continue;
 		struct xp_device *d = &n->devices[map[i]];
 		const struct xp_raw_device *r = &raw->devices[i];
 		int ring = 0;
@@ -321,7 +329,7 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 			/* The ring's own links, unless the tool already said what they are. */
 			for (int j = 0; j < nr; j++) {
 				const struct xp_raw_device *o = &raw->devices[j];
-				if (j == i || o->index < 0 || o->index / ring != g)
+				if (j == i || map[j] < 0 || map[j] == map[i] || o->index < 0 || o->index / ring != g)
 					continue;
 				struct xp_link *l = xp_node_link(n, (size_t)map[i], (size_t)map[j]);
 				if (!raw->has_links || !raw->links[i][j][0])
@@ -332,7 +340,8 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 			d->affinity_group = xp_asprintf("xgmi:%s", r->group);
 		} else if (rule == XP_AFF_NVLINK) {
 			for (int j = 0; j < nr; j++)
-				if (j != i && xp_node_link(n, (size_t)map[i], (size_t)map[j])->cls == XP_LINK_NVLINK) {
+				if (j != i && map[j] >= 0 &&
+				    xp_node_link(n, (size_t)map[i], (size_t)map[j])->cls == XP_LINK_NVLINK) {
 					int a = find_root(parent, i), b = find_root(parent, j);
 					if (a != b)
 						parent[a < b ? b : a] = a < b ? a : b;
@@ -341,10 +350,12 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 	}
 	/* NVLink islands: named by their first device; a lone GPU keeps its PCIe group. */
 	for (int i = 0; i < nr; i++) {
+		if (map[i] < 0)
+			continue;
 		int root = find_root(parent, i);
 		bool island = false;
 		for (int j = 0; j < nr && !island; j++)
-			island = j != i && find_root(parent, j) == root;
+			island = j != i && map[j] >= 0 && find_root(parent, j) == root;
 		if (island) {
 			struct xp_device *d = &n->devices[map[i]];
 			free(d->affinity_group);
@@ -363,18 +374,26 @@ void xp_normalize_merge(struct xp_node *n, const struct xp_raw_node *raw, const 
 {
 	int map[XP_RAW_MAX_DEVICES];
 	int nr = raw->n_devices < XP_RAW_MAX_DEVICES ? raw->n_devices : XP_RAW_MAX_DEVICES;
+	bool *claimed = xp_calloc(XP_MAX_DEVICES, sizeof *claimed);
+	bool has_topology = n->pus > 0 || n->n_pci > 0;
 	for (int i = 0; i < nr; i++) {
+		map[i] = -1;
 		const struct xp_raw_device *r = &raw->devices[i];
 		char bus[32];
 		bool has_bus = xp_normalize_bus_id(r->bus_id, bus, sizeof bus);
 		struct xp_device *d = has_bus ? xp_node_device_by_bus(n, bus) : NULL;
 		size_t idx;
-		if (d)
+		if (d) {
 			idx = (size_t)d->index;
-		else {
+			if (claimed[idx]) {
+				/* Two reports of one bus id: keep the first, say so, never merge them. */
+				node_warn(n, "%s: two devices report bus id %s; the second (index %d) is left out", adapter,
+					  bus, r->index);
+				continue;
+			}
+		} else {
 			if (n->n_devices >= XP_MAX_DEVICES) {
 				node_warn(n, "%s: more than %d devices; the rest are left out", adapter, XP_MAX_DEVICES);
-				nr = i;
 				break;
 			}
 			/* hwloc did not see it (a replay without hwloc.xml, a VM): the tool's word stands. */
@@ -384,14 +403,18 @@ void xp_normalize_merge(struct xp_node *n, const struct xp_raw_node *raw, const 
 			else if (r->bus_id[0])
 				node_warn(n, "%s: device %d has bus id '%s', which is not one", adapter, r->index,
 					  r->bus_id);
+			if (has_topology && has_bus)
+				node_warn(n, "ACC%zu %s: %s reports it, but it is not on the PCI bus hwloc sees", idx, bus,
+					  adapter);
 		}
+		claimed[idx] = true;
 		map[i] = (int)idx;
 		apply_device(n, idx, r, m, adapter);
 	}
 	if (raw->has_links) {
 		for (int i = 0; i < nr; i++)
 			for (int j = 0; j < nr; j++) {
-				if (i == j || !raw->links[i][j][0])
+				if (i == j || map[i] < 0 || map[j] < 0 || map[i] == map[j] || !raw->links[i][j][0])
 					continue;
 				struct xp_link l;
 				if (xp_link_parse(raw->links[i][j], &l) < 0 || l.cls == XP_LINK_SELF) {
@@ -410,7 +433,21 @@ void xp_normalize_merge(struct xp_node *n, const struct xp_raw_node *raw, const 
 				*cur = l;
 			}
 	}
-	apply_affinity(n, raw, map, m);
+	apply_affinity(n, raw, map, nr, m);
+	/* A device of this vendor on the PCI bus that the vendor's tool does not list has
+	 * fallen off the bus, or has no working driver: the classic bring-up problem. */
+	for (size_t k = 0; k < n->n_devices; k++) {
+		struct xp_device *d = &n->devices[k];
+		unsigned v = 0, dev = 0;
+		if (claimed[k] || !d->pci_id || sscanf(d->pci_id, "%x:%x", &v, &dev) != 2 ||
+		    !xp_manifest_has_vendor(m, v))
+			continue;
+		escalate(d, XP_HEALTH_WARN, "on the PCI bus, but %s does not report it (fallen off the bus, or no driver)",
+			 adapter);
+		node_warn(n, "ACC%zu %s: on the PCI bus, but %s does not report it", k,
+			  d->pci_bus_id ? d->pci_bus_id : "", adapter);
+	}
+	free(claimed);
 	for (int i = 0; i < raw->n_warnings && i < XP_RAW_MAX_WARNINGS; i++)
 		node_warn(n, "%s: %s", adapter, raw->warnings[i]);
 	xp_normalize_facts(n);

@@ -20,7 +20,7 @@
 /* A stored benchmark baseline for (model, driver), or NAN when there is none. */
 typedef double (*xp_coefficient_fn)(const char *model, const char *driver, void *arg);
 
-/* Installs the lookup of stored baselines (the store sets it; NULL removes it). */
+/* Installs the lookup of stored baselines for the calling thread (the store sets it; NULL removes it). */
 void xp_normalize_set_coefficient_hook(xp_coefficient_fn fn, void *arg);
 
 /* Merges one adapter's report into node using its manifest; adapter names the source in warnings. */

@@ -130,13 +130,25 @@ int xp_run_tool(const char *const *argv, double timeout_s, size_t max_out, char 
 		}
 	}
 	close(p[0]);
+	/* A tool may close its output and keep running: the deadline covers its exit too. */
+	int st = 0;
+	pid_t w = 0;
+	while (!why && (w = waitpid(pid, &st, WNOHANG)) == 0) {
+		if (now_s() >= deadline) {
+			why = "timed out";
+			break;
+		}
+		usleep(2000);
+	}
 	if (why) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL); /* in case it had not made its group yet */
+		/* A process stuck in the kernel (a wedged driver) ignores SIGKILL until it leaves;
+		 * give it a moment, then leave it behind rather than hang with it. */
+		double give_up = now_s() + 2.0;
+		while (waitpid(pid, &st, WNOHANG) == 0 && now_s() < give_up)
+			usleep(5000);
 	}
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
 	if (why) {
 		snprintf(err, errlen, "%s: %s (%.0f s, %zu bytes)", argv[0], why, timeout_s, max_out);
 		free(buf);

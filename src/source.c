@@ -20,6 +20,18 @@ void xp_source_adapters(struct xp_node *n, const char *replay)
 		struct xp_adapter_slot *s = &a.slots[i];
 		if (s->state == XP_AD_ACTIVE && s->raw)
 			xp_normalize_merge(n, s->raw, s->manifest, s->name);
+		/* An absent vendor is silent; a broken adapter or a vendor tool that fails is a
+		 * problem with this node, and `health` and the console must say so. */
+		else if (s->state == XP_AD_BROKEN ||
+			 (s->state == XP_AD_UNAVAILABLE && strncmp(s->reason, "enumerate:", 10) == 0)) {
+			char *w = xp_asprintf("adapter %s %s: %s", s->name, xp_adapter_state_name(s->state), s->reason);
+			bool seen = false;
+			for (size_t k = 0; k < n->n_warnings && !seen; k++)
+				seen = strcmp(n->warnings[k], w) == 0;
+			if (!seen)
+				xp_strv_add(&n->warnings, &n->n_warnings, w);
+			free(w);
+		}
 	}
 	xp_adapters_close(&a);
 }

@@ -1240,31 +1240,90 @@ static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node 
 	return rc;
 }
 
+/* Orders environments by vendor, then model: the ones a device could be. */
+static int vm_cmp(const void *a, const void *b)
+{
+	const struct xp_env *x = *(const struct xp_env *const *)a, *y = *(const struct xp_env *const *)b;
+	int c = strcmp(x->vendor, y->vendor);
+	return c ? c : strcmp(x->model, y->model);
+}
+
+/* An environment and a node that now shows its model with other versions. */
+struct pair {
+	size_t env;
+	const struct xp_node *node;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	if (x->env != y->env)
+		return (x->env > y->env) - (x->env < y->env);
+	return strcmp(x->node->name, y->node->name);
+}
+
 /* Marks stale every cell layer whose current pass was taken on a live node that now has
  * a different driver or firmware for that environment's model. An environment's id holds
  * its driver and firmware, and so does its evidence; so the question "did this node
- * change under the evidence" is first asked of the environments (cheap), and only the
- * results of the environments that some node changed under are read. */
+ * change under the evidence" is first asked of the environments (cheap: each node's
+ * models against the environments of those models), and only the results of the
+ * environments that some node changed under are read. */
 static int sync_stale(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err)
 {
 	struct xp_env *envs;
 	size_t n_envs;
 	if (xp_validate_env_list(s, &envs, &n_envs, err) < 0)
 		return -1;
-	struct xp_node **changed = xp_calloc(c->n_nodes + 1, sizeof *changed);
+	const struct xp_env **by = xp_calloc(n_envs + 1, sizeof *by);
+	for (size_t i = 0; i < n_envs; i++)
+		by[i] = &envs[i];
+	if (n_envs)
+		qsort(by, n_envs, sizeof *by, vm_cmp);
+	struct pair *pairs = NULL;
+	size_t n_pairs = 0, cap = 0;
+	for (size_t ni = 0; ni < c->n_nodes; ni++) {
+		const struct xp_node *nd = c->nodes[ni];
+		for (size_t i = 0; node_live(nd) && i < nd->n_devices; i++) {
+			const struct xp_device *d = &nd->devices[i];
+			bool first = dev_known(d);
+			for (size_t j = 0; first && j < i; j++)
+				first = !dev_known(&nd->devices[j]) || !same(nd->devices[j].vendor, d->vendor) ||
+					!same(nd->devices[j].model, d->model);
+			if (!first)
+				continue;
+			/* The first environment of this vendor and model, then each of them. */
+			struct xp_env key = {.vendor = d->vendor, .model = d->model};
+			const struct xp_env *kp = &key;
+			size_t lo = 0, hi = n_envs;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (vm_cmp(&by[mid], &kp) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < n_envs && vm_cmp(&by[lo], &kp) == 0; lo++) {
+				const struct xp_env *e = by[lo];
+				if (!changed_device(nd, e->vendor, e->model, e->driver, e->firmware))
+					continue;
+				xp_grow(&pairs, sizeof *pairs, n_pairs, &cap);
+				pairs[n_pairs++] = (struct pair){(size_t)(e - envs), nd};
+			}
+		}
+	}
+	free(by);
+	if (n_pairs)
+		qsort(pairs, n_pairs, sizeof *pairs, pair_cmp);
+	struct xp_node **changed = xp_calloc(n_pairs + 1, sizeof *changed);
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < n_envs; i++) {
-		const struct xp_env *e = &envs[i];
-		size_t k = 0;
-		for (size_t ni = 0; ni < c->n_nodes; ni++)
-			if (node_live(c->nodes[ni]) && changed_device(c->nodes[ni], e->vendor, e->model, e->driver, e->firmware))
-				changed[k++] = c->nodes[ni];
-		if (!k)
-			continue;
-		qsort(changed, k, sizeof *changed, node_cmp);
-		rc = stale_env(s, e, changed, k, now, err);
+	for (size_t i = 0; rc == 0 && i < n_pairs;) {
+		size_t k = 0, env = pairs[i].env;
+		for (; i < n_pairs && pairs[i].env == env; i++)
+			changed[k++] = (struct xp_node *)pairs[i].node;
+		rc = stale_env(s, &envs[env], changed, k, now, err);
 	}
 	free(changed);
+	free(pairs);
 	xp_env_list_free(envs, n_envs);
 	return rc;
 }

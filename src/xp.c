@@ -128,15 +128,29 @@ char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err
 {
 	/* "-" is standard input, so snapshots can come from a pipe (`jq ... | xpool --inventory -`). */
 	bool is_stdin = strcmp(path, "-") == 0;
-	int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+	if (is_stdin && isatty(STDIN_FILENO)) {
+		/* Reading "a file" from the keyboard would freeze the program (and the console). */
+		xp_errf(err, "<stdin>: is a terminal; pipe the file in, or name it");
+		return NULL;
+	}
+	/* O_NONBLOCK for the open alone: a FIFO nobody writes to must not hang us (it then
+	 * reads as empty); reads block as usual once it is open. */
+	int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	const char *shown = is_stdin ? "<stdin>" : path;
 	if (fd < 0) {
 		xp_errf(err, "%s: %s", shown, strerror(errno));
 		return NULL;
 	}
+	if (!is_stdin) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
-		xp_errf(err, "%s: %s", shown, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file or a pipe");
+	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) ||
+	    (S_ISCHR(st.st_mode) && isatty(fd))) {
+		xp_errf(err, "%s: %s", shown,
+			S_ISDIR(st.st_mode) ? "is a directory" : isatty(fd) ? "is a terminal" : "not a regular file or a pipe");
 		close(fd);
 		return NULL;
 	}

@@ -231,6 +231,10 @@ START_TEST(run_tool)
 	const char *slow[] = {"sleep", "30", NULL};
 	ck_assert_int_eq(xp_run_tool(slow, 0.3, 1024, &out, &len, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "sleep: timed out"));
+	/* A tool that closes its output and keeps running still meets the deadline. */
+	const char *linger[] = {"sh", "-c", "exec >&-; sleep 30", NULL};
+	ck_assert_int_eq(xp_run_tool(linger, 0.3, 1024, &out, &len, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "sh: timed out"));
 	const char *big[] = {"head", "-c", "1000000", "/dev/zero", NULL};
 	ck_assert_int_eq(xp_run_tool(big, 5, 4096, &out, &len, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "printed more than allowed"));

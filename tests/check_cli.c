@@ -409,7 +409,7 @@ START_TEST(review_regressions)
 END_TEST
 
 /* A host name that is not UTF-8 (hwloc's own XML reader lets it through) must not
- * make the node vanish from topo --json. */
+ * make the node vanish from topo --json, nor reach a terminal as a raw byte. */
 START_TEST(topo_json_bad_utf8)
 {
 	size_t len;
@@ -429,7 +429,8 @@ START_TEST(topo_json_bad_utf8)
 	json_t *j = parse_out(&r);
 	json_t *nodes = json_object_get(j, "nodes");
 	ck_assert_int_eq(json_array_size(nodes), 1);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(nodes, 0), "name")), "con\xef\xbf\xbdn");
+	/* Discovery cleans names: a byte that is not UTF-8 becomes '?'. */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(nodes, 0), "name")), "con?n");
 	json_decref(j);
 	xp_run_free(&r);
 	free(tmp);

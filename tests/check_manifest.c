@@ -262,6 +262,33 @@ START_TEST(ecu_affinity_links)
 	ck_assert_uint_eq(n->n_warnings, 2);
 	xp_node_free(n);
 	xp_manifest_free(m);
+
+	/* Two reports of one bus id are never merged; a device of the vendor on the bus that
+	 * the tool does not list is a warning on the device and the node. */
+	m = mf("[adapter]\nname = nvidia\nvendor = NVIDIA\npci_vendor = 10de\n");
+	n = xp_node_new("n");
+	for (int i = 0; i < 2; i++) {
+		struct xp_device *d = xp_node_add_device(n);
+		d->pci_bus_id = xp_strdup(i ? "0000:31:00.0" : "0000:30:00.0");
+		d->pci_id = xp_strdup("10de:2330");
+	}
+	xp_node_links_reset(n);
+	xp_raw_node_init(r);
+	raw_dev(r, 0, "00000000:30:00.0", "GPU");
+	raw_dev(r, 1, "00000000:30:00.0", "GPU");
+	r->has_links = true;
+	snprintf(r->links[0][1], sizeof r->links[0][1], "NV4");
+	snprintf(r->links[1][0], sizeof r->links[1][0], "NV4");
+	xp_normalize_merge(n, r, m, "nvidia");
+	ck_assert_uint_eq(n->n_devices, 2);
+	ck_assert_int_eq(xp_node_link(n, 0, 0)->cls, XP_LINK_SELF); /* the diagonal stays X */
+	ck_assert_int_eq(n->devices[1].health, XP_HEALTH_WARN);
+	ck_assert_ptr_nonnull(strstr(n->devices[1].health_reasons[0], "nvidia does not report it"));
+	ck_assert_uint_eq(n->n_warnings, 2);
+	ck_assert_ptr_nonnull(strstr(n->warnings[0], "two devices report bus id 0000:30:00.0"));
+	ck_assert_ptr_nonnull(strstr(n->warnings[1], "ACC1 0000:31:00.0: on the PCI bus, but nvidia does not report it"));
+	xp_node_free(n);
+	xp_manifest_free(m);
 	free(r);
 }
 END_TEST
@@ -271,7 +298,7 @@ START_TEST(health_thresholds)
 	struct xp_node *n = xp_node_new("n");
 	struct xp_device *d = xp_node_add_device(n);
 	xp_normalize_health(d, 80, 90, 95, 105);
-	ck_assert_int_eq(d->health, XP_HEALTH_OK); /* nothing measured, nothing wrong */
+	ck_assert_int_eq(d->health, XP_HEALTH_UNKNOWN); /* nothing measured: nothing to say "ok" with */
 	d->temperature_c = 80;
 	d->power_w = 300;
 	d->power_limit_w = 300;

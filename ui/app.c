@@ -61,6 +61,7 @@ struct poller {
 	bool started, stop, want;
 	double delay;
 	char *topology, *inventory, *replay; /* the source, copied from the context */
+	char *db;                      /* the database path, for baselines */
 	struct xp_cluster *result;     /* a fresh cluster not yet taken, or NULL */
 	char error[1024];              /* the last load's error, "" when it worked */
 	bool have_result;              /* result or error is new */
@@ -203,12 +204,19 @@ static void *poll_main(void *arg)
 		p->busy = true;
 		char *topo = xp_strdup(p->topology), *inv = xp_strdup(p->inventory);
 		char *rep = xp_strdup(p->replay);
+		char *db = xp_strdup(p->db);
 		pthread_mutex_unlock(&p->mu);
 
-		/* The slow part, with the lock released so keys are never held up. */
-		struct xp_err err = {{0}};
+		/* The slow part, with the lock released so keys are never held up. Stored
+		 * baselines come through this thread's own connection, as on the command line. */
+		struct xp_err err = {{0}}, serr = {{0}};
 		struct xp_source_opts so = {.topology = topo, .inventory = inv, .replay = rep};
+		struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
+		xp_store_use_baselines(store);
 		struct xp_cluster *c = xp_source_load(&so, &err);
+		xp_store_use_baselines(NULL);
+		xp_store_close(store);
+		free(db);
 		free(topo);
 		free(inv);
 		free(rep);
@@ -233,6 +241,8 @@ static void poll_set_source(struct poller *p, const struct xp_ctx *ctx)
 	p->topology = xp_strdup(ctx->topology);
 	p->inventory = xp_strdup(ctx->inventory);
 	p->replay = xp_strdup(ctx->replay);
+	free(p->db);
+	p->db = ctx->db ? xp_strdup(ctx->db) : xp_store_default_path();
 	p->delay = ctx->delay;
 	pthread_mutex_unlock(&p->mu);
 }
@@ -263,13 +273,19 @@ static void poll_stop(struct poller *p)
 		p->stop = true;
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
-		/* A load in progress finishes first; discovery takes milliseconds. */
-		pthread_join(p->thread, NULL);
+		/* A load in progress finishes first (discovery takes milliseconds); one stuck in
+		 * a vendor tool or a bad file is abandoned: the process is about to exit. */
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 3;
+		if (pthread_timedjoin_np(p->thread, NULL, &until) != 0)
+			return;
 	}
 	xp_cluster_free(p->result);
 	free(p->topology);
 	free(p->inventory);
 	free(p->replay);
+	free(p->db);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 }
@@ -561,6 +577,14 @@ static void draw_status(struct xp_ui *ui)
 	}
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_STATUS));
 	time_t now = time(NULL);
+	if (!ui->loaded && ui->load_error[0]) {
+		/* Nothing to show but the reason: keep it on screen, not only for a few seconds. */
+		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
+		char m[1100];
+		snprintf(m, sizeof m, " cannot read the source: %s", ui->load_error);
+		put_clip(stdscr, r.y, 0, r.w, m);
+		return;
+	}
 	if (ui->msg[0] && now - ui->msg_time < MSG_SECONDS) {
 		wattrset(stdscr, xp_theme_attr(ui->msg_role));
 		put_clip(stdscr, r.y, 1, r.w - 2, ui->msg);
@@ -1183,6 +1207,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 		}
 	}
 
+	/* The terminal first: whatever happens to the refresh thread, the user gets it back. */
+	endwin();
 	poll_stop(&ui->poll);
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->destroy)
@@ -1191,7 +1217,6 @@ int xp_ui_run(struct xp_ctx *ctx)
 	node_names(ui, NULL);
 	ctx->ui = NULL;
 	ctx->ui_theme = NULL;
-	endwin();
 	out_clear(ui);
 	xp_store_close(ui->store);
 	xp_event_log_free(&ui->events);

@@ -51,8 +51,13 @@ static int put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int s
 		return x;
 	size_t n = ubytes(s, maxx - x);
 	char buf[1024];
-	if (n >= sizeof buf)
-		n = ubytes(s, (int)sizeof buf / 4);
+	/* ubytes counts lead bytes only, so a run of stray continuation bytes is unbounded:
+	 * cap by bytes, backing off to a character boundary. */
+	if (n >= sizeof buf) {
+		n = sizeof buf - 1;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
 	for (size_t i = 0; i < n; i++)
 		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
 	buf[n] = '\0';
@@ -737,8 +742,12 @@ static void build_node_doc(struct topo *t, const struct xp_node *n)
 	line_add(l, XP_ROLE_NORMAL, "  ");
 	char st[48];
 	line_add(l, xp_map_state_role(n->state), "%s", xp_map_state_str(n, st, sizeof st));
-	line_add(l, XP_ROLE_NORMAL, "  %d package%s, %d cores, %d PUs, %s", n->packages_n, n->packages_n == 1 ? "" : "s",
-		 n->cores, n->pus, n->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, n->memory_mib));
+	if (n->pus == 0 && n->n_numa == 0)
+		line_add(l, XP_ROLE_DIM, "  topology not known (no hwloc topology for this node)");
+	else
+		line_add(l, XP_ROLE_NORMAL, "  %d package%s, %d cores, %d PUs, %s", n->packages_n,
+			 n->packages_n == 1 ? "" : "s", n->cores, n->pus,
+			 n->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, n->memory_mib));
 	if (n->zone || n->rack || n->sw)
 		line_add(l, XP_ROLE_DIM, "  zone %s / rack %s / switch %s", n->zone ? n->zone : "?", n->rack ? n->rack : "?",
 			 n->sw ? n->sw : "?");
@@ -768,6 +777,14 @@ static void build_node_doc(struct topo *t, const struct xp_node *n)
 	tnode_flatten(root, &t->nd, t->g, "", 0, true);
 	tnode_free(root);
 
+	/* Discovery warnings (sources that disagree, devices off the bus, failing tools) are
+	 * the first thing an operator bringing a node up needs to see. */
+	if (n->n_warnings) {
+		doc_line(&t->nd);
+		line_add(doc_line(&t->nd), XP_ROLE_WARN, "Warnings");
+		for (size_t i = 0; i < n->n_warnings; i++)
+			line_add(doc_line(&t->nd), XP_ROLE_WARN, "  %s", n->warnings[i]);
+	}
 	doc_line(&t->nd);
 	add_matrix(&t->nd, n);
 	doc_line(&t->nd);

@@ -25,8 +25,9 @@ struct ascend {
 	char err[256];
 };
 
-/* Finds prog on PATH the way execvp would (an empty entry is the current directory), so
- * that probe can tell "not installed" from "broken" without running a shell. */
+/* Finds prog on PATH, so that probe can tell "not installed" from "broken" without
+ * running a shell. Empty entries are skipped: unlike execvp, we never run a program from
+ * whatever directory xpool happens to be started in. */
 static bool find_tool(const char *prog, char *out, size_t size)
 {
 	const char *path = getenv("PATH");
@@ -35,8 +36,7 @@ static bool find_tool(const char *prog, char *out, size_t size)
 	for (const char *p = path;; p++) {
 		const char *end = strchr(p, ':');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
-		int w = n ? snprintf(out, size, "%.*s/%s", (int)n, p, prog)
-			  : snprintf(out, size, "./%s", prog);
+		int w = n ? snprintf(out, size, "%.*s/%s", (int)n, p, prog) : -1;
 		struct stat st;
 		if (w > 0 && (size_t)w < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
 		    access(out, X_OK) == 0)
