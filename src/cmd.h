@@ -108,6 +108,8 @@ const char *xp_args_get(const struct xp_args *a, const char *name);
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv);
 /* Splits a command line into words (quotes '' and "", backslash escapes); -1 with err set. */
 int xp_cmd_split(const char *line, int *argc, char ***argv, struct xp_err *err);
+/* xp_cmd_split without comments: for a command line given as one argument (`--entry "grep #x"`). */
+int xp_cmd_split_argv(const char *line, int *argc, char ***argv, struct xp_err *err);
 /* Frees what xp_cmd_split returned. */
 void xp_cmd_split_free(int argc, char **argv);
 /* Runs a batch script from f (named name in messages): one command a line, `#` comments.

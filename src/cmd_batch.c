@@ -1,4 +1,5 @@
 /* cmd_batch.c: splitting command lines into words and running batch scripts. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,19 @@ void xp_cmd_split_free(int argc, char **argv)
 	free(argv);
 }
 
+static int split(const char *line, bool comments, int *argc_out, char ***argv_out, struct xp_err *err);
+
 int xp_cmd_split(const char *line, int *argc_out, char ***argv_out, struct xp_err *err)
+{
+	return split(line, true, argc_out, argv_out, err);
+}
+
+int xp_cmd_split_argv(const char *line, int *argc_out, char ***argv_out, struct xp_err *err)
+{
+	return split(line, false, argc_out, argv_out, err);
+}
+
+static int split(const char *line, bool comments, int *argc_out, char ***argv_out, struct xp_err *err)
 {
 	size_t len = strlen(line);
 	char **argv = xp_calloc(XP_CMD_MAX_WORDS + 1, sizeof *argv);
@@ -21,7 +34,7 @@ int xp_cmd_split(const char *line, int *argc_out, char ***argv_out, struct xp_er
 	for (;;) {
 		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 			p++;
-		if (!*p || *p == '#')
+		if (!*p || (comments && *p == '#'))
 			break;
 		size_t w = 0;
 		char quote = 0;

@@ -103,8 +103,8 @@ static void print_usage(FILE *f)
 	fprintf(f, "\nENV is an environment id (vendor:model:driver[:firmware:runtime]) or a unique prefix of one.\n"
 		   "LAYER is discovered, schedulable, launches, executes or accepted (or 0-4, or a prefix).\n"
 		   "A layer is recorded pass only while every layer below it is pass; fail is always allowed.\n"
-		   "matrix and sync first bring the discovered layer up to date from the inventory, and mark\n"
-		   "stale the evidence taken on nodes whose driver or firmware has changed since.\n"
+		   "sync, and matrix before it shows anything, bring the discovered layer up to date from the\n"
+		   "inventory and mark stale the evidence taken on nodes whose driver or firmware has changed.\n"
 		   "matrix: environments down, cases across, five marks per cell, one per layer:\n"
 		   "P pass, F fail, S stale, . untested. Exit status 4 when the inventory could not be read\n"
 		   "(the stored matrix is shown). run exits 1 when the probe failed (the fail is recorded).\n");
@@ -298,7 +298,7 @@ static int do_case_add(struct xp_ctx *ctx, const struct xp_args *a, char **argv,
 	const char *entry = xp_args_get(a, "entry");
 	if (entry) {
 		/* Split as the batch language splits a line; the words are an argv, never a shell line. */
-		if (xp_cmd_split(entry, &wc, &words, &err) < 0) {
+		if (xp_cmd_split_argv(entry, &wc, &words, &err) < 0) {
 			xp_ctx_error(ctx, "validate case add: --entry: %s", err.msg);
 			return XP_EXIT_USAGE;
 		}

@@ -157,7 +157,9 @@ static struct xp_store *open_db(const char *path, int flags, struct xp_err *err)
 	struct xp_store *s = xp_calloc(1, sizeof *s);
 	s->path = xp_strdup(path);
 	s->actor = actor_name();
-	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+	/* NOMUTEX: a connection is only ever used by one thread (the console's refresh thread
+	 * opens its own), so sqlite's per-call locking is pure cost. */
+	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		xp_errf(err, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
 		xp_store_close(s);
 		return NULL;

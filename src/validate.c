@@ -874,7 +874,11 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 	char hex[65];
 	char *abs = NULL;
 	if (log_path) {
-		/* The log first: a record whose evidence cannot be read is not written at all. */
+		/* The log first: a record whose evidence cannot be read is not written at all. A pipe
+		 * or a device would hash once and never again: the digest must be checkable later. */
+		struct stat st;
+		if (stat(log_path, &st) == 0 && !S_ISREG(st.st_mode))
+			return xp_errf(err, "log file: %s: not a regular file", log_path);
 		if (xp_sha256_file(log_path, hex, err) < 0) {
 			xp_err_prefix(err, "log file");
 			return -1;
@@ -1724,8 +1728,13 @@ static int probe(const char *prog, char *const *argv, char *const *envp, int fd,
 		return xp_errf(err, "%s: %s", argv[0], strerror(e));
 	}
 	if (pid == 0) {
-		/* Its own process group, so that a timeout kills what it started too. */
+		/* Its own process group, so that a timeout kills what it started too; ignored
+		 * signals and the signal mask survive exec, so the probe starts from the defaults. */
 		setpgid(0, 0);
+		signal(SIGPIPE, SIG_DFL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (dn >= 0)
 			dup2(dn, STDIN_FILENO);
@@ -1986,6 +1995,17 @@ static json_t *jarray(json_t *doc, const char *key, struct xp_err *err)
 	return json_incref(a);
 }
 
+/* A digest is 64 lower-case hex digits, as xp_sha256_hex writes it. */
+static int check_hex(const char *h, const char *path, struct xp_err *err)
+{
+	if (!h)
+		return 0;
+	size_t n = strspn(h, "0123456789abcdef");
+	if (n != 64 || h[n])
+		return xp_errf(err, "%s.log_sha256: expected 64 hex digits", path);
+	return 0;
+}
+
 /* Imports the environments: new ones are inserted, known ones left as they are. */
 static int import_envs(struct xp_store *s, json_t *arr, json_t *seen, int *added, struct xp_err *err)
 {
@@ -2155,6 +2175,7 @@ static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 		    jstring(o, "note", path, TEXT_MAX, false, (const char **)&e.note, err) < 0 ||
 		    jstring(o, "log_path", path, TEXT_MAX, false, (const char **)&e.log_path, err) < 0 ||
 		    jstring(o, "log_sha256", path, 64, false, (const char **)&e.log_sha256, err) < 0 ||
+		    check_hex(e.log_sha256, path, err) < 0 ||
 		    jstring(o, "node", path, FIELD_MAX, false, (const char **)&e.node, err) < 0 ||
 		    jstring(o, "driver", path, FIELD_MAX, false, (const char **)&e.driver, err) < 0 ||
 		    jstring(o, "firmware", path, FIELD_MAX, false, (const char **)&e.firmware, err) < 0) {

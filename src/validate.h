@@ -75,7 +75,7 @@ struct xp_evidence {
 	char *driver, *firmware; /* the environment as it was when recorded */
 };
 
-/* One cell: an environment and a case, five layers. */
+/* One cell: an environment and a case, five layers (layers[l].layer == l). */
 struct xp_cell {
 	size_t env, kase; /* indexes into the matrix's envs and cases */
 	struct xp_evidence layers[XP_LAYER_COUNT];
@@ -109,10 +109,22 @@ char xp_vstatus_mark(int status);
 char *xp_env_id(const char *vendor, const char *model, const char *driver, const char *firmware,
 		const char *runtime);
 
-/* Records what inventory shows: upserts every device's environment, sets the discovered layer
- * pass for every case on environments present (evidence: the node), and marks stale every cell
- * whose evidence was taken on a node whose driver or firmware has since changed (audited with
- * the change). One transaction. */
+/* Records what inventory shows, in one transaction. Nodes that are unreachable or down are
+ * skipped (they show what they had, not what they have); devices without vendor, model and
+ * driver too. Then:
+ * 1. every shown environment is upserted (last_seen = now; new ones audited "env.discover");
+ * 2. staleness: each cell layer whose latest record is pass, taken on a node of c that now
+ *    has devices of the environment's vendor and model but none with the record's driver and
+ *    firmware, gets a stale row (actor "discovery", note "driver A -> B on NODE", the node's
+ *    new versions) and an audit row "validate.stale" with the pass it replaces. A node
+ *    without such devices any more is not a version change and stales nothing;
+ * 3. the discovered layer is set pass (actor "discovery", node and versions of the first
+ *    node showing it) for every case where it is not pass, one audit row per environment
+ *    ("validate.discover"). This overrides a fail recorded by hand on the discovered layer:
+ *    that layer belongs to the inventory.
+ * Staleness runs before discovery so that evidence from a changed node turns stale even
+ * when another node still shows the environment (which then passes it again). Running it
+ * twice with the same cluster writes nothing the second time. */
 int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err);
 /* Declares an environment by hand (audited); e->id is ignored (derived from the fields).
  * 0 when created or newly marked declared, 1 when it was declared already (nothing changed). */
@@ -139,13 +151,23 @@ int xp_validate_case_list(struct xp_store *s, struct xp_case **cases, size_t *n,
 /* Frees what xp_validate_case_list returned. */
 void xp_case_list_free(struct xp_case *cases, size_t n);
 
-/* Records one layer of one cell: status pass or fail, with a note, a log file (read and hashed
- * with SHA-256; an unreadable file is an error and nothing is recorded) and the node. A pass on
- * a layer whose lower layers are not all pass is refused with the reason. Audited. */
+/* Records one layer of one cell (env: id or unique prefix): status pass or fail, with a note,
+ * a log file (a regular file, read and hashed with SHA-256 first: one that cannot be read is
+ * an error and nothing is recorded; stored by absolute path) and the node. The record keeps
+ * the environment's driver and firmware (what staleness compares). A pass on a layer whose
+ * lower layers are not all pass is refused ("cannot record launches pass: schedulable is
+ * untested"); a fail is always allowed and changes nothing above it. One transaction, or a
+ * savepoint inside the caller's; audited "validate.record" with before and after. */
 int xp_validate_record(struct xp_store *s, const char *env, const char *kase, int layer, int status,
 		       const char *note, const char *log_path, const char *node, struct xp_err *err);
-/* Runs the case's entry command on this node (argv, timeout, output captured to a log file in
- * log_dir), then records layer pass (exit 0) or fail with the log and its digest. */
+/* Runs the case's entry command on this node (argv, no shell; a clean environment plus
+ * XPOOL_CASE, XPOOL_ENV, XPOOL_LAYER, XPOOL_NODE; killed with its process group after
+ * timeout_s; stdout and stderr, at most XP_VALIDATE_MAX_LOG bytes, into a new 0600 file
+ * log_dir/CASE_ENV_TIME.log, log_dir made 0700), then records layer pass (exit 0) or fail
+ * (note: exit status, signal, timeout or output cut) with the log and its digest. Refused
+ * before running when a pass could not be recorded, the case has no entry, or its program
+ * is not found: then nothing runs and nothing is recorded. 0 when a record was written,
+ * pass or fail. */
 int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int layer, const char *node,
 		    double timeout_s, const char *log_dir, struct xp_err *err);
 
@@ -154,7 +176,10 @@ int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int l
 int xp_validate_cell(struct xp_store *s, const char *env, const char *kase,
 		     struct xp_evidence layers[XP_LAYER_COUNT], struct xp_err *err);
 
-/* Reads the whole matrix (current state of every cell). */
+/* Reads the whole matrix: envs sorted by id, cases by name, every cell's current state
+ * (one read transaction). Matrix cells carry what the matrix shows: id, status, time, actor,
+ * note, log_sha256, node; log_path, driver and firmware are NULL there (xp_validate_cell and
+ * xp_validate_history have them). */
 int xp_validate_matrix(struct xp_store *s, struct xp_matrix *m, struct xp_err *err);
 /* Frees a matrix. */
 void xp_matrix_free(struct xp_matrix *m);
@@ -166,8 +191,8 @@ int xp_validate_history(struct xp_store *s, const char *env, const char *kase, s
 void xp_evidence_free(struct xp_evidence *rows, size_t n);
 /* Frees the strings of n evidence rows, not the array. */
 void xp_evidence_clear(struct xp_evidence *rows, size_t n);
-/* The highest layer proven (all layers up to it pass) for env and case, or for any case when
- * kase is NULL; -1 when none. What placement asks. */
+/* The highest layer proven (all layers up to it pass) for env (the exact id) and case, or for
+ * any case when kase is NULL; -1 when none, or on error. What placement asks. */
 int xp_validate_highest(struct xp_store *s, const char *env, const char *kase);
 
 /* JSON encodings shared by the command, the export and the audit rows (caller owns the
@@ -183,7 +208,10 @@ json_t *xp_matrix_to_json(const struct xp_matrix *m);
 
 /* Writes every environment, case and record as JSON ("xpool.validation/v1"). */
 int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err);
-/* Reads such a document: all or nothing (one transaction); errors name the JSON path. */
+/* Reads such a document: all or nothing (one transaction); errors start with name and give
+ * the JSON path ("x.json: $.results[3].layer: unknown layer deployed"). Known environments
+ * are kept as they are; a case that exists already is an error; results are appended
+ * (history from elsewhere: the layer rule does not apply). Audited "validate.import". */
 int xp_validate_import(struct xp_store *s, const char *text, size_t len, const char *name, struct xp_err *err);
 
 /* SHA-256 (FIPS 180-4), streaming: init, update any number of times, final. */

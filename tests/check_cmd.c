@@ -131,6 +131,12 @@ START_TEST(split_words)
 	ck_assert_int_eq(argc, 0);
 	xp_cmd_split_free(argc, argv);
 
+	/* A command given as one argument keeps its '#' words. */
+	ck_assert_int_eq(xp_cmd_split_argv("grep #x file", &argc, &argv, &err), 0);
+	ck_assert_int_eq(argc, 3);
+	ck_assert_str_eq(argv[1], "#x");
+	xp_cmd_split_free(argc, argv);
+
 	ck_assert_int_eq(xp_cmd_split("a 'open", &argc, &argv, &err), -1);
 	ck_assert_str_eq(err.msg, "unterminated ' quote");
 

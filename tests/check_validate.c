@@ -424,6 +424,8 @@ START_TEST(record_with_log)
 	ck_assert_ptr_nonnull(strstr(err.msg, log));
 	ck_assert_ptr_nonnull(strstr(err.msg, "log file"));
 	ck_assert_int_eq(xp_validate_record(s, "NVIDIA", "llama", 1, XP_V_PASS, NULL, dir, NULL, &err), -1);
+	ck_assert_int_eq(xp_validate_record(s, "NVIDIA", "llama", 1, XP_V_PASS, NULL, "/dev/null", NULL, &err), -1);
+	ck_assert_str_eq(err.msg, "log file: /dev/null: not a regular file");
 	counts(s, after, sizeof after);
 	ck_assert_str_eq(before, after);
 	free(log);
@@ -771,6 +773,9 @@ START_TEST(import_errors)
 		 "\"layer\": \"accepted\", \"status\": \"pass\", \"time\": \"yesterday\", \"actor\": \"x\"}]}",
 		 "$.results[0].time: expected seconds"},
 		{"{\"schema\": \"xpool.validation/v1\", \"results\": [7]}", "$.results[0]: expected an object"},
+		{"{\"schema\": \"xpool.validation/v1\", \"results\": [{\"env\": \"NVIDIA:H100:535\", \"case\": \"llama\", "
+		 "\"layer\": \"accepted\", \"status\": \"pass\", \"time\": 5, \"actor\": \"x\", \"log_sha256\": \"ABC\"}]}",
+		 "$.results[0].log_sha256: expected 64 hex digits"},
 	};
 	char before[128], after[128];
 	counts(s, before, sizeof before);
@@ -1047,6 +1052,9 @@ START_TEST(cli)
 	ck_assert_ptr_nonnull(strstr(r.out, H100_OLD "  PF...  PPP..  4/10"));
 	ck_assert_ptr_nonnull(strstr(r.out, "P pass  F fail  S stale  . untested"));
 	xp_run_free(&r);
+	/* No inventory: the stored matrix, and exit 4 (partial). */
+	XP(&r, "--inventory", "/nonexistent.json", "validate", "matrix");
+	expect(&r, 4, H100_OLD "  PF...  PPP..  4/10", "showing the stored matrix");
 	XP(&r, "--json", "validate", "matrix", "--csv");
 	expect(&r, 2, NULL, "choose one");
 

@@ -5,7 +5,8 @@
  * inside one transaction each; that reports records/s. Then RUNS reads of the whole
  * matrix (xp_validate_matrix: 100,000 cells); the median is held to the issue's
  * target of 50 ms. Machines are noisy, so a miss prints FAIL but only a miss by more
- * than SLACK times fails the run. */
+ * than SLACK times fails the run. Then, for information, the placement query and three
+ * syncs with a 500-node inventory (what `validate matrix` and the console do first). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
