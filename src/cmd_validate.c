@@ -496,9 +496,20 @@ static int parse_layer(struct xp_ctx *ctx, const char *sub, const char *s)
 	return l;
 }
 
+/* Environments come from discovery: bring them up to date before naming one, so that
+ * `record` works on a fresh database without a `matrix` or `sync` first. */
+static void sync_quietly(struct xp_ctx *ctx, struct xp_store *s)
+{
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	if (c)
+		xp_validate_sync(s, c, time(NULL), &err);
+}
+
 static int do_record(struct xp_ctx *ctx, const struct xp_args *a, char **argv, struct xp_store *s)
 {
 	struct xp_err err = {{0}};
+	sync_quietly(ctx, s);
 	int layer = parse_layer(ctx, "record", argv[2]);
 	if (layer < 0)
 		return XP_EXIT_ERROR;
@@ -567,6 +578,7 @@ static char *default_log_dir(void)
 static int do_run(struct xp_ctx *ctx, const struct xp_args *a, char **argv, struct xp_store *s)
 {
 	struct xp_err err = {{0}};
+	sync_quietly(ctx, s);
 	const char *node = xp_args_get(a, "node");
 	if (!node) {
 		xp_ctx_error(ctx, "validate run: --node NODE is required (the node the evidence comes from)");
