@@ -13,6 +13,7 @@
 
 extern const struct xp_cmd_entry xp_cmd_adapters_entry;
 extern const struct xp_cmd_entry xp_cmd_audit_entry;
+extern const struct xp_cmd_entry xp_cmd_baseline_entry;
 extern const struct xp_cmd_entry xp_cmd_db_entry;
 extern const struct xp_cmd_entry xp_cmd_health_entry;
 extern const struct xp_cmd_entry xp_cmd_help_entry;
@@ -30,6 +31,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_adapters_entry,
 	&xp_cmd_record_entry,
 	&xp_cmd_validate_entry,
+	&xp_cmd_baseline_entry,
 	&xp_cmd_audit_entry,
 	&xp_cmd_db_entry,
 	&xp_cmd_theme_entry,

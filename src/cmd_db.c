@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "store.h"
@@ -120,14 +121,18 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	const char *sub = a->argv[0];
 	bool info = strcmp(sub, "info") == 0, check = strcmp(sub, "check") == 0;
 	bool backup = strcmp(sub, "backup") == 0, vacuum = strcmp(sub, "vacuum") == 0;
-	if (!info && !check && !backup && !vacuum) {
-		xp_ctx_error(ctx, "db: unknown subcommand %s (info, check, backup FILE, vacuum)", sub);
+	bool snapshot = strcmp(sub, "snapshot") == 0;
+	if (!info && !check && !backup && !vacuum && !snapshot) {
+		xp_ctx_error(ctx, "db: unknown subcommand %s (info, check, backup FILE, vacuum, snapshot)", sub);
 		return XP_EXIT_USAGE;
 	}
 	if ((backup && a->argc != 2) || (!backup && a->argc != 1)) {
-		xp_ctx_error(ctx, "db: usage: xpool db info|check|backup FILE|vacuum");
+		xp_ctx_error(ctx, "db: usage: xpool db info|check|backup FILE|vacuum|snapshot");
 		return XP_EXIT_USAGE;
 	}
+	struct xp_cluster *c = NULL;
+	if (snapshot && !(c = xp_ctx_cluster(ctx)))
+		return XP_EXIT_ERROR;
 	struct xp_err err = {{0}};
 	/* info and check look at any file as it is; backup and vacuum need our schema. */
 	struct xp_store *s = info || check ? xp_store_open_existing(ctx->db, &err) : xp_store_open(ctx->db, &err);
@@ -142,7 +147,16 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = db_check(ctx, s);
 	else if (backup)
 		rc = db_backup(ctx, s, a->argv[1]);
-	else {
+	else if (snapshot) {
+		/* For cron: the inventory and one metric sample per device, old ones dropped. */
+		rc = xp_store_snapshot(s, c, time(NULL), &err) < 0 ? XP_EXIT_ERROR : XP_EXIT_OK;
+		if (rc)
+			xp_ctx_error(ctx, "db snapshot: %s", err.msg);
+		else
+			fprintf(ctx->out, "saved %zu node%s and %zu device sample%s\n", c->n_nodes,
+				c->n_nodes == 1 ? "" : "s", xp_cluster_device_count(c),
+				xp_cluster_device_count(c) == 1 ? "" : "s");
+	} else {
 		char *msg = NULL;
 		rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, &msg) == SQLITE_OK ? XP_EXIT_OK : XP_EXIT_ERROR;
 		if (rc)
@@ -158,8 +172,8 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 const struct xp_cmd_entry xp_cmd_db_entry = {
 	.name = "db",
 	.alias = NULL,
-	.usage = "info|check|backup FILE|vacuum",
-	.summary = "the database: what is in it, an integrity check, an online backup, vacuum",
+	.usage = "info|check|backup FILE|vacuum|snapshot",
+	.summary = "the database: contents, integrity check, online backup, vacuum, inventory snapshot",
 	.opts = NULL,
 	.min_args = 1,
 	.max_args = 2,

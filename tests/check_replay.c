@@ -133,6 +133,21 @@ START_TEST(ascend_910)
 	ck_assert_str_eq(json_string_value(json_array_get(json_array_get(links, (size_t)a), (size_t)b)), "HCCS");
 	json_decref(doc);
 
+	/* A stored baseline replaces the manifest's coefficient, and says so. */
+	char *db = xp_asprintf("%s/b.db", dir);
+	struct xp_run br;
+	ck_assert_int_eq(xp_run_xpool(&br, NULL, "--db", db, "baseline", "add", "Ascend 910A", "24.1.RC2", "llm", "0.5",
+				      "--verified", NULL), 0);
+	ck_assert_msg(br.status == 0, "%s", br.err);
+	xp_run_free(&br);
+	ck_assert_int_eq(xp_run_xpool(&br, NULL, "--db", db, "--replay", d, "inventory", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(br.out, ": fp16 256 TFLOPS x 0.50 (baseline)"));
+	xp_run_free(&br);
+	ck_assert_int_eq(xp_run_xpool(&br, NULL, "--db", db, "baseline", "add", "x", "y", "z", "-1", NULL), 0);
+	ck_assert_int_eq(br.status, XP_EXIT_USAGE);
+	xp_run_free(&br);
+	free(db);
+
 	/* health lists the two warnings with their reason. */
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "health", NULL), 0);

@@ -265,6 +265,28 @@ START_TEST(read_only)
 }
 END_TEST
 
+/* A full database: the write fails with a clear message and leaves nothing behind. */
+START_TEST(full_database)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(":memory:", &err);
+	ck_assert_ptr_nonnull(s);
+	int pages = table_has(s, "PRAGMA page_count");
+	char pragma[64];
+	snprintf(pragma, sizeof pragma, "PRAGMA max_page_count = %d", pages + 1);
+	ck_assert_int_eq(sqlite3_exec(s->db, pragma, NULL, NULL, NULL), SQLITE_OK);
+	char *big = malloc(200000);
+	memset(big, 'x', 199999);
+	big[199999] = '\0';
+	ck_assert_int_eq(xp_store_set_setting(s, "big", big, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "full"));
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM settings"), 0);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM audit"), 0);
+	free(big);
+	xp_store_close(s);
+}
+END_TEST
+
 Suite *xp_suite_store(void);
 Suite *xp_suite_store(void)
 {
@@ -278,6 +300,7 @@ Suite *xp_suite_store(void)
 	tcase_add_test(tc, snapshots_and_retention);
 	tcase_add_test(tc, two_writers);
 	tcase_add_test(tc, read_only);
+	tcase_add_test(tc, full_database);
 	suite_add_tcase(s, tc);
 	return s;
 }
