@@ -1408,11 +1408,12 @@ static int on_click(void *st, struct xp_ui *ui, int y, int x)
 	return XP_REACT_NONE;
 }
 
+/* Lazy: the next draw, key or click rebuilds (sync sees the new cluster or filter), so a
+ * refresh costs nothing while another view is shown. */
 static void on_data(void *st, struct xp_ui *ui)
 {
 	struct topo *t = st;
 	t->g = xp_ui_glyphs(ui);
-	rebuild(t, ui);
 }
 
 static const char *where(void *st)
