@@ -66,7 +66,7 @@ ADAPTER_OBJ    = $(ADAPTER_SRC:%.c=$(B)/obj/%.o)
 ADAPTER_SO     = $(ADAPTER_NAMES:%=$(B)/adapters/xp_%.so)
 ADAPTER_LIBS   = $(shell $(PKG_CONFIG) --libs jansson libxml-2.0 2>/dev/null) -ldl -lm
 TEST_SRC = $(sort $(wildcard tests/check_*.c))
-TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/runner.o
+TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/tmuxlib.o $(B)/obj/tests/runner.o
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
@@ -170,7 +170,7 @@ bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
 
 install: $(PROG) $(ADAPTER_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-	    $(DESTDIR)$(PREFIX)/share/xpool/themes
+	    $(DESTDIR)$(PREFIX)/share/xpool/themes $(DESTDIR)$(PREFIX)/lib/xpool/adapters
 	install -m 0755 $(PROG) $(DESTDIR)$(BINDIR)/xpool
 	install -m 0644 man/xpool.1 $(DESTDIR)$(MANDIR)/man1/xpool.1
 	install -m 0644 man/xpool.conf.5 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
