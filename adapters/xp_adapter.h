@@ -122,4 +122,20 @@ void xp_raw_warn(struct xp_raw_node *n, const char *fmt, ...) __attribute__((for
 /* Copies src into a fixed field, cutting it to fit, and trims surrounding blanks. */
 void xp_raw_set(char *dst, size_t size, const char *src, size_t len);
 
+/* Copies what a re-read refreshes from f onto d: the metrics (metrics true) or the health
+ * and its reasons, and the error counters either way. */
+void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics);
+
+/* Finds prog's executable in PATH (a safe default when unset or empty; empty and relative
+ * entries skipped, never the current directory), then in extra_dirs (NULL-terminated, may be
+ * NULL); true with its path in out, false with out empty. */
+bool xp_tool_find(const char *prog, const char *const *extra_dirs, char *out, size_t size);
+
+/* Copies a line of n bytes into out without ANSI escape sequences and CRs; returns its length. */
+size_t xp_text_clean_line(const char *s, size_t n, char *out, size_t size);
+/* Reads the line at *pos of text (len bytes), cleaned as above, into line; false at the end. */
+bool xp_text_next_line(const char *text, size_t len, size_t *pos, char *line, size_t size);
+/* Trims surrounding white space in place; returns the first kept character. */
+char *xp_text_trim(char *s);
+
 #endif

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <stdint.h>
 #include <unistd.h>
-#include <wchar.h>
 
+#include "draw.h"
 #include "layout.h"
 #include "prompt.h"
 #include "source.h"
@@ -375,62 +375,6 @@ static void fill_row(WINDOW *w, struct xp_rect r, int attr)
 		waddch(w, ' ');
 }
 
-/* Writes s at (y, x) clipped to at most width columns (UTF-8 aware through ncursesw). */
-static int put_clip(WINDOW *w, int y, int x, int width, const char *s)
-{
-	if (width <= 0)
-		return 0;
-	wmove(w, y, x);
-	int cols = 0;
-	const char *p = s;
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	while (*p && cols < width) {
-		wchar_t wc;
-		size_t n = mbrtowc(&wc, p, strlen(p), &st);
-		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-			waddch(w, '?');
-			p++;
-			cols++;
-			memset(&st, 0, sizeof st);
-			continue;
-		}
-		int cw = wcwidth(wc);
-		if (cw < 0)
-			cw = 1;
-		if (cols + cw > width)
-			break;
-		waddnstr(w, p, (int)n);
-		p += n;
-		cols += cw;
-	}
-	return cols;
-}
-
-/* Columns a UTF-8 string takes on the terminal. */
-static int display_width(const char *s)
-{
-	int w = 0;
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	size_t left = strlen(s);
-	while (left) {
-		wchar_t wc;
-		size_t n = mbrtowc(&wc, s, left, &st);
-		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-			memset(&st, 0, sizeof st);
-			n = 1;
-			w++;
-		} else {
-			int cw = wcwidth(wc);
-			w += cw > 0 ? cw : 0;
-		}
-		s += n;
-		left -= n;
-	}
-	return w;
-}
-
 static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT])
 {
 	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
@@ -509,8 +453,8 @@ static void draw_header(struct xp_ui *ui)
 	/* The source gives way first when the line is short: counts and health matter more. */
 	int room = r.w - rw - hw - (int)strlen(counts) - 2;
 	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src));
-	int x = put_clip(stdscr, r.y, r.x, room, left);
-	x += put_clip(stdscr, r.y, x, r.w - rw - hw - x, counts) + 2;
+	int x = xp_draw_clip(stdscr, r.y, r.x, room, left);
+	x += xp_draw_clip(stdscr, r.y, x, r.w - rw - hw - x, counts) + 2;
 	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
 		int hh = order[i];
 		if (hh == XP_HEALTH_UNKNOWN && !h[hh])
@@ -519,11 +463,11 @@ static void draw_header(struct xp_ui *ui)
 			break;
 		/* Colour a count only when it is non-zero, so the eye finds problems. */
 		wattrset(stdscr, h[hh] ? xp_theme_attr(hroles[hh]) : attr);
-		x += put_clip(stdscr, r.y, x, r.w - x, hs[i]) + 2;
+		x += xp_draw_clip(stdscr, r.y, x, r.w - x, hs[i]) + 2;
 	}
 	wattrset(stdscr, attr);
 	if (r.w > rw)
-		put_clip(stdscr, r.y, r.w - rw, rw, right);
+		xp_draw_clip(stdscr, r.y, r.w - rw, rw, right);
 }
 
 static void draw_tabs(struct xp_ui *ui)
@@ -548,16 +492,16 @@ static void draw_tabs(struct xp_ui *ui)
 	if (where && *where && end < r.w - 2) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
 		int avail = r.w - end - 1;
-		int len = display_width(where);
+		int len = xp_draw_width(where);
 		/* Too long: keep the end of the path, which says where the user is now. */
 		const char *shown = where;
 		while (len > avail && *shown) {
 			shown++;
 			while ((*shown & 0xc0) == 0x80)
 				shown++;
-			len = display_width(shown);
+			len = xp_draw_width(shown);
 		}
-		put_clip(stdscr, r.y, r.w - 1 - len, avail, shown);
+		xp_draw_clip(stdscr, r.y, r.w - 1 - len, avail, shown);
 	}
 }
 
@@ -571,8 +515,8 @@ static void draw_status(struct xp_ui *ui)
 	if (ui->filtering) {
 		fill_row(stdscr, r, xp_theme_attr(XP_ROLE_PROMPT));
 		wmove(stdscr, r.y, 0);
-		put_clip(stdscr, r.y, 0, r.w - 1, "/");
-		put_clip(stdscr, r.y, 1, r.w - 2, ui->filter);
+		xp_draw_clip(stdscr, r.y, 0, r.w - 1, "/");
+		xp_draw_clip(stdscr, r.y, 1, r.w - 2, ui->filter);
 		return;
 	}
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_STATUS));
@@ -582,12 +526,12 @@ static void draw_status(struct xp_ui *ui)
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
 		char m[1100];
 		snprintf(m, sizeof m, " cannot read the source: %s", ui->load_error);
-		put_clip(stdscr, r.y, 0, r.w, m);
+		xp_draw_clip(stdscr, r.y, 0, r.w, m);
 		return;
 	}
 	if (ui->msg[0] && now - ui->msg_time < MSG_SECONDS) {
 		wattrset(stdscr, xp_theme_attr(ui->msg_role));
-		put_clip(stdscr, r.y, 1, r.w - 2, ui->msg);
+		xp_draw_clip(stdscr, r.y, 1, r.w - 2, ui->msg);
 		return;
 	}
 	ui->msg[0] = '\0';
@@ -597,7 +541,7 @@ static void draw_status(struct xp_ui *ui)
 	else
 		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
 			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
-	put_clip(stdscr, r.y, 0, r.w, hint);
+	xp_draw_clip(stdscr, r.y, 0, r.w, hint);
 }
 
 /* A box over the body with a title, for the help overlay and the output pane. */
@@ -627,7 +571,7 @@ static struct xp_rect draw_box(struct xp_ui *ui, const char *title)
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
 	char t[128];
 	snprintf(t, sizeof t, " %s ", title);
-	put_clip(stdscr, b.y, b.x + 2, b.w - 4, t);
+	xp_draw_clip(stdscr, b.y, b.x + 2, b.w - 4, t);
 	return (struct xp_rect){b.y + 1, b.x + 2, b.h - 2, b.w - 4};
 }
 
@@ -662,7 +606,7 @@ static void draw_help(struct xp_ui *ui)
 	int n = help_lines(ui, &lines);
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
 	for (int i = 0; i < in.h && ui->help_top + i < n; i++)
-		put_clip(stdscr, in.y + i, in.x, in.w, lines[ui->help_top + i]);
+		xp_draw_clip(stdscr, in.y + i, in.x, in.w, lines[ui->help_top + i]);
 	xp_strv_free(lines, (size_t)n);
 }
 
@@ -671,7 +615,7 @@ static void draw_output(struct xp_ui *ui)
 	struct xp_rect in = draw_box(ui, ui->out_err ? "Command output (errors)" : "Command output");
 	wattrset(stdscr, xp_theme_attr(ui->out_err ? XP_ROLE_FAIL : XP_ROLE_NORMAL));
 	for (int i = 0; i < in.h && (size_t)(ui->out_top + i) < ui->n_out; i++)
-		put_clip(stdscr, in.y + i, in.x, in.w, ui->out_lines[ui->out_top + i]);
+		xp_draw_clip(stdscr, in.y + i, in.x, in.w, ui->out_lines[ui->out_top + i]);
 }
 
 static void draw(struct xp_ui *ui)
@@ -686,9 +630,9 @@ static void draw(struct xp_ui *ui)
 		snprintf(m, sizeof m, "terminal too small: %dx%d, xpool needs %dx%d", cols, rows, XP_MIN_COLS,
 			 XP_MIN_ROWS);
 		int y = rows / 2, x = cols > (int)strlen(m) ? (cols - (int)strlen(m)) / 2 : 0;
-		put_clip(stdscr, y, x, cols - x, m);
+		xp_draw_clip(stdscr, y, x, cols - x, m);
 		if (rows > y + 1)
-			put_clip(stdscr, y + 1, cols > 12 ? (cols - 12) / 2 : 0, cols, "(q to quit)");
+			xp_draw_clip(stdscr, y + 1, cols > 12 ? (cols - 12) / 2 : 0, cols, "(q to quit)");
 		wnoutrefresh(stdscr);
 		doupdate();
 		ui->dirty = false;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "draw.h"
 #include "map_layout.h"
 #include "theme.h"
 #include "view.h"
@@ -28,48 +29,6 @@ struct evs {
 	time_t oldest;          /* oldest shown event's time: decides whether dates are needed */
 	int page;
 };
-
-/* Same layout helpers as the topology view: one column per code point, control
- * characters shown as '?' (messages carry names from the data source). */
-static int ucols(const char *s)
-{
-	int c = 0;
-	for (; *s; s++)
-		c += ((unsigned char)*s & 0xc0) != 0x80;
-	return c;
-}
-
-static int put(WINDOW *w, int y, int x, int maxx, int role, const char *s)
-{
-	if (x >= maxx || !*s)
-		return x;
-	char buf[512];
-	size_t i = 0;
-	int c = 0;
-	for (; s[i]; i++) {
-		bool lead = ((unsigned char)s[i] & 0xc0) != 0x80;
-		/* Stop at a character boundary: never half a character, whatever the limit. */
-		if (lead && (c == maxx - x || i + 5 > sizeof buf))
-			break;
-		c += lead;
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	}
-	buf[i] = '\0';
-	wattrset(w, xp_theme_attr(role));
-	mvwaddnstr(w, y, x, buf, (int)i);
-	return x + ucols(buf);
-}
-
-static void fill(WINDOW *w, int y, int x, int maxx, int role)
-{
-	static const char blanks[] = "                                                                ";
-	wattrset(w, xp_theme_attr(role));
-	while (x < maxx) {
-		int n = maxx - x < (int)sizeof blanks - 1 ? maxx - x : (int)sizeof blanks - 1;
-		mvwaddnstr(w, y, x, blanks, n);
-		x += n;
-	}
-}
 
 static bool same_event(const struct xp_event *a, const struct xp_event *b)
 {
@@ -113,7 +72,7 @@ static void rebuild(struct evs *v, struct xp_ui *ui)
 			continue;
 		xp_grow(&v->idx, sizeof *v->idx, v->n, &v->cap);
 		v->idx[v->n++] = k;
-		int w = ucols(e->node);
+		int w = xp_draw_cols(e->node);
 		if (w > v->node_w)
 			v->node_w = w;
 		if (!v->oldest || e->time < v->oldest)
@@ -164,11 +123,11 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 	int time_w = dates ? 19 : 8;
 
 	int x = r.x + 1;
-	fill(w, r.y, r.x, maxx, XP_ROLE_TITLE);
-	put(w, r.y, x, maxx, XP_ROLE_TITLE, "TIME");
-	put(w, r.y, x + time_w + 2, maxx, XP_ROLE_TITLE, "SEV");
-	put(w, r.y, x + time_w + 8, maxx, XP_ROLE_TITLE, "NODE");
-	put(w, r.y, x + time_w + 10 + v->node_w, maxx, XP_ROLE_TITLE, "MESSAGE");
+	xp_draw_fill(w, r.y, r.x, maxx, XP_ROLE_TITLE);
+	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "TIME", 0);
+	xp_draw_put(w, r.y, x + time_w + 2, maxx, XP_ROLE_TITLE, "SEV", 0);
+	xp_draw_put(w, r.y, x + time_w + 8, maxx, XP_ROLE_TITLE, "NODE", 0);
+	xp_draw_put(w, r.y, x + time_w + 10 + v->node_w, maxx, XP_ROLE_TITLE, "MESSAGE", 0);
 	int h = r.h - 1;
 	v->page = h > 1 ? h : 1;
 	if (h <= 0)
@@ -179,10 +138,10 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 			snprintf(msg, sizeof msg, " no event matches \"%s\" (Esc clears the filter)", v->filter);
 		else
 			snprintf(msg, sizeof msg, " no events yet");
-		int end = put(w, r.y + 1, r.x, maxx, XP_ROLE_DIM, msg);
-		fill(w, r.y + 1, end, maxx, XP_ROLE_NORMAL);
+		int end = xp_draw_put(w, r.y + 1, r.x, maxx, XP_ROLE_DIM, msg, 0);
+		xp_draw_fill(w, r.y + 1, end, maxx, XP_ROLE_NORMAL);
 		for (int i = 2; i <= h; i++)
-			fill(w, r.y + i, r.x, maxx, XP_ROLE_NORMAL);
+			xp_draw_fill(w, r.y + i, r.x, maxx, XP_ROLE_NORMAL);
 		return;
 	}
 	v->top = xp_scroll_top(v->top, v->cursor, (size_t)h, v->n);
@@ -190,7 +149,7 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		int y = r.y + 1 + i;
 		size_t row = v->top + (size_t)i;
 		if (row >= v->n) {
-			fill(w, y, r.x, maxx, XP_ROLE_NORMAL);
+			xp_draw_fill(w, y, r.x, maxx, XP_ROLE_NORMAL);
 			continue;
 		}
 		const struct xp_event *e = xp_event_get(log, v->idx[row]);
@@ -202,15 +161,15 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		/* The date only where it is not today's: the column is wide enough for it either way. */
 		strftime(when, sizeof when, e->time < midnight ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &et);
 		int sev = e->severity == XP_SEV_FAIL ? XP_ROLE_FAIL : e->severity == XP_SEV_WARN ? XP_ROLE_WARN : XP_ROLE_NORMAL;
-		fill(w, y, r.x, maxx, base);
+		xp_draw_fill(w, y, r.x, maxx, base);
 		x = r.x + 1;
-		put(w, y, x, maxx, base, when);
+		xp_draw_put(w, y, x, maxx, base, when, 0);
 		x += time_w + 2;
-		put(w, y, x, maxx, sel ? base : sev, xp_severity_name(e->severity));
+		xp_draw_put(w, y, x, maxx, sel ? base : sev, xp_severity_name(e->severity), 0);
 		x += 6;
-		put(w, y, x, x + v->node_w < maxx ? x + v->node_w : maxx, base, e->node[0] ? e->node : "-");
+		xp_draw_put(w, y, x, x + v->node_w < maxx ? x + v->node_w : maxx, base, e->node[0] ? e->node : "-", 0);
 		x += v->node_w + 2;
-		put(w, y, x, maxx, base, e->msg);
+		xp_draw_put(w, y, x, maxx, base, e->msg, 0);
 	}
 }
 

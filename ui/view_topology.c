@@ -11,72 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "draw.h"
 #include "format.h"
 #include "map_layout.h"
 #include "pci_class.h"
 #include "theme.h"
 #include "view.h"
 #include "xp.h"
-
-/* ---- drawing helpers ---- */
-
-/* Columns of a UTF-8 string: one per code point (glyphs are one column by contract,
- * and model strings are ASCII in practice). */
-static int ucols(const char *s)
-{
-	int c = 0;
-	for (; *s; s++)
-		c += ((unsigned char)*s & 0xc0) != 0x80;
-	return c;
-}
-
-/* Byte offset of the code point after the first cols ones. */
-static size_t ubytes(const char *s, int cols)
-{
-	size_t i = 0;
-	for (int c = 0; s[i]; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
-			break;
-	return i;
-}
-
-/* Draws s at (y, x) in role, skipping its first skip columns and stopping before column
- * maxx; returns the column after it. Control characters (from hostile snapshots or
- * odd hostnames) become '?' so that they can neither move the cursor nor take two columns. */
-static int put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int skip)
-{
-	if (skip > 0)
-		s += ubytes(s, skip);
-	if (x >= maxx || !*s)
-		return x;
-	size_t n = ubytes(s, maxx - x);
-	char buf[1024];
-	/* ubytes counts lead bytes only, so a run of stray continuation bytes is unbounded:
-	 * cap by bytes, backing off to a character boundary. */
-	if (n >= sizeof buf) {
-		n = sizeof buf - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[n] = '\0';
-	wattrset(w, xp_theme_attr(role));
-	mvwaddnstr(w, y, x, buf, (int)n);
-	return x + ucols(buf);
-}
-
-/* Fills columns x..maxx-1 of row y with blanks in role (the view erases what it owns). */
-static void fill(WINDOW *w, int y, int x, int maxx, int role)
-{
-	static const char blanks[] = "                                                                ";
-	wattrset(w, xp_theme_attr(role));
-	while (x < maxx) {
-		int n = maxx - x < (int)sizeof blanks - 1 ? maxx - x : (int)sizeof blanks - 1;
-		mvwaddnstr(w, y, x, blanks, n);
-		x += n;
-	}
-}
 
 /* ---- detail documents: lines of coloured segments ---- */
 
@@ -157,7 +98,7 @@ static int line_cols(const struct line *l)
 {
 	int c = 0;
 	for (size_t i = 0; i < l->n; i++)
-		c += ucols(l->segs[i].text);
+		c += xp_draw_cols(l->segs[i].text);
 	return c;
 }
 
@@ -178,14 +119,14 @@ static void draw_line(WINDOW *w, int y, int x, int maxx, const struct line *l, i
 	int col = 0, cx = x;
 	for (size_t i = 0; i < l->n && cx < maxx; i++) {
 		const struct seg *s = &l->segs[i];
-		int c = ucols(s->text);
+		int c = xp_draw_cols(s->text);
 		/* The cursor paints the line's content, not the tree branches leading to it. */
 		bool paint = sel && !(i == 0 && s->role == XP_ROLE_BORDER);
 		if (col + c > xoff)
-			cx = put(w, y, cx, maxx, paint ? XP_ROLE_SELECTED : s->role, s->text, xoff > col ? xoff - col : 0);
+			cx = xp_draw_put(w, y, cx, maxx, paint ? XP_ROLE_SELECTED : s->role, s->text, xoff > col ? xoff - col : 0);
 		col += c;
 	}
-	fill(w, y, cx, maxx, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL);
+	xp_draw_fill(w, y, cx, maxx, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL);
 }
 
 static long line_of_dev(const struct doc *d, int dev)
@@ -383,7 +324,7 @@ static void cache_build(struct topo *t, const struct xp_cluster *c)
 		const struct xp_node *n = c->nodes[i];
 		struct ncache *k = &t->nc[i];
 		k->hay = node_hay(t, n);
-		k->name_w = ucols(n->name);
+		k->name_w = xp_draw_cols(n->name);
 		k->state_w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
 		k->cpu_w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
 	}
@@ -980,13 +921,13 @@ static void draw_map_row(struct topo *t, struct xp_ui *ui, WINDOW *w, int y, str
 		else
 			snprintf(counts, sizeof counts, "  %zu node%s, %zu device%s", gr->n_nodes, gr->n_nodes == 1 ? "" : "s",
 				 gr->n_devices, gr->n_devices == 1 ? "" : "s");
-		int x = put(w, y, r.x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
-		x = put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
-		x = put(w, y, x, maxx, XP_ROLE_TITLE, label, 0);
-		x = put(w, y, x, maxx, XP_ROLE_DIM, counts, 0);
-		x = put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
+		int x = xp_draw_put(w, y, r.x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_TITLE, label, 0);
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, counts, 0);
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
 		while (x < maxx)
-			x = put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+			x = xp_draw_put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
 		return;
 	}
 	const struct xp_node *n = c->nodes[mr->index];
@@ -994,17 +935,17 @@ static void draw_map_row(struct topo *t, struct xp_ui *ui, WINDOW *w, int y, str
 	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
 	char buf[64];
 	int x = r.x + 2;
-	fill(w, y, r.x, x, base);
+	xp_draw_fill(w, y, r.x, x, base);
 	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(ui, n->name);
-	int end = put(w, y, x, x + t->name_w < maxx ? x + t->name_w : maxx, hit ? XP_ROLE_MATCH : base, n->name, 0);
+	int end = xp_draw_put(w, y, x, x + t->name_w < maxx ? x + t->name_w : maxx, hit ? XP_ROLE_MATCH : base, n->name, 0);
 	x += t->name_w + 2;
-	fill(w, y, end, x < maxx ? x : maxx, base);
-	end = put(w, y, x, maxx, sel ? base : xp_map_state_role(n->state), xp_map_state_str(n, buf, sizeof buf), 0);
+	xp_draw_fill(w, y, end, x < maxx ? x : maxx, base);
+	end = xp_draw_put(w, y, x, maxx, sel ? base : xp_map_state_role(n->state), xp_map_state_str(n, buf, sizeof buf), 0);
 	x += t->state_w + 2;
-	fill(w, y, end, x < maxx ? x : maxx, base);
-	end = put(w, y, x, maxx, base, xp_map_cpu_summary(n, buf, sizeof buf), 0);
+	xp_draw_fill(w, y, end, x < maxx ? x : maxx, base);
+	end = xp_draw_put(w, y, x, maxx, base, xp_map_cpu_summary(n, buf, sizeof buf), 0);
 	x += t->cpu_w + 2;
-	fill(w, y, end, x < maxx ? x : maxx, base);
+	xp_draw_fill(w, y, end, x < maxx ? x : maxx, base);
 	if (x < maxx) {
 		struct xp_cells cells;
 		xp_map_cells(n, t->g, maxx - x, &cells);
@@ -1014,11 +955,11 @@ static void draw_map_row(struct topo *t, struct xp_ui *ui, WINDOW *w, int y, str
 			size_t len = s->len < sizeof one ? s->len : sizeof one - 1;
 			memcpy(one, cells.text + s->off, len);
 			one[len] = '\0';
-			put(w, y, x + (int)s->col, maxx, s->role, one, 0);
+			xp_draw_put(w, y, x + (int)s->col, maxx, s->role, one, 0);
 		}
 		x += cells.cols;
 	}
-	fill(w, y, x, maxx, base);
+	xp_draw_fill(w, y, x, maxx, base);
 }
 
 static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
@@ -1026,14 +967,14 @@ static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect
 	int maxx = r.x + r.w;
 	/* The column header: fixed at the top, the list scrolls under it. */
 	int x = r.x + 2;
-	fill(w, r.y, r.x, maxx, XP_ROLE_TITLE);
-	put(w, r.y, x, maxx, XP_ROLE_TITLE, "NODE", 0);
+	xp_draw_fill(w, r.y, r.x, maxx, XP_ROLE_TITLE);
+	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "NODE", 0);
 	x += t->name_w + 2;
-	put(w, r.y, x, maxx, XP_ROLE_TITLE, "STATE", 0);
+	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "STATE", 0);
 	x += t->state_w + 2;
-	put(w, r.y, x, maxx, XP_ROLE_TITLE, "CPU", 0);
+	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "CPU", 0);
 	x += t->cpu_w + 2;
-	put(w, r.y, x, maxx, XP_ROLE_TITLE, "DEVICES", 0);
+	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "DEVICES", 0);
 	int h = r.h - 1;
 	t->page = h > 1 ? h : 1;
 	if (h <= 0)
@@ -1045,10 +986,10 @@ static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect
 			snprintf(msg, sizeof msg, "  no node matches \"%s\" (Esc clears the filter)", t->filter ? t->filter : "");
 		else
 			snprintf(msg, sizeof msg, "  no nodes yet");
-		put(w, r.y + 1, r.x, maxx, XP_ROLE_DIM, msg, 0);
-		fill(w, r.y + 1, r.x + ucols(msg) < maxx ? r.x + ucols(msg) : maxx, maxx, XP_ROLE_NORMAL);
+		xp_draw_put(w, r.y + 1, r.x, maxx, XP_ROLE_DIM, msg, 0);
+		xp_draw_fill(w, r.y + 1, r.x + xp_draw_cols(msg) < maxx ? r.x + xp_draw_cols(msg) : maxx, maxx, XP_ROLE_NORMAL);
 		for (int i = 2; i <= h; i++)
-			fill(w, r.y + i, r.x, maxx, XP_ROLE_NORMAL);
+			xp_draw_fill(w, r.y + i, r.x, maxx, XP_ROLE_NORMAL);
 		return;
 	}
 	t->top = xp_scroll_top(t->top, t->cursor, (size_t)h, t->rows.n);
@@ -1060,7 +1001,7 @@ static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect
 		if (row < t->rows.n)
 			draw_map_row(t, ui, w, r.y + 1 + i, r, row);
 		else
-			fill(w, r.y + 1 + i, r.x, maxx, XP_ROLE_NORMAL);
+			xp_draw_fill(w, r.y + 1 + i, r.x, maxx, XP_ROLE_NORMAL);
 	}
 }
 
@@ -1079,7 +1020,7 @@ static void draw_doc(WINDOW *w, struct xp_rect r, struct doc *d, size_t *top, in
 			const struct line *l = &d->lines[li];
 			draw_line(w, r.y + i, r.x, r.x + r.w, l, xoff, cursor_dev >= 0 && l->dev == cursor_dev);
 		} else {
-			fill(w, r.y + i, r.x, r.x + r.w, XP_ROLE_NORMAL);
+			xp_draw_fill(w, r.y + i, r.x, r.x + r.w, XP_ROLE_NORMAL);
 		}
 	}
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "draw.h"
 #include "map_layout.h"
 #include "matrix_layout.h"
 #include "theme.h"
@@ -27,51 +28,6 @@
 #define NOTE_MAX 60
 /* Rows the history keeps above the records: title, case, current state, blank, headings. */
 #define HIST_HEAD 5
-
-/* ---- drawing helpers ---- */
-
-/* Byte offset of the code point after the first cols ones. */
-static size_t ubytes(const char *s, int cols)
-{
-	size_t i = 0;
-	for (int c = 0; s[i]; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
-			break;
-	return i;
-}
-
-/* Draws s at (y, x) in role, skipping its first skip columns and stopping before column
- * maxx; returns the column after it. Control characters (a note may hold anything) become
- * '?' so that they can neither move the cursor nor take two columns. */
-static int put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int skip)
-{
-	if (skip > 0)
-		s += ubytes(s, skip);
-	if (x >= maxx || !*s)
-		return x;
-	size_t n = ubytes(s, maxx - x);
-	char buf[1024];
-	if (n >= sizeof buf)
-		n = ubytes(s, (int)sizeof buf / 4);
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[n] = '\0';
-	wattrset(w, xp_theme_attr(role));
-	mvwaddnstr(w, y, x, buf, (int)n);
-	return x + xp_mx_cols(buf);
-}
-
-/* Fills columns x..maxx-1 of row y with blanks in role (the view erases what it owns). */
-static void fill(WINDOW *w, int y, int x, int maxx, int role)
-{
-	static const char blanks[] = "                                                                ";
-	wattrset(w, xp_theme_attr(role));
-	while (x < maxx) {
-		int n = maxx - x < (int)sizeof blanks - 1 ? maxx - x : (int)sizeof blanks - 1;
-		mvwaddnstr(w, y, x, blanks, n);
-		x += n;
-	}
-}
 
 /* ---- history lines: runs of coloured text ---- */
 
@@ -149,10 +105,10 @@ static void draw_hline(WINDOW *w, int y, int x, int maxx, const struct hline *l,
 	for (size_t i = 0; l && i < l->n && cx < maxx; i++) {
 		int c = xp_mx_cols(l->segs[i].text);
 		if (col + c > xoff)
-			cx = put(w, y, cx, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
+			cx = xp_draw_put(w, y, cx, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
 		col += c;
 	}
-	fill(w, y, cx, maxx, XP_ROLE_NORMAL);
+	xp_draw_fill(w, y, cx, maxx, XP_ROLE_NORMAL);
 }
 
 /* ---- the view's state ---- */
@@ -460,10 +416,10 @@ static void draw_lines(WINDOW *w, struct xp_rect r, const char *const *lines, co
 	int maxx = r.x + r.w;
 	for (int i = 0; i < r.h; i++) {
 		int x = r.x + 2 < maxx ? r.x + 2 : maxx;
-		fill(w, r.y + i, r.x, x, XP_ROLE_NORMAL);
+		xp_draw_fill(w, r.y + i, r.x, x, XP_ROLE_NORMAL);
 		if (i < n)
-			x = put(w, r.y + i, x, maxx, roles[i], lines[i], 0);
-		fill(w, r.y + i, x, maxx, XP_ROLE_NORMAL);
+			x = xp_draw_put(w, r.y + i, x, maxx, roles[i], lines[i], 0);
+		xp_draw_fill(w, r.y + i, x, maxx, XP_ROLE_NORMAL);
 	}
 }
 
@@ -525,29 +481,29 @@ static int put_count(WINDOW *w, int y, int x, int maxx, size_t count, int role, 
 {
 	char buf[32];
 	snprintf(buf, sizeof buf, "%*zu", TOT_FIELD, count);
-	return put(w, y, x, maxx, count ? role : base, buf, 0);
+	return xp_draw_put(w, y, x, maxx, count ? role : base, buf, 0);
 }
 
 static void draw_header(struct vv *v, WINDOW *w, int y, int x0, int env_w, int xc, size_t nvis, int xr, int maxx)
 {
 	char buf[256];
-	fill(w, y, x0 - 1, maxx, XP_ROLE_TITLE);
-	put(w, y, x0, x0 + env_w, XP_ROLE_TITLE, "ENVIRONMENT", 0);
+	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_TITLE);
+	xp_draw_put(w, y, x0, x0 + env_w, XP_ROLE_TITLE, "ENVIRONMENT", 0);
 	int x = xc;
 	for (size_t j = v->left; j < v->left + nvis; j++) {
 		const char *name = v->m.cases[v->sh.cols[j]].name;
 		xp_mx_truncate(name, v->widths[j], v->g->ellipsis, buf, sizeof buf);
-		put(w, y, x, xr, j == v->col ? XP_ROLE_SELECTED : XP_ROLE_TITLE, buf, 0);
+		xp_draw_put(w, y, x, xr, j == v->col ? XP_ROLE_SELECTED : XP_ROLE_TITLE, buf, 0);
 		x += v->widths[j] + XP_MX_GAP;
 	}
 	/* Cases scrolled out of sight on either side: say so where they would be. */
 	if (v->left > 0)
-		put(w, y, xc - XP_MX_GAP, xc - 1, XP_ROLE_TITLE, "<", 0);
+		xp_draw_put(w, y, xc - XP_MX_GAP, xc - 1, XP_ROLE_TITLE, "<", 0);
 	if (v->left + nvis < v->sh.n_cols)
-		put(w, y, x - XP_MX_GAP + 1 < xr ? x - XP_MX_GAP + 1 : xr - 1, xr, XP_ROLE_TITLE, ">", 0);
+		xp_draw_put(w, y, x - XP_MX_GAP + 1 < xr ? x - XP_MX_GAP + 1 : xr - 1, xr, XP_ROLE_TITLE, ">", 0);
 	if (xr < maxx) {
 		snprintf(buf, sizeof buf, "%*s%*s%*s", XP_MX_GAP, "", TOT_FIELD, "pass", XP_MX_GAP + TOT_FIELD, "fail");
-		put(w, y, xr, maxx, XP_ROLE_TITLE, buf, 0);
+		xp_draw_put(w, y, xr, maxx, XP_ROLE_TITLE, buf, 0);
 	}
 }
 
@@ -556,11 +512,11 @@ static void draw_row(struct vv *v, WINDOW *w, int y, size_t i, int x0, int env_w
 {
 	bool sel = i == v->row;
 	char buf[512];
-	fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
+	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
 	xp_mx_truncate(v->m.envs[v->sh.rows[i]].id, env_w, v->g->ellipsis, buf, sizeof buf);
-	int end = put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
+	int end = xp_draw_put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
 	if (sel)
-		fill(w, y, end, x0 + env_w, XP_ROLE_SELECTED);
+		xp_draw_fill(w, y, end, x0 + env_w, XP_ROLE_SELECTED);
 	int x = xc;
 	for (size_t j = v->left; j < v->left + nvis && x < xr; j++) {
 		const struct xp_cell *cell = xp_mx_cell(&v->m, v->sh.rows[i], v->sh.cols[j]);
@@ -569,16 +525,16 @@ static void draw_row(struct vv *v, WINDOW *w, int y, size_t i, int x0, int env_w
 		/* The cursor cell loses its colours but keeps its glyphs: it still reads. */
 		for (int k = 0; k < XP_LAYER_COUNT; k++) {
 			int st = cell->layers[k].status;
-			cx = put(w, y, cx, xr, here ? XP_ROLE_SELECTED : xp_mx_role(st), xp_mx_mark(st, v->g->utf8), 0);
+			cx = xp_draw_put(w, y, cx, xr, here ? XP_ROLE_SELECTED : xp_mx_role(st), xp_mx_mark(st, v->g->utf8), 0);
 		}
 		if (here)
-			fill(w, y, cx, x + v->widths[j] < xr ? x + v->widths[j] : xr, XP_ROLE_SELECTED);
+			xp_draw_fill(w, y, cx, x + v->widths[j] < xr ? x + v->widths[j] : xr, XP_ROLE_SELECTED);
 		x += v->widths[j] + XP_MX_GAP;
 	}
 	if (xr < maxx) {
-		x = put(w, y, xr, maxx, XP_ROLE_NORMAL, "  ", 0);
+		x = xp_draw_put(w, y, xr, maxx, XP_ROLE_NORMAL, "  ", 0);
 		x = put_count(w, y, x, maxx, v->sh.row_ok[i], XP_ROLE_OK, XP_ROLE_DIM);
-		x = put(w, y, x, maxx, XP_ROLE_NORMAL, "  ", 0);
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, "  ", 0);
 		put_count(w, y, x, maxx, v->sh.row_fail[i], XP_ROLE_FAIL, XP_ROLE_DIM);
 	}
 }
@@ -588,13 +544,13 @@ static void draw_totals(struct vv *v, WINDOW *w, int y, bool fail, int x0, int e
 			int maxx)
 {
 	char buf[32];
-	fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
-	put(w, y, x0, x0 + env_w, XP_ROLE_TITLE, fail ? "any fail" : "all pass", 0);
+	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
+	xp_draw_put(w, y, x0, x0 + env_w, XP_ROLE_TITLE, fail ? "any fail" : "all pass", 0);
 	int x = xc;
 	for (size_t j = v->left; j < v->left + nvis && x < xr; j++) {
 		size_t n = fail ? v->sh.col_fail[j] : v->sh.col_ok[j];
 		snprintf(buf, sizeof buf, "%zu", n);
-		put(w, y, x, xr, n ? (fail ? XP_ROLE_FAIL : XP_ROLE_OK) : XP_ROLE_DIM, buf, 0);
+		xp_draw_put(w, y, x, xr, n ? (fail ? XP_ROLE_FAIL : XP_ROLE_OK) : XP_ROLE_DIM, buf, 0);
 		x += v->widths[j] + XP_MX_GAP;
 	}
 	if (xr < maxx) {
@@ -606,13 +562,13 @@ static void draw_totals(struct vv *v, WINDOW *w, int y, bool fail, int x0, int e
 static void draw_legend(struct vv *v, WINDOW *w, int y, int x0, size_t nvis, size_t nrows_vis, int maxx)
 {
 	static const int order[] = {XP_V_PASS, XP_V_FAIL, XP_V_UNTESTED, XP_V_STALE};
-	fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
+	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
 	int x = x0;
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-		x = put(w, y, x, maxx, xp_mx_role(order[i]), xp_mx_mark(order[i], v->g->utf8), 0);
+		x = xp_draw_put(w, y, x, maxx, xp_mx_role(order[i]), xp_mx_mark(order[i], v->g->utf8), 0);
 		char buf[32];
 		snprintf(buf, sizeof buf, " %s ", xp_vstatus_name(order[i]));
-		x = put(w, y, x, maxx, XP_ROLE_NORMAL, buf, 0);
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, buf, 0);
 	}
 	/* Where the window is comes before the layer names: on a narrow screen it says what
 	 * scrolling would show, and the names are in the help and the history. */
@@ -620,7 +576,7 @@ static void draw_legend(struct vv *v, WINDOW *w, int y, int x0, size_t nvis, siz
 	snprintf(buf, sizeof buf,
 		 "  envs %zu-%zu/%zu cases %zu-%zu/%zu  marks: discovered schedulable launches executes accepted",
 		 v->top + 1, v->top + nrows_vis, v->sh.n_rows, v->left + 1, v->left + nvis, v->sh.n_cols);
-	put(w, y, x, maxx, XP_ROLE_DIM, buf, 0);
+	xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, buf, 0);
 }
 
 static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
@@ -664,7 +620,7 @@ static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 			draw_row(v, w, r.y + 1 + k, i, x0, env_w, xc, nvis, xr, maxx);
 			shown++;
 		} else {
-			fill(w, r.y + 1 + k, r.x, maxx, XP_ROLE_NORMAL);
+			xp_draw_fill(w, r.y + 1 + k, r.x, maxx, XP_ROLE_NORMAL);
 		}
 	}
 	int y = r.y + 1 + body;
@@ -687,7 +643,7 @@ static void draw_history(struct vv *v, WINDOW *w, struct xp_rect r)
 	for (int i = 0; i < head; i++)
 		draw_hline(w, r.y + i, r.x + 1, maxx, &v->hd.lines[i], v->hxoff);
 	if (head)
-		fill(w, r.y, r.x, r.x + 1, XP_ROLE_NORMAL);
+		xp_draw_fill(w, r.y, r.x, r.x + 1, XP_ROLE_NORMAL);
 	int h = r.h - head;
 	v->hpage = h > 1 ? h : 1;
 	size_t n = v->hd.n > (size_t)head ? v->hd.n - (size_t)head : 0;
@@ -696,7 +652,7 @@ static void draw_history(struct vv *v, WINDOW *w, struct xp_rect r)
 		v->htop = max_top;
 	for (int i = 0; i < h; i++) {
 		size_t li = (size_t)head + v->htop + (size_t)i;
-		fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
+		xp_draw_fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
 		draw_hline(w, r.y + head + i, r.x + 1, maxx, li < v->hd.n ? &v->hd.lines[li] : NULL, v->hxoff);
 	}
 }

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "amd.h"
 
@@ -49,32 +47,9 @@ struct amd {
 	char err[512];
 };
 
-/* Finds prog in PATH, then where ROCm and Hygon's DTK install it when PATH lacks them (telegraf
- * defaults to /opt/rocm/bin/rocm-smi; DTK puts its tools in /opt/dtk/bin). Empty PATH entries
- * would mean the current directory, which is never where a vendor tool should come from. */
-static bool find_tool(const char *prog, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	char *dirs = NULL;
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	if (asprintf(&dirs, "%s:/opt/rocm/bin:/opt/dtk/bin", path) < 0)
-		return false;
-	bool found = false;
-	char *save = NULL;
-	for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		if (d[0] != '/')
-			continue;
-		struct stat sb;
-		if (snprintf(out, size, "%s/%s", d, prog) < (int)size && stat(out, &sb) == 0 &&
-		    S_ISREG(sb.st_mode) && access(out, X_OK) == 0)
-			found = true;
-	}
-	free(dirs);
-	if (!found && size)
-		out[0] = '\0';
-	return found;
-}
+/* Where ROCm and Hygon's DTK install their tools when PATH lacks them (telegraf defaults to
+ * /opt/rocm/bin/rocm-smi; DTK puts its tools in /opt/dtk/bin). */
+static const char *const tool_dirs[] = {"/opt/rocm/bin", "/opt/dtk/bin", NULL};
 
 /* Reads a replay file: 1 with text, 0 absent, -1 with st->err. */
 static int replay_file(struct amd *st, const char *name, char **out, size_t *len)
@@ -199,15 +174,15 @@ static int amd_probe(const struct xp_host *h, void **stp, char *err, size_t errl
 		h->free(out);
 		return XP_PROBE_ACTIVE;
 	}
-	if (find_tool("rocm-smi", st->smi, sizeof st->smi))
+	if (xp_tool_find("rocm-smi", tool_dirs, st->smi, sizeof st->smi))
 		st->hy_smi = false;
-	else if (find_tool("hy-smi", st->smi, sizeof st->smi))
+	else if (xp_tool_find("hy-smi", tool_dirs, st->smi, sizeof st->smi))
 		st->hy_smi = true;
 	else {
 		snprintf(err, errlen, "no rocm-smi or hy-smi");
 		return XP_PROBE_UNAVAILABLE;
 	}
-	find_tool("rocminfo", st->rocminfo, sizeof st->rocminfo);
+	xp_tool_find("rocminfo", tool_dirs, st->rocminfo, sizeof st->rocminfo);
 	struct xp_raw_node *node = malloc(sizeof *node);
 	if (!node) {
 		snprintf(err, errlen, "out of memory");
@@ -277,21 +252,7 @@ static int reread(struct amd *st, struct xp_raw_node *node, int what)
 			xp_raw_warn(node, "card%d is no longer listed", d->index);
 			continue;
 		}
-		if (what == COPY_METRICS) {
-			d->memory_total_mib = f->memory_total_mib;
-			d->memory_used_mib = f->memory_used_mib;
-			d->temperature_c = f->temperature_c;
-			d->power_w = f->power_w;
-			d->power_limit_w = f->power_limit_w;
-			d->utilization_pct = f->utilization_pct;
-		} else {
-			memcpy(d->health, f->health, sizeof d->health);
-			memcpy(d->reasons, f->reasons, sizeof d->reasons);
-			d->n_reasons = f->n_reasons;
-		}
-		d->ecc_corrected = f->ecc_corrected;
-		d->ecc_uncorrected = f->ecc_uncorrected;
-		d->retired_pages = f->retired_pages;
+		xp_raw_copy_fresh(d, f, what == COPY_METRICS);
 	}
 	free(fresh);
 	return 0;

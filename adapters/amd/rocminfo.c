@@ -11,39 +11,6 @@
 
 #define LINE_BYTES 1024
 
-/* Copies one line without ANSI escape sequences (Hygon's first line is coloured) and CRs. */
-static size_t clean_line(const char *s, size_t n, char *out, size_t size)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n && o + 1 < size; i++) {
-		if (s[i] == '\033') {
-			/* CSI: ESC [ parameters, then one final byte in @..~; other escapes: skip ESC X. */
-			if (i + 1 < n && s[i + 1] == '[') {
-				i += 2;
-				while (i < n && !((unsigned char)s[i] >= '@' && (unsigned char)s[i] <= '~'))
-					i++;
-			} else
-				i++;
-			continue;
-		}
-		if (s[i] == '\r')
-			continue;
-		out[o++] = s[i];
-	}
-	out[o] = '\0';
-	return o;
-}
-
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 /* "Agent 12" (the block header between lines of stars). */
 static bool is_agent_header(const char *s)
 {
@@ -74,12 +41,8 @@ int xp_rocminfo_agents(const char *text, size_t len, struct xp_rocminfo_agent *a
 	int base = -1, count = 0;
 	char line[LINE_BYTES];
 	size_t pos = 0;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t ll = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		clean_line(text + pos, ll, line, sizeof line);
-		pos += ll + (nl ? 1 : 0);
-		char *s = trim(line);
+	while (xp_text_next_line(text, len, &pos, line, sizeof line)) {
+		char *s = xp_text_trim(line);
 		bool header = is_agent_header(s), done = strncmp(s, "*** Done", 8) == 0;
 		if ((header || done) && in_agent) {
 			if (is_accelerator(&cur)) {
@@ -111,7 +74,7 @@ int xp_rocminfo_agents(const char *text, size_t len, struct xp_rocminfo_agent *a
 		if (indent != base)
 			continue;
 		*colon = '\0';
-		char *key = trim(line), *val = trim(colon + 1);
+		char *key = xp_text_trim(line), *val = xp_text_trim(colon + 1);
 		if (strcmp(key, "Name") == 0)
 			xp_raw_set(cur.name, sizeof cur.name, val, strlen(val));
 		else if (strcmp(key, "Marketing Name") == 0)

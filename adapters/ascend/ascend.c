@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "ascend.h"
 
@@ -15,39 +13,11 @@
 #define MAP_FILE "npu-smi-info-m.txt"
 #define TOOL "npu-smi"
 #define TOOL_TIMEOUT_S 15.0
-/* Searched when PATH is unset; Huawei's driver package installs npu-smi in /usr/local/sbin,
- * which a bare default path would miss. */
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 struct ascend {
 	const struct xp_host *host;
 	char tool[4096]; /* npu-smi's full path (live) */
 	char err[256];
 };
-
-/* Finds prog on PATH, so that probe can tell "not installed" from "broken" without
- * running a shell. Empty entries are skipped: unlike execvp, we never run a program from
- * whatever directory xpool happens to be started in. */
-static bool find_tool(const char *prog, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = DEFAULT_PATH;
-	for (const char *p = path;; p++) {
-		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		int w = n ? snprintf(out, size, "%.*s/%s", (int)n, p, prog) : -1;
-		struct stat st;
-		if (w > 0 && (size_t)w < size && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(out, X_OK) == 0)
-			return true;
-		if (!end)
-			break;
-		p = end;
-	}
-	out[0] = '\0';
-	return false;
-}
 
 static void release(const struct ascend *a, char *p)
 {
@@ -149,7 +119,7 @@ static int ascend_probe(const struct xp_host *h, void **st, char *err, size_t er
 		}
 		return XP_PROBE_ACTIVE;
 	}
-	if (!find_tool(TOOL, a->tool, sizeof a->tool)) {
+	if (!xp_tool_find(TOOL, NULL, a->tool, sizeof a->tool)) {
 		snprintf(err, errlen, "npu-smi not found");
 		free(a);
 		return XP_PROBE_UNAVAILABLE;

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cambricon.h"
 
@@ -18,30 +16,6 @@ struct cambricon {
 	char cnmon[4096]; /* absolute path; "" in replay */
 	char err[512];
 };
-
-/* Finds prog in PATH; empty or relative entries (the current directory) are skipped, since a
- * vendor tool should never come from there. */
-static bool find_tool(const char *prog, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	char *dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!dirs)
-		return false;
-	bool found = false;
-	char *save = NULL;
-	for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		if (d[0] != '/')
-			continue;
-		struct stat sb;
-		if (snprintf(out, size, "%s/%s", d, prog) < (int)size && stat(out, &sb) == 0 &&
-		    S_ISREG(sb.st_mode) && access(out, X_OK) == 0)
-			found = true;
-	}
-	free(dirs);
-	if (!found && size)
-		out[0] = '\0';
-	return found;
-}
 
 /* Gets `cnmon info`'s text: 1 with *out (host->free), 0 when the replay file is absent, -1 with
  * st->err. */
@@ -104,7 +78,7 @@ static int cambricon_probe(const struct xp_host *h, void **stp, char *err, size_
 		h->free(out);
 		return XP_PROBE_ACTIVE;
 	}
-	if (!find_tool("cnmon", st->cnmon, sizeof st->cnmon)) {
+	if (!xp_tool_find("cnmon", NULL, st->cnmon, sizeof st->cnmon)) {
 		snprintf(err, errlen, "no cnmon");
 		return XP_PROBE_UNAVAILABLE;
 	}
@@ -154,21 +128,7 @@ static int reread(struct cambricon *st, struct xp_raw_node *node, int what)
 			xp_raw_warn(node, "card %d is no longer listed", d->index);
 			continue;
 		}
-		if (what == COPY_METRICS) {
-			d->memory_total_mib = f->memory_total_mib;
-			d->memory_used_mib = f->memory_used_mib;
-			d->temperature_c = f->temperature_c;
-			d->power_w = f->power_w;
-			d->power_limit_w = f->power_limit_w;
-			d->utilization_pct = f->utilization_pct;
-		} else {
-			memcpy(d->health, f->health, sizeof d->health);
-			memcpy(d->reasons, f->reasons, sizeof d->reasons);
-			d->n_reasons = f->n_reasons;
-		}
-		d->ecc_corrected = f->ecc_corrected;
-		d->ecc_uncorrected = f->ecc_uncorrected;
-		d->retired_pages = f->retired_pages;
+		xp_raw_copy_fresh(d, f, what == COPY_METRICS);
 	}
 	free(fresh);
 	return 0;

@@ -34,37 +34,6 @@ struct level {
 	char key[64];
 };
 
-static size_t clean_line(const char *s, size_t n, char *out, size_t size)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n && o + 1 < size; i++) {
-		if (s[i] == '\033') {
-			if (i + 1 < n && s[i + 1] == '[') {
-				i += 2;
-				while (i < n && !((unsigned char)s[i] >= '@' && (unsigned char)s[i] <= '~'))
-					i++;
-			} else
-				i++;
-			continue;
-		}
-		if (s[i] == '\r')
-			continue;
-		out[o++] = s[i];
-	}
-	out[o] = '\0';
-	return o;
-}
-
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 /* "Card 3" -> 3; -1 for anything else. */
 static int card_header(const char *s)
 {
@@ -224,12 +193,8 @@ int xp_cnmon_parse_info(const char *text, size_t len, struct xp_raw_node *node, 
 	bool chip_temp = false;
 	char line[LINE_BYTES];
 	size_t pos = 0;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t ll = nl ? (size_t)(nl - (text + pos)) : len - pos;
-		clean_line(text + pos, ll, line, sizeof line);
-		pos += ll + (nl ? 1 : 0);
-		char *s = trim(line);
+	while (xp_text_next_line(text, len, &pos, line, sizeof line)) {
+		char *s = xp_text_trim(line);
 		int idx = card_header(s);
 		if (idx >= 0) {
 			if (cur)
@@ -253,7 +218,7 @@ int xp_cnmon_parse_info(const char *text, size_t len, struct xp_raw_node *node, 
 		while (line[indent] == ' ' || line[indent] == '\t')
 			indent++;
 		*colon = '\0';
-		char *key = trim(line), *val = trim(colon + 1);
+		char *key = xp_text_trim(line), *val = xp_text_trim(colon + 1);
 		if (!*key)
 			continue;
 		/* Sections nest by indentation: close every one at or deeper than this line. */

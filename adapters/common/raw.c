@@ -51,3 +51,22 @@ void xp_raw_set(char *dst, size_t size, const char *src, size_t len)
 		memcpy(dst, src, len);
 	dst[len] = '\0';
 }
+
+void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics)
+{
+	if (metrics) {
+		d->memory_total_mib = f->memory_total_mib;
+		d->memory_used_mib = f->memory_used_mib;
+		d->temperature_c = f->temperature_c;
+		d->power_w = f->power_w;
+		d->power_limit_w = f->power_limit_w;
+		d->utilization_pct = f->utilization_pct;
+	} else {
+		memcpy(d->health, f->health, sizeof d->health);
+		memcpy(d->reasons, f->reasons, sizeof d->reasons);
+		d->n_reasons = f->n_reasons;
+	}
+	d->ecc_corrected = f->ecc_corrected;
+	d->ecc_uncorrected = f->ecc_uncorrected;
+	d->retired_pages = f->retired_pages;
+}

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "nvidia.h"
 
@@ -26,28 +24,6 @@ struct nv_state {
 
 static const char *const smi_xml_args[] = {"-q", "-x", NULL};
 static const char *const smi_topo_args[] = {"topo", "-m", NULL};
-
-/* Looks for an executable on $PATH without a shell. Empty entries (the current directory) are
- * skipped: a console should not run whatever nvidia-smi sits in the directory it started in. */
-static bool find_on_path(const char *prog, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t l = colon ? (size_t)(colon - path) : strlen(path);
-		if (l > 0 && path[0] == '/' && l + strlen(prog) + 2 <= size) {
-			snprintf(out, size, "%.*s/%s", (int)l, path, prog);
-			struct stat st;
-			if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-				return true;
-		}
-		path += l + (colon ? 1 : 0);
-	}
-	out[0] = '\0';
-	return false;
-}
 
 /* Gets one source's text: the recorded file in replay mode, nvidia-smi's output live.
  * 1 with *out (free with host->free), 0 when a replay file is absent, -1 with s->err. */
@@ -73,7 +49,7 @@ static int read_source(struct nv_state *s, const char *file, const char *const *
 			snprintf(s->err, sizeof s->err, "cannot read %s from the replay directory", file);
 		return r < 0 ? -1 : 0;
 	}
-	if (!s->smi[0] && !find_on_path("nvidia-smi", s->smi, sizeof s->smi)) {
+	if (!s->smi[0] && !xp_tool_find("nvidia-smi", NULL, s->smi, sizeof s->smi)) {
 		snprintf(s->err, sizeof s->err, "no nvidia-smi on PATH");
 		return -1;
 	}
@@ -168,7 +144,7 @@ static int probe_live(struct nv_state *s)
 	}
 	/* No usable NVML: nvidia-smi may still work (a container with the tool but not the
 	 * library on its loader path). */
-	if (!find_on_path("nvidia-smi", s->smi, sizeof s->smi)) {
+	if (!xp_tool_find("nvidia-smi", NULL, s->smi, sizeof s->smi)) {
 		if (strncmp(nerr, XP_NVML_NOLIB, strlen(XP_NVML_NOLIB)) == 0)
 			snprintf(s->err, sizeof s->err, "no %s and no nvidia-smi", XP_NVML_LIB);
 		else

@@ -1,0 +1,33 @@
+/* tmuxlib.h: driving the real console in a private tmux server, for the end-to-end suites. */
+#ifndef XP_TMUXLIB_H
+#define XP_TMUXLIB_H
+
+#include <stdbool.h>
+
+/* The private server's socket name (tmux -L); each suite names it (after the runner). */
+extern char xp_tmux_sock[64];
+
+/* Runs tmux on the private server with the NULL-terminated arguments; returns its output (caller frees). */
+char *xp_tmux(const char *first, ...);
+/* Runs tmux on the private server with the NULL-terminated arguments, output dropped. */
+void xp_tmux_do(const char *first, ...);
+/* The text of session "t"'s pane (caller frees). */
+char *xp_tmux_capture(void);
+/* Waits until the screen holds text (or, with absent, until it does not); returns the screen. */
+char *xp_tmux_wait(const char *text, bool absent, double seconds);
+/* Waits up to 10 s for text on the screen. */
+void xp_tmux_expect(const char *text);
+/* Waits up to 10 s for text to leave the screen. */
+void xp_tmux_expect_gone(const char *text);
+/* Sends a key (tmux key name) to session "t". */
+void xp_tmux_keys(const char *k);
+/* Types text literally into session "t". */
+void xp_tmux_literal(const char *text);
+/* Starts cmd (through sh) in a detached session "t" of cols x rows that stays after it exits. */
+void xp_tmux_start(const char *cmd, int cols, int rows);
+/* Kills the private server, if one runs. */
+void xp_tmux_kill_server(void);
+/* Waits for the exit status the console's command wrote to dir/rc and checks it is code. */
+void xp_tmux_expect_exit(const char *dir, int code);
+
+#endif
