@@ -295,10 +295,15 @@ static size_t node_hay(struct topo *t, const struct xp_node *n)
 	return off;
 }
 
+/* Search texts are built on the first filter after new data, not on every refresh: a
+ * refresh of 10,000 nodes then costs the key loop only the row list and widths. */
+#define HAY_NONE ((size_t)-1)
+
 static bool node_matches(const struct xp_node *n, size_t i, void *arg)
 {
-	const struct topo *t = arg;
-	(void)n;
+	struct topo *t = arg;
+	if (t->nc[i].hay == HAY_NONE)
+		t->nc[i].hay = node_hay(t, n);
 	return xp_ui_matches(t->ui, t->hay + t->nc[i].hay);
 }
 
@@ -323,7 +328,7 @@ static void cache_build(struct topo *t, const struct xp_cluster *c)
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		const struct xp_node *n = c->nodes[i];
 		struct ncache *k = &t->nc[i];
-		k->hay = node_hay(t, n);
+		k->hay = HAY_NONE;
 		k->name_w = xp_draw_cols(n->name);
 		k->state_w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
 		k->cpu_w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
