@@ -2,7 +2,10 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -52,7 +55,7 @@ static int db_info(struct xp_ctx *ctx, struct xp_store *s)
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
 		long long n = count_rows(s, tables[i]);
 		if (n >= 0)
-			fprintf(ctx->out, "%-10s %lld rows\n", tables[i], n);
+			fprintf(ctx->out, "%-10s %lld row%s\n", tables[i], n, n == 1 ? "" : "s");
 	}
 	return XP_EXIT_OK;
 }
@@ -89,11 +92,14 @@ static int db_check(struct xp_ctx *ctx, struct xp_store *s)
 
 static int db_backup(struct xp_ctx *ctx, struct xp_store *s, const char *file)
 {
-	struct stat st;
-	if (stat(file, &st) == 0) {
-		xp_ctx_error(ctx, "db backup: %s exists; give a new file", file);
+	/* Create the file ourselves: never through a link, never over something, owner-only
+	 * (a backup holds everything the database does). */
+	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		xp_ctx_error(ctx, "db backup: %s: %s", file, errno == EEXIST ? "exists; give a new file" : strerror(errno));
 		return XP_EXIT_ERROR;
 	}
+	close(fd);
 	sqlite3 *dst;
 	if (sqlite3_open_v2(file, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		xp_ctx_error(ctx, "db backup: %s: %s", file, dst ? sqlite3_errmsg(dst) : "cannot create");
@@ -121,14 +127,28 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	const char *sub = a->argv[0];
 	bool info = strcmp(sub, "info") == 0, check = strcmp(sub, "check") == 0;
 	bool backup = strcmp(sub, "backup") == 0, vacuum = strcmp(sub, "vacuum") == 0;
-	bool snapshot = strcmp(sub, "snapshot") == 0;
-	if (!info && !check && !backup && !vacuum && !snapshot) {
-		xp_ctx_error(ctx, "db: unknown subcommand %s (info, check, backup FILE, vacuum, snapshot)", sub);
+	bool snapshot = strcmp(sub, "snapshot") == 0, set = strcmp(sub, "set") == 0;
+	if (!info && !check && !backup && !vacuum && !snapshot && !set) {
+		xp_ctx_error(ctx, "db: unknown subcommand %s (info, check, backup FILE, vacuum, snapshot, set KEY VALUE)",
+			     sub);
 		return XP_EXIT_USAGE;
 	}
-	if ((backup && a->argc != 2) || (!backup && a->argc != 1)) {
-		xp_ctx_error(ctx, "db: usage: xpool db info|check|backup FILE|vacuum|snapshot");
+	if ((backup && a->argc != 2) || (set && a->argc != 3) || (!backup && !set && a->argc != 1)) {
+		xp_ctx_error(ctx, "db: usage: xpool db info|check|backup FILE|vacuum|snapshot|set KEY VALUE");
 		return XP_EXIT_USAGE;
+	}
+	if (set) {
+		/* Settings are few and known: a typo must not become a setting nobody reads. */
+		char *end;
+		long days = strtol(a->argv[2], &end, 10);
+		if (strcmp(a->argv[1], "retention_days") != 0) {
+			xp_ctx_error(ctx, "db set: unknown setting %s (retention_days)", a->argv[1]);
+			return XP_EXIT_USAGE;
+		}
+		if (*end || end == a->argv[2] || days < 0 || days > 36500) {
+			xp_ctx_error(ctx, "db set: retention_days %s: a number of days from 0 to 36500", a->argv[2]);
+			return XP_EXIT_USAGE;
+		}
 	}
 	struct xp_cluster *c = NULL;
 	if (snapshot && !(c = xp_ctx_cluster(ctx)))
@@ -147,7 +167,13 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = db_check(ctx, s);
 	else if (backup)
 		rc = db_backup(ctx, s, a->argv[1]);
-	else if (snapshot) {
+	else if (set) {
+		rc = xp_store_set_setting(s, a->argv[1], a->argv[2], &err) < 0 ? XP_EXIT_ERROR : XP_EXIT_OK;
+		if (rc)
+			xp_ctx_error(ctx, "db set: %s", err.msg);
+		else
+			fprintf(ctx->out, "%s = %s\n", a->argv[1], a->argv[2]);
+	} else if (snapshot) {
 		/* For cron: the inventory and one metric sample per device, old ones dropped. */
 		rc = xp_store_snapshot(s, c, time(NULL), &err) < 0 ? XP_EXIT_ERROR : XP_EXIT_OK;
 		if (rc)
@@ -172,10 +198,10 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 const struct xp_cmd_entry xp_cmd_db_entry = {
 	.name = "db",
 	.alias = NULL,
-	.usage = "info|check|backup FILE|vacuum|snapshot",
+	.usage = "info|check|backup FILE|vacuum|snapshot|set KEY VALUE",
 	.summary = "the database: contents, integrity check, online backup, vacuum, inventory snapshot",
 	.opts = NULL,
 	.min_args = 1,
-	.max_args = 2,
+	.max_args = 3,
 	.exec = db_exec,
 };

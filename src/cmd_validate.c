@@ -506,10 +506,37 @@ static void sync_quietly(struct xp_ctx *ctx, struct xp_store *s)
 		xp_validate_sync(s, c, time(NULL), &err);
 }
 
+/* The node evidence comes from. Staleness follows nodes, so evidence without one would
+ * never turn stale: default to the only node of the inventory, require one among several. */
+static const char *evidence_node(struct xp_ctx *ctx, const char *given, bool *ok)
+{
+	*ok = true;
+	struct xp_cluster *c = ctx->cluster;
+	if (!c || c->n_nodes == 0)
+		return given;
+	if (given) {
+		/* Evidence from a node this inventory does not show (recorded from elsewhere) is
+		 * kept; it turns stale once an inventory with that node shows a change. */
+		if (!xp_cluster_node(c, given) && !ctx->quiet)
+			fprintf(ctx->err, "xpool: validate record: note: node %s is not in this inventory\n", given);
+		return given;
+	}
+	if (c->n_nodes == 1)
+		return c->nodes[0]->name;
+	xp_ctx_error(ctx, "validate record: give --node (the inventory has %zu nodes): evidence without a node "
+			  "could never turn stale", c->n_nodes);
+	*ok = false;
+	return NULL;
+}
+
 static int do_record(struct xp_ctx *ctx, const struct xp_args *a, char **argv, struct xp_store *s)
 {
 	struct xp_err err = {{0}};
 	sync_quietly(ctx, s);
+	bool node_ok;
+	const char *node = evidence_node(ctx, xp_args_get(a, "node"), &node_ok);
+	if (!node_ok)
+		return XP_EXIT_ERROR;
 	int layer = parse_layer(ctx, "record", argv[2]);
 	if (layer < 0)
 		return XP_EXIT_ERROR;
@@ -522,7 +549,7 @@ static int do_record(struct xp_ctx *ctx, const struct xp_args *a, char **argv, s
 	if (!id)
 		return fail(ctx, "record", &err);
 	int rc = xp_validate_record(s, id, argv[1], layer, status, xp_args_get(a, "note"), xp_args_get(a, "log"),
-				    xp_args_get(a, "node"), &err);
+				    node, &err);
 	if (rc == 0)
 		fprintf(ctx->out, "recorded %s %s %s %s\n", id, argv[1], xp_layer_name(layer), xp_vstatus_name(status));
 	free(id);

@@ -3,6 +3,9 @@
  * Written here rather than pulled from a crypto library: xpool needs one hash, of
  * local files, and nothing else from such a library. */
 #include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -125,22 +128,36 @@ void xp_sha256_hex(const unsigned char digest[32], char hex[65])
 
 int xp_sha256_file(const char *path, char hex[65], struct xp_err *err)
 {
-	FILE *f = fopen(path, "rbe");
-	if (!f)
+	/* Open once, without blocking and without following a link, and check what was opened:
+	 * a file swapped for a FIFO between a check and the open must not hang us. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
 		return xp_errf(err, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return xp_errf(err, "%s: not a regular file", path);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	struct xp_sha256 c;
 	xp_sha256_init(&c);
 	unsigned char buf[65536];
-	size_t k;
-	while ((k = fread(buf, 1, sizeof buf, f)) > 0)
-		xp_sha256_update(&c, buf, k);
-	/* A directory opens but does not read (EISDIR): that is unreadable too. */
-	if (ferror(f)) {
-		int e = errno;
-		fclose(f);
-		return xp_errf(err, "%s: %s", path, e ? strerror(e) : "read error");
+	for (;;) {
+		ssize_t k = read(fd, buf, sizeof buf);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			close(fd);
+			return xp_errf(err, "%s: %s", path, strerror(e));
+		}
+		if (k == 0)
+			break;
+		xp_sha256_update(&c, buf, (size_t)k);
 	}
-	fclose(f);
+	close(fd);
 	unsigned char d[32];
 	xp_sha256_final(&c, d);
 	xp_sha256_hex(d, hex);

@@ -134,10 +134,21 @@ static int user_version(struct xp_store *s, int *v, struct xp_err *err)
 
 int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
 {
-	for (int v = from; v < to; v++) {
-		/* One transaction per step: a crash leaves the database at a whole version. */
+	(void)from;
+	for (;;) {
+		/* One transaction per step, and the version read inside it: two processes opening
+		 * a new (or old) database at once must not both apply the same step. */
 		if (xp_store_begin(s, err) < 0)
 			return -1;
+		int v;
+		if (user_version(s, &v, err) < 0) {
+			xp_store_rollback(s);
+			return -1;
+		}
+		if (v >= to) {
+			xp_store_rollback(s);
+			return 0;
+		}
 		char pragma[64];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
 		char doing[64];
@@ -149,7 +160,24 @@ int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
 		if (xp_store_commit(s, err) < 0)
 			return -1;
 	}
-	return 0;
+}
+
+/* Switches to WAL unless the file is in WAL already; another process switching at the
+ * same moment makes the pragma return BUSY without waiting, so try again briefly. */
+static int use_wal(struct xp_store *s, struct xp_err *err)
+{
+	for (int attempt = 0;; attempt++) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
+			return xp_store_fail(s, err, "switching to WAL");
+		int rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY || attempt >= 200)
+			return xp_store_fail(s, err, "switching to WAL");
+		sqlite3_sleep(10);
+	}
 }
 
 static struct xp_store *open_db(const char *path, int flags, struct xp_err *err)
@@ -195,7 +223,7 @@ struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 		return NULL;
 	}
 	/* WAL: readers (the console) never block the writer (an agent, a script). */
-	if ((!memory && exec_sql(s, "PRAGMA journal_mode = WAL", err, "switching to WAL") < 0) ||
+	if ((!memory && use_wal(s, err) < 0) ||
 	    exec_sql(s, "PRAGMA synchronous = NORMAL", err, "opening") < 0 ||
 	    xp_store_migrate(s, s->version, XP_STORE_VERSION, err) < 0) {
 		xp_store_close(s);

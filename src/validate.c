@@ -166,9 +166,34 @@ static int check_text(const char *what, const char *v, size_t max, bool required
 		return required ? xp_errf(err, "%s must not be empty", what) : 0;
 	if (strlen(v) > max)
 		return xp_errf(err, "%s is longer than %zu bytes", what, max);
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
+	/* Evidence is printed to terminals: valid UTF-8 only, no C0 or C1 controls (U+009B is
+	 * a CSI to many terminals), no bidirectional overrides that reorder what is shown. */
+	const unsigned char *p = (const unsigned char *)v;
+	while (*p) {
+		size_t k = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+		for (size_t i = 1; k && i < k; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				k = 0;
+		if (!k || (k == 2 && p[0] < 0xc2))
+			return xp_errf(err, "%s is not valid UTF-8", what);
+		if (p[0] < 0x20 || p[0] == 0x7f || (k == 2 && p[0] == 0xc2 && p[1] < 0xa0))
 			return xp_errf(err, "%s holds a control character", what);
+		if (k == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xae || p[2] == 0xab || p[2] == 0xaa ||
+							       p[2] == 0xac || p[2] == 0xad))
+			return xp_errf(err, "%s holds a bidirectional override", what);
+		p += k;
+	}
+	return 0;
+}
+
+/* The fields of an environment id are separated by ':'; a ':' inside one would make two
+ * environments share an id. */
+static int check_id_field(const char *what, const char *v, bool required, struct xp_err *err)
+{
+	if (check_text(what, v, FIELD_MAX, required, err) < 0)
+		return -1;
+	if (v && strchr(v, ':'))
+		return xp_errf(err, "%s '%.80s' holds ':', which separates the fields of an environment id", what, v);
 	return 0;
 }
 
@@ -314,11 +339,10 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 
 int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct xp_err *err)
 {
-	if (check_text("vendor", e->vendor, FIELD_MAX, true, err) < 0 ||
-	    check_text("model", e->model, FIELD_MAX, true, err) < 0 ||
-	    check_text("driver", e->driver, FIELD_MAX, true, err) < 0 ||
-	    check_text("firmware", e->firmware, FIELD_MAX, false, err) < 0 ||
-	    check_text("runtime", e->runtime, FIELD_MAX, false, err) < 0)
+	if (check_id_field("vendor", e->vendor, true, err) < 0 || check_id_field("model", e->model, true, err) < 0 ||
+	    check_id_field("driver", e->driver, true, err) < 0 ||
+	    check_id_field("firmware", e->firmware, false, err) < 0 ||
+	    check_id_field("runtime", e->runtime, false, err) < 0)
 		return -1;
 	char *id = xp_env_id(e->vendor, e->model, e->driver, e->firmware, e->runtime);
 	bool nested;
@@ -1025,7 +1049,11 @@ static bool node_live(const struct xp_node *n)
 
 static bool dev_known(const struct xp_device *d)
 {
-	return known(d->vendor) && known(d->model) && known(d->driver);
+	/* A ':' in a field would make the id ambiguous (see check_id_field): such a device
+	 * gets no environment rather than someone else's. */
+	return known(d->vendor) && known(d->model) && known(d->driver) && !strchr(d->vendor, ':') &&
+	       !strchr(d->model, ':') && !strchr(d->driver, ':') && !(d->firmware && strchr(d->firmware, ':')) &&
+	       !(d->runtime && strchr(d->runtime, ':'));
 }
 
 /* An environment the inventory shows, with the first live node and device showing it:
@@ -1979,6 +2007,9 @@ static int jtime_get(json_t *o, const char *key, const char *path, bool required
 		return required ? xp_errf(err, "%s.%s: missing", path, key) : 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
 		return xp_errf(err, "%s.%s: expected seconds since 1970 (an integer)", path, key);
+	/* Evidence from the future is a broken clock or a forged file: a day of skew is allowed. */
+	if (json_integer_value(v) > (json_int_t)time(NULL) + 86400)
+		return xp_errf(err, "%s.%s: %lld is in the future", path, key, (long long)json_integer_value(v));
 	*out = (time_t)json_integer_value(v);
 	return 0;
 }
@@ -2209,6 +2240,44 @@ static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 	return rc;
 }
 
+/* After an import, every cell the document touched must obey the layer rule as `record`
+ * does: no layer pass above a lower one that is not pass. */
+static int import_check_layers(struct xp_store *s, json_t *results, struct xp_err *err)
+{
+	static const char sql[] =
+		"WITH latest AS (SELECT layer, status FROM results r WHERE env = ?1 AND case_name = ?2 AND"
+		" id = (SELECT max(id) FROM results r2 WHERE r2.env = r.env AND r2.case_name = r.case_name"
+		" AND r2.layer = r.layer)),"
+		" lower(l) AS (VALUES(0),(1),(2),(3))"
+		" SELECT a.layer, lower.l, coalesce(b.status, 'untested') FROM latest a JOIN lower ON lower.l < a.layer"
+		" LEFT JOIN latest b ON b.layer = lower.l"
+		" WHERE a.status = 'pass' AND (b.status IS NULL OR b.status != 'pass') LIMIT 1";
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return xp_store_fail(s, err, "checking the imported layers");
+	int rc = 0;
+	size_t i;
+	json_t *r;
+	json_array_foreach(results, i, r) {
+		const char *env = json_string_value(json_object_get(r, "env"));
+		const char *kase = json_string_value(json_object_get(r, "case"));
+		if (!env || !kase)
+			continue;
+		sqlite3_bind_text(st, 1, env, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, kase, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			rc = xp_errf(err, "$.results[%zu]: %s / %s: %s pass above %s %s: a layer is pass only while every "
+					  "layer below it is pass",
+				     i, env, kase, xp_layer_name(sqlite3_column_int(st, 0)),
+				     xp_layer_name(sqlite3_column_int(st, 1)), (const char *)sqlite3_column_text(st, 2));
+			break;
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 static int import_doc(struct xp_store *s, json_t *doc, const char *name, struct xp_err *err)
 {
 	if (!json_is_object(doc))
@@ -2237,6 +2306,8 @@ static int import_doc(struct xp_store *s, json_t *doc, const char *name, struct 
 		rc = import_cases(s, cases, case_seen, err);
 	if (rc == 0)
 		rc = import_results(s, results, err);
+	if (rc == 0)
+		rc = import_check_layers(s, results, err);
 	if (rc == 0) {
 		/* One audit row for the whole document: it is one change, and says what it held. */
 		json_t *a = json_object();

@@ -246,6 +246,38 @@ START_TEST(two_writers)
 }
 END_TEST
 
+/* Several processes opening a database that does not exist yet: each migration step is
+ * applied once, and every process gets a working database. */
+START_TEST(first_open_race)
+{
+	for (int round = 0; round < 5; round++) {
+		char p[256];
+		snprintf(p, sizeof p, "%s/race%d.db", dir, round);
+		mkdir(dir, 0755);
+		pid_t kids[4];
+		for (int k = 0; k < 4; k++) {
+			kids[k] = fork();
+			if (kids[k] == 0) {
+				struct xp_err e = {{0}};
+				struct xp_store *w = xp_store_open(p, &e);
+				if (!w)
+					_exit(2);
+				char key[16];
+				snprintf(key, sizeof key, "k%d", k);
+				int rc = xp_store_set_setting(w, key, "v", &e);
+				xp_store_close(w);
+				_exit(rc < 0 ? 1 : 0);
+			}
+		}
+		for (int k = 0; k < 4; k++) {
+			int st;
+			waitpid(kids[k], &st, 0);
+			ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "round %d: process %d failed", round, k);
+		}
+	}
+}
+END_TEST
+
 /* A read-only database: a clear error, nothing half-done. */
 START_TEST(read_only)
 {
@@ -301,6 +333,7 @@ Suite *xp_suite_store(void)
 	tcase_add_test(tc, two_writers);
 	tcase_add_test(tc, read_only);
 	tcase_add_test(tc, full_database);
+	tcase_add_test(tc, first_open_race);
 	suite_add_tcase(s, tc);
 	return s;
 }

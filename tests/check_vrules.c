@@ -1,0 +1,116 @@
+/* check_vrules.c: validation rules a review asked for: no ':' inside id fields, no
+ * terminal controls in evidence, imports obey the layer rule, evidence gets a node. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "validate.h"
+
+static struct xp_store *open_mem(void)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(":memory:", &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	return s;
+}
+
+START_TEST(id_fields_and_text)
+{
+	struct xp_store *s = open_mem();
+	struct xp_err err = {{0}};
+	struct xp_env e = {.vendor = "V:x", .model = "M", .driver = "1"};
+	ck_assert_int_eq(xp_validate_env_declare(s, &e, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "holds ':'"));
+	struct xp_env ok = {.vendor = "V", .model = "M", .driver = "1"};
+	ck_assert_int_ge(xp_validate_env_declare(s, &ok, &err), 0);
+	struct xp_case c = {.name = "c1"};
+	ck_assert_int_eq(xp_validate_case_add(s, &c, &err), 0);
+	/* U+009B (CSI), invalid UTF-8 and a bidi override are refused; plain UTF-8 is fine. */
+	ck_assert_int_eq(xp_validate_record(s, "V:M:1", "c1", XP_LAYER_DISCOVERED, XP_V_FAIL, "\xc2\x9b" "31m", NULL,
+					   NULL, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "control character"));
+	ck_assert_int_eq(xp_validate_record(s, "V:M:1", "c1", XP_LAYER_DISCOVERED, XP_V_FAIL, "\xff\xfe", NULL, NULL,
+					   &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not valid UTF-8"));
+	ck_assert_int_eq(xp_validate_record(s, "V:M:1", "c1", XP_LAYER_DISCOVERED, XP_V_FAIL, "a\xe2\x80\xae" "b", NULL,
+					   NULL, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "bidirectional"));
+	ck_assert_int_eq(xp_validate_record(s, "V:M:1", "c1", XP_LAYER_DISCOVERED, XP_V_FAIL, "température ok", NULL,
+					   NULL, &err), 0);
+	xp_store_close(s);
+}
+END_TEST
+
+START_TEST(import_layer_rule)
+{
+	struct xp_store *s = open_mem();
+	struct xp_err err = {{0}};
+	char doc[1024];
+	snprintf(doc, sizeof doc,
+		 "{\"schema\": \"%s\", \"environments\": [{\"id\": \"V:M:1\", \"vendor\": \"V\", \"model\": \"M\","
+		 " \"driver\": \"1\"}], \"cases\": [{\"name\": \"c1\"}], \"results\": ["
+		 "{\"env\": \"V:M:1\", \"case\": \"c1\", \"layer\": \"accepted\", \"status\": \"pass\", \"time\": 100,"
+		 " \"actor\": \"x\"}]}",
+		 XP_VALIDATE_SCHEMA);
+	ck_assert_int_eq(xp_validate_import(s, doc, strlen(doc), "imp.json", &err), -1);
+	ck_assert_msg(strstr(err.msg, "accepted pass above discovered untested") != NULL, "%s", err.msg);
+	struct xp_matrix m;
+	ck_assert_int_eq(xp_validate_matrix(s, &m, &err), 0);
+	ck_assert_uint_eq(m.n_envs, 0); /* all or nothing */
+	xp_matrix_free(&m);
+	/* A time in the future is refused too. */
+	snprintf(doc, sizeof doc,
+		 "{\"schema\": \"%s\", \"environments\": [], \"cases\": [{\"name\": \"c2\"}], \"results\": ["
+		 "{\"env\": \"V:M:1\", \"case\": \"c2\", \"layer\": \"discovered\", \"status\": \"fail\","
+		 " \"time\": 4611686018427387904, \"actor\": \"x\"}]}",
+		 XP_VALIDATE_SCHEMA);
+	ck_assert_int_eq(xp_validate_import(s, doc, strlen(doc), "imp.json", &err), -1);
+	xp_store_close(s);
+}
+END_TEST
+
+/* Through the program: with one node in the inventory, evidence defaults to it (so it can
+ * turn stale); with a replay of one node the record names it. */
+START_TEST(record_defaults_node)
+{
+	char dir[128], db[192], topo[4096];
+	snprintf(dir, sizeof dir, "/tmp/xpool-vrules-%d", (int)getpid());
+	snprintf(db, sizeof db, "%s.db", dir);
+	snprintf(topo, sizeof topo, "%s", xp_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml"));
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "env", "declare", "V", "M", "1", NULL), 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "c1", NULL), 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--topology", topo, "validate", "record", "V:M:1", "c1",
+				      "discovered", "pass", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--topology", topo, "validate", "history", "V:M:1", "c1",
+				      "--json", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"node\": \"conan\""));
+	xp_run_free(&r);
+	unlink(db);
+	char wal[256];
+	snprintf(wal, sizeof wal, "%s-wal", db);
+	unlink(wal);
+	snprintf(wal, sizeof wal, "%s-shm", db);
+	unlink(wal);
+}
+END_TEST
+
+Suite *xp_suite_vrules(void);
+Suite *xp_suite_vrules(void)
+{
+	Suite *s = suite_create("vrules");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, id_fields_and_text);
+	tcase_add_test(tc, import_layer_rule);
+	tcase_add_test(tc, record_defaults_node);
+	suite_add_tcase(s, tc);
+	return s;
+}
