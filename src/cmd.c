@@ -18,6 +18,7 @@ extern const struct xp_cmd_entry xp_cmd_db_entry;
 extern const struct xp_cmd_entry xp_cmd_health_entry;
 extern const struct xp_cmd_entry xp_cmd_help_entry;
 extern const struct xp_cmd_entry xp_cmd_record_entry;
+extern const struct xp_cmd_entry xp_cmd_sim_entry;
 extern const struct xp_cmd_entry xp_cmd_inventory_entry;
 extern const struct xp_cmd_entry xp_cmd_theme_entry;
 extern const struct xp_cmd_entry xp_cmd_topo_entry;
@@ -34,6 +35,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_baseline_entry,
 	&xp_cmd_audit_entry,
 	&xp_cmd_db_entry,
+	&xp_cmd_sim_entry,
 	&xp_cmd_theme_entry,
 	&xp_cmd_help_entry,
 	&xp_cmd_version_entry,
