@@ -175,9 +175,9 @@ static json_t *allocs_to_json(const struct xp_device *d)
 		const struct xp_alloc *al = &d->allocs[i];
 		json_t *o = json_object();
 		put(o, "slice", jstr(al->slice));
-		put(o, "owner", jstr(al->owner));
+		put(o, "job", jstr(al->owner));
 		put(o, "memory_mib", jint(al->memory_mib));
-		put(o, "share_pct", jcount(al->share_pct));
+		put(o, "share", jcount(al->share_pct));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -855,9 +855,9 @@ static int alloc_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	memset(a, 0, sizeof *a);
 	a->memory_mib = -1;
 	if (get_str(o, p, "slice", true, &a->slice, err) ||
-	    get_str(o, p, "owner", true, &a->owner, err) ||
+	    get_str(o, p, "job", true, &a->owner, err) ||
 	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &a->memory_mib, err) ||
-	    get_i(o, p, "share_pct", 100, false, &a->share_pct, err))
+	    get_i(o, p, "share", 100, false, &a->share_pct, err))
 		return -1;
 	return 0;
 }
