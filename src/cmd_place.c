@@ -1,0 +1,259 @@
+/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--explain NODE] [--json]`:
+ * where a job would go, or why it fits nowhere (exit 3). */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "jobspec.h"
+#include "model_json.h"
+#include "place.h"
+#include "simgen.h"
+
+static const struct xp_opt place_opts[] = {
+	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
+	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
+	{"strategy", 0, "S", "pack (default), spread, topology or green"},
+	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
+	{"name", 0, "NAME", "the job's name"},
+	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
+	{"queue", 0, "NAME", "the queue the job is for"},
+	{"replicas", 0, "N", "replicas, all placed or none (default 1)"},
+	{"devices", 0, "N", "whole devices per replica (default 1)"},
+	{"vendor", 0, "PATTERN", "vendor or adapter glob (\"Huawei\", \"ascend\")"},
+	{"model", 0, "PATTERN", "model glob (\"Ascend910*\")"},
+	{"memory", 0, "MIB", "device memory per device, slice or share"},
+	{"slice", 0, "NAME", "one MIG profile or vNPU template per replica"},
+	{"share", 0, "PERCENT", "a soft share of one device per replica"},
+	{"cpus", 0, "N", "CPUs per replica"},
+	{"host-memory", 0, "MIB", "host memory per replica"},
+	{"label", 0, "K=V[,K=V]", "node labels that must hold"},
+	{"homogeneous", 0, NULL, "same vendor, model and driver across the whole job"},
+	{"same-group", 0, NULL, "each replica's devices in one affinity group"},
+	{"numa", 0, "POLICY", "none, prefer or strict: a replica's devices in one NUMA domain"},
+	{"network", 0, "SCOPE", "switch, rack or any (only any is placed so far)"},
+	{"validated", 0, "LAYER[:CASE]", "required validation level (not placed so far)"},
+	{NULL, 0, NULL, NULL},
+};
+
+/* The manifests whose templates and affinity rules placement reads; missing ones are skipped,
+ * since a cluster without that vendor needs none. */
+static const char *const adapters[] = {"nvidia", "ascend", "amd", "cambricon"};
+#define N_ADAPTERS (sizeof adapters / sizeof adapters[0])
+
+/* Two decimals: scores are for reading and comparing, not for float noise. */
+static double round2(double x)
+{
+	return round(x * 100) / 100;
+}
+
+static json_t *result_json(const struct xp_place_result *r, const struct xp_job *job)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "placed", json_boolean(r->placed));
+	json_object_set_new(o, "strategy", json_string(xp_strategy_name(r->strategy)));
+	json_t *reps = json_array();
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		json_t *x = json_object();
+		json_object_set_new(x, "node", xp_json_str(p->node));
+		json_t *devs = json_array(), *slices = json_array();
+		for (size_t k = 0; k < p->n_devices; k++) {
+			json_array_append_new(devs, json_integer(p->devices[k]));
+			if (p->slice)
+				json_array_append_new(slices, json_string(p->slice));
+		}
+		json_object_set_new(x, "devices", devs);
+		json_object_set_new(x, "slices", slices);
+		json_object_set_new(x, "numa", p->numa >= 0 ? json_integer(p->numa) : json_null());
+		json_object_set_new(x, "score", json_real(round2(p->score)));
+		json_t *bd = json_object();
+		for (int c = 0; c < XP_CRIT_COUNT; c++)
+			if (xp_strategy_weight(r->strategy, c) > 0)
+				json_object_set_new(bd, xp_criterion_name(c), json_real(round2(p->breakdown[c])));
+		json_object_set_new(x, "score_breakdown", bd);
+		json_t *env = json_object();
+		json_object_set_new(env, p->env_name, json_string(p->env_value));
+		json_object_set_new(x, "env", env);
+		json_array_append_new(reps, x);
+	}
+	json_object_set_new(o, "replicas", reps);
+	json_t *rs = json_array();
+	for (size_t i = 0; i < r->n_reasons; i++) {
+		json_t *x = json_object();
+		json_object_set_new(x, "code", json_string(r->reasons[i].code));
+		json_object_set_new(x, "count", json_integer((json_int_t)r->reasons[i].count));
+		json_object_set_new(x, "text", xp_json_str(r->reasons[i].text));
+		json_array_append_new(rs, x);
+	}
+	json_object_set_new(o, "reasons", rs);
+	/* The smallest relaxation that would fit is issue 6's next slice: null until then. */
+	json_object_set_new(o, "relaxation", json_null());
+	(void)job;
+	return o;
+}
+
+static void explain_json(json_t *o, const struct xp_place_result *r, const char *node)
+{
+	json_t *e = json_object();
+	json_object_set_new(e, "node", xp_json_str(node));
+	json_t *cl = json_array();
+	for (size_t i = 0; i < r->n_checks; i++) {
+		json_t *x = json_object();
+		json_object_set_new(x, "check", json_string(r->checks[i].name));
+		json_object_set_new(x, "pass", json_boolean(r->checks[i].pass));
+		json_object_set_new(x, "detail", xp_json_str(r->checks[i].detail));
+		json_array_append_new(cl, x);
+	}
+	json_object_set_new(e, "checks", cl);
+	json_object_set_new(o, "explain", e);
+}
+
+static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, const char *node)
+{
+	FILE *f = ctx->out;
+	fprintf(f, "%s\n", r->summary);
+	if (r->placed) {
+		fprintf(f, "%-8s %-20s %-16s %-5s %-6s %s\n", "REPLICA", "NODE", "DEVICES", "NUMA", "SCORE", "ENV");
+		for (size_t i = 0; i < r->n_replicas; i++) {
+			const struct xp_place_replica *p = &r->replicas[i];
+			char numa[16];
+			snprintf(numa, sizeof numa, "%d", p->numa);
+			char devs[64];
+			snprintf(devs, sizeof devs, "%s%s%s", p->env_value, p->slice ? " " : "", p->slice ? p->slice : "");
+			fprintf(f, "%-8zu %-20s %-16s %-5s %-6.1f %s=%s\n", i, p->node, devs, p->numa >= 0 ? numa : "-",
+				p->score, p->env_name, p->env_value);
+			fprintf(f, "%8s score:", "");
+			for (int c = 0; c < XP_CRIT_COUNT; c++)
+				if (xp_strategy_weight(r->strategy, c) > 0)
+					fprintf(f, " %s %.1f", xp_criterion_name(c), p->breakdown[c]);
+			fprintf(f, "\n");
+		}
+	}
+	if (node) {
+		fprintf(f, "checks for %s:\n", node);
+		for (size_t i = 0; i < r->n_checks; i++)
+			fprintf(f, "  %-4s %-12s %s\n", r->checks[i].pass ? "ok" : "FAIL", r->checks[i].name,
+				r->checks[i].detail);
+	}
+}
+
+static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
+{
+	if (!xp_args_has(a, "dry-run")) {
+		xp_ctx_error(ctx, "place: only --dry-run is supported so far");
+		return XP_EXIT_USAGE;
+	}
+	const char *sname = xp_args_get(a, "strategy");
+	int strategy = sname ? xp_strategy_parse(sname) : XP_STRAT_PACK;
+	if (strategy < 0) {
+		xp_ctx_error(ctx, "place: --strategy: unknown strategy %s (pack, spread, topology, green)", sname);
+		return XP_EXIT_USAGE;
+	}
+	struct xp_err err = {{0}};
+	struct xp_job *job = NULL;
+	const char *file = xp_args_get(a, "file");
+	if (file) {
+		for (int i = 4; place_opts[i].name; i++)
+			if (xp_args_has(a, place_opts[i].name)) {
+				xp_ctx_error(ctx, "place: -f and --%s do not go together", place_opts[i].name);
+				return XP_EXIT_USAGE;
+			}
+		size_t len;
+		char *text = xp_read_file(file, XP_JOB_MAX_BYTES, &len, &err);
+		if (!text) {
+			xp_ctx_error(ctx, "place: %s", err.msg);
+			return XP_EXIT_ERROR;
+		}
+		job = xp_job_parse(text, len, file, &err);
+		free(text);
+		if (!job) {
+			xp_ctx_error(ctx, "place: %s", err.msg);
+			return XP_EXIT_USAGE;
+		}
+	} else {
+		struct xp_job_flags fl = {0};
+		fl.name = xp_args_get(a, "name");
+		fl.kind = xp_args_get(a, "kind");
+		fl.queue = xp_args_get(a, "queue");
+		fl.replicas = xp_args_get(a, "replicas");
+		fl.devices = xp_args_get(a, "devices");
+		fl.vendor = xp_args_get(a, "vendor");
+		fl.model = xp_args_get(a, "model");
+		fl.memory = xp_args_get(a, "memory");
+		fl.slice = xp_args_get(a, "slice");
+		fl.share = xp_args_get(a, "share");
+		fl.cpus = xp_args_get(a, "cpus");
+		fl.host_memory = xp_args_get(a, "host-memory");
+		fl.labels = xp_args_get(a, "label");
+		fl.homogeneous = xp_args_has(a, "homogeneous") ? "" : NULL;
+		fl.same_group = xp_args_has(a, "same-group") ? "" : NULL;
+		fl.numa = xp_args_get(a, "numa");
+		fl.network = xp_args_get(a, "network");
+		fl.validated = xp_args_get(a, "validated");
+		if (!(job = xp_job_from_flags(&fl, &err))) {
+			xp_ctx_error(ctx, "place: %s", err.msg);
+			return XP_EXIT_USAGE;
+		}
+	}
+	struct xp_manifest *ms[N_ADAPTERS];
+	size_t nm = 0;
+	for (size_t i = 0; i < N_ADAPTERS; i++) {
+		struct xp_err merr = {{0}};
+		struct xp_manifest *m = xp_sim_manifest_load(adapters[i], &merr);
+		if (m)
+			ms[nm++] = m;
+	}
+	int rc = XP_EXIT_OK;
+	struct xp_place_result *r = NULL;
+	struct xp_cluster *c = NULL;
+	if (xp_job_check(job, (const struct xp_manifest *const *)ms, nm, &err) < 0) {
+		xp_ctx_error(ctx, "place: %s", err.msg);
+		rc = XP_EXIT_USAGE;
+		goto out;
+	}
+	if (!(c = xp_ctx_cluster(ctx))) {
+		rc = XP_EXIT_ERROR;
+		goto out;
+	}
+	const char *node = xp_args_get(a, "explain");
+	if (node && !xp_cluster_node(c, node)) {
+		xp_ctx_error(ctx, "place: --explain: no node named %s", node);
+		rc = XP_EXIT_ERROR;
+		goto out;
+	}
+	struct xp_place_opts po = {strategy, 0, node};
+	if (!(r = xp_place(c, job, (const struct xp_manifest *const *)ms, nm, &po, &err))) {
+		xp_ctx_error(ctx, "place: %s", err.msg);
+		rc = XP_EXIT_USAGE;
+		goto out;
+	}
+	if (ctx->json) {
+		json_t *o = result_json(r, job);
+		if (node)
+			explain_json(o, r, node);
+		json_dumpf(o, ctx->out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+		fputc('\n', ctx->out);
+		json_decref(o);
+	} else
+		print_text(ctx, r, node);
+	rc = r->placed ? XP_EXIT_OK : XP_EXIT_UNPLACEABLE;
+out:
+	xp_place_result_free(r);
+	for (size_t i = 0; i < nm; i++)
+		xp_manifest_free(ms[i]);
+	xp_job_free(job);
+	return rc;
+}
+
+const struct xp_cmd_entry xp_cmd_place_entry = {
+	.name = "place",
+	.alias = NULL,
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--json]",
+	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
+	.opts = place_opts,
+	.min_args = 0,
+	.max_args = 0,
+	.exec = place_exec,
+};

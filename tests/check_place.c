@@ -1,0 +1,536 @@
+/* check_place.c: the placement dry-run: each filter and strategy on small hand-made clusters
+ * whose right answer is written next to it, gang all-or-nothing, reasons that add up to the
+ * node count, determinism, a seeded property test over sim clusters, and the CLI (exit 3, JSON). */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobspec.h"
+#include "manifest.h"
+#include "model.h"
+#include "place.h"
+#include "simgen.h"
+#include "testlib.h"
+
+/* Ascend-like: 910A in two HCCS rings of 4 (ring:4), vNPU templates. */
+static const char ascend_text[] =
+	"[adapter]\n"
+	"name = ascend\n"
+	"vendor = Huawei\n"
+	"affinity = pcie\n"
+	"[model Ascend 910A]\n"
+	"match = *910A*\n"
+	"memory_mib = 32768\n"
+	"affinity = ring:4\n"
+	"partition = whole vnpu\n"
+	"template = vir04 memory_mib=4369 compute=4/30 count=7\n";
+
+/* NVIDIA-like: no ring rule, MIG profiles of 1/7 of a device. */
+static const char nvidia_text[] =
+	"[adapter]\n"
+	"name = nvidia\n"
+	"vendor = NVIDIA\n"
+	"affinity = nvlink\n"
+	"[model H100 80GB HBM3]\n"
+	"match = *H100*80GB*HBM3*\n"
+	"memory_mib = 81559\n"
+	"partition = whole mig\n"
+	"template = 1g.10gb memory_mib=10240 compute=1/7 count=7\n";
+
+static struct xp_manifest *mans[2];
+static const struct xp_manifest *const *cmans = (const struct xp_manifest *const *)mans;
+
+static void setup(void)
+{
+	struct xp_err err = {{0}};
+	mans[0] = xp_manifest_parse(ascend_text, sizeof ascend_text - 1, "ascend.adapter", &err);
+	ck_assert_msg(mans[0] != NULL, "%s", err.msg);
+	mans[1] = xp_manifest_parse(nvidia_text, sizeof nvidia_text - 1, "nvidia.adapter", &err);
+	ck_assert_msg(mans[1] != NULL, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+	xp_manifest_free(mans[0]);
+	xp_manifest_free(mans[1]);
+}
+
+/* A node of n devices of one model: Ascend in rings of 4 (hccs:0, hccs:1), NVIDIA on one NVLink
+ * island; NUMA domain = index / (n/2). */
+static struct xp_node *mknode(struct xp_cluster *c, const char *name, int n, bool ascend, const char *driver)
+{
+	struct xp_node *nd = xp_node_new(name);
+	for (int i = 0; i < n; i++) {
+		struct xp_device *d = xp_node_add_device(nd);
+		d->index = i;
+		d->vendor = xp_strdup(ascend ? "Huawei" : "NVIDIA");
+		d->model = xp_strdup(ascend ? "Ascend 910A" : "H100 80GB HBM3");
+		d->driver = xp_strdup(driver);
+		d->pci_bus_id = xp_asprintf("0000:%02x:00.0", 0x10 + i);
+		d->memory_mib = ascend ? 32768 : 81559;
+		d->ecu = 1.0;
+		d->numa = i / (n / 2 ? n / 2 : 1);
+		d->health = XP_HEALTH_OK;
+		d->affinity_group = ascend ? xp_asprintf("hccs:%d", i / 4) : xp_strdup("nvlink:0");
+	}
+	xp_cluster_add(c, nd);
+	return nd;
+}
+
+/* Marks device i of nd in use by a whole job (slice NULL) or by one slice. */
+static void busy(struct xp_node *nd, int i, const char *slice)
+{
+	struct xp_device *d = &nd->devices[i];
+	d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
+	d->allocs[d->n_allocs++] = (struct xp_alloc){slice ? xp_strdup(slice) : NULL, xp_strdup("other"), -1, 0};
+}
+
+static struct xp_job *job(const char *text)
+{
+	struct xp_err err = {{0}};
+	struct xp_job *j = xp_job_parse(text, strlen(text), NULL, &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	return j;
+}
+
+static struct xp_place_result *place(const struct xp_cluster *c, const char *spec, int strategy)
+{
+	struct xp_job *j = job(spec);
+	struct xp_err err = {{0}};
+	struct xp_place_opts o = {strategy, 0, NULL};
+	struct xp_place_result *r = xp_place(c, j, cmans, 2, &o, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	xp_job_free(j);
+	return r;
+}
+
+static void sums(const struct xp_place_result *r)
+{
+	if (r->placed)
+		return;
+	size_t s = 0;
+	for (size_t i = 0; i < r->n_reasons; i++) {
+		s += r->reasons[i].count;
+		if (i)
+			ck_assert(r->reasons[i - 1].count >= r->reasons[i].count);
+	}
+	ck_assert_uint_eq(s, r->n_nodes);
+}
+
+static void devs_are(const struct xp_place_replica *p, const char *node, const char *env)
+{
+	ck_assert_str_eq(p->node, node);
+	ck_assert_str_eq(p->env_value, env);
+}
+
+START_TEST(pack_and_spread)
+{
+	/* a: 8 free; b: ring 0 busy, ring 1 free. 4 devices: pack fills b (utilization 1.0
+	 * after, against 0.5 on a) and keeps a whole; spread picks a (half free after, b none). */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "a", 8, true, "1");
+	struct xp_node *b = mknode(c, "b", 8, true, "1");
+	for (int i = 0; i < 4; i++)
+		busy(b, i, NULL);
+	struct xp_place_result *r = place(c, "{\"devices\": 4}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	devs_are(&r->replicas[0], "b", "4,5,6,7");
+	ck_assert_str_eq(r->replicas[0].env_name, "ASCEND_VISIBLE_DEVICES");
+	ck_assert_str_eq(r->replicas[0].bus_ids[0], "0000:14:00.0");
+	ck_assert_int_eq(r->replicas[0].numa, 1);
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 4}", XP_STRAT_SPREAD);
+	devs_are(&r->replicas[0], "a", "0,1,2,3");
+	ck_assert(r->replicas[0].breakdown[XP_CRIT_BALANCE] > 0);
+	xp_place_result_free(r);
+	/* green: b already runs something (powered), a does not. */
+	r = place(c, "{\"devices\": 2}", XP_STRAT_GREEN);
+	ck_assert_str_eq(r->replicas[0].node, "b");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(ring_rule)
+{
+	/* Devices 0, 1 and 4 busy: ring 0 has 2 free (2, 3), ring 1 has 3 free (5, 6, 7). Four
+	 * devices fit in no one ring, so the node is refused though 5 are free; three fit in ring 1. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = mknode(c, "n", 8, true, "1");
+	busy(n, 0, NULL);
+	busy(n, 1, NULL);
+	busy(n, 4, NULL);
+	struct xp_place_result *r = place(c, "{\"devices\": 4}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_uint_eq(r->n_reasons, 1);
+	ck_assert_str_eq(r->reasons[0].code, "affinity");
+	ck_assert_str_eq(r->reasons[0].text, "fewer than 4 free Ascend 910A in one HCCS group");
+	ck_assert_str_eq(r->summary, "0/1 nodes fit: 1 fewer than 4 free Ascend 910A in one HCCS group");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 3}", XP_STRAT_PACK);
+	devs_are(&r->replicas[0], "n", "5,6,7");
+	xp_place_result_free(r);
+	/* Two devices: pack takes ring 0 (2 free: an exact fit), leaving ring 1's three. */
+	r = place(c, "{\"devices\": 2}", XP_STRAT_PACK);
+	devs_are(&r->replicas[0], "n", "2,3");
+	xp_place_result_free(r);
+	/* 8 needs both rings whole; 6 is not a multiple of the ring. */
+	r = place(c, "{\"devices\": 5}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "affinity rule ring:4 refuses 5 Ascend 910A devices");
+	xp_place_result_free(r);
+	struct xp_cluster *c2 = xp_cluster_new();
+	mknode(c2, "m", 8, true, "1");
+	r = place(c2, "{\"devices\": 8}", XP_STRAT_PACK);
+	devs_are(&r->replicas[0], "m", "0,1,2,3,4,5,6,7");
+	xp_place_result_free(r);
+	xp_cluster_free(c2);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(filters_and_reasons)
+{
+	/* One node per failing check, each refused for its first failing check only. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "a-down", 8, true, "1")->state = XP_NODE_DOWN;
+	mknode(c, "b-drain", 8, true, "1")->state = XP_NODE_DRAINING;
+	struct xp_node *sick = mknode(c, "c-sick", 8, true, "1");
+	for (int i = 0; i < 5; i++)
+		sick->devices[i].health = XP_HEALTH_FAIL;
+	mknode(c, "d-nv", 8, false, "1");
+	struct xp_node *full = mknode(c, "e-full", 8, true, "1");
+	busy(full, 7, NULL);
+	struct xp_node *nolabel = mknode(c, "f-nolabel", 8, true, "1");
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i] != nolabel)
+			xp_labels_set(&c->nodes[i]->governance, "pool", "train");
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"model\": \"Ascend*\", \"labels\": {\"pool\": \"train\"}}",
+					  XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	sums(r);
+	ck_assert_uint_eq(r->n_reasons, 6);
+	const char *want[][2] = {{"fewer than 8 devices matching Ascend*", "model"},
+				 {"fewer than 8 free Ascend 910A", "free"},
+				 {"fewer than 8 healthy Ascend 910A", "health"},
+				 {"label pool=train missing", "label"},
+				 {"node down", "node-state"},
+				 {"node draining", "node-state"}};
+	for (size_t i = 0; i < 6; i++) {
+		/* All count 1: sorted by text on ties. */
+		ck_assert_uint_eq(r->reasons[i].count, 1);
+		ck_assert_str_eq(r->reasons[i].text, want[i][0]);
+		ck_assert_str_eq(r->reasons[i].code, want[i][1]);
+	}
+	xp_place_result_free(r);
+	/* Memory: 40000 MiB is more than a 910A has. */
+	r = place(c, "{\"devices\": 1, \"memory_mib\": 40000, \"model\": \"Ascend*\"}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	sums(r);
+	ck_assert_str_eq(r->reasons[0].code, "memory");
+	ck_assert_uint_eq(r->reasons[0].count, 3); /* c-sick (3 healthy), e-full, f-nolabel */
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(gang_all_or_nothing)
+{
+	/* Two nodes of 8: two replicas of 8 fit (one each), three do not, and then nothing is kept. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "x", 8, true, "1");
+	mknode(c, "y", 8, true, "1");
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	ck_assert_uint_eq(r->n_replicas, 2);
+	ck_assert_str_eq(r->replicas[0].node, "x");
+	ck_assert_str_eq(r->replicas[1].node, "y");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 8, \"replicas\": 3}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_uint_eq(r->n_replicas, 0);
+	sums(r);
+	ck_assert_str_eq(r->summary, "0/2 nodes fit: 2 fewer than 8 free Ascend 910A");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(homogeneous)
+{
+	/* x runs driver 1, y and z driver 2. Two replicas of 8, homogeneous: only y and z agree,
+	 * though x sorts first; without the constraint x and y. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "x", 8, true, "1");
+	mknode(c, "y", 8, true, "2");
+	mknode(c, "z", 8, true, "2");
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2, \"homogeneous\": true}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].node, "y");
+	ck_assert_str_eq(r->replicas[1].node, "z");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 8, \"replicas\": 2, \"homogeneous\": false}", XP_STRAT_PACK);
+	ck_assert_str_eq(r->replicas[0].node, "x");
+	ck_assert_str_eq(r->replicas[1].node, "y");
+	xp_place_result_free(r);
+	/* Three homogeneous replicas: no kind has three nodes. */
+	r = place(c, "{\"devices\": 8, \"replicas\": 3, \"homogeneous\": true}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	sums(r);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(slices)
+{
+	/* Device 0 holds 5 of 7 1g.10gb slices, device 1 is busy whole: two more slices fit on
+	 * device 0 (pack takes the busiest device that fits), a third fits nowhere. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = mknode(c, "g", 2, false, "1");
+	for (int i = 0; i < 5; i++)
+		busy(n, 0, "1g.10gb");
+	busy(n, 1, NULL);
+	struct xp_place_result *r = place(c, "{\"slice\": \"1g.10gb\", \"replicas\": 2}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	devs_are(&r->replicas[0], "g", "0");
+	devs_are(&r->replicas[1], "g", "0");
+	ck_assert_str_eq(r->replicas[0].slice, "1g.10gb");
+	ck_assert_str_eq(r->replicas[0].env_name, "CUDA_VISIBLE_DEVICES");
+	xp_place_result_free(r);
+	r = place(c, "{\"slice\": \"1g.10gb\", \"replicas\": 3}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "fewer than 1 free H100 80GB HBM3 with slice 1g.10gb");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(numa)
+{
+	/* 4 devices, NUMA 0: 0, 1; NUMA 1: 2, 3; device 1 busy. Two in one domain: 2, 3. Three
+	 * strict: no domain has three, refused; prefer falls back to 0, 2, 3 across domains. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = mknode(c, "g", 4, false, "1");
+	busy(n, 1, NULL);
+	struct xp_place_result *r = place(c, "{\"devices\": 2, \"numa\": \"strict\"}", XP_STRAT_PACK);
+	devs_are(&r->replicas[0], "g", "2,3");
+	ck_assert_int_eq(r->replicas[0].numa, 1);
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 3, \"numa\": \"strict\"}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "fewer than 3 free H100 80GB HBM3 in one NUMA domain");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 3, \"numa\": \"prefer\"}", XP_STRAT_PACK);
+	devs_are(&r->replicas[0], "g", "0,2,3");
+	ck_assert_int_eq(r->replicas[0].numa, -1);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(explain)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = mknode(c, "n", 8, true, "1");
+	n->devices[3].health = XP_HEALTH_FAIL;
+	struct xp_job *j = job("{\"devices\": 8}");
+	struct xp_err err = {{0}};
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, "n"};
+	struct xp_place_result *r = xp_place(c, j, cmans, 2, &o, &err);
+	ck_assert(r && r->explained && !r->placed);
+	/* node-state, model, homogeneous pass; health fails with its numbers, and stops there. */
+	ck_assert_uint_eq(r->n_checks, 4);
+	ck_assert(r->checks[2].pass);
+	ck_assert_str_eq(r->checks[3].name, "health");
+	ck_assert(!r->checks[3].pass);
+	ck_assert_str_eq(r->checks[3].detail, "have 7, need 8 Ascend 910A");
+	xp_place_result_free(r);
+	xp_job_free(j);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* Real manifests for the sim clusters (NULL entries skipped). */
+static size_t real_manifests(struct xp_manifest **ms)
+{
+	static const char *const names[] = {"nvidia", "ascend", "amd", "cambricon"};
+	size_t n = 0;
+	for (size_t i = 0; i < 4; i++) {
+		struct xp_err err = {{0}};
+		struct xp_manifest *m = xp_sim_manifest_load(names[i], &err);
+		if (m)
+			ms[n++] = m;
+	}
+	ck_assert_uint_ge(n, 3);
+	return n;
+}
+
+/* The device's manifest model fits the group's patterns, as placement judges it. */
+static bool model_in(struct xp_manifest **ms, size_t nm, const struct xp_task_group *g, const struct xp_device *d)
+{
+	for (size_t i = 0; i < nm; i++)
+		for (size_t k = 0; k < ms[i]->n_models; k++)
+			if (strcmp(ms[i]->models[k].name, d->model) == 0)
+				return xp_job_model_matches(g, ms[i], &ms[i]->models[k]);
+	return false;
+}
+
+START_TEST(property)
+{
+	/* Random sim clusters and jobs: every placement keeps to the job and to what is free, no
+	 * device is taken twice, refusals' reasons add up to the node count, runs repeat. */
+	struct xp_manifest *ms[4];
+	size_t nm = real_manifests(ms);
+	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
+	static const char *const models[] = {"*", "Ascend*", "H100*", "*MI*", "A100*"};
+	struct xp_rng rng;
+	xp_rng_seed(&rng, 42);
+	size_t placed = 0, refused = 0;
+	for (int it = 0; it < 300; it++) {
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_sim_generate(5 + xp_rng_below(&rng, 30), NULL, 1000 + (uint64_t)it, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		static const int devs[] = {1, 2, 3, 4, 8};
+		char spec[256];
+		snprintf(spec, sizeof spec,
+			 "{\"devices\": %d, \"replicas\": %d, \"model\": \"%s\", \"numa\": \"%s\", \"memory_mib\": %d}",
+			 devs[xp_rng_below(&rng, 5)], 1 + (int)xp_rng_below(&rng, 4), models[xp_rng_below(&rng, 5)],
+			 xp_rng_below(&rng, 3) ? "none" : "strict", xp_rng_below(&rng, 4) ? 0 : 40000);
+		struct xp_job *j = job(spec);
+		int strat = (int)xp_rng_below(&rng, XP_STRAT_COUNT);
+		struct xp_place_opts o = {strat, 0, NULL};
+		struct xp_place_result *r = xp_place(c, j, cms, nm, &o, &err);
+		ck_assert_msg(r != NULL, "%s", err.msg);
+		struct xp_place_result *r2 = xp_place(c, j, cms, nm, &o, &err);
+		ck_assert_int_eq(r->placed, r2->placed);
+		ck_assert_uint_eq(r->n_replicas, r2->n_replicas);
+		ck_assert_str_eq(r->summary, r2->summary);
+		const struct xp_task_group *g = &j->groups[0];
+		if (r->placed) {
+			placed++;
+			ck_assert_uint_eq(r->n_replicas, (size_t)g->replicas);
+			for (size_t i = 0; i < r->n_replicas; i++) {
+				const struct xp_place_replica *p = &r->replicas[i];
+				ck_assert_str_eq(p->node, r2->replicas[i].node);
+				ck_assert_str_eq(p->env_value, r2->replicas[i].env_value);
+				const struct xp_node *nd = xp_cluster_node(c, p->node);
+				ck_assert(nd && (nd->state == XP_NODE_UP || nd->state == XP_NODE_DEGRADED));
+				ck_assert_uint_eq(p->n_devices, (size_t)g->devices);
+				for (size_t k = 0; k < p->n_devices; k++) {
+					const struct xp_device *d = &nd->devices[p->devices[k]];
+					ck_assert_int_eq(d->n_allocs, 0);
+					ck_assert_int_ne(d->health, XP_HEALTH_FAIL);
+					ck_assert(model_in(ms, nm, g, d));
+					if (p->n_devices <= 4 && d->affinity_group && strstr(d->affinity_group, "hccs"))
+						ck_assert_str_eq(d->affinity_group,
+								 nd->devices[p->devices[0]].affinity_group);
+					ck_assert(g->memory_mib == 0 || d->memory_mib >= g->memory_mib);
+					if (g->numa == XP_NUMA_STRICT)
+						ck_assert_int_eq(d->numa, p->numa);
+					ck_assert(strcmp(d->model, nd->devices[p->devices[0]].model) == 0);
+					/* No device twice, within or across replicas. */
+					for (size_t i2 = 0; i2 <= i; i2++)
+						for (size_t k2 = 0; k2 < r->replicas[i2].n_devices; k2++)
+							if (!(i2 == i && k2 == k) && strcmp(r->replicas[i2].node, p->node) == 0)
+								ck_assert_int_ne(r->replicas[i2].devices[k2], p->devices[k]);
+				}
+			}
+		} else {
+			refused++;
+			ck_assert_uint_eq(r->n_replicas, 0);
+			sums(r);
+		}
+		xp_place_result_free(r);
+		xp_place_result_free(r2);
+		xp_job_free(j);
+		xp_cluster_free(c);
+	}
+	/* Both outcomes are exercised. */
+	ck_assert_uint_gt(placed, 20);
+	ck_assert_uint_gt(refused, 20);
+	for (size_t i = 0; i < nm; i++)
+		xp_manifest_free(ms[i]);
+}
+END_TEST
+
+START_TEST(cli)
+{
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
+	fclose(f);
+	xp_cluster_free(c);
+	char *path = xp_tmpfile(buf, len);
+	free(buf);
+	struct xp_run r;
+	/* 100 replicas of 8 cannot fit 40 nodes: exit 3 with the reasons. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--devices", "8",
+				      "--replicas", "100", "--json", NULL), 0);
+	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	const char *keys[] = {"placed", "strategy", "replicas", "reasons", "relaxation"};
+	ck_assert_uint_eq(json_object_size(j), 5);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_msg(json_object_get(j, keys[i]) != NULL, "%s", keys[i]);
+	ck_assert(json_is_false(json_object_get(j, "placed")));
+	json_int_t total = 0;
+	json_t *x;
+	size_t i;
+	json_array_foreach(json_object_get(j, "reasons"), i, x) {
+		ck_assert(json_is_string(json_object_get(x, "code")));
+		ck_assert(json_is_string(json_object_get(x, "text")));
+		total += json_integer_value(json_object_get(x, "count"));
+	}
+	ck_assert_int_eq(total, 40);
+	json_decref(j);
+	xp_run_free(&r);
+	/* One device fits: exit 0, a replica with every key. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	j = json_loads(r.out, 0, &je);
+	ck_assert(json_is_true(json_object_get(j, "placed")));
+	json_t *rep = json_array_get(json_object_get(j, "replicas"), 0);
+	const char *rkeys[] = {"node", "devices", "slices", "numa", "score", "score_breakdown", "env"};
+	for (size_t k = 0; k < 7; k++)
+		ck_assert_msg(json_object_get(rep, rkeys[k]) != NULL, "%s", rkeys[k]);
+	json_decref(j);
+	xp_run_free(&r);
+	/* Without --dry-run: a usage error. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	xp_run_free(&r);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+Suite *xp_suite_place(void);
+Suite *xp_suite_place(void)
+{
+	Suite *s = suite_create("place");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, pack_and_spread);
+	tcase_add_test(tc, ring_rule);
+	tcase_add_test(tc, filters_and_reasons);
+	tcase_add_test(tc, gang_all_or_nothing);
+	tcase_add_test(tc, homogeneous);
+	tcase_add_test(tc, slices);
+	tcase_add_test(tc, numa);
+	tcase_add_test(tc, explain);
+	tcase_add_test(tc, property);
+	tcase_add_test(tc, cli);
+	suite_add_tcase(s, tc);
+	return s;
+}
