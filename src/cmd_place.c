@@ -1,4 +1,4 @@
-/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--explain NODE] [--json]`:
+/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--explain NODE] [--export k8s|volcano|slurm] [--json]`:
  * where a job would go, or why it fits nowhere (exit 3). */
 #include <jansson.h>
 #include <math.h>
@@ -9,6 +9,7 @@
 #include "jobspec.h"
 #include "model_json.h"
 #include "place.h"
+#include "place_export.h"
 #include "simgen.h"
 
 static const struct xp_opt place_opts[] = {
@@ -16,6 +17,7 @@ static const struct xp_opt place_opts[] = {
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
 	{"strategy", 0, "S", "pack (default), spread, topology or green"},
 	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
+	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script"},
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},
@@ -151,11 +153,17 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --strategy: unknown strategy %s (pack, spread, topology, green)", sname);
 		return XP_EXIT_USAGE;
 	}
+	const char *ename = xp_args_get(a, "export");
+	int efmt = ename ? xp_export_parse(ename) : -1;
+	if (ename && efmt < 0) {
+		xp_ctx_error(ctx, "place: --export: unknown format %s (k8s, volcano, slurm)", ename);
+		return XP_EXIT_USAGE;
+	}
 	struct xp_err err = {{0}};
 	struct xp_job *job = NULL;
 	const char *file = xp_args_get(a, "file");
 	if (file) {
-		for (int i = 4; place_opts[i].name; i++)
+		for (int i = 5; place_opts[i].name; i++)
 			if (xp_args_has(a, place_opts[i].name)) {
 				xp_ctx_error(ctx, "place: -f and --%s do not go together", place_opts[i].name);
 				return XP_EXIT_USAGE;
@@ -229,7 +237,17 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = XP_EXIT_USAGE;
 		goto out;
 	}
-	if (ctx->json) {
+	if (ename && r->placed) {
+		/* Only a placement is exported; a refusal keeps the reasons below and exit 3. */
+		char *text = xp_place_export(efmt, r, job, c, &err);
+		if (!text) {
+			xp_ctx_error(ctx, "place: %s", err.msg);
+			rc = XP_EXIT_USAGE;
+			goto out;
+		}
+		fputs(text, ctx->out);
+		free(text);
+	} else if (ctx->json) {
 		json_t *o = result_json(r, job);
 		if (node)
 			explain_json(o, r, node);
@@ -250,7 +268,7 @@ out:
 const struct xp_cmd_entry xp_cmd_place_entry = {
 	.name = "place",
 	.alias = NULL,
-	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--json]",
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT] [--json]",
 	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
 	.opts = place_opts,
 	.min_args = 0,

@@ -1,0 +1,418 @@
+/* place_export.c: writes a placement as Kubernetes Pods, a Volcano Job or an sbatch script.
+ * Shapes follow the public APIs: core/v1 Pod (spec.affinity.nodeAffinity
+ * requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[].matchExpressions[]),
+ * batch.volcano.sh/v1alpha1 Job (spec.schedulerName, minAvailable, queue, tasks[].replicas,
+ * tasks[].template) and sbatch's #SBATCH options. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "place_export.h"
+
+static const char *const fmt_names[XP_EXPORT_COUNT] = {"k8s", "volcano", "slurm"};
+
+int xp_export_parse(const char *s)
+{
+	for (int i = 0; s && i < XP_EXPORT_COUNT; i++)
+		if (!strcmp(s, fmt_names[i]))
+			return i;
+	return -1;
+}
+
+const char *xp_export_name(int fmt)
+{
+	return fmt >= 0 && fmt < XP_EXPORT_COUNT ? fmt_names[fmt] : "unknown";
+}
+
+void xp_yaml_quote(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f); /* UTF-8 bytes are valid in a double-quoted scalar as they are */
+	}
+	fputc('"', f);
+}
+
+/* The device a replica was given first: its vendor and model decide the resource name. */
+static const struct xp_device *first_device(const struct xp_cluster *c, const struct xp_place_replica *p)
+{
+	const struct xp_node *n = xp_cluster_node(c, p->node);
+	if (!n || !p->n_devices)
+		return NULL;
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (n->devices[i].index == p->devices[0])
+			return &n->devices[i];
+	return NULL;
+}
+
+enum vend { V_NVIDIA, V_ASCEND, V_AMD, V_MLU, V_OTHER };
+
+static int vendor_of(const struct xp_device *d)
+{
+	const char *v = d && d->vendor ? d->vendor : "";
+	if (strcasestr(v, "nvidia"))
+		return V_NVIDIA;
+	if (strcasestr(v, "huawei") || strcasestr(v, "ascend"))
+		return V_ASCEND;
+	if (strcasestr(v, "amd") || strcasestr(v, "advanced micro") || strcasestr(v, "hygon"))
+		return V_AMD;
+	if (strcasestr(v, "cambricon"))
+		return V_MLU;
+	return V_OTHER;
+}
+
+/* Extended resource name of the vendor's device plugin. Huawei's plugin names the model family
+ * (Ascend910 for 910A/910B*, Ascend310, Ascend310P), so the model is cut to "Ascend" + digits
+ * (+ P). A slice asks for the plugin's per-slice resource (MIG mixed strategy: nvidia.com/mig-
+ * <profile>; Ascend vNPU: huawei.com/<family>-<template>). Returns a heap string. */
+static char *resource_name(const struct xp_device *d, const char *slice)
+{
+	switch (vendor_of(d)) {
+	case V_NVIDIA:
+		return slice && strncmp(slice, "share:", 6) ? xp_asprintf("nvidia.com/mig-%s", slice)
+							    : xp_strdup("nvidia.com/gpu");
+	case V_ASCEND: {
+		char fam[32] = "Ascend910";
+		const char *m = d->model ? strcasestr(d->model, "ascend") : NULL;
+		if (m) {
+			m += 6;
+			while (*m == ' ' || *m == '-')
+				m++;
+			size_t k = 0;
+			while (k < 6 && isdigit((unsigned char)m[k]))
+				k++;
+			if (k) {
+				bool p = m[k] == 'P' || m[k] == 'p';
+				snprintf(fam, sizeof fam, "Ascend%.*s%s", (int)k, m, p ? "P" : "");
+			}
+		}
+		return slice && strncmp(slice, "share:", 6) ? xp_asprintf("huawei.com/%s-%s", fam, slice)
+							    : xp_asprintf("huawei.com/%s", fam);
+	}
+	case V_AMD:
+		return xp_strdup("amd.com/gpu");
+	case V_MLU:
+		return xp_strdup("cambricon.com/mlu");
+	default:
+		return xp_strdup("xpool.io/device");
+	}
+}
+
+/* How many of the resource one replica asks for: its devices, or one slice. */
+static size_t resource_count(const struct xp_place_replica *p)
+{
+	return p->slice ? 1 : p->n_devices;
+}
+
+/* Kubernetes object names are DNS-1123 labels: the job name lowercased, anything else turned
+ * into '-', cut so that a "-gN-NNNNNN" suffix still fits 63. The raw name goes to an
+ * annotation (quoted), so nothing is lost. */
+static void k8s_name(char out[48], const struct xp_job *job)
+{
+	const char *s = job->name && *job->name ? job->name : "xpool-job";
+	size_t k = 0;
+	for (; *s && k < 40; s++) {
+		unsigned char ch = (unsigned char)tolower((unsigned char)*s);
+		char o = isalnum(ch) && ch < 0x80 ? (char)ch : '-';
+		if (o == '-' && (k == 0 || out[k - 1] == '-'))
+			continue;
+		out[k++] = o;
+	}
+	while (k && out[k - 1] == '-')
+		k--;
+	if (!k)
+		k = (size_t)snprintf(out, 48, "xpool-job");
+	out[k] = 0;
+}
+
+static void ind(FILE *f, int n)
+{
+	fprintf(f, "%*s", n, "");
+}
+
+/* requiredDuringScheduling node affinity on kubernetes.io/hostname: the scheduler (default or
+ * Volcano) still binds the pod, so quotas, gang and the device plugin's allocation all run,
+ * unlike spec.nodeName which skips the scheduler. Node names are taken to be the hostname
+ * label, as kubelet sets it by default. */
+static void affinity(FILE *f, int n, const char *const *nodes, size_t nn)
+{
+	ind(f, n), fputs("affinity:\n", f);
+	ind(f, n + 2), fputs("nodeAffinity:\n", f);
+	ind(f, n + 4), fputs("requiredDuringSchedulingIgnoredDuringExecution:\n", f);
+	ind(f, n + 6), fputs("nodeSelectorTerms:\n", f);
+	ind(f, n + 6), fputs("- matchExpressions:\n", f);
+	ind(f, n + 8), fputs("- key: \"kubernetes.io/hostname\"\n", f);
+	ind(f, n + 10), fputs("operator: \"In\"\n", f);
+	ind(f, n + 10), fputs("values:\n", f);
+	for (size_t i = 0; i < nn; i++) {
+		ind(f, n + 10), fputs("- ", f);
+		xp_yaml_quote(f, nodes[i]);
+		fputc('\n', f);
+	}
+}
+
+/* Env is written only for devices without a known device plugin: NVIDIA's, Huawei's, AMD's
+ * and Cambricon's plugins expose just the allocated devices to the container, renumbered from
+ * 0 (and set NVIDIA_VISIBLE_DEVICES / ASCEND_VISIBLE_DEVICES themselves), so the host indices
+ * the dry-run chose would point at the wrong or missing devices inside. They go to the
+ * xpool.io/devices annotation instead, for audit and for a plugin that honours it. */
+static void container(FILE *f, int n, const char *res, size_t count, const struct xp_place_replica *p)
+{
+	ind(f, n), fputs("containers:\n", f);
+	ind(f, n), fputs("- name: \"main\"\n", f);
+	ind(f, n + 2), fputs("image: \"busybox\" # replace with the workload's image\n", f);
+	if (!strcmp(p->env_name, "XPOOL_VISIBLE_DEVICES")) {
+		ind(f, n + 2), fputs("env:\n", f);
+		ind(f, n + 2), fputs("- name: ", f), xp_yaml_quote(f, p->env_name), fputc('\n', f);
+		ind(f, n + 4), fputs("value: ", f), xp_yaml_quote(f, p->env_value), fputc('\n', f);
+	}
+	ind(f, n + 2), fputs("resources:\n", f);
+	ind(f, n + 4), fputs("limits:\n", f);
+	ind(f, n + 6), xp_yaml_quote(f, res), fprintf(f, ": %zu\n", count);
+}
+
+static void meta(FILE *f, const char *name, const struct xp_job *job, const char *devices)
+{
+	fputs("metadata:\n  name: ", f);
+	xp_yaml_quote(f, name);
+	fputs("\n  labels:\n    \"app.kubernetes.io/managed-by\": \"xpool\"\n  annotations:\n", f);
+	fputs("    \"xpool.io/job\": ", f), xp_yaml_quote(f, job->name ? job->name : ""), fputc('\n', f);
+	if (devices)
+		fputs("    \"xpool.io/devices\": ", f), xp_yaml_quote(f, devices), fputc('\n', f);
+}
+
+static void write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
+		      const struct xp_cluster *c)
+{
+	char base[48];
+	k8s_name(base, job);
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		char name[112];
+		if (job->n_groups > 1)
+			snprintf(name, sizeof name, "%s-g%zu-%zu", base, p->group, i);
+		else
+			snprintf(name, sizeof name, "%s-%zu", base, i);
+		char *devs = xp_asprintf("%s%s%s", p->env_value, p->slice ? " " : "", p->slice ? p->slice : "");
+		char *res = resource_name(first_device(c, p), p->slice);
+		if (i)
+			fputs("---\n", f);
+		fputs("apiVersion: \"v1\"\nkind: \"Pod\"\n", f);
+		meta(f, name, job, devs);
+		fputs("spec:\n  restartPolicy: \"Never\"\n", f);
+		const char *nodes[1] = {p->node};
+		affinity(f, 2, nodes, 1);
+		container(f, 2, res, resource_count(p), p);
+		free(res);
+		free(devs);
+	}
+}
+
+static void write_volcano(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
+			  const struct xp_cluster *c)
+{
+	char base[48];
+	k8s_name(base, job);
+	fputs("apiVersion: \"batch.volcano.sh/v1alpha1\"\nkind: \"Job\"\n", f);
+	/* One string of node:devices per replica: a task's pod template is shared, so which replica
+	 * got which devices on which node can only be recorded, not pinned, per pod. */
+	char *all = xp_strdup("");
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		char *n = xp_asprintf("%s%s%s:%s", all, i ? ";" : "", r->replicas[i].node, r->replicas[i].env_value);
+		free(all);
+		all = n;
+	}
+	meta(f, base, job, all);
+	free(all);
+	/* The dry-run placed every replica or none (gang), so all of them are the minimum. */
+	fprintf(f, "spec:\n  schedulerName: \"volcano\"\n  minAvailable: %zu\n  queue: ", r->n_replicas);
+	xp_yaml_quote(f, job->queue ? job->queue : "default");
+	fputs("\n  tasks:\n", f);
+	for (size_t g = 0; g < job->n_groups; g++) {
+		const char **nodes = xp_calloc(r->n_replicas ? r->n_replicas : 1, sizeof *nodes);
+		size_t nn = 0, reps = 0;
+		const struct xp_place_replica *first = NULL;
+		for (size_t i = 0; i < r->n_replicas; i++) {
+			const struct xp_place_replica *p = &r->replicas[i];
+			if (p->group != g)
+				continue;
+			if (!first)
+				first = p;
+			reps++;
+			bool seen = false;
+			for (size_t k = 0; k < nn && !seen; k++)
+				seen = !strcmp(nodes[k], p->node);
+			if (!seen)
+				nodes[nn++] = p->node;
+		}
+		if (!first) {
+			free(nodes);
+			continue;
+		}
+		char tname[32];
+		snprintf(tname, sizeof tname, "group%zu", g);
+		fprintf(f, "  - name: \"%s\"\n    replicas: %zu\n    template:\n      metadata:\n", tname, reps);
+		fputs("        labels:\n          \"app.kubernetes.io/managed-by\": \"xpool\"\n", f);
+		fputs("      spec:\n        restartPolicy: \"Never\"\n", f);
+		affinity(f, 8, nodes, nn);
+		char *res = resource_name(first_device(c, first), first->slice);
+		container(f, 8, res, resource_count(first), first);
+		free(res);
+		free(nodes);
+	}
+}
+
+/* sbatch reads #SBATCH lines with its own tokenizer, not a shell, and some of these values land
+ * in shell lines too; rather than trust two quoting rules, a name must be plain to be written. */
+static bool plain(const char *s)
+{
+	if (!s || !*s || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._+-", *s))
+			return false;
+	return true;
+}
+
+/* Writes s single-quoted for the shell: ' becomes '\''. */
+static void sh_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
+		       const struct xp_cluster *c, struct xp_err *err)
+{
+	if (job->n_groups != 1)
+		return xp_errf(err, "export slurm: %zu task groups; one sbatch script holds one group", job->n_groups);
+	if (!r->n_replicas)
+		return xp_errf(err, "export slurm: no replicas");
+	const char *jname = job->name ? job->name : "xpool-job";
+	if (!plain(jname))
+		return xp_errf(err, "export slurm: job name not plain [A-Za-z0-9._+-]; refused for sbatch");
+	if (job->queue && !plain(job->queue))
+		return xp_errf(err, "export slurm: queue not plain [A-Za-z0-9._+-]; refused for sbatch");
+	/* Distinct nodes in order of first use, and replicas on each. */
+	const char **nodes = xp_calloc(r->n_replicas, sizeof *nodes);
+	size_t *per = xp_calloc(r->n_replicas, sizeof *per);
+	size_t nn = 0;
+	int rc = 0;
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		/* "share:N" is the dry-run's own text, never written to a #SBATCH line; a template is. */
+		bool tmpl = p->slice && strncmp(p->slice, "share:", 6);
+		if (!plain(p->node) || (tmpl && !plain(p->slice))) {
+			rc = xp_errf(err, "export slurm: node or slice name not plain [A-Za-z0-9._+-]; refused");
+			goto out;
+		}
+		size_t k = 0;
+		while (k < nn && strcmp(nodes[k], p->node))
+			k++;
+		if (k == nn)
+			nodes[nn++] = p->node;
+		per[k]++;
+	}
+	size_t maxper = 0;
+	bool even = true;
+	for (size_t k = 0; k < nn; k++) {
+		if (per[k] > maxper)
+			maxper = per[k];
+		if (per[k] != per[0])
+			even = false;
+	}
+	const struct xp_place_replica *p0 = &r->replicas[0];
+	int v = vendor_of(first_device(c, p0));
+	/* Slurm's gres names: gpu for NVIDIA and AMD, and by custom npu / mlu for Ascend and MLU. */
+	const char *gres = v == V_ASCEND ? "npu" : v == V_MLU ? "mlu" : "gpu";
+	fputs("#!/bin/bash\n", f);
+	fprintf(f, "#SBATCH --job-name=%s\n", jname);
+	fprintf(f, "#SBATCH --nodes=%zu\n", nn);
+	fprintf(f, "#SBATCH --ntasks=%zu\n", r->n_replicas);
+	if (even)
+		fprintf(f, "#SBATCH --ntasks-per-node=%zu\n", maxper);
+	else /* uneven replicas per node: --ntasks-per-node would be a maximum, so only --ntasks */
+		fprintf(f, "# replicas per node differ; the most on one node is %zu\n", maxper);
+	fputs("#SBATCH --nodelist=", f);
+	for (size_t k = 0; k < nn; k++)
+		fprintf(f, "%s%s", k ? "," : "", nodes[k]);
+	fputc('\n', f);
+	/* --gres counts per node: the replicas on the busiest node times what each asks for. A slice
+	 * is a typed gres (Slurm's MIG support: gpu:1g.10gb:N); a soft share takes the device. */
+	if (p0->slice && strncmp(p0->slice, "share:", 6))
+		fprintf(f, "#SBATCH --gres=%s:%s:%zu\n", gres, p0->slice, maxper);
+	else
+		fprintf(f, "#SBATCH --gres=%s:%zu\n", gres, maxper * resource_count(p0));
+	if (job->queue)
+		fprintf(f, "#SBATCH --partition=%s\n", job->queue);
+	/* The devices chosen per node. With ConstrainDevices Slurm sets the variable for each step
+	 * itself; these lines carry the dry-run's choice where it does not, keyed by the node the
+	 * script runs on (values single-quoted though they are only digits and commas). */
+	fputs("case \"$SLURMD_NODENAME\" in\n", f);
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		bool dup = false;
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = !strcmp(r->replicas[k].node, p->node);
+		if (dup) /* a second replica on a node: the first one's line covers the script */
+			continue;
+		fputs("  ", f), sh_quote(f, p->node), fprintf(f, ") export %s=", p->env_name);
+		sh_quote(f, p->env_value);
+		fputs(" ;;\n", f);
+	}
+	fputs("esac\n", f);
+out:
+	free(nodes);
+	free(per);
+	return rc;
+}
+
+char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
+		      const struct xp_cluster *c, struct xp_err *err)
+{
+	if (!r || !r->placed) {
+		xp_errf(err, "export: the job was not placed");
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		xp_errf(err, "export: out of memory");
+		return NULL;
+	}
+	int rc = 0;
+	switch (fmt) {
+	case XP_EXPORT_K8S:
+		write_k8s(f, r, job, c);
+		break;
+	case XP_EXPORT_VOLCANO:
+		write_volcano(f, r, job, c);
+		break;
+	case XP_EXPORT_SLURM:
+		rc = write_slurm(f, r, job, c, err);
+		break;
+	default:
+		rc = xp_errf(err, "export: unknown format %d", fmt);
+	}
+	fclose(f);
+	if (rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

@@ -1,0 +1,35 @@
+/* place_export.h: a placement dry-run's result written for the tool that will run the job
+ * (issue 6, `xpool place --export`): Kubernetes Pods, a Volcano Job or an sbatch script.
+ * Every name that came from the user (job, queue, node, slice) is written as a YAML
+ * double-quoted scalar with escapes, or, for sbatch, refused unless it is plain
+ * [A-Za-z0-9._+-], so that a hostile name cannot add keys, lines or shell commands. */
+#ifndef XP_PLACE_EXPORT_H
+#define XP_PLACE_EXPORT_H
+
+#include <stdio.h>
+
+#include "jobspec.h"
+#include "model.h"
+#include "place.h"
+#include "xp.h"
+
+/* Output formats of xp_place_export. */
+enum xp_export_fmt {
+	XP_EXPORT_K8S,     /* one Kubernetes v1 Pod per replica, YAML documents */
+	XP_EXPORT_VOLCANO, /* one batch.volcano.sh/v1alpha1 Job, a task per group */
+	XP_EXPORT_SLURM,   /* an sbatch script */
+	XP_EXPORT_COUNT
+};
+
+/* Parses a format name ("k8s", "volcano", "slurm"); -1 when unknown. */
+int xp_export_parse(const char *s);
+/* Returns a format's name. */
+const char *xp_export_name(int fmt);
+/* Writes a YAML double-quoted scalar of s (escaping quotes, backslashes and control bytes). */
+void xp_yaml_quote(FILE *f, const char *s);
+/* Returns the placed result r of job on c in format fmt (caller frees), or NULL with err set
+ * when r is not placed or a name cannot be written safely in that format. */
+char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
+		      const struct xp_cluster *c, struct xp_err *err);
+
+#endif

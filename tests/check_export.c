@@ -1,0 +1,447 @@
+/* check_export.c: `xpool place --export`: a small placed job written as Kubernetes Pods, a
+ * Volcano Job and an sbatch script, read back by a strict checker for the YAML subset the
+ * writer emits (block style, double-quoted scalars, integers), exact text for a known case,
+ * hostile names (quotes, backslashes, newlines, `$(rm -rf /)`) escaped or refused, and the CLI. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobspec.h"
+#include "model.h"
+#include "place.h"
+#include "place_export.h"
+#include "simgen.h"
+#include "testlib.h"
+
+/* A node of n devices of one vendor, all free and healthy. */
+static void mknode(struct xp_cluster *c, const char *name, int n, const char *vendor, const char *model)
+{
+	struct xp_node *nd = xp_node_new(name);
+	for (int i = 0; i < n; i++) {
+		struct xp_device *d = xp_node_add_device(nd);
+		d->index = i;
+		d->vendor = xp_strdup(vendor);
+		d->model = xp_strdup(model);
+		d->driver = xp_strdup("1");
+		d->pci_bus_id = xp_asprintf("0000:%02x:00.0", 0x10 + i);
+		d->memory_mib = 32768;
+		d->ecu = 1.0;
+		d->numa = 0;
+		d->health = XP_HEALTH_OK;
+		d->affinity_group = xp_strdup("g:0");
+	}
+	xp_cluster_add(c, nd);
+}
+
+static struct xp_cluster *cluster(void)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "gpu-a", 4, "NVIDIA", "H100 80GB HBM3");
+	mknode(c, "npu-b", 8, "Huawei", "Ascend 910B3");
+	mknode(c, "npu-c", 8, "Huawei", "Ascend 910B3");
+	return c;
+}
+
+/* Places spec on c and exports it as fmt; the result text, or NULL with err. */
+static char *export(const struct xp_cluster *c, const char *spec, const char *name, int fmt, struct xp_err *err)
+{
+	struct xp_err perr = {{0}};
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &perr);
+	ck_assert_msg(j != NULL, "%s", perr.msg);
+	if (name) { /* set after parsing: the writer must hold even for names the parser refuses */
+		free(j->name);
+		j->name = xp_strdup(name);
+	}
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	struct xp_place_result *r = xp_place(c, j, NULL, 0, &o, &perr);
+	ck_assert_msg(r != NULL, "%s", perr.msg);
+	ck_assert(r->placed);
+	char *text = xp_place_export(fmt, r, j, c, err);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	return text;
+}
+
+/* Reads a YAML double-quoted scalar at *p (escapes \" \\ \n \t \xHH), advancing *p; heap
+ * string, or NULL when malformed. */
+static char *dq(const char **p)
+{
+	const char *s = *p;
+	if (*s != '"')
+		return NULL;
+	char *out = xp_malloc(strlen(s) + 1);
+	size_t k = 0;
+	for (s++; *s && *s != '"'; s++) {
+		if ((unsigned char)*s < 0x20) {
+			free(out);
+			return NULL;
+		}
+		if (*s != '\\') {
+			out[k++] = *s;
+			continue;
+		}
+		s++;
+		if (*s == '"' || *s == '\\')
+			out[k++] = *s;
+		else if (*s == 'n')
+			out[k++] = '\n';
+		else if (*s == 't')
+			out[k++] = '\t';
+		else if (*s == 'x' && s[1] && s[2]) {
+			char hex[3] = {s[1], s[2], 0};
+			out[k++] = (char)strtol(hex, NULL, 16);
+			s += 2;
+		} else {
+			free(out);
+			return NULL;
+		}
+	}
+	if (*s != '"') {
+		free(out);
+		return NULL;
+	}
+	out[k] = 0;
+	*p = s + 1;
+	return out;
+}
+
+/* Strict checker for the emitted subset: every line is "---" or INDENT ["- "] (KEY ":" [" " VALUE]
+ * | VALUE) [" # comment"], KEY plain [A-Za-z] or double-quoted, VALUE double-quoted or an
+ * integer, indentation even and growing by at most 2 (4 after "- "). When key is not NULL,
+ * returns the decoded value of the n-th (0-based) occurrence of that key or list item under it. */
+static char *yaml_check(const char *text, const char *key, int nth)
+{
+	char *found = NULL;
+	int prev = 0;
+	const char *line = text;
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		ck_assert_msg(end != NULL, "last line unterminated");
+		char *l = strndup(line, (size_t)(end - line));
+		line = end + 1;
+		if (!strcmp(l, "---")) {
+			prev = 0;
+			free(l);
+			continue;
+		}
+		const char *p = l;
+		int ind = 0;
+		while (*p == ' ')
+			p++, ind++;
+		ck_assert_msg(ind % 2 == 0 && ind <= prev + 4, "bad indent: %s", l);
+		prev = ind;
+		if (!strncmp(p, "- ", 2))
+			p += 2, prev += 2;
+		char *k = NULL;
+		if (*p == '"') {
+			k = dq(&p);
+			ck_assert_msg(k != NULL, "bad scalar: %s", l);
+		} else {
+			const char *b = p;
+			while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+				p++;
+			ck_assert_msg(p > b && *p == ':', "bad key: %s", l);
+			k = strndup(b, (size_t)(p - b));
+		}
+		char *v = NULL;
+		if (*p == ':') {
+			p++;
+			if (*p == ' ') {
+				p++;
+				if (*p == '"') {
+					v = dq(&p);
+					ck_assert_msg(v != NULL, "bad value: %s", l);
+				} else {
+					const char *b = p;
+					while (*p >= '0' && *p <= '9')
+						p++;
+					ck_assert_msg(p > b, "bad value: %s", l);
+					v = strndup(b, (size_t)(p - b));
+				}
+			}
+		} else { /* a list item scalar: the value is the scalar itself */
+			v = k;
+			k = NULL;
+		}
+		ck_assert_msg(*p == 0 || !strncmp(p, " # ", 3), "trailing text: %s", l);
+		if (key && k && !strcmp(k, key) && v && nth-- == 0 && !found)
+			found = xp_strdup(v);
+		if (v != k)
+			free(v);
+		free(k);
+		free(l);
+	}
+	return found;
+}
+
+/* Asserts the first value of key in the YAML text is want. */
+static void is(const char *text, const char *key, const char *want)
+{
+	char *x = yaml_check(text, key, 0);
+	ck_assert_msg(x != NULL, "no %s", key);
+	ck_assert_str_eq(x, want);
+	free(x);
+}
+
+static const char k8s_expected[] =
+	"apiVersion: \"v1\"\n"
+	"kind: \"Pod\"\n"
+	"metadata:\n"
+	"  name: \"t1-0\"\n"
+	"  labels:\n"
+	"    \"app.kubernetes.io/managed-by\": \"xpool\"\n"
+	"  annotations:\n"
+	"    \"xpool.io/job\": \"t1\"\n"
+	"    \"xpool.io/devices\": \"0,1\"\n"
+	"spec:\n"
+	"  restartPolicy: \"Never\"\n"
+	"  affinity:\n"
+	"    nodeAffinity:\n"
+	"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+	"        nodeSelectorTerms:\n"
+	"        - matchExpressions:\n"
+	"          - key: \"kubernetes.io/hostname\"\n"
+	"            operator: \"In\"\n"
+	"            values:\n"
+	"            - \"gpu-a\"\n"
+	"  containers:\n"
+	"  - name: \"main\"\n"
+	"    image: \"busybox\" # replace with the workload's image\n"
+	"    resources:\n"
+	"      limits:\n"
+	"        \"nvidia.com/gpu\": 2\n";
+
+START_TEST(k8s_exact)
+{
+	/* 2 NVIDIA devices: only gpu-a has NVIDIA, pack takes the lowest indices 0,1. */
+	struct xp_cluster *c = cluster();
+	struct xp_err err = {{0}};
+	char *t = export(c, "{\"name\": \"t1\", \"devices\": 2, \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_K8S, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(t, k8s_expected);
+	free(yaml_check(t, NULL, 0));
+	free(t);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(k8s_ascend_family)
+{
+	/* Two replicas of 8 Ascend 910B3: one Pod each on npu-b and npu-c, resource named by the
+	 * family (huawei.com/Ascend910), no env (the plugin sets it). */
+	struct xp_cluster *c = cluster();
+	struct xp_err err = {{0}};
+	char *t = export(c, "{\"name\": \"t\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}", NULL,
+			 XP_EXPORT_K8S, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "\n---\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\"huawei.com/Ascend910\": 8\n"));
+	ck_assert_ptr_null(strstr(t, "env:"));
+	char *n0 = yaml_check(t, "name", 0);
+	ck_assert_str_eq(n0, "t-0");
+	free(n0);
+	char *v = yaml_check(t, "values", 0);
+	ck_assert_ptr_null(v); /* "values:" has no scalar of its own */
+	free(t);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(k8s_unknown_vendor_env)
+{
+	/* A vendor without a known device plugin: nothing would set the variable, so the Pod
+	 * carries it, and the resource is xpool's own name. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "acme-1", 2, "Acme", "X1");
+	struct xp_err err = {{0}};
+	char *t = export(c, "{\"name\": \"a\", \"devices\": 2}", NULL, XP_EXPORT_K8S, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	is(t, "name", "a-0");
+	ck_assert_ptr_nonnull(strstr(t, "    - name: \"XPOOL_VISIBLE_DEVICES\"\n      value: \"0,1\"\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\"xpool.io/device\": 2\n"));
+	free(yaml_check(t, NULL, 0));
+	free(t);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(volcano)
+{
+	struct xp_cluster *c = cluster();
+	struct xp_err err = {{0}};
+	char *t = export(c, "{\"name\": \"t\", \"queue\": \"gold\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}",
+			 NULL, XP_EXPORT_VOLCANO, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert(!strncmp(t, "apiVersion: \"batch.volcano.sh/v1alpha1\"\nkind: \"Job\"\n", 52));
+	is(t, "schedulerName", "volcano");
+	is(t, "minAvailable", "2");
+	is(t, "queue", "gold");
+	is(t, "replicas", "2");
+	is(t, "key", "kubernetes.io/hostname");
+	is(t, "operator", "In");
+	ck_assert_ptr_nonnull(strstr(t, "                  - \"npu-b\"\n                  - \"npu-c\"\n"));
+	ck_assert_ptr_nonnull(strstr(t, "              \"huawei.com/Ascend910\": 8\n"));
+	free(t);
+	/* No queue: "default". */
+	t = export(c, "{\"devices\": 1}", NULL, XP_EXPORT_VOLCANO, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	is(t, "queue", "default");
+	free(t);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(hostile_yaml)
+{
+	/* Quotes, backslashes, a newline, a tab, DEL and $(...) come back byte for byte through the
+	 * checker and never start a line or a key of their own. */
+	static const char evil[] = "x\"\n: y\\ $(rm -rf /)'\t\x7f";
+	struct xp_cluster *c = cluster();
+	struct xp_err err = {{0}};
+	for (int fmt = XP_EXPORT_K8S; fmt <= XP_EXPORT_VOLCANO; fmt++) {
+		char *t = export(c, "{\"queue\": \"q\\\"1\\\\\", \"devices\": 1}", evil, fmt, &err);
+		ck_assert_msg(t != NULL, "%s", err.msg);
+		char *x = yaml_check(t, "xpool.io/job", 0);
+		ck_assert_str_eq(x, evil);
+		free(x);
+		ck_assert_ptr_null(strstr(t, "\n: y"));
+		/* The object name is a DNS-1123 label cut from it. */
+		x = yaml_check(t, "name", 0);
+		ck_assert_str_eq(x, fmt == XP_EXPORT_K8S ? "x-y-rm-rf-0" : "x-y-rm-rf");
+		free(x);
+		if (fmt == XP_EXPORT_VOLCANO)
+			is(t, "queue", "q\"1\\");
+		free(t);
+	}
+	/* The quoting itself. */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	xp_yaml_quote(f, "a\"b\\c\nd\x01");
+	fclose(f);
+	ck_assert_str_eq(buf, "\"a\\\"b\\\\c\\nd\\x01\"");
+	free(buf);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(slurm)
+{
+	struct xp_cluster *c = cluster();
+	struct xp_err err = {{0}};
+	char *t = export(c, "{\"name\": \"t.1\", \"queue\": \"gold\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}",
+			 NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	static const char want[] =
+		"#!/bin/bash\n"
+		"#SBATCH --job-name=t.1\n"
+		"#SBATCH --nodes=2\n"
+		"#SBATCH --ntasks=2\n"
+		"#SBATCH --ntasks-per-node=1\n"
+		"#SBATCH --nodelist=npu-b,npu-c\n"
+		"#SBATCH --gres=npu:8\n"
+		"#SBATCH --partition=gold\n"
+		"case \"$SLURMD_NODENAME\" in\n"
+		"  'npu-b') export ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' ;;\n"
+		"  'npu-c') export ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' ;;\n"
+		"esac\n";
+	ck_assert_str_eq(t, want);
+	free(t);
+	/* NVIDIA: gres gpu, no partition without a queue. */
+	t = export(c, "{\"name\": \"g\", \"devices\": 2, \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "\n#SBATCH --gres=gpu:2\n"));
+	ck_assert_ptr_null(strstr(t, "--partition"));
+	free(t);
+	/* A soft share takes a whole gres device (Slurm has no percent share of one). */
+	t = export(c, "{\"name\": \"s\", \"share_pct\": 50, \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "\n#SBATCH --gres=gpu:1\n"));
+	free(t);
+	/* Hostile names are refused, nothing written. */
+	const char *bad[] = {"x$(rm -rf /)", "a\nb", "a'b", "a b", "-x", "a;b"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		t = export(c, "{\"devices\": 1}", bad[i], XP_EXPORT_SLURM, &err);
+		ck_assert_ptr_null(t);
+		ck_assert_ptr_nonnull(strstr(err.msg, "refused"));
+	}
+	t = export(c, "{\"queue\": \"q$(id)\", \"devices\": 1}", NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_ptr_null(t);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(not_placed)
+{
+	struct xp_err err = {{0}};
+	struct xp_place_result r = {0};
+	struct xp_job j = {0};
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, &r, &j, NULL, &err));
+	ck_assert_int_eq(xp_export_parse("volcano"), XP_EXPORT_VOLCANO);
+	ck_assert_int_eq(xp_export_parse("yaml"), -1);
+}
+END_TEST
+
+START_TEST(cli)
+{
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
+	fclose(f);
+	xp_cluster_free(c);
+	char *path = xp_tmpfile(buf, len);
+	free(buf);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "volcano", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert(!strncmp(r.out, "apiVersion: \"batch.volcano.sh/v1alpha1\"\n", 40));
+	free(yaml_check(r.out, NULL, 0));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "k8s", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	free(yaml_check(r.out, NULL, 0));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "slurm", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert(!strncmp(r.out, "#!/bin/bash\n#SBATCH --job-name=xpool-job\n", 41));
+	xp_run_free(&r);
+	/* Unknown format: usage error. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "yaml", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	xp_run_free(&r);
+	/* Not placeable: exit 3, the reasons, nothing exported. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--devices", "8",
+				      "--replicas", "100", "--export", "k8s", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "nodes fit"));
+	ck_assert_ptr_null(strstr(r.out, "apiVersion"));
+	xp_run_free(&r);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+Suite *xp_suite_export(void);
+Suite *xp_suite_export(void)
+{
+	Suite *s = suite_create("export");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, k8s_exact);
+	tcase_add_test(tc, k8s_ascend_family);
+	tcase_add_test(tc, k8s_unknown_vendor_env);
+	tcase_add_test(tc, volcano);
+	tcase_add_test(tc, hostile_yaml);
+	tcase_add_test(tc, slurm);
+	tcase_add_test(tc, not_placed);
+	tcase_add_test(tc, cli);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
