@@ -34,7 +34,7 @@ static const struct xp_opt place_opts[] = {
 	{"homogeneous", 0, NULL, "same vendor, model and driver across the whole job"},
 	{"same-group", 0, NULL, "each replica's devices in one affinity group"},
 	{"numa", 0, "POLICY", "none, prefer or strict: a replica's devices in one NUMA domain"},
-	{"network", 0, "SCOPE", "switch, rack or any (only any is placed so far)"},
+	{"network", 0, "SCOPE", "switch, rack or any: every replica under one switch or in one rack"},
 	{"validated", 0, "LAYER[:CASE]", "required validation level (not placed so far)"},
 	{NULL, 0, NULL, NULL},
 };

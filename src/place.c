@@ -65,6 +65,8 @@ struct pctx {
 	size_t *order;     /* node indices sorted by name: the deterministic scan order */
 	double **delta;    /* scratch usage per node and device, NULL until something lands there */
 	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
+	int net;           /* enum xp_network of the whole job */
+	const char *domain; /* the switch or rack this attempt keeps to, NULL for anywhere */
 };
 
 /* One node's answer for one replica. */
@@ -612,6 +614,13 @@ static void scratch_reset(struct pctx *p)
 	}
 }
 
+/* The node's switch or rack under the job's network constraint, NULL when not recorded. */
+static const char *net_key(const struct pctx *p, const struct xp_node *n)
+{
+	const char *k = p->net == XP_NET_SWITCH ? n->sw : p->net == XP_NET_RACK ? n->rack : NULL;
+	return k && *k ? k : NULL;
+}
+
 static void run_attempt(struct pctx *p, struct attempt *t)
 {
 	scratch_reset(p);
@@ -622,6 +631,9 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			size_t bi = SIZE_MAX;
 			for (size_t oi = 0; oi < p->c->n_nodes; oi++) {
 				size_t ni = p->order[oi];
+				const char *nk = net_key(p, p->c->nodes[ni]);
+				if (p->domain && (!nk || strcmp(nk, p->domain) != 0))
+					continue;
 				eval(p, ni, g, &a, NULL);
 				if (a.stage == ST_OK) {
 					if (bi == SIZE_MAX || a.score > best.score + EPS) {
@@ -677,6 +689,82 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 	t->placed = true;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One gang attempt under the job's network constraint: one try per switch (rack), in key
+ * order; the placed try with the highest total wins (ties: the key that sorts first). When
+ * none places, every node gets one reason: no key recorded, its domain's per-node reasons
+ * when not even one replica fit there, else the share of the job its domain could hold. */
+static void run_network(struct pctx *p, struct attempt *t)
+{
+	p->domain = NULL;
+	if (p->net == XP_NET_ANY) {
+		run_attempt(p, t);
+		return;
+	}
+	const char *what = p->net == XP_NET_SWITCH ? "switch" : "rack";
+	size_t total = 0;
+	for (size_t gi = 0; gi < p->job->n_groups; gi++)
+		total += (size_t)(p->job->groups[gi].replicas > 0 ? p->job->groups[gi].replicas : 0);
+	const char **keys = xp_calloc(p->c->n_nodes ? p->c->n_nodes : 1, sizeof *keys);
+	size_t nk = 0, nokey = 0;
+	for (size_t i = 0; i < p->c->n_nodes; i++) {
+		const char *k = net_key(p, p->c->nodes[i]);
+		if (k)
+			keys[nk++] = k;
+		else
+			nokey++;
+	}
+	qsort(keys, nk, sizeof *keys, str_cmp);
+	struct attempt best = {0}, fail = {0};
+	for (size_t i = 0; i < nk; i++) {
+		if (i && strcmp(keys[i], keys[i - 1]) == 0)
+			continue;
+		size_t members = 0;
+		for (size_t j = i; j < nk && strcmp(keys[j], keys[i]) == 0; j++)
+			members++;
+		struct attempt a = {0};
+		p->domain = keys[i];
+		run_attempt(p, &a);
+		if (a.placed) {
+			if (!best.placed || a.total > best.total + EPS) {
+				attempt_free(&best);
+				best = a;
+			} else
+				attempt_free(&a);
+			continue;
+		}
+		if (a.n_reps == 0)
+			for (size_t r = 0; r < a.n_reasons; r++)
+				for (size_t c = 0; c < a.reasons[r].count; c++)
+					add_reason(&fail, a.reasons[r].code, a.reasons[r].text);
+		else {
+			char text[160];
+			snprintf(text, sizeof text, "its %s has room for only %zu of %zu replicas", what, a.n_reps,
+				 total);
+			for (size_t c = 0; c < members; c++)
+				add_reason(&fail, "network", text);
+		}
+		attempt_free(&a);
+	}
+	p->domain = NULL;
+	free(keys);
+	if (best.placed) {
+		reasons_free(fail.reasons, fail.n_reasons);
+		*t = best;
+		return;
+	}
+	char text[64];
+	snprintf(text, sizeof text, "no %s recorded", what);
+	for (size_t c = 0; c < nokey; c++)
+		add_reason(&fail, "network", text);
+	qsort(fail.reasons, fail.n_reasons, sizeof *fail.reasons, reason_cmp);
+	*t = fail;
+}
+
 static int node_cmp_ctx(const void *a, const void *b, void *arg)
 {
 	const struct xp_cluster *c = arg;
@@ -704,11 +792,12 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 	if (!job->n_groups)
 		return xp_errf(err, "job has no task groups"), NULL;
 	bool homog = false;
+	int net = XP_NET_ANY;
 	for (size_t i = 0; i < job->n_groups; i++) {
 		const struct xp_task_group *g = &job->groups[i];
-		if (g->network != XP_NET_ANY)
-			return xp_errf(err, "--network %s: not supported by the placement engine yet",
-				       xp_network_name(g->network)), NULL;
+		/* The constraint holds the whole job; a switch lies within one rack, so it is the stricter. */
+		if (g->network == XP_NET_SWITCH || (g->network == XP_NET_RACK && net == XP_NET_ANY))
+			net = g->network;
 		if (g->validated_layer >= 0)
 			return xp_errf(err, "--validated: not supported by the placement engine yet"), NULL;
 		if (!g->devices && !g->slice && g->share_pct <= 0)
@@ -719,7 +808,7 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 	}
 	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
 	struct mcache cache = {.n = 0};
-	struct pctx p = {&cache, c, job, manifests, manifests ? n : 0, strategy, NULL, NULL, NULL};
+	struct pctx p = {&cache, c, job, manifests, manifests ? n : 0, strategy, NULL, NULL, NULL, net, NULL};
 	p.order = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *p.order);
 	p.delta = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *p.delta);
 	for (size_t i = 0; i < c->n_nodes; i++)
@@ -755,7 +844,7 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 	for (size_t k = 0; k < (nk ? nk : 1); k++) {
 		struct attempt t = {0};
 		p.key = nk ? keys[k] : NULL;
-		run_attempt(&p, &t);
+		run_network(&p, &t);
 		bool better = !have || (t.placed && (!best.placed || t.total > best.total + EPS)) ||
 			      (!t.placed && !best.placed && t.n_reps > best.n_reps);
 		if (better) {

@@ -102,7 +102,8 @@ const char *xp_criterion_name(int c);
 double xp_strategy_weight(int s, int c);
 
 /* Dry-runs job on c (manifests give templates and affinity rules; none: device strings only).
- * NULL with err set for jobs it cannot judge (network constraint, validation layer: not yet). */
+ * A network constraint (switch or rack) in any group keeps the whole job under one switch (rack).
+ * NULL with err set for jobs it cannot judge (validation layer: not yet). */
 struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job *job,
 				 const struct xp_manifest *const *manifests, size_t n,
 				 const struct xp_place_opts *opts, struct xp_err *err);

@@ -1,6 +1,7 @@
 /* check_place.c: the placement dry-run: each filter and strategy on small hand-made clusters
  * whose right answer is written next to it, gang all-or-nothing, reasons that add up to the
- * node count, determinism, a seeded property test over sim clusters, and the CLI (exit 3, JSON). */
+ * node count, determinism, network (switch/rack) constraints, a seeded property test over sim
+ * clusters, and the CLI (exit 3, JSON). */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -332,6 +333,78 @@ START_TEST(numa)
 }
 END_TEST
 
+/* Sets a node's switch and rack (NULL: not recorded). */
+static void locate(struct xp_node *nd, const char *sw, const char *rack)
+{
+	nd->sw = sw ? xp_strdup(sw) : NULL;
+	nd->rack = rack ? xp_strdup(rack) : NULL;
+}
+
+START_TEST(network)
+{
+	/* s1: a (ring 0 busy, 4 free); s2: b (ring 0 busy, 4 free) and c (8 free); all in rack r1.
+	 * 2 replicas of 4, pack: with no constraint a and b tie at utilization 1.0 for the first
+	 * replica (a sorts first) and b takes the second: two switches. Under one switch, s1 holds
+	 * only one replica, so s2 it is: b (fills it) then c. Under one rack: a and b again. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *a = mknode(c, "a", 8, true, "1");
+	struct xp_node *b = mknode(c, "b", 8, true, "1");
+	struct xp_node *cc = mknode(c, "c", 8, true, "1");
+	for (int i = 0; i < 4; i++) {
+		busy(a, i, NULL);
+		busy(b, i, NULL);
+	}
+	locate(a, "s1", "r1");
+	locate(b, "s2", "r1");
+	locate(cc, "s2", "r1");
+	struct xp_place_result *r = place(c, "{\"devices\": 4, \"replicas\": 2}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].node, "a");
+	ck_assert_str_eq(r->replicas[1].node, "b");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 4, \"replicas\": 2, \"network\": \"switch\"}", XP_STRAT_PACK);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_uint_eq(r->n_replicas, 2);
+	devs_are(&r->replicas[0], "b", "4,5,6,7");
+	devs_are(&r->replicas[1], "c", "0,1,2,3");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 4, \"replicas\": 2, \"network\": \"rack\"}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].node, "a");
+	ck_assert_str_eq(r->replicas[1].node, "b");
+	xp_place_result_free(r);
+
+	/* 2 replicas of 8 under one switch: s1's a has no 8 free (its own reason), s2 holds one
+	 * replica on c but not the second (both its nodes say so), d has no switch: 4 reasons. */
+	mknode(c, "d", 8, true, "1");
+	r = place(c, "{\"devices\": 8, \"replicas\": 2, \"network\": \"switch\"}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_uint_eq(r->n_replicas, 0);
+	sums(r);
+	ck_assert_uint_eq(r->n_reasons, 3);
+	ck_assert_str_eq(r->reasons[0].code, "network");
+	ck_assert_str_eq(r->reasons[0].text, "its switch has room for only 1 of 2 replicas");
+	ck_assert_uint_eq(r->reasons[0].count, 2);
+	ck_assert_str_eq(r->reasons[1].text, "fewer than 8 free Ascend 910A");
+	ck_assert_str_eq(r->reasons[2].text, "no switch recorded");
+	xp_place_result_free(r);
+	/* Without the constraint the same job fits on c and d. */
+	r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	xp_place_result_free(r);
+	/* No rack recorded anywhere but r1: d is refused for it, the rest as before. */
+	r = place(c, "{\"devices\": 8, \"replicas\": 3, \"network\": \"rack\"}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	sums(r);
+	bool norack = false;
+	for (size_t i = 0; i < r->n_reasons; i++)
+		norack = norack || (strcmp(r->reasons[i].text, "no rack recorded") == 0 && r->reasons[i].count == 1);
+	ck_assert(norack);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(explain)
 {
 	struct xp_cluster *c = xp_cluster_new();
@@ -389,7 +462,7 @@ START_TEST(property)
 	static const char *const models[] = {"*", "Ascend*", "H100*", "*MI*", "A100*"};
 	struct xp_rng rng;
 	xp_rng_seed(&rng, 42);
-	size_t placed = 0, refused = 0;
+	size_t placed = 0, refused = 0, placed_net = 0;
 	for (int it = 0; it < 300; it++) {
 		struct xp_err err = {{0}};
 		struct xp_cluster *c = xp_sim_generate(5 + xp_rng_below(&rng, 30), NULL, 1000 + (uint64_t)it, &err);
@@ -397,9 +470,11 @@ START_TEST(property)
 		static const int devs[] = {1, 2, 3, 4, 8};
 		char spec[256];
 		snprintf(spec, sizeof spec,
-			 "{\"devices\": %d, \"replicas\": %d, \"model\": \"%s\", \"numa\": \"%s\", \"memory_mib\": %d}",
+			 "{\"devices\": %d, \"replicas\": %d, \"model\": \"%s\", \"numa\": \"%s\", \"memory_mib\": %d, "
+			 "\"network\": \"%s\"}",
 			 devs[xp_rng_below(&rng, 5)], 1 + (int)xp_rng_below(&rng, 4), models[xp_rng_below(&rng, 5)],
-			 xp_rng_below(&rng, 3) ? "none" : "strict", xp_rng_below(&rng, 4) ? 0 : 40000);
+			 xp_rng_below(&rng, 3) ? "none" : "strict", xp_rng_below(&rng, 4) ? 0 : 40000,
+			 it % 4 == 1 ? "switch" : it % 4 == 3 ? "rack" : "any");
 		struct xp_job *j = job(spec);
 		int strat = (int)xp_rng_below(&rng, XP_STRAT_COUNT);
 		struct xp_place_opts o = {strat, 0, NULL};
@@ -412,6 +487,7 @@ START_TEST(property)
 		const struct xp_task_group *g = &j->groups[0];
 		if (r->placed) {
 			placed++;
+			placed_net += g->network != XP_NET_ANY;
 			ck_assert_uint_eq(r->n_replicas, (size_t)g->replicas);
 			for (size_t i = 0; i < r->n_replicas; i++) {
 				const struct xp_place_replica *p = &r->replicas[i];
@@ -419,6 +495,12 @@ START_TEST(property)
 				ck_assert_str_eq(p->env_value, r2->replicas[i].env_value);
 				const struct xp_node *nd = xp_cluster_node(c, p->node);
 				ck_assert(nd && (nd->state == XP_NODE_UP || nd->state == XP_NODE_DEGRADED));
+				/* Under one switch (rack) when asked. */
+				const struct xp_node *n0 = xp_cluster_node(c, r->replicas[0].node);
+				if (g->network == XP_NET_SWITCH)
+					ck_assert(nd->sw && n0->sw && strcmp(nd->sw, n0->sw) == 0);
+				if (g->network == XP_NET_RACK)
+					ck_assert(nd->rack && n0->rack && strcmp(nd->rack, n0->rack) == 0);
 				ck_assert_uint_eq(p->n_devices, (size_t)g->devices);
 				for (size_t k = 0; k < p->n_devices; k++) {
 					const struct xp_device *d = &nd->devices[p->devices[k]];
@@ -452,6 +534,7 @@ START_TEST(property)
 	/* Both outcomes are exercised. */
 	ck_assert_uint_gt(placed, 20);
 	ck_assert_uint_gt(refused, 20);
+	ck_assert_uint_gt(placed_net, 10);
 	for (size_t i = 0; i < nm; i++)
 		xp_manifest_free(ms[i]);
 }
@@ -529,6 +612,7 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, slices);
 	tcase_add_test(tc, numa);
 	tcase_add_test(tc, explain);
+	tcase_add_test(tc, network);
 	tcase_add_test(tc, property);
 	tcase_add_test(tc, cli);
 	suite_add_tcase(s, tc);
