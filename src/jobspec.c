@@ -85,34 +85,6 @@ int xp_network_parse(const char *s)
 
 /* ---- strings ---- */
 
-/* Length of the valid UTF-8 sequence at s (at most left bytes), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t left)
-{
-	unsigned c = s[0], cp, min;
-	size_t len;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, cp = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3, cp = c & 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > left)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* What is wrong with a string that names or selects something (NULL when nothing): every
  * one of them is printed in tables and reasons, so control characters would reach
  * operators' terminals as escape sequences; flags are not UTF-8 by construction as JSON is. */
@@ -128,7 +100,7 @@ static const char *str_problem(const char *s, size_t n, char *buf, size_t len)
 			snprintf(buf, len, "a string must not contain control characters (byte 0x%02x at %zu)", c, i);
 			return buf;
 		}
-		size_t k = utf8_len((const unsigned char *)s + i, n - i);
+		size_t k = xp_utf8_len((const unsigned char *)s + i, n - i);
 		if (!k) {
 			snprintf(buf, len, "not UTF-8 (byte 0x%02x at %zu)", c, i);
 			return buf;

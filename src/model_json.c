@@ -21,41 +21,13 @@ static const char *const label_classes[] = {"facts", "governance", "validation"}
 
 /* ---- encoding ---- */
 
-/* Length of the valid UTF-8 sequence at s (at most left bytes), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t left)
-{
-	unsigned c = s[0], cp, min;
-	size_t len;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2, cp = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3, cp = c & 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > left)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* Copy of s with every byte that is not valid UTF-8 replaced by U+FFFD. */
 static char *utf8_fix(const char *s)
 {
 	size_t n = strlen(s), i = 0, o = 0;
 	char *out = xp_malloc(n * 3 + 1);
 	while (i < n) {
-		size_t k = utf8_len((const unsigned char *)s + i, n - i);
+		size_t k = xp_utf8_len((const unsigned char *)s + i, n - i);
 		if (k) {
 			memcpy(out + o, s + i, k);
 			o += k, i += k;

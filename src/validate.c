@@ -169,12 +169,10 @@ static int check_text(const char *what, const char *v, size_t max, bool required
 	/* Evidence is printed to terminals: valid UTF-8 only, no C0 or C1 controls (U+009B is
 	 * a CSI to many terminals), no bidirectional overrides that reorder what is shown. */
 	const unsigned char *p = (const unsigned char *)v;
+	const unsigned char *end = p + strlen(v);
 	while (*p) {
-		size_t k = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
-		for (size_t i = 1; k && i < k; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				k = 0;
-		if (!k || (k == 2 && p[0] < 0xc2))
+		size_t k = xp_utf8_len(p, (size_t)(end - p));
+		if (!k)
 			return xp_errf(err, "%s is not valid UTF-8", what);
 		if (p[0] < 0x20 || p[0] == 0x7f || (k == 2 && p[0] == 0xc2 && p[1] < 0xa0))
 			return xp_errf(err, "%s holds a control character", what);

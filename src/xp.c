@@ -193,3 +193,33 @@ char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err
 		*len = n;
 	return buf;
 }
+
+/* Strict on purpose (no overlongs, surrogates or values past U+10FFFF): every text that
+ * reaches a terminal or a store passes through here. */
+size_t xp_utf8_len(const unsigned char *s, size_t left)
+{
+	unsigned c = s[0], cp, min;
+	size_t len;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2, cp = c & 0x1f, min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3, cp = c & 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4, cp = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > left)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+

@@ -49,4 +49,7 @@ void xp_grow(void *arr, size_t sz, size_t n, size_t *cap);
 /* Reads a whole file (regular, a pipe, or "-" for stdin) of at most max bytes into a NUL-terminated buffer. */
 char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err);
 
+/* Length of the well-formed UTF-8 sequence at s (at most left bytes), 0 when invalid. */
+size_t xp_utf8_len(const unsigned char *s, size_t left);
+
 #endif

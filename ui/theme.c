@@ -370,34 +370,9 @@ static void strip_comment(char *s)
 /* True when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF). */
 static bool utf8_valid(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
-	while (i < n) {
-		unsigned c = s[i];
-		size_t k;
-		unsigned min, cp;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			k = 1, min = 0x80, cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			k = 2, min = 0x800, cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			k = 3, min = 0x10000, cp = c & 0x07;
-		} else {
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = xp_utf8_len(s + i, n - i)))
 			return false;
-		}
-		if (i + k >= n)
-			return false; /* truncated sequence */
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
-	}
 	return true;
 }
 
