@@ -626,13 +626,17 @@ static void draw(struct xp_ui *ui)
 	if (ui->lay.too_small) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
 		werase(stdscr);
-		char m[128];
-		snprintf(m, sizeof m, "terminal too small: %dx%d, xpool needs %dx%d", cols, rows, XP_MIN_COLS,
-			 XP_MIN_ROWS);
-		int y = rows / 2, x = cols > (int)strlen(m) ? (cols - (int)strlen(m)) / 2 : 0;
-		xp_draw_clip(stdscr, y, x, cols - x, m);
-		if (rows > y + 1)
-			xp_draw_clip(stdscr, y + 1, cols > 12 ? (cols - 12) / 2 : 0, cols, "(q to quit)");
+		/* Three short centred lines: one long line would lose the needed size exactly on
+		 * the narrow terminals that show it. */
+		char have[64], need[64];
+		snprintf(have, sizeof have, "terminal too small: %dx%d", cols, rows);
+		snprintf(need, sizeof need, "xpool needs %dx%d", XP_MIN_COLS, XP_MIN_ROWS);
+		const char *lines[] = {have, need, "(q to quit)"};
+		int y0 = rows > 3 ? (rows - 3) / 2 : 0;
+		for (int i = 0; i < 3 && y0 + i < rows; i++) {
+			int w = (int)strlen(lines[i]);
+			xp_draw_clip(stdscr, y0 + i, cols > w ? (cols - w) / 2 : 0, cols, lines[i]);
+		}
 		wnoutrefresh(stdscr);
 		doupdate();
 		ui->dirty = false;
