@@ -136,6 +136,28 @@ static char *find_manifest(const char *name, char **dirs, size_t n)
 	return NULL;
 }
 
+struct xp_manifest *xp_adapter_manifest_load(const char *name, struct xp_err *err)
+{
+	char **dirs;
+	size_t nd = xp_adapter_dirs(&dirs);
+	char *found = find_manifest(name, dirs, nd);
+	if (!found) {
+		char path[768];
+		size_t off = 0;
+		path[0] = '\0';
+		for (size_t i = 0; i < nd && off < sizeof path; i++)
+			off += (size_t)snprintf(path + off, sizeof path - off, "%s%s", i ? ":" : "", dirs[i]);
+		xp_strv_free(dirs, nd);
+		return xp_errf(err, "no manifest %s.adapter on the adapter path %s (set XPOOL_ADAPTER_PATH)",
+			       name, path),
+		       NULL;
+	}
+	xp_strv_free(dirs, nd);
+	struct xp_manifest *m = xp_manifest_load(found, err);
+	free(found);
+	return m;
+}
+
 static bool excluded(const char *name)
 {
 	const char *env = getenv("XPOOL_ADAPTERS");

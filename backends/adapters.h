@@ -57,5 +57,9 @@ void xp_adapters_enumerate(struct xp_adapters *a);
 void xp_adapters_close(struct xp_adapters *a);
 /* The directories searched for adapters, in order (caller frees the list). */
 size_t xp_adapter_dirs(char ***dirs);
+/* Loads the manifest of adapter NAME found where the loader looks for it, without loading the
+ * adapter itself (placement and sim gen need the data only); NULL with err naming every
+ * directory searched. */
+struct xp_manifest *xp_adapter_manifest_load(const char *name, struct xp_err *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "adapters.h"
 #include "jobspec.h"
 #include "model_json.h"
 #include "place.h"
@@ -209,7 +210,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	size_t nm = 0;
 	for (size_t i = 0; i < N_ADAPTERS; i++) {
 		struct xp_err merr = {{0}};
-		struct xp_manifest *m = xp_sim_manifest_load(adapters[i], &merr);
+		struct xp_manifest *m = xp_adapter_manifest_load(adapters[i], &merr);
 		if (m)
 			ms[nm++] = m;
 	}

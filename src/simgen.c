@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "adapters.h"
 #include "model_json.h"
@@ -242,52 +241,6 @@ int xp_sim_parse_seed(const char *s, uint64_t *out, struct xp_err *err)
 			       s ? s : "");
 	*out = (uint64_t)v;
 	return 0;
-}
-
-/* ---- manifests ---- */
-
-static bool is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-struct xp_manifest *xp_sim_manifest_load(const char *adapter, struct xp_err *err)
-{
-	char **dirs;
-	size_t nd = xp_adapter_dirs(&dirs);
-	char *found = NULL;
-	/* The candidates of the adapter loader's own search (backends/adapters.c): beside the .so,
-	 * or the source tree's adapters/NAME/ seen from the tree or from build/<kind>/adapters. */
-	for (size_t i = 0; i < nd && !found; i++) {
-		char *cands[4] = {
-			xp_asprintf("%s/%s.adapter", dirs[i], adapter),
-			xp_asprintf("%s/%s/%s.adapter", dirs[i], adapter, adapter),
-			xp_asprintf("%s/../../adapters/%s/%s.adapter", dirs[i], adapter, adapter),
-			xp_asprintf("%s/../../../adapters/%s/%s.adapter", dirs[i], adapter, adapter),
-		};
-		for (size_t k = 0; k < 4; k++) {
-			if (!found && is_file(cands[k]))
-				found = cands[k];
-			else
-				free(cands[k]);
-		}
-	}
-	if (!found) {
-		char path[768];
-		size_t off = 0;
-		path[0] = '\0';
-		for (size_t i = 0; i < nd && off < sizeof path; i++)
-			off += (size_t)snprintf(path + off, sizeof path - off, "%s%s", i ? ":" : "", dirs[i]);
-		xp_strv_free(dirs, nd);
-		return xp_errf(err, "no manifest %s.adapter on the adapter path %s (set XPOOL_ADAPTER_PATH)",
-			       adapter, path),
-		       NULL;
-	}
-	xp_strv_free(dirs, nd);
-	struct xp_manifest *m = xp_manifest_load(found, err);
-	free(found);
-	return m;
 }
 
 /* ---- generation ---- */
@@ -740,7 +693,7 @@ static int load_kind(struct loaded *L, const struct xp_sim_kind *k, struct xp_ma
 		if (strcmp(ms[i]->name, k->adapter) == 0)
 			m = ms[i];
 	if (!m) {
-		if (!(m = xp_sim_manifest_load(k->adapter, err)))
+		if (!(m = xp_adapter_manifest_load(k->adapter, err)))
 			return -1;
 		ms[(*nm)++] = m;
 	}

@@ -93,9 +93,6 @@ int xp_sim_parse_nodes(const char *s, size_t *out, struct xp_err *err);
 /* Parses a --seed value (a 64-bit unsigned number, decimal or 0x hex); -1 with err set. */
 int xp_sim_parse_seed(const char *s, uint64_t *out, struct xp_err *err);
 
-/* Finds adapter's manifest the way the adapter loader does (xp_adapter_dirs) and loads it;
- * NULL with err naming every directory searched. */
-struct xp_manifest *xp_sim_manifest_load(const char *adapter, struct xp_err *err);
 
 /* Generates a cluster of nodes nodes split by mix (NULL: XP_SIM_DEFAULT_MIX), everything
  * drawn from seed; NULL with err set when a manifest or one of its models is missing. */

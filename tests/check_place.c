@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapters.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -434,7 +435,7 @@ static size_t real_manifests(struct xp_manifest **ms)
 	size_t n = 0;
 	for (size_t i = 0; i < 4; i++) {
 		struct xp_err err = {{0}};
-		struct xp_manifest *m = xp_sim_manifest_load(names[i], &err);
+		struct xp_manifest *m = xp_adapter_manifest_load(names[i], &err);
 		if (m)
 			ms[n++] = m;
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapters.h"
 #include "cmd.h"
 #include "model_json.h"
 #include "simgen.h"
@@ -188,7 +189,7 @@ START_TEST(devices_from_manifests)
 	const char *adapters[] = {"nvidia", "ascend", "amd"};
 	struct xp_manifest *ms[3];
 	for (int i = 0; i < 3; i++) {
-		ms[i] = xp_sim_manifest_load(adapters[i], &err);
+		ms[i] = xp_adapter_manifest_load(adapters[i], &err);
 		ck_assert_msg(ms[i] != NULL, "%s", err.msg);
 	}
 	struct xp_cluster *c = gen(700, MIX_ALL, 11);
@@ -314,8 +315,8 @@ static const struct xp_mtemplate *template_of(const struct xp_mmodel *md, const 
 START_TEST(allocations_fit)
 {
 	struct xp_err err = {{0}};
-	struct xp_manifest *ms[3] = {xp_sim_manifest_load("nvidia", &err), xp_sim_manifest_load("ascend", &err),
-				     xp_sim_manifest_load("amd", &err)};
+	struct xp_manifest *ms[3] = {xp_adapter_manifest_load("nvidia", &err), xp_adapter_manifest_load("ascend", &err),
+				     xp_adapter_manifest_load("amd", &err)};
 	for (int i = 0; i < 3; i++)
 		ck_assert_msg(ms[i] != NULL, "%s", err.msg);
 	size_t whole = 0, sliced = 0, mig = 0, vnpu = 0, idle = 0, warn = 0, fail = 0, down = 0, draining = 0,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adapters.h"
 #include "jobspec.h"
 #include "place.h"
 #include "simgen.h"
@@ -43,7 +44,7 @@ int main(void)
 	size_t nm = 0;
 	for (size_t i = 0; i < 4; i++) {
 		struct xp_err merr = {{0}};
-		struct xp_manifest *m = xp_sim_manifest_load(names[i], &merr);
+		struct xp_manifest *m = xp_adapter_manifest_load(names[i], &merr);
 		if (m)
 			ms[nm++] = m;
 	}
