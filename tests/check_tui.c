@@ -66,11 +66,11 @@ START_TEST(frame_and_views)
 	xp_tmux_keys("2");
 	xp_tmux_expect("Queues: not built yet");
 	xp_tmux_keys("3");
-	xp_tmux_expect("xpool place --dry-run");
+	xp_tmux_expect("No dry-run yet");
 	xp_tmux_keys("Tab");
 	xp_tmux_expect("No workload cases yet");
 	xp_tmux_keys("BTab");
-	xp_tmux_expect("Placement: not built yet");
+	xp_tmux_expect("[ Run dry-run ]");
 	xp_tmux_keys("5");
 	xp_tmux_expect("node discovered");
 	xp_tmux_keys("1");

@@ -938,6 +938,18 @@ static void click(struct xp_ui *ui)
 	}
 }
 
+/* Does what a view's key asked (enum xp_reaction bits); returns false to quit. */
+static bool react(struct xp_ui *ui, int r)
+{
+	if (r & XP_REACT_REFRESH)
+		poll_request(&ui->poll);
+	if (r & XP_REACT_QUIT)
+		return false;
+	if (r & (XP_REACT_REDRAW | XP_REACT_REFRESH))
+		ui->dirty = true;
+	return true;
+}
+
 /* Handles one key; returns false to quit. */
 static bool key(struct xp_ui *ui, int ch)
 {
@@ -978,6 +990,11 @@ static bool key(struct xp_ui *ui, int ch)
 		ui->out_open = false;
 	}
 	struct slot *s = &ui->views[ui->cur];
+	if (s->v->pre_key) {
+		int r = s->v->pre_key(s->st, ui, ch);
+		if (!(r & XP_REACT_UNHANDLED))
+			return react(ui, r);
+	}
 	if (ch == 27) {
 		if (s->v->nested && s->v->nested(s->st)) {
 			s->v->on_key(s->st, ui, ch);
@@ -1026,15 +1043,8 @@ static bool key(struct xp_ui *ui, int ch)
 				switch_view(ui, i);
 		return true;
 	}
-	if (s->v->on_key) {
-		int r = s->v->on_key(s->st, ui, ch);
-		if (r & XP_REACT_REFRESH)
-			poll_request(&ui->poll);
-		if (r & XP_REACT_QUIT)
-			return false;
-		if (r & (XP_REACT_REDRAW | XP_REACT_REFRESH))
-			ui->dirty = true;
-	}
+	if (s->v->on_key)
+		return react(ui, s->v->on_key(s->st, ui, ch));
 	return true;
 }
 

@@ -40,6 +40,9 @@ struct xp_view {
 	void (*destroy)(void *st);
 	/* Draws into r of w (erase what it owns; do not refresh). */
 	void (*draw)(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r);
+	/* Sees a key before the app's own keys (q, r, 1-9, :, /, ?): an inline editor must get
+	 * every key; returns XP_REACT_UNHANDLED to let the app have it. */
+	int (*pre_key)(void *st, struct xp_ui *ui, int key);
 	/* Handles a key (ncurses KEY_* or a character); returns enum xp_reaction bits. */
 	int (*on_key)(void *st, struct xp_ui *ui, int key);
 	/* Handles a click at (y, x) relative to the body rectangle. */

@@ -1,0 +1,316 @@
+/* check_placeform.c: the pure parts of the Placement view: the field editor (line_edit.c),
+ * the job form (place_form.c) and the result's words and numbers (place_text.c). */
+#include <check.h>
+#include <curses.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "line_edit.h"
+#include "place_form.h"
+#include "place_text.h"
+#include "xp.h"
+
+static void type(struct xp_ledit *e, const char *s)
+{
+	for (const char *p = s; *p; p++)
+		ck_assert_int_eq(xp_ledit_key(e, (unsigned char)*p), XP_LEDIT_EDITING);
+}
+
+START_TEST(ledit_keys)
+{
+	struct xp_ledit e;
+	xp_ledit_start(&e, "H100");
+	ck_assert_uint_eq(e.cur, 4);
+	type(&e, "*");
+	ck_assert_str_eq(e.text, "H100*");
+	/* insert in the middle */
+	xp_ledit_key(&e, KEY_HOME);
+	type(&e, "x");
+	ck_assert_str_eq(e.text, "xH100*");
+	xp_ledit_key(&e, KEY_RIGHT);
+	xp_ledit_key(&e, KEY_BACKSPACE);
+	ck_assert_str_eq(e.text, "x100*");
+	ck_assert_uint_eq(e.cur, 1);
+	xp_ledit_key(&e, KEY_DC);
+	ck_assert_str_eq(e.text, "x00*");
+	/* Ctrl-K cuts to the end, Ctrl-U to the start */
+	xp_ledit_key(&e, KEY_RIGHT);
+	xp_ledit_key(&e, 11);
+	ck_assert_str_eq(e.text, "x0");
+	xp_ledit_key(&e, 21);
+	ck_assert_str_eq(e.text, "");
+	ck_assert_uint_eq(e.cur, 0);
+	/* control bytes are not text; Enter and Esc end */
+	ck_assert_int_eq(xp_ledit_key(&e, 7), XP_LEDIT_EDITING);
+	ck_assert_int_eq(xp_ledit_key(&e, KEY_F(2)), XP_LEDIT_EDITING);
+	ck_assert_str_eq(e.text, "");
+	ck_assert_int_eq(xp_ledit_key(&e, '\r'), XP_LEDIT_DONE);
+	ck_assert_int_eq(xp_ledit_key(&e, 27), XP_LEDIT_CANCEL);
+	ck_assert_int_eq(xp_ledit_key(&e, 3), XP_LEDIT_CANCEL);
+	/* NULL starts empty */
+	xp_ledit_start(&e, NULL);
+	ck_assert_uint_eq(e.len, 0);
+}
+END_TEST
+
+START_TEST(ledit_utf8)
+{
+	struct xp_ledit e;
+	xp_ledit_start(&e, "a\xc3\xa9"); /* "aé" */
+	xp_ledit_key(&e, KEY_BACKSPACE);
+	ck_assert_str_eq(e.text, "a");
+	xp_ledit_start(&e, "\xc3\xa9z");
+	xp_ledit_key(&e, KEY_HOME);
+	xp_ledit_key(&e, KEY_RIGHT);
+	ck_assert_uint_eq(e.cur, 2); /* over the whole character */
+	xp_ledit_key(&e, KEY_LEFT);
+	ck_assert_uint_eq(e.cur, 0);
+	xp_ledit_key(&e, KEY_DC);
+	ck_assert_str_eq(e.text, "z");
+	/* a text longer than the editor holds is cut on a character boundary */
+	char *big = malloc(XP_LEDIT_MAX + 8);
+	memset(big, 'a', XP_LEDIT_MAX - 1);
+	memcpy(big + XP_LEDIT_MAX - 1, "\xc3\xa9zz", 5);
+	xp_ledit_start(&e, big);
+	ck_assert_uint_eq(e.len, XP_LEDIT_MAX - 1);
+	/* full: typing does nothing */
+	xp_ledit_start(&e, big);
+	type(&e, "b");
+	type(&e, "b");
+	ck_assert_uint_eq(e.len, XP_LEDIT_MAX);
+	free(big);
+}
+END_TEST
+
+START_TEST(ledit_scroll)
+{
+	struct xp_ledit e;
+	xp_ledit_start(&e, "0123456789abcdefghij"); /* 20 columns, cursor at the end */
+	/* 10 columns: 9 before the cursor and the cursor cell */
+	ck_assert_uint_eq(xp_ledit_scroll(&e, 10), 11);
+	ck_assert_uint_eq(xp_ledit_scroll(&e, 40), 0);
+	xp_ledit_key(&e, KEY_HOME);
+	ck_assert_uint_eq(xp_ledit_scroll(&e, 10), 0);
+	/* columns, not bytes: two-byte characters */
+	xp_ledit_start(&e, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"); /* 4 columns, 8 bytes */
+	ck_assert_uint_eq(xp_ledit_scroll(&e, 3), 4); /* the last two characters show */
+}
+END_TEST
+
+static struct xp_job *new_job(void)
+{
+	struct xp_job_flags fl = {0};
+	struct xp_err err = {{0}};
+	struct xp_job *j = xp_job_from_flags(&fl, &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	return j;
+}
+
+START_TEST(form_show_and_set)
+{
+	struct xp_job *j = new_job();
+	struct xp_task_group *g = &j->groups[0];
+	char buf[256], note[256];
+	struct xp_err err = {{0}};
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_VENDOR, buf, sizeof buf), "any");
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_SLICE, buf, sizeof buf), "none");
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_DEVICES, buf, sizeof buf), "1");
+	ck_assert_str_eq(xp_pf_text(g, XP_PF_MODEL, buf, sizeof buf), "");
+	ck_assert(xp_pf_is_default(g, XP_PF_MODEL));
+	ck_assert(!xp_pf_is_default(g, XP_PF_DEVICES));
+	/* patterns */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MODEL, "H100*", note, sizeof note, &err), 0);
+	ck_assert_str_eq(g->model, "H100*");
+	ck_assert_str_eq(note, "");
+	ck_assert(!xp_pf_is_default(g, XP_PF_MODEL));
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MODEL, "", note, sizeof note, &err), 0);
+	ck_assert_ptr_null(g->model);
+	/* a refused value names the field as the form does, and changes nothing */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_DEVICES, "two", note, sizeof note, &err), -1);
+	ck_assert_msg(strncmp(err.msg, "devices: expected an integer", 28) == 0, "%s", err.msg);
+	ck_assert_int_eq(g->devices, 1);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MEMORY, "8k", note, sizeof note, &err), -1);
+	ck_assert_msg(strncmp(err.msg, "memory MiB: ", 12) == 0, "%s", err.msg);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MODEL, "a\tb", note, sizeof note, &err), -1);
+	ck_assert_msg(strncmp(err.msg, "model: ", 7) == 0, "%s", err.msg);
+	/* memory: "" is any */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MEMORY, "40000", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->memory_mib, 40000);
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_MEMORY, buf, sizeof buf), "40000");
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MEMORY, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->memory_mib, 0);
+	/* labels round-trip */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_LABELS, "pool=a,zone=z1", note, sizeof note, &err), 0);
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_LABELS, buf, sizeof buf), "pool=a,zone=z1");
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_LABELS, "pool", note, sizeof note, &err), -1);
+	ck_assert_msg(strncmp(err.msg, "labels: ", 8) == 0, "%s", err.msg);
+	ck_assert_uint_eq(g->labels.n, 2);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_LABELS, "", note, sizeof note, &err), 0);
+	ck_assert_uint_eq(g->labels.n, 0);
+	/* choices typed as text too */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_NUMA, "strict", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->numa, XP_NUMA_STRICT);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_NUMA, "tight", note, sizeof note, &err), -1);
+	/* out of range */
+	ck_assert_int_eq(xp_pf_set(j, 1, XP_PF_MODEL, "x", note, sizeof note, &err), -1);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_COUNT, "x", note, sizeof note, &err), -1);
+	ck_assert_ptr_null(xp_pf_name(XP_PF_COUNT));
+	ck_assert_str_eq(xp_pf_name(XP_PF_SAME_GROUP), "same-group");
+	xp_job_free(j);
+}
+END_TEST
+
+START_TEST(form_slice_devices_gang)
+{
+	struct xp_job *j = new_job();
+	struct xp_task_group *g = &j->groups[0];
+	char buf[256], note[256];
+	struct xp_err err = {{0}};
+	/* a slice takes the place of whole devices, and says so */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_SLICE, "1g.10gb", note, sizeof note, &err), 0);
+	ck_assert_str_eq(g->slice, "1g.10gb");
+	ck_assert_int_eq(g->devices, 0);
+	ck_assert_msg(strstr(note, "devices set to 0"), "%s", note);
+	/* whole devices clear the slice */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_DEVICES, "2", note, sizeof note, &err), 0);
+	ck_assert_ptr_null(g->slice);
+	ck_assert_int_eq(g->devices, 2);
+	ck_assert_msg(strstr(note, "slice cleared"), "%s", note);
+	/* a share is shown and typed as share:N */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_SLICE, "share:50", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->share_pct, 50);
+	ck_assert_int_eq(g->devices, 0);
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_SLICE, buf, sizeof buf), "share:50");
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_SLICE, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->share_pct, 0);
+	ck_assert_int_eq(g->devices, 1);
+	ck_assert_msg(strstr(note, "devices set to 1"), "%s", note);
+	/* gang_min follows replicas while it is all of them */
+	ck_assert_int_eq(g->gang_min, 1);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "4", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->replicas, 4);
+	ck_assert_int_eq(g->gang_min, 4);
+	g->gang_min = 2;
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "8", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->gang_min, 2);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "1", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->gang_min, 1);
+	xp_job_free(j);
+}
+END_TEST
+
+START_TEST(form_cycle)
+{
+	struct xp_job *j = new_job();
+	struct xp_task_group *g = &j->groups[0];
+	ck_assert(xp_pf_is_choice(XP_PF_NUMA));
+	ck_assert(!xp_pf_is_choice(XP_PF_MODEL));
+	ck_assert_int_eq(xp_pf_cycle(j, 0, XP_PF_NUMA, 1), 0);
+	ck_assert_int_eq(g->numa, XP_NUMA_PREFER);
+	xp_pf_cycle(j, 0, XP_PF_NUMA, 1);
+	xp_pf_cycle(j, 0, XP_PF_NUMA, 1);
+	ck_assert_int_eq(g->numa, XP_NUMA_NONE);
+	xp_pf_cycle(j, 0, XP_PF_NUMA, -1);
+	ck_assert_int_eq(g->numa, XP_NUMA_STRICT);
+	xp_pf_cycle(j, 0, XP_PF_NETWORK, -1);
+	ck_assert_int_eq(g->network, XP_NET_RACK);
+	xp_pf_cycle(j, 0, XP_PF_HOMOGENEOUS, 1);
+	ck_assert(g->homogeneous);
+	xp_pf_cycle(j, 0, XP_PF_SAME_GROUP, -1);
+	ck_assert(g->same_group);
+	ck_assert_int_eq(xp_pf_cycle(j, 0, XP_PF_MODEL, 1), -1);
+	ck_assert_int_eq(xp_pf_cycle(j, 3, XP_PF_NUMA, 1), -1);
+	xp_job_free(j);
+}
+END_TEST
+
+/* A placed result of two replicas by hand (strings owned by the caller's arrays). */
+struct fake {
+	struct xp_place_result r;
+	struct xp_place_replica reps[2];
+	int devs0[2], devs1[1];
+};
+
+static void fake_placed(struct fake *f)
+{
+	memset(f, 0, sizeof *f);
+	f->devs0[0] = 2;
+	f->devs0[1] = 3;
+	f->devs1[0] = 0;
+	f->reps[0] = (struct xp_place_replica){.node = "n1", .devices = f->devs0, .n_devices = 2, .score = 90};
+	f->reps[1] = (struct xp_place_replica){.node = "n2", .devices = f->devs1, .n_devices = 1, .score = 70,
+					       .slice = "1g.10gb"};
+	f->reps[0].breakdown[XP_CRIT_UTILIZATION] = 63.75;
+	f->reps[0].breakdown[XP_CRIT_TOPOLOGY] = 26.25;
+	f->r = (struct xp_place_result){.placed = true, .strategy = XP_STRAT_PACK, .replicas = f->reps,
+					.n_replicas = 2, .n_nodes = 40, .summary = "placed"};
+}
+
+START_TEST(text_outcomes)
+{
+	struct fake f;
+	fake_placed(&f);
+	char buf[256];
+	ck_assert(xp_pv_mean_score(&f.r) == 80);
+	ck_assert_uint_eq(xp_pv_node_count(&f.r), 2);
+	ck_assert_str_eq(xp_pv_outcome(&f.r, buf, sizeof buf), "80.0");
+	ck_assert_str_eq(xp_pv_where(&f.r, buf, sizeof buf), "2 nodes: n1, n2");
+	f.reps[1].node = "n1";
+	ck_assert_uint_eq(xp_pv_node_count(&f.r), 1);
+	ck_assert_str_eq(xp_pv_where(&f.r, buf, sizeof buf), "1 node: n1");
+	f.r.n_replicas = 1;
+	ck_assert_str_eq(xp_pv_where(&f.r, buf, sizeof buf), "n1 [2,3]");
+	ck_assert_str_eq(xp_pv_devices(&f.reps[1], buf, sizeof buf), "0 1g.10gb");
+	ck_assert_str_eq(xp_pv_breakdown(XP_STRAT_PACK, &f.reps[0], buf, sizeof buf),
+			 "utilization 63.8 + topology 26.2");
+	ck_assert(xp_pv_chosen(&f.r, "n1", 3));
+	ck_assert(!xp_pv_chosen(&f.r, "n1", 1));
+	ck_assert(!xp_pv_chosen(&f.r, "n2", 2));
+	/* not placed, and no result at all */
+	struct xp_place_result no = {.placed = false, .n_nodes = 40, .summary = "0/40 nodes fit: 40 x"};
+	ck_assert(xp_pv_mean_score(&no) < 0);
+	ck_assert(xp_pv_mean_score(NULL) < 0);
+	ck_assert_str_eq(xp_pv_outcome(&no, buf, sizeof buf), "0/40 fit");
+	ck_assert_str_eq(xp_pv_outcome(NULL, buf, sizeof buf), "-");
+	ck_assert_str_eq(xp_pv_compare(XP_STRAT_TOPOLOGY, NULL, XP_STRAT_GREEN, &no, buf, sizeof buf),
+			 "topology - -> green 0/40 fit");
+	ck_assert_str_eq(xp_pv_where(&no, buf, sizeof buf), "0/40 nodes fit: 40 x");
+	f.r.n_replicas = 2;
+	ck_assert_str_eq(xp_pv_compare(XP_STRAT_PACK, &f.r, XP_STRAT_SPREAD, &no, buf, sizeof buf),
+			 "pack 80.0 -> spread 0/40 fit");
+	/* short buffers are cut, never overrun */
+	char tiny[6];
+	ck_assert_uint_eq(strlen(xp_pv_compare(XP_STRAT_PACK, &f.r, XP_STRAT_GREEN, &f.r, tiny, sizeof tiny)), 5);
+	ck_assert_uint_eq(strlen(xp_pv_where(&f.r, tiny, sizeof tiny)), 5);
+	ck_assert_uint_eq(strlen(xp_pv_breakdown(XP_STRAT_GREEN, &f.reps[0], tiny, sizeof tiny)), 5);
+}
+END_TEST
+
+START_TEST(text_widths)
+{
+	ck_assert_int_eq(xp_pv_form_width(80), 32);
+	ck_assert_int_eq(xp_pv_form_width(120), 40);
+	ck_assert_int_eq(xp_pv_form_width(300), 40);
+	/* never more than half: the result keeps room */
+	ck_assert_int_eq(xp_pv_form_width(50), 25);
+	ck_assert_str_eq(xp_pv_chosen_glyph(false), "*");
+	ck_assert_str_eq(xp_pv_chosen_glyph(true), "\u25c6");
+}
+END_TEST
+
+Suite *xp_suite_placeform(void);
+Suite *xp_suite_placeform(void)
+{
+	Suite *s = suite_create("placeform");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, ledit_keys);
+	tcase_add_test(tc, ledit_utf8);
+	tcase_add_test(tc, ledit_scroll);
+	tcase_add_test(tc, form_show_and_set);
+	tcase_add_test(tc, form_slice_devices_gang);
+	tcase_add_test(tc, form_cycle);
+	tcase_add_test(tc, text_outcomes);
+	tcase_add_test(tc, text_widths);
+	suite_add_tcase(s, tc);
+	return s;
+}

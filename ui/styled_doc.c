@@ -1,0 +1,49 @@
+/* styled_doc.c: lines of text in theme roles (styled_doc.h). */
+#include "styled_doc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "draw.h"
+#include "theme.h"
+#include "xp.h"
+
+struct xp_sdoc_line *xp_sdoc_line(struct xp_sdoc *d)
+{
+	xp_grow(&d->lines, sizeof *d->lines, d->n, &d->cap);
+	struct xp_sdoc_line *l = &d->lines[d->n++];
+	memset(l, 0, sizeof *l);
+	return l;
+}
+
+void xp_sdoc_add(struct xp_sdoc_line *l, int role, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	xp_grow(&l->segs, sizeof *l->segs, l->n, &l->cap);
+	l->segs[l->n++] = (struct xp_sdoc_seg){s ? s : xp_strdup(""), role};
+}
+
+void xp_sdoc_free(struct xp_sdoc *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		for (size_t j = 0; j < d->lines[i].n; j++)
+			free(d->lines[i].segs[j].text);
+		free(d->lines[i].segs);
+	}
+	free(d->lines);
+	memset(d, 0, sizeof *d);
+}
+
+void xp_sdoc_draw(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *l)
+{
+	for (size_t i = 0; l && i < l->n && x < maxx; i++)
+		x = xp_draw_put(w, y, x, maxx, l->segs[i].role, l->segs[i].text, 0);
+	xp_draw_fill(w, y, x, maxx, XP_ROLE_NORMAL);
+}
