@@ -240,7 +240,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	if (ename && r->placed) {
 		/* Only a placement is exported; a refusal keeps the reasons below and exit 3. */
-		char *text = xp_place_export(efmt, r, job, c, &err);
+		char *text = xp_place_export(efmt, r, job, c, (const struct xp_manifest *const *)ms, nm, &err);
 		if (!text) {
 			xp_ctx_error(ctx, "place: %s", err.msg);
 			rc = XP_EXIT_USAGE;

@@ -22,6 +22,8 @@ void xp_manifest_free(struct xp_manifest *m)
 	free(m->drivers);
 	xp_strv_free(m->tools, m->n_tools);
 	xp_strv_free(m->libraries, m->n_libraries);
+	xp_strv_free(m->device_nodes, m->n_device_nodes);
+	xp_strv_free(m->control_nodes, m->n_control_nodes);
 	for (size_t i = 0; i < m->n_records; i++) {
 		for (char **a = m->records[i].argv; a && *a; a++)
 			free(*a);
@@ -211,8 +213,177 @@ static int parse_record(struct ps *p, const char *val, struct xp_manifest *m)
 	return 0;
 }
 
+/* An environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
+static int parse_env_name(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+{
+	bool ok = (isalpha((unsigned char)val[0]) || val[0] == '_');
+	for (const char *q = val; ok && *q; q++)
+		ok = ((unsigned char)*q < 0x80) && (isalnum((unsigned char)*q) || *q == '_');
+	if (!ok)
+		return fail(p, "%s: '%.60s' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", key, val);
+	return copy_field(p, dst, size, key, val);
+}
+
+/* Counts the occurrences of ph in s. */
+static size_t count_of(const char *s, const char *ph)
+{
+	size_t n = 0, l = strlen(ph);
+	for (const char *q = strstr(s, ph); q; q = strstr(q + l, ph))
+		n++;
+	return n;
+}
+
+/* Device node paths, space separated: absolute, of [A-Za-z0-9/_.:+-] and, where placeholder is
+ * not NULL, that placeholder (at least once); no "." or ".." component, no "//". */
+static int parse_paths(struct ps *p, const char *key, char *val, const char *placeholder, char ***out, size_t *n)
+{
+	char *save = NULL;
+	for (char *w = strtok_r(val, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (strlen(w) >= 128)
+			return fail(p, "%s: '%.40s...' is longer than 127 bytes", key, w);
+		if (w[0] != '/')
+			return fail(p, "%s: '%s' is not an absolute path", key, w);
+		size_t ph = placeholder ? strlen(placeholder) : 0;
+		for (const char *q = w; *q; q++) {
+			if (ph && strncmp(q, placeholder, ph) == 0) {
+				q += ph - 1;
+				continue;
+			}
+			if (!((unsigned char)*q < 0x80) || (!isalnum((unsigned char)*q) && !strchr("/_.:+-", *q)))
+				return fail(p, "%s: '%s': byte 0x%02x is not allowed in a device path%s", key, w,
+					    (unsigned char)*q, placeholder ? " (only {index} may be substituted)" : "");
+		}
+		if (strstr(w, "//") || strstr(w, "/../") || strstr(w, "/./") ||
+		    (strlen(w) >= 3 && strcmp(w + strlen(w) - 3, "/..") == 0) ||
+		    (strlen(w) >= 2 && strcmp(w + strlen(w) - 2, "/.") == 0))
+			return fail(p, "%s: '%s' has an empty, '.' or '..' component", key, w);
+		if (placeholder && !count_of(w, placeholder))
+			return fail(p, "%s: '%s' has no %s", key, w, placeholder);
+		for (size_t i = 0; i < *n; i++)
+			if (strcmp((*out)[i], w) == 0)
+				return fail(p, "%s: '%s' given twice", key, w);
+		xp_strv_add(out, n, w);
+	}
+	return 0;
+}
+
+/* A DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, 1 to 63 bytes. */
+static bool dns_label(const char *s, size_t n)
+{
+	if (!n || n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((unsigned char)s[i] < 0x80) || isupper((unsigned char)s[i]) ||
+		    (!isalnum((unsigned char)s[i]) && s[i] != '-'))
+			return false;
+	return true;
+}
+
+bool xp_k8s_resource_valid(const char *s)
+{
+	const char *slash = s ? strchr(s, '/') : NULL;
+	if (!slash || strchr(slash + 1, '/'))
+		return false;
+	/* Prefix: a DNS subdomain (labels joined by '.', 253 bytes at most). */
+	size_t pl = (size_t)(slash - s);
+	if (!pl || pl > 253)
+		return false;
+	for (const char *a = s; a < slash;) {
+		const char *dot = memchr(a, '.', (size_t)(slash - a));
+		const char *e = dot ? dot : slash;
+		if (!dns_label(a, (size_t)(e - a)))
+			return false;
+		a = dot ? dot + 1 : slash;
+		if (dot && a == slash)
+			return false;
+	}
+	/* Kubernetes keeps kubernetes.io and its subdomains for itself. */
+	if ((pl == 13 && strncmp(s, "kubernetes.io", 13) == 0) ||
+	    (pl > 13 && strncmp(slash - 14, ".kubernetes.io", 14) == 0))
+		return false;
+	/* Name: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, 63 bytes at most. */
+	const char *nm = slash + 1;
+	size_t nl = strlen(nm);
+	if (!nl || nl > 63 || !isalnum((unsigned char)nm[0]) || !isalnum((unsigned char)nm[nl - 1]))
+		return false;
+	for (size_t i = 0; i < nl; i++)
+		if (!((unsigned char)nm[i] < 0x80) || (!isalnum((unsigned char)nm[i]) && !strchr("-_.", nm[i])))
+			return false;
+	return true;
+}
+
+/* Replaces every ph in pattern with val; heap string. */
+static char *substitute(const char *pattern, const char *ph, const char *val)
+{
+	size_t pl = strlen(ph), vl = strlen(val);
+	char *out = xp_malloc(strlen(pattern) + count_of(pattern, ph) * vl + 1);
+	size_t k = 0;
+	for (const char *q = pattern; *q;) {
+		if (strncmp(q, ph, pl) == 0) {
+			memcpy(out + k, val, vl);
+			k += vl;
+			q += pl;
+		} else
+			out[k++] = *q++;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+static int parse_k8s_resource(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+{
+	if (!xp_k8s_resource_valid(val))
+		return fail(p, "%s: '%.80s' is not a Kubernetes extended resource name (DOMAIN/NAME, "
+			       "NAME [A-Za-z0-9._-] of at most 63 bytes)", key, val);
+	return copy_field(p, dst, size, key, val);
+}
+
+/* A resource pattern with {slice} once; valid once {slice} is a plain word. */
+static int parse_k8s_slice(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+{
+	if (count_of(val, "{slice}") != 1)
+		return fail(p, "%s: '%.80s' must hold {slice} once", key, val);
+	char *probe = substitute(val, "{slice}", "x");
+	bool ok = xp_k8s_resource_valid(probe);
+	free(probe);
+	if (!ok)
+		return fail(p, "%s: '%.80s' is not a Kubernetes extended resource name once {slice} is "
+			       "filled in", key, val);
+	return copy_field(p, dst, size, key, val);
+}
+
+/* A Slurm gres name: [A-Za-z0-9_]+. */
+static int parse_gres(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+{
+	for (const char *q = val; *q; q++)
+		if (!((unsigned char)*q < 0x80) || (!isalnum((unsigned char)*q) && *q != '_'))
+			return fail(p, "%s: '%.60s' is not a Slurm gres name ([A-Za-z0-9_])", key, val);
+	return copy_field(p, dst, size, key, val);
+}
+
+/* Keys that [adapter] and [model] share: the Kubernetes and Slurm names. 1 when key is not one. */
+static int export_key(struct ps *p, const char *key, const char *val, char *res, char *slice, char *gres)
+{
+	if (strcmp(key, "k8s_resource") == 0)
+		return parse_k8s_resource(p, key, val, res, 128);
+	if (strcmp(key, "k8s_slice_resource") == 0)
+		return parse_k8s_slice(p, key, val, slice, 128);
+	if (strcmp(key, "slurm_gres") == 0)
+		return parse_gres(p, key, val, gres, 32);
+	return 1;
+}
+
 static int adapter_key(struct ps *p, struct xp_manifest *m, const char *key, char *val)
 {
+	int rc = export_key(p, key, val, m->k8s_resource, m->k8s_slice_resource, m->slurm_gres);
+	if (rc <= 0)
+		return rc;
+	if (strcmp(key, "visible_devices_env") == 0)
+		return parse_env_name(p, key, val, m->visible_env, sizeof m->visible_env);
+	if (strcmp(key, "device_nodes") == 0)
+		return parse_paths(p, key, val, "{index}", &m->device_nodes, &m->n_device_nodes);
+	if (strcmp(key, "control_nodes") == 0)
+		return parse_paths(p, key, val, NULL, &m->control_nodes, &m->n_control_nodes);
 	if (strcmp(key, "name") == 0)
 		return copy_field(p, m->name, sizeof m->name, key, val);
 	if (strcmp(key, "vendor") == 0)
@@ -282,6 +453,15 @@ static int parse_template(struct ps *p, char *val, struct xp_mmodel *md)
 			if (d > 1024 || d != floor(d))
 				return fail(p, "%s: '%s' is not a small whole number", w, v);
 			*(strcmp(w, "count") == 0 ? &t.count : &t.aicpu) = (int)d;
+		} else if (strcmp(w, "k8s_slice") == 0) {
+			/* Becomes part of a resource name: the same bytes a resource name allows. */
+			bool ok = *v && isalnum((unsigned char)v[0]) && isalnum((unsigned char)v[strlen(v) - 1]);
+			for (const char *q = v; ok && *q; q++)
+				ok = ((unsigned char)*q < 0x80) && (isalnum((unsigned char)*q) || strchr("-_.", *q));
+			if (!ok)
+				return fail(p, "template %s: k8s_slice '%.40s' is not [A-Za-z0-9._-]", t.name, v);
+			if (copy_field(p, t.k8s_slice, sizeof t.k8s_slice, "k8s_slice", v) < 0)
+				return -1;
 		} else
 			return fail(p, "template %s: unknown key '%s'", t.name, w);
 	}
@@ -313,6 +493,9 @@ static int parse_partition(struct ps *p, char *val, unsigned *out)
 static int model_key(struct ps *p, struct xp_mmodel *md, const char *key, char *val)
 {
 	double d;
+	int rc = export_key(p, key, val, md->k8s_resource, md->k8s_slice_resource, md->slurm_gres);
+	if (rc <= 0)
+		return rc;
 	if (strcmp(key, "match") == 0) {
 		xp_strv_add(&md->match, &md->n_match, val);
 		return 0;
@@ -610,4 +793,69 @@ bool xp_manifest_driver_ok(const struct xp_manifest *m, const char *v)
 		return true;
 	}
 	return false;
+}
+
+const char *xp_manifest_env(const struct xp_manifest *m)
+{
+	return m && m->visible_env[0] ? m->visible_env : NULL;
+}
+
+/* Adds s to the vector unless it is there; takes s. */
+static void add_unique(char ***v, size_t *n, char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i], s) == 0) {
+			free(s);
+			return;
+		}
+	*v = xp_realloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = s;
+}
+
+size_t xp_manifest_mounts(const struct xp_manifest *m, const int *indices, size_t n, char ***out)
+{
+	char **v = NULL;
+	size_t nv = 0;
+	for (size_t i = 0; m && indices && i < n; i++) {
+		if (indices[i] < 0)
+			continue;
+		char num[16];
+		snprintf(num, sizeof num, "%d", indices[i]);
+		for (size_t k = 0; k < m->n_device_nodes; k++)
+			add_unique(&v, &nv, substitute(m->device_nodes[k], "{index}", num));
+	}
+	for (size_t k = 0; m && k < m->n_control_nodes; k++)
+		add_unique(&v, &nv, xp_strdup(m->control_nodes[k]));
+	*out = v;
+	return nv;
+}
+
+const char *xp_manifest_k8s_resource(const struct xp_manifest *m, const struct xp_mmodel *md)
+{
+	if (md && md->k8s_resource[0])
+		return md->k8s_resource;
+	return m && m->k8s_resource[0] ? m->k8s_resource : NULL;
+}
+
+char *xp_manifest_k8s_slice(const struct xp_manifest *m, const struct xp_mmodel *md, const char *slice)
+{
+	const char *pat = md && md->k8s_slice_resource[0] ? md->k8s_slice_resource
+			  : m && m->k8s_slice_resource[0] ? m->k8s_slice_resource
+							  : NULL;
+	if (!pat || !slice)
+		return NULL;
+	const char *word = slice;
+	for (size_t i = 0; md && i < md->n_templates; i++)
+		if (strcasecmp(md->templates[i].name, slice) == 0) {
+			word = md->templates[i].k8s_slice[0] ? md->templates[i].k8s_slice : md->templates[i].name;
+			break;
+		}
+	return substitute(pat, "{slice}", word);
+}
+
+const char *xp_manifest_slurm_gres(const struct xp_manifest *m, const struct xp_mmodel *md)
+{
+	if (md && md->slurm_gres[0])
+		return md->slurm_gres;
+	return m && m->slurm_gres[0] ? m->slurm_gres : NULL;
 }

@@ -28,6 +28,7 @@ struct xp_mtemplate {
 	double compute;     /* share of the device's compute, 0..1 */
 	int count;          /* how many fit on one device */
 	int aicpu;          /* Ascend AI CPUs, -1 when not given */
+	char k8s_slice[48]; /* what {slice} of k8s_slice_resource becomes ("2c"), "" the name */
 };
 
 /* What `xpool record` runs: the replay file name and the command. */
@@ -73,6 +74,9 @@ struct xp_mmodel {
 	size_t n_templates;
 	double temp_warn, temp_crit;   /* NAN: the adapter's */
 	double power_warn, power_crit; /* percent of the power limit, NAN: the adapter's */
+	char k8s_resource[128];       /* Kubernetes resource of a whole device, "" the adapter's */
+	char k8s_slice_resource[128]; /* resource of a slice, pattern with {slice}, "" the adapter's */
+	char slurm_gres[32];          /* Slurm gres name, "" the adapter's */
 	int line;             /* where the section starts, for messages */
 };
 
@@ -94,6 +98,14 @@ struct xp_manifest {
 	int ring_size;
 	double temp_warn, temp_crit;   /* NAN when not given */
 	double power_warn, power_crit;
+	char visible_env[64];         /* variable that names the visible devices, "" none */
+	char **device_nodes;          /* per-device node patterns with {index} ("/dev/nvidia{index}") */
+	size_t n_device_nodes;
+	char **control_nodes;         /* nodes every task needs once ("/dev/nvidiactl") */
+	size_t n_control_nodes;
+	char k8s_resource[128];       /* Kubernetes extended resource of a whole device, "" none */
+	char k8s_slice_resource[128]; /* resource of a MIG profile / vNPU template: pattern with {slice}, "" none */
+	char slurm_gres[32];          /* Slurm gres name ("gpu"), "" none */
 	struct xp_mmodel *models;
 	size_t n_models;
 };
@@ -116,5 +128,24 @@ int xp_version_cmp(const char *a, const char *b);
 bool xp_manifest_driver_ok(const struct xp_manifest *m, const char *version);
 /* True when text matches the glob (`*`, `?`), ignoring case. */
 bool xp_glob_match(const char *glob, const char *text);
+/* The variable that names a task's visible devices ("CUDA_VISIBLE_DEVICES"); NULL when none. */
+const char *xp_manifest_env(const struct xp_manifest *m);
+/* The device nodes a task on devices indices[0..n) needs: each index's device_nodes, then the
+ * control_nodes, no path twice (negative indices skipped). Sets *out to a heap vector (NULL when
+ * empty) the caller frees with xp_strv_free(*out, count); returns count. */
+size_t xp_manifest_mounts(const struct xp_manifest *m, const int *indices, size_t n, char ***out);
+/* The Kubernetes resource of a whole device of model md (NULL: none known): the model's, else the
+ * adapter's; NULL when neither gives one. */
+const char *xp_manifest_k8s_resource(const struct xp_manifest *m, const struct xp_mmodel *md);
+/* The Kubernetes resource of slice (a template name) of model md: the model's or the adapter's
+ * k8s_slice_resource with {slice} replaced by the template's k8s_slice (or the slice's own
+ * name when no template of md names it); heap string, NULL when no pattern is given. */
+char *xp_manifest_k8s_slice(const struct xp_manifest *m, const struct xp_mmodel *md, const char *slice);
+/* The Slurm gres name for model md (NULL: none known): the model's, else the adapter's; NULL
+ * when neither gives one. */
+const char *xp_manifest_slurm_gres(const struct xp_manifest *m, const struct xp_mmodel *md);
+/* True when s is a valid Kubernetes extended resource name ("nvidia.com/mig-1g.10gb"): a DNS
+ * subdomain prefix outside kubernetes.io, '/', and a qualified name of at most 63 bytes. */
+bool xp_k8s_resource_valid(const char *s);
 
 #endif

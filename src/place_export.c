@@ -4,8 +4,10 @@
  * batch.volcano.sh/v1alpha1 Job (spec.schedulerName, minAvailable, queue, tasks[].replicas,
  * tasks[].template) and sbatch's #SBATCH options. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "place_export.h"
 
@@ -42,7 +44,7 @@ void xp_yaml_quote(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* The device a replica was given first: its vendor and model decide the resource name. */
+/* The device a replica was given first: its manifest names the resource and the gres. */
 static const struct xp_device *first_device(const struct xp_cluster *c, const struct xp_place_replica *p)
 {
 	const struct xp_node *n = xp_cluster_node(c, p->node);
@@ -54,57 +56,72 @@ static const struct xp_device *first_device(const struct xp_cluster *c, const st
 	return NULL;
 }
 
-enum vend { V_NVIDIA, V_ASCEND, V_AMD, V_MLU, V_OTHER };
+/* The manifests an export reads. */
+struct mset {
+	const struct xp_manifest *const *ms;
+	size_t n;
+};
 
-static int vendor_of(const struct xp_device *d)
+/* The manifest and model describing device d: its model by model name, else by the match
+ * globs over its product name; failing both, the manifest whose vendor or name is the device's
+ * vendor, with no model (so an unknown model gets the adapter's names, and a vendor only a
+ * model override names, as Hygon in the amd manifest, gets none rather than AMD's). */
+static const struct xp_manifest *manifest_of(const struct mset *s, const struct xp_device *d,
+					     const struct xp_mmodel **md)
 {
-	const char *v = d && d->vendor ? d->vendor : "";
-	if (strcasestr(v, "nvidia"))
-		return V_NVIDIA;
-	if (strcasestr(v, "huawei") || strcasestr(v, "ascend"))
-		return V_ASCEND;
-	if (strcasestr(v, "amd") || strcasestr(v, "advanced micro") || strcasestr(v, "hygon"))
-		return V_AMD;
-	if (strcasestr(v, "cambricon"))
-		return V_MLU;
-	return V_OTHER;
+	*md = NULL;
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < s->n && d->model; i++)
+		for (size_t k = 0; k < s->ms[i]->n_models; k++)
+			if (!strcasecmp(s->ms[i]->models[k].name, d->model))
+				return *md = &s->ms[i]->models[k], s->ms[i];
+	for (size_t i = 0; i < s->n && d->model; i++)
+		if ((*md = xp_manifest_model(s->ms[i], d->model, -1)) != NULL)
+			return s->ms[i];
+	for (size_t i = 0; i < s->n && d->vendor; i++)
+		if (!strcasecmp(s->ms[i]->vendor, d->vendor) || !strcasecmp(s->ms[i]->name, d->vendor))
+			return s->ms[i];
+	return NULL;
 }
 
-/* Extended resource name of the vendor's device plugin. Huawei's plugin names the model family
- * (Ascend910 for 910A/910B*, Ascend310, Ascend310P), so the model is cut to "Ascend" + digits
- * (+ P). A slice asks for the plugin's per-slice resource (MIG mixed strategy: nvidia.com/mig-
- * <profile>; Ascend vNPU: huawei.com/<family>-<template>). Returns a heap string. */
-static char *resource_name(const struct xp_device *d, const char *slice)
+/* "node N device D (vendor model)", for messages. */
+static void what(char *buf, size_t len, const struct xp_place_replica *p, const struct xp_device *d)
 {
-	switch (vendor_of(d)) {
-	case V_NVIDIA:
-		return slice && strncmp(slice, "share:", 6) ? xp_asprintf("nvidia.com/mig-%s", slice)
-							    : xp_strdup("nvidia.com/gpu");
-	case V_ASCEND: {
-		char fam[32] = "Ascend910";
-		const char *m = d->model ? strcasestr(d->model, "ascend") : NULL;
-		if (m) {
-			m += 6;
-			while (*m == ' ' || *m == '-')
-				m++;
-			size_t k = 0;
-			while (k < 6 && isdigit((unsigned char)m[k]))
-				k++;
-			if (k) {
-				bool p = m[k] == 'P' || m[k] == 'p';
-				snprintf(fam, sizeof fam, "Ascend%.*s%s", (int)k, m, p ? "P" : "");
-			}
+	snprintf(buf, len, "node %s device %d (%s %s)", p->node, p->n_devices ? p->devices[0] : -1,
+		 d && d->vendor ? d->vendor : "?", d && d->model ? d->model : "?");
+}
+
+/* The extended resource a replica asks for: the whole-device resource of its first device's
+ * manifest, or for a MIG profile / vNPU template its slice resource (a soft share "share:N"
+ * takes the whole device). Heap string, or NULL with err set naming the node and device. */
+static char *resource_name(const struct mset *s, const struct xp_cluster *c, const struct xp_place_replica *p,
+			   struct xp_err *err)
+{
+	const struct xp_device *d = first_device(c, p);
+	const struct xp_mmodel *md;
+	const struct xp_manifest *m = manifest_of(s, d, &md);
+	char w[256];
+	what(w, sizeof w, p, d);
+	if (!m)
+		return xp_errf(err, "export: %s: no adapter manifest describes it, so its Kubernetes resource "
+				    "name is unknown", w), NULL;
+	if (p->slice && strncmp(p->slice, "share:", 6)) {
+		char *res = xp_manifest_k8s_slice(m, md, p->slice);
+		if (!res)
+			return xp_errf(err, "export: %s: manifest %s gives no k8s_slice_resource for slice %s",
+				       w, m->name, p->slice), NULL;
+		if (!xp_k8s_resource_valid(res)) {
+			xp_errf(err, "export: %s: slice %s makes '%.80s', not a Kubernetes resource name", w, p->slice, res);
+			free(res);
+			return NULL;
 		}
-		return slice && strncmp(slice, "share:", 6) ? xp_asprintf("huawei.com/%s-%s", fam, slice)
-							    : xp_asprintf("huawei.com/%s", fam);
+		return res;
 	}
-	case V_AMD:
-		return xp_strdup("amd.com/gpu");
-	case V_MLU:
-		return xp_strdup("cambricon.com/mlu");
-	default:
-		return xp_strdup("xpool.io/device");
-	}
+	const char *res = xp_manifest_k8s_resource(m, md);
+	if (!res)
+		return xp_errf(err, "export: %s: manifest %s gives no k8s_resource", w, m->name), NULL;
+	return xp_strdup(res);
 }
 
 /* How many of the resource one replica asks for: its devices, or one slice. */
@@ -190,8 +207,8 @@ static void meta(FILE *f, const char *name, const struct xp_job *job, const char
 		fputs("    \"xpool.io/devices\": ", f), xp_yaml_quote(f, devices), fputc('\n', f);
 }
 
-static void write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-		      const struct xp_cluster *c)
+static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
+		     const struct xp_cluster *c, const struct mset *ms, struct xp_err *err)
 {
 	char base[48];
 	k8s_name(base, job);
@@ -202,8 +219,10 @@ static void write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_
 			snprintf(name, sizeof name, "%s-g%zu-%zu", base, p->group, i);
 		else
 			snprintf(name, sizeof name, "%s-%zu", base, i);
+		char *res = resource_name(ms, c, p, err);
+		if (!res)
+			return -1;
 		char *devs = xp_asprintf("%s%s%s", p->env_value, p->slice ? " " : "", p->slice ? p->slice : "");
-		char *res = resource_name(first_device(c, p), p->slice);
 		if (i)
 			fputs("---\n", f);
 		fputs("apiVersion: \"v1\"\nkind: \"Pod\"\n", f);
@@ -215,10 +234,11 @@ static void write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_
 		free(res);
 		free(devs);
 	}
+	return 0;
 }
 
-static void write_volcano(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-			  const struct xp_cluster *c)
+static int write_volcano(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
+			 const struct xp_cluster *c, const struct mset *ms, struct xp_err *err)
 {
 	char base[48];
 	k8s_name(base, job);
@@ -264,11 +284,16 @@ static void write_volcano(FILE *f, const struct xp_place_result *r, const struct
 		fputs("        labels:\n          \"app.kubernetes.io/managed-by\": \"xpool\"\n", f);
 		fputs("      spec:\n        restartPolicy: \"Never\"\n", f);
 		affinity(f, 8, nodes, nn);
-		char *res = resource_name(first_device(c, first), first->slice);
+		char *res = resource_name(ms, c, first, err);
+		if (!res) {
+			free(nodes);
+			return -1;
+		}
 		container(f, 8, res, resource_count(first), first);
 		free(res);
 		free(nodes);
 	}
+	return 0;
 }
 
 /* sbatch reads #SBATCH lines with its own tokenizer, not a shell, and some of these values land
@@ -296,7 +321,7 @@ static void sh_quote(FILE *f, const char *s)
 }
 
 static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-		       const struct xp_cluster *c, struct xp_err *err)
+		       const struct xp_cluster *c, const struct mset *ms, struct xp_err *err)
 {
 	if (job->n_groups != 1)
 		return xp_errf(err, "export slurm: %zu task groups; one sbatch script holds one group", job->n_groups);
@@ -336,9 +361,19 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 			even = false;
 	}
 	const struct xp_place_replica *p0 = &r->replicas[0];
-	int v = vendor_of(first_device(c, p0));
-	/* Slurm's gres names: gpu for NVIDIA and AMD, and by custom npu / mlu for Ascend and MLU. */
-	const char *gres = v == V_ASCEND ? "npu" : v == V_MLU ? "mlu" : "gpu";
+	/* The gres name is the manifest's slurm_gres of the first replica's first device. */
+	const struct xp_device *d0 = first_device(c, p0);
+	const struct xp_mmodel *md0;
+	const struct xp_manifest *m0 = manifest_of(ms, d0, &md0);
+	const char *gres = m0 ? xp_manifest_slurm_gres(m0, md0) : NULL;
+	if (!gres) {
+		char w[256];
+		what(w, sizeof w, p0, d0);
+		rc = m0 ? xp_errf(err, "export slurm: %s: manifest %s gives no slurm_gres", w, m0->name)
+			: xp_errf(err, "export slurm: %s: no adapter manifest describes it, so its gres name is "
+				       "unknown", w);
+		goto out;
+	}
 	fputs("#!/bin/bash\n", f);
 	fprintf(f, "#SBATCH --job-name=%s\n", jname);
 	fprintf(f, "#SBATCH --nodes=%zu\n", nn);
@@ -382,8 +417,10 @@ out:
 }
 
 char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
-		      const struct xp_cluster *c, struct xp_err *err)
+		      const struct xp_cluster *c, const struct xp_manifest *const *manifests, size_t n,
+		      struct xp_err *err)
 {
+	struct mset ms = {manifests, manifests ? n : 0};
 	if (!r || !r->placed) {
 		xp_errf(err, "export: the job was not placed");
 		return NULL;
@@ -398,13 +435,13 @@ char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_
 	int rc = 0;
 	switch (fmt) {
 	case XP_EXPORT_K8S:
-		write_k8s(f, r, job, c);
+		rc = write_k8s(f, r, job, c, &ms, err);
 		break;
 	case XP_EXPORT_VOLCANO:
-		write_volcano(f, r, job, c);
+		rc = write_volcano(f, r, job, c, &ms, err);
 		break;
 	case XP_EXPORT_SLURM:
-		rc = write_slurm(f, r, job, c, err);
+		rc = write_slurm(f, r, job, c, &ms, err);
 		break;
 	default:
 		rc = xp_errf(err, "export: unknown format %d", fmt);

@@ -44,6 +44,30 @@ static struct xp_cluster *cluster(void)
 	return c;
 }
 
+/* The shipped manifests, which name the resources and gres the export writes. */
+static struct xp_manifest *mans[4];
+static const char *const man_paths[4] = {"adapters/nvidia/nvidia.adapter", "adapters/ascend/ascend.adapter",
+					 "adapters/amd/amd.adapter", "adapters/cambricon/cambricon.adapter"};
+
+static void load_manifests(void)
+{
+	for (size_t i = 0; i < 4; i++) {
+		struct xp_err err = {{0}};
+		mans[i] = xp_manifest_load(man_paths[i], &err);
+		ck_assert_msg(mans[i] != NULL, "%s", err.msg);
+	}
+}
+
+static void free_manifests(void)
+{
+	for (size_t i = 0; i < 4; i++) {
+		xp_manifest_free(mans[i]);
+		mans[i] = NULL;
+	}
+}
+
+#define MANS ((const struct xp_manifest *const *)mans)
+
 /* Places spec on c and exports it as fmt; the result text, or NULL with err. */
 static char *export(const struct xp_cluster *c, const char *spec, const char *name, int fmt, struct xp_err *err)
 {
@@ -55,10 +79,10 @@ static char *export(const struct xp_cluster *c, const char *spec, const char *na
 		j->name = xp_strdup(name);
 	}
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
-	struct xp_place_result *r = xp_place(c, j, NULL, 0, &o, &perr);
+	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
 	ck_assert_msg(r != NULL, "%s", perr.msg);
-	ck_assert(r->placed);
-	char *text = xp_place_export(fmt, r, j, c, err);
+	ck_assert_msg(r->placed, "not placed: %s", spec);
+	char *text = xp_place_export(fmt, r, j, c, MANS, 4, err);
 	xp_place_result_free(r);
 	xp_job_free(j);
 	return text;
@@ -249,21 +273,94 @@ START_TEST(k8s_ascend_family)
 }
 END_TEST
 
-START_TEST(k8s_unknown_vendor_env)
+START_TEST(k8s_unknown_vendor_refused)
 {
-	/* A vendor without a known device plugin: nothing would set the variable, so the Pod
-	 * carries it, and the resource is xpool's own name. */
+	/* A vendor no manifest describes: its resource name is unknown, so nothing is exported and
+	 * the error names the node and the device instead of guessing a name. */
 	struct xp_cluster *c = xp_cluster_new();
 	mknode(c, "acme-1", 2, "Acme", "X1");
 	struct xp_err err = {{0}};
-	char *t = export(c, "{\"name\": \"a\", \"devices\": 2}", NULL, XP_EXPORT_K8S, &err);
+	for (int fmt = XP_EXPORT_K8S; fmt < XP_EXPORT_COUNT; fmt++) {
+		char *t = export(c, "{\"name\": \"a\", \"devices\": 2}", NULL, fmt, &err);
+		ck_assert_ptr_null(t);
+		ck_assert_msg(strstr(err.msg, "node acme-1 device 0 (Acme X1)") != NULL, "%s", err.msg);
+		ck_assert_msg(strstr(err.msg, "no adapter manifest") != NULL, "%s", err.msg);
+	}
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(resources_from_manifests)
+{
+	/* Every name comes from the manifests: AMD, Hygon (a model override in the amd manifest),
+	 * Cambricon, the Ascend 310P family, and slices through each template's k8s_slice. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "amd-1", 2, "AMD", "AMD Instinct MI300X");
+	mknode(c, "dcu-1", 2, "Hygon", "Hygon DCU K100_AI");
+	mknode(c, "mlu-1", 2, "Cambricon", "MLU370-X8");
+	mknode(c, "p-1", 2, "Huawei", "Ascend 310P3");
+	struct xp_err err = {{0}};
+	static const struct {
+		const char *spec, *k8s, *gres;
+	} cases[] = {
+		{"{\"devices\": 2, \"vendor\": \"AMD\"}", "\"amd.com/gpu\": 2\n", "--gres=gpu:2\n"},
+		{"{\"devices\": 2, \"vendor\": \"Hygon\"}", "\"hygon.com/dcunum\": 2\n", "--gres=gpu:2\n"},
+		{"{\"devices\": 1, \"vendor\": \"Cambricon\"}", "\"cambricon.com/mlu\": 1\n", "--gres=mlu:1\n"},
+		{"{\"devices\": 2, \"model\": \"Ascend 310P3\"}", "\"huawei.com/Ascend310P\": 2\n", "--gres=npu:2\n"},
+		{"{\"slice\": \"vir02\", \"model\": \"Ascend 310P3\"}", "\"huawei.com/Ascend310P-2c\": 1\n", "--gres=npu:vir02:1\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *t = export(c, cases[i].spec, NULL, XP_EXPORT_K8S, &err);
+		ck_assert_msg(t != NULL, "case %zu: %s", i, err.msg);
+		ck_assert_msg(strstr(t, cases[i].k8s) != NULL, "case %zu: %s", i, t);
+		free(yaml_check(t, NULL, 0));
+		free(t);
+		t = export(c, cases[i].spec, NULL, XP_EXPORT_SLURM, &err);
+		ck_assert_msg(t != NULL, "case %zu: %s", i, err.msg);
+		ck_assert_msg(strstr(t, cases[i].gres) != NULL, "case %zu: %s", i, t);
+		free(t);
+	}
+	xp_cluster_free(c);
+	/* 910B3 vNPU and an H100 MIG profile. */
+	c = cluster();
+	char *t = export(c, "{\"slice\": \"vir05_1c_16g\", \"model\": \"Ascend*\"}", NULL, XP_EXPORT_K8S, &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
-	is(t, "name", "a-0");
-	ck_assert_ptr_nonnull(strstr(t, "    - name: \"XPOOL_VISIBLE_DEVICES\"\n      value: \"0,1\"\n"));
-	ck_assert_ptr_nonnull(strstr(t, "\"xpool.io/device\": 2\n"));
-	free(yaml_check(t, NULL, 0));
+	ck_assert_ptr_nonnull(strstr(t, "\"huawei.com/Ascend910-5c.1cpu.16g\": 1\n"));
+	free(t);
+	t = export(c, "{\"slice\": \"1g.10gb\", \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_VOLCANO, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "\"nvidia.com/mig-1g.10gb\": 1\n"));
 	free(t);
 	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(manifest_without_names)
+{
+	/* A manifest that describes the device but names no resource or gres: refused, naming the
+	 * node, the device and the manifest. No manifests at all: the same. */
+	static const char bare_text[] = "[adapter]\nname = acme\nvendor = Acme\n";
+	struct xp_err err = {{0}};
+	struct xp_manifest *bare = xp_manifest_parse(bare_text, strlen(bare_text), "acme.adapter", &err);
+	ck_assert_msg(bare != NULL, "%s", err.msg);
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "acme-1", 1, "Acme", "X1");
+	struct xp_job *j = xp_job_parse("{\"devices\": 1}", strlen("{\"devices\": 1}"), NULL, &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	struct xp_place_result *r = xp_place(c, j, NULL, 0, &o, &err);
+	ck_assert(r && r->placed);
+	const struct xp_manifest *one[1] = {bare};
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, r, j, c, one, 1, &err));
+	ck_assert_msg(strstr(err.msg, "node acme-1 device 0 (Acme X1): manifest acme gives no k8s_resource"), "%s", err.msg);
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_SLURM, r, j, c, one, 1, &err));
+	ck_assert_msg(strstr(err.msg, "manifest acme gives no slurm_gres"), "%s", err.msg);
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_VOLCANO, r, j, c, NULL, 0, &err));
+	ck_assert_msg(strstr(err.msg, "node acme-1 device 0"), "%s", err.msg);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	xp_cluster_free(c);
+	xp_manifest_free(bare);
 }
 END_TEST
 
@@ -378,7 +475,7 @@ START_TEST(not_placed)
 	struct xp_err err = {{0}};
 	struct xp_place_result r = {0};
 	struct xp_job j = {0};
-	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, &r, &j, NULL, &err));
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, &r, &j, NULL, NULL, 0, &err));
 	ck_assert_int_eq(xp_export_parse("volcano"), XP_EXPORT_VOLCANO);
 	ck_assert_int_eq(xp_export_parse("yaml"), -1);
 }
@@ -433,9 +530,12 @@ Suite *xp_suite_export(void)
 {
 	Suite *s = suite_create("export");
 	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, load_manifests, free_manifests);
 	tcase_add_test(tc, k8s_exact);
 	tcase_add_test(tc, k8s_ascend_family);
-	tcase_add_test(tc, k8s_unknown_vendor_env);
+	tcase_add_test(tc, k8s_unknown_vendor_refused);
+	tcase_add_test(tc, resources_from_manifests);
+	tcase_add_test(tc, manifest_without_names);
 	tcase_add_test(tc, volcano);
 	tcase_add_test(tc, hostile_yaml);
 	tcase_add_test(tc, slurm);

@@ -146,6 +146,32 @@ START_TEST(parse_errors)
 		{"", "m.adapter: no [adapter] section with a name"},
 		{"[adapter]\nname = x\n[model A]\nclass = gaming\n", "m.adapter:4: class: 'gaming' is not training or inference"},
 		{"[adapter]\nname = x\n[model A]\nmemory_access = magic\n", "m.adapter:4: memory_access: 'magic' is not explicit or unified"},
+		{"[adapter]\nname = x\nvisible_devices_env = 1GPU\n", "m.adapter:3: visible_devices_env: '1GPU' is not an environment variable name"},
+		{"[adapter]\nname = x\nvisible_devices_env = A-B\n", "m.adapter:3: visible_devices_env: 'A-B' is not an environment variable name"},
+		{"[adapter]\nname = x\nvisible_devices_env = A\x01B\n", "m.adapter:3: visible_devices_env: 'A\x01B' is not an environment"},
+		{"[adapter]\nname = x\nvisible_devices_env = A\nvisible_devices_env = B\n", "m.adapter:4: visible_devices_env: given twice in one section"},
+		{"[adapter]\nname = x\ndevice_nodes = dev/x{index}\n", "m.adapter:3: device_nodes: 'dev/x{index}' is not an absolute path"},
+		{"[adapter]\nname = x\ndevice_nodes = /dev/x\n", "m.adapter:3: device_nodes: '/dev/x' has no {index}"},
+		{"[adapter]\nname = x\ndevice_nodes = /dev/x{idx}\n", "m.adapter:3: device_nodes: '/dev/x{idx}': byte 0x7b is not allowed"},
+		{"[adapter]\nname = x\ndevice_nodes = /dev/../x{index}\n", "m.adapter:3: device_nodes: '/dev/../x{index}' has an empty, '.' or '..' component"},
+		{"[adapter]\nname = x\ndevice_nodes = /dev/x{index} /dev/x{index}\n", "m.adapter:3: device_nodes: '/dev/x{index}' given twice"},
+		{"[adapter]\nname = x\ncontrol_nodes = /dev/ctl{index}\n", "m.adapter:3: control_nodes: '/dev/ctl{index}': byte 0x7b is not allowed"},
+		{"[adapter]\nname = x\ncontrol_nodes = /dev/a\x1b[2Jb\n", "m.adapter:3: control_nodes: '/dev/a"},
+		{"[adapter]\nname = x\ncontrol_nodes = /dev//ctl\n", "m.adapter:3: control_nodes: '/dev//ctl' has an empty"},
+		{"[adapter]\nname = x\nk8s_resource = gpu\n", "m.adapter:3: k8s_resource: 'gpu' is not a Kubernetes extended resource name"},
+		{"[adapter]\nname = x\nk8s_resource = nvidia.com/gpu/x\n", "m.adapter:3: k8s_resource: 'nvidia.com/gpu/x' is not a Kubernetes"},
+		{"[adapter]\nname = x\nk8s_resource = NVIDIA.com/gpu\n", "m.adapter:3: k8s_resource: 'NVIDIA.com/gpu' is not a Kubernetes"},
+		{"[adapter]\nname = x\nk8s_resource = kubernetes.io/gpu\n", "m.adapter:3: k8s_resource: 'kubernetes.io/gpu' is not a Kubernetes"},
+		{"[adapter]\nname = x\nk8s_resource = a.com/-gpu\n", "m.adapter:3: k8s_resource: 'a.com/-gpu' is not a Kubernetes"},
+		{"[adapter]\nname = x\nk8s_slice_resource = nvidia.com/mig\n", "m.adapter:3: k8s_slice_resource: 'nvidia.com/mig' must hold {slice} once"},
+		{"[adapter]\nname = x\nk8s_slice_resource = a.com/{slice}{slice}\n", "m.adapter:3: k8s_slice_resource: 'a.com/{slice}{slice}' must hold {slice} once"},
+		{"[adapter]\nname = x\nk8s_slice_resource = a.com/x {slice}\n", "m.adapter:3: k8s_slice_resource: 'a.com/x {slice}' is not a Kubernetes"},
+		{"[adapter]\nname = x\nslurm_gres = gpu:1\n", "m.adapter:3: slurm_gres: 'gpu:1' is not a Slurm gres name"},
+		{"[adapter]\nname = x\n[model A]\nvisible_devices_env = X\n", "m.adapter:4: unknown key 'visible_devices_env' in [model A]"},
+		{"[adapter]\nname = x\n[model A]\ncontrol_nodes = /dev/x\n", "m.adapter:4: unknown key 'control_nodes' in [model A]"},
+		{"[adapter]\nname = x\n[model A]\nk8s_resource = a/b/c\n", "m.adapter:4: k8s_resource: 'a/b/c' is not a Kubernetes"},
+		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 k8s_slice=a/b\n", "m.adapter:4: template t: k8s_slice 'a/b' is not [A-Za-z0-9._-]"},
+		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 k8s_slice=-a\n", "m.adapter:4: template t: k8s_slice '-a' is not"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct xp_err err = {{0}};
@@ -315,6 +341,129 @@ START_TEST(health_thresholds)
 }
 END_TEST
 
+/* The keys a task's environment, mounts and exported resource names come from. */
+START_TEST(task_keys)
+{
+	static const char text[] =
+		"[adapter]\n"
+		"name = ascend\n"
+		"vendor = Huawei\n"
+		"visible_devices_env = ASCEND_VISIBLE_DEVICES\n"
+		"device_nodes = /dev/davinci{index} /dev/x{index}:{index}\n"
+		"control_nodes = /dev/davinci_manager /dev/devmm_svm\n"
+		"k8s_resource = huawei.com/Ascend910\n"
+		"k8s_slice_resource = huawei.com/Ascend910-{slice}\n"
+		"slurm_gres = npu\n"
+		"[model 910B3]\n"
+		"match = *910B3\n"
+		"template = vir05_1c_16g memory_mib=16384 compute=5/20 count=4 k8s_slice=5c.1cpu.16g\n"
+		"template = plain memory_mib=1 compute=1/20 count=1\n"
+		"[model 310P3]\n"
+		"match = *310P3\n"
+		"k8s_resource = huawei.com/Ascend310P\n"
+		"k8s_slice_resource = huawei.com/Ascend310P-{slice}\n"
+		"slurm_gres = npu310\n";
+	struct xp_manifest *m = mf(text);
+	ck_assert_str_eq(xp_manifest_env(m), "ASCEND_VISIBLE_DEVICES");
+	ck_assert_uint_eq(m->n_device_nodes, 2);
+	ck_assert_uint_eq(m->n_control_nodes, 2);
+
+	/* Per index its nodes, in order, each once; then the control nodes; -1 skipped. */
+	char **v;
+	const int idx[] = {3, 0, 3, -1};
+	size_t n = xp_manifest_mounts(m, idx, 4, &v);
+	static const char *const want[] = {"/dev/davinci3", "/dev/x3:3", "/dev/davinci0", "/dev/x0:0",
+					   "/dev/davinci_manager", "/dev/devmm_svm"};
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(v[i], want[i]);
+	xp_strv_free(v, n);
+	n = xp_manifest_mounts(m, NULL, 0, &v); /* no devices: the control nodes alone */
+	ck_assert_uint_eq(n, 2);
+	xp_strv_free(v, n);
+
+	const struct xp_mmodel *b3 = xp_manifest_model(m, "Ascend 910B3", -1);
+	const struct xp_mmodel *p3 = xp_manifest_model(m, "Ascend 310P3", -1);
+	ck_assert(b3 && p3);
+	ck_assert_str_eq(xp_manifest_k8s_resource(m, b3), "huawei.com/Ascend910");
+	ck_assert_str_eq(xp_manifest_k8s_resource(m, p3), "huawei.com/Ascend310P");
+	ck_assert_str_eq(xp_manifest_k8s_resource(m, NULL), "huawei.com/Ascend910");
+	ck_assert_str_eq(xp_manifest_slurm_gres(m, b3), "npu");
+	ck_assert_str_eq(xp_manifest_slurm_gres(m, p3), "npu310");
+	char *r = xp_manifest_k8s_slice(m, b3, "VIR05_1C_16G"); /* template names ignore case */
+	ck_assert_str_eq(r, "huawei.com/Ascend910-5c.1cpu.16g");
+	free(r);
+	r = xp_manifest_k8s_slice(m, b3, "plain"); /* no k8s_slice: the template's name */
+	ck_assert_str_eq(r, "huawei.com/Ascend910-plain");
+	free(r);
+	r = xp_manifest_k8s_slice(m, p3, "vir01");
+	ck_assert_str_eq(r, "huawei.com/Ascend310P-vir01");
+	ck_assert(xp_k8s_resource_valid(r));
+	free(r);
+	xp_manifest_free(m);
+
+	/* A manifest without them: no variable, no mounts, no names. */
+	m = mf("[adapter]\nname = bare\n[model A]\nmatch = A\n");
+	ck_assert_ptr_null(xp_manifest_env(m));
+	ck_assert_ptr_null(xp_manifest_env(NULL));
+	n = xp_manifest_mounts(m, idx, 4, &v);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(v);
+	ck_assert_ptr_null(xp_manifest_k8s_resource(m, &m->models[0]));
+	ck_assert_ptr_null(xp_manifest_k8s_slice(m, &m->models[0], "x"));
+	ck_assert_ptr_null(xp_manifest_slurm_gres(m, NULL));
+	xp_manifest_free(m);
+
+	ck_assert(xp_k8s_resource_valid("nvidia.com/mig-1g.10gb"));
+	ck_assert(xp_k8s_resource_valid("example.kubernetes.iox/a"));
+	ck_assert(!xp_k8s_resource_valid("node.kubernetes.io/a"));
+	ck_assert(!xp_k8s_resource_valid("a..b/c"));
+	ck_assert(!xp_k8s_resource_valid("a./c"));
+	ck_assert(!xp_k8s_resource_valid("a/"));
+	ck_assert(!xp_k8s_resource_valid(NULL));
+}
+END_TEST
+
+/* Every shipped manifest names a task's variable, its control nodes, its Kubernetes resource
+ * and its Slurm gres, and parses under the rules above. */
+START_TEST(shipped_task_keys)
+{
+	static const char *const paths[] = {"adapters/nvidia/nvidia.adapter", "adapters/ascend/ascend.adapter",
+					    "adapters/amd/amd.adapter", "adapters/cambricon/cambricon.adapter"};
+	static const char *const envs[] = {"CUDA_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+					   "MLU_VISIBLE_DEVICES"};
+	for (size_t i = 0; i < 4; i++) {
+		struct xp_err err = {{0}};
+		struct xp_manifest *m = xp_manifest_load(paths[i], &err);
+		ck_assert_msg(m != NULL, "%s", err.msg);
+		ck_assert_str_eq(xp_manifest_env(m), envs[i]);
+		ck_assert_msg(m->n_control_nodes > 0, "%s", paths[i]);
+		ck_assert_msg(xp_manifest_k8s_resource(m, NULL) && xp_manifest_slurm_gres(m, NULL), "%s", paths[i]);
+		xp_manifest_free(m);
+	}
+	struct xp_err err = {{0}};
+	struct xp_manifest *m = xp_manifest_load("adapters/nvidia/nvidia.adapter", &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	char **v;
+	const int idx[] = {1};
+	size_t n = xp_manifest_mounts(m, idx, 1, &v);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(v[0], "/dev/nvidia1");
+	ck_assert_str_eq(v[1], "/dev/nvidiactl");
+	xp_strv_free(v, n);
+	xp_manifest_free(m);
+	/* AMD: render minors are not a function of the index, so only /dev/kfd. */
+	m = xp_manifest_load("adapters/amd/amd.adapter", &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	n = xp_manifest_mounts(m, idx, 1, &v);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0], "/dev/kfd");
+	xp_strv_free(v, n);
+	ck_assert_str_eq(xp_manifest_k8s_resource(m, xp_manifest_model(m, "DCU xxxx", -1)), "hygon.com/dcunum");
+	xp_manifest_free(m);
+}
+END_TEST
+
 Suite *xp_suite_manifest(void);
 Suite *xp_suite_manifest(void)
 {
@@ -325,6 +474,8 @@ Suite *xp_suite_manifest(void)
 	tcase_add_test(tc, parse_errors);
 	tcase_add_test(tc, ecu_affinity_links);
 	tcase_add_test(tc, health_thresholds);
+	tcase_add_test(tc, task_keys);
+	tcase_add_test(tc, shipped_task_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
