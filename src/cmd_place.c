@@ -12,6 +12,10 @@
 #include "place.h"
 #include "place_export.h"
 #include "simgen.h"
+#include "store.h"
+#include "validate.h"
+
+#include <sys/stat.h>
 
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
@@ -23,6 +27,7 @@ static const struct xp_opt place_opts[] = {
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},
 	{"replicas", 0, "N", "replicas, all placed or none (default 1)"},
+	{"gang-min", 0, "N", "place the job when N of its replicas fit; the rest wait (default: all)"},
 	{"devices", 0, "N", "whole devices per replica (default 1)"},
 	{"vendor", 0, "PATTERN", "vendor or adapter glob (\"Huawei\", \"ascend\")"},
 	{"model", 0, "PATTERN", "model glob (\"Ascend910*\")"},
@@ -36,7 +41,7 @@ static const struct xp_opt place_opts[] = {
 	{"same-group", 0, NULL, "each replica's devices in one affinity group"},
 	{"numa", 0, "POLICY", "none, prefer or strict: a replica's devices in one NUMA domain"},
 	{"network", 0, "SCOPE", "switch, rack or any: every replica under one switch or in one rack"},
-	{"validated", 0, "LAYER[:CASE]", "required validation level (not placed so far)"},
+	{"validated", 0, "LAYER[:CASE]", "devices proven to LAYER (for CASE, or any case) in the validation matrix"},
 	{NULL, 0, NULL, NULL},
 };
 
@@ -79,6 +84,10 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 		json_t *env = json_object();
 		json_object_set_new(env, p->env_name, json_string(p->env_value));
 		json_object_set_new(x, "env", env);
+		json_t *mounts = json_array();
+		for (size_t k = 0; k < p->n_mounts; k++)
+			json_array_append_new(mounts, xp_json_str(p->mounts[k]));
+		json_object_set_new(x, "mounts", mounts);
 		json_array_append_new(reps, x);
 	}
 	json_object_set_new(o, "replicas", reps);
@@ -91,8 +100,17 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 		json_array_append_new(rs, x);
 	}
 	json_object_set_new(o, "reasons", rs);
-	/* The smallest relaxation that would fit is issue 6's next slice: null until then. */
-	json_object_set_new(o, "relaxation", json_null());
+	json_object_set_new(o, "pending", json_integer((json_int_t)r->pending));
+	if (r->relaxation) {
+		json_t *x = json_object();
+		json_object_set_new(x, "field", xp_json_str(r->relaxation->field));
+		json_object_set_new(x, "from", xp_json_str(r->relaxation->from));
+		json_object_set_new(x, "to", xp_json_str(r->relaxation->to));
+		json_object_set_new(x, "summary", xp_json_str(r->relaxation->summary));
+		json_object_set_new(o, "relaxation", x);
+	} else
+		json_object_set_new(o, "relaxation", json_null());
+	json_object_set_new(o, "summary", xp_json_str(r->summary));
 	(void)job;
 	return o;
 }
@@ -111,6 +129,67 @@ static void explain_json(json_t *o, const struct xp_place_result *r, const char 
 	}
 	json_object_set_new(e, "checks", cl);
 	json_object_set_new(o, "explain", e);
+}
+
+/* What --validated reads: the validation matrix in the store, opened read-only. */
+struct vctx {
+	struct xp_store *s; /* NULL: no database yet, so nothing is proven beyond discovery */
+};
+
+/* The highest layer proven for d's environment and kase (any case when NULL). A device in
+ * the inventory is discovered by definition, even before `validate` ever recorded it. */
+static int validated_layer(void *arg, const struct xp_device *d, const char *kase)
+{
+	struct vctx *v = arg;
+	int h = -1;
+	if (v->s && d->vendor && d->model && d->driver) {
+		char *id = xp_env_id(d->vendor, d->model, d->driver, d->firmware, d->runtime);
+		h = xp_validate_highest(v->s, id, kase);
+		free(id);
+	}
+	return h < XP_LAYER_DISCOVERED ? XP_LAYER_DISCOVERED : h;
+}
+
+/* Opens the store when a group asks for a validation layer; a named case must exist there. */
+static int validated_open(struct xp_ctx *ctx, const struct xp_job *job, struct vctx *v)
+{
+	const char *kase = NULL;
+	bool want = false;
+	for (size_t i = 0; i < job->n_groups; i++)
+		if (job->groups[i].validated_layer >= 0) {
+			want = true;
+			kase = kase ? kase : job->groups[i].validated_case;
+		}
+	if (!want)
+		return 0;
+	char *def = ctx->db && *ctx->db ? NULL : xp_store_default_path();
+	const char *path = def ? def : ctx->db;
+	struct xp_err err = {{0}};
+	struct stat st;
+	if (stat(path, &st) == 0 && !(v->s = xp_store_open_existing(path, &err))) {
+		xp_ctx_error(ctx, "place: --validated: %s", err.msg);
+		free(def);
+		return -1;
+	}
+	for (size_t i = 0; i < job->n_groups; i++) {
+		const char *k = job->groups[i].validated_case;
+		struct xp_case cs;
+		if (!k)
+			continue;
+		if (!v->s) {
+			xp_ctx_error(ctx, "place: --validated: no case %s: %s holds no validation matrix yet", k, path);
+			free(def);
+			return -1;
+		}
+		if (xp_validate_case_get(v->s, k, &cs, &err) < 0) {
+			xp_ctx_error(ctx, "place: --validated: %s", err.msg);
+			free(def);
+			return -1;
+		}
+		xp_case_clear(&cs);
+	}
+	free(def);
+	return 0;
 }
 
 static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, const char *node)
@@ -132,8 +211,17 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 				if (xp_strategy_weight(r->strategy, c) > 0)
 					fprintf(f, " %s %.1f", xp_criterion_name(c), p->breakdown[c]);
 			fprintf(f, "\n");
+			if (p->n_mounts) {
+				fprintf(f, "%8s mounts:", "");
+				for (size_t k = 0; k < p->n_mounts; k++)
+					fprintf(f, " %s", p->mounts[k]);
+				fprintf(f, "\n");
+			}
 		}
 	}
+	if (r->relaxation)
+		fprintf(f, "would fit with %s %s -> %s: %s\n", r->relaxation->field, r->relaxation->from,
+			r->relaxation->to, r->relaxation->summary);
 	if (node) {
 		fprintf(f, "checks for %s:\n", node);
 		for (size_t i = 0; i < r->n_checks; i++)
@@ -187,6 +275,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		fl.kind = xp_args_get(a, "kind");
 		fl.queue = xp_args_get(a, "queue");
 		fl.replicas = xp_args_get(a, "replicas");
+		fl.gang_min = xp_args_get(a, "gang-min");
 		fl.devices = xp_args_get(a, "devices");
 		fl.vendor = xp_args_get(a, "vendor");
 		fl.model = xp_args_get(a, "model");
@@ -215,6 +304,8 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			ms[nm++] = m;
 	}
 	int rc = XP_EXIT_OK;
+	struct vctx vc = {NULL};
+	struct xp_place_index *ix = NULL;
 	struct xp_place_result *r = NULL;
 	struct xp_cluster *c = NULL;
 	if (xp_job_check(job, (const struct xp_manifest *const *)ms, nm, &err) < 0) {
@@ -232,8 +323,14 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = XP_EXIT_ERROR;
 		goto out;
 	}
-	struct xp_place_opts po = {strategy, 0, node};
-	if (!(r = xp_place(c, job, (const struct xp_manifest *const *)ms, nm, &po, &err))) {
+	if (validated_open(ctx, job, &vc) < 0) {
+		rc = XP_EXIT_ERROR;
+		goto out;
+	}
+	struct xp_place_opts po = {strategy, 0, node, false, false};
+	ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
+	xp_place_index_set_validation(ix, validated_layer, &vc);
+	if (!(r = xp_place_ix(ix, job, &po, &err))) {
 		xp_ctx_error(ctx, "place: %s", err.msg);
 		rc = XP_EXIT_USAGE;
 		goto out;
@@ -260,6 +357,8 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	rc = r->placed ? XP_EXIT_OK : XP_EXIT_UNPLACEABLE;
 out:
 	xp_place_result_free(r);
+	xp_place_index_free(ix);
+	xp_store_close(vc.s);
 	for (size_t i = 0; i < nm; i++)
 		xp_manifest_free(ms[i]);
 	xp_job_free(job);

@@ -1,5 +1,6 @@
 /* place.c: the placement dry-run (see place.h for the rules, strategies and weights). */
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,13 +8,16 @@
 #include <strings.h>
 
 #include "place.h"
+#include "place_index.h"
+#include "validate.h"
 
 #define EPS 1e-9
 /* Stages a node passes in order; the first it fails is its one reason. */
-enum stage { ST_STATE, ST_LABELS, ST_CPUS, ST_HOSTMEM, ST_MODEL, ST_HOMOG, ST_HEALTH, ST_MEMORY,
-	     ST_ECU, ST_FREE, ST_SHAPE, ST_OK };
+enum stage { ST_STATE, ST_LABELS, ST_CPUS, ST_HOSTMEM, ST_MODEL, ST_HOMOG, ST_VALID, ST_HEALTH,
+	     ST_MEMORY, ST_ECU, ST_FREE, ST_SHAPE, ST_OK };
 static const char *const stage_code[] = {"node-state", "label", "cpus", "host-memory", "model",
-					 "homogeneous", "health", "memory", "ecu", "free", "affinity", "ok"};
+					 "homogeneous", "validated", "health", "memory", "ecu", "free",
+					 "affinity", "ok"};
 
 static const char *const strat_names[XP_STRAT_COUNT] = {"pack", "spread", "topology", "green"};
 static const char *const crit_names[XP_CRIT_COUNT] = {"utilization", "balance", "topology", "powered",
@@ -40,44 +44,41 @@ int xp_strategy_parse(const char *s)
 	return -1;
 }
 
-/* The manifest entry describing a device: its model by name, else by the match globs. */
-struct dinfo {
-	const struct xp_manifest *m;
-	const struct xp_mmodel *md;
-};
-
-/* Model name -> manifest entry, so that the name is matched once per dry-run, not once per
- * device per replica (80,000 devices x every replica otherwise). */
-#define CACHE_MAX 64
-struct mcache {
-	const char *model[CACHE_MAX];
-	struct dinfo di[CACHE_MAX];
-	size_t n;
-};
-
 struct pctx {
-	struct mcache *cache;
+	struct xp_place_index *ix;
 	const struct xp_cluster *c;
 	const struct xp_job *job;
-	const struct xp_manifest *const *ms;
-	size_t nm;
 	int strategy;
-	size_t *order;     /* node indices sorted by name: the deterministic scan order */
-	double **delta;    /* scratch usage per node and device, NULL until something lands there */
+	bool scan;         /* judge node by node, no index: the reference the tests compare with */
+	bool quiet;        /* no reasons for a refusal */
 	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
+	uint32_t key_kind; /* its kind number (ix->kind) */
+	uint32_t *qid;     /* per group: its query under this key and strategy (index only) */
 	int net;           /* enum xp_network of the whole job */
 	const char *domain; /* the switch or rack this attempt keeps to, NULL for anywhere */
+	size_t dom_lo, dom_hi; /* its nodes: ix->dom[net].nodes[dom_lo..dom_hi) */
 };
 
 /* One node's answer for one replica. */
 struct answer {
 	int stage;          /* enum stage reached (ST_OK when it fits) */
 	char text[256];     /* reason when it does not */
-	int dev[XP_MAX_DEVICES];
+	int dev[XP_MAX_DEVICES]; /* positions in the node's device array */
 	size_t n;
 	double take;        /* capacity taken from each chosen device */
 	double score, parts[XP_CRIT_COUNT];
 };
+
+static void answer_reset(struct answer *a)
+{
+	/* Not a memset: dev is 4 KiB and only n of it is read. */
+	a->stage = 0;
+	a->text[0] = 0;
+	a->n = 0;
+	a->take = 0;
+	a->score = 0;
+	memset(a->parts, 0, sizeof a->parts);
+}
 
 /* Recorder for --explain: NULL when not asked. */
 struct rec {
@@ -100,37 +101,12 @@ static void rec_add(struct rec *r, const char *name, bool pass, const char *fmt,
 	r->v[r->n++] = (struct xp_place_check){name, pass, xp_strdup(buf)};
 }
 
-static struct dinfo lookup_uncached(const struct pctx *p, const struct xp_device *d)
+static const struct xpi_dinfo *dinfo(const struct pctx *p, size_t ni, size_t di)
 {
-	struct dinfo di = {NULL, NULL};
-	for (size_t i = 0; i < p->nm && d->model; i++)
-		for (size_t k = 0; k < p->ms[i]->n_models; k++)
-			if (strcasecmp(p->ms[i]->models[k].name, d->model) == 0)
-				return (struct dinfo){p->ms[i], &p->ms[i]->models[k]};
-	for (size_t i = 0; i < p->nm && d->model; i++) {
-		const struct xp_mmodel *md = xp_manifest_model(p->ms[i], d->model, -1);
-		if (md)
-			return (struct dinfo){p->ms[i], md};
-	}
-	return di;
+	return &p->ix->di[p->ix->off[ni] + di];
 }
 
-static struct dinfo lookup(const struct pctx *p, const struct xp_device *d)
-{
-	struct mcache *mc = p->cache;
-	for (size_t i = 0; d->model && i < mc->n; i++)
-		if (strcmp(mc->model[i], d->model) == 0)
-			return mc->di[i];
-	struct dinfo di = lookup_uncached(p, d);
-	if (d->model && mc->n < CACHE_MAX) {
-		/* The cluster outlives the dry-run, so its strings can be the keys. */
-		mc->model[mc->n] = d->model;
-		mc->di[mc->n++] = di;
-	}
-	return di;
-}
-
-static const struct xp_mtemplate *tmpl(const struct dinfo *di, const char *name)
+static const struct xp_mtemplate *tmpl(const struct xpi_dinfo *di, const char *name)
 {
 	for (size_t t = 0; di->md && name && t < di->md->n_templates; t++)
 		if (strcasecmp(di->md->templates[t].name, name) == 0)
@@ -138,28 +114,9 @@ static const struct xp_mtemplate *tmpl(const struct dinfo *di, const char *name)
 	return NULL;
 }
 
-/* Share of a device already in use: whole allocations take all of it, shares their percent,
- * slices one template count's worth (all of it when the template is not known: safe side). */
-static double base_used(const struct xp_device *d, const struct dinfo *di)
-{
-	double u = 0;
-	for (size_t i = 0; i < d->n_allocs; i++) {
-		const struct xp_alloc *a = &d->allocs[i];
-		if (a->share_pct > 0)
-			u += a->share_pct / 100.0;
-		else if (!a->slice)
-			u += 1;
-		else {
-			const struct xp_mtemplate *t = tmpl(di, a->slice);
-			u += t && t->count > 0 ? 1.0 / t->count : 1;
-		}
-	}
-	return u > 1 ? 1 : u;
-}
-
 static bool glob_or_null(const char *g, const char *s) { return !g || (s && xp_glob_match(g, s)); }
 
-static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, const struct dinfo *di)
+static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, const struct xpi_dinfo *di)
 {
 	if (di->md)
 		return xp_job_model_matches(g, di->m, di->md);
@@ -170,11 +127,6 @@ static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, c
 static bool same_str(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-static bool same_kind(const struct xp_device *a, const struct xp_device *b)
-{
-	return same_str(a->vendor, b->vendor) && same_str(a->model, b->model) && same_str(a->driver, b->driver);
 }
 
 /* "HCCS" from "hccs:0": the group's kind as operators name it. */
@@ -188,26 +140,12 @@ static void group_kind(const char *g, char *out, size_t len)
 		snprintf(out, len, "affinity");
 }
 
-static const char *env_for(const char *vendor)
-{
-	if (!vendor)
-		return "XPOOL_VISIBLE_DEVICES";
-	if (strcasestr(vendor, "nvidia"))
-		return "CUDA_VISIBLE_DEVICES";
-	if (strcasestr(vendor, "huawei") || strcasestr(vendor, "ascend"))
-		return "ASCEND_VISIBLE_DEVICES";
-	if (strcasestr(vendor, "amd") || strcasestr(vendor, "hygon") || strcasestr(vendor, "advanced micro"))
-		return "HIP_VISIBLE_DEVICES";
-	if (strcasestr(vendor, "cambricon"))
-		return "MLU_VISIBLE_DEVICES";
-	return "XPOOL_VISIBLE_DEVICES";
-}
 
-static double used_now(const struct pctx *p, size_t ni, size_t di, const struct xp_device *d,
-		       const struct dinfo *inf)
+/* Share of device di of node ni in use now (what the cluster shows, commits, this dry-run). */
+static double used_now(const struct pctx *p, size_t ni, size_t di)
 {
-	double u = base_used(d, inf) + (p->delta[ni] ? p->delta[ni][di] : 0);
-	return u > 1 ? 1 : u;
+	double u = p->ix->used[p->ix->off[ni] + di];
+	return u > 1 ? 1 : u < 0 ? 0 : u;
 }
 
 /* Picks want devices from cand (indices, ascending) under the group rules; returns false with
@@ -306,7 +244,7 @@ static double topology_of(const struct xp_node *n, const int *dev, size_t k)
 static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc)
 {
 	const struct xp_node *n = p->c->nodes[ni];
-	memset(a, 0, sizeof *a);
+	answer_reset(a);
 	bool st_ok = n->state == XP_NODE_UP || n->state == XP_NODE_DEGRADED;
 	rec_add(rc, "node-state", st_ok, "%s", xp_node_state_name(n->state));
 	if (!st_ok) {
@@ -348,6 +286,7 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 	size_t want = sliced ? 1 : (size_t)g->devices;
 	/* Each kind of device on the node (vendor, model, driver) is judged apart, since one replica
 	 * gets one kind; the node's answer is the kind that got furthest (first on ties). */
+	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
 	int best_stage = ST_MODEL;
 	struct answer tmp;
 	bool any = false;
@@ -357,29 +296,34 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 		const struct xp_device *rep = &n->devices[k];
 		bool first = true;
 		for (size_t j = 0; j < k && first; j++)
-			first = !same_kind(&n->devices[j], rep);
+			first = kind[j] != kind[k];
 		if (!first)
 			continue;
 		size_t counts[ST_OK] = {0};
 		int cand[XP_MAX_DEVICES];
 		size_t nc = 0;
 		double take = 1;
-		struct dinfo repinfo = lookup(p, rep);
+		const struct xpi_dinfo repinfo = *dinfo(p, ni, k);
 		const struct xp_mtemplate *t = g->slice ? tmpl(&repinfo, g->slice) : NULL;
+		/* Devices of one kind share vendor, model and manifest entry: one match for all. */
+		bool kind_ok = model_ok(g, rep, &repinfo) && !(g->slice && !t);
 		if (g->slice && t)
 			take = t->count > 0 ? 1.0 / t->count : 1;
 		else if (g->share_pct > 0)
 			take = g->share_pct / 100.0;
 		for (size_t i = 0; i < n->n_devices; i++) {
 			const struct xp_device *d = &n->devices[i];
-			if (!same_kind(d, rep))
+			if (kind[i] != kind[k])
 				continue;
-			if (!model_ok(g, d, &repinfo) || (g->slice && !t))
+			if (!kind_ok)
 				continue;
 			counts[ST_MODEL]++;
-			if (p->key && g->homogeneous && !same_kind(d, p->key))
+			if (p->key && g->homogeneous && kind[i] != p->key_kind)
 				continue;
 			counts[ST_HOMOG]++;
+			if (g->validated_layer >= 0 && xpi_validated(p->ix, d, g->validated_case) < g->validated_layer)
+				continue;
+			counts[ST_VALID]++;
 			if (d->health == XP_HEALTH_FAIL)
 				continue;
 			counts[ST_HEALTH]++;
@@ -391,7 +335,7 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 			if (g->min_ecu > 0 && !(XP_HAS(d->ecu) && d->ecu >= g->min_ecu))
 				continue;
 			counts[ST_ECU]++;
-			double u = used_now(p, ni, i, d, &repinfo);
+			double u = used_now(p, ni, i);
 			if (sliced ? u + take > 1 + EPS : u > EPS)
 				continue;
 			counts[ST_FREE]++;
@@ -409,14 +353,14 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 				ring = aff == XP_AFF_RING ? rs : 0;
 			}
 			const char *mname = rep->model ? rep->model : "device";
-			memset(&tmp, 0, sizeof tmp);
+			answer_reset(&tmp);
 			bool ok = false;
 			if (sliced) {
 				/* pack: the busiest device that fits; spread: the idlest. */
 				int pick = -1;
 				double pu = 0;
 				for (size_t i = 0; i < nc; i++) {
-					double u = used_now(p, ni, (size_t)cand[i], &n->devices[cand[i]], &repinfo);
+					double u = used_now(p, ni, (size_t)cand[i]);
 					if (g->numa == XP_NUMA_STRICT && n->devices[cand[i]].numa < 0)
 						continue;
 					if (pick < 0 || (p->strategy == XP_STRAT_SPREAD ? u < pu - EPS : u > pu + EPS)) {
@@ -466,8 +410,7 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 				double used = 0, eff = 0;
 				bool powered = false;
 				for (size_t i = 0; i < n->n_devices; i++) {
-					struct dinfo inf = lookup(p, &n->devices[i]);
-					double u = used_now(p, ni, i, &n->devices[i], &inf);
+					double u = used_now(p, ni, i);
 					powered = powered || u > EPS;
 					for (size_t j = 0; j < tmp.n; j++)
 						if (tmp.dev[j] == (int)i)
@@ -487,6 +430,9 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 					tmp.parts[c] = 100 * weights[p->strategy][c] * raw[c];
 					tmp.score += tmp.parts[c];
 				}
+				/* To a millionth of a point, so that equal choices tie exactly and the
+				 * name order decides, whichever order the nodes are judged in. */
+				tmp.score = round(tmp.score * 1e6) / 1e6;
 				if (!any || a->stage != ST_OK || tmp.score > a->score + EPS) {
 					*a = tmp;
 					any = true;
@@ -510,6 +456,9 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 				snprintf(a->text, sizeof a->text, "%s", tmp.text);
 		}
 	}
+	/* A fit needs no text (and most judgements are fits): only the explain list reads on. */
+	if (any && a->stage == ST_OK && !rc)
+		return;
 	const char *mname = best_rep && best_rep->model ? best_rep->model : "device";
 	char what[160];
 	if (g->slice)
@@ -530,6 +479,10 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 		snprintf(a->text, sizeof a->text, "no %zu %s %s (driver %s) for a homogeneous job", want,
 			 p->key && p->key->vendor ? p->key->vendor : "?", p->key && p->key->model ? p->key->model : "?",
 			 p->key && p->key->driver ? p->key->driver : "?");
+	else if (a->stage == ST_VALID)
+		snprintf(a->text, sizeof a->text, "%s driver %s not validated (%s) for %s%s", mname,
+			 best_rep && best_rep->driver ? best_rep->driver : "?", xp_layer_name(g->validated_layer),
+			 g->validated_case ? "case " : "any case", g->validated_case ? g->validated_case : "");
 	else if (a->stage == ST_HEALTH)
 		snprintf(a->text, sizeof a->text, "fewer than %zu healthy %s", want, what);
 	else if (a->stage == ST_MEMORY)
@@ -540,9 +493,11 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 		snprintf(a->text, sizeof a->text, "fewer than %zu free %s", want, what);
 	if (rc) {
 		static const char *const names[] = {[ST_MODEL] = "model", [ST_HOMOG] = "homogeneous",
-						    [ST_HEALTH] = "health", [ST_MEMORY] = "memory",
+						    [ST_VALID] = "validated", [ST_HEALTH] = "health", [ST_MEMORY] = "memory",
 						    [ST_ECU] = "ecu", [ST_FREE] = "free"};
 		for (int s = ST_MODEL; s <= ST_FREE; s++) {
+			if (s == ST_VALID && g->validated_layer < 0)
+				continue;
 			rec_add(rc, names[s], best_counts[s] >= want, "have %zu, need %zu %s", best_counts[s], want, what);
 			if (best_counts[s] < want)
 				return;
@@ -556,8 +511,11 @@ static void replica_free(struct xp_place_replica *r)
 {
 	free(r->node);
 	free(r->devices);
+	free(r->pos);
 	xp_strv_free(r->bus_ids, r->n_devices);
+	xp_strv_free(r->mounts, r->n_mounts);
 	free(r->slice);
+	free(r->env_name);
 	free(r->env_value);
 }
 
@@ -568,11 +526,12 @@ static void reasons_free(struct xp_place_reason *v, size_t n)
 	free(v);
 }
 
-/* One gang attempt under one homogeneous key. */
+/* One gang attempt under one homogeneous key (and one switch or rack). */
 struct attempt {
 	struct xp_place_replica *reps;
 	size_t n_reps;
 	bool placed;
+	size_t pending;
 	double total;
 	struct xp_place_reason *reasons;
 	size_t n_reasons;
@@ -587,15 +546,15 @@ static void attempt_free(struct attempt *t)
 	memset(t, 0, sizeof *t);
 }
 
-static void add_reason(struct attempt *t, const char *code, const char *text)
+static void add_reason(struct attempt *t, const char *code, const char *text, size_t count)
 {
 	for (size_t i = 0; i < t->n_reasons; i++)
 		if (strcmp(t->reasons[i].text, text) == 0 && strcmp(t->reasons[i].code, code) == 0) {
-			t->reasons[i].count++;
+			t->reasons[i].count += count;
 			return;
 		}
 	t->reasons = xp_realloc(t->reasons, (t->n_reasons + 1) * sizeof *t->reasons);
-	t->reasons[t->n_reasons++] = (struct xp_place_reason){code, xp_strdup(text), 1};
+	t->reasons[t->n_reasons++] = (struct xp_place_reason){code, xp_strdup(text), count};
 }
 
 static int reason_cmp(const void *a, const void *b)
@@ -606,71 +565,211 @@ static int reason_cmp(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-static void scratch_reset(struct pctx *p)
+/* The memo's name for group g under this attempt's key and strategy: every field eval reads. */
+static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 {
-	for (size_t i = 0; i < p->c->n_nodes; i++) {
-		free(p->delta[i]);
-		p->delta[i] = NULL;
+#define S(x) ((x) ? (x) : "\x01")
+	char *lab = xp_strdup("");
+	for (size_t i = 0; i < g->labels.n; i++) {
+		char *n = xp_asprintf("%s\x1f%s\x1e%s", lab, g->labels.keys[i], g->labels.values[i]);
+		free(lab);
+		lab = n;
+	}
+	char *sig = xp_asprintf("%d|%d|%s|%d|%s|%s|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%s|%s|%s|%s|%s", p->strategy,
+				g->devices, S(g->slice), g->share_pct, S(g->vendor), S(g->model),
+				(long long)g->memory_mib, g->min_ecu, g->cpus, (long long)g->host_memory_mib,
+				g->homogeneous, g->same_group, g->numa, g->validated_layer, S(g->validated_case),
+				p->key ? S(p->key->vendor) : "-", p->key ? S(p->key->model) : "-",
+				p->key ? S(p->key->driver) : "-", lab);
+#undef S
+	uint32_t q = xpi_query(p->ix, sig);
+	free(sig);
+	free(lab);
+	return q;
+}
+
+/* Class k's answer to query q, judged on its first member when not kept yet. */
+static const struct xpi_memo *judge(struct pctx *p, uint32_t k, uint32_t q, const struct xp_task_group *g,
+				    struct answer *buf)
+{
+	struct xp_place_index *ix = p->ix;
+	const struct xpi_memo *m = xpi_memo_get(ix, q, k);
+	if (m) {
+		ix->hits++;
+		return m;
+	}
+	const struct xpi_class *kc = &ix->classes[k];
+	eval(p, ix->order[kc->members[0]], g, buf, NULL);
+	ix->evals++;
+	struct xpi_memo mm = {buf->stage, buf->text, buf->dev, buf->n, buf->take, buf->score, {0}};
+	memcpy(mm.parts, buf->parts, sizeof buf->parts);
+	/* Stages before "free" read nothing of what is in use: the answer holds for every node
+	 * of the static class, busy or idle. */
+	return xpi_memo_put(ix, q, k, &mm, buf->stage < ST_FREE);
+}
+
+/* The chosen node for one replica. */
+struct choice {
+	size_t ni;          /* SIZE_MAX: none */
+	uint32_t rank;
+	const int *dev;
+	size_t n;
+	double take, score;
+	double parts[XP_CRIT_COUNT]; /* a copy: kept answers move as more are kept */
+};
+
+static bool beats(double score, uint32_t rank, const struct choice *c)
+{
+	return c->ni == SIZE_MAX || score > c->score || (score == c->score && rank < c->rank);
+}
+
+static void choose(struct choice *c, size_t ni, uint32_t rank, const int *dev, size_t n, double take,
+		   double score, const double *parts)
+{
+	c->ni = ni;
+	c->rank = rank;
+	c->dev = dev;
+	c->n = n;
+	c->take = take;
+	c->score = score;
+	memcpy(c->parts, parts, sizeof c->parts);
+}
+
+static bool in_domain(const struct pctx *p, size_t ni)
+{
+	if (!p->domain)
+		return true;
+	const char *k = xpi_domain_of(p->ix, ni, p->net == XP_NET_RACK);
+	return k && strcmp(k, p->domain) == 0;
+}
+
+/* The best node for one replica of g, or none (c->ni SIZE_MAX). The scan judges every node;
+ * the index judges each class with members once (or reuses its answer), or within a switch
+ * (rack) each of its nodes through its class. buf/best: answer buffers (the scan's winner
+ * stays in *best). */
+static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, struct choice *c, struct answer **buf,
+		 struct answer **best)
+{
+	struct xp_place_index *ix = p->ix;
+	c->ni = SIZE_MAX;
+	if (p->scan) {
+		for (size_t r = 0; r < ix->n_nodes; r++) {
+			size_t ni = ix->order[r];
+			if (!in_domain(p, ni))
+				continue;
+			eval(p, ni, g, *buf, NULL);
+			if ((*buf)->stage == ST_OK && beats((*buf)->score, (uint32_t)r, c)) {
+				struct answer *t = *best;
+				*best = *buf;
+				*buf = t;
+				choose(c, ni, (uint32_t)r, (*best)->dev, (*best)->n, (*best)->take, (*best)->score,
+				       (*best)->parts);
+			}
+		}
+		return;
+	}
+	if (p->domain) {
+		const struct xpi_domains *d = &ix->dom[p->net == XP_NET_RACK];
+		for (size_t j = p->dom_lo; j < p->dom_hi; j++) {
+			size_t ni = d->nodes[j];
+			const struct xpi_memo *m = judge(p, ix->cls[ni], q, g, *buf);
+			if (m->stage == ST_OK && beats(m->score, ix->rank[ni], c))
+				choose(c, ni, ix->rank[ni], m->dev, m->n, m->take, m->score, m->parts);
+		}
+		return;
+	}
+	for (size_t sc = 0; sc < ix->n_scls; sc++) {
+		/* A static class refused whatever is in use: none of its nodes fits. */
+		if (xpi_static_get(ix, q, sc))
+			continue;
+		for (size_t li = 0; li < ix->n_live[sc]; li++) {
+			uint32_t k = ix->live[sc][li];
+			const struct xpi_memo *m = judge(p, k, q, g, *buf);
+			uint32_t r = ix->classes[k].members[0];
+			if (m->stage == ST_OK && beats(m->score, r, c))
+				choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
+		}
 	}
 }
 
-/* The node's switch or rack under the job's network constraint, NULL when not recorded. */
-static const char *net_key(const struct pctx *p, const struct xp_node *n)
+/* One reason per node for why one more replica of g fits nowhere. */
+static void refusal(struct pctx *p, const struct xp_task_group *g, uint32_t q, struct attempt *t,
+		    struct answer *buf)
 {
-	const char *k = p->net == XP_NET_SWITCH ? n->sw : p->net == XP_NET_RACK ? n->rack : NULL;
-	return k && *k ? k : NULL;
+	struct xp_place_index *ix = p->ix;
+	if (p->scan) {
+		for (size_t r = 0; r < ix->n_nodes; r++)
+			if (in_domain(p, ix->order[r])) {
+				eval(p, ix->order[r], g, buf, NULL);
+				add_reason(t, stage_code[buf->stage], buf->text, 1);
+			}
+	} else if (p->domain) {
+		const struct xpi_domains *d = &ix->dom[p->net == XP_NET_RACK];
+		for (size_t j = p->dom_lo; j < p->dom_hi; j++) {
+			const struct xpi_memo *m = judge(p, ix->cls[d->nodes[j]], q, g, buf);
+			add_reason(t, stage_code[m->stage], m->text, 1);
+		}
+	} else
+		for (size_t sc = 0; sc < ix->n_scls; sc++) {
+			const struct xpi_memo *m = xpi_static_get(ix, q, sc);
+			if (m) {
+				add_reason(t, stage_code[m->stage], m->text, ix->scls_n[sc]);
+				continue;
+			}
+			for (size_t li = 0; li < ix->n_live[sc]; li++) {
+				uint32_t k = ix->live[sc][li];
+				m = judge(p, k, q, g, buf);
+				add_reason(t, stage_code[m->stage], m->text, ix->classes[k].n_members);
+			}
+		}
+	if (t->n_reasons > 1)
+		qsort(t->reasons, t->n_reasons, sizeof *t->reasons, reason_cmp);
 }
 
+/* Places the job's replicas one after another, each on the best node left; the changes are
+ * taken back at the end (a dry-run changes nothing). */
 static void run_attempt(struct pctx *p, struct attempt *t)
 {
-	scratch_reset(p);
-	struct answer a, best;
+	struct xp_place_index *ix = p->ix;
+	struct answer *buf = xp_malloc(sizeof *buf), *best = xp_malloc(sizeof *best);
+	ix->recording = true;
 	for (size_t gi = 0; gi < p->job->n_groups; gi++) {
 		const struct xp_task_group *g = &p->job->groups[gi];
+		uint32_t q = p->scan ? 0 : p->qid[gi];
+		int min = g->gang_min > 0 && g->gang_min < g->replicas ? g->gang_min : g->replicas;
 		for (int r = 0; r < g->replicas; r++) {
-			size_t bi = SIZE_MAX;
-			for (size_t oi = 0; oi < p->c->n_nodes; oi++) {
-				size_t ni = p->order[oi];
-				const char *nk = net_key(p, p->c->nodes[ni]);
-				if (p->domain && (!nk || strcmp(nk, p->domain) != 0))
-					continue;
-				eval(p, ni, g, &a, NULL);
-				if (a.stage == ST_OK) {
-					if (bi == SIZE_MAX || a.score > best.score + EPS) {
-						best = a;
-						bi = ni;
-					}
-				} else
-					add_reason(t, stage_code[a.stage], a.text);
+			struct choice ch;
+			pick(p, g, q, &ch, &buf, &best);
+			if (ch.ni == SIZE_MAX) {
+				if (!p->quiet)
+					refusal(p, g, q, t, buf);
+				if (r >= min) {
+					/* The gang minimum holds: the rest wait. */
+					t->pending += (size_t)(g->replicas - r);
+					break;
+				}
+				goto out;
 			}
-			if (bi == SIZE_MAX) {
-				qsort(t->reasons, t->n_reasons, sizeof *t->reasons, reason_cmp);
-				return;
-			}
-			/* Reasons count only for the replica that fails. */
-			reasons_free(t->reasons, t->n_reasons);
-			t->reasons = NULL;
-			t->n_reasons = 0;
-			const struct xp_node *n = p->c->nodes[bi];
-			if (!p->delta[bi])
-				p->delta[bi] = xp_calloc(n->n_devices ? n->n_devices : 1, sizeof(double));
+			const struct xp_node *n = p->c->nodes[ch.ni];
 			t->reps = xp_realloc(t->reps, (t->n_reps + 1) * sizeof *t->reps);
 			struct xp_place_replica *rp = &t->reps[t->n_reps++];
 			memset(rp, 0, sizeof *rp);
 			rp->group = gi;
 			rp->node = xp_strdup(n->name);
-			rp->n_devices = best.n;
-			rp->devices = xp_calloc(best.n, sizeof(int));
+			rp->node_ix = ch.ni;
+			rp->n_devices = ch.n;
+			rp->devices = xp_calloc(ch.n ? ch.n : 1, sizeof(int));
+			rp->pos = xp_calloc(ch.n ? ch.n : 1, sizeof(int));
+			rp->take = ch.take;
 			char env[XP_MAX_DEVICES * 6 + 1] = "";
-			int numa = n->devices[best.dev[0]].numa;
-			size_t nb = 0;
-			for (size_t k = 0; k < best.n; k++) {
-				const struct xp_device *d = &n->devices[best.dev[k]];
-				p->delta[bi][best.dev[k]] += best.take;
+			int numa = n->devices[ch.dev[0]].numa;
+			size_t nb = 0, el = 0;
+			for (size_t k = 0; k < ch.n; k++) {
+				const struct xp_device *d = &n->devices[ch.dev[k]];
 				rp->devices[k] = d->index;
+				rp->pos[k] = ch.dev[k];
 				xp_strv_add(&rp->bus_ids, &nb, d->pci_bus_id ? d->pci_bus_id : "");
-				size_t l = strlen(env);
-				snprintf(env + l, sizeof env - l, "%s%d", k ? "," : "", d->index);
+				el += (size_t)snprintf(env + el, sizeof env - el, "%s%d", k ? "," : "", d->index);
 				if (d->numa != numa)
 					numa = -1;
 			}
@@ -679,25 +778,66 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				rp->slice = xp_strdup(g->slice);
 			else if (g->share_pct > 0)
 				rp->slice = xp_asprintf("share:%d", g->share_pct);
-			rp->score = best.score;
-			memcpy(rp->breakdown, best.parts, sizeof rp->breakdown);
-			rp->env_name = env_for(n->devices[best.dev[0]].vendor);
+			rp->score = ch.score;
+			memcpy(rp->breakdown, ch.parts, sizeof rp->breakdown);
+			/* The binding comes from the vendor's manifest: which variable, which device files. */
+			const struct xpi_dinfo *di = dinfo(p, ch.ni, (size_t)ch.dev[0]);
+			const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
+			rp->env_name = xp_strdup(ev ? ev : "XPOOL_VISIBLE_DEVICES");
 			rp->env_value = xp_strdup(env);
-			t->total += best.score;
+			rp->n_mounts = di->m ? xp_manifest_mounts(di->m, rp->devices, rp->n_devices, &rp->mounts) : 0;
+			t->total += ch.score;
+			/* This replica's devices are busy for the next ones (taken back at the end). */
+			for (size_t k = 0; k < rp->n_devices; k++) {
+				size_t s = ix->off[ch.ni] + (size_t)rp->pos[k];
+				xpi_set_used(ix, ch.ni, (size_t)rp->pos[k], ix->used[s] + rp->take);
+			}
 		}
 	}
 	t->placed = true;
+	if (!t->pending) {
+		reasons_free(t->reasons, t->n_reasons);
+		t->reasons = NULL;
+		t->n_reasons = 0;
+	}
+out:
+	xpi_undo_all(ix);
+	free(buf);
+	free(best);
 }
 
-static int str_cmp(const void *a, const void *b)
+/* Nodes refused for something other than holding another kind (homogeneous). */
+static size_t reach(const struct attempt *a)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	size_t n = 0;
+	for (size_t i = 0; i < a->n_reasons; i++)
+		n += strcmp(a->reasons[i].code, "homogeneous") ? a->reasons[i].count : 0;
+	return n;
+}
+
+/* Placed beats refused; then fewer pending, a higher total; refused: more replicas placed,
+ * then the wider reach. */
+static bool attempt_better(const struct attempt *a, const struct attempt *b, bool have_b)
+{
+	if (!have_b)
+		return true;
+	if (a->placed != b->placed)
+		return a->placed;
+	if (a->placed) {
+		if (a->pending != b->pending)
+			return a->pending < b->pending;
+		return a->total > b->total + EPS;
+	}
+	if (a->n_reps != b->n_reps)
+		return a->n_reps > b->n_reps;
+	/* Equally refused: the kind that more nodes could even offer tells the operator more. */
+	return reach(a) > reach(b);
 }
 
 /* One gang attempt under the job's network constraint: one try per switch (rack), in key
- * order; the placed try with the highest total wins (ties: the key that sorts first). When
- * none places, every node gets one reason: no key recorded, its domain's per-node reasons
- * when not even one replica fit there, else the share of the job its domain could hold. */
+ * order; the best placed try wins (ties: the key that sorts first). When none places, every
+ * node gets one reason: no key recorded, its domain's per-node reasons when not even one
+ * replica fit there, else that its domain has room for fewer replicas than the job needs. */
 static void run_network(struct pctx *p, struct attempt *t)
 {
 	p->domain = NULL;
@@ -705,74 +845,94 @@ static void run_network(struct pctx *p, struct attempt *t)
 		run_attempt(p, t);
 		return;
 	}
-	const char *what = p->net == XP_NET_SWITCH ? "switch" : "rack";
-	size_t total = 0;
-	for (size_t gi = 0; gi < p->job->n_groups; gi++)
-		total += (size_t)(p->job->groups[gi].replicas > 0 ? p->job->groups[gi].replicas : 0);
-	const char **keys = xp_calloc(p->c->n_nodes ? p->c->n_nodes : 1, sizeof *keys);
-	size_t nk = 0, nokey = 0;
-	for (size_t i = 0; i < p->c->n_nodes; i++) {
-		const char *k = net_key(p, p->c->nodes[i]);
-		if (k)
-			keys[nk++] = k;
-		else
-			nokey++;
-	}
-	qsort(keys, nk, sizeof *keys, str_cmp);
+	bool rack = p->net == XP_NET_RACK;
+	const char *what = rack ? "rack" : "switch";
+	const struct xpi_domains *d = xpi_domains(p->ix, rack);
 	struct attempt best = {0}, fail = {0};
-	for (size_t i = 0; i < nk; i++) {
-		if (i && strcmp(keys[i], keys[i - 1]) == 0)
-			continue;
-		size_t members = 0;
-		for (size_t j = i; j < nk && strcmp(keys[j], keys[i]) == 0; j++)
-			members++;
+	bool have = false;
+	/* Fewest replicas that make the job placed (gang minimums). */
+	size_t need = 0;
+	for (size_t gi = 0; gi < p->job->n_groups; gi++) {
+		const struct xp_task_group *g = &p->job->groups[gi];
+		need += (size_t)(g->gang_min > 0 && g->gang_min < g->replicas ? g->gang_min : g->replicas);
+	}
+	char room[160];
+	snprintf(room, sizeof room, "its %s has room for fewer than %zu replicas", what, need);
+	/* With one group, a switch whose nodes could not hold need replicas even if each took
+	 * as many as its devices allow is refused without placing replica by replica. */
+	const struct xp_task_group *g0 = p->job->n_groups == 1 ? &p->job->groups[0] : NULL;
+	bool sliced = g0 && (g0->slice || g0->share_pct > 0);
+	uint32_t q0 = g0 && !p->scan ? p->qid[0] : 0;
+	struct answer *buf = g0 && !p->scan ? xp_malloc(sizeof *buf) : NULL;
+	for (size_t i = 0; i < d->n; i++) {
+		size_t members = d->start[i + 1] - d->start[i];
 		struct attempt a = {0};
-		p->domain = keys[i];
+		p->domain = d->keys[i];
+		p->dom_lo = d->start[i];
+		p->dom_hi = d->start[i + 1];
+		if (buf) {
+			size_t ub = 0;
+			for (size_t j = p->dom_lo; j < p->dom_hi && ub < need; j++) {
+				size_t ni = d->nodes[j];
+				const struct xpi_memo *m = judge(p, p->ix->cls[ni], q0, g0, buf);
+				if (m->stage == ST_OK)
+					ub += sliced ? need : p->c->nodes[ni]->n_devices / (size_t)g0->devices;
+			}
+			if (ub > 0 && ub < need) {
+				if (!p->quiet)
+					add_reason(&fail, "network", room, members);
+				continue;
+			}
+		}
 		run_attempt(p, &a);
 		if (a.placed) {
-			if (!best.placed || a.total > best.total + EPS) {
+			if (attempt_better(&a, &best, have)) {
 				attempt_free(&best);
 				best = a;
+				have = true;
 			} else
 				attempt_free(&a);
 			continue;
 		}
-		if (a.n_reps == 0)
+		if (p->quiet)
+			;
+		else if (a.n_reps == 0)
 			for (size_t r = 0; r < a.n_reasons; r++)
-				for (size_t c = 0; c < a.reasons[r].count; c++)
-					add_reason(&fail, a.reasons[r].code, a.reasons[r].text);
-		else {
-			char text[160];
-			snprintf(text, sizeof text, "its %s has room for only %zu of %zu replicas", what, a.n_reps,
-				 total);
-			for (size_t c = 0; c < members; c++)
-				add_reason(&fail, "network", text);
-		}
+				add_reason(&fail, a.reasons[r].code, a.reasons[r].text, a.reasons[r].count);
+		else
+			add_reason(&fail, "network", room, members);
 		attempt_free(&a);
 	}
+	free(buf);
 	p->domain = NULL;
-	free(keys);
-	if (best.placed) {
+	if (have) {
 		reasons_free(fail.reasons, fail.n_reasons);
 		*t = best;
 		return;
 	}
-	char text[64];
-	snprintf(text, sizeof text, "no %s recorded", what);
-	for (size_t c = 0; c < nokey; c++)
-		add_reason(&fail, "network", text);
-	qsort(fail.reasons, fail.n_reasons, sizeof *fail.reasons, reason_cmp);
+	if (d->nokey && !p->quiet) {
+		char text[64];
+		snprintf(text, sizeof text, "no %s recorded", what);
+		add_reason(&fail, "network", text, d->nokey);
+	}
+	if (fail.n_reasons > 1)
+		qsort(fail.reasons, fail.n_reasons, sizeof *fail.reasons, reason_cmp);
 	*t = fail;
 }
 
-static int node_cmp_ctx(const void *a, const void *b, void *arg)
+/* The device in slot s of the index. */
+static const struct xp_device *slot_dev(const struct xp_place_index *ix, size_t s)
 {
-	const struct xp_cluster *c = arg;
-	const struct xp_node *x = c->nodes[*(const size_t *)a], *y = c->nodes[*(const size_t *)b];
-	int r = strcmp(x->name ? x->name : "", y->name ? y->name : "");
-	if (r)
-		return r;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	/* Slots run node by node: the node is the last whose first slot is at or below s. */
+	size_t lo = 0, hi = ix->n_nodes;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (ix->off[mid] <= s)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &ix->c->nodes[lo]->devices[s - ix->off[lo]];
 }
 
 static int key_cmp(const struct xp_device *a, const struct xp_device *b)
@@ -785,10 +945,13 @@ static int key_cmp(const struct xp_device *a, const struct xp_device *b)
 	return r;
 }
 
-struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job *job,
-				 const struct xp_manifest *const *manifests, size_t n,
-				 const struct xp_place_opts *opts, struct xp_err *err)
+static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_job *job,
+				    const struct xp_place_opts *opts);
+
+static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_job *job,
+				     const struct xp_place_opts *opts, bool try_relax, struct xp_err *err)
 {
+	const struct xp_cluster *c = ix->c;
 	if (!job->n_groups)
 		return xp_errf(err, "job has no task groups"), NULL;
 	bool homog = false;
@@ -798,8 +961,6 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 		/* The constraint holds the whole job; a switch lies within one rack, so it is the stricter. */
 		if (g->network == XP_NET_SWITCH || (g->network == XP_NET_RACK && net == XP_NET_ANY))
 			net = g->network;
-		if (g->validated_layer >= 0)
-			return xp_errf(err, "--validated: not supported by the placement engine yet"), NULL;
 		if (!g->devices && !g->slice && g->share_pct <= 0)
 			return xp_errf(err, "group %zu asks for no devices", i), NULL;
 		if (g->devices > XP_MAX_DEVICES)
@@ -807,50 +968,53 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 		homog = homog || g->homogeneous;
 	}
 	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
-	struct mcache cache = {.n = 0};
-	struct pctx p = {&cache, c, job, manifests, manifests ? n : 0, strategy, NULL, NULL, NULL, net, NULL};
-	p.order = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *p.order);
-	p.delta = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *p.delta);
-	for (size_t i = 0; i < c->n_nodes; i++)
-		p.order[i] = i;
-	qsort_r(p.order, c->n_nodes, sizeof *p.order, node_cmp_ctx, (void *)c);
+	struct pctx p = {.ix = ix, .c = c, .job = job, .strategy = strategy, .scan = opts && opts->scan,
+			 .quiet = opts && opts->quiet, .net = net};
 
-	/* Homogeneous: one attempt per kind of device in the cluster (sorted), best total wins;
-	 * a greedy first replica could otherwise lock the job onto a kind too scarce for the rest. */
-	const struct xp_device **keys = NULL;
+	/* Homogeneous: one attempt per kind of device in the cluster (sorted), best wins; a greedy
+	 * first replica could otherwise lock the job onto a kind too scarce for the rest. Every
+	 * kind shows on the first node of some static class. */
+	size_t *keys = NULL; /* device slots, one per kind */
 	size_t nk = 0;
-	if (homog)
-		for (size_t oi = 0; oi < c->n_nodes; oi++) {
-			const struct xp_node *nd = c->nodes[p.order[oi]];
-			for (size_t d = 0; d < nd->n_devices; d++) {
-				bool seen = false;
-				for (size_t k = 0; k < nk && !seen; k++)
-					seen = same_kind(keys[k], &nd->devices[d]);
-				if (!seen) {
+	if (homog) {
+		bool *seen = xp_calloc(ix->n_kinds ? ix->n_kinds : 1, sizeof *seen);
+		for (size_t sc = 0; sc < ix->n_scls; sc++) {
+			size_t ni = ix->scls_rep[sc];
+			for (size_t d = 0; d < c->nodes[ni]->n_devices; d++) {
+				size_t sl = ix->off[ni] + d;
+				if (!seen[ix->kind[sl]]) {
+					seen[ix->kind[sl]] = true;
 					keys = xp_realloc(keys, (nk + 1) * sizeof *keys);
-					keys[nk++] = &nd->devices[d];
+					keys[nk++] = sl;
 				}
 			}
 		}
+		free(seen);
+	}
 	for (size_t i = 1; i < nk; i++)
-		for (size_t j = i; j > 0 && key_cmp(keys[j - 1], keys[j]) > 0; j--) {
-			const struct xp_device *t = keys[j];
+		for (size_t j = i; j > 0 && key_cmp(slot_dev(ix, keys[j - 1]), slot_dev(ix, keys[j])) > 0; j--) {
+			size_t t = keys[j];
 			keys[j] = keys[j - 1];
 			keys[j - 1] = t;
 		}
+	p.qid = xp_calloc(job->n_groups, sizeof *p.qid);
 	struct attempt best = {0};
 	const struct xp_device *best_key = NULL;
+	uint32_t best_kind = 0;
 	bool have = false;
 	for (size_t k = 0; k < (nk ? nk : 1); k++) {
 		struct attempt t = {0};
-		p.key = nk ? keys[k] : NULL;
+		p.key = nk ? slot_dev(ix, keys[k]) : NULL;
+		p.key_kind = nk ? ix->kind[keys[k]] : 0;
+		/* Once per key, not per switch: the answers kept under it serve every attempt. */
+		for (size_t gi = 0; gi < job->n_groups && !p.scan; gi++)
+			p.qid[gi] = query_of(&p, &job->groups[gi]);
 		run_network(&p, &t);
-		bool better = !have || (t.placed && (!best.placed || t.total > best.total + EPS)) ||
-			      (!t.placed && !best.placed && t.n_reps > best.n_reps);
-		if (better) {
+		if (attempt_better(&t, &best, have)) {
 			attempt_free(&best);
 			best = t;
 			best_key = p.key;
+			best_kind = p.key_kind;
 			have = true;
 		} else
 			attempt_free(&t);
@@ -859,53 +1023,278 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 	r->placed = best.placed;
 	r->strategy = strategy;
 	r->n_nodes = c->n_nodes;
+	r->reasons = best.reasons;
+	r->n_reasons = best.n_reasons;
+	best.reasons = NULL;
+	best.n_reasons = 0;
+	char *why = NULL;
+	if (r->n_reasons) {
+		size_t len = 64;
+		for (size_t i = 0; i < r->n_reasons; i++)
+			len += strlen(r->reasons[i].text) + 32;
+		why = xp_malloc(len);
+		/* The nodes the reasons cover: all of them, or one switch's for a pending replica. */
+		size_t covered = 0;
+		for (size_t i = 0; i < r->n_reasons; i++)
+			covered += r->reasons[i].count;
+		int w = snprintf(why, len, "0/%zu nodes fit%s:", covered,
+				 best.placed && p.net != XP_NET_ANY ? p.net == XP_NET_SWITCH ? " under its switch" : " in its rack" : "");
+		for (size_t i = 0; i < r->n_reasons; i++)
+			w += snprintf(why + w, len - (size_t)w, "%s %zu %s", i ? "," : "", r->reasons[i].count,
+				      r->reasons[i].text);
+	}
 	if (best.placed) {
 		r->replicas = best.reps;
 		r->n_replicas = best.n_reps;
-		reasons_free(best.reasons, best.n_reasons);
+		r->pending = best.pending;
 		size_t distinct = 0;
 		for (size_t i = 0; i < r->n_replicas; i++) {
 			bool seen = false;
 			for (size_t j = 0; j < i && !seen; j++)
-				seen = strcmp(r->replicas[i].node, r->replicas[j].node) == 0;
+				seen = r->replicas[i].node_ix == r->replicas[j].node_ix;
 			distinct += !seen;
 		}
-		r->summary = xp_asprintf("placed %zu replica%s on %zu node%s (%s)", r->n_replicas,
-					 r->n_replicas == 1 ? "" : "s", distinct, distinct == 1 ? "" : "s",
-					 xp_strategy_name(strategy));
+		char *s = xp_asprintf("placed %zu replica%s on %zu node%s (%s)", r->n_replicas,
+				      r->n_replicas == 1 ? "" : "s", distinct, distinct == 1 ? "" : "s",
+				      xp_strategy_name(strategy));
+		if (r->pending) {
+			r->summary = xp_asprintf("%s; %zu pending (gang minimum met)%s%s", s, r->pending,
+						 why ? "; for one more: " : "", why ? why : "");
+			free(s);
+		} else
+			r->summary = s;
 	} else {
 		/* Gang: nothing of a partial attempt is kept. */
 		for (size_t i = 0; i < best.n_reps; i++)
 			replica_free(&best.reps[i]);
 		free(best.reps);
-		r->reasons = best.reasons;
-		r->n_reasons = best.n_reasons;
-		size_t len = 64;
-		for (size_t i = 0; i < r->n_reasons; i++)
-			len += strlen(r->reasons[i].text) + 32;
-		r->summary = xp_malloc(len);
-		int w = snprintf(r->summary, len, "0/%zu nodes fit%s", c->n_nodes, r->n_reasons ? ":" : "");
-		for (size_t i = 0; i < r->n_reasons; i++)
-			w += snprintf(r->summary + w, len - (size_t)w, "%s %zu %s", i ? "," : "", r->reasons[i].count,
-				      r->reasons[i].text);
+		size_t total = 0;
+		for (size_t i = 0; i < job->n_groups; i++)
+			total += (size_t)job->groups[i].replicas;
+		const char *w = why ? why : "";
+		/* Some replicas fit and then one did not: the reasons are that one's. */
+		if (best.n_reps)
+			r->summary = xp_asprintf("only %zu of %zu replicas fit; for the next, %s", best.n_reps, total,
+						 why ? w : "no node fits");
+		else
+			r->summary = why ? xp_strdup(why) : xp_asprintf("0/%zu nodes fit", c->n_nodes);
 	}
+	free(why);
 	if (opts && opts->explain_node) {
 		for (size_t i = 0; i < c->n_nodes && !r->explained; i++)
 			if (c->nodes[i]->name && strcmp(c->nodes[i]->name, opts->explain_node) == 0) {
 				struct rec rc = {NULL, 0};
-				struct answer a;
-				scratch_reset(&p);
+				struct answer *a = xp_malloc(sizeof *a);
 				p.key = best_key;
-				eval(&p, i, &job->groups[0], &a, &rc);
+				p.key_kind = best_kind;
+				eval(&p, i, &job->groups[0], a, &rc);
+				free(a);
 				r->checks = rc.v;
 				r->n_checks = rc.n;
 				r->explained = true;
 			}
 	}
-	scratch_reset(&p);
-	free(p.delta);
-	free(p.order);
 	free(keys);
+	free(p.qid);
+	if (!r->placed && try_relax && !(opts && opts->quiet))
+		r->relaxation = relax(ix, job, opts);
+	return r;
+}
+
+/* A job sharing job's strings, with its own groups (and label arrays) to change. */
+struct variant {
+	struct xp_job job;
+	struct xp_task_group *groups;
+};
+
+static void variant_init(struct variant *v, const struct xp_job *job)
+{
+	v->job = *job;
+	v->groups = xp_calloc(job->n_groups, sizeof *v->groups);
+	memcpy(v->groups, job->groups, job->n_groups * sizeof *v->groups);
+	v->job.groups = v->groups;
+}
+
+/* Whether the variant places; its summary in *summary when it does. */
+static bool fits(struct xp_place_index *ix, const struct xp_job *job, const struct xp_place_opts *opts,
+		 int strategy, char **summary)
+{
+	struct xp_place_opts o = {strategy, opts ? opts->seed : 0, NULL, opts && opts->scan, true};
+	struct xp_err e = {{0}};
+	struct xp_place_result *r = place(ix, job, &o, false, &e);
+	bool ok = r && r->placed && !r->pending;
+	if (ok)
+		*summary = xp_strdup(r->summary);
+	xp_place_result_free(r);
+	return ok;
+}
+
+static struct xp_place_relax *relax_new(const char *field, const char *from, const char *to, char *summary)
+{
+	struct xp_place_relax *x = xp_calloc(1, sizeof *x);
+	x->field = xp_strdup(field);
+	x->from = xp_strdup(from);
+	x->to = xp_strdup(to);
+	x->summary = summary;
+	return x;
+}
+
+static int cstr_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_job *job,
+				    const struct xp_place_opts *opts)
+{
+	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
+	char *sum = NULL, from[64], to[64];
+	struct xp_place_relax *x = NULL;
+	/* Strategies change only which node comes first, but a gang placed greedily can fit
+	 * under one and not under another. */
+	size_t total = 0;
+	for (size_t i = 0; i < job->n_groups; i++)
+		total += (size_t)job->groups[i].replicas;
+	for (int s = 0; s < XP_STRAT_COUNT && !x && total > 1; s++)
+		if (s != strategy && fits(ix, job, opts, s, &sum))
+			x = relax_new("strategy", xp_strategy_name(strategy), xp_strategy_name(s), sum);
+	struct variant v;
+	variant_init(&v, job);
+	static const char *const numa_names[] = {"none", "prefer", "strict"};
+	static const char *const net_names[] = {"any", "switch", "rack"};
+	/* One change to every group at once for the job-wide constraints. */
+	bool any = false;
+	for (size_t i = 0; i < v.job.n_groups; i++)
+		if (v.groups[i].numa == XP_NUMA_STRICT) {
+			v.groups[i].numa = XP_NUMA_PREFER;
+			any = true;
+		}
+	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
+		x = relax_new("numa", numa_names[XP_NUMA_STRICT], numa_names[XP_NUMA_PREFER], sum);
+	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
+	for (int step = 0; step < 2 && !x; step++) {
+		int from_net = XP_NET_ANY;
+		for (size_t i = 0; i < v.job.n_groups; i++)
+			if (job->groups[i].network != XP_NET_ANY) {
+				from_net = from_net == XP_NET_SWITCH ? from_net : job->groups[i].network;
+				v.groups[i].network = step == 0 && job->groups[i].network == XP_NET_SWITCH ? XP_NET_RACK
+													 : XP_NET_ANY;
+			}
+		if (from_net == XP_NET_ANY || (step == 0 && from_net != XP_NET_SWITCH))
+			continue;
+		if (fits(ix, &v.job, opts, strategy, &sum))
+			x = relax_new("network", net_names[from_net], step == 0 ? "rack" : "any", sum);
+	}
+	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
+	any = false;
+	for (size_t i = 0; i < v.job.n_groups; i++)
+		if (v.groups[i].same_group) {
+			v.groups[i].same_group = false;
+			any = true;
+		}
+	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
+		x = relax_new("same_group", "true", "false", sum);
+	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
+	any = false;
+	for (size_t i = 0; i < v.job.n_groups; i++)
+		if (v.groups[i].homogeneous) {
+			v.groups[i].homogeneous = false;
+			any = true;
+		}
+	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
+		x = relax_new("homogeneous", "true", "false", sum);
+	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
+	/* Another pool: each label's other values in the cluster, sorted, then no such label. */
+	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
+		const struct xp_labels *L = &job->groups[gi].labels;
+		for (size_t li = 0; li < L->n && !x; li++) {
+			const char **vals = NULL;
+			size_t nv = 0;
+			for (size_t sc = 0; sc < ix->n_scls; sc++) {
+				const struct xp_node *nd = ix->c->nodes[ix->scls_rep[sc]];
+				const char *val = xp_labels_get(&nd->governance, L->keys[li]);
+				if (!val)
+					val = xp_labels_get(&nd->facts, L->keys[li]);
+				bool seen = !val || strcmp(val, L->values[li]) == 0;
+				for (size_t k = 0; k < nv && !seen; k++)
+					seen = strcmp(vals[k], val) == 0;
+				if (!seen) {
+					vals = xp_realloc(vals, (nv + 1) * sizeof *vals);
+					vals[nv++] = val;
+				}
+			}
+			if (nv > 1)
+				qsort(vals, nv, sizeof *vals, cstr_cmp);
+			struct xp_labels nl = *L;
+			nl.keys = xp_calloc(L->n, sizeof *nl.keys);
+			nl.values = xp_calloc(L->n, sizeof *nl.values);
+			memcpy(nl.keys, L->keys, L->n * sizeof *nl.keys);
+			memcpy(nl.values, L->values, L->n * sizeof *nl.values);
+			v.groups[gi].labels = nl;
+			char *was = xp_asprintf("%s=%s", L->keys[li], L->values[li]);
+			for (size_t k = 0; k <= nv && !x; k++) {
+				if (k < nv) {
+					nl.values[li] = (char *)vals[k];
+					v.groups[gi].labels = nl;
+				} else {
+					/* Without the label: the others move down one. */
+					for (size_t j = li; j + 1 < L->n; j++) {
+						nl.keys[j] = L->keys[j + 1];
+						nl.values[j] = L->values[j + 1];
+					}
+					nl.n = L->n - 1;
+					v.groups[gi].labels = nl;
+				}
+				if (fits(ix, &v.job, opts, strategy, &sum)) {
+					char *now = k < nv ? xp_asprintf("%s=%s", L->keys[li], vals[k]) : xp_strdup("none");
+					x = relax_new("labels", was, now, sum);
+					free(now);
+				}
+			}
+			free(was);
+			free(nl.keys);
+			free(nl.values);
+			free(vals);
+			v.groups[gi].labels = *L;
+		}
+	}
+	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
+		for (int d = job->groups[gi].devices - 1; d >= 1 && !x; d--) {
+			v.groups[gi].devices = d;
+			if (fits(ix, &v.job, opts, strategy, &sum)) {
+				snprintf(from, sizeof from, "%d", job->groups[gi].devices);
+				snprintf(to, sizeof to, "%d", d);
+				x = relax_new("devices", from, to, sum);
+			}
+		}
+		v.groups[gi].devices = job->groups[gi].devices;
+	}
+	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
+		for (int n = job->groups[gi].replicas - 1; n >= 1 && !x; n--) {
+			v.groups[gi].replicas = n;
+			v.groups[gi].gang_min = job->groups[gi].gang_min < n ? job->groups[gi].gang_min : n;
+			if (fits(ix, &v.job, opts, strategy, &sum)) {
+				snprintf(from, sizeof from, "%d", job->groups[gi].replicas);
+				snprintf(to, sizeof to, "%d", n);
+				x = relax_new("replicas", from, to, sum);
+			}
+		}
+		v.groups[gi] = job->groups[gi];
+	}
+	free(v.groups);
+	return x;
+}
+
+struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_job *job,
+				    const struct xp_place_opts *opts, struct xp_err *err)
+{
+	return place(ix, job, opts, true, err);
+}
+
+struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job *job,
+				 const struct xp_manifest *const *manifests, size_t n,
+				 const struct xp_place_opts *opts, struct xp_err *err)
+{
+	struct xp_place_index *ix = xp_place_index_new(c, manifests, n);
+	struct xp_place_result *r = xp_place_ix(ix, job, opts, err);
+	xp_place_index_free(ix);
 	return r;
 }
 
@@ -921,5 +1310,12 @@ void xp_place_result_free(struct xp_place_result *r)
 		free(r->checks[i].detail);
 	free(r->checks);
 	free(r->summary);
+	if (r->relaxation) {
+		free(r->relaxation->field);
+		free(r->relaxation->from);
+		free(r->relaxation->to);
+		free(r->relaxation->summary);
+		free(r->relaxation);
+	}
 	free(r);
 }

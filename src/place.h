@@ -9,7 +9,14 @@
  *   topology  topology 0.8, utilization 0.2
  *   green     node already busy (powered) 0.6, ECU per watt 0.3, utilization 0.1
  * topology = 1 - mean link rank between the replica's devices / 7 (SYS).
- * Ties go to the node that sorts first by name, so the same input gives the same answer. */
+ * Scores count to a millionth of a point; ties go to the node that sorts first by name, so the
+ * same input gives the same answer.
+ * Gang: a group's replicas are all placed or the job is not, unless the group has a gang
+ * minimum below its replicas: then it is placed when at least that many fit, and the rest
+ * are pending (result.pending, with the reasons they do not fit).
+ * A refusal comes with the smallest relaxation that fits, tried in this order: another
+ * strategy, NUMA strict -> prefer, network switch -> rack -> any, no same-group, not
+ * homogeneous, another value of a label (another pool) or none, fewer devices, fewer replicas. */
 #ifndef XP_PLACE_H
 #define XP_PLACE_H
 
@@ -46,6 +53,8 @@ struct xp_place_opts {
 	int strategy;             /* enum xp_strategy */
 	uint64_t seed;            /* reserved for ties between equal names; recorded for replay */
 	const char *explain_node; /* node whose full check list to record, NULL for none */
+	bool scan;                /* judge every node one by one, no index (the tests' reference) */
+	bool quiet;               /* a refusal needs no reasons (a scheduler loop: faster) */
 };
 
 /* One placed replica. Strings are heap copies owned by the result. */
@@ -59,8 +68,14 @@ struct xp_place_replica {
 	int numa;               /* NUMA domain holding every device, -1 when none */
 	double score;           /* 0..100 */
 	double breakdown[XP_CRIT_COUNT]; /* weighted contribution of each criterion */
-	const char *env_name;   /* CUDA_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES, ... */
+	char *env_name;         /* the manifest's visible_devices_env (CUDA_VISIBLE_DEVICES, ...;
+				 * XPOOL_VISIBLE_DEVICES without one) */
 	char *env_value;        /* "0,1,2,3" */
+	char **mounts;          /* device files the task needs (the manifest's device and control nodes) */
+	size_t n_mounts;
+	size_t node_ix;         /* the node's index in the cluster */
+	int *pos;               /* the devices' positions in the node's device array */
+	double take;            /* share of each device it takes (1: whole) */
 };
 
 /* One aggregated reason nodes were refused. */
@@ -77,6 +92,14 @@ struct xp_place_check {
 	char *detail;     /* numbers: "8 of 8 healthy" */
 };
 
+/* The smallest change to a refused job that makes it fit (one field of one group). */
+struct xp_place_relax {
+	char *field;   /* "strategy", "numa", "network", "same_group", "homogeneous", "labels",
+			* "devices", "replicas": the job spec's names */
+	char *from, *to; /* the values as text ("8", "4"; "pool=train", "pool=infer" or "none") */
+	char *summary; /* what the relaxed job gets: "placed 1 replica on 1 node (pack)" */
+};
+
 /* What a dry-run found. */
 struct xp_place_result {
 	bool placed;
@@ -90,6 +113,8 @@ struct xp_place_result {
 	struct xp_place_check *checks;   /* for opts.explain_node, empty when not asked */
 	size_t n_checks;
 	bool explained;                  /* explain_node was found */
+	size_t pending;                  /* replicas left waiting under a gang minimum (reasons: why) */
+	struct xp_place_relax *relaxation; /* when refused: the smallest change that fits, or NULL */
 };
 
 /* Returns a strategy's name ("pack", ...). */
@@ -109,5 +134,35 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 				 const struct xp_place_opts *opts, struct xp_err *err);
 /* Frees a result; NULL is fine. */
 void xp_place_result_free(struct xp_place_result *r);
+
+/* What a decision keeps between dry-runs on one cluster (place_index.h): build it once and
+ * place many jobs fast. The cluster and manifests must outlive it and stay unchanged; what
+ * changes is only what xp_place_commit and xp_place_release say. */
+struct xp_place_index;
+/* Builds the index of c (time and memory linear in the devices). */
+struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const struct xp_manifest *const *ms,
+					  size_t n);
+/* Frees an index; NULL is fine. */
+void xp_place_index_free(struct xp_place_index *ix);
+/* Gives the index the validation matrix: fn returns the highest layer proven for device d
+ * and kase (NULL: any case), -1 for none. Without it, --validated refuses every device. */
+void xp_place_index_set_validation(struct xp_place_index *ix,
+				   int (*fn)(void *ctx, const struct xp_device *d, const char *kase), void *ctx);
+/* Dry-runs job against the index (xp_place on a kept index). */
+struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_job *job,
+				    const struct xp_place_opts *opts, struct xp_err *err);
+/* Makes a placed result's devices busy in the index (not in the cluster); returns the id
+ * xp_place_release takes, -1 when r placed nothing. */
+int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result *r);
+/* Frees what commit id took; false when id is unknown or already released. */
+bool xp_place_release(struct xp_place_index *ix, int64_t id);
+
+/* Counters of an index, for benchmarks and the tests. */
+struct xp_place_index_stats {
+	size_t nodes, static_classes, classes, live_classes, queries;
+	uint64_t judged, reused; /* class judgements made and kept answers used */
+};
+/* Fills s. */
+void xp_place_index_stats(const struct xp_place_index *ix, struct xp_place_index_stats *s);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "adapters.h"
@@ -23,6 +24,9 @@ static const char ascend_text[] =
 	"name = ascend\n"
 	"vendor = Huawei\n"
 	"affinity = pcie\n"
+	"visible_devices_env = ASCEND_VISIBLE_DEVICES\n"
+	"device_nodes = /dev/davinci{index}\n"
+	"control_nodes = /dev/davinci_manager\n"
 	"[model Ascend 910A]\n"
 	"match = *910A*\n"
 	"memory_mib = 32768\n"
@@ -36,6 +40,7 @@ static const char nvidia_text[] =
 	"name = nvidia\n"
 	"vendor = NVIDIA\n"
 	"affinity = nvlink\n"
+	"visible_devices_env = CUDA_VISIBLE_DEVICES\n"
 	"[model H100 80GB HBM3]\n"
 	"match = *H100*80GB*HBM3*\n"
 	"memory_mib = 81559\n"
@@ -141,6 +146,11 @@ START_TEST(pack_and_spread)
 	ck_assert(r->placed);
 	devs_are(&r->replicas[0], "b", "4,5,6,7");
 	ck_assert_str_eq(r->replicas[0].env_name, "ASCEND_VISIBLE_DEVICES");
+	/* The task's device files: each chosen device's node, then the control node. */
+	ck_assert_uint_eq(r->replicas[0].n_mounts, 5);
+	ck_assert_str_eq(r->replicas[0].mounts[0], "/dev/davinci4");
+	ck_assert_str_eq(r->replicas[0].mounts[3], "/dev/davinci7");
+	ck_assert_str_eq(r->replicas[0].mounts[4], "/dev/davinci_manager");
 	ck_assert_str_eq(r->replicas[0].bus_ids[0], "0000:14:00.0");
 	ck_assert_int_eq(r->replicas[0].numa, 1);
 	xp_place_result_free(r);
@@ -255,7 +265,7 @@ START_TEST(gang_all_or_nothing)
 	ck_assert(!r->placed);
 	ck_assert_uint_eq(r->n_replicas, 0);
 	sums(r);
-	ck_assert_str_eq(r->summary, "0/2 nodes fit: 2 fewer than 8 free Ascend 910A");
+	ck_assert_str_eq(r->summary, "only 2 of 3 replicas fit; for the next, 0/2 nodes fit: 2 fewer than 8 free Ascend 910A");
 	xp_place_result_free(r);
 	xp_cluster_free(c);
 }
@@ -384,7 +394,7 @@ START_TEST(network)
 	sums(r);
 	ck_assert_uint_eq(r->n_reasons, 3);
 	ck_assert_str_eq(r->reasons[0].code, "network");
-	ck_assert_str_eq(r->reasons[0].text, "its switch has room for only 1 of 2 replicas");
+	ck_assert_str_eq(r->reasons[0].text, "its switch has room for fewer than 2 replicas");
 	ck_assert_uint_eq(r->reasons[0].count, 2);
 	ck_assert_str_eq(r->reasons[1].text, "fewer than 8 free Ascend 910A");
 	ck_assert_str_eq(r->reasons[2].text, "no switch recorded");
@@ -464,7 +474,7 @@ START_TEST(property)
 	struct xp_rng rng;
 	xp_rng_seed(&rng, 42);
 	size_t placed = 0, refused = 0, placed_net = 0;
-	for (int it = 0; it < 300; it++) {
+	for (int it = 0; it < 1000; it++) {
 		struct xp_err err = {{0}};
 		struct xp_cluster *c = xp_sim_generate(5 + xp_rng_below(&rng, 30), NULL, 1000 + (uint64_t)it, &err);
 		ck_assert_msg(c != NULL, "%s", err.msg);
@@ -478,13 +488,32 @@ START_TEST(property)
 			 it % 4 == 1 ? "switch" : it % 4 == 3 ? "rack" : "any");
 		struct xp_job *j = job(spec);
 		int strat = (int)xp_rng_below(&rng, XP_STRAT_COUNT);
-		struct xp_place_opts o = {strat, 0, NULL};
+		struct xp_place_opts o = {strat, 0, NULL, false, false};
 		struct xp_place_result *r = xp_place(c, j, cms, nm, &o, &err);
 		ck_assert_msg(r != NULL, "%s", err.msg);
-		struct xp_place_result *r2 = xp_place(c, j, cms, nm, &o, &err);
+		/* The index and a plain scan of every node give the same answer, reasons included. */
+		struct xp_place_opts so = o;
+		so.scan = true;
+		struct xp_place_result *r2 = xp_place(c, j, cms, nm, &so, &err);
 		ck_assert_int_eq(r->placed, r2->placed);
 		ck_assert_uint_eq(r->n_replicas, r2->n_replicas);
 		ck_assert_str_eq(r->summary, r2->summary);
+		for (size_t i = 0; i < r->n_replicas; i++)
+			ck_assert_double_eq(r->replicas[i].score, r2->replicas[i].score);
+		ck_assert_uint_eq(r->n_reasons, r2->n_reasons);
+		for (size_t i = 0; i < r->n_reasons; i++) {
+			ck_assert_str_eq(r->reasons[i].text, r2->reasons[i].text);
+			ck_assert_uint_eq(r->reasons[i].count, r2->reasons[i].count);
+		}
+		ck_assert_int_eq(r->relaxation != NULL, r2->relaxation != NULL);
+		if (r->relaxation)
+			ck_assert_str_eq(r->relaxation->summary, r2->relaxation->summary);
+		/* The same again on the same cluster: the same answer. */
+		struct xp_place_result *r3 = xp_place(c, j, cms, nm, &o, &err);
+		ck_assert_str_eq(r->summary, r3->summary);
+		for (size_t i = 0; i < r->n_replicas; i++)
+			ck_assert_str_eq(r->replicas[i].env_value, r3->replicas[i].env_value);
+		xp_place_result_free(r3);
 		const struct xp_task_group *g = &j->groups[0];
 		if (r->placed) {
 			placed++;
@@ -541,6 +570,360 @@ START_TEST(property)
 }
 END_TEST
 
+/* The environment id of the first environment `validate env list` shows for model. */
+static char *env_of(const char *db, const char *model)
+{
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "env", "list", "--json", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je), *e;
+	ck_assert_msg(j != NULL, "%s", je.text);
+	char *id = NULL;
+	size_t i;
+	json_array_foreach(json_object_get(j, "environments"), i, e) {
+		if (!id && strcmp(json_string_value(json_object_get(e, "model")), model) == 0)
+			id = xp_strdup(json_string_value(json_object_get(e, "id")));
+	}
+	json_decref(j);
+	xp_run_free(&r);
+	ck_assert_msg(id != NULL, "no environment for %s", model);
+	return id;
+}
+
+START_TEST(gang_min)
+{
+	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
+	 * and the result says why the third does not fit. Without the minimum: nothing. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "a", 8, true, "1");
+	mknode(c, "b", 8, true, "1");
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 3, \"gang_min\": 2}", XP_STRAT_PACK);
+	ck_assert(r->placed);
+	ck_assert_uint_eq(r->n_replicas, 2);
+	ck_assert_uint_eq(r->pending, 1);
+	ck_assert_uint_eq(r->n_reasons, 1);
+	ck_assert_uint_eq(r->reasons[0].count, 2);
+	ck_assert_ptr_nonnull(strstr(r->summary, "1 pending"));
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 8, \"replicas\": 3, \"gang_min\": 3}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_uint_eq(r->n_replicas, 0);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(relaxation)
+{
+	/* a: pool=infer, 8 free in two NUMA domains of 4; b: pool=train, 3 free. Each job below
+	 * fails for one reason, and the relaxation names the one change that fixes it. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *a = mknode(c, "a", 8, false, "1");
+	struct xp_node *b = mknode(c, "b", 8, false, "1");
+	xp_labels_set(&a->governance, "pool", "infer");
+	xp_labels_set(&b->governance, "pool", "train");
+	for (int i = 0; i < 5; i++)
+		busy(b, i, NULL);
+	/* 8 devices in pool train: only b has the label and it has 3 free; a (infer) would. */
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"labels\": {\"pool\": \"train\"}}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_ptr_nonnull(r->relaxation);
+	ck_assert_str_eq(r->relaxation->field, "labels");
+	ck_assert_str_eq(r->relaxation->from, "pool=train");
+	ck_assert_str_eq(r->relaxation->to, "pool=infer");
+	ck_assert_str_eq(r->relaxation->summary, "placed 1 replica on 1 node (pack)");
+	xp_place_result_free(r);
+	/* 6 in one NUMA domain (domains hold 4): strict fails, prefer places. */
+	r = place(c, "{\"devices\": 6, \"numa\": \"strict\"}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->relaxation->field, "numa");
+	ck_assert_str_eq(r->relaxation->to, "prefer");
+	xp_place_result_free(r);
+	/* 9 devices on nodes of 8: fewer devices (8 is the largest that fits). */
+	r = place(c, "{\"devices\": 9}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->relaxation->field, "devices");
+	ck_assert_str_eq(r->relaxation->to, "8");
+	xp_place_result_free(r);
+	/* 3 replicas of 8 on 2 nodes: fewer replicas. */
+	r = place(c, "{\"devices\": 3, \"replicas\": 4}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->relaxation->field, "devices");
+	ck_assert_str_eq(r->relaxation->to, "2");
+	xp_place_result_free(r);
+	/* Nothing helps a model that is not there. */
+	r = place(c, "{\"devices\": 1, \"model\": \"B200*\"}", XP_STRAT_PACK);
+	ck_assert(!r->placed);
+	ck_assert_ptr_null(r->relaxation);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(commit_release)
+{
+	/* A kept index: what is committed is busy for the next decision, and a release gives it
+	 * back, so that the answer is again the fresh index's. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "a", 8, true, "1");
+	mknode(c, "b", 8, true, "1");
+	struct xp_place_index *ix = xp_place_index_new(c, cmans, 2);
+	struct xp_job *j = job("{\"devices\": 4}");
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
+	struct xp_err err = {{0}};
+	int64_t ids[4];
+	const char *want[] = {"a", "a", "b", "b"};
+	for (int i = 0; i < 4; i++) {
+		struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+		ck_assert(r && r->placed);
+		/* pack fills a before b, and each commit takes the next free HCCS ring. */
+		ck_assert_str_eq(r->replicas[0].node, want[i]);
+		ids[i] = xp_place_commit(ix, r);
+		ck_assert_int_eq(ids[i], i);
+		xp_place_result_free(r);
+	}
+	struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->summary, "0/2 nodes fit: 2 fewer than 4 free Ascend 910A");
+	ck_assert_int_eq(xp_place_commit(ix, r), -1);
+	xp_place_result_free(r);
+	ck_assert(xp_place_release(ix, ids[1]));
+	ck_assert(!xp_place_release(ix, ids[1]));
+	ck_assert(!xp_place_release(ix, 99));
+	r = xp_place_ix(ix, j, &o, &err);
+	ck_assert(r->placed);
+	devs_are(&r->replicas[0], "a", "4,5,6,7");
+	xp_place_result_free(r);
+	for (int i = 0; i < 4; i++)
+		if (i != 1)
+			ck_assert(xp_place_release(ix, ids[i]));
+	struct xp_place_index_stats st;
+	xp_place_index_stats(ix, &st);
+	/* Back to the start: the first class again (a and b alike, both idle). */
+	ck_assert_uint_eq(st.live_classes, 1);
+	r = xp_place_ix(ix, j, &o, &err);
+	devs_are(&r->replicas[0], "a", "0,1,2,3");
+	xp_place_result_free(r);
+	xp_job_free(j);
+	xp_place_index_free(ix);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* The share of a device one slice of template name takes, from the manifests (1: unknown). */
+static double slice_share(struct xp_manifest **ms, size_t nm, const char *model, const char *name)
+{
+	for (size_t i = 0; i < nm; i++)
+		for (size_t k = 0; k < ms[i]->n_models; k++)
+			if (strcmp(ms[i]->models[k].name, model) == 0)
+				for (size_t t = 0; t < ms[i]->models[k].n_templates; t++)
+					if (strcasecmp(ms[i]->models[k].templates[t].name, name) == 0)
+						return ms[i]->models[k].templates[t].count > 0
+							? 1.0 / ms[i]->models[k].templates[t].count : 1;
+	return 1;
+}
+
+START_TEST(stream_property)
+{
+	/* Thousands of seeded decisions committed and released on kept indexes of sim clusters:
+	 * no device ever holds more than it can (what the cluster showed plus every commit on it,
+	 * counted here apart from the index), every refusal accounts for every node, and releasing
+	 * everything brings back the answers of a plain scan of the untouched cluster. */
+	struct xp_manifest *ms[4];
+	size_t nm = real_manifests(ms);
+	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
+	static const char *const specs[] = {
+		"{\"devices\": 1}", "{\"devices\": 2, \"same_group\": true}", "{\"devices\": 4, \"model\": \"Ascend*\"}",
+		"{\"devices\": 8, \"kind\": \"train\", \"replicas\": 2}", "{\"slice\": \"1g.10gb\", \"model\": \"H100*\"}",
+		"{\"share_pct\": 30}", "{\"devices\": 2, \"numa\": \"strict\", \"replicas\": 3, \"gang_min\": 1}",
+		"{\"devices\": 4, \"network\": \"switch\", \"replicas\": 2}",
+	};
+	struct xp_job *jobs[8];
+	for (size_t i = 0; i < 8; i++)
+		jobs[i] = job(specs[i]);
+	struct xp_rng rng;
+	xp_rng_seed(&rng, 7);
+	size_t decisions = 0, placed = 0;
+	for (int it = 0; it < 20; it++) {
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_sim_generate(20 + xp_rng_below(&rng, 60), NULL, 500 + (uint64_t)it, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		struct xp_place_index *ix = xp_place_index_new(c, cms, nm);
+		size_t nd = 0;
+		for (size_t i = 0; i < c->n_nodes; i++)
+			nd += c->nodes[i]->n_devices;
+		/* Our own account of every commit: device (node, index) -> share taken. */
+		double *taken = calloc(nd ? nd : 1, sizeof *taken);
+		size_t *off = calloc(c->n_nodes + 1, sizeof *off);
+		for (size_t i = 0; i < c->n_nodes; i++)
+			off[i + 1] = off[i] + c->nodes[i]->n_devices;
+		int64_t live[64];
+		struct xp_place_result *kept[64] = {NULL};
+		size_t nl = 0;
+		for (int k = 0; k < 150; k++) {
+			struct xp_job *jb = jobs[xp_rng_below(&rng, 8)];
+			struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false};
+			struct xp_place_result *r = xp_place_ix(ix, jb, &o, &err);
+			ck_assert_msg(r != NULL, "%s", err.msg);
+			decisions++;
+			if (!r->placed) {
+				sums(r);
+				xp_place_result_free(r);
+			} else {
+				placed++;
+				for (size_t i = 0; i < r->n_replicas; i++) {
+					const struct xp_place_replica *p = &r->replicas[i];
+					const struct xp_node *n = c->nodes[p->node_ix];
+					for (size_t d = 0; d < p->n_devices; d++) {
+						const struct xp_device *dv = &n->devices[p->pos[d]];
+						double have = 0;
+						for (size_t a = 0; a < dv->n_allocs; a++)
+							have += dv->allocs[a].share_pct > 0 ? dv->allocs[a].share_pct / 100.0
+								: dv->allocs[a].slice ? slice_share(ms, nm, dv->model, dv->allocs[a].slice) : 1;
+						taken[off[p->node_ix] + (size_t)p->pos[d]] += p->take;
+						/* Whole devices come only idle; slices and shares only fill. */
+						ck_assert_msg(taken[off[p->node_ix] + (size_t)p->pos[d]] + have <= 1 + 1e-6,
+							      "device %s/%d over-allocated", n->name, dv->index);
+					}
+				}
+				if (nl == 64 || xp_rng_below(&rng, 4) == 0) {
+					/* Release the oldest. */
+					if (nl) {
+						ck_assert(xp_place_release(ix, live[0]));
+						for (size_t i = 0; i < kept[0]->n_replicas; i++) {
+							const struct xp_place_replica *p = &kept[0]->replicas[i];
+							for (size_t d = 0; d < p->n_devices; d++)
+								taken[off[p->node_ix] + (size_t)p->pos[d]] -= p->take;
+						}
+						xp_place_result_free(kept[0]);
+						memmove(live, live + 1, (nl - 1) * sizeof *live);
+						memmove(kept, kept + 1, (nl - 1) * sizeof *kept);
+						nl--;
+					}
+				}
+				live[nl] = xp_place_commit(ix, r);
+				kept[nl++] = r;
+			}
+		}
+		for (size_t i = 0; i < nl; i++) {
+			ck_assert(xp_place_release(ix, live[i]));
+			xp_place_result_free(kept[i]);
+		}
+		/* Everything released: the kept index answers as a fresh scan does. */
+		for (size_t s = 0; s < 8; s++) {
+			struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false}, so = o;
+			so.scan = true;
+			struct xp_place_result *r1 = xp_place_ix(ix, jobs[s], &o, &err);
+			struct xp_place_result *r2 = xp_place(c, jobs[s], cms, nm, &so, &err);
+			ck_assert_str_eq(r1->summary, r2->summary);
+			for (size_t i = 0; i < r1->n_replicas; i++)
+				ck_assert_str_eq(r1->replicas[i].env_value, r2->replicas[i].env_value);
+			xp_place_result_free(r1);
+			xp_place_result_free(r2);
+		}
+		free(taken);
+		free(off);
+		xp_place_index_free(ix);
+		xp_cluster_free(c);
+	}
+	ck_assert_uint_ge(decisions, 3000);
+	ck_assert_uint_gt(placed, decisions / 2);
+	for (size_t i = 0; i < 8; i++)
+		xp_job_free(jobs[i]);
+	for (size_t i = 0; i < nm; i++)
+		xp_manifest_free(ms[i]);
+}
+END_TEST
+
+START_TEST(cli_validated)
+{
+	/* --validated reads the validation matrix: only devices whose environment is proven to
+	 * the layer for the case fit; the others are refused with their driver named. */
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
+	fclose(f);
+	xp_cluster_free(c);
+	char *path = xp_tmpfile(buf, len);
+	free(buf);
+	char *db = xp_tmpfile("", 0);
+	unlink(db);
+	struct xp_run r;
+	/* No database yet: a named case cannot be proven anywhere, and it says so. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "place", "--dry-run", "--validated",
+				      "executes:llama", NULL), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "no case llama"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "llama", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "validate", "sync", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	char *env = env_of(db, "H100 SXM 80GB");
+	/* The evidence comes from an H100 node of the snapshot (one where such a job lands). */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--model", "H100 SXM*", "--json",
+				      NULL), 0);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	char *node = xp_strdup(json_string_value(json_object_get(json_array_get(json_object_get(j, "replicas"), 0), "node")));
+	json_decref(j);
+	xp_run_free(&r);
+	static const char *const layers[] = {"schedulable", "launches", "executes"};
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "validate", "record", env, "llama",
+					      layers[i], "pass", "--node", node, NULL), 0);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		xp_run_free(&r);
+	}
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "place", "--dry-run", "--devices", "2",
+				      "--validated", "executes:llama", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+					     json_array_get(json_object_get(j, "replicas"), 0), "node")), "h100"));
+	json_decref(j);
+	xp_run_free(&r);
+	/* Accepted is above what was proven: nothing fits, and the reason names driver and layer. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "place", "--dry-run", "--devices", "2",
+				      "--validated", "accepted:llama", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "not validated (accepted) for case llama"));
+	xp_run_free(&r);
+	/* A100 nodes were never proven for llama. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "place", "--dry-run", "--model", "A100*",
+				      "--validated", "launches:llama", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "A100 80GB driver"));
+	ck_assert_ptr_nonnull(strstr(r.out, "not validated (launches) for case llama"));
+	xp_run_free(&r);
+	/* Any case: the discovered layer holds for every device in the inventory. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "place", "--dry-run", "--validated",
+				      "discovered", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	free(env);
+	free(node);
+	unlink(path);
+	free(path);
+	char *wal = xp_asprintf("%s-wal", db), *shm = xp_asprintf("%s-shm", db);
+	unlink(db);
+	unlink(wal);
+	unlink(shm);
+	free(wal);
+	free(shm);
+	free(db);
+}
+END_TEST
+
 START_TEST(cli)
 {
 	struct xp_err err = {{0}};
@@ -562,11 +945,19 @@ START_TEST(cli)
 	json_error_t je;
 	json_t *j = json_loads(r.out, 0, &je);
 	ck_assert_msg(j != NULL, "%s", je.text);
-	const char *keys[] = {"placed", "strategy", "replicas", "reasons", "relaxation"};
-	ck_assert_uint_eq(json_object_size(j), 5);
-	for (size_t i = 0; i < 5; i++)
+	const char *keys[] = {"placed", "strategy", "replicas", "reasons", "pending", "relaxation", "summary"};
+	ck_assert_uint_eq(json_object_size(j), 7);
+	for (size_t i = 0; i < 7; i++)
 		ck_assert_msg(json_object_get(j, keys[i]) != NULL, "%s", keys[i]);
 	ck_assert(json_is_false(json_object_get(j, "placed")));
+	/* Fewer than 100 devices are free, so no smaller device count helps: fewer replicas is
+	 * the change that fits, reported with what it would get. */
+	json_t *rx = json_object_get(j, "relaxation");
+	ck_assert(json_is_object(rx));
+	ck_assert_str_eq(json_string_value(json_object_get(rx, "field")), "replicas");
+	ck_assert_str_eq(json_string_value(json_object_get(rx, "from")), "100");
+	ck_assert(strncmp(json_string_value(json_object_get(rx, "summary")), "placed ", 7) == 0);
+	ck_assert(strncmp(json_string_value(json_object_get(j, "summary")), "only ", 5) == 0);
 	json_int_t total = 0;
 	json_t *x;
 	size_t i;
@@ -584,8 +975,8 @@ START_TEST(cli)
 	j = json_loads(r.out, 0, &je);
 	ck_assert(json_is_true(json_object_get(j, "placed")));
 	json_t *rep = json_array_get(json_object_get(j, "replicas"), 0);
-	const char *rkeys[] = {"node", "devices", "slices", "numa", "score", "score_breakdown", "env"};
-	for (size_t k = 0; k < 7; k++)
+	const char *rkeys[] = {"node", "devices", "slices", "numa", "score", "score_breakdown", "env", "mounts"};
+	for (size_t k = 0; k < 8; k++)
 		ck_assert_msg(json_object_get(rep, rkeys[k]) != NULL, "%s", rkeys[k]);
 	json_decref(j);
 	xp_run_free(&r);
@@ -616,6 +1007,11 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, network);
 	tcase_add_test(tc, property);
 	tcase_add_test(tc, cli);
+	tcase_add_test(tc, cli_validated);
+	tcase_add_test(tc, gang_min);
+	tcase_add_test(tc, relaxation);
+	tcase_add_test(tc, commit_release);
+	tcase_add_test(tc, stream_property);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,706 @@
+/* place_index.c: the placement index: node classes, their kept answers, use changes, commits
+ * (see place_index.h for why). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "place.h"
+#include "place_index.h"
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t mix_s(uint64_t h, const char *s)
+{
+	/* One pass, no strlen; the terminator goes in too, so "ab","c" and "a","bc" differ, and
+	 * NULL hashes apart from "". */
+	if (!s)
+		return (h ^ 0x1ff) * 0x100000001b3ULL;
+	const unsigned char *b = (const unsigned char *)s;
+	do
+		h = (h ^ *b) * 0x100000001b3ULL;
+	while (*b++);
+	return h;
+}
+
+static bool eq_s(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool eq_d(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static bool labels_eq(const struct xp_labels *a, const struct xp_labels *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!eq_s(a->keys[i], b->keys[i]) || !eq_s(a->values[i], b->values[i]))
+			return false;
+	return true;
+}
+
+static uint64_t labels_hash(uint64_t h, const struct xp_labels *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		h = mix_s(mix_s(h, l->keys[i]), l->values[i]);
+	return mix(h, &l->n, sizeof l->n);
+}
+
+/* What the engine reads of a device, bar its use: equal fields, equal answers. */
+static bool dev_static_eq(const struct xp_device *a, const struct xp_device *b)
+{
+	return eq_s(a->vendor, b->vendor) && eq_s(a->model, b->model) && eq_s(a->driver, b->driver) &&
+	       eq_s(a->firmware, b->firmware) && eq_s(a->runtime, b->runtime) && a->health == b->health &&
+	       a->memory_mib == b->memory_mib && eq_d(a->ecu, b->ecu) && eq_d(a->power_limit_w, b->power_limit_w) &&
+	       a->numa == b->numa && eq_s(a->affinity_group, b->affinity_group);
+}
+
+static uint64_t dev_static_hash(uint64_t h, const struct xp_device *d)
+{
+	h = mix_s(mix_s(mix_s(mix_s(mix_s(h, d->vendor), d->model), d->driver), d->firmware), d->runtime);
+	h = mix(h, &d->health, sizeof d->health);
+	h = mix(h, &d->memory_mib, sizeof d->memory_mib);
+	h = mix(h, &d->ecu, sizeof d->ecu);
+	h = mix(h, &d->power_limit_w, sizeof d->power_limit_w);
+	h = mix(h, &d->numa, sizeof d->numa);
+	return mix_s(h, d->affinity_group);
+}
+
+static bool node_static_eq(const struct xp_node *a, const struct xp_node *b)
+{
+	if (a->state != b->state || a->pus != b->pus || a->memory_mib != b->memory_mib ||
+	    a->n_devices != b->n_devices || !labels_eq(&a->facts, &b->facts) ||
+	    !labels_eq(&a->governance, &b->governance))
+		return false;
+	for (size_t i = 0; i < a->n_devices; i++)
+		if (!dev_static_eq(&a->devices[i], &b->devices[i]))
+			return false;
+	if (!a->links || !b->links)
+		return !a->links && !b->links;
+	return memcmp(a->links, b->links, a->n_devices * a->n_devices * sizeof *a->links) == 0;
+}
+
+static uint64_t node_static_hash(const struct xp_node *n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	h = mix(h, &n->state, sizeof n->state);
+	h = mix(h, &n->pus, sizeof n->pus);
+	h = mix(h, &n->memory_mib, sizeof n->memory_mib);
+	h = labels_hash(labels_hash(h, &n->facts), &n->governance);
+	for (size_t i = 0; i < n->n_devices; i++)
+		h = dev_static_hash(h, &n->devices[i]);
+	if (n->links)
+		h = mix(h, n->links, n->n_devices * n->n_devices * sizeof *n->links);
+	return h;
+}
+
+static struct xpi_dinfo lookup(const struct xp_place_index *ix, const struct xp_device *d)
+{
+	for (size_t i = 0; i < ix->nm && d->model; i++)
+		for (size_t k = 0; k < ix->ms[i]->n_models; k++)
+			if (strcasecmp(ix->ms[i]->models[k].name, d->model) == 0)
+				return (struct xpi_dinfo){ix->ms[i], &ix->ms[i]->models[k]};
+	for (size_t i = 0; i < ix->nm && d->model; i++) {
+		const struct xp_mmodel *md = xp_manifest_model(ix->ms[i], d->model, -1);
+		if (md)
+			return (struct xpi_dinfo){ix->ms[i], md};
+	}
+	return (struct xpi_dinfo){NULL, NULL};
+}
+
+/* Share of a device in use: whole allocations take all of it, shares their percent, slices
+ * one template count's worth (all of it when the template is not known: the safe side). */
+static double alloc_used(const struct xp_device *d, const struct xpi_dinfo *di)
+{
+	double u = 0;
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		const struct xp_alloc *a = &d->allocs[i];
+		if (a->share_pct > 0)
+			u += a->share_pct / 100.0;
+		else if (!a->slice)
+			u += 1;
+		else {
+			const struct xp_mtemplate *t = NULL;
+			for (size_t k = 0; di->md && k < di->md->n_templates && !t; k++)
+				if (strcasecmp(di->md->templates[k].name, a->slice) == 0)
+					t = &di->md->templates[k];
+			u += t && t->count > 0 ? 1.0 / t->count : 1;
+		}
+	}
+	return u;
+}
+
+static int rank_cmp(const void *a, const void *b, void *arg)
+{
+	const struct xp_cluster *c = arg;
+	const struct xp_node *x = c->nodes[*(const size_t *)a], *y = c->nodes[*(const size_t *)b];
+	int r = strcmp(x->name ? x->name : "", y->name ? y->name : "");
+	if (r)
+		return r;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static size_t n_dev(const struct xp_place_index *ix, uint32_t scls)
+{
+	return ix->c->nodes[ix->scls_rep[scls]]->n_devices;
+}
+
+static double clamp01(double u) { return u < 0 ? 0 : u > 1 ? 1 : u; }
+
+static uint64_t class_hash(uint32_t scls, const double *used, size_t n)
+{
+	uint64_t h = mix(0xcbf29ce484222325ULL, &scls, sizeof scls);
+	return mix(h, used, n * sizeof *used);
+}
+
+static void htab_grow(struct xp_place_index *ix)
+{
+	size_t cap = ix->hcap ? ix->hcap * 2 : 1024;
+	uint32_t *t = xp_calloc(cap, sizeof *t);
+	for (size_t k = 0; k < ix->n_classes; k++) {
+		size_t i = ix->classes[k].hash & (cap - 1);
+		while (t[i])
+			i = (i + 1) & (cap - 1);
+		t[i] = (uint32_t)k + 1;
+	}
+	free(ix->htab);
+	ix->htab = t;
+	ix->hcap = cap;
+}
+
+/* The class of (scls, used), made when new; used is copied. */
+static uint32_t class_of(struct xp_place_index *ix, uint32_t scls, const double *used)
+{
+	size_t n = n_dev(ix, scls);
+	uint64_t h = class_hash(scls, used, n);
+	if (ix->hcap) {
+		for (size_t i = h & (ix->hcap - 1); ix->htab[i]; i = (i + 1) & (ix->hcap - 1)) {
+			struct xpi_class *k = &ix->classes[ix->htab[i] - 1];
+			if (k->hash == h && k->scls == scls && memcmp(k->used, used, n * sizeof *used) == 0)
+				return ix->htab[i] - 1;
+		}
+	}
+	if ((ix->n_classes + 1) * 2 > ix->hcap)
+		htab_grow(ix);
+	if (ix->n_classes == ix->cap_classes) {
+		ix->cap_classes = ix->cap_classes ? ix->cap_classes * 2 : 256;
+		ix->classes = xp_realloc(ix->classes, ix->cap_classes * sizeof *ix->classes);
+	}
+	uint32_t id = (uint32_t)ix->n_classes++;
+	struct xpi_class *k = &ix->classes[id];
+	memset(k, 0, sizeof *k);
+	k->scls = scls;
+	k->hash = h;
+	k->used = xp_malloc((n ? n : 1) * sizeof *k->used);
+	memcpy(k->used, used, n * sizeof *used);
+	k->live_at = SIZE_MAX;
+	size_t i = h & (ix->hcap - 1);
+	while (ix->htab[i])
+		i = (i + 1) & (ix->hcap - 1);
+	ix->htab[i] = id + 1;
+	return id;
+}
+
+static void member_add(struct xp_place_index *ix, uint32_t id, uint32_t rank)
+{
+	struct xpi_class *k = &ix->classes[id];
+	if (k->n_members == k->cap_members) {
+		k->cap_members = k->cap_members ? k->cap_members * 2 : 4;
+		k->members = xp_realloc(k->members, k->cap_members * sizeof *k->members);
+	}
+	size_t lo = 0, hi = k->n_members;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (k->members[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(k->members + lo + 1, k->members + lo, (k->n_members - lo) * sizeof *k->members);
+	k->members[lo] = rank;
+	if (k->n_members++ == 0) {
+		uint32_t sc = k->scls;
+		if (ix->n_live[sc] == ix->cap_live[sc]) {
+			ix->cap_live[sc] = ix->cap_live[sc] ? ix->cap_live[sc] * 2 : 4;
+			ix->live[sc] = xp_realloc(ix->live[sc], ix->cap_live[sc] * sizeof **ix->live);
+		}
+		k->live_at = ix->n_live[sc];
+		ix->live[sc][ix->n_live[sc]++] = id;
+		ix->n_live_all++;
+	}
+}
+
+static void member_rm(struct xp_place_index *ix, uint32_t id, uint32_t rank)
+{
+	struct xpi_class *k = &ix->classes[id];
+	size_t lo = 0, hi = k->n_members;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (k->members[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == k->n_members || k->members[lo] != rank)
+		return;
+	memmove(k->members + lo, k->members + lo + 1, (k->n_members - lo - 1) * sizeof *k->members);
+	if (--k->n_members == 0) {
+		uint32_t sc = k->scls;
+		uint32_t last = ix->live[sc][--ix->n_live[sc]];
+		ix->live[sc][k->live_at] = last;
+		ix->n_live_all--;
+		ix->classes[last].live_at = k->live_at;
+		k->live_at = SIZE_MAX;
+	}
+}
+
+struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const struct xp_manifest *const *ms,
+					  size_t nm)
+{
+	struct xp_place_index *ix = xp_calloc(1, sizeof *ix);
+	size_t nn = c->n_nodes;
+	ix->c = c;
+	ix->ms = ms;
+	ix->nm = ms ? nm : 0;
+	ix->n_nodes = nn;
+	ix->order = xp_calloc(nn ? nn : 1, sizeof *ix->order);
+	ix->rank = xp_calloc(nn ? nn : 1, sizeof *ix->rank);
+	ix->off = xp_calloc(nn + 1, sizeof *ix->off);
+	for (size_t i = 0; i < nn; i++) {
+		ix->order[i] = i;
+		ix->off[i + 1] = ix->off[i] + c->nodes[i]->n_devices;
+	}
+	qsort_r(ix->order, nn, sizeof *ix->order, rank_cmp, (void *)c);
+	for (size_t r = 0; r < nn; r++)
+		ix->rank[ix->order[r]] = (uint32_t)r;
+	size_t nd = ix->off[nn];
+	ix->base = xp_calloc(nd ? nd : 1, sizeof *ix->base);
+	ix->used = xp_calloc(nd ? nd : 1, sizeof *ix->used);
+	ix->di = xp_calloc(nd ? nd : 1, sizeof *ix->di);
+	/* Static classes by hash, each checked field by field against its first node. */
+	ix->scls = xp_calloc(nn ? nn : 1, sizeof *ix->scls);
+	ix->scls_rep = xp_calloc(nn ? nn : 1, sizeof *ix->scls_rep);
+	size_t scap = 1024;
+	while (scap < nn * 2)
+		scap *= 2;
+	uint32_t *st = xp_calloc(scap, sizeof *st);
+	uint64_t *sh = xp_calloc(nn ? nn : 1, sizeof *sh);
+	for (size_t r = 0; r < nn; r++) {
+		size_t i = ix->order[r];
+		uint64_t h = node_static_hash(c->nodes[i]);
+		size_t p = h & (scap - 1);
+		uint32_t found = UINT32_MAX;
+		for (; st[p]; p = (p + 1) & (scap - 1))
+			if (sh[st[p] - 1] == h && node_static_eq(c->nodes[ix->scls_rep[st[p] - 1]], c->nodes[i])) {
+				found = st[p] - 1;
+				break;
+			}
+		if (found == UINT32_MAX) {
+			found = (uint32_t)ix->n_scls++;
+			ix->scls_rep[found] = i;
+			sh[found] = h;
+			st[p] = found + 1;
+		}
+		ix->scls[i] = found;
+	}
+	free(st);
+	free(sh);
+	/* Manifest entries and kinds: judged on each static class's first node, copied to the
+	 * others (equal devices, position by position). */
+	ix->kind = xp_calloc(nd ? nd : 1, sizeof *ix->kind);
+	const struct xp_device **kinds = NULL;
+	struct xpi_dinfo *kind_di = NULL;
+	for (size_t sc = 0; sc < ix->n_scls; sc++) {
+		size_t i = ix->scls_rep[sc];
+		const struct xp_node *n = c->nodes[i];
+		for (size_t d = 0; d < n->n_devices; d++) {
+			const struct xp_device *dv = &n->devices[d];
+			size_t k = 0;
+			while (k < ix->n_kinds && !(eq_s(kinds[k]->vendor, dv->vendor) && eq_s(kinds[k]->model, dv->model) &&
+						   eq_s(kinds[k]->driver, dv->driver)))
+				k++;
+			if (k == ix->n_kinds) {
+				kinds = xp_realloc(kinds, (k + 1) * sizeof *kinds);
+				kind_di = xp_realloc(kind_di, (k + 1) * sizeof *kind_di);
+				kinds[k] = dv;
+				kind_di[k] = lookup(ix, dv);
+				ix->n_kinds++;
+			}
+			ix->kind[ix->off[i] + d] = (uint32_t)k;
+			ix->di[ix->off[i] + d] = kind_di[k];
+		}
+	}
+	for (size_t i = 0; i < nn; i++) {
+		size_t rep = ix->scls_rep[ix->scls[i]];
+		const struct xp_node *n = c->nodes[i];
+		for (size_t d = 0; d < n->n_devices; d++) {
+			size_t s = ix->off[i] + d;
+			ix->kind[s] = ix->kind[ix->off[rep] + d];
+			ix->di[s] = ix->di[ix->off[rep] + d];
+			ix->base[s] = ix->used[s] = alloc_used(&n->devices[d], &ix->di[s]);
+		}
+	}
+	free(kinds);
+	free(kind_di);
+	ix->cls = xp_calloc(nn ? nn : 1, sizeof *ix->cls);
+	size_t ns = ix->n_scls ? ix->n_scls : 1;
+	ix->live = xp_calloc(ns, sizeof *ix->live);
+	ix->n_live = xp_calloc(ns, sizeof *ix->n_live);
+	ix->cap_live = xp_calloc(ns, sizeof *ix->cap_live);
+	ix->scls_n = xp_calloc(ns, sizeof *ix->scls_n);
+	for (size_t i = 0; i < nn; i++)
+		ix->scls_n[ix->scls[i]]++;
+	double *u = xp_malloc((XP_MAX_DEVICES + 1) * sizeof *u);
+	for (size_t r = 0; r < nn; r++) {
+		size_t i = ix->order[r];
+		const struct xp_node *n = c->nodes[i];
+		for (size_t d = 0; d < n->n_devices; d++)
+			u[d] = clamp01(ix->used[ix->off[i] + d]);
+		ix->cls[i] = class_of(ix, ix->scls[i], u);
+		member_add(ix, ix->cls[i], (uint32_t)r);
+	}
+	free(u);
+	return ix;
+}
+
+static void query_drop(struct xpi_query *q)
+{
+	for (size_t i = 0; i < q->n_ans; i++)
+		free(q->ans[i].dev);
+	free(q->ans);
+	free(q->slot);
+	free(q->sslot);
+	free(q->sig);
+	memset(q, 0, sizeof *q);
+}
+
+static void memo_clear(struct xp_place_index *ix)
+{
+	for (size_t i = 0; i < ix->n_q; i++)
+		query_drop(&ix->q[i]);
+	free(ix->q);
+	ix->q = NULL;
+	ix->n_q = 0;
+}
+
+void xp_place_index_free(struct xp_place_index *ix)
+{
+	if (!ix)
+		return;
+	memo_clear(ix);
+	free(ix->kind);
+	for (size_t k = 0; k < ix->n_classes; k++) {
+		free(ix->classes[k].used);
+		free(ix->classes[k].members);
+	}
+	free(ix->classes);
+	free(ix->htab);
+	for (size_t i = 0; i < ix->n_scls; i++)
+		free(ix->live[i]);
+	free(ix->live);
+	free(ix->n_live);
+	free(ix->cap_live);
+	free(ix->scls_n);
+	xp_strv_free(ix->texts, ix->n_texts);
+	for (size_t i = 0; i < ix->n_commits; i++) {
+		struct xpi_commit *m = &ix->commits[i];
+		for (size_t r = 0; r < m->n; r++)
+			free(m->pos[r]);
+		free(m->node);
+		free(m->n_pos);
+		free(m->pos);
+		free(m->take);
+	}
+	free(ix->commits);
+	for (int r = 0; r < 2; r++) {
+		free(ix->dom[r].keys);
+		free(ix->dom[r].start);
+		free(ix->dom[r].nodes);
+	}
+	xp_strv_free(ix->vkeys, ix->n_v);
+	free(ix->vvals);
+	free(ix->undo);
+	free(ix->cls);
+	free(ix->scls);
+	free(ix->scls_rep);
+	free(ix->di);
+	free(ix->base);
+	free(ix->used);
+	free(ix->off);
+	free(ix->rank);
+	free(ix->order);
+	free(ix);
+}
+
+const char *xpi_domain_of(const struct xp_place_index *ix, size_t i, bool rack)
+{
+	const struct xp_node *n = ix->c->nodes[i];
+	const char *k = rack ? n->rack : n->sw;
+	return k && *k ? k : NULL;
+}
+
+struct dom_ctx {
+	const struct xp_place_index *ix;
+	bool rack;
+};
+
+static int dom_cmp(const void *a, const void *b, void *arg)
+{
+	const struct dom_ctx *d = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int r = strcmp(xpi_domain_of(d->ix, x, d->rack), xpi_domain_of(d->ix, y, d->rack));
+	if (r)
+		return r;
+	return d->ix->rank[x] < d->ix->rank[y] ? -1 : d->ix->rank[x] > d->ix->rank[y];
+}
+
+const struct xpi_domains *xpi_domains(struct xp_place_index *ix, bool rack)
+{
+	struct xpi_domains *d = &ix->dom[rack];
+	if (d->built)
+		return d;
+	d->built = true;
+	d->nodes = xp_calloc(ix->n_nodes ? ix->n_nodes : 1, sizeof *d->nodes);
+	size_t m = 0;
+	for (size_t i = 0; i < ix->n_nodes; i++) {
+		if (xpi_domain_of(ix, i, rack))
+			d->nodes[m++] = i;
+		else
+			d->nokey++;
+	}
+	struct dom_ctx ctx = {ix, rack};
+	qsort_r(d->nodes, m, sizeof *d->nodes, dom_cmp, &ctx);
+	d->keys = xp_calloc(m ? m : 1, sizeof *d->keys);
+	d->start = xp_calloc(m + 1, sizeof *d->start);
+	for (size_t i = 0; i < m; i++) {
+		const char *k = xpi_domain_of(ix, d->nodes[i], rack);
+		if (!d->n || strcmp(d->keys[d->n - 1], k) != 0) {
+			d->start[d->n] = i;
+			d->keys[d->n++] = k;
+		}
+	}
+	d->start[d->n] = m;
+	return d;
+}
+
+void xp_place_index_stats(const struct xp_place_index *ix, struct xp_place_index_stats *s)
+{
+	memset(s, 0, sizeof *s);
+	s->nodes = ix->n_nodes;
+	s->static_classes = ix->n_scls;
+	s->classes = ix->n_classes;
+	s->live_classes = ix->n_live_all;
+	for (size_t i = 0; i < ix->n_q; i++)
+		s->queries += ix->q[i].sig != NULL;
+	s->judged = ix->evals;
+	s->reused = ix->hits;
+}
+
+void xp_place_index_set_validation(struct xp_place_index *ix,
+				   int (*fn)(void *ctx, const struct xp_device *d, const char *kase), void *ctx)
+{
+	ix->validated = fn;
+	ix->vctx = ctx;
+	xp_strv_free(ix->vkeys, ix->n_v);
+	free(ix->vvals);
+	ix->vkeys = NULL;
+	ix->vvals = NULL;
+	ix->n_v = 0;
+	/* Answers judged under the old evidence are void. */
+	memo_clear(ix);
+}
+
+int xpi_validated(struct xp_place_index *ix, const struct xp_device *d, const char *kase)
+{
+	if (!ix->validated)
+		return -1;
+	char *key = xp_asprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", d->vendor ? d->vendor : "", d->model ? d->model : "",
+				d->driver ? d->driver : "", d->firmware ? d->firmware : "",
+				d->runtime ? d->runtime : "", kase ? kase : "");
+	for (size_t i = 0; i < ix->n_v; i++)
+		if (strcmp(ix->vkeys[i], key) == 0) {
+			free(key);
+			return ix->vvals[i];
+		}
+	int v = ix->validated(ix->vctx, d, kase);
+	ix->vkeys = xp_realloc(ix->vkeys, (ix->n_v + 1) * sizeof *ix->vkeys);
+	ix->vvals = xp_realloc(ix->vvals, (ix->n_v + 1) * sizeof *ix->vvals);
+	ix->vkeys[ix->n_v] = key;
+	ix->vvals[ix->n_v++] = v;
+	return v;
+}
+
+uint32_t xpi_query(struct xp_place_index *ix, const char *sig)
+{
+	ix->tick++;
+	size_t lru = 0;
+	for (size_t i = 0; i < ix->n_q; i++) {
+		if (ix->q[i].sig && strcmp(ix->q[i].sig, sig) == 0) {
+			ix->q[i].used_at = ix->tick;
+			return (uint32_t)i;
+		}
+		if (ix->q[i].used_at < ix->q[lru].used_at)
+			lru = i;
+	}
+	if (ix->n_q < XPI_QUERIES) {
+		ix->q = xp_realloc(ix->q, (ix->n_q + 1) * sizeof *ix->q);
+		memset(&ix->q[ix->n_q], 0, sizeof *ix->q);
+		lru = ix->n_q++;
+	} else
+		query_drop(&ix->q[lru]);
+	struct xpi_query *q = &ix->q[lru];
+	q->sig = xp_strdup(sig);
+	q->used_at = ix->tick;
+	q->sslot = xp_calloc(ix->n_scls ? ix->n_scls : 1, sizeof *q->sslot);
+	return (uint32_t)lru;
+}
+
+const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t qi, size_t sc)
+{
+	uint32_t a = ix->q[qi].sslot[sc];
+	return a ? &ix->q[qi].ans[a - 1] : NULL;
+}
+
+const struct xpi_memo *xpi_memo_get(const struct xp_place_index *ix, uint32_t qi, uint32_t k)
+{
+	const struct xpi_query *q = &ix->q[qi];
+	uint32_t a = q->sslot[ix->classes[k].scls];
+	if (!a && k < q->cap_slot)
+		a = q->slot[k];
+	return a ? &q->ans[a - 1] : NULL;
+}
+
+static const char *intern(struct xp_place_index *ix, const char *s)
+{
+	if (!s || !*s)
+		return "";
+	for (size_t i = ix->n_texts; i-- > 0;)
+		if (strcmp(ix->texts[i], s) == 0)
+			return ix->texts[i];
+	xp_strv_add(&ix->texts, &ix->n_texts, s);
+	return ix->texts[ix->n_texts - 1];
+}
+
+const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint32_t k, const struct xpi_memo *m,
+				    bool statik)
+{
+	struct xpi_query *q = &ix->q[qi];
+	if (q->n_ans == q->cap_ans) {
+		q->cap_ans = q->cap_ans ? q->cap_ans * 2 : 64;
+		q->ans = xp_realloc(q->ans, q->cap_ans * sizeof *q->ans);
+	}
+	struct xpi_memo *o = &q->ans[q->n_ans++];
+	*o = *m;
+	o->text = intern(ix, m->text);
+	o->dev = NULL;
+	if (m->n) {
+		o->dev = xp_malloc(m->n * sizeof *o->dev);
+		memcpy(o->dev, m->dev, m->n * sizeof *o->dev);
+	}
+	if (statik)
+		q->sslot[ix->classes[k].scls] = (uint32_t)q->n_ans;
+	else {
+		if (k >= q->cap_slot) {
+			size_t cap = q->cap_slot ? q->cap_slot : 256;
+			while (cap <= k)
+				cap *= 2;
+			q->slot = xp_realloc(q->slot, cap * sizeof *q->slot);
+			memset(q->slot + q->cap_slot, 0, (cap - q->cap_slot) * sizeof *q->slot);
+			q->cap_slot = cap;
+		}
+		q->slot[k] = (uint32_t)q->n_ans;
+	}
+	return o;
+}
+
+void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)
+{
+	size_t s = ix->off[node] + pos;
+	if (ix->recording) {
+		if (ix->n_undo == ix->cap_undo) {
+			ix->cap_undo = ix->cap_undo ? ix->cap_undo * 2 : 64;
+			ix->undo = xp_realloc(ix->undo, ix->cap_undo * sizeof *ix->undo);
+		}
+		ix->undo[ix->n_undo++] = (struct xpi_undo){node, pos, ix->used[s]};
+	}
+	ix->used[s] = u;
+	uint32_t old = ix->cls[node];
+	const struct xpi_class *k = &ix->classes[old];
+	size_t n = n_dev(ix, k->scls);
+	double buf[64], *v = n <= 64 ? buf : xp_malloc(n * sizeof *v);
+	memcpy(v, k->used, n * sizeof *v);
+	v[pos] = clamp01(u);
+	if (memcmp(v, k->used, n * sizeof *v) != 0) {
+		/* class_of may move the class array: take ids, not pointers, across it. */
+		uint32_t nid = class_of(ix, ix->scls[node], v);
+		member_rm(ix, old, ix->rank[node]);
+		member_add(ix, nid, ix->rank[node]);
+		ix->cls[node] = nid;
+	}
+	if (v != buf)
+		free(v);
+}
+
+void xpi_undo_all(struct xp_place_index *ix)
+{
+	ix->recording = false;
+	while (ix->n_undo > 0) {
+		struct xpi_undo *u = &ix->undo[--ix->n_undo];
+		xpi_set_used(ix, u->node, u->pos, u->old);
+	}
+}
+
+int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result *r)
+{
+	if (!r || !r->placed || !r->n_replicas)
+		return -1;
+	ix->commits = xp_realloc(ix->commits, (ix->n_commits + 1) * sizeof *ix->commits);
+	struct xpi_commit *m = &ix->commits[ix->n_commits];
+	m->n = r->n_replicas;
+	m->node = xp_calloc(m->n, sizeof *m->node);
+	m->n_pos = xp_calloc(m->n, sizeof *m->n_pos);
+	m->pos = xp_calloc(m->n, sizeof *m->pos);
+	m->take = xp_calloc(m->n, sizeof *m->take);
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		m->node[i] = p->node_ix;
+		m->n_pos[i] = p->n_devices;
+		m->pos[i] = xp_calloc(p->n_devices ? p->n_devices : 1, sizeof *m->pos[i]);
+		memcpy(m->pos[i], p->pos, p->n_devices * sizeof *p->pos);
+		m->take[i] = p->take;
+		for (size_t d = 0; d < p->n_devices; d++)
+			xpi_set_used(ix, p->node_ix, (size_t)p->pos[d], ix->used[ix->off[p->node_ix] + (size_t)p->pos[d]] + p->take);
+	}
+	return (int64_t)ix->n_commits++;
+}
+
+bool xp_place_release(struct xp_place_index *ix, int64_t id)
+{
+	if (id < 0 || (size_t)id >= ix->n_commits || !ix->commits[id].n)
+		return false;
+	struct xpi_commit *m = &ix->commits[id];
+	for (size_t i = 0; i < m->n; i++) {
+		for (size_t d = 0; d < m->n_pos[i]; d++) {
+			size_t s = ix->off[m->node[i]] + (size_t)m->pos[i][d];
+			double u = ix->used[s] - m->take[i];
+			/* Back to what the cluster showed when sums of fractions leave crumbs. */
+			if (u < ix->base[s] + 1e-9 && u > ix->base[s] - 1e-9)
+				u = ix->base[s];
+			xpi_set_used(ix, m->node[i], (size_t)m->pos[i][d], u);
+		}
+		free(m->pos[i]);
+	}
+	free(m->node);
+	free(m->n_pos);
+	free(m->pos);
+	free(m->take);
+	memset(m, 0, sizeof *m);
+	return true;
+}

@@ -1,0 +1,152 @@
+/* place_index.h: what the placement engine keeps between decisions, so that a decision does
+ * not judge every node (internal to place.c and place_index.c; the public handle and its
+ * functions are in place.h).
+ *
+ * Nodes that would answer every job alike are one class: the same state, labels, CPUs and
+ * memory, the same devices (vendor, model, driver, firmware, health, memory, ECU, power, NUMA,
+ * affinity group) linked alike, and the same share of each device in use. A class is judged
+ * once per job shape (a "query") and the answer is kept (the memo); a decision looks at the
+ * classes that have members, not at the nodes, and a refusal counts each class's members, so
+ * it still accounts for every node. When a device's use changes (a dry-run's own replicas,
+ * a commit, a release) its node moves to the class of its new state. Between equal scores
+ * the node that sorts first by name wins, as in a scan by name; each class keeps its members'
+ * name ranks sorted so that its first member is that node. */
+#ifndef XP_PLACE_INDEX_H
+#define XP_PLACE_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manifest.h"
+#include "model.h"
+
+/* The manifest entry describing a device: its model by name, else by the match globs. */
+struct xpi_dinfo {
+	const struct xp_manifest *m;
+	const struct xp_mmodel *md;
+};
+
+/* A kept answer of one class to one query (see place.c's struct answer). */
+struct xpi_memo {
+	int stage;
+	const char *text;   /* interned in the index */
+	int *dev;           /* device positions, n of them */
+	size_t n;
+	double take, score, parts[8];
+};
+
+/* Nodes in one state. */
+struct xpi_class {
+	uint32_t scls;      /* static class: everything but use */
+	uint64_t hash;
+	double *used;       /* use of each device, 0..1 (n_devices of the static class) */
+	uint32_t *members;  /* name ranks, ascending */
+	size_t n_members, cap_members;
+	size_t live_at;     /* position in its static class's live list, SIZE_MAX when empty */
+};
+
+/* A job shape judged by the index, with its answers: slot[class] and, for answers that do not
+ * depend on what is in use (a node down, no such model), sslot[static class]. */
+struct xpi_query {
+	char *sig;          /* NULL: a free entry */
+	uint64_t used_at;   /* for dropping the least recently used shape */
+	uint32_t *slot, *sslot; /* answer index + 1; 0: not judged */
+	size_t cap_slot;
+	struct xpi_memo *ans;
+	size_t n_ans, cap_ans;
+};
+
+/* One change of use recorded so that a dry-run can take its own replicas back. */
+struct xpi_undo {
+	size_t node, pos;
+	double old;
+};
+
+/* A committed placement: what xp_place_release gives back. */
+struct xpi_commit {
+	size_t *node, *n_pos;
+	int **pos;
+	double *take;
+	size_t n;           /* replicas; 0 once released */
+};
+
+/* Nodes by switch or rack: keys[i]'s nodes are nodes[start[i]..start[i+1]), by name rank. */
+struct xpi_domains {
+	bool built;
+	size_t n;
+	const char **keys;   /* the cluster's strings, sorted */
+	size_t *start;
+	size_t *nodes;
+	size_t nokey;        /* nodes with none recorded */
+};
+
+struct xp_place_index {
+	const struct xp_cluster *c;
+	const struct xp_manifest *const *ms;
+	size_t nm;
+	size_t n_nodes;
+	size_t *order;           /* name rank -> node */
+	uint32_t *rank;          /* node -> name rank */
+	size_t *off;             /* node -> its first device slot */
+	double *base, *used;     /* per device slot: what the cluster shows in use; now */
+	struct xpi_dinfo *di;    /* per device slot */
+	uint32_t *scls;          /* node -> static class */
+	size_t *scls_rep;        /* static class -> a node of it */
+	size_t n_scls;
+	uint32_t *cls;           /* node -> class */
+	struct xpi_class *classes;
+	size_t n_classes, cap_classes;
+	uint32_t *htab;          /* class id + 1 by hash, 0: empty; open addressing */
+	size_t hcap;
+	uint32_t **live;         /* per static class: its classes with members */
+	size_t *n_live, *cap_live;
+	size_t *scls_n;          /* per static class: its nodes */
+	size_t n_live_all;       /* classes with members in all */
+	struct xpi_query *q;     /* job shapes judged, at most XPI_QUERIES */
+	size_t n_q;
+	uint64_t tick;
+	uint32_t *kind;          /* per device slot: its (vendor, model, driver) as a number */
+	size_t n_kinds;
+	char **texts;            /* interned reason texts */
+	size_t n_texts;
+	struct xpi_undo *undo;   /* the running dry-run's changes */
+	size_t n_undo, cap_undo;
+	bool recording;
+	struct xpi_commit *commits;
+	size_t n_commits;
+	int (*validated)(void *ctx, const struct xp_device *d, const char *kase);
+	void *vctx;
+	char **vkeys;            /* "env id\ncase" -> layer, the validation callback's answers */
+	int *vvals;
+	size_t n_v;
+	struct xpi_domains dom[2]; /* by switch, by rack; built when a job first asks */
+	uint64_t evals, hits;    /* class judgements made and answers reused (for benchmarks) */
+};
+
+/* The answer kept for every class of static class sc under query q, NULL when none. */
+const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t q, size_t sc);
+/* Job shapes whose answers are kept; the least recently used goes first. */
+#define XPI_QUERIES 256
+/* The query id of a job shape's signature (made, or found and marked used). */
+uint32_t xpi_query(struct xp_place_index *ix, const char *sig);
+/* The kept answer of class k to query q, NULL when not judged yet. Valid until the next
+ * xpi_memo_put or xpi_query. */
+const struct xpi_memo *xpi_memo_get(const struct xp_place_index *ix, uint32_t q, uint32_t k);
+/* Keeps an answer (dev: n positions, copied; text interned); for the whole static class of k
+ * when statik (the answer does not depend on use). Valid as xpi_memo_get's. */
+const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t q, uint32_t k, const struct xpi_memo *m,
+				    bool statik);
+/* Sets the use of device pos of node to u (0..1 or more), moving the node to its new class;
+ * recorded for xpi_undo_all while ix->recording. */
+void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u);
+/* Takes back every change recorded since recording began, and stops recording. */
+void xpi_undo_all(struct xp_place_index *ix);
+/* The nodes by switch (rack false) or rack (true). */
+const struct xpi_domains *xpi_domains(struct xp_place_index *ix, bool rack);
+/* The switch (rack) of node i, NULL when not recorded. */
+const char *xpi_domain_of(const struct xp_place_index *ix, size_t i, bool rack);
+/* The highest validation layer of device d for kase (NULL: any), through the callback, kept. */
+int xpi_validated(struct xp_place_index *ix, const struct xp_device *d, const char *kase);
+
+#endif
