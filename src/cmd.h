@@ -10,7 +10,7 @@
 #include "xp.h"
 
 /* Most options one command may declare. */
-#define XP_CMD_MAX_OPTS 24
+#define XP_CMD_MAX_OPTS 40
 /* Longest line a batch script may hold. */
 #define XP_BATCH_MAX_LINE 65536
 /* Most words one command line may split into. */

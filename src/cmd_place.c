@@ -26,12 +26,15 @@ static const struct xp_opt place_opts[] = {
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},
+	{"tenant", 0, "NAME", "the tenant the job runs for"},
+	{"priority", 0, "N", "larger goes first (default 0)"},
 	{"replicas", 0, "N", "replicas, all placed or none (default 1)"},
 	{"gang-min", 0, "N", "place the job when N of its replicas fit; the rest wait (default: all)"},
 	{"devices", 0, "N", "whole devices per replica (default 1)"},
 	{"vendor", 0, "PATTERN", "vendor or adapter glob (\"Huawei\", \"ascend\")"},
 	{"model", 0, "PATTERN", "model glob (\"Ascend910*\")"},
 	{"memory", 0, "MIB", "device memory per device, slice or share"},
+	{"ecu", 0, "N", "effective compute units per device, at least"},
 	{"slice", 0, "NAME", "one MIG profile or vNPU template per replica"},
 	{"share", 0, "PERCENT", "a soft share of one device per replica"},
 	{"cpus", 0, "N", "CPUs per replica"},
@@ -274,12 +277,15 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		fl.name = xp_args_get(a, "name");
 		fl.kind = xp_args_get(a, "kind");
 		fl.queue = xp_args_get(a, "queue");
+		fl.tenant = xp_args_get(a, "tenant");
+		fl.priority = xp_args_get(a, "priority");
 		fl.replicas = xp_args_get(a, "replicas");
 		fl.gang_min = xp_args_get(a, "gang-min");
 		fl.devices = xp_args_get(a, "devices");
 		fl.vendor = xp_args_get(a, "vendor");
 		fl.model = xp_args_get(a, "model");
 		fl.memory = xp_args_get(a, "memory");
+		fl.ecu = xp_args_get(a, "ecu");
 		fl.slice = xp_args_get(a, "slice");
 		fl.share = xp_args_get(a, "share");
 		fl.cpus = xp_args_get(a, "cpus");

@@ -148,6 +148,60 @@ static double used_now(const struct pctx *p, size_t ni, size_t di)
 	return u > 1 ? 1 : u < 0 ? 0 : u;
 }
 
+static int rank_of(const struct xp_node *n, int a, int b)
+{
+	int r = xp_link_rank(*xp_node_link(n, (size_t)a, (size_t)b));
+	return r > 7 ? 7 : r;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The want devices of cand (ascending) closest to each other: from each start, add the device
+ * with the lowest sum of link ranks to those taken (ties: the lower index), and keep the start
+ * whose set sums lowest (ties: the first). Without links, or with a great many candidates,
+ * the first want. out comes back ascending. */
+#define CLOSEST_MAX 64
+static void closest(const struct xp_node *n, const int *cand, size_t nc, size_t want, int *out)
+{
+	if (want < 2 || nc <= want || !n->links || nc > CLOSEST_MAX) {
+		for (size_t i = 0; i < want; i++)
+			out[i] = cand[i];
+		return;
+	}
+	int best = -1, set[CLOSEST_MAX];
+	for (size_t s = 0; s < nc; s++) {
+		bool taken[CLOSEST_MAX] = {false};
+		set[0] = cand[s];
+		taken[s] = true;
+		int sum = 0;
+		for (size_t k = 1; k < want; k++) {
+			int pick = -1, pick_add = 0;
+			for (size_t j = 0; j < nc; j++) {
+				if (taken[j])
+					continue;
+				int add = 0;
+				for (size_t t = 0; t < k; t++)
+					add += rank_of(n, set[t], cand[j]);
+				if (pick < 0 || add < pick_add) {
+					pick = (int)j;
+					pick_add = add;
+				}
+			}
+			taken[pick] = true;
+			set[k] = cand[pick];
+			sum += pick_add;
+		}
+		if (best < 0 || sum < best) {
+			best = sum;
+			memcpy(out, set, want * sizeof *out);
+		}
+	}
+	qsort(out, want, sizeof *out, int_cmp);
+}
+
 /* Picks want devices from cand (indices, ascending) under the group rules; returns false with
  * text set. ring: the affinity rule's ring size (0 none). */
 static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, bool same_group,
@@ -219,8 +273,7 @@ static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t wa
 				out[got++] = cand[k];
 		return true;
 	}
-	for (size_t i = 0; i < want; i++)
-		out[i] = cand[i];
+	closest(n, cand, nc, want, out);
 	return true;
 }
 

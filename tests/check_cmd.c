@@ -24,6 +24,20 @@ static const struct xp_cmd_entry t_plan = {"plan", NULL, "", "p", NULL, 0, 0, no
 static const struct xp_cmd_entry t_show = {"show", NULL, "", "s", NULL, 0, -1, noop_exec};
 static const struct xp_cmd_entry *const t_table[] = {&t_place, &t_plan, &t_show, NULL};
 
+START_TEST(option_tables_fit)
+{
+	/* xp_args holds XP_CMD_MAX_OPTS options: a longer table would lose the options past it
+	 * ("unknown option"), as place's did when it grew to 27. */
+	for (size_t i = 0; xp_cmd_table[i]; i++) {
+		size_t n = 0;
+		while (xp_cmd_table[i]->opts && xp_cmd_table[i]->opts[n].name)
+			n++;
+		ck_assert_msg(n <= XP_CMD_MAX_OPTS, "%s has %zu options, room for %d", xp_cmd_table[i]->name, n,
+			      XP_CMD_MAX_OPTS);
+	}
+}
+END_TEST
+
 START_TEST(find_rules)
 {
 	struct xp_err err = {{0}};
@@ -237,6 +251,7 @@ Suite *xp_suite_cmd(void)
 {
 	Suite *s = suite_create("cmd");
 	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, option_tables_fit);
 	tcase_add_test(tc, find_rules);
 	tcase_add_test(tc, parse_options);
 	tcase_add_test(tc, split_words);

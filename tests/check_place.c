@@ -591,6 +591,36 @@ static char *env_of(const char *db, const char *model)
 	return id;
 }
 
+START_TEST(closest_devices)
+{
+	/* A PCIe node of 4 (one NUMA domain): 0-1 and 2-3 under one switch each (PIX), the pairs
+	 * across host bridges (NODE). 2 devices with 0 busy: 2,3 (PIX) beat 1,2 (the first free,
+	 * NODE apart); with 0 and 3 busy only 1,2 are left. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *nd = mknode(c, "p", 4, false, "1");
+	for (int i = 0; i < 4; i++) {
+		nd->devices[i].numa = 0;
+		free(nd->devices[i].affinity_group);
+		nd->devices[i].affinity_group = NULL;
+	}
+	xp_node_links_reset(nd);
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++)
+			if (a != b)
+				xp_node_link(nd, (size_t)a, (size_t)b)->cls = a / 2 == b / 2 ? XP_LINK_PIX : XP_LINK_NODE;
+	busy(nd, 0, NULL);
+	struct xp_place_result *r = place(c, "{\"devices\": 2}", XP_STRAT_TOPOLOGY);
+	ck_assert(r->placed);
+	devs_are(&r->replicas[0], "p", "2,3");
+	xp_place_result_free(r);
+	busy(nd, 3, NULL);
+	r = place(c, "{\"devices\": 2}", XP_STRAT_TOPOLOGY);
+	devs_are(&r->replicas[0], "p", "1,2");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(gang_min)
 {
 	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
@@ -1008,6 +1038,7 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, property);
 	tcase_add_test(tc, cli);
 	tcase_add_test(tc, cli_validated);
+	tcase_add_test(tc, closest_devices);
 	tcase_add_test(tc, gang_min);
 	tcase_add_test(tc, relaxation);
 	tcase_add_test(tc, commit_release);
