@@ -78,6 +78,7 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 		json_object_set_new(x, "devices", devs);
 		json_object_set_new(x, "slices", slices);
 		json_object_set_new(x, "numa", p->numa >= 0 ? json_integer(p->numa) : json_null());
+		json_object_set_new(x, "cpus", p->cpus ? xp_json_str(p->cpus) : json_null());
 		json_object_set_new(x, "score", json_real(round2(p->score)));
 		json_t *bd = json_object();
 		for (int c = 0; c < XP_CRIT_COUNT; c++)
@@ -205,8 +206,14 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 			const struct xp_place_replica *p = &r->replicas[i];
 			char numa[16];
 			snprintf(numa, sizeof numa, "%d", p->numa);
+			/* The node's device indices (as the topology view and the JSON number them); ENV
+			 * has the vendor's own numbers, which may differ. */
 			char devs[64];
-			snprintf(devs, sizeof devs, "%s%s%s", p->env_value, p->slice ? " " : "", p->slice ? p->slice : "");
+			size_t dl = 0;
+			for (size_t k = 0; k < p->n_devices && dl < sizeof devs; k++)
+				dl += (size_t)snprintf(devs + dl, sizeof devs - dl, "%s%d", k ? "," : "", p->devices[k]);
+			if (p->slice && dl < sizeof devs)
+				snprintf(devs + dl, sizeof devs - dl, " %s", p->slice);
 			fprintf(f, "%-8zu %-20s %-16s %-5s %-6.1f %s=%s\n", i, p->node, devs, p->numa >= 0 ? numa : "-",
 				p->score, p->env_name, p->env_value);
 			fprintf(f, "%8s score:", "");
@@ -214,6 +221,8 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 				if (xp_strategy_weight(r->strategy, c) > 0)
 					fprintf(f, " %s %.1f", xp_criterion_name(c), p->breakdown[c]);
 			fprintf(f, "\n");
+			if (p->cpus)
+				fprintf(f, "%8s cpus: %s (NUMA %d)\n", "", p->cpus, p->numa);
 			if (p->n_mounts) {
 				fprintf(f, "%8s mounts:", "");
 				for (size_t k = 0; k < p->n_mounts; k++)

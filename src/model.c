@@ -303,6 +303,7 @@ struct xp_device *xp_node_add_device(struct xp_node *n)
 {
 	struct xp_device *d = append(&n->devices, &n->n_devices, sizeof *d);
 	d->index = (int)n->n_devices - 1;
+	d->vendor_index = -1;
 	d->pci_class = -1;
 	d->numa = -1;
 	d->memory_mib = -1;

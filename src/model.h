@@ -106,6 +106,8 @@ struct xp_alloc {
 /* An accelerator. */
 struct xp_device {
 	int index;          /* index within the node, 0.. */
+	int vendor_index;   /* the vendor tool's own index (nvidia-smi GPU index, NPU id, card N): what
+			     * CUDA_VISIBLE_DEVICES and /dev/nvidiaN mean; -1 when not known */
 	char *vendor;       /* "NVIDIA", "Huawei", ... */
 	char *model;        /* marketing model, or "[10de:1db4]" when not known */
 	char *arch;         /* generation/architecture, NULL when not known */

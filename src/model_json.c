@@ -168,6 +168,7 @@ static json_t *device_to_json(const struct xp_device *d)
 {
 	json_t *o = json_object();
 	put(o, "index", json_integer(d->index));
+	put(o, "vendor_index", d->vendor_index >= 0 ? json_integer(d->vendor_index) : json_null());
 	put(o, "vendor", jstr(d->vendor));
 	put(o, "model", jstr(d->model));
 	put(o, "arch", jstr(d->arch));
@@ -917,7 +918,8 @@ static int device_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	if (index != d->index)
 		return bad(err, p, "index", "expected %d (the position in devices), got %lld",
 			   d->index, (long long)index);
-	if (device_ids(o, p, d, err) || device_metrics(o, p, d, err))
+	if (device_ids(o, p, d, err) || device_metrics(o, p, d, err) ||
+	    get_i(o, p, "vendor_index", ID_MAX, true, &d->vendor_index, err))
 		return -1;
 	return 0;
 }

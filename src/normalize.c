@@ -191,6 +191,8 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 {
 	struct xp_device *d = &n->devices[idx];
 	const struct xp_mmodel *md = xp_manifest_model(m, r->name, pci_device_id(d));
+	if (r->index >= 0)
+		d->vendor_index = r->index;
 	set_str(&d->vendor, md && md->vendor[0] ? md->vendor : m->vendor);
 	if (md)
 		set_str(&d->model, md->name);

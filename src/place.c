@@ -568,6 +568,7 @@ static void replica_free(struct xp_place_replica *r)
 	xp_strv_free(r->bus_ids, r->n_devices);
 	xp_strv_free(r->mounts, r->n_mounts);
 	free(r->slice);
+	free(r->cpus);
 	free(r->env_name);
 	free(r->env_value);
 }
@@ -815,6 +816,7 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			rp->pos = xp_calloc(ch.n ? ch.n : 1, sizeof(int));
 			rp->take = ch.take;
 			char env[XP_MAX_DEVICES * 6 + 1] = "";
+			int *vid = xp_calloc(ch.n ? ch.n : 1, sizeof *vid);
 			int numa = n->devices[ch.dev[0]].numa;
 			size_t nb = 0, el = 0;
 			for (size_t k = 0; k < ch.n; k++) {
@@ -822,11 +824,18 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				rp->devices[k] = d->index;
 				rp->pos[k] = ch.dev[k];
 				xp_strv_add(&rp->bus_ids, &nb, d->pci_bus_id ? d->pci_bus_id : "");
-				el += (size_t)snprintf(env + el, sizeof env - el, "%s%d", k ? "," : "", d->index);
+				/* The task sees devices by the vendor's own numbering, which differs from
+				 * the node's whenever other accelerators come first on the bus. */
+				vid[k] = d->vendor_index >= 0 ? d->vendor_index : d->index;
+				el += (size_t)snprintf(env + el, sizeof env - el, "%s%d", k ? "," : "", vid[k]);
 				if (d->numa != numa)
 					numa = -1;
 			}
 			rp->numa = numa;
+			/* The CPUs to pin the task to: those of the devices' NUMA domain. */
+			for (size_t k = 0; numa >= 0 && k < n->n_numa && !rp->cpus; k++)
+				if (n->numa[k].id == numa && n->numa[k].cpus && *n->numa[k].cpus)
+					rp->cpus = xp_strdup(n->numa[k].cpus);
 			if (g->slice)
 				rp->slice = xp_strdup(g->slice);
 			else if (g->share_pct > 0)
@@ -838,7 +847,8 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
 			rp->env_name = xp_strdup(ev ? ev : "XPOOL_VISIBLE_DEVICES");
 			rp->env_value = xp_strdup(env);
-			rp->n_mounts = di->m ? xp_manifest_mounts(di->m, rp->devices, rp->n_devices, &rp->mounts) : 0;
+			rp->n_mounts = di->m ? xp_manifest_mounts(di->m, vid, rp->n_devices, &rp->mounts) : 0;
+			free(vid);
 			t->total += ch.score;
 			/* This replica's devices are busy for the next ones (taken back at the end). */
 			for (size_t k = 0; k < rp->n_devices; k++) {

@@ -66,11 +66,13 @@ struct xp_place_replica {
 	size_t n_devices;
 	char *slice;            /* template name or "share:N" for a slice/share job, else NULL */
 	int numa;               /* NUMA domain holding every device, -1 when none */
+	char *cpus;             /* that domain's CPUs as a list ("0-7,16-23"), NULL when none or not known */
 	double score;           /* 0..100 */
 	double breakdown[XP_CRIT_COUNT]; /* weighted contribution of each criterion */
 	char *env_name;         /* the manifest's visible_devices_env (CUDA_VISIBLE_DEVICES, ...;
 				 * XPOOL_VISIBLE_DEVICES without one) */
-	char *env_value;        /* "0,1,2,3" */
+	char *env_value;        /* "0,1,2,3": the vendor's own device numbers (vendor_index; the
+				 * node's index when not known), as are the device files */
 	char **mounts;          /* device files the task needs (the manifest's device and control nodes) */
 	size_t n_mounts;
 	size_t node_ix;         /* the node's index in the cluster */

@@ -29,6 +29,7 @@ static void rich_device0(struct xp_node *n)
 	xp_strv_add(&d->os_devices, &d->n_os_devices, "cuda0");
 	xp_strv_add(&d->os_devices, &d->n_os_devices, "nvml0");
 	d->numa = 0;
+	d->vendor_index = 3;
 	d->driver = xp_strdup("535.104.05");
 	d->firmware = xp_strdup("88.00.4f.00.09");
 	d->runtime = xp_strdup("CUDA 12.2");
@@ -257,6 +258,7 @@ START_TEST(test_round_trip_values)
 
 	ck_assert_uint_eq(n->n_devices, 3);
 	struct xp_device *d = &n->devices[0];
+	ck_assert_int_eq(d->vendor_index, 3);
 	ck_assert_int_eq(d->pci_class, 0x0302);
 	ck_assert_str_eq(d->pci_path[1], "0000:3a:02.0");
 	ck_assert(d->peaks[0].value == 989.4);
@@ -319,7 +321,7 @@ START_TEST(test_encoding_shape)
 	free(t);
 
 	static const char *const dev_keys[] = {
-		"index", "vendor", "model", "arch", "uuid", "pci_bus_id", "pci_id", "pci_class",
+		"index", "vendor_index", "vendor", "model", "arch", "uuid", "pci_bus_id", "pci_id", "pci_class",
 		"pci_path", "os_devices", "numa", "driver", "firmware", "runtime", "memory_mib",
 		"memory_used_mib", "peak", "ecu", "ecu_basis", "memory_access", "affinity_group", "health",
 		"health_reasons", "temperature_c", "power_w", "power_limit_w", "utilization_pct",
@@ -561,6 +563,8 @@ static const struct bad_case {
 	{"nodes/0/devices/1", "index", "0", "$.nodes[0].devices[1].index"},
 	{"nodes/0/devices/1", "index", "\"1\"", "$.nodes[0].devices[1].index"},
 	{"nodes/0/devices/2", "numa", "\"0\"", "$.nodes[0].devices[2].numa"},
+	{"nodes/0/devices/2", "vendor_index", "-2", "$.nodes[0].devices[2].vendor_index"},
+	{"nodes/0/devices/2", "vendor_index", "\"3\"", "$.nodes[0].devices[2].vendor_index"},
 	{"nodes/0/devices/2", "numa", "-2", "$.nodes[0].devices[2].numa"},
 	{"nodes/0/devices/0", "memory_mib", "-1", "$.nodes[0].devices[0].memory_mib"},
 	{"nodes/0/devices/1", "memory_used_mib", "1e300", "$.nodes[0].devices[1].memory_used_mib"},

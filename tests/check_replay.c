@@ -82,6 +82,44 @@ static const char *dstr(json_t *dev, const char *key)
 	return s ? s : "(null)";
 }
 
+START_TEST(place_on_atlas)
+{
+	/* Placement on the real 8 x 910A capture: 4 NPUs come from one HCCS ring (the manifest's
+	 * ring:4), the task sees them by their NPU ids (npu-smi's, not the node's device indices:
+	 * this hwloc.xml lists 4 other accelerators first), the device files are those ids', and
+	 * 5 NPUs are refused by the ring rule with 4 offered instead. */
+	char *d = assemble("atlas-place", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
+			   "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
+			   "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "4", "--model", "Ascend*",
+				      "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	json_t *rep = json_array_get(json_object_get(j, "replicas"), 0);
+	const char *env = json_string_value(json_object_get(json_object_get(rep, "env"), "ASCEND_VISIBLE_DEVICES"));
+	ck_assert_ptr_nonnull(env);
+	ck_assert_msg(strcmp(env, "0,1,2,3") == 0 || strcmp(env, "4,5,6,7") == 0, "not one ring: %s", env);
+	char first[32];
+	snprintf(first, sizeof first, "/dev/davinci%c", env[0]);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(rep, "mounts"), 0)), first);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(rep, "mounts"), 4)), "/dev/davinci_manager");
+	/* The node's own indices of those NPUs are past the 4 accelerators hwloc lists first. */
+	ck_assert_int_ge(json_integer_value(json_array_get(json_object_get(rep, "devices"), 0)), 4);
+	json_decref(j);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "5", "--model", "Ascend*",
+				      NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "affinity rule ring:4 refuses 5 Ascend 910A devices"));
+	ck_assert_ptr_nonnull(strstr(r.out, "would fit with devices 5 -> 4"));
+	xp_run_free(&r);
+	free(d);
+}
+END_TEST
+
 START_TEST(ascend_910)
 {
 	char *d = assemble("atlas9010", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
@@ -307,6 +345,7 @@ Suite *xp_suite_replay(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ascend_910);
+	tcase_add_test(tc, place_on_atlas);
 	tcase_add_test(tc, nvidia_a100_and_h800);
 	tcase_add_test(tc, amd_mi100);
 	tcase_add_test(tc, replay_errors);
