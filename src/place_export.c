@@ -253,8 +253,17 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 	}
 	meta(f, base, job, all);
 	free(all);
-	/* The dry-run placed every replica or none (gang), so all of them are the minimum. */
-	fprintf(f, "spec:\n  schedulerName: \"volcano\"\n  minAvailable: %zu\n  queue: ", r->n_replicas);
+	/* The gang: every placed replica, or each group's gang minimum when the job may start
+	 * with fewer (the rest were pending in the dry-run and are not exported). */
+	size_t min_avail = 0;
+	for (size_t g = 0; g < job->n_groups; g++) {
+		size_t placed = 0;
+		for (size_t i = 0; i < r->n_replicas; i++)
+			placed += r->replicas[i].group == g;
+		size_t gm = job->groups[g].gang_min > 0 ? (size_t)job->groups[g].gang_min : placed;
+		min_avail += gm < placed ? gm : placed;
+	}
+	fprintf(f, "spec:\n  schedulerName: \"volcano\"\n  minAvailable: %zu\n  queue: ", min_avail);
 	xp_yaml_quote(f, job->queue ? job->queue : "default");
 	fputs("\n  tasks:\n", f);
 	for (size_t g = 0; g < job->n_groups; g++) {

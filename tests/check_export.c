@@ -386,6 +386,14 @@ START_TEST(volcano)
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	is(t, "queue", "default");
 	free(t);
+	/* A gang minimum: 3 asked, 2 fit (two NPU nodes), the job may start with 1. The export
+	 * holds the 2 placed and lets Volcano start the gang at 1. */
+	t = export(c, "{\"replicas\": 3, \"gang_min\": 1, \"devices\": 8, \"model\": \"Ascend*\"}", NULL,
+		   XP_EXPORT_VOLCANO, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	is(t, "minAvailable", "1");
+	is(t, "replicas", "2");
+	free(t);
 	xp_cluster_free(c);
 }
 END_TEST
