@@ -697,6 +697,33 @@ static bool in_domain(const struct pctx *p, size_t ni)
 	return k && strcmp(k, p->domain) == 0;
 }
 
+/* A class not judged yet, with the highest score it could get. */
+struct pend {
+	uint32_t k;
+	double ub;
+};
+
+#define PEND_BUCKETS 1024
+
+static size_t bucket_of(double ub)
+{
+	double b = ub / 101.0 * PEND_BUCKETS;
+	return b < 0 ? 0 : b >= PEND_BUCKETS ? PEND_BUCKETS - 1 : (size_t)b;
+}
+
+/* The highest score a replica of g could get on a node of nd devices of which used (sum of
+ * shares) are in use: utilization after is at most (used + what the replica takes) / nd and
+ * at least used / nd, topology and efficiency at most 1, powered is known. A millionth of a
+ * point more for the rounding of scores. */
+static double bound(const struct pctx *p, const struct xp_task_group *g, double used, size_t nd)
+{
+	double want = g->slice || g->share_pct > 0 ? 1 : g->devices;
+	double n = (double)nd, up = (used + want) / n, lo = used / n;
+	const double *w = weights[p->strategy];
+	return 100 * (w[XP_CRIT_UTILIZATION] * (up > 1 ? 1 : up) + w[XP_CRIT_BALANCE] * (1 - lo) +
+		      w[XP_CRIT_TOPOLOGY] + w[XP_CRIT_POWERED] * (used > EPS) + w[XP_CRIT_EFFICIENCY]) + 1e-6;
+}
+
 /* The best node for one replica of g, or none (c->ni SIZE_MAX). The scan judges every node;
  * the index judges each class with members once (or reuses its answer), or within a switch
  * (rack) each of its nodes through its class. buf/best: answer buffers (the scan's winner
@@ -732,18 +759,48 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 		}
 		return;
 	}
+	/* Kept answers first; the classes not judged yet wait, bucketed by the best score they
+	 * could reach, and are judged from the highest bucket down until no bucket can beat
+	 * the best found. */
+	struct pend *pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
+	size_t np = 0;
 	for (size_t sc = 0; sc < ix->n_scls; sc++) {
 		/* A static class refused whatever is in use: none of its nodes fits. */
 		if (xpi_static_get(ix, q, sc))
 			continue;
+		size_t nd = p->c->nodes[ix->scls_rep[sc]]->n_devices;
 		for (size_t li = 0; li < ix->n_live[sc]; li++) {
 			uint32_t k = ix->live[sc][li];
+			const struct xpi_memo *m = xpi_memo_get(ix, q, k);
+			uint32_t r = ix->classes[k].members[0];
+			if (m) {
+				ix->hits++;
+				if (m->stage == ST_OK && beats(m->score, r, c))
+					choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
+			} else if (nd)
+				pd[np++] = (struct pend){k, bound(p, g, ix->classes[k].used_sum, nd)};
+		}
+	}
+	size_t head[PEND_BUCKETS], *next = xp_malloc((np ? np : 1) * sizeof *next);
+	for (size_t b = 0; b < PEND_BUCKETS; b++)
+		head[b] = SIZE_MAX;
+	for (size_t i = 0; i < np; i++) {
+		size_t b = bucket_of(pd[i].ub);
+		next[i] = head[b];
+		head[b] = i;
+	}
+	for (size_t b = PEND_BUCKETS; b-- > 0;)
+		for (size_t i = head[b]; i != SIZE_MAX; i = next[i]) {
+			if (c->ni != SIZE_MAX && pd[i].ub < c->score)
+				continue;
+			uint32_t k = pd[i].k;
 			const struct xpi_memo *m = judge(p, k, q, g, *buf);
 			uint32_t r = ix->classes[k].members[0];
 			if (m->stage == ST_OK && beats(m->score, r, c))
 				choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
 		}
-	}
+	free(next);
+	free(pd);
 }
 
 /* One reason per node for why one more replica of g fits nowhere. */

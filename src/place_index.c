@@ -212,6 +212,8 @@ static uint32_t class_of(struct xp_place_index *ix, uint32_t scls, const double 
 	k->hash = h;
 	k->used = xp_malloc((n ? n : 1) * sizeof *k->used);
 	memcpy(k->used, used, n * sizeof *used);
+	for (size_t i = 0; i < n; i++)
+		k->used_sum += used[i];
 	k->live_at = SIZE_MAX;
 	size_t i = h & (ix->hcap - 1);
 	while (ix->htab[i])

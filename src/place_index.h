@@ -41,6 +41,7 @@ struct xpi_class {
 	uint32_t scls;      /* static class: everything but use */
 	uint64_t hash;
 	double *used;       /* use of each device, 0..1 (n_devices of the static class) */
+	double used_sum;    /* their sum: bounds a placement's score before judging it */
 	uint32_t *members;  /* name ranks, ascending */
 	size_t n_members, cap_members;
 	size_t live_at;     /* position in its static class's live list, SIZE_MAX when empty */
