@@ -984,6 +984,26 @@ static void run_network(struct pctx *p, struct attempt *t)
 	bool sliced = g0 && (g0->slice || g0->share_pct > 0);
 	uint32_t q0 = g0 && !p->scan ? p->qid[0] : 0;
 	struct answer *buf = g0 && !p->scan ? xp_malloc(sizeof *buf) : NULL;
+	/* How many replicas each switch could hold at most, from the classes that fit one (a
+	 * static class that fits none is skipped whole): each node holds as many as its devices
+	 * allow. */
+	size_t *ubd = buf ? xp_calloc(d->n ? d->n : 1, sizeof *ubd) : NULL;
+	for (size_t sc = 0; buf && sc < p->ix->n_scls; sc++) {
+		if (xpi_static_get(p->ix, q0, sc))
+			continue;
+		size_t nd = p->c->nodes[p->ix->scls_rep[sc]]->n_devices;
+		size_t per = sliced ? need : g0->devices > 0 ? nd / (size_t)g0->devices : 0;
+		for (size_t li = 0; li < p->ix->n_live[sc] && per; li++) {
+			if (judge(p, p->ix->live[sc][li], q0, g0, buf)->stage != ST_OK)
+				continue;
+			const struct xpi_class *k = &p->ix->classes[p->ix->live[sc][li]];
+			for (size_t mi = 0; mi < k->n_members; mi++) {
+				size_t di = d->of[p->ix->order[k->members[mi]]];
+				if (di != SIZE_MAX && ubd[di] < need)
+					ubd[di] += per;
+			}
+		}
+	}
 	for (size_t i = 0; i < d->n; i++) {
 		size_t members = d->start[i + 1] - d->start[i];
 		struct attempt a = {0};
@@ -991,18 +1011,14 @@ static void run_network(struct pctx *p, struct attempt *t)
 		p->dom_lo = d->start[i];
 		p->dom_hi = d->start[i + 1];
 		if (buf) {
-			size_t ub = 0;
-			for (size_t j = p->dom_lo; j < p->dom_hi && ub < need; j++) {
-				size_t ni = d->nodes[j];
-				const struct xpi_memo *m = judge(p, p->ix->cls[ni], q0, g0, buf);
-				if (m->stage == ST_OK)
-					ub += sliced ? need : p->c->nodes[ni]->n_devices / (size_t)g0->devices;
-			}
-			if (ub > 0 && ub < need) {
+			if (ubd[i] > 0 && ubd[i] < need) {
 				if (!p->quiet)
 					add_reason(&fail, "network", room, members);
 				continue;
 			}
+			/* Not one replica fits there: a quiet try needs no reasons, so no walk. */
+			if (ubd[i] == 0 && p->quiet)
+				continue;
 		}
 		run_attempt(p, &a);
 		if (a.placed) {
@@ -1024,6 +1040,7 @@ static void run_network(struct pctx *p, struct attempt *t)
 		attempt_free(&a);
 	}
 	free(buf);
+	free(ubd);
 	p->domain = NULL;
 	if (have) {
 		reasons_free(fail.reasons, fail.n_reasons);

@@ -437,6 +437,7 @@ void xp_place_index_free(struct xp_place_index *ix)
 		free(ix->dom[r].keys);
 		free(ix->dom[r].start);
 		free(ix->dom[r].nodes);
+		free(ix->dom[r].of);
 	}
 	xp_strv_free(ix->vkeys, ix->n_v);
 	free(ix->vvals);
@@ -501,6 +502,12 @@ const struct xpi_domains *xpi_domains(struct xp_place_index *ix, bool rack)
 		}
 	}
 	d->start[d->n] = m;
+	d->of = xp_malloc((ix->n_nodes ? ix->n_nodes : 1) * sizeof *d->of);
+	for (size_t i = 0; i < ix->n_nodes; i++)
+		d->of[i] = SIZE_MAX;
+	for (size_t k = 0; k < d->n; k++)
+		for (size_t i = d->start[k]; i < d->start[k + 1]; i++)
+			d->of[d->nodes[i]] = k;
 	return d;
 }
 

@@ -80,6 +80,7 @@ struct xpi_domains {
 	size_t *start;
 	size_t *nodes;
 	size_t nokey;        /* nodes with none recorded */
+	size_t *of;          /* node -> its key's index, SIZE_MAX for none */
 };
 
 struct xp_place_index {
