@@ -837,6 +837,90 @@ static void refusal(struct pctx *p, const struct xp_task_group *g, uint32_t q, s
 		qsort(t->reasons, t->n_reasons, sizeof *t->reasons, reason_cmp);
 }
 
+/* A group of many replicas keeps its candidates in a heap, best first: each replica changes
+ * one node, so after the first only that node's classes need judging again. An entry whose
+ * class has lost its first member (or all) is stale and dropped when it comes to the top. */
+#define HEAP_MIN 16
+
+struct cand {
+	double score;
+	uint32_t rank, k;
+};
+
+struct heap {
+	struct cand *v;
+	size_t n, cap;
+};
+
+static bool cand_before(const struct cand *a, const struct cand *b)
+{
+	return a->score > b->score || (a->score == b->score && a->rank < b->rank);
+}
+
+static void heap_push(struct heap *h, struct cand c)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 256;
+		h->v = xp_realloc(h->v, h->cap * sizeof *h->v);
+	}
+	size_t i = h->n++;
+	while (i > 0 && cand_before(&c, &h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = c;
+}
+
+static void heap_pop(struct heap *h)
+{
+	struct cand last = h->v[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, b = i;
+		const struct cand *bc = &last;
+		if (l < h->n && cand_before(&h->v[l], bc)) {
+			b = l;
+			bc = &h->v[l];
+		}
+		if (l + 1 < h->n && cand_before(&h->v[l + 1], bc))
+			b = l + 1;
+		if (b == i)
+			break;
+		h->v[i] = h->v[b];
+		i = b;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+/* Pushes class k when it has members and fits a replica of g. */
+static void heap_class(struct pctx *p, struct heap *h, uint32_t k, uint32_t q, const struct xp_task_group *g,
+		       struct answer *buf)
+{
+	const struct xpi_class *kc = &p->ix->classes[k];
+	if (!kc->n_members)
+		return;
+	const struct xpi_memo *m = judge(p, k, q, g, buf);
+	if (m->stage == ST_OK)
+		heap_push(h, (struct cand){m->score, p->ix->classes[k].members[0], k});
+}
+
+/* The heap's best class that is still what its entry says. */
+static void heap_pick(struct pctx *p, struct heap *h, uint32_t q, struct choice *c)
+{
+	c->ni = SIZE_MAX;
+	while (h->n) {
+		const struct cand *t = &h->v[0];
+		const struct xpi_class *kc = &p->ix->classes[t->k];
+		if (kc->n_members && kc->members[0] == t->rank) {
+			const struct xpi_memo *m = xpi_memo_get(p->ix, q, t->k);
+			choose(c, p->ix->order[t->rank], t->rank, m->dev, m->n, m->take, m->score, m->parts);
+			return;
+		}
+		heap_pop(h);
+	}
+}
+
 /* Places the job's replicas one after another, each on the best node left; the changes are
  * taken back at the end (a dry-run changes nothing). */
 static void run_attempt(struct pctx *p, struct attempt *t)
@@ -848,12 +932,23 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 		const struct xp_task_group *g = &p->job->groups[gi];
 		uint32_t q = p->scan ? 0 : p->qid[gi];
 		int min = g->gang_min > 0 && g->gang_min < g->replicas ? g->gang_min : g->replicas;
+		struct heap h = {NULL, 0, 0};
+		bool use_heap = !p->scan && !p->domain && g->replicas >= HEAP_MIN;
+		for (size_t sc = 0; use_heap && sc < ix->n_scls; sc++)
+			if (!xpi_static_get(ix, q, sc))
+				for (size_t li = 0; li < ix->n_live[sc]; li++)
+					heap_class(p, &h, ix->live[sc][li], q, g, buf);
 		for (int r = 0; r < g->replicas; r++) {
 			struct choice ch;
-			pick(p, g, q, &ch, &buf, &best);
+			if (use_heap)
+				heap_pick(p, &h, q, &ch);
+			else
+				pick(p, g, q, &ch, &buf, &best);
 			if (ch.ni == SIZE_MAX) {
 				if (!p->quiet)
 					refusal(p, g, q, t, buf);
+				free(h.v);
+				h.v = NULL;
 				if (r >= min) {
 					/* The gang minimum holds: the rest wait. */
 					t->pending += (size_t)(g->replicas - r);
@@ -908,11 +1003,19 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			free(vid);
 			t->total += ch.score;
 			/* This replica's devices are busy for the next ones (taken back at the end). */
+			uint32_t was = ix->cls[ch.ni];
 			for (size_t k = 0; k < rp->n_devices; k++) {
 				size_t s = ix->off[ch.ni] + (size_t)rp->pos[k];
 				xpi_set_used(ix, ch.ni, (size_t)rp->pos[k], ix->used[s] + rp->take);
 			}
+			if (use_heap) {
+				/* The class the node left has a new first member (or none); the node's
+				 * new class may be new to the heap. */
+				heap_class(p, &h, was, q, g, buf);
+				heap_class(p, &h, ix->cls[ch.ni], q, g, buf);
+			}
 		}
+		free(h.v);
 	}
 	t->placed = true;
 	if (!t->pending) {
@@ -1392,8 +1495,15 @@ static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_j
 			v.groups[gi].labels = *L;
 		}
 	}
+	/* No count above the largest node's devices can fit: start there. */
+	int maxdev = 0;
+	for (size_t sc = 0; sc < ix->n_scls; sc++) {
+		size_t nd = ix->c->nodes[ix->scls_rep[sc]]->n_devices;
+		maxdev = (int)nd > maxdev ? (int)nd : maxdev;
+	}
 	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
-		for (int d = job->groups[gi].devices - 1; d >= 1 && !x; d--) {
+		int top = job->groups[gi].devices - 1 < maxdev ? job->groups[gi].devices - 1 : maxdev;
+		for (int d = top; d >= 1 && !x; d--) {
 			v.groups[gi].devices = d;
 			if (fits(ix, &v.job, opts, strategy, &sum)) {
 				snprintf(from, sizeof from, "%d", job->groups[gi].devices);
@@ -1403,15 +1513,28 @@ static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_j
 		}
 		v.groups[gi].devices = job->groups[gi].devices;
 	}
+	/* Fewer replicas: replicas are placed one after another, each where the ones before left
+	 * room, so if n fit then n - 1 do; the largest that fits is found by halving (a job of
+	 * 100,000 replicas takes 17 tries, not 99,999). */
 	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
-		for (int n = job->groups[gi].replicas - 1; n >= 1 && !x; n--) {
+		int lo = 1, hi = job->groups[gi].replicas - 1, found = 0;
+		char *fsum = NULL;
+		while (lo <= hi) {
+			int n = lo + (hi - lo) / 2;
 			v.groups[gi].replicas = n;
 			v.groups[gi].gang_min = job->groups[gi].gang_min < n ? job->groups[gi].gang_min : n;
 			if (fits(ix, &v.job, opts, strategy, &sum)) {
-				snprintf(from, sizeof from, "%d", job->groups[gi].replicas);
-				snprintf(to, sizeof to, "%d", n);
-				x = relax_new("replicas", from, to, sum);
-			}
+				found = n;
+				free(fsum);
+				fsum = sum;
+				lo = n + 1;
+			} else
+				hi = n - 1;
+		}
+		if (found) {
+			snprintf(from, sizeof from, "%d", job->groups[gi].replicas);
+			snprintf(to, sizeof to, "%d", found);
+			x = relax_new("replicas", from, to, fsum);
 		}
 		v.groups[gi] = job->groups[gi];
 	}

@@ -866,6 +866,62 @@ START_TEST(stream_property)
 }
 END_TEST
 
+START_TEST(many_replicas_property)
+{
+	/* Groups of 16 or more replicas keep their candidates in a heap: on random clusters, with
+	 * slices, shares and gang minimums, the answer (every replica, every reason, the
+	 * relaxation) is the plain scan's. */
+	struct xp_manifest *ms[4];
+	size_t nm = real_manifests(ms);
+	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
+	static const char *const shapes[] = {"\"devices\": 1", "\"devices\": 2", "\"share_pct\": 40",
+					     "\"slice\": \"1g.10gb\", \"model\": \"H100*\"",
+					     "\"devices\": 1, \"numa\": \"strict\""};
+	struct xp_rng rng;
+	xp_rng_seed(&rng, 99);
+	size_t placed = 0, refused = 0;
+	for (int it = 0; it < 200; it++) {
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_sim_generate(4 + xp_rng_below(&rng, 12), NULL, 7000 + (uint64_t)it, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		char spec[256];
+		int reps = 16 + (int)xp_rng_below(&rng, 48);
+		snprintf(spec, sizeof spec, "{%s, \"replicas\": %d, \"gang_min\": %d}", shapes[xp_rng_below(&rng, 5)], reps,
+			 xp_rng_below(&rng, 2) ? reps : 1 + (int)xp_rng_below(&rng, (uint64_t)reps));
+		struct xp_job *j = job(spec);
+		struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false}, so = o;
+		so.scan = true;
+		struct xp_place_result *r = xp_place(c, j, cms, nm, &o, &err);
+		struct xp_place_result *r2 = xp_place(c, j, cms, nm, &so, &err);
+		ck_assert_msg(r && r2, "%s", err.msg);
+		ck_assert_str_eq(r->summary, r2->summary);
+		ck_assert_uint_eq(r->n_replicas, r2->n_replicas);
+		ck_assert_uint_eq(r->pending, r2->pending);
+		for (size_t i = 0; i < r->n_replicas; i++) {
+			ck_assert_str_eq(r->replicas[i].node, r2->replicas[i].node);
+			ck_assert_str_eq(r->replicas[i].env_value, r2->replicas[i].env_value);
+		}
+		ck_assert_int_eq(r->relaxation != NULL, r2->relaxation != NULL);
+		if (r->relaxation)
+			ck_assert_str_eq(r->relaxation->summary, r2->relaxation->summary);
+		if (r->placed)
+			placed++;
+		else {
+			refused++;
+			sums(r);
+		}
+		xp_place_result_free(r);
+		xp_place_result_free(r2);
+		xp_job_free(j);
+		xp_cluster_free(c);
+	}
+	ck_assert_uint_gt(placed, 20);
+	ck_assert_uint_gt(refused, 20);
+	for (size_t i = 0; i < nm; i++)
+		xp_manifest_free(ms[i]);
+}
+END_TEST
+
 START_TEST(cli_validated)
 {
 	/* --validated reads the validation matrix: only devices whose environment is proven to
@@ -1046,6 +1102,7 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, relaxation);
 	tcase_add_test(tc, commit_release);
 	tcase_add_test(tc, stream_property);
+	tcase_add_test(tc, many_replicas_property);
 	suite_add_tcase(s, tc);
 	return s;
 }
