@@ -199,6 +199,46 @@ START_TEST(form_slice_devices_gang)
 }
 END_TEST
 
+START_TEST(form_gang_min)
+{
+	struct xp_job *j = new_job();
+	struct xp_task_group *g = &j->groups[0];
+	char buf[256], note[256];
+	struct xp_err err = {{0}};
+	/* right after replicas; a gang of every replica is the default, shown as "all" */
+	ck_assert_int_eq(XP_PF_GANG_MIN, XP_PF_REPLICAS + 1);
+	ck_assert_str_eq(xp_pf_name(XP_PF_GANG_MIN), "gang min");
+	ck_assert(!xp_pf_is_choice(XP_PF_GANG_MIN));
+	ck_assert(xp_pf_is_default(g, XP_PF_GANG_MIN));
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_GANG_MIN, buf, sizeof buf), "all");
+	ck_assert_str_eq(xp_pf_text(g, XP_PF_GANG_MIN, buf, sizeof buf), "1");
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "8", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->gang_min, 8);
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_GANG_MIN, buf, sizeof buf), "all");
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "3", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->gang_min, 3);
+	ck_assert_str_eq(note, "");
+	ck_assert(!xp_pf_is_default(g, XP_PF_GANG_MIN));
+	ck_assert_str_eq(xp_pf_show(g, XP_PF_GANG_MIN, buf, sizeof buf), "3");
+	ck_assert_str_eq(xp_pf_text(g, XP_PF_GANG_MIN, buf, sizeof buf), "3");
+	/* refused: not a number, 0, more than the replicas; the minimum stays */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "two", note, sizeof note, &err), -1);
+	ck_assert_msg(strncmp(err.msg, "gang min: expected an integer", 29) == 0, "%s", err.msg);
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "0", note, sizeof note, &err), -1);
+	ck_assert_str_eq(err.msg, "gang min: expected 1 to the 8 replicas, got 0");
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "9", note, sizeof note, &err), -1);
+	ck_assert_str_eq(err.msg, "gang min: expected 1 to the 8 replicas, got 9");
+	ck_assert_int_eq(g->gang_min, 3);
+	/* "" is every replica again */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(g->gang_min, 8);
+	/* the job the form built passes the engine's own check */
+	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "8", note, sizeof note, &err), 0);
+	ck_assert_int_eq(xp_job_check(j, NULL, 0, &err), 0);
+	xp_job_free(j);
+}
+END_TEST
+
 START_TEST(form_cycle)
 {
 	struct xp_job *j = new_job();
@@ -286,6 +326,46 @@ START_TEST(text_outcomes)
 }
 END_TEST
 
+START_TEST(text_relax_mounts)
+{
+	char buf[256];
+	/* the relaxation as xpool place prints it */
+	struct xp_place_relax x = {.field = "devices", .from = "8", .to = "4",
+				   .summary = "placed 1 replica on 1 node (pack)"};
+	struct xp_place_result no = {.placed = false, .n_nodes = 40, .summary = "0/40 nodes fit: 40 x"};
+	ck_assert_str_eq(xp_pv_relaxation(&no, buf, sizeof buf), "");
+	ck_assert_str_eq(xp_pv_relaxation(NULL, buf, sizeof buf), "");
+	no.relaxation = &x;
+	ck_assert_str_eq(xp_pv_relaxation(&no, buf, sizeof buf),
+			 "would fit with devices 8 -> 4: placed 1 replica on 1 node (pack)");
+	/* mounts: all of them when they fit, cut with an ellipsis when not */
+	char *mounts[] = {"/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"};
+	struct xp_place_replica p = {.node = "n1", .mounts = mounts, .n_mounts = 3};
+	const char *all = "mounts: /dev/nvidia0 /dev/nvidiactl /dev/nvidia-uvm"; /* 51 columns */
+	ck_assert_str_eq(xp_pv_mounts(&p, 80, true, buf, sizeof buf), all);
+	ck_assert_str_eq(xp_pv_mounts(&p, 51, false, buf, sizeof buf), all);
+	ck_assert_str_eq(xp_pv_mounts(&p, 50, true, buf, sizeof buf),
+			 "mounts: /dev/nvidia0 /dev/nvidiactl /dev/nvidia-u\u2026");
+	ck_assert_str_eq(xp_pv_mounts(&p, 24, false, buf, sizeof buf), "mounts: /dev/nvidia0 ...");
+	ck_assert_str_eq(xp_pv_mounts(&p, 2, false, buf, sizeof buf), "mo");
+	ck_assert_str_eq(xp_pv_mounts(&p, 0, true, buf, sizeof buf), "");
+	p.n_mounts = 0;
+	ck_assert_str_eq(xp_pv_mounts(&p, 80, true, buf, sizeof buf), "");
+	ck_assert_str_eq(xp_pv_mounts(NULL, 80, true, buf, sizeof buf), "");
+	/* a buffer too short for the list ends in the dots too, never overrun */
+	p.n_mounts = 3;
+	char small[16];
+	ck_assert_str_eq(xp_pv_mounts(&p, 80, false, small, sizeof small), "mounts: /de...");
+	ck_assert_str_eq(xp_pv_mounts(&p, 80, true, small, sizeof small), "mounts: /dev\u2026");
+	/* clip counts characters, not bytes, and keeps them whole */
+	char t[32] = "ab\u00e9\u00e9\u00e9cd"; /* "abééécd": 7 columns, 10 bytes */
+	ck_assert_str_eq(xp_pv_clip(t, sizeof t, 7, true), "ab\u00e9\u00e9\u00e9cd");
+	ck_assert_str_eq(xp_pv_clip(t, sizeof t, 4, true), "ab\u00e9\u2026");
+	char u[8] = "abcdefg"; /* the dots (3 bytes) after 5 characters would not fit in 8 bytes */
+	ck_assert_str_eq(xp_pv_clip(u, sizeof u, 6, true), "abcd\u2026");
+}
+END_TEST
+
 START_TEST(text_widths)
 {
 	ck_assert_int_eq(xp_pv_form_width(80), 32);
@@ -293,6 +373,11 @@ START_TEST(text_widths)
 	ck_assert_int_eq(xp_pv_form_width(300), 40);
 	/* never more than half: the result keeps room */
 	ck_assert_int_eq(xp_pv_form_width(50), 25);
+	char buf[32];
+	ck_assert_str_eq(xp_pv_ms(0.0412, buf, sizeof buf), "0.04 ms");
+	ck_assert_str_eq(xp_pv_ms(2.84, buf, sizeof buf), "2.8 ms");
+	ck_assert_str_eq(xp_pv_ms(1352.9, buf, sizeof buf), "1.35 s");
+	ck_assert_str_eq(xp_pv_ms(-1, buf, sizeof buf), "0.00 ms");
 	ck_assert_str_eq(xp_pv_chosen_glyph(false), "*");
 	ck_assert_str_eq(xp_pv_chosen_glyph(true), "\u25c6");
 }
@@ -308,8 +393,10 @@ Suite *xp_suite_placeform(void)
 	tcase_add_test(tc, ledit_scroll);
 	tcase_add_test(tc, form_show_and_set);
 	tcase_add_test(tc, form_slice_devices_gang);
+	tcase_add_test(tc, form_gang_min);
 	tcase_add_test(tc, form_cycle);
 	tcase_add_test(tc, text_outcomes);
+	tcase_add_test(tc, text_relax_mounts);
 	tcase_add_test(tc, text_widths);
 	suite_add_tcase(s, tc);
 	return s;

@@ -11,6 +11,7 @@
 #include "adapters.h"
 #include "jobspec.h"
 #include "place.h"
+#include "place_text.h"
 #include "simgen.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -160,8 +161,8 @@ START_TEST(placed_and_strategies)
 	start("C.UTF-8", 120, 40);
 	xp_tmux_keys("3");
 	xp_tmux_expect("No dry-run yet");
-	set_field(1, "2");     /* devices */
-	set_field(3, "H100*"); /* model */
+	set_field(2, "2");     /* devices */
+	set_field(4, "H100*"); /* model */
 	xp_tmux_keys("r");
 	struct xp_place_result *pack = expected("{\"devices\": 2, \"model\": \"H100*\"}", XP_STRAT_PACK);
 	struct xp_place_result *spread = expected("{\"devices\": 2, \"model\": \"H100*\"}", XP_STRAT_SPREAD);
@@ -178,6 +179,14 @@ START_TEST(placed_and_strategies)
 	ck_assert_msg(strstr(s, buf), "no breakdown \"%s\" on:\n%s", buf, s);
 	/* the chosen devices marked on the node's mini map */
 	ck_assert_msg(strstr(s, "\u25c6 chosen"), "no chosen devices on the map:\n%s", s);
+	/* the device files to mount, as xpool place lists them, cut to the pane (120 columns: the
+	 * form takes 40 and the rule 1, the result's margin 1 and the line's indent 6) */
+	ck_assert_msg(p->n_mounts > 0, "the engine gave %s no mounts", p->node);
+	char *m = xp_asprintf("mounts: %s", p->mounts[0]);
+	ck_assert_msg(strstr(s, m), "no \"%s\" on:\n%s", m, s);
+	free(m);
+	xp_pv_mounts(p, 120 - 40 - 1 - 1 - 6, true, buf, sizeof buf);
+	ck_assert_msg(strstr(s, buf), "no \"%s\" on:\n%s", buf, s);
 	free(s);
 	/* s: the next strategy, compared with the last */
 	xp_tmux_keys("s");
@@ -189,7 +198,7 @@ START_TEST(placed_and_strategies)
 	ck_assert_msg(strstr(s, buf), "no breakdown \"%s\" on:\n%s", buf, s);
 	free(s);
 	/* a choice cycles in place, and the result follows the job at once */
-	move_to(7); /* network: Enter moves any -> switch, the cursor row shows it cycles */
+	move_to(8); /* network: Enter moves any -> switch, the cursor row shows it cycles */
 	xp_tmux_keys("Enter");
 	xp_tmux_expect("network      < switch >");
 	xp_tmux_keys("Left");
@@ -207,7 +216,7 @@ START_TEST(not_fit_shows_reasons)
 	xp_tmux_keys("3");
 	xp_tmux_expect("No dry-run yet");
 	set_field(0, "100"); /* replicas */
-	set_field(1, "8");   /* devices */
+	set_field(2, "8");   /* devices */
 	move_to(20); /* Run, at the bottom */
 	xp_tmux_keys("Enter");
 	struct xp_place_result *r = expected("{\"replicas\": 100, \"devices\": 8}", XP_STRAT_PACK);
@@ -221,6 +230,14 @@ START_TEST(not_fit_shows_reasons)
 	ck_assert_msg(strstr(s, buf), "no \"%s\" on:\n%s", buf, s);
 	ck_assert_msg(strstr(s, r->reasons[0].text), "no \"%s\" on:\n%s", r->reasons[0].text, s);
 	free(s);
+	/* under the summary: the smallest change that fits, in xpool place's words (the start of
+	 * it: the pane is 78 columns) */
+	ck_assert_msg(r->relaxation != NULL, "the engine found no relaxation");
+	char relax[512];
+	xp_pv_relaxation(r, relax, sizeof relax);
+	ck_assert_msg(strncmp(relax, "would fit with ", 15) == 0, "%s", relax);
+	relax[70] = '\0';
+	xp_tmux_expect(relax);
 	xp_place_result_free(r);
 	/* x: every check of one node, passed or failed */
 	xp_tmux_keys("x");
@@ -235,6 +252,19 @@ START_TEST(not_fit_shows_reasons)
 	xp_tmux_literal("no-such-node");
 	xp_tmux_keys("Enter");
 	xp_tmux_expect("explain: no node named no-such-node");
+	/* a gang minimum: placed when that many fit, the rest pending with why the next waits */
+	xp_tmux_expect("gang min     all");
+	set_field(1, "5");
+	xp_tmux_expect("gang min     5");
+	r = expected("{\"replicas\": 100, \"devices\": 8, \"gang_min\": 5}", XP_STRAT_PACK);
+	ck_assert(r->placed && r->pending > 0 && r->n_reasons > 0);
+	snprintf(buf, sizeof buf, "%zu replicas pending", r->pending);
+	xp_tmux_expect(buf);
+	s = xp_tmux_wait("PENDING", false, 10);
+	snprintf(buf, sizeof buf, "%6zu  %s", r->reasons[0].count, r->reasons[0].code);
+	ck_assert_msg(strstr(s, buf), "no \"%s\" on:\n%s", buf, s);
+	free(s);
+	xp_place_result_free(r);
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }
@@ -246,7 +276,7 @@ START_TEST(load_and_errors)
 	xp_tmux_keys("3");
 	xp_tmux_expect("No dry-run yet");
 	/* a value the flag parser refuses names the field, and the old value stays */
-	set_field(1, "two");
+	set_field(2, "two");
 	xp_tmux_expect("devices: expected an integer");
 	xp_tmux_expect("devices      1");
 	/* a malformed file: the error names the field; the console keeps running */

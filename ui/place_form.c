@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char *const names[XP_PF_COUNT] = {
-	"replicas", "devices", "vendor", "model", "memory MiB", "slice",
+	"replicas", "gang min", "devices", "vendor", "model", "memory MiB", "slice",
 	"numa", "network", "same-group", "homogeneous", "labels",
 };
 
@@ -39,6 +39,7 @@ const char *xp_pf_text(const struct xp_task_group *g, int f, char *buf, size_t l
 	buf[0] = '\0';
 	switch (f) {
 	case XP_PF_REPLICAS: snprintf(buf, len, "%d", g->replicas); break;
+	case XP_PF_GANG_MIN: snprintf(buf, len, "%d", g->gang_min); break;
 	case XP_PF_DEVICES: snprintf(buf, len, "%d", g->devices); break;
 	case XP_PF_VENDOR: snprintf(buf, len, "%s", g->vendor ? g->vendor : ""); break;
 	case XP_PF_MODEL: snprintf(buf, len, "%s", g->model ? g->model : ""); break;
@@ -65,6 +66,7 @@ const char *xp_pf_text(const struct xp_task_group *g, int f, char *buf, size_t l
 bool xp_pf_is_default(const struct xp_task_group *g, int f)
 {
 	switch (f) {
+	case XP_PF_GANG_MIN: return g->gang_min == g->replicas;
 	case XP_PF_VENDOR: return !g->vendor;
 	case XP_PF_MODEL: return !g->model;
 	case XP_PF_MEMORY: return !g->memory_mib;
@@ -80,6 +82,10 @@ bool xp_pf_is_default(const struct xp_task_group *g, int f)
 
 const char *xp_pf_show(const struct xp_task_group *g, int f, char *buf, size_t len)
 {
+	if (f == XP_PF_GANG_MIN && g->gang_min == g->replicas) {
+		snprintf(buf, len, "all");
+		return buf;
+	}
 	xp_pf_text(g, f, buf, len);
 	if (!buf[0])
 		snprintf(buf, len, "%s", f == XP_PF_SLICE ? "none" : "any");
@@ -116,6 +122,7 @@ int xp_pf_set(struct xp_job *j, size_t gi, int f, const char *text, char *note, 
 	const char *v = *t ? t : NULL; /* "": cleared */
 	switch (f) {
 	case XP_PF_REPLICAS: fl.replicas = t; break;
+	case XP_PF_GANG_MIN: fl.gang_min = v; break;
 	case XP_PF_DEVICES: fl.devices = t; break;
 	case XP_PF_VENDOR: fl.vendor = v; break;
 	case XP_PF_MODEL: fl.model = v; break;
@@ -145,6 +152,19 @@ int xp_pf_set(struct xp_job *j, size_t gi, int f, const char *text, char *note, 
 		if (g->gang_min == g->replicas || n->replicas < g->gang_min)
 			g->gang_min = n->replicas;
 		g->replicas = n->replicas;
+		break;
+	case XP_PF_GANG_MIN:
+		/* "" (no flag: the parser's default is every replica) is all of this group's. */
+		if (!v) {
+			g->gang_min = g->replicas;
+			break;
+		}
+		if (n->gang_min < 1 || n->gang_min > g->replicas) {
+			xp_errf(err, "%s: expected 1 to the %d replicas, got %d", names[f], g->replicas, n->gang_min);
+			xp_job_free(tmp);
+			return -1;
+		}
+		g->gang_min = n->gang_min;
 		break;
 	case XP_PF_DEVICES:
 		g->devices = n->devices;

@@ -14,6 +14,7 @@
 /* The fields of one task group the form edits, in the order shown. */
 enum xp_pf_field {
 	XP_PF_REPLICAS,
+	XP_PF_GANG_MIN, /* fewest replicas worth starting; the rest wait (pending) */
 	XP_PF_DEVICES,
 	XP_PF_VENDOR,
 	XP_PF_MODEL,
@@ -31,9 +32,11 @@ enum xp_pf_field {
 const char *xp_pf_name(int f);
 /* True for a field with a few values that cycle (numa, network, the yes/no ones) rather than text. */
 bool xp_pf_is_choice(int f);
-/* The field's value as the form shows it ("any", "none", "yes", "gpu=a100,zone=z1") in buf. */
+/* The field's value as the form shows it ("any", "none", "yes", "gpu=a100,zone=z1"; gang min:
+ * "all" while it is every replica) in buf. */
 const char *xp_pf_show(const struct xp_task_group *g, int f, char *buf, size_t len);
-/* True when the field holds its default ("any", "none", 0), which the form shows dimmed. */
+/* True when the field holds its default ("any", "none", 0, a gang of all replicas), which the
+ * form shows dimmed. */
 bool xp_pf_is_default(const struct xp_task_group *g, int f);
 /* The field's value as text to edit ("" for any or none) in buf. */
 const char *xp_pf_text(const struct xp_task_group *g, int f, char *buf, size_t len);

@@ -133,3 +133,103 @@ bool xp_pv_chosen(const struct xp_place_result *r, const char *node, int dev)
 	}
 	return false;
 }
+
+const char *xp_pv_relaxation(const struct xp_place_result *r, char *buf, size_t len)
+{
+	const struct xp_place_relax *x = r ? r->relaxation : NULL;
+	if (!x) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, len, "would fit with %s %s -> %s: %s", x->field ? x->field : "", x->from ? x->from : "",
+		 x->to ? x->to : "", x->summary ? x->summary : "");
+	return buf;
+}
+
+char *xp_pv_clip(char *buf, size_t len, int cols, bool utf8)
+{
+	const char *dots = utf8 ? "\u2026" : "...";
+	int dcols = utf8 ? 1 : 3;
+	if (!len)
+		return buf;
+	if (cols < 0)
+		cols = 0;
+	/* Where the character after the first cols starts (the text is longer: cut), and where the
+	 * dots go: after the first cols - dcols characters. */
+	size_t keep = 0, cut = 0;
+	bool longer = false;
+	int n = 0;
+	for (size_t i = 0; buf[i]; i++) {
+		if (((unsigned char)buf[i] & 0xc0) == 0x80)
+			continue; /* a continuation byte belongs to the character before */
+		if (n == cols - dcols)
+			keep = i;
+		if (n == cols) {
+			cut = i;
+			longer = true;
+			break;
+		}
+		n++;
+	}
+	if (!longer)
+		return buf;
+	if (cols < dcols) {
+		buf[cut] = '\0'; /* no room for the dots: only cut */
+		return buf;
+	}
+	/* The dots may take more bytes than the characters they stand for: step back while they
+	 * would not fit in the buffer. */
+	size_t dl = strlen(dots);
+	while (keep > 0 && keep + dl + 1 > len) {
+		keep--;
+		while (keep > 0 && ((unsigned char)buf[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	if (keep + dl + 1 > len) {
+		buf[cut < len ? cut : len - 1] = '\0';
+		return buf;
+	}
+	memcpy(buf + keep, dots, dl + 1);
+	return buf;
+}
+
+const char *xp_pv_mounts(const struct xp_place_replica *p, int cols, bool utf8, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!p || !p->n_mounts)
+		return buf;
+	size_t at = 0;
+	int k = snprintf(buf, len, "mounts:");
+	at = k > 0 ? (size_t)k : 0;
+	for (size_t i = 0; i < p->n_mounts && at < len; i++) {
+		k = snprintf(buf + at, len - at, " %s", p->mounts[i] ? p->mounts[i] : "");
+		if (k < 0)
+			break;
+		at += (size_t)k;
+	}
+	/* A list the buffer cut short ends in the dots too (at most len - 1 characters shown). */
+	if (at >= len) {
+		int n = 0;
+		for (const char *q = buf; *q; q++)
+			n += ((unsigned char)*q & 0xc0) != 0x80;
+		if (n - 1 < cols)
+			cols = n - 1;
+	}
+	return xp_pv_clip(buf, len, cols, utf8);
+}
+
+const char *xp_pv_ms(double ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		ms = 0;
+	if (ms < 1)
+		snprintf(buf, len, "%.2f ms", ms);
+	else if (ms < 1000)
+		snprintf(buf, len, "%.1f ms", ms);
+	else
+		snprintf(buf, len, "%.2f s", ms / 1e3);
+	return buf;
+}

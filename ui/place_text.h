@@ -31,6 +31,18 @@ const char *xp_pv_breakdown(int strategy, const struct xp_place_replica *p, char
 /* The cell of a chosen device on the mini map: a shape the map uses for nothing else (the
  * ASCII map already spends digits on utilization), so the choice reads without colour. */
 const char *xp_pv_chosen_glyph(bool utf8);
+/* A time for the eye: "0.04 ms" under 1 ms, "2.8 ms", "1.35 s" from a second. */
+const char *xp_pv_ms(double ms, char *buf, size_t len);
+/* The smallest change that makes a refused job fit, as `xpool place` prints it: "would fit
+ * with devices 8 -> 4: placed 1 replica on 1 node (pack)"; "" when r has none. */
+const char *xp_pv_relaxation(const struct xp_place_result *r, char *buf, size_t len);
+/* A replica's device files as `xpool place` lists them, "mounts: /dev/nvidia0 /dev/nvidiactl",
+ * cut to cols columns with an ellipsis ("\u2026" when utf8, else "...") when longer; "" when
+ * it has none. */
+const char *xp_pv_mounts(const struct xp_place_replica *p, int cols, bool utf8, char *buf, size_t len);
+/* Cuts the UTF-8 text in buf (len bytes) to cols columns (one a character), ending it with
+ * the ellipsis when something was cut; returns buf. */
+char *xp_pv_clip(char *buf, size_t len, int cols, bool utf8);
 /* True when the placement gave device dev of node to some replica. */
 bool xp_pv_chosen(const struct xp_place_result *r, const char *node, int dev);
 

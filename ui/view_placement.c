@@ -1,14 +1,19 @@
 /* view_placement.c: view 3, placement. A job form on the left (edited in place, or loaded
  * from a job spec file), the dry-run on the right: where each replica would go with its
  * devices, score breakdown, environment and a mini map of the chosen nodes' devices with the
- * chosen ones marked; or, when nothing fits, the reasons table. A quick job is run under all
- * four strategies at once, so switching strategy compares without a wait.
+ * chosen ones marked and the device files to mount; or, when nothing fits, the reasons table
+ * and the smallest change that would fit. A quick job is run under all four strategies at
+ * once, so switching strategy compares without a wait.
  *
- * The dry-run is synchronous, on the key loop: a few ms for a usual job at 10,000 nodes, but
- * a job of thousands of replicas can take seconds. So once run, the result follows the job
- * and the data (a field change reruns at once, a new cluster when the view is next drawn)
- * only while a run is quick; a slow one is marked stale instead and waits for r, and the
- * other strategies of a slow job wait for s or c. */
+ * The dry-runs go through one placement index per cluster (place.h), built on the first run
+ * (~60 ms at 10,000 nodes) and kept while the data stays the same: then a usual job takes
+ * 0.02-5 ms per strategy and a job of thousands of replicas tens of ms. It is dropped when new
+ * data comes (on_data: the cluster it points into may be freed) and rebuilt on the next run.
+ * The dry-run is synchronous, on the key loop, and a huge refused job (its relaxation is
+ * searched too) can still take seconds. So once run, the result follows the job and the data
+ * (a field change reruns at once, a new cluster when the view is next drawn) only while a run
+ * is quick; a slow one is marked stale instead and waits for r, and the other strategies of a
+ * slow job wait for s or c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +49,12 @@ enum {
 #define LABEL_W 12
 /* Replicas the details list before saying how many more (the table is for reading). */
 #define MAX_SHOWN 500
-/* A first strategy quicker than this (ms) runs the other three at once, for the comparison. */
-#define COMPARE_MS 50.0
-/* A run quicker than this (ms) is redone on its own after a field or the data changed. */
-#define AUTO_RERUN_MS 250.0
-/* Fixed lines at the top of the result: title, summary, blank, comparison (5), blank. */
-#define RES_HEAD 9
+/* A first strategy quicker than this (ms, on the kept index) runs the other three at once, for
+ * the comparison: at most about 4 x this on the key loop. */
+#define COMPARE_MS 100.0
+/* A run quicker than this (ms; for new data, with the index build) is redone on its own after a
+ * field or the data changed. */
+#define AUTO_RERUN_MS 300.0
 
 struct pv {
 	struct xp_job *job; /* never NULL */
@@ -66,17 +71,26 @@ struct pv {
 	struct xp_manifest *ms[N_MANIFESTS];
 	size_t nm;
 	bool ms_loaded;
+	/* the placement index of the cluster shown, built on the first run and kept while the
+	 * data is the same (see the top of the file) */
+	struct xp_place_index *ix;
+	const struct xp_cluster *ix_c; /* what it indexes: compared only */
+	uint64_t ix_gen;
+	double ix_ms;       /* how long it took to build */
+	bool ix_new;        /* built by the last run (the head says so) */
 	/* the last dry-run, one per strategy */
 	bool ran;
 	struct xp_place_result *res[XP_STRAT_COUNT];
+	double res_ms[XP_STRAT_COUNT]; /* how long each took */
 	char *error;        /* the job could not be judged: why */
 	bool stale;         /* the job or the data changed since, and the run was too slow to redo */
-	double last_ms;     /* how long the last strategy took */
+	double last_ms;     /* how long the last run took, every strategy it ran, index build aside */
 	const struct xp_cluster *seen; /* what the results are for: compared, never read (freed since) */
 	uint64_t seen_gen;
 	size_t seen_nodes;
 	/* the result's lines, built for a width */
 	struct xp_sdoc doc;
+	size_t head;        /* its first lines that stay put: title, summary, comparison */
 	bool doc_dirty;
 	int doc_w;
 	size_t top;
@@ -146,17 +160,41 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+static void drop_index(struct pv *v)
+{
+	xp_place_index_free(v->ix);
+	v->ix = NULL;
+	v->ix_c = NULL;
+	v->ix_new = false;
+}
+
+/* The index of c: the kept one while c is what it was built on, else a new one. */
+static struct xp_place_index *index_for(struct pv *v, const struct xp_cluster *c)
+{
+	if (v->ix && (v->ix_c != c || v->ix_gen != c->generation))
+		drop_index(v);
+	if (!v->ix) {
+		double t0 = now_ms();
+		v->ix = xp_place_index_new(c, (const struct xp_manifest *const *)v->ms, v->nm);
+		v->ix_ms = now_ms() - t0;
+		v->ix_c = c;
+		v->ix_gen = c->generation;
+		v->ix_new = true;
+	}
+	return v->ix;
+}
+
 /* Runs strategy s against the cluster the results are for, unless done; false on an error. */
 static bool run_one(struct pv *v, const struct xp_cluster *c, int s)
 {
 	if (v->res[s] || v->error)
 		return !v->error;
-	const struct xp_manifest *const *ms = (const struct xp_manifest *const *)v->ms;
+	struct xp_place_index *ix = index_for(v, c);
 	struct xp_err err = {{0}};
-	struct xp_place_opts o = {s, 0, v->explain};
+	struct xp_place_opts o = {s, 0, v->explain, false, false};
 	double t0 = now_ms();
-	v->res[s] = xp_place(c, v->job, ms, v->nm, &o, &err);
-	v->last_ms = now_ms() - t0;
+	v->res[s] = xp_place_ix(ix, v->job, &o, &err);
+	v->res_ms[s] = now_ms() - t0;
 	v->doc_dirty = true;
 	if (!v->res[s])
 		v->error = xp_strdup(err.msg);
@@ -176,6 +214,7 @@ static void run(struct pv *v, struct xp_ui *ui, bool loud)
 	results_free(v);
 	v->ran = true;
 	v->stale = false;
+	v->ix_new = false;
 	v->seen = c;
 	v->seen_gen = c->generation;
 	v->seen_nodes = c->n_nodes;
@@ -185,9 +224,12 @@ static void run(struct pv *v, struct xp_ui *ui, bool loud)
 	struct xp_err err = {{0}};
 	if (xp_job_check(v->job, ms, v->nm, &err) < 0)
 		v->error = xp_strdup(err.msg);
-	else if (run_one(v, c, v->strategy) && v->last_ms < COMPARE_MS)
+	else if (run_one(v, c, v->strategy) && v->res_ms[v->strategy] < COMPARE_MS)
 		for (int s = 0; s < XP_STRAT_COUNT && run_one(v, c, s); s++)
 			;
+	v->last_ms = 0;
+	for (int s = 0; s < XP_STRAT_COUNT; s++)
+		v->last_ms += v->res[s] ? v->res_ms[s] : 0;
 	bool same = old_error && v->error && strcmp(old_error, v->error) == 0;
 	free(old_error);
 	if (v->error) {
@@ -200,16 +242,18 @@ static void run(struct pv *v, struct xp_ui *ui, bool loud)
 		xp_ui_message(ui, r->placed ? XP_ROLE_OK : XP_ROLE_WARN, "%s", r->summary);
 }
 
-/* Something the result depends on changed: rerun at once when the last run was quick; a slow
- * one is only marked stale, so that neither a keystroke nor a data refresh freezes the keys. */
+/* Something the result depends on changed: rerun at once when the last run was quick (new data:
+ * with the index built again, as long as the last build); a slow one is only marked stale, so
+ * that neither a keystroke nor a data refresh freezes the keys. */
 static void rerun_or_mark(struct pv *v, struct xp_ui *ui)
 {
-	if (v->last_ms < AUTO_RERUN_MS)
+	double cost = v->last_ms + (v->ix ? 0 : v->ix_ms);
+	if (cost < AUTO_RERUN_MS)
 		run(v, ui, false);
 	else if (!v->stale) {
 		v->stale = true;
 		v->doc_dirty = true;
-		xp_ui_message(ui, XP_ROLE_WARN, "placement: the dry-run took %.1f s; r runs it again", v->last_ms / 1e3);
+		xp_ui_message(ui, XP_ROLE_WARN, "placement: the dry-run takes %.1f s; r runs it again", cost / 1e3);
 	}
 }
 
@@ -227,6 +271,8 @@ static void sync_view(struct pv *v, struct xp_ui *ui)
 {
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	v->g = xp_ui_glyphs(ui);
+	if (v->ix && (c != v->ix_c || c->generation != v->ix_gen))
+		drop_index(v);
 	if (v->ran && !v->stale && (c != v->seen || c->generation != v->seen_gen))
 		rerun_or_mark(v, ui);
 }
@@ -300,12 +346,29 @@ static void add_head(struct pv *v)
 	xp_sdoc_add(l, XP_ROLE_TITLE, "Dry-run  %s", xp_strategy_name(v->strategy));
 	if (v->stale)
 		xp_sdoc_add(l, XP_ROLE_WARN, "  STALE: the job or the data changed, r runs again");
-	else
-		xp_sdoc_add(l, XP_ROLE_DIM, "  %zu node%s, nothing changes", v->seen_nodes,
-			    v->seen_nodes == 1 ? "" : "s");
+	else {
+		/* How long the dry-run took, and the index when this run had to build it. */
+		char t[32], ti[32];
+		xp_sdoc_add(l, XP_ROLE_DIM, "  %zu node%s, %s%s%s%s, nothing changes", v->seen_nodes,
+			    v->seen_nodes == 1 ? "" : "s", xp_pv_ms(v->res_ms[v->strategy], t, sizeof t),
+			    v->ix_new ? " (index built: " : "", v->ix_new ? xp_pv_ms(v->ix_ms, ti, sizeof ti) : "",
+			    v->ix_new ? ")" : "");
+	}
 	const struct xp_place_result *r = v->res[v->strategy];
 	l = xp_sdoc_line(d);
 	xp_sdoc_add(l, r->placed ? XP_ROLE_OK : XP_ROLE_FAIL, "%s", r->summary ? r->summary : "");
+	/* Refused: the smallest change that fits (as xpool place says it); placed with replicas
+	 * waiting under a gang minimum: how many, the reasons for the next one come first below. */
+	char buf[1024];
+	if (r->relaxation) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_WARN, "%s", xp_pv_relaxation(r, buf, sizeof buf));
+	}
+	if (r->placed && r->pending) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_WARN, "%zu replica%s pending: the gang minimum is met, why the next waits is below",
+			    r->pending, r->pending == 1 ? "" : "s");
+	}
 	xp_sdoc_line(d);
 	l = xp_sdoc_line(d);
 	xp_sdoc_add(l, XP_ROLE_TITLE, "  %-9s %8s  %s", "STRATEGY", "SCORE", "RESULT");
@@ -326,6 +389,27 @@ static void add_head(struct pv *v)
 			    xp_strategy_name(s), score, where);
 	}
 	xp_sdoc_line(d);
+	v->head = d->n;
+}
+
+/* The reasons table: nodes refused for each reason, most common first. */
+static void add_reasons(struct xp_sdoc *d, const struct xp_place_result *r)
+{
+	struct xp_sdoc_line *l;
+	int cw = 4;
+	for (size_t i = 0; i < r->n_reasons; i++) {
+		int n = xp_draw_cols(r->reasons[i].code);
+		if (n > cw)
+			cw = n < 16 ? n : 16;
+	}
+	l = xp_sdoc_line(d);
+	xp_sdoc_add(l, XP_ROLE_TITLE, "%6s  %-*s  %s", "NODES", cw, "CODE", "WHY NOT");
+	for (size_t i = 0; i < r->n_reasons; i++) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_FAIL, "%6zu", r->reasons[i].count);
+		xp_sdoc_add(l, XP_ROLE_DIM, "  %-*.*s  ", cw, cw, r->reasons[i].code);
+		xp_sdoc_add(l, XP_ROLE_NORMAL, "%s", r->reasons[i].text ? r->reasons[i].text : "");
+	}
 }
 
 /* Columns of the node and device columns: the widest of the replicas shown. */
@@ -362,6 +446,17 @@ static void add_replica(struct pv *v, const struct xp_cluster *c, size_t i, stru
 	xp_sdoc_add(l, XP_ROLE_NORMAL, "      %s", xp_pv_breakdown(r->strategy, p, buf, sizeof buf));
 	l = xp_sdoc_line(d);
 	xp_sdoc_add(l, XP_ROLE_NORMAL, "      %s=%s", p->env_name ? p->env_name : "", p->env_value ? p->env_value : "");
+	if (p->cpus) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_DIM, "      cpus: %s (NUMA %d)", p->cpus, p->numa);
+	}
+	/* The device files, cut to the pane (the pane's first column is a margin). */
+	if (p->n_mounts) {
+		char *m = xp_malloc(4096);
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_DIM, "      %s", xp_pv_mounts(p, width - 1 - 6, v->g->utf8, m, 4096));
+		free(m);
+	}
 	/* The node's devices as the topology map draws them, the chosen ones as their own shape
 	 * in the selected role: a shape, not only a colour, so NO_COLOR shows it too. */
 	const struct xp_node *n = xp_cluster_node(c, p->node);
@@ -419,6 +514,7 @@ static void build_body(struct pv *v, const struct xp_cluster *c, int width)
 	xp_sdoc_free(&v->doc);
 	v->doc_dirty = false;
 	v->doc_w = width;
+	v->head = 0;
 	struct xp_sdoc *d = &v->doc;
 	struct xp_sdoc_line *l;
 	if (!v->error && !v->res[v->strategy]) {
@@ -439,6 +535,13 @@ static void build_body(struct pv *v, const struct xp_cluster *c, int width)
 	}
 	add_head(v);
 	const struct xp_place_result *r = v->res[v->strategy];
+	if (r->placed && r->pending) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_WARN, "PENDING  %zu replica%s wait; why the next one fits nowhere:", r->pending,
+			    r->pending == 1 ? "" : "s");
+		add_reasons(d, r);
+		xp_sdoc_line(d);
+	}
 	if (r->placed) {
 		size_t shown = r->n_replicas < MAX_SHOWN ? r->n_replicas : MAX_SHOWN;
 		int nw, dw;
@@ -456,20 +559,7 @@ static void build_body(struct pv *v, const struct xp_cluster *c, int width)
 		}
 		return;
 	}
-	int cw = 4;
-	for (size_t i = 0; i < r->n_reasons; i++) {
-		int n = xp_draw_cols(r->reasons[i].code);
-		if (n > cw)
-			cw = n < 16 ? n : 16;
-	}
-	l = xp_sdoc_line(d);
-	xp_sdoc_add(l, XP_ROLE_TITLE, "%6s  %-*s  %s", "NODES", cw, "CODE", "WHY NOT");
-	for (size_t i = 0; i < r->n_reasons; i++) {
-		l = xp_sdoc_line(d);
-		xp_sdoc_add(l, XP_ROLE_FAIL, "%6zu", r->reasons[i].count);
-		xp_sdoc_add(l, XP_ROLE_DIM, "  %-*.*s  ", cw, cw, r->reasons[i].code);
-		xp_sdoc_add(l, XP_ROLE_NORMAL, "%s", r->reasons[i].text ? r->reasons[i].text : "");
-	}
+	add_reasons(d, r);
 	if (!r->n_reasons) {
 		l = xp_sdoc_line(d);
 		xp_sdoc_add(l, XP_ROLE_DIM, "no nodes to place on yet (the data may still be loading)");
@@ -632,7 +722,7 @@ static void draw_result(struct pv *v, struct xp_ui *ui, WINDOW *w, struct xp_rec
 		build_doc(v, xp_ui_cluster(ui), r.w);
 	int maxx = r.x + r.w;
 	/* The summary and the comparison stay put; the details scroll under them. */
-	int head = v->doc.n > RES_HEAD && r.h > RES_HEAD + 3 && !v->error ? RES_HEAD : 0;
+	int head = v->head && v->doc.n > v->head && r.h > (int)v->head + 3 && !v->error ? (int)v->head : 0;
 	for (int i = 0; i < head; i++)
 		xp_sdoc_draw(w, r.y + i, r.x + 1, maxx, &v->doc.lines[i]);
 	int h = r.h - head;
@@ -894,10 +984,13 @@ static int on_click(void *st, struct xp_ui *ui, int y, int x)
 	return XP_REACT_REDRAW;
 }
 
+/* New data (or a filter, or a command that may have changed the cluster in place): the kept
+ * index may point into a cluster freed since, so it goes now, and the next run builds one. */
 static void on_data(void *st, struct xp_ui *ui)
 {
 	struct pv *v = st;
 	v->g = xp_ui_glyphs(ui);
+	drop_index(v);
 }
 
 static const char *where(void *st)
@@ -929,6 +1022,7 @@ static void destroy(void *st)
 	if (!v)
 		return;
 	results_free(v);
+	drop_index(v);
 	xp_sdoc_free(&v->doc);
 	for (size_t i = 0; i < v->nm; i++)
 		xp_manifest_free(v->ms[i]);
