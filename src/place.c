@@ -106,6 +106,15 @@ static const struct xpi_dinfo *dinfo(const struct pctx *p, size_t ni, size_t di)
 	return &p->ix->di[p->ix->off[ni] + di];
 }
 
+/* The share of a device one slice of t takes: its compute share (MIG 3g is 3/7, so 3g + 4 x 1g
+ * fill a device), else one count's worth. */
+static double slice_share(const struct xp_mtemplate *t)
+{
+	if (t->compute > 0 && t->compute <= 1)
+		return t->compute;
+	return t->count > 0 ? 1.0 / t->count : 1;
+}
+
 static const struct xp_mtemplate *tmpl(const struct xpi_dinfo *di, const char *name)
 {
 	for (size_t t = 0; di->md && name && t < di->md->n_templates; t++)
@@ -361,7 +370,7 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 		/* Devices of one kind share vendor, model and manifest entry: one match for all. */
 		bool kind_ok = model_ok(g, rep, &repinfo) && !(g->slice && !t);
 		if (g->slice && t)
-			take = t->count > 0 ? 1.0 / t->count : 1;
+			take = slice_share(t);
 		else if (g->share_pct > 0)
 			take = g->share_pct / 100.0;
 		for (size_t i = 0; i < n->n_devices; i++) {

@@ -128,7 +128,7 @@ static struct xpi_dinfo lookup(const struct xp_place_index *ix, const struct xp_
 }
 
 /* Share of a device in use: whole allocations take all of it, shares their percent, slices
- * one template count's worth (all of it when the template is not known: the safe side). */
+ * their template's compute share (all of it when the template is not known: the safe side). */
 static double alloc_used(const struct xp_device *d, const struct xpi_dinfo *di)
 {
 	double u = 0;
@@ -143,7 +143,8 @@ static double alloc_used(const struct xp_device *d, const struct xpi_dinfo *di)
 			for (size_t k = 0; di->md && k < di->md->n_templates && !t; k++)
 				if (strcasecmp(di->md->templates[k].name, a->slice) == 0)
 					t = &di->md->templates[k];
-			u += t && t->count > 0 ? 1.0 / t->count : 1;
+			/* As place.c's slice_share: the compute share, else one count's worth. */
+			u += !t ? 1 : t->compute > 0 && t->compute <= 1 ? t->compute : t->count > 0 ? 1.0 / t->count : 1;
 		}
 	}
 	return u;

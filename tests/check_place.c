@@ -621,6 +621,51 @@ START_TEST(closest_devices)
 }
 END_TEST
 
+START_TEST(mig_mix)
+{
+	/* MIG on an H100 (the shipped manifest): a slice takes its compute share, so a 3g.40gb
+	 * (3/7) leaves room for four 1g.10gb (1/7 each) and not a fifth, and two 3g.40gb leave
+	 * one 1g.10gb. One count's worth (1/2 for 3g) would have refused the fourth 1g. */
+	struct xp_manifest *ms[4];
+	size_t nm = real_manifests(ms);
+	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *nd = xp_node_new("g");
+	struct xp_device *d = xp_node_add_device(nd);
+	d->vendor = xp_strdup("NVIDIA");
+	d->model = xp_strdup("H100 SXM 80GB");
+	d->driver = xp_strdup("550.90.07");
+	d->memory_mib = 81559;
+	d->health = XP_HEALTH_OK;
+	xp_cluster_add(c, nd);
+	busy(nd, 0, "3g.40gb");
+	struct xp_job *j = job("{\"slice\": \"1g.10gb\", \"replicas\": 4}");
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
+	struct xp_err err = {{0}};
+	struct xp_place_result *r = xp_place(c, j, cms, nm, &o, &err);
+	ck_assert_msg(r && r->placed, "%s", r ? r->summary : err.msg);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	j = job("{\"slice\": \"1g.10gb\", \"replicas\": 5}");
+	r = xp_place(c, j, cms, nm, &o, &err);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->relaxation->to, "4");
+	xp_place_result_free(r);
+	xp_job_free(j);
+	busy(nd, 0, "3g.40gb");
+	j = job("{\"slice\": \"1g.10gb\", \"replicas\": 2}");
+	r = xp_place(c, j, cms, nm, &o, &err);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->relaxation->field, "replicas");
+	ck_assert_str_eq(r->relaxation->to, "1");
+	xp_place_result_free(r);
+	xp_job_free(j);
+	xp_cluster_free(c);
+	for (size_t i = 0; i < nm; i++)
+		xp_manifest_free(ms[i]);
+}
+END_TEST
+
 START_TEST(gang_min)
 {
 	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
@@ -749,7 +794,9 @@ static double slice_share(struct xp_manifest **ms, size_t nm, const char *model,
 			if (strcmp(ms[i]->models[k].name, model) == 0)
 				for (size_t t = 0; t < ms[i]->models[k].n_templates; t++)
 					if (strcasecmp(ms[i]->models[k].templates[t].name, name) == 0)
-						return ms[i]->models[k].templates[t].count > 0
+						return ms[i]->models[k].templates[t].compute > 0
+							? ms[i]->models[k].templates[t].compute
+							: ms[i]->models[k].templates[t].count > 0
 							? 1.0 / ms[i]->models[k].templates[t].count : 1;
 	return 1;
 }
@@ -1098,6 +1145,7 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, cli);
 	tcase_add_test(tc, cli_validated);
 	tcase_add_test(tc, closest_devices);
+	tcase_add_test(tc, mig_mix);
 	tcase_add_test(tc, gang_min);
 	tcase_add_test(tc, relaxation);
 	tcase_add_test(tc, commit_release);
