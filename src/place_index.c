@@ -393,6 +393,7 @@ static void query_drop(struct xpi_query *q)
 	free(q->slot);
 	free(q->sslot);
 	free(q->sig);
+	xp_strv_free(q->texts, q->n_texts);
 	memset(q, 0, sizeof *q);
 }
 
@@ -423,7 +424,6 @@ void xp_place_index_free(struct xp_place_index *ix)
 	free(ix->n_live);
 	free(ix->cap_live);
 	free(ix->scls_n);
-	xp_strv_free(ix->texts, ix->n_texts);
 	for (size_t i = 0; i < ix->n_commits; i++) {
 		struct xpi_commit *m = &ix->commits[i];
 		for (size_t r = 0; r < m->n; r++)
@@ -599,15 +599,17 @@ const struct xpi_memo *xpi_memo_get(const struct xp_place_index *ix, uint32_t qi
 	return a ? &q->ans[a - 1] : NULL;
 }
 
-static const char *intern(struct xp_place_index *ix, const char *s)
+/* Reason texts are kept once per query and go with it: a long-lived index asked about ever
+ * new shapes does not keep every text it ever wrote. */
+static const char *intern(struct xpi_query *q, const char *s)
 {
 	if (!s || !*s)
 		return "";
-	for (size_t i = ix->n_texts; i-- > 0;)
-		if (strcmp(ix->texts[i], s) == 0)
-			return ix->texts[i];
-	xp_strv_add(&ix->texts, &ix->n_texts, s);
-	return ix->texts[ix->n_texts - 1];
+	for (size_t i = q->n_texts; i-- > 0;)
+		if (strcmp(q->texts[i], s) == 0)
+			return q->texts[i];
+	xp_strv_add(&q->texts, &q->n_texts, s);
+	return q->texts[q->n_texts - 1];
 }
 
 const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint32_t k, const struct xpi_memo *m,
@@ -620,7 +622,7 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint
 	}
 	struct xpi_memo *o = &q->ans[q->n_ans++];
 	*o = *m;
-	o->text = intern(ix, m->text);
+	o->text = intern(q, m->text);
 	o->dev = NULL;
 	if (m->n) {
 		o->dev = xp_malloc(m->n * sizeof *o->dev);

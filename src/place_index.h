@@ -30,7 +30,7 @@ struct xpi_dinfo {
 /* A kept answer of one class to one query (see place.c's struct answer). */
 struct xpi_memo {
 	int stage;
-	const char *text;   /* interned in the index */
+	const char *text;   /* interned in its query (a shape has few distinct reasons) */
 	int *dev;           /* device positions, n of them */
 	size_t n;
 	double take, score, parts[8];
@@ -56,6 +56,8 @@ struct xpi_query {
 	size_t cap_slot;
 	struct xpi_memo *ans;
 	size_t n_ans, cap_ans;
+	char **texts;       /* the answers' reason texts, each once */
+	size_t n_texts;
 };
 
 /* One change of use recorded so that a dry-run can take its own replicas back. */
@@ -110,8 +112,6 @@ struct xp_place_index {
 	uint64_t tick;
 	uint32_t *kind;          /* per device slot: its (vendor, model, driver) as a number */
 	size_t n_kinds;
-	char **texts;            /* interned reason texts */
-	size_t n_texts;
 	struct xpi_undo *undo;   /* the running dry-run's changes */
 	size_t n_undo, cap_undo;
 	bool recording;
