@@ -1251,23 +1251,57 @@ static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_
 	const struct xp_device *best_key = NULL;
 	uint32_t best_kind = 0;
 	bool have = false;
-	for (size_t k = 0; k < (nk ? nk : 1); k++) {
-		struct attempt t = {0};
-		p.key = nk ? slot_dev(ix, keys[k]) : NULL;
-		p.key_kind = nk ? ix->kind[keys[k]] : 0;
-		/* Once per key, not per switch: the answers kept under it serve every attempt. */
-		for (size_t gi = 0; gi < job->n_groups && !p.scan; gi++)
-			p.qid[gi] = query_of(&p, &job->groups[gi]);
-		run_network(&p, &t);
-		if (attempt_better(&t, &best, have)) {
-			attempt_free(&best);
-			best = t;
-			best_key = p.key;
-			best_kind = p.key_kind;
-			have = true;
-		} else
-			attempt_free(&t);
+	/* topology keeps replicas close to each other too: a job of several replicas with no
+	 * network constraint goes under one switch when one holds it, else in one rack, else
+	 * anywhere (a switch hop costs more than any link inside a node). */
+	size_t total = 0;
+	for (size_t gi = 0; gi < job->n_groups; gi++)
+		total += (size_t)job->groups[gi].replicas;
+	int nets[3] = {net, net, net}, n_nets = 1;
+	if (strategy == XP_STRAT_TOPOLOGY && net == XP_NET_ANY && total > 1) {
+		nets[0] = XP_NET_SWITCH;
+		nets[1] = XP_NET_RACK;
+		nets[2] = XP_NET_ANY;
+		n_nets = 3;
 	}
+	int got_net = net;
+	for (int ni = 0; ni < n_nets; ni++) {
+		p.net = nets[ni];
+		struct attempt nbest = {0};
+		const struct xp_device *nkey = NULL;
+		uint32_t nkind = 0;
+		bool nhave = false;
+		for (size_t k = 0; k < (nk ? nk : 1); k++) {
+			struct attempt t = {0};
+			p.key = nk ? slot_dev(ix, keys[k]) : NULL;
+			p.key_kind = nk ? ix->kind[keys[k]] : 0;
+			/* Once per key, not per switch: the answers kept under it serve every attempt. */
+			for (size_t gi = 0; gi < job->n_groups && !p.scan; gi++)
+				p.qid[gi] = query_of(&p, &job->groups[gi]);
+			run_network(&p, &t);
+			if (attempt_better(&t, &nbest, nhave)) {
+				attempt_free(&nbest);
+				nbest = t;
+				nkey = p.key;
+				nkind = p.key_kind;
+				nhave = true;
+			} else
+				attempt_free(&t);
+		}
+		/* The narrowest scope that places the job wins; refused in all, the widest explains. */
+		if (nbest.placed || ni == n_nets - 1) {
+			attempt_free(&best);
+			best = nbest;
+			best_key = nkey;
+			best_kind = nkind;
+			have = nhave;
+			got_net = nets[ni];
+			break;
+		}
+		attempt_free(&nbest);
+	}
+	(void)have;
+	p.net = net;
 	struct xp_place_result *r = xp_calloc(1, sizeof *r);
 	r->placed = best.placed;
 	r->strategy = strategy;
@@ -1303,8 +1337,9 @@ static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_
 				seen = r->replicas[i].node_ix == r->replicas[j].node_ix;
 			distinct += !seen;
 		}
-		char *s = xp_asprintf("placed %zu replica%s on %zu node%s (%s)", r->n_replicas,
+		char *s = xp_asprintf("placed %zu replica%s on %zu node%s%s (%s)", r->n_replicas,
 				      r->n_replicas == 1 ? "" : "s", distinct, distinct == 1 ? "" : "s",
+				      got_net != net ? got_net == XP_NET_SWITCH ? " under one switch" : " in one rack" : "",
 				      xp_strategy_name(strategy));
 		if (r->pending) {
 			r->summary = xp_asprintf("%s; %zu pending (gang minimum met)%s%s", s, r->pending,
@@ -1317,9 +1352,6 @@ static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_
 		for (size_t i = 0; i < best.n_reps; i++)
 			replica_free(&best.reps[i]);
 		free(best.reps);
-		size_t total = 0;
-		for (size_t i = 0; i < job->n_groups; i++)
-			total += (size_t)job->groups[i].replicas;
 		const char *w = why ? why : "";
 		/* Some replicas fit and then one did not: the reasons are that one's. */
 		if (best.n_reps)

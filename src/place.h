@@ -6,7 +6,8 @@
  * Strategy weights (score = 100 x the weighted sum, each criterion in 0..1):
  *   pack      utilization after placement 0.7, topology 0.3
  *   spread    free share after placement 0.7, topology 0.3
- *   topology  topology 0.8, utilization 0.2
+ *   topology  topology 0.8, utilization 0.2; several replicas without a network constraint go
+ *             under one switch when one holds them, else in one rack, else anywhere
  *   green     node already busy (powered) 0.6, ECU per watt 0.3, utilization 0.1
  * topology = 1 - mean link rank between the replica's devices / 7 (SYS).
  * Scores count to a millionth of a point; ties go to the node that sorts first by name, so the

@@ -666,6 +666,35 @@ START_TEST(mig_mix)
 }
 END_TEST
 
+START_TEST(topology_keeps_replicas_close)
+{
+	/* a (switch s1) sorts first; b and c share switch s2. Two replicas of a whole node:
+	 * pack takes a and b (equal scores, name order); topology keeps both under one switch
+	 * (b and c) and says so. With no switch holding both, topology places anywhere. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *a = mknode(c, "a", 8, true, "1"), *b = mknode(c, "b", 8, true, "1"),
+		       *cc = mknode(c, "c", 8, true, "1");
+	a->sw = xp_strdup("s1");
+	b->sw = xp_strdup("s2");
+	cc->sw = xp_strdup("s2");
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK);
+	ck_assert_str_eq(r->replicas[0].node, "a");
+	ck_assert_str_eq(r->replicas[1].node, "b");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_TOPOLOGY);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].node, "b");
+	ck_assert_str_eq(r->replicas[1].node, "c");
+	ck_assert_str_eq(r->summary, "placed 2 replicas on 2 nodes under one switch (topology)");
+	xp_place_result_free(r);
+	r = place(c, "{\"devices\": 8, \"replicas\": 3}", XP_STRAT_TOPOLOGY);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->summary, "placed 3 replicas on 3 nodes (topology)");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(gang_min)
 {
 	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
@@ -1146,6 +1175,7 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, cli_validated);
 	tcase_add_test(tc, closest_devices);
 	tcase_add_test(tc, mig_mix);
+	tcase_add_test(tc, topology_keeps_replicas_close);
 	tcase_add_test(tc, gang_min);
 	tcase_add_test(tc, relaxation);
 	tcase_add_test(tc, commit_release);
