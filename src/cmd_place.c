@@ -77,6 +77,7 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 		}
 		json_object_set_new(x, "devices", devs);
 		json_object_set_new(x, "slices", slices);
+		json_object_set_new(x, "isolation", json_string(p->isolation));
 		json_object_set_new(x, "numa", p->numa >= 0 ? json_integer(p->numa) : json_null());
 		json_object_set_new(x, "cpus", p->cpus ? xp_json_str(p->cpus) : json_null());
 		json_object_set_new(x, "score", json_real(round2(p->score)));

@@ -400,6 +400,9 @@ static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g,
 			double u = used_now(p, ni, i);
 			if (sliced ? u + take > 1 + EPS : u > EPS)
 				continue;
+			/* Hard slices and soft shares do not mix on one device. */
+			if (sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)))
+				continue;
 			counts[ST_FREE]++;
 			cand[nc++] = (int)i;
 		}
@@ -1001,6 +1004,11 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				rp->slice = xp_strdup(g->slice);
 			else if (g->share_pct > 0)
 				rp->slice = xp_asprintf("share:%d", g->share_pct);
+			/* How the replica is fenced from its neighbours on the device. */
+			const struct xpi_dinfo *pi = dinfo(p, ch.ni, (size_t)ch.dev[0]);
+			unsigned part = pi->md ? pi->md->partition : 0;
+			rp->isolation = g->share_pct > 0 ? "soft" : !g->slice ? "exclusive"
+				      : part & XP_PART_VNPU ? "vnpu" : part & XP_PART_MIG ? "mig" : "partition";
 			rp->score = ch.score;
 			memcpy(rp->breakdown, ch.parts, sizeof rp->breakdown);
 			/* The binding comes from the vendor's manifest: which variable, which device files. */
@@ -1013,9 +1021,11 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			t->total += ch.score;
 			/* This replica's devices are busy for the next ones (taken back at the end). */
 			uint32_t was = ix->cls[ch.ni];
+			int mode = xpi_replica_mode(rp);
 			for (size_t k = 0; k < rp->n_devices; k++) {
 				size_t s = ix->off[ch.ni] + (size_t)rp->pos[k];
-				xpi_set_used(ix, ch.ni, (size_t)rp->pos[k], ix->used[s] + rp->take);
+				xpi_set_use(ix, ch.ni, (size_t)rp->pos[k], ix->used[s] + rp->take, mode == XPI_HARD,
+					    mode == XPI_SOFT);
 			}
 			if (use_heap) {
 				/* The class the node left has a new first member (or none); the node's

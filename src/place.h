@@ -66,6 +66,9 @@ struct xp_place_replica {
 	char **bus_ids;         /* their PCI bus ids ("" when not known) */
 	size_t n_devices;
 	char *slice;            /* template name or "share:N" for a slice/share job, else NULL */
+	const char *isolation;  /* "exclusive" (whole devices), "mig" or "vnpu" (a hard slice: its
+				 * own memory and compute), "soft" (a share: time-sliced, memory not
+				 * fenced unless the sharing layer enforces it) */
 	int numa;               /* NUMA domain holding every device, -1 when none */
 	char *cpus;             /* that domain's CPUs as a list ("0-7,16-23"), NULL when none or not known */
 	double score;           /* 0..100 */

@@ -191,7 +191,7 @@ static void htab_grow(struct xp_place_index *ix)
 /* The class of (scls, used), made when new; used is copied. */
 static uint32_t class_of(struct xp_place_index *ix, uint32_t scls, const double *used)
 {
-	size_t n = n_dev(ix, scls);
+	size_t n = 2 * n_dev(ix, scls);
 	uint64_t h = class_hash(scls, used, n);
 	if (ix->hcap) {
 		for (size_t i = h & (ix->hcap - 1); ix->htab[i]; i = (i + 1) & (ix->hcap - 1)) {
@@ -213,7 +213,7 @@ static uint32_t class_of(struct xp_place_index *ix, uint32_t scls, const double 
 	k->hash = h;
 	k->used = xp_malloc((n ? n : 1) * sizeof *k->used);
 	memcpy(k->used, used, n * sizeof *used);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n / 2; i++)
 		k->used_sum += used[i];
 	k->live_at = SIZE_MAX;
 	size_t i = h & (ix->hcap - 1);
@@ -299,6 +299,8 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 	ix->base = xp_calloc(nd ? nd : 1, sizeof *ix->base);
 	ix->used = xp_calloc(nd ? nd : 1, sizeof *ix->used);
 	ix->di = xp_calloc(nd ? nd : 1, sizeof *ix->di);
+	ix->hard = xp_calloc(nd ? nd : 1, sizeof *ix->hard);
+	ix->soft = xp_calloc(nd ? nd : 1, sizeof *ix->soft);
 	/* Static classes by hash, each checked field by field against its first node. */
 	ix->scls = xp_calloc(nn ? nn : 1, sizeof *ix->scls);
 	ix->scls_rep = xp_calloc(nn ? nn : 1, sizeof *ix->scls_rep);
@@ -360,6 +362,13 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 			ix->kind[s] = ix->kind[ix->off[rep] + d];
 			ix->di[s] = ix->di[ix->off[rep] + d];
 			ix->base[s] = ix->used[s] = alloc_used(&n->devices[d], &ix->di[s]);
+			for (size_t a = 0; a < n->devices[d].n_allocs; a++) {
+				const struct xp_alloc *al = &n->devices[d].allocs[a];
+				if (al->share_pct > 0)
+					ix->soft[s]++;
+				else if (al->slice)
+					ix->hard[s]++;
+			}
 		}
 	}
 	free(kinds);
@@ -372,12 +381,14 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 	ix->scls_n = xp_calloc(ns, sizeof *ix->scls_n);
 	for (size_t i = 0; i < nn; i++)
 		ix->scls_n[ix->scls[i]]++;
-	double *u = xp_malloc((XP_MAX_DEVICES + 1) * sizeof *u);
+	double *u = xp_malloc((2 * XP_MAX_DEVICES + 1) * sizeof *u);
 	for (size_t r = 0; r < nn; r++) {
 		size_t i = ix->order[r];
 		const struct xp_node *n = c->nodes[i];
-		for (size_t d = 0; d < n->n_devices; d++)
+		for (size_t d = 0; d < n->n_devices; d++) {
 			u[d] = clamp01(ix->used[ix->off[i] + d]);
+			u[n->n_devices + d] = xpi_mode(ix, i, d);
+		}
 		ix->cls[i] = class_of(ix, ix->scls[i], u);
 		member_add(ix, ix->cls[i], (uint32_t)r);
 	}
@@ -432,6 +443,7 @@ void xp_place_index_free(struct xp_place_index *ix)
 		free(m->n_pos);
 		free(m->pos);
 		free(m->take);
+		free(m->mode);
 	}
 	free(ix->commits);
 	for (int r = 0; r < 2; r++) {
@@ -447,6 +459,8 @@ void xp_place_index_free(struct xp_place_index *ix)
 	free(ix->scls);
 	free(ix->scls_rep);
 	free(ix->di);
+	free(ix->hard);
+	free(ix->soft);
 	free(ix->base);
 	free(ix->used);
 	free(ix->off);
@@ -644,7 +658,13 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint
 	return o;
 }
 
-void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)
+int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos)
+{
+	size_t s = ix->off[node] + pos;
+	return (ix->hard[s] ? XPI_HARD : 0) | (ix->soft[s] ? XPI_SOFT : 0);
+}
+
+static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int hard, int soft)
 {
 	size_t s = ix->off[node] + pos;
 	if (ix->recording) {
@@ -652,16 +672,19 @@ void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)
 			ix->cap_undo = ix->cap_undo ? ix->cap_undo * 2 : 64;
 			ix->undo = xp_realloc(ix->undo, ix->cap_undo * sizeof *ix->undo);
 		}
-		ix->undo[ix->n_undo++] = (struct xpi_undo){node, pos, ix->used[s]};
+		ix->undo[ix->n_undo++] = (struct xpi_undo){node, pos, ix->used[s], ix->hard[s], ix->soft[s]};
 	}
 	ix->used[s] = u;
+	ix->hard[s] = (uint16_t)(hard < 0 ? 0 : hard);
+	ix->soft[s] = (uint16_t)(soft < 0 ? 0 : soft);
 	uint32_t old = ix->cls[node];
 	const struct xpi_class *k = &ix->classes[old];
 	size_t n = n_dev(ix, k->scls);
-	double buf[64], *v = n <= 64 ? buf : xp_malloc(n * sizeof *v);
-	memcpy(v, k->used, n * sizeof *v);
+	double buf[128], *v = n <= 64 ? buf : xp_malloc(2 * n * sizeof *v);
+	memcpy(v, k->used, 2 * n * sizeof *v);
 	v[pos] = clamp01(u);
-	if (memcmp(v, k->used, n * sizeof *v) != 0) {
+	v[n + pos] = xpi_mode(ix, node, pos);
+	if (memcmp(v, k->used, 2 * n * sizeof *v) != 0) {
 		/* class_of may move the class array: take ids, not pointers, across it. */
 		uint32_t nid = class_of(ix, ix->scls[node], v);
 		member_rm(ix, old, ix->rank[node]);
@@ -672,13 +695,31 @@ void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)
 		free(v);
 }
 
+void xpi_set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int dh, int ds)
+{
+	size_t s = ix->off[node] + pos;
+	set_use(ix, node, pos, u, ix->hard[s] + dh, ix->soft[s] + ds);
+}
+
+void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)
+{
+	xpi_set_use(ix, node, pos, u, 0, 0);
+}
+
 void xpi_undo_all(struct xp_place_index *ix)
 {
 	ix->recording = false;
 	while (ix->n_undo > 0) {
 		struct xpi_undo *u = &ix->undo[--ix->n_undo];
-		xpi_set_used(ix, u->node, u->pos, u->old);
+		set_use(ix, u->node, u->pos, u->old, u->hard, u->soft);
 	}
+}
+
+int xpi_replica_mode(const struct xp_place_replica *p)
+{
+	if (!p->isolation || !strcmp(p->isolation, "exclusive"))
+		return 0;
+	return strcmp(p->isolation, "soft") == 0 ? XPI_SOFT : XPI_HARD;
 }
 
 int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result *r)
@@ -692,6 +733,7 @@ int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result 
 	m->n_pos = xp_calloc(m->n, sizeof *m->n_pos);
 	m->pos = xp_calloc(m->n, sizeof *m->pos);
 	m->take = xp_calloc(m->n, sizeof *m->take);
+	m->mode = xp_calloc(m->n, sizeof *m->mode);
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const struct xp_place_replica *p = &r->replicas[i];
 		m->node[i] = p->node_ix;
@@ -699,8 +741,10 @@ int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result 
 		m->pos[i] = xp_calloc(p->n_devices ? p->n_devices : 1, sizeof *m->pos[i]);
 		memcpy(m->pos[i], p->pos, p->n_devices * sizeof *p->pos);
 		m->take[i] = p->take;
+		m->mode[i] = xpi_replica_mode(p);
 		for (size_t d = 0; d < p->n_devices; d++)
-			xpi_set_used(ix, p->node_ix, (size_t)p->pos[d], ix->used[ix->off[p->node_ix] + (size_t)p->pos[d]] + p->take);
+			xpi_set_use(ix, p->node_ix, (size_t)p->pos[d], ix->used[ix->off[p->node_ix] + (size_t)p->pos[d]] + p->take,
+				    m->mode[i] == XPI_HARD, m->mode[i] == XPI_SOFT);
 	}
 	return (int64_t)ix->n_commits++;
 }
@@ -717,10 +761,12 @@ bool xp_place_release(struct xp_place_index *ix, int64_t id)
 			/* Back to what the cluster showed when sums of fractions leave crumbs. */
 			if (u < ix->base[s] + 1e-9 && u > ix->base[s] - 1e-9)
 				u = ix->base[s];
-			xpi_set_used(ix, m->node[i], (size_t)m->pos[i][d], u);
+			xpi_set_use(ix, m->node[i], (size_t)m->pos[i][d], u, -(m->mode[i] == XPI_HARD),
+				    -(m->mode[i] == XPI_SOFT));
 		}
 		free(m->pos[i]);
 	}
+	free(m->mode);
 	free(m->node);
 	free(m->n_pos);
 	free(m->pos);

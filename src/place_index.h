@@ -40,7 +40,8 @@ struct xpi_memo {
 struct xpi_class {
 	uint32_t scls;      /* static class: everything but use */
 	uint64_t hash;
-	double *used;       /* use of each device, 0..1 (n_devices of the static class) */
+	double *used;       /* use of each device, 0..1, then each device's mode (XPI_HARD,
+			     * XPI_SOFT bits): 2 x n_devices of the static class */
 	double used_sum;    /* their sum: bounds a placement's score before judging it */
 	uint32_t *members;  /* name ranks, ascending */
 	size_t n_members, cap_members;
@@ -60,10 +61,16 @@ struct xpi_query {
 	size_t n_texts;
 };
 
+/* What a device's slices are: hard (MIG, vNPU: own memory and compute) and soft (shares,
+ * time-sliced) never mix on one device, as the vendors' partition modes do not. */
+#define XPI_HARD 1
+#define XPI_SOFT 2
+
 /* One change of use recorded so that a dry-run can take its own replicas back. */
 struct xpi_undo {
 	size_t node, pos;
 	double old;
+	uint16_t hard, soft;
 };
 
 /* A committed placement: what xp_place_release gives back. */
@@ -71,6 +78,7 @@ struct xpi_commit {
 	size_t *node, *n_pos;
 	int **pos;
 	double *take;
+	int *mode;          /* XPI_HARD, XPI_SOFT or 0 (whole devices) per replica */
 	size_t n;           /* replicas; 0 once released */
 };
 
@@ -94,6 +102,7 @@ struct xp_place_index {
 	uint32_t *rank;          /* node -> name rank */
 	size_t *off;             /* node -> its first device slot */
 	double *base, *used;     /* per device slot: what the cluster shows in use; now */
+	uint16_t *hard, *soft;   /* per device slot: hard slices and soft shares on it now */
 	struct xpi_dinfo *di;    /* per device slot */
 	uint32_t *scls;          /* node -> static class */
 	size_t *scls_rep;        /* static class -> a node of it */
@@ -142,6 +151,13 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t q, uint3
 /* Sets the use of device pos of node to u (0..1 or more), moving the node to its new class;
  * recorded for xpi_undo_all while ix->recording. */
 void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u);
+/* The same, adding dh hard slices and ds soft shares to the device (negative: removing). */
+void xpi_set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int dh, int ds);
+/* XPI_HARD, XPI_SOFT or 0 (whole devices) for what a placed replica takes. */
+struct xp_place_replica;
+int xpi_replica_mode(const struct xp_place_replica *p);
+/* XPI_HARD and XPI_SOFT bits of device pos of node. */
+int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos);
 /* Takes back every change recorded since recording began, and stops recording. */
 void xpi_undo_all(struct xp_place_index *ix);
 /* The nodes by switch (rack false) or rack (true). */

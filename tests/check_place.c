@@ -652,6 +652,14 @@ START_TEST(mig_mix)
 	ck_assert_str_eq(r->relaxation->to, "4");
 	xp_place_result_free(r);
 	xp_job_free(j);
+	/* A soft share never lands beside hard slices (nor a slice beside shares): the device
+	 * runs in one partition mode. */
+	j = job("{\"share_pct\": 20}");
+	r = xp_place(c, j, cms, nm, &o, &err);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].code, "free");
+	xp_place_result_free(r);
+	xp_job_free(j);
 	busy(nd, 0, "3g.40gb");
 	j = job("{\"slice\": \"1g.10gb\", \"replicas\": 2}");
 	r = xp_place(c, j, cms, nm, &o, &err);
@@ -660,6 +668,38 @@ START_TEST(mig_mix)
 	ck_assert_str_eq(r->relaxation->to, "1");
 	xp_place_result_free(r);
 	xp_job_free(j);
+	/* The other way, on a kept index: a committed share keeps MIG slices off the device,
+	 * and its release lets them back. */
+	struct xp_node *n2 = xp_node_new("h");
+	struct xp_device *d2 = xp_node_add_device(n2);
+	d2->vendor = xp_strdup("NVIDIA");
+	d2->model = xp_strdup("H100 SXM 80GB");
+	d2->driver = xp_strdup("550.90.07");
+	d2->memory_mib = 81559;
+	d2->health = XP_HEALTH_OK;
+	xp_cluster_add(c, n2);
+	struct xp_place_index *ix = xp_place_index_new(c, cms, nm);
+	j = job("{\"share_pct\": 10}");
+	r = xp_place_ix(ix, j, &o, &err);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].node, "h");
+	ck_assert_str_eq(r->replicas[0].isolation, "soft");
+	int64_t id = xp_place_commit(ix, r);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	/* g has one seventh left: a 2g.20gb fits only on h. */
+	j = job("{\"slice\": \"2g.20gb\"}");
+	r = xp_place_ix(ix, j, &o, &err);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	ck_assert(xp_place_release(ix, id));
+	r = xp_place_ix(ix, j, &o, &err);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].node, "h");
+	ck_assert_str_eq(r->replicas[0].isolation, "mig");
+	xp_place_result_free(r);
+	xp_job_free(j);
+	xp_place_index_free(ix);
 	xp_cluster_free(c);
 	for (size_t i = 0; i < nm; i++)
 		xp_manifest_free(ms[i]);
@@ -1140,8 +1180,9 @@ START_TEST(cli)
 	/* A replica in one NUMA domain is pinned to that domain's CPUs (sim nodes list them). */
 	if (json_is_integer(json_object_get(rep, "numa")))
 		ck_assert(json_is_string(json_object_get(rep, "cpus")));
-	const char *rkeys[] = {"node", "devices", "slices", "numa", "cpus", "score", "score_breakdown", "env", "mounts"};
-	for (size_t k = 0; k < 9; k++)
+	const char *rkeys[] = {"node",	"devices", "slices", "isolation", "numa", "cpus", "score", "score_breakdown",
+			       "env",	"mounts"};
+	for (size_t k = 0; k < 10; k++)
 		ck_assert_msg(json_object_get(rep, rkeys[k]) != NULL, "%s", rkeys[k]);
 	json_decref(j);
 	xp_run_free(&r);
