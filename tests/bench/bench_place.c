@@ -1,5 +1,6 @@
-/* bench_place.c: placement at the issue's scale: a 10,000-node sim cluster (default mix: four
- * vendors, 8 devices a node, part busy, some slices, a few nodes down).
+/* bench_place.c: placement at the issue's scale: a 10,000-node sim cluster of 8 devices a node,
+ * part busy, some slices, a few nodes down.
+ * (MIX: 80,000 devices, three vendors; sim gen has no Cambricon kind.)
  * 1. A stream of STREAM jobs placed and committed one after another on a kept index, each
  *    released again after LIFE later jobs so the cluster stays busy but not full: jobs per
  *    second, and the process's peak RSS so far (the cluster and this index; run first so that
@@ -24,6 +25,7 @@
 #include "simgen.h"
 
 #define NODES 10000
+#define MIX "nvidia-h100:30,nvidia-h800:10,nvidia-a100:20,ascend-910a:25,amd-mi300x:15"
 #define RUNS 101
 #define STREAM 100000
 #define LIFE 4000
@@ -62,7 +64,14 @@ int main(void)
 {
 	struct xp_err err = {{0}};
 	double t0 = now_ms();
-	struct xp_cluster *c = xp_sim_generate(NODES, NULL, 1, &err);
+	/* The issue's cluster: 10,000 nodes of 8 accelerators each (no CPU-only nodes, no 4-GPU
+	 * MI100 boxes), NVIDIA H100/H800/A100, Ascend 910A and AMD MI300X. */
+	struct xp_sim_mix smix;
+	if (xp_sim_mix_parse(MIX, &smix, &err) < 0) {
+		fprintf(stderr, "bench_place: %s\n", err.msg);
+		return 1;
+	}
+	struct xp_cluster *c = xp_sim_generate(NODES, &smix, 1, &err);
 	if (!c) {
 		fprintf(stderr, "bench_place: %s\n", err.msg);
 		return 1;
