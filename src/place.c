@@ -1,575 +1,11 @@
-/* place.c: the placement dry-run (see place.h for the rules, strategies and weights). */
-#include <ctype.h>
-#include <math.h>
-#include <stdarg.h>
+/* place.c: the placement search: a dry-run's attempts (per homogeneous kind, per switch or
+ * rack), each replica's best node through the index or a plain scan, the reasons for a
+ * refusal, and the result (see place.h for the rules, place_index.h for the index). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "place.h"
-#include "place_index.h"
-#include "validate.h"
-
-#define EPS 1e-9
-/* Stages a node passes in order; the first it fails is its one reason. */
-enum stage { ST_STATE, ST_LABELS, ST_CPUS, ST_HOSTMEM, ST_MODEL, ST_HOMOG, ST_VALID, ST_HEALTH,
-	     ST_MEMORY, ST_ECU, ST_FREE, ST_SHAPE, ST_OK };
-static const char *const stage_code[] = {"node-state", "label", "cpus", "host-memory", "model",
-					 "homogeneous", "validated", "health", "memory", "ecu", "free",
-					 "affinity", "ok"};
-
-static const char *const strat_names[XP_STRAT_COUNT] = {"pack", "spread", "topology", "green"};
-static const char *const crit_names[XP_CRIT_COUNT] = {"utilization", "balance", "topology", "powered",
-						      "efficiency"};
-/* Rows: strategies; columns: criteria (documented in place.h and xpool(1)). */
-static const double weights[XP_STRAT_COUNT][XP_CRIT_COUNT] = {
-	{0.7, 0, 0.3, 0, 0},
-	{0, 0.7, 0.3, 0, 0},
-	{0.2, 0, 0.8, 0, 0},
-	{0.1, 0, 0, 0.6, 0.3},
-};
-
-const char *xp_strategy_name(int s) { return s >= 0 && s < XP_STRAT_COUNT ? strat_names[s] : "unknown"; }
-const char *xp_criterion_name(int c) { return c >= 0 && c < XP_CRIT_COUNT ? crit_names[c] : "unknown"; }
-double xp_strategy_weight(int s, int c)
-{
-	return s >= 0 && s < XP_STRAT_COUNT && c >= 0 && c < XP_CRIT_COUNT ? weights[s][c] : 0;
-}
-int xp_strategy_parse(const char *s)
-{
-	for (int i = 0; s && i < XP_STRAT_COUNT; i++)
-		if (strcasecmp(s, strat_names[i]) == 0)
-			return i;
-	return -1;
-}
-
-struct pctx {
-	struct xp_place_index *ix;
-	const struct xp_cluster *c;
-	const struct xp_job *job;
-	int strategy;
-	bool scan;         /* judge node by node, no index: the reference the tests compare with */
-	bool quiet;        /* no reasons for a refusal */
-	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
-	uint32_t key_kind; /* its kind number (ix->kind) */
-	uint32_t *qid;     /* per group: its query under this key and strategy (index only) */
-	int net;           /* enum xp_network of the whole job */
-	const char *domain; /* the switch or rack this attempt keeps to, NULL for anywhere */
-	size_t dom_lo, dom_hi; /* its nodes: ix->dom[net].nodes[dom_lo..dom_hi) */
-};
-
-/* One node's answer for one replica. */
-struct answer {
-	int stage;          /* enum stage reached (ST_OK when it fits) */
-	char text[256];     /* reason when it does not */
-	int dev[XP_MAX_DEVICES]; /* positions in the node's device array */
-	size_t n;
-	double take;        /* capacity taken from each chosen device */
-	double score, parts[XP_CRIT_COUNT];
-};
-
-static void answer_reset(struct answer *a)
-{
-	/* Not a memset: dev is 4 KiB and only n of it is read. */
-	a->stage = 0;
-	a->text[0] = 0;
-	a->n = 0;
-	a->take = 0;
-	a->score = 0;
-	memset(a->parts, 0, sizeof a->parts);
-}
-
-/* Recorder for --explain: NULL when not asked. */
-struct rec {
-	struct xp_place_check *v;
-	size_t n;
-};
-
-static void rec_add(struct rec *r, const char *name, bool pass, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void rec_add(struct rec *r, const char *name, bool pass, const char *fmt, ...)
-{
-	if (!r)
-		return;
-	r->v = xp_realloc(r->v, (r->n + 1) * sizeof *r->v);
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	r->v[r->n++] = (struct xp_place_check){name, pass, xp_strdup(buf)};
-}
-
-static const struct xpi_dinfo *dinfo(const struct pctx *p, size_t ni, size_t di)
-{
-	return &p->ix->di[p->ix->off[ni] + di];
-}
-
-/* The share of a device one slice of t takes: its compute share (MIG 3g is 3/7, so 3g + 4 x 1g
- * fill a device), else one count's worth. */
-static double slice_share(const struct xp_mtemplate *t)
-{
-	if (t->compute > 0 && t->compute <= 1)
-		return t->compute;
-	return t->count > 0 ? 1.0 / t->count : 1;
-}
-
-static const struct xp_mtemplate *tmpl(const struct xpi_dinfo *di, const char *name)
-{
-	for (size_t t = 0; di->md && name && t < di->md->n_templates; t++)
-		if (strcasecmp(di->md->templates[t].name, name) == 0)
-			return &di->md->templates[t];
-	return NULL;
-}
-
-static bool glob_or_null(const char *g, const char *s) { return !g || (s && xp_glob_match(g, s)); }
-
-static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, const struct xpi_dinfo *di)
-{
-	if (di->md)
-		return xp_job_model_matches(g, di->m, di->md);
-	/* No manifest: the device's own strings are all there is. */
-	return glob_or_null(g->vendor, d->vendor) && glob_or_null(g->model, d->model);
-}
-
-static bool same_str(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* "HCCS" from "hccs:0": the group's kind as operators name it. */
-static void group_kind(const char *g, char *out, size_t len)
-{
-	size_t i = 0;
-	for (; g && g[i] && g[i] != ':' && i + 1 < len; i++)
-		out[i] = (char)toupper((unsigned char)g[i]);
-	out[i] = 0;
-	if (!i)
-		snprintf(out, len, "affinity");
-}
-
-
-/* Share of device di of node ni in use now (what the cluster shows, commits, this dry-run). */
-static double used_now(const struct pctx *p, size_t ni, size_t di)
-{
-	double u = p->ix->used[p->ix->off[ni] + di];
-	return u > 1 ? 1 : u < 0 ? 0 : u;
-}
-
-static int rank_of(const struct xp_node *n, int a, int b)
-{
-	int r = xp_link_rank(*xp_node_link(n, (size_t)a, (size_t)b));
-	return r > 7 ? 7 : r;
-}
-
-static int int_cmp(const void *a, const void *b)
-{
-	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
-
-/* The want devices of cand (ascending) closest to each other: from each start, add the device
- * with the lowest sum of link ranks to those taken (ties: the lower index), and keep the start
- * whose set sums lowest (ties: the first). Without links, or with a great many candidates,
- * the first want. out comes back ascending. */
-#define CLOSEST_MAX 64
-static void closest(const struct xp_node *n, const int *cand, size_t nc, size_t want, int *out)
-{
-	if (want < 2 || nc <= want || !n->links || nc > CLOSEST_MAX) {
-		for (size_t i = 0; i < want; i++)
-			out[i] = cand[i];
-		return;
-	}
-	int best = -1, set[CLOSEST_MAX];
-	for (size_t s = 0; s < nc; s++) {
-		bool taken[CLOSEST_MAX] = {false};
-		set[0] = cand[s];
-		taken[s] = true;
-		int sum = 0;
-		for (size_t k = 1; k < want; k++) {
-			int pick = -1, pick_add = 0;
-			for (size_t j = 0; j < nc; j++) {
-				if (taken[j])
-					continue;
-				int add = 0;
-				for (size_t t = 0; t < k; t++)
-					add += rank_of(n, set[t], cand[j]);
-				if (pick < 0 || add < pick_add) {
-					pick = (int)j;
-					pick_add = add;
-				}
-			}
-			taken[pick] = true;
-			set[k] = cand[pick];
-			sum += pick_add;
-		}
-		if (best < 0 || sum < best) {
-			best = sum;
-			memcpy(out, set, want * sizeof *out);
-		}
-	}
-	qsort(out, want, sizeof *out, int_cmp);
-}
-
-/* Picks want devices from cand (indices, ascending) under the group rules; returns false with
- * text set. ring: the affinity rule's ring size (0 none). */
-static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, bool same_group,
-		  int strategy, const char *model, int *out, char *text, size_t tlen)
-{
-	char kind[32];
-	group_kind(nc ? n->devices[cand[0]].affinity_group : NULL, kind, sizeof kind);
-	if (ring > 0 && want > (size_t)ring) {
-		if (want % (size_t)ring) {
-			snprintf(text, tlen, "affinity rule ring:%d refuses %zu %s devices", ring, want, model);
-			return false;
-		}
-		/* Whole groups: every device of the group on the node free. */
-		size_t got = 0;
-		for (size_t i = 0; i < nc && got < want; i++) {
-			const char *g = n->devices[cand[i]].affinity_group;
-			bool first = true;
-			for (size_t j = 0; j < i; j++)
-				first = first && !same_str(n->devices[cand[j]].affinity_group, g);
-			if (!first || !g)
-				continue;
-			size_t total = 0, fr = 0;
-			for (size_t k = 0; k < n->n_devices; k++)
-				total += same_str(n->devices[k].affinity_group, g);
-			for (size_t k = 0; k < nc; k++)
-				fr += same_str(n->devices[cand[k]].affinity_group, g);
-			if (fr != total || fr != (size_t)ring)
-				continue;
-			for (size_t k = 0; k < nc; k++)
-				if (same_str(n->devices[cand[k]].affinity_group, g))
-					out[got++] = cand[k];
-		}
-		if (got < want) {
-			snprintf(text, tlen, "fewer than %zu whole free %s groups of %s", want / (size_t)ring, kind, model);
-			return false;
-		}
-		return true;
-	}
-	if ((ring > 0) || same_group) {
-		/* One group: pack takes the fullest group that fits (keeps whole groups free). */
-		const char *best = NULL;
-		size_t bestfree = 0;
-		bool found = false;
-		for (size_t i = 0; i < nc; i++) {
-			const char *g = n->devices[cand[i]].affinity_group;
-			size_t fr = 0;
-			for (size_t k = 0; k < nc; k++)
-				fr += g ? same_str(n->devices[cand[k]].affinity_group, g) : k == i;
-			if (fr < want)
-				continue;
-			bool better = !found || (strategy == XP_STRAT_SPREAD ? fr > bestfree : fr < bestfree);
-			if (better) {
-				best = g;
-				bestfree = fr;
-				found = true;
-				if (!g) {
-					out[0] = cand[i];
-					return true;
-				}
-			}
-		}
-		if (!found) {
-			snprintf(text, tlen, "fewer than %zu free %s in one %s group", want, model, kind);
-			return false;
-		}
-		size_t got = 0;
-		for (size_t k = 0; k < nc && got < want; k++)
-			if (same_str(n->devices[cand[k]].affinity_group, best))
-				out[got++] = cand[k];
-		return true;
-	}
-	closest(n, cand, nc, want, out);
-	return true;
-}
-
-static double topology_of(const struct xp_node *n, const int *dev, size_t k)
-{
-	if (k < 2)
-		return 1;
-	if (!n->links)
-		return 0.5;
-	double sum = 0;
-	size_t pairs = 0;
-	for (size_t a = 0; a < k; a++)
-		for (size_t b = a + 1; b < k; b++, pairs++) {
-			int r = xp_link_rank(*xp_node_link(n, (size_t)dev[a], (size_t)dev[b]));
-			sum += r > 7 ? 7 : r;
-		}
-	return 1 - sum / (double)pairs / 7.0;
-}
-
-/* Judges node ni for one replica of group g; fills a. rec: the explain recorder or NULL. */
-static void eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc)
-{
-	const struct xp_node *n = p->c->nodes[ni];
-	answer_reset(a);
-	bool st_ok = n->state == XP_NODE_UP || n->state == XP_NODE_DEGRADED;
-	rec_add(rc, "node-state", st_ok, "%s", xp_node_state_name(n->state));
-	if (!st_ok) {
-		a->stage = ST_STATE;
-		snprintf(a->text, sizeof a->text, "node %s", xp_node_state_name(n->state));
-		return;
-	}
-	for (size_t i = 0; i < g->labels.n; i++) {
-		const char *v = xp_labels_get(&n->governance, g->labels.keys[i]);
-		if (!v)
-			v = xp_labels_get(&n->facts, g->labels.keys[i]);
-		bool ok = v && strcmp(v, g->labels.values[i]) == 0;
-		rec_add(rc, "label", ok, "%s=%s (node has %s)", g->labels.keys[i], g->labels.values[i], v ? v : "none");
-		if (!ok) {
-			a->stage = ST_LABELS;
-			snprintf(a->text, sizeof a->text, "label %s=%s missing", g->labels.keys[i], g->labels.values[i]);
-			return;
-		}
-	}
-	if (g->cpus > 0 && n->pus > 0) {
-		bool ok = n->pus >= g->cpus;
-		rec_add(rc, "cpus", ok, "%d of %d", n->pus, g->cpus);
-		if (!ok) {
-			a->stage = ST_CPUS;
-			snprintf(a->text, sizeof a->text, "fewer than %d CPUs", g->cpus);
-			return;
-		}
-	}
-	if (g->host_memory_mib > 0 && n->memory_mib > 0) {
-		bool ok = n->memory_mib >= g->host_memory_mib;
-		rec_add(rc, "host-memory", ok, "%lld of %lld MiB", (long long)n->memory_mib, (long long)g->host_memory_mib);
-		if (!ok) {
-			a->stage = ST_HOSTMEM;
-			snprintf(a->text, sizeof a->text, "less than %lld MiB host memory", (long long)g->host_memory_mib);
-			return;
-		}
-	}
-	bool sliced = g->slice || g->share_pct > 0;
-	size_t want = sliced ? 1 : (size_t)g->devices;
-	/* Each kind of device on the node (vendor, model, driver) is judged apart, since one replica
-	 * gets one kind; the node's answer is the kind that got furthest (first on ties). */
-	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
-	int best_stage = ST_MODEL;
-	struct answer tmp;
-	bool any = false;
-	size_t best_counts[ST_OK] = {0};
-	const struct xp_device *best_rep = NULL;
-	for (size_t k = 0; k < n->n_devices; k++) {
-		const struct xp_device *rep = &n->devices[k];
-		bool first = true;
-		for (size_t j = 0; j < k && first; j++)
-			first = kind[j] != kind[k];
-		if (!first)
-			continue;
-		size_t counts[ST_OK] = {0};
-		int cand[XP_MAX_DEVICES];
-		size_t nc = 0;
-		double take = 1;
-		const struct xpi_dinfo repinfo = *dinfo(p, ni, k);
-		const struct xp_mtemplate *t = g->slice ? tmpl(&repinfo, g->slice) : NULL;
-		/* Devices of one kind share vendor, model and manifest entry: one match for all. */
-		bool kind_ok = model_ok(g, rep, &repinfo) && !(g->slice && !t);
-		if (g->slice && t)
-			take = slice_share(t);
-		else if (g->share_pct > 0)
-			take = g->share_pct / 100.0;
-		for (size_t i = 0; i < n->n_devices; i++) {
-			const struct xp_device *d = &n->devices[i];
-			if (kind[i] != kind[k])
-				continue;
-			if (!kind_ok)
-				continue;
-			counts[ST_MODEL]++;
-			if (p->key && g->homogeneous && kind[i] != p->key_kind)
-				continue;
-			counts[ST_HOMOG]++;
-			if (g->validated_layer >= 0 && xpi_validated(p->ix, d, g->validated_case) < g->validated_layer)
-				continue;
-			counts[ST_VALID]++;
-			if (d->health == XP_HEALTH_FAIL)
-				continue;
-			counts[ST_HEALTH]++;
-			int64_t mem = t ? t->memory_mib : g->share_pct > 0 && d->memory_mib > 0
-				? d->memory_mib * g->share_pct / 100 : d->memory_mib;
-			if (g->memory_mib > 0 && mem < g->memory_mib)
-				continue;
-			counts[ST_MEMORY]++;
-			if (g->min_ecu > 0 && !(XP_HAS(d->ecu) && d->ecu >= g->min_ecu))
-				continue;
-			counts[ST_ECU]++;
-			double u = used_now(p, ni, i);
-			if (sliced ? u + take > 1 + EPS : u > EPS)
-				continue;
-			/* Hard slices and soft shares do not mix on one device. */
-			if (sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)))
-				continue;
-			counts[ST_FREE]++;
-			cand[nc++] = (int)i;
-		}
-		int stage = ST_MODEL;
-		while (stage <= ST_FREE && counts[stage] >= want)
-			stage = stage == ST_MODEL ? ST_HOMOG : stage + 1;
-		/* The stages between ST_MODEL and ST_FREE are consecutive. */
-		if (stage > ST_FREE) {
-			int ring = 0;
-			if (repinfo.md) {
-				int aff = repinfo.md->affinity ? repinfo.md->affinity : repinfo.m->affinity;
-				int rs = repinfo.md->ring_size ? repinfo.md->ring_size : repinfo.m->ring_size;
-				ring = aff == XP_AFF_RING ? rs : 0;
-			}
-			const char *mname = rep->model ? rep->model : "device";
-			answer_reset(&tmp);
-			bool ok = false;
-			if (sliced) {
-				/* pack: the busiest device that fits; spread: the idlest. */
-				int pick = -1;
-				double pu = 0;
-				for (size_t i = 0; i < nc; i++) {
-					double u = used_now(p, ni, (size_t)cand[i]);
-					if (g->numa == XP_NUMA_STRICT && n->devices[cand[i]].numa < 0)
-						continue;
-					if (pick < 0 || (p->strategy == XP_STRAT_SPREAD ? u < pu - EPS : u > pu + EPS)) {
-						pick = cand[i];
-						pu = u;
-					}
-				}
-				ok = pick >= 0;
-				if (ok) {
-					tmp.dev[0] = pick;
-				} else
-					snprintf(tmp.text, sizeof tmp.text, "no free %s in a known NUMA domain", mname);
-			} else if (g->numa == XP_NUMA_NONE) {
-				ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp.dev,
-					   tmp.text, sizeof tmp.text);
-			} else {
-				/* One NUMA domain: try each in id order; prefer falls back to anywhere. */
-				for (size_t i = 0; i < nc && !ok; i++) {
-					int dom = n->devices[cand[i]].numa;
-					bool seen = dom < 0;
-					for (size_t j = 0; j < i && !seen; j++)
-						seen = n->devices[cand[j]].numa == dom;
-					if (seen)
-						continue;
-					int sub[XP_MAX_DEVICES];
-					size_t ns = 0;
-					for (size_t j = 0; j < nc; j++)
-						if (n->devices[cand[j]].numa == dom)
-							sub[ns++] = cand[j];
-					if (ns >= want)
-						ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, mname, tmp.dev,
-							   tmp.text, sizeof tmp.text);
-				}
-				if (!ok && g->numa == XP_NUMA_PREFER)
-					ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp.dev,
-						   tmp.text, sizeof tmp.text);
-				else if (!ok && (!tmp.text[0] || strstr(tmp.text, "fewer than") == tmp.text))
-					snprintf(tmp.text, sizeof tmp.text, "fewer than %zu free %s in one NUMA domain", want,
-						 mname);
-			}
-			stage = ok ? ST_OK : ST_SHAPE;
-			if (ok) {
-				tmp.n = want;
-				tmp.take = take;
-				tmp.stage = ST_OK;
-				/* Score: how the node looks after this replica lands. */
-				double used = 0, eff = 0;
-				bool powered = false;
-				for (size_t i = 0; i < n->n_devices; i++) {
-					double u = used_now(p, ni, i);
-					powered = powered || u > EPS;
-					for (size_t j = 0; j < tmp.n; j++)
-						if (tmp.dev[j] == (int)i)
-							u += take;
-					used += u > 1 ? 1 : u;
-				}
-				double util = n->n_devices ? used / (double)n->n_devices : 0;
-				const struct xp_device *d0 = &n->devices[tmp.dev[0]];
-				if (XP_HAS(d0->ecu) && XP_HAS(d0->power_limit_w) && d0->power_limit_w > 0) {
-					double e = d0->ecu * 100.0 / d0->power_limit_w; /* ECU per 100 W */
-					eff = e / (1 + e);
-				} else
-					eff = 0.5;
-				double raw[XP_CRIT_COUNT] = {util, 1 - util, topology_of(n, tmp.dev, tmp.n), powered, eff};
-				tmp.score = 0;
-				for (int c = 0; c < XP_CRIT_COUNT; c++) {
-					tmp.parts[c] = 100 * weights[p->strategy][c] * raw[c];
-					tmp.score += tmp.parts[c];
-				}
-				/* To a millionth of a point, so that equal choices tie exactly and the
-				 * name order decides, whichever order the nodes are judged in. */
-				tmp.score = round(tmp.score * 1e6) / 1e6;
-				if (!any || a->stage != ST_OK || tmp.score > a->score + EPS) {
-					*a = tmp;
-					any = true;
-				}
-				best_stage = ST_OK;
-				best_rep = rep;
-				memcpy(best_counts, counts, sizeof counts);
-				continue;
-			}
-			tmp.stage = ST_SHAPE;
-		}
-		if (any && a->stage == ST_OK)
-			continue;
-		if (!any || stage > best_stage) {
-			best_stage = stage;
-			best_rep = rep;
-			memcpy(best_counts, counts, sizeof counts);
-			a->stage = stage;
-			any = true;
-			if (stage == ST_SHAPE)
-				snprintf(a->text, sizeof a->text, "%s", tmp.text);
-		}
-	}
-	/* A fit needs no text (and most judgements are fits): only the explain list reads on. */
-	if (any && a->stage == ST_OK && !rc)
-		return;
-	const char *mname = best_rep && best_rep->model ? best_rep->model : "device";
-	char what[160];
-	if (g->slice)
-		snprintf(what, sizeof what, "%s with slice %s", mname, g->slice);
-	else if (g->share_pct > 0)
-		snprintf(what, sizeof what, "%s with %d%% free", mname, g->share_pct);
-	else
-		snprintf(what, sizeof what, "%s", mname);
-	if (!any || a->stage == ST_MODEL) {
-		a->stage = ST_MODEL;
-		if (g->vendor || g->model || g->slice)
-			snprintf(a->text, sizeof a->text, "fewer than %zu devices matching %s%s%s%s%s", want,
-				 g->vendor ? g->vendor : "", g->vendor && g->model ? " " : "", g->model ? g->model : "",
-				 g->slice ? " with slice " : "", g->slice ? g->slice : "");
-		else
-			snprintf(a->text, sizeof a->text, "fewer than %zu accelerators", want);
-	} else if (a->stage == ST_HOMOG)
-		snprintf(a->text, sizeof a->text, "no %zu %s %s (driver %s) for a homogeneous job", want,
-			 p->key && p->key->vendor ? p->key->vendor : "?", p->key && p->key->model ? p->key->model : "?",
-			 p->key && p->key->driver ? p->key->driver : "?");
-	else if (a->stage == ST_VALID)
-		snprintf(a->text, sizeof a->text, "%s driver %s not validated (%s) for %s%s", mname,
-			 best_rep && best_rep->driver ? best_rep->driver : "?", xp_layer_name(g->validated_layer),
-			 g->validated_case ? "case " : "any case", g->validated_case ? g->validated_case : "");
-	else if (a->stage == ST_HEALTH)
-		snprintf(a->text, sizeof a->text, "fewer than %zu healthy %s", want, what);
-	else if (a->stage == ST_MEMORY)
-		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %lld MiB", want, what, (long long)g->memory_mib);
-	else if (a->stage == ST_ECU)
-		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
-	else if (a->stage == ST_FREE)
-		snprintf(a->text, sizeof a->text, "fewer than %zu free %s", want, what);
-	if (rc) {
-		static const char *const names[] = {[ST_MODEL] = "model", [ST_HOMOG] = "homogeneous",
-						    [ST_VALID] = "validated", [ST_HEALTH] = "health", [ST_MEMORY] = "memory",
-						    [ST_ECU] = "ecu", [ST_FREE] = "free"};
-		for (int s = ST_MODEL; s <= ST_FREE; s++) {
-			if (s == ST_VALID && g->validated_layer < 0)
-				continue;
-			rec_add(rc, names[s], best_counts[s] >= want, "have %zu, need %zu %s", best_counts[s], want, what);
-			if (best_counts[s] < want)
-				return;
-		}
-		rec_add(rc, "affinity", a->stage == ST_OK, "%s", a->stage == ST_OK ? "devices fit the group rules" : a->text);
-	}
-}
+#include "place_int.h"
 
 /* Frees a replica's strings. */
 static void replica_free(struct xp_place_replica *r)
@@ -665,7 +101,7 @@ static const struct xpi_memo *judge(struct pctx *p, uint32_t k, uint32_t q, cons
 		return m;
 	}
 	const struct xpi_class *kc = &ix->classes[k];
-	eval(p, ix->order[kc->members[0]], g, buf, NULL);
+	xpl_eval(p, ix->order[kc->members[0]], g, buf, NULL);
 	ix->evals++;
 	struct xpi_memo mm = {buf->stage, buf->text, buf->dev, buf->n, buf->take, buf->score, {0}};
 	memcpy(mm.parts, buf->parts, sizeof buf->parts);
@@ -731,7 +167,9 @@ static double bound(const struct pctx *p, const struct xp_task_group *g, double 
 {
 	double want = g->slice || g->share_pct > 0 ? 1 : g->devices;
 	double n = (double)nd, up = (used + want) / n, lo = used / n;
-	const double *w = weights[p->strategy];
+	double w[XP_CRIT_COUNT];
+	for (int ci = 0; ci < XP_CRIT_COUNT; ci++)
+		w[ci] = xp_strategy_weight(p->strategy, ci);
 	return 100 * (w[XP_CRIT_UTILIZATION] * (up > 1 ? 1 : up) + w[XP_CRIT_BALANCE] * (1 - lo) +
 		      w[XP_CRIT_TOPOLOGY] + w[XP_CRIT_POWERED] * (used > EPS) + w[XP_CRIT_EFFICIENCY]) + 1e-6;
 }
@@ -750,7 +188,7 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 			size_t ni = ix->order[r];
 			if (!in_domain(p, ni))
 				continue;
-			eval(p, ni, g, *buf, NULL);
+			xpl_eval(p, ni, g, *buf, NULL);
 			if ((*buf)->stage == ST_OK && beats((*buf)->score, (uint32_t)r, c)) {
 				struct answer *t = *best;
 				*best = *buf;
@@ -823,26 +261,26 @@ static void refusal(struct pctx *p, const struct xp_task_group *g, uint32_t q, s
 	if (p->scan) {
 		for (size_t r = 0; r < ix->n_nodes; r++)
 			if (in_domain(p, ix->order[r])) {
-				eval(p, ix->order[r], g, buf, NULL);
-				add_reason(t, stage_code[buf->stage], buf->text, 1);
+				xpl_eval(p, ix->order[r], g, buf, NULL);
+				add_reason(t, xpl_stage_code[buf->stage], buf->text, 1);
 			}
 	} else if (p->domain) {
 		const struct xpi_domains *d = &ix->dom[p->net == XP_NET_RACK];
 		for (size_t j = p->dom_lo; j < p->dom_hi; j++) {
 			const struct xpi_memo *m = judge(p, ix->cls[d->nodes[j]], q, g, buf);
-			add_reason(t, stage_code[m->stage], m->text, 1);
+			add_reason(t, xpl_stage_code[m->stage], m->text, 1);
 		}
 	} else
 		for (size_t sc = 0; sc < ix->n_scls; sc++) {
 			const struct xpi_memo *m = xpi_static_get(ix, q, sc);
 			if (m) {
-				add_reason(t, stage_code[m->stage], m->text, ix->scls_n[sc]);
+				add_reason(t, xpl_stage_code[m->stage], m->text, ix->scls_n[sc]);
 				continue;
 			}
 			for (size_t li = 0; li < ix->n_live[sc]; li++) {
 				uint32_t k = ix->live[sc][li];
 				m = judge(p, k, q, g, buf);
-				add_reason(t, stage_code[m->stage], m->text, ix->classes[k].n_members);
+				add_reason(t, xpl_stage_code[m->stage], m->text, ix->classes[k].n_members);
 			}
 		}
 	if (t->n_reasons > 1)
@@ -1005,14 +443,14 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			else if (g->share_pct > 0)
 				rp->slice = xp_asprintf("share:%d", g->share_pct);
 			/* How the replica is fenced from its neighbours on the device. */
-			const struct xpi_dinfo *pi = dinfo(p, ch.ni, (size_t)ch.dev[0]);
+			const struct xpi_dinfo *pi = xpl_dinfo(p, ch.ni, (size_t)ch.dev[0]);
 			unsigned part = pi->md ? pi->md->partition : 0;
 			rp->isolation = g->share_pct > 0 ? "soft" : !g->slice ? "exclusive"
 				      : part & XP_PART_VNPU ? "vnpu" : part & XP_PART_MIG ? "mig" : "partition";
 			rp->score = ch.score;
 			memcpy(rp->breakdown, ch.parts, sizeof rp->breakdown);
 			/* The binding comes from the vendor's manifest: which variable, which device files. */
-			const struct xpi_dinfo *di = dinfo(p, ch.ni, (size_t)ch.dev[0]);
+			const struct xpi_dinfo *di = xpl_dinfo(p, ch.ni, (size_t)ch.dev[0]);
 			const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
 			rp->env_name = xp_strdup(ev ? ev : "XPOOL_VISIBLE_DEVICES");
 			rp->env_value = xp_strdup(env);
@@ -1204,10 +642,7 @@ static int key_cmp(const struct xp_device *a, const struct xp_device *b)
 	return r;
 }
 
-static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_job *job,
-				    const struct xp_place_opts *opts);
-
-static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_job *job,
+struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job *job,
 				     const struct xp_place_opts *opts, bool try_relax, struct xp_err *err)
 {
 	const struct xp_cluster *c = ix->c;
@@ -1378,7 +813,7 @@ static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_
 				struct answer *a = xp_malloc(sizeof *a);
 				p.key = best_key;
 				p.key_kind = best_kind;
-				eval(&p, i, &job->groups[0], a, &rc);
+				xpl_eval(&p, i, &job->groups[0], a, &rc);
 				free(a);
 				r->checks = rc.v;
 				r->n_checks = rc.n;
@@ -1388,215 +823,14 @@ static struct xp_place_result *place(struct xp_place_index *ix, const struct xp_
 	free(keys);
 	free(p.qid);
 	if (!r->placed && try_relax && !(opts && opts->quiet))
-		r->relaxation = relax(ix, job, opts);
+		r->relaxation = xpl_relax(ix, job, opts);
 	return r;
-}
-
-/* A job sharing job's strings, with its own groups (and label arrays) to change. */
-struct variant {
-	struct xp_job job;
-	struct xp_task_group *groups;
-};
-
-static void variant_init(struct variant *v, const struct xp_job *job)
-{
-	v->job = *job;
-	v->groups = xp_calloc(job->n_groups, sizeof *v->groups);
-	memcpy(v->groups, job->groups, job->n_groups * sizeof *v->groups);
-	v->job.groups = v->groups;
-}
-
-/* Whether the variant places; its summary in *summary when it does. */
-static bool fits(struct xp_place_index *ix, const struct xp_job *job, const struct xp_place_opts *opts,
-		 int strategy, char **summary)
-{
-	struct xp_place_opts o = {strategy, opts ? opts->seed : 0, NULL, opts && opts->scan, true};
-	struct xp_err e = {{0}};
-	struct xp_place_result *r = place(ix, job, &o, false, &e);
-	bool ok = r && r->placed && !r->pending;
-	if (ok)
-		*summary = xp_strdup(r->summary);
-	xp_place_result_free(r);
-	return ok;
-}
-
-static struct xp_place_relax *relax_new(const char *field, const char *from, const char *to, char *summary)
-{
-	struct xp_place_relax *x = xp_calloc(1, sizeof *x);
-	x->field = xp_strdup(field);
-	x->from = xp_strdup(from);
-	x->to = xp_strdup(to);
-	x->summary = summary;
-	return x;
-}
-
-static int cstr_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-
-static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_job *job,
-				    const struct xp_place_opts *opts)
-{
-	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
-	char *sum = NULL, from[64], to[64];
-	struct xp_place_relax *x = NULL;
-	/* Strategies change only which node comes first, but a gang placed greedily can fit
-	 * under one and not under another. */
-	size_t total = 0;
-	for (size_t i = 0; i < job->n_groups; i++)
-		total += (size_t)job->groups[i].replicas;
-	for (int s = 0; s < XP_STRAT_COUNT && !x && total > 1; s++)
-		if (s != strategy && fits(ix, job, opts, s, &sum))
-			x = relax_new("strategy", xp_strategy_name(strategy), xp_strategy_name(s), sum);
-	struct variant v;
-	variant_init(&v, job);
-	static const char *const numa_names[] = {"none", "prefer", "strict"};
-	static const char *const net_names[] = {"any", "switch", "rack"};
-	/* One change to every group at once for the job-wide constraints. */
-	bool any = false;
-	for (size_t i = 0; i < v.job.n_groups; i++)
-		if (v.groups[i].numa == XP_NUMA_STRICT) {
-			v.groups[i].numa = XP_NUMA_PREFER;
-			any = true;
-		}
-	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
-		x = relax_new("numa", numa_names[XP_NUMA_STRICT], numa_names[XP_NUMA_PREFER], sum);
-	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
-	for (int step = 0; step < 2 && !x; step++) {
-		int from_net = XP_NET_ANY;
-		for (size_t i = 0; i < v.job.n_groups; i++)
-			if (job->groups[i].network != XP_NET_ANY) {
-				from_net = from_net == XP_NET_SWITCH ? from_net : job->groups[i].network;
-				v.groups[i].network = step == 0 && job->groups[i].network == XP_NET_SWITCH ? XP_NET_RACK
-													 : XP_NET_ANY;
-			}
-		if (from_net == XP_NET_ANY || (step == 0 && from_net != XP_NET_SWITCH))
-			continue;
-		if (fits(ix, &v.job, opts, strategy, &sum))
-			x = relax_new("network", net_names[from_net], step == 0 ? "rack" : "any", sum);
-	}
-	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
-	any = false;
-	for (size_t i = 0; i < v.job.n_groups; i++)
-		if (v.groups[i].same_group) {
-			v.groups[i].same_group = false;
-			any = true;
-		}
-	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
-		x = relax_new("same_group", "true", "false", sum);
-	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
-	any = false;
-	for (size_t i = 0; i < v.job.n_groups; i++)
-		if (v.groups[i].homogeneous) {
-			v.groups[i].homogeneous = false;
-			any = true;
-		}
-	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
-		x = relax_new("homogeneous", "true", "false", sum);
-	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
-	/* Another pool: each label's other values in the cluster, sorted, then no such label. */
-	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
-		const struct xp_labels *L = &job->groups[gi].labels;
-		for (size_t li = 0; li < L->n && !x; li++) {
-			const char **vals = NULL;
-			size_t nv = 0;
-			for (size_t sc = 0; sc < ix->n_scls; sc++) {
-				const struct xp_node *nd = ix->c->nodes[ix->scls_rep[sc]];
-				const char *val = xp_labels_get(&nd->governance, L->keys[li]);
-				if (!val)
-					val = xp_labels_get(&nd->facts, L->keys[li]);
-				bool seen = !val || strcmp(val, L->values[li]) == 0;
-				for (size_t k = 0; k < nv && !seen; k++)
-					seen = strcmp(vals[k], val) == 0;
-				if (!seen) {
-					vals = xp_realloc(vals, (nv + 1) * sizeof *vals);
-					vals[nv++] = val;
-				}
-			}
-			if (nv > 1)
-				qsort(vals, nv, sizeof *vals, cstr_cmp);
-			struct xp_labels nl = *L;
-			nl.keys = xp_calloc(L->n, sizeof *nl.keys);
-			nl.values = xp_calloc(L->n, sizeof *nl.values);
-			memcpy(nl.keys, L->keys, L->n * sizeof *nl.keys);
-			memcpy(nl.values, L->values, L->n * sizeof *nl.values);
-			v.groups[gi].labels = nl;
-			char *was = xp_asprintf("%s=%s", L->keys[li], L->values[li]);
-			for (size_t k = 0; k <= nv && !x; k++) {
-				if (k < nv) {
-					nl.values[li] = (char *)vals[k];
-					v.groups[gi].labels = nl;
-				} else {
-					/* Without the label: the others move down one. */
-					for (size_t j = li; j + 1 < L->n; j++) {
-						nl.keys[j] = L->keys[j + 1];
-						nl.values[j] = L->values[j + 1];
-					}
-					nl.n = L->n - 1;
-					v.groups[gi].labels = nl;
-				}
-				if (fits(ix, &v.job, opts, strategy, &sum)) {
-					char *now = k < nv ? xp_asprintf("%s=%s", L->keys[li], vals[k]) : xp_strdup("none");
-					x = relax_new("labels", was, now, sum);
-					free(now);
-				}
-			}
-			free(was);
-			free(nl.keys);
-			free(nl.values);
-			free(vals);
-			v.groups[gi].labels = *L;
-		}
-	}
-	/* No count above the largest node's devices can fit: start there. */
-	int maxdev = 0;
-	for (size_t sc = 0; sc < ix->n_scls; sc++) {
-		size_t nd = ix->c->nodes[ix->scls_rep[sc]]->n_devices;
-		maxdev = (int)nd > maxdev ? (int)nd : maxdev;
-	}
-	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
-		int top = job->groups[gi].devices - 1 < maxdev ? job->groups[gi].devices - 1 : maxdev;
-		for (int d = top; d >= 1 && !x; d--) {
-			v.groups[gi].devices = d;
-			if (fits(ix, &v.job, opts, strategy, &sum)) {
-				snprintf(from, sizeof from, "%d", job->groups[gi].devices);
-				snprintf(to, sizeof to, "%d", d);
-				x = relax_new("devices", from, to, sum);
-			}
-		}
-		v.groups[gi].devices = job->groups[gi].devices;
-	}
-	/* Fewer replicas: replicas are placed one after another, each where the ones before left
-	 * room, so if n fit then n - 1 do; the largest that fits is found by halving (a job of
-	 * 100,000 replicas takes 17 tries, not 99,999). */
-	for (size_t gi = 0; gi < v.job.n_groups && !x; gi++) {
-		int lo = 1, hi = job->groups[gi].replicas - 1, found = 0;
-		char *fsum = NULL;
-		while (lo <= hi) {
-			int n = lo + (hi - lo) / 2;
-			v.groups[gi].replicas = n;
-			v.groups[gi].gang_min = job->groups[gi].gang_min < n ? job->groups[gi].gang_min : n;
-			if (fits(ix, &v.job, opts, strategy, &sum)) {
-				found = n;
-				free(fsum);
-				fsum = sum;
-				lo = n + 1;
-			} else
-				hi = n - 1;
-		}
-		if (found) {
-			snprintf(from, sizeof from, "%d", job->groups[gi].replicas);
-			snprintf(to, sizeof to, "%d", found);
-			x = relax_new("replicas", from, to, fsum);
-		}
-		v.groups[gi] = job->groups[gi];
-	}
-	free(v.groups);
-	return x;
 }
 
 struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_job *job,
 				    const struct xp_place_opts *opts, struct xp_err *err)
 {
-	return place(ix, job, opts, true, err);
+	return xpl_place(ix, job, opts, true, err);
 }
 
 struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job *job,

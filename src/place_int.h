@@ -1,0 +1,64 @@
+/* place_int.h: what the placement engine's files share (internal; the API is place.h):
+ * place_eval.c judges one node for one replica, place.c searches the cluster and assembles
+ * the result, place_relax.c looks for the smallest change that makes a refused job fit. */
+#ifndef XP_PLACE_INT_H
+#define XP_PLACE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "place.h"
+#include "place_index.h"
+
+#define EPS 1e-9
+/* Stages a node passes in order; the first it fails is its one reason. */
+enum stage { ST_STATE, ST_LABELS, ST_CPUS, ST_HOSTMEM, ST_MODEL, ST_HOMOG, ST_VALID, ST_HEALTH,
+	     ST_MEMORY, ST_ECU, ST_FREE, ST_SHAPE, ST_OK };
+/* The reason code of each stage ("node-state", ..., "ok"). */
+extern const char *const xpl_stage_code[];
+
+/* What one dry-run (one strategy, one homogeneous key, one switch) works with. */
+struct pctx {
+	struct xp_place_index *ix;
+	const struct xp_cluster *c;
+	const struct xp_job *job;
+	int strategy;
+	bool scan;         /* judge node by node, no index: the reference the tests compare with */
+	bool quiet;        /* no reasons for a refusal */
+	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
+	uint32_t key_kind; /* its kind number (ix->kind) */
+	uint32_t *qid;     /* per group: its query under this key and strategy (index only) */
+	int net;           /* enum xp_network of the whole job */
+	const char *domain; /* the switch or rack this attempt keeps to, NULL for anywhere */
+	size_t dom_lo, dom_hi; /* its nodes: ix->dom[net].nodes[dom_lo..dom_hi) */
+};
+
+/* One node's answer for one replica. */
+struct answer {
+	int stage;          /* enum stage reached (ST_OK when it fits) */
+	char text[256];     /* reason when it does not */
+	int dev[XP_MAX_DEVICES]; /* positions in the node's device array */
+	size_t n;
+	double take;        /* capacity taken from each chosen device */
+	double score, parts[XP_CRIT_COUNT];
+};
+
+/* Recorder for --explain: NULL when not asked. */
+struct rec {
+	struct xp_place_check *v;
+	size_t n;
+};
+
+/* The manifest entry of device di of node ni. */
+const struct xpi_dinfo *xpl_dinfo(const struct pctx *p, size_t ni, size_t di);
+/* Judges node ni for one replica of group g; fills a. rc: the --explain recorder or NULL. */
+void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc);
+/* A dry-run on ix; with try_relax, a refusal comes with its smallest relaxation. */
+struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job *job,
+				  const struct xp_place_opts *opts, bool try_relax, struct xp_err *err);
+/* The smallest change to job that makes it fit (see place.h), NULL when none does. */
+struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job *job,
+				 const struct xp_place_opts *opts);
+
+#endif
