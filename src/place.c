@@ -68,25 +68,31 @@ static int reason_cmp(const void *a, const void *b)
 }
 
 /* The memo's name for group g under this attempt's key and strategy: every field eval reads. */
+/* Appends s to *sig with its length first ("3:abc", "-" for NULL), so that no two lists of
+ * strings make the same signature whatever the strings hold. */
+static void sig_str(char **sig, const char *s)
+{
+	char *n = s ? xp_asprintf("%s%zu:%s|", *sig, strlen(s), s) : xp_asprintf("%s-|", *sig);
+	free(*sig);
+	*sig = n;
+}
+
 static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 {
-#define S(x) ((x) ? (x) : "\x01")
-	char *lab = xp_strdup("");
-	for (size_t i = 0; i < g->labels.n; i++) {
-		char *n = xp_asprintf("%s\x1f%s\x1e%s", lab, g->labels.keys[i], g->labels.values[i]);
-		free(lab);
-		lab = n;
-	}
-	char *sig = xp_asprintf("%d|%d|%s|%d|%s|%s|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%s|%s|%s|%s|%s", p->strategy,
-				g->devices, S(g->slice), g->share_pct, S(g->vendor), S(g->model),
+	char *sig = xp_asprintf("%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|", p->strategy, g->devices, g->share_pct,
 				(long long)g->memory_mib, g->min_ecu, g->cpus, (long long)g->host_memory_mib,
-				g->homogeneous, g->same_group, g->numa, g->validated_layer, S(g->validated_case),
-				p->key ? S(p->key->vendor) : "-", p->key ? S(p->key->model) : "-",
-				p->key ? S(p->key->driver) : "-", lab);
-#undef S
+				g->homogeneous, g->same_group, g->numa, g->validated_layer, g->labels.n);
+	const char *strs[] = {g->slice, g->vendor, g->model, g->validated_case, p->key ? p->key->vendor : NULL,
+			      p->key ? p->key->model : NULL, p->key ? p->key->driver : NULL};
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+		sig_str(&sig, strs[i]);
+	sig_str(&sig, p->key ? "key" : NULL);
+	for (size_t i = 0; i < g->labels.n; i++) {
+		sig_str(&sig, g->labels.keys[i]);
+		sig_str(&sig, g->labels.values[i]);
+	}
 	uint32_t q = xpi_query(p->ix, sig);
 	free(sig);
-	free(lab);
 	return q;
 }
 
@@ -429,7 +435,8 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				/* The task sees devices by the vendor's own numbering, which differs from
 				 * the node's whenever other accelerators come first on the bus. */
 				vid[k] = d->vendor_index >= 0 ? d->vendor_index : d->index;
-				el += (size_t)snprintf(env + el, sizeof env - el, "%s%d", k ? "," : "", vid[k]);
+				if (el < sizeof env)
+					el += (size_t)snprintf(env + el, sizeof env - el, "%s%d", k ? "," : "", vid[k]);
 				if (d->numa != numa)
 					numa = -1;
 			}
@@ -776,12 +783,12 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 		r->n_replicas = best.n_reps;
 		r->pending = best.pending;
 		size_t distinct = 0;
+		bool *seen = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *seen);
 		for (size_t i = 0; i < r->n_replicas; i++) {
-			bool seen = false;
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = r->replicas[i].node_ix == r->replicas[j].node_ix;
-			distinct += !seen;
+			distinct += !seen[r->replicas[i].node_ix];
+			seen[r->replicas[i].node_ix] = true;
 		}
+		free(seen);
 		char *s = xp_asprintf("placed %zu replica%s on %zu node%s%s (%s)", r->n_replicas,
 				      r->n_replicas == 1 ? "" : "s", distinct, distinct == 1 ? "" : "s",
 				      got_net != net ? got_net == XP_NET_SWITCH ? " under one switch" : " in one rack" : "",

@@ -17,7 +17,8 @@
  * are pending (result.pending, with the reasons they do not fit).
  * A refusal comes with the smallest relaxation that fits, tried in this order: another
  * strategy, NUMA strict -> prefer, network switch -> rack -> any, no same-group, not
- * homogeneous, another value of a label (another pool) or none, fewer devices, fewer replicas. */
+ * homogeneous, another value of a label (another pool) or none, fewer devices, fewer replicas;
+ * at most 48 dry-runs in all. */
 #ifndef XP_PLACE_H
 #define XP_PLACE_H
 

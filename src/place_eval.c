@@ -118,8 +118,7 @@ static void group_kind(const char *g, char *out, size_t len)
 /* Share of device di of node ni in use now (what the cluster shows, commits, this dry-run). */
 static double used_now(const struct pctx *p, size_t ni, size_t di)
 {
-	double u = p->ix->used[p->ix->off[ni] + di];
-	return u > 1 ? 1 : u < 0 ? 0 : u;
+	return xpi_use(p->ix->used[p->ix->off[ni] + di]);
 }
 
 static int rank_of(const struct xp_node *n, int a, int b)
@@ -450,7 +449,9 @@ void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, st
 				const struct xp_device *d0 = &n->devices[tmp.dev[0]];
 				if (XP_HAS(d0->ecu) && XP_HAS(d0->power_limit_w) && d0->power_limit_w > 0) {
 					double e = d0->ecu * 100.0 / d0->power_limit_w; /* ECU per 100 W */
-					eff = e / (1 + e);
+					/* A huge ECU over a tiny limit overflows: efficiency is then at its
+					 * top, never NaN (a NaN score would order nothing). */
+					eff = isfinite(e) ? e / (1 + e) : 1;
 				} else
 					eff = 0.5;
 				double raw[XP_CRIT_COUNT] = {util, 1 - util, topology_of(n, tmp.dev, tmp.n), powered, eff};

@@ -1,5 +1,6 @@
 /* place_index.c: the placement index: node classes, their kept answers, use changes, commits
  * (see place_index.h for why). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +166,13 @@ static size_t n_dev(const struct xp_place_index *ix, uint32_t scls)
 	return ix->c->nodes[ix->scls_rep[scls]]->n_devices;
 }
 
-static double clamp01(double u) { return u < 0 ? 0 : u > 1 ? 1 : u; }
+double xpi_use(double u)
+{
+	u = u < 0 ? 0 : u > 1 ? 1 : u;
+	return round(u * 1e9) / 1e9;
+}
+
+static double clamp01(double u) { return xpi_use(u); }
 
 static uint64_t class_hash(uint32_t scls, const double *used, size_t n)
 {
@@ -664,7 +671,7 @@ int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos)
 	return (ix->hard[s] ? XPI_HARD : 0) | (ix->soft[s] ? XPI_SOFT : 0);
 }
 
-static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int hard, int soft)
+static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int64_t hard, int64_t soft)
 {
 	size_t s = ix->off[node] + pos;
 	if (ix->recording) {
@@ -675,8 +682,8 @@ static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u
 		ix->undo[ix->n_undo++] = (struct xpi_undo){node, pos, ix->used[s], ix->hard[s], ix->soft[s]};
 	}
 	ix->used[s] = u;
-	ix->hard[s] = (uint16_t)(hard < 0 ? 0 : hard);
-	ix->soft[s] = (uint16_t)(soft < 0 ? 0 : soft);
+	ix->hard[s] = (uint32_t)(hard < 0 ? 0 : hard);
+	ix->soft[s] = (uint32_t)(soft < 0 ? 0 : soft);
 	uint32_t old = ix->cls[node];
 	const struct xpi_class *k = &ix->classes[old];
 	size_t n = n_dev(ix, k->scls);
@@ -698,7 +705,7 @@ static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u
 void xpi_set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int dh, int ds)
 {
 	size_t s = ix->off[node] + pos;
-	set_use(ix, node, pos, u, ix->hard[s] + dh, ix->soft[s] + ds);
+	set_use(ix, node, pos, u, (int64_t)ix->hard[s] + dh, (int64_t)ix->soft[s] + ds);
 }
 
 void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)

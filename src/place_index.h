@@ -70,7 +70,7 @@ struct xpi_query {
 struct xpi_undo {
 	size_t node, pos;
 	double old;
-	uint16_t hard, soft;
+	uint32_t hard, soft;
 };
 
 /* A committed placement: what xp_place_release gives back. */
@@ -102,7 +102,7 @@ struct xp_place_index {
 	uint32_t *rank;          /* node -> name rank */
 	size_t *off;             /* node -> its first device slot */
 	double *base, *used;     /* per device slot: what the cluster shows in use; now */
-	uint16_t *hard, *soft;   /* per device slot: hard slices and soft shares on it now */
+	uint32_t *hard, *soft;   /* per device slot: hard slices and soft shares on it now */
 	struct xpi_dinfo *di;    /* per device slot */
 	uint32_t *scls;          /* node -> static class */
 	size_t *scls_rep;        /* static class -> a node of it */
@@ -139,6 +139,9 @@ struct xp_place_index {
 const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t q, size_t sc);
 /* Job shapes whose answers are kept; the least recently used goes first. */
 #define XPI_QUERIES 256
+/* A device's use as every judgement and class key reads it: within 0..1, to a billionth, so
+ * that fractions added and taken back in another order land on the same value. */
+double xpi_use(double u);
 /* The query id of a job shape's signature (made, or found and marked used). */
 uint32_t xpi_query(struct xp_place_index *ix, const char *sig);
 /* The kept answer of class k to query q, NULL when not judged yet. Valid until the next

@@ -21,9 +21,17 @@ static void variant_init(struct variant *v, const struct xp_job *job)
 }
 
 /* Whether the variant places; its summary in *summary when it does. */
-static bool fits(struct xp_place_index *ix, const struct xp_job *job, const struct xp_place_opts *opts,
+/* Dry-runs tried at most per relaxation search: each is a whole placement, and a node of 1,024
+ * devices or a label with 10,000 values would otherwise mean thousands of them. The order
+ * puts the smallest changes first, so the budget cuts only the far end. */
+#define RELAX_TRIES 48
+
+static bool fits(int *left, struct xp_place_index *ix, const struct xp_job *job, const struct xp_place_opts *opts,
 		 int strategy, char **summary)
 {
+	if (*left <= 0)
+		return false;
+	(*left)--;
 	struct xp_place_opts o = {strategy, opts ? opts->seed : 0, NULL, opts && opts->scan, true};
 	struct xp_err e = {{0}};
 	struct xp_place_result *r = xpl_place(ix, job, &o, false, &e);
@@ -51,6 +59,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 {
 	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
 	char *sum = NULL, from[64], to[64];
+	int left = RELAX_TRIES;
 	struct xp_place_relax *x = NULL;
 	/* Strategies change only which node comes first, but a gang placed greedily can fit
 	 * under one and not under another. */
@@ -58,7 +67,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 	for (size_t i = 0; i < job->n_groups; i++)
 		total += (size_t)job->groups[i].replicas;
 	for (int s = 0; s < XP_STRAT_COUNT && !x && total > 1; s++)
-		if (s != strategy && fits(ix, job, opts, s, &sum))
+		if (s != strategy && fits(&left, ix, job, opts, s, &sum))
 			x = relax_new("strategy", xp_strategy_name(strategy), xp_strategy_name(s), sum);
 	struct variant v;
 	variant_init(&v, job);
@@ -71,7 +80,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 			v.groups[i].numa = XP_NUMA_PREFER;
 			any = true;
 		}
-	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
+	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
 		x = relax_new("numa", numa_names[XP_NUMA_STRICT], numa_names[XP_NUMA_PREFER], sum);
 	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
 	for (int step = 0; step < 2 && !x; step++) {
@@ -84,7 +93,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 			}
 		if (from_net == XP_NET_ANY || (step == 0 && from_net != XP_NET_SWITCH))
 			continue;
-		if (fits(ix, &v.job, opts, strategy, &sum))
+		if (fits(&left, ix, &v.job, opts, strategy, &sum))
 			x = relax_new("network", net_names[from_net], step == 0 ? "rack" : "any", sum);
 	}
 	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
@@ -94,7 +103,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 			v.groups[i].same_group = false;
 			any = true;
 		}
-	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
+	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
 		x = relax_new("same_group", "true", "false", sum);
 	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
 	any = false;
@@ -103,7 +112,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 			v.groups[i].homogeneous = false;
 			any = true;
 		}
-	if (!x && any && fits(ix, &v.job, opts, strategy, &sum))
+	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
 		x = relax_new("homogeneous", "true", "false", sum);
 	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
 	/* Another pool: each label's other values in the cluster, sorted, then no such label. */
@@ -147,7 +156,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 					nl.n = L->n - 1;
 					v.groups[gi].labels = nl;
 				}
-				if (fits(ix, &v.job, opts, strategy, &sum)) {
+				if (fits(&left, ix, &v.job, opts, strategy, &sum)) {
 					char *now = k < nv ? xp_asprintf("%s=%s", L->keys[li], vals[k]) : xp_strdup("none");
 					x = relax_new("labels", was, now, sum);
 					free(now);
@@ -170,7 +179,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 		int top = job->groups[gi].devices - 1 < maxdev ? job->groups[gi].devices - 1 : maxdev;
 		for (int d = top; d >= 1 && !x; d--) {
 			v.groups[gi].devices = d;
-			if (fits(ix, &v.job, opts, strategy, &sum)) {
+			if (fits(&left, ix, &v.job, opts, strategy, &sum)) {
 				snprintf(from, sizeof from, "%d", job->groups[gi].devices);
 				snprintf(to, sizeof to, "%d", d);
 				x = relax_new("devices", from, to, sum);
@@ -188,7 +197,7 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 			int n = lo + (hi - lo) / 2;
 			v.groups[gi].replicas = n;
 			v.groups[gi].gang_min = job->groups[gi].gang_min < n ? job->groups[gi].gang_min : n;
-			if (fits(ix, &v.job, opts, strategy, &sum)) {
+			if (fits(&left, ix, &v.job, opts, strategy, &sum)) {
 				found = n;
 				free(fsum);
 				fsum = sum;

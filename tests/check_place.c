@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -735,6 +736,59 @@ START_TEST(topology_keeps_replicas_close)
 }
 END_TEST
 
+START_TEST(review_regressions)
+{
+	/* An ECU far beyond its power limit overflowed green's efficiency to NaN, and a NaN score
+	 * ordered nothing: the index and the scan then chose different nodes. */
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, "a", 8, false, "1");
+	struct xp_node *b = mknode(c, "b", 8, false, "1");
+	for (int i = 0; i < 8; i++) {
+		b->devices[i].ecu = 1e308;
+		b->devices[i].power_limit_w = 1;
+	}
+	busy(b, 0, NULL);
+	busy(b, 1, NULL);
+	for (int s = 0; s < XP_STRAT_COUNT; s++) {
+		struct xp_job *j = job("{\"devices\": 1}");
+		struct xp_place_opts o = {s, 0, NULL, false, false}, so = o;
+		so.scan = true;
+		struct xp_err err = {{0}};
+		struct xp_place_result *r = xp_place(c, j, cmans, 2, &o, &err), *r2 = xp_place(c, j, cmans, 2, &so, &err);
+		ck_assert(r->placed && r2->placed);
+		ck_assert(isfinite(r->replicas[0].score));
+		ck_assert_str_eq(r->replicas[0].node, r2->replicas[0].node);
+		xp_place_result_free(r);
+		xp_place_result_free(r2);
+		xp_job_free(j);
+	}
+	xp_cluster_free(c);
+	/* Two shapes whose strings joined alike ("a|b","c" and "a","b|c") shared kept answers. */
+	c = xp_cluster_new();
+	struct xp_node *n = xp_node_new("x");
+	struct xp_device *d = xp_node_add_device(n);
+	d->vendor = xp_strdup("a");
+	d->model = xp_strdup("b|c");
+	d->health = XP_HEALTH_OK;
+	xp_cluster_add(c, n);
+	struct xp_place_index *ix = xp_place_index_new(c, NULL, 0);
+	struct xp_job *j1 = job("{\"vendor\": \"a|b\", \"model\": \"c\"}"),
+		      *j2 = job("{\"vendor\": \"a\", \"model\": \"b|c\"}");
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
+	struct xp_err err = {{0}};
+	struct xp_place_result *r = xp_place_ix(ix, j1, &o, &err);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	r = xp_place_ix(ix, j2, &o, &err);
+	ck_assert(r->placed);
+	xp_place_result_free(r);
+	xp_job_free(j1);
+	xp_job_free(j2);
+	xp_place_index_free(ix);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(gang_min)
 {
 	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
@@ -1217,6 +1271,7 @@ Suite *xp_suite_place(void)
 	tcase_add_test(tc, closest_devices);
 	tcase_add_test(tc, mig_mix);
 	tcase_add_test(tc, topology_keeps_replicas_close);
+	tcase_add_test(tc, review_regressions);
 	tcase_add_test(tc, gang_min);
 	tcase_add_test(tc, relaxation);
 	tcase_add_test(tc, commit_release);
