@@ -109,7 +109,7 @@ static const struct xpi_memo *judge(struct pctx *p, uint32_t k, uint32_t q, cons
 	const struct xpi_class *kc = &ix->classes[k];
 	xpl_eval(p, ix->order[kc->members[0]], g, buf, NULL);
 	ix->evals++;
-	struct xpi_memo mm = {buf->stage, buf->text, buf->dev, buf->n, buf->take, buf->score, {0}};
+	struct xpi_memo mm = {buf->stage == ST_OK, buf->stage, buf->text, buf->dev, buf->n, buf->take, buf->score, {0}};
 	memcpy(mm.parts, buf->parts, sizeof buf->parts);
 	/* Stages before "free" read nothing of what is in use: the answer holds for every node
 	 * of the static class, busy or idle. */
@@ -218,26 +218,38 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 	/* Kept answers first; the classes not judged yet wait, bucketed by the best score they
 	 * could reach, and are judged from the highest bucket down until no bucket can beat
 	 * the best found. */
-	struct pend *pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
+	struct pend *pd = NULL;
 	size_t np = 0;
 	for (size_t sc = 0; sc < ix->n_scls; sc++) {
 		/* A static class refused whatever is in use: none of its nodes fits. */
 		if (xpi_static_get(ix, q, sc))
 			continue;
 		size_t nd = p->c->nodes[ix->scls_rep[sc]]->n_devices;
+		const struct xpi_query *qq = &ix->q[q];
 		for (size_t li = 0; li < ix->n_live[sc]; li++) {
 			uint32_t k = ix->live[sc][li];
-			const struct xpi_memo *m = xpi_memo_get(ix, q, k);
-			uint32_t r = ix->classes[k].members[0];
-			if (m) {
+			uint32_t a = k < qq->cap_slot ? qq->slot[k] : 0;
+			if (a) {
 				ix->hits++;
-				if (m->stage == ST_OK && beats(m->score, r, c))
-					choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
-			} else if (nd)
+				/* The dense scores first; the answer and the first member are read only
+				 * for a contender (each is another cache line). */
+				double sc_ = qq->score[k];
+				if (sc_ >= 0 && (c->ni == SIZE_MAX || sc_ >= c->score)) {
+					const struct xpi_memo *m = &qq->ans[a - 1];
+					uint32_t r = ix->classes[k].members[0];
+					if (beats(m->score, r, c))
+						choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
+				}
+			} else if (nd) {
+				if (!pd)
+					pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
 				pd[np++] = (struct pend){k, bound(p, g, ix->classes[k].used_sum, nd)};
+			}
 		}
 	}
-	size_t head[PEND_BUCKETS], *next = xp_malloc((np ? np : 1) * sizeof *next);
+	if (!np)
+		return;
+	size_t head[PEND_BUCKETS], *next = xp_malloc(np * sizeof *next);
 	for (size_t b = 0; b < PEND_BUCKETS; b++)
 		head[b] = SIZE_MAX;
 	for (size_t i = 0; i < np; i++) {

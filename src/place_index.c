@@ -409,6 +409,7 @@ static void query_drop(struct xpi_query *q)
 		free(q->ans[i].dev);
 	free(q->ans);
 	free(q->slot);
+	free(q->score);
 	free(q->sslot);
 	free(q->sig);
 	xp_strv_free(q->texts, q->n_texts);
@@ -657,10 +658,12 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint
 			while (cap <= k)
 				cap *= 2;
 			q->slot = xp_realloc(q->slot, cap * sizeof *q->slot);
+			q->score = xp_realloc(q->score, cap * sizeof *q->score);
 			memset(q->slot + q->cap_slot, 0, (cap - q->cap_slot) * sizeof *q->slot);
 			q->cap_slot = cap;
 		}
 		q->slot[k] = (uint32_t)q->n_ans;
+		q->score[k] = m->ok ? m->score : -1;
 	}
 	return o;
 }

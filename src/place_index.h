@@ -29,6 +29,7 @@ struct xpi_dinfo {
 
 /* A kept answer of one class to one query (see place.c's struct answer). */
 struct xpi_memo {
+	bool ok;            /* it fits (stage is the engine's "ok") */
 	int stage;
 	const char *text;   /* interned in its query (a shape has few distinct reasons) */
 	int *dev;           /* device positions, n of them */
@@ -54,6 +55,8 @@ struct xpi_query {
 	char *sig;          /* NULL: a free entry */
 	uint64_t used_at;   /* for dropping the least recently used shape */
 	uint32_t *slot, *sslot; /* answer index + 1; 0: not judged */
+	double *score;      /* per class beside slot: the answer's score when it fits, -1 when not
+			     * (a decision reads this dense array, not the answers) */
 	size_t cap_slot;
 	struct xpi_memo *ans;
 	size_t n_ans, cap_ans;
