@@ -664,6 +664,8 @@ static int key_cmp(const struct xp_device *a, const struct xp_device *b)
 struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job *job,
 				     const struct xp_place_opts *opts, bool try_relax, struct xp_err *err)
 {
+	/* Between dry-runs: drop the states no node is in any more, when they pile up. */
+	xpi_gc(ix, false);
 	const struct xp_cluster *c = ix->c;
 	if (!job->n_groups)
 		return xp_errf(err, "job has no task groups"), NULL;

@@ -180,9 +180,12 @@ static uint64_t class_hash(uint32_t scls, const double *used, size_t n)
 	return mix(h, used, n * sizeof *used);
 }
 
+/* Rehashes every class into a table of at least twice as many slots (doubling the old one). */
 static void htab_grow(struct xp_place_index *ix)
 {
 	size_t cap = ix->hcap ? ix->hcap * 2 : 1024;
+	while (cap < 2 * ix->n_classes + 2)
+		cap *= 2;
 	uint32_t *t = xp_calloc(cap, sizeof *t);
 	for (size_t k = 0; k < ix->n_classes; k++) {
 		size_t i = ix->classes[k].hash & (cap - 1);
@@ -666,6 +669,86 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint
 		q->score[k] = m->ok ? m->score : -1;
 	}
 	return o;
+}
+
+size_t xpi_gc(struct xp_place_index *ix, bool force)
+{
+	if (ix->recording || (!force && ix->n_classes <= 2 * ix->n_live_all + 4096))
+		return 0;
+	uint32_t *map = xp_malloc((ix->n_classes ? ix->n_classes : 1) * sizeof *map);
+	size_t n = 0;
+	for (size_t k = 0; k < ix->n_classes; k++) {
+		struct xpi_class *c = &ix->classes[k];
+		if (c->n_members) {
+			map[k] = (uint32_t)n;
+			ix->classes[n++] = *c;
+		} else {
+			map[k] = UINT32_MAX;
+			free(c->used);
+			free(c->members);
+		}
+	}
+	size_t dropped = ix->n_classes - n;
+	ix->n_classes = n;
+	for (size_t i = 0; i < ix->n_nodes; i++)
+		ix->cls[i] = map[ix->cls[i]];
+	for (size_t sc = 0; sc < ix->n_scls; sc++)
+		for (size_t li = 0; li < ix->n_live[sc]; li++)
+			ix->live[sc][li] = map[ix->live[sc][li]];
+	/* Kept answers follow their class; a dropped class's answers go with it. */
+	for (size_t qi = 0; qi < ix->n_q; qi++) {
+		struct xpi_query *q = &ix->q[qi];
+		if (!q->sig)
+			continue;
+		bool *keep = xp_calloc(q->n_ans ? q->n_ans : 1, sizeof *keep);
+		uint32_t *slot = xp_calloc(q->cap_slot ? q->cap_slot : 1, sizeof *slot);
+		double *score = xp_calloc(q->cap_slot ? q->cap_slot : 1, sizeof *score);
+		for (size_t k = 0; k < q->cap_slot && k < dropped + n; k++)
+			if (q->slot[k] && map[k] != UINT32_MAX) {
+				slot[map[k]] = q->slot[k];
+				score[map[k]] = q->score[k];
+				keep[q->slot[k] - 1] = true;
+			}
+		for (size_t sc = 0; sc < ix->n_scls; sc++)
+			if (q->sslot[sc])
+				keep[q->sslot[sc] - 1] = true;
+		/* Compact the answers, old index -> new, and point the slots at the new places. */
+		uint32_t *amap = xp_calloc(q->n_ans ? q->n_ans : 1, sizeof *amap);
+		size_t na = 0;
+		for (size_t a = 0; a < q->n_ans; a++) {
+			if (!keep[a]) {
+				free(q->ans[a].dev);
+				continue;
+			}
+			q->ans[na] = q->ans[a];
+			amap[a] = (uint32_t)++na;
+		}
+		q->n_ans = na;
+		for (size_t k = 0; k < q->cap_slot; k++)
+			if (slot[k])
+				slot[k] = amap[slot[k] - 1];
+		for (size_t sc = 0; sc < ix->n_scls; sc++)
+			if (q->sslot[sc])
+				q->sslot[sc] = amap[q->sslot[sc] - 1];
+		free(amap);
+		free(keep);
+		free(q->slot);
+		free(q->score);
+		q->slot = slot;
+		q->score = score;
+		if (!q->cap_slot) {
+			free(q->slot);
+			free(q->score);
+			q->slot = NULL;
+			q->score = NULL;
+		}
+	}
+	free(ix->htab);
+	ix->htab = NULL;
+	ix->hcap = 0;
+	htab_grow(ix);
+	free(map);
+	return dropped;
 }
 
 int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos)

@@ -170,6 +170,10 @@ void xpi_undo_all(struct xp_place_index *ix);
 const struct xpi_domains *xpi_domains(struct xp_place_index *ix, bool rack);
 /* The switch (rack) of node i, NULL when not recorded. */
 const char *xpi_domain_of(const struct xp_place_index *ix, size_t i, bool rack);
+/* Drops the classes no node is in (and their kept answers), renumbering the rest, when they
+ * outnumber the live ones; a long-lived index under commits and releases would otherwise
+ * keep every state it ever saw. Never while a dry-run is recording. Returns classes dropped. */
+size_t xpi_gc(struct xp_place_index *ix, bool force);
 /* The highest validation layer of device d for kase (NULL: any), through the callback, kept. */
 int xpi_validated(struct xp_place_index *ix, const struct xp_device *d, const char *kase);
 
