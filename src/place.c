@@ -389,6 +389,32 @@ static void heap_pick(struct pctx *p, struct heap *h, uint32_t q, struct choice 
 	}
 }
 
+/* Within one switch (rack) the candidates are nodes, not classes: an entry holds the class its
+ * node was in when pushed, and is stale once the node has moved on. */
+static void heap_node(struct pctx *p, struct heap *h, size_t ni, uint32_t q, const struct xp_task_group *g,
+		      struct answer *buf)
+{
+	uint32_t k = p->ix->cls[ni];
+	const struct xpi_memo *m = judge(p, k, q, g, buf);
+	if (m->stage == ST_OK)
+		heap_push(h, (struct cand){m->score, p->ix->rank[ni], k});
+}
+
+static void heap_pick_node(struct pctx *p, struct heap *h, uint32_t q, struct choice *c)
+{
+	c->ni = SIZE_MAX;
+	while (h->n) {
+		const struct cand *t = &h->v[0];
+		size_t ni = p->ix->order[t->rank];
+		if (p->ix->cls[ni] == t->k) {
+			const struct xpi_memo *m = xpi_memo_get(p->ix, q, t->k);
+			choose(c, ni, t->rank, m->dev, m->n, m->take, m->score, m->parts);
+			return;
+		}
+		heap_pop(h);
+	}
+}
+
 /* Places the job's replicas one after another, each on the best node left; the changes are
  * taken back at the end (a dry-run changes nothing). */
 static void run_attempt(struct pctx *p, struct attempt *t)
@@ -401,14 +427,20 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 		uint32_t q = p->scan ? 0 : p->qid[gi];
 		int min = g->gang_min > 0 && g->gang_min < g->replicas ? g->gang_min : g->replicas;
 		struct heap h = {NULL, 0, 0};
-		bool use_heap = !p->scan && !p->domain && g->replicas >= HEAP_MIN;
-		for (size_t sc = 0; use_heap && sc < ix->n_scls; sc++)
+		bool use_heap = !p->scan && g->replicas >= HEAP_MIN;
+		bool by_node = use_heap && p->domain;
+		const struct xpi_domains *dm = by_node ? &ix->dom[p->net == XP_NET_RACK] : NULL;
+		for (size_t j = p->dom_lo; by_node && j < p->dom_hi; j++)
+			heap_node(p, &h, dm->nodes[j], q, g, buf);
+		for (size_t sc = 0; use_heap && !by_node && sc < ix->n_scls; sc++)
 			if (!xpi_static_get(ix, q, sc))
 				for (size_t li = 0; li < ix->n_live[sc]; li++)
 					heap_class(p, &h, ix->live[sc][li], q, g, buf);
 		for (int r = 0; r < g->replicas; r++) {
 			struct choice ch;
-			if (use_heap)
+			if (by_node)
+				heap_pick_node(p, &h, q, &ch);
+			else if (use_heap)
 				heap_pick(p, &h, q, &ch);
 			else
 				pick(p, g, q, &ch, &buf, &best);
@@ -487,8 +519,12 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			if (use_heap) {
 				/* The class the node left has a new first member (or none); the node's
 				 * new class may be new to the heap. */
-				heap_class(p, &h, was, q, g, buf);
-				heap_class(p, &h, ix->cls[ch.ni], q, g, buf);
+				if (by_node)
+					heap_node(p, &h, ch.ni, q, g, buf);
+				else {
+					heap_class(p, &h, was, q, g, buf);
+					heap_class(p, &h, ix->cls[ch.ni], q, g, buf);
+				}
 			}
 		}
 		free(h.v);

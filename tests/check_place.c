@@ -1081,15 +1081,17 @@ END_TEST
 
 START_TEST(many_replicas_property)
 {
-	/* Groups of 16 or more replicas keep their candidates in a heap: on random clusters, with
-	 * slices, shares and gang minimums, the answer (every replica, every reason, the
+	/* Groups of 16 or more replicas keep their candidates in a heap (of classes, or of nodes
+	 * within a switch or rack): on random clusters, with slices, shares, network scopes and
+	 * gang minimums, the answer (every replica, every reason, the
 	 * relaxation) is the plain scan's. */
 	struct xp_manifest *ms[4];
 	size_t nm = real_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	static const char *const shapes[] = {"\"devices\": 1", "\"devices\": 2", "\"share_pct\": 40",
 					     "\"slice\": \"1g.10gb\", \"model\": \"H100*\"",
-					     "\"devices\": 1, \"numa\": \"strict\""};
+					     "\"devices\": 1, \"numa\": \"strict\"", "\"devices\": 1, \"network\": \"rack\"",
+					     "\"devices\": 2, \"network\": \"switch\""};
 	struct xp_rng rng;
 	xp_rng_seed(&rng, 99);
 	size_t placed = 0, refused = 0;
@@ -1099,7 +1101,7 @@ START_TEST(many_replicas_property)
 		ck_assert_msg(c != NULL, "%s", err.msg);
 		char spec[256];
 		int reps = 16 + (int)xp_rng_below(&rng, 48);
-		snprintf(spec, sizeof spec, "{%s, \"replicas\": %d, \"gang_min\": %d}", shapes[xp_rng_below(&rng, 5)], reps,
+		snprintf(spec, sizeof spec, "{%s, \"replicas\": %d, \"gang_min\": %d}", shapes[xp_rng_below(&rng, 7)], reps,
 			 xp_rng_below(&rng, 2) ? reps : 1 + (int)xp_rng_below(&rng, (uint64_t)reps));
 		struct xp_job *j = job(spec);
 		struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false}, so = o;
