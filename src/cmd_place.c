@@ -48,11 +48,6 @@ static const struct xp_opt place_opts[] = {
 	{NULL, 0, NULL, NULL},
 };
 
-/* The manifests whose templates and affinity rules placement reads; missing ones are skipped,
- * since a cluster without that vendor needs none. */
-static const char *const adapters[] = {"nvidia", "ascend", "amd", "cambricon"};
-#define N_ADAPTERS (sizeof adapters / sizeof adapters[0])
-
 /* Two decimals: scores are for reading and comparing, not for float noise. */
 static double round2(double x)
 {
@@ -311,14 +306,8 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			return XP_EXIT_USAGE;
 		}
 	}
-	struct xp_manifest *ms[N_ADAPTERS];
-	size_t nm = 0;
-	for (size_t i = 0; i < N_ADAPTERS; i++) {
-		struct xp_err merr = {{0}};
-		struct xp_manifest *m = xp_adapter_manifest_load(adapters[i], &merr);
-		if (m)
-			ms[nm++] = m;
-	}
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm = xp_place_manifests(ms);
 	int rc = XP_EXIT_OK;
 	struct vctx vc = {NULL};
 	struct xp_place_index *ix = NULL;
@@ -375,8 +364,7 @@ out:
 	xp_place_result_free(r);
 	xp_place_index_free(ix);
 	xp_store_close(vc.s);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 	xp_job_free(job);
 	return rc;
 }

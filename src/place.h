@@ -142,6 +142,14 @@ struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job
 /* Frees a result; NULL is fine. */
 void xp_place_result_free(struct xp_place_result *r);
 
+/* Most manifests xp_place_manifests returns. */
+#define XP_PLACE_MANIFESTS 8
+/* Loads the manifest of every adapter xpool knows that is installed into ms (room for
+ * XP_PLACE_MANIFESTS); returns how many. Missing ones are skipped: no such vendor here. */
+size_t xp_place_manifests(struct xp_manifest **ms);
+/* Frees what xp_place_manifests loaded. */
+void xp_place_manifests_free(struct xp_manifest **ms, size_t n);
+
 /* What a decision keeps between dry-runs on one cluster (place_index.h): build it once and
  * place many jobs fast. The cluster and manifests must outlive it and stay unchanged; what
  * changes is only what xp_place_commit and xp_place_release say. */

@@ -11,7 +11,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "adapters.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -443,14 +442,7 @@ END_TEST
 /* Real manifests for the sim clusters (NULL entries skipped). */
 static size_t real_manifests(struct xp_manifest **ms)
 {
-	static const char *const names[] = {"nvidia", "ascend", "amd", "cambricon"};
-	size_t n = 0;
-	for (size_t i = 0; i < 4; i++) {
-		struct xp_err err = {{0}};
-		struct xp_manifest *m = xp_adapter_manifest_load(names[i], &err);
-		if (m)
-			ms[n++] = m;
-	}
+	size_t n = xp_place_manifests(ms);
 	ck_assert_uint_ge(n, 3);
 	return n;
 }
@@ -469,7 +461,7 @@ START_TEST(property)
 {
 	/* Random sim clusters and jobs: every placement keeps to the job and to what is free, no
 	 * device is taken twice, refusals' reasons add up to the node count, runs repeat. */
-	struct xp_manifest *ms[4];
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm = real_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	static const char *const models[] = {"*", "Ascend*", "H100*", "*MI*", "A100*"};
@@ -567,8 +559,7 @@ START_TEST(property)
 	ck_assert_uint_gt(placed, 20);
 	ck_assert_uint_gt(refused, 20);
 	ck_assert_uint_gt(placed_net, 10);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 }
 END_TEST
 
@@ -628,7 +619,7 @@ START_TEST(mig_mix)
 	/* MIG on an H100 (the shipped manifest): a slice takes its compute share, so a 3g.40gb
 	 * (3/7) leaves room for four 1g.10gb (1/7 each) and not a fifth, and two 3g.40gb leave
 	 * one 1g.10gb. One count's worth (1/2 for 3g) would have refused the fourth 1g. */
-	struct xp_manifest *ms[4];
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm = real_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	struct xp_cluster *c = xp_cluster_new();
@@ -703,8 +694,7 @@ START_TEST(mig_mix)
 	xp_job_free(j);
 	xp_place_index_free(ix);
 	xp_cluster_free(c);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 }
 END_TEST
 
@@ -968,7 +958,7 @@ START_TEST(stream_property)
 	 * no device ever holds more than it can (what the cluster showed plus every commit on it,
 	 * counted here apart from the index), every refusal accounts for every node, and releasing
 	 * everything brings back the answers of a plain scan of the untouched cluster. */
-	struct xp_manifest *ms[4];
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm = real_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	static const char *const specs[] = {
@@ -1074,8 +1064,7 @@ START_TEST(stream_property)
 	ck_assert_uint_gt(placed, decisions / 2);
 	for (size_t i = 0; i < 8; i++)
 		xp_job_free(jobs[i]);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 }
 END_TEST
 
@@ -1085,7 +1074,7 @@ START_TEST(many_replicas_property)
 	 * within a switch or rack): on random clusters, with slices, shares, network scopes and
 	 * gang minimums, the answer (every replica, every reason, the
 	 * relaxation) is the plain scan's. */
-	struct xp_manifest *ms[4];
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm = real_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	static const char *const shapes[] = {"\"devices\": 1", "\"devices\": 2", "\"share_pct\": 40",
@@ -1132,8 +1121,7 @@ START_TEST(many_replicas_property)
 	}
 	ck_assert_uint_gt(placed, 20);
 	ck_assert_uint_gt(refused, 20);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 }
 END_TEST
 

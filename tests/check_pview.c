@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "adapters.h"
 #include "jobspec.h"
 #include "place.h"
 #include "place_text.h"
@@ -105,15 +104,8 @@ static char *write_file(const char *name, const char *text)
 /* What the engine says for a job spec on the same sim cluster, with the real manifests. */
 static struct xp_place_result *expected(const char *spec, int strategy)
 {
-	static const char *const names[] = {"nvidia", "ascend", "amd", "cambricon"};
-	struct xp_manifest *ms[4];
-	size_t nm = 0;
-	for (size_t i = 0; i < 4; i++) {
-		struct xp_err err = {{0}};
-		struct xp_manifest *m = xp_adapter_manifest_load(names[i], &err);
-		if (m)
-			ms[nm++] = m;
-	}
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm = xp_place_manifests(ms);
 	struct xp_err err = {{0}};
 	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
@@ -123,8 +115,7 @@ static struct xp_place_result *expected(const char *spec, int strategy)
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	xp_cluster_free(c);
 	xp_job_free(j);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 	return r;
 }
 

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "adapters.h" /* the manifest search only: no adapter is loaded here */
 #include "draw.h"
 #include "jobspec.h"
 #include "line_edit.h"
@@ -31,10 +30,6 @@
 #include "theme.h"
 #include "view.h"
 #include "xp.h"
-
-/* The manifests placement reads (as `xpool place` does); a missing one is skipped. */
-static const char *const adapter_names[] = {"nvidia", "ascend", "amd", "cambricon"};
-#define N_MANIFESTS (sizeof adapter_names / sizeof adapter_names[0])
 
 /* Form rows that are not job fields. */
 enum {
@@ -68,7 +63,7 @@ struct pv {
 	int edit_row;       /* a field, ROW_FILE or ROW_EXPLAIN */
 	struct xp_ledit ed;
 	/* manifests, loaded on the first run */
-	struct xp_manifest *ms[N_MANIFESTS];
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm;
 	bool ms_loaded;
 	/* the placement index of the cluster shown, built on the first run and kept while the
@@ -145,12 +140,7 @@ static void load_manifests(struct pv *v)
 	if (v->ms_loaded)
 		return;
 	v->ms_loaded = true;
-	for (size_t i = 0; i < N_MANIFESTS; i++) {
-		struct xp_err err = {{0}};
-		struct xp_manifest *m = xp_adapter_manifest_load(adapter_names[i], &err);
-		if (m)
-			v->ms[v->nm++] = m;
-	}
+	v->nm = xp_place_manifests(v->ms);
 }
 
 static double now_ms(void)
@@ -1024,8 +1014,7 @@ static void destroy(void *st)
 	results_free(v);
 	drop_index(v);
 	xp_sdoc_free(&v->doc);
-	for (size_t i = 0; i < v->nm; i++)
-		xp_manifest_free(v->ms[i]);
+	xp_place_manifests_free(v->ms, v->nm);
 	xp_job_free(v->job);
 	free(v->file);
 	free(v->explain);

@@ -19,7 +19,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "adapters.h"
 #include "jobspec.h"
 #include "place.h"
 #include "simgen.h"
@@ -76,15 +75,8 @@ int main(void)
 		fprintf(stderr, "bench_place: %s\n", err.msg);
 		return 1;
 	}
-	static const char *const names[] = {"nvidia", "ascend", "amd", "cambricon"};
-	struct xp_manifest *ms[4];
-	size_t nm = 0;
-	for (size_t i = 0; i < 4; i++) {
-		struct xp_err merr = {{0}};
-		struct xp_manifest *m = xp_adapter_manifest_load(names[i], &merr);
-		if (m)
-			ms[nm++] = m;
-	}
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm = xp_place_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("bench_place: %d nodes, %zu devices (generated in %.0f ms)\n", NODES, xp_cluster_device_count(c),
@@ -207,8 +199,7 @@ int main(void)
 	}
 	(void)missed;
 	xp_place_index_free(ix);
-	for (size_t i = 0; i < nm; i++)
-		xp_manifest_free(ms[i]);
+	xp_place_manifests_free(ms, nm);
 	xp_cluster_free(c);
 	return rc;
 }
