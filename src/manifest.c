@@ -837,6 +837,14 @@ const char *xp_manifest_k8s_resource(const struct xp_manifest *m, const struct x
 	return m && m->k8s_resource[0] ? m->k8s_resource : NULL;
 }
 
+const struct xp_mtemplate *xp_manifest_template(const struct xp_mmodel *md, const char *name)
+{
+	for (size_t i = 0; md && name && i < md->n_templates; i++)
+		if (strcasecmp(md->templates[i].name, name) == 0)
+			return &md->templates[i];
+	return NULL;
+}
+
 char *xp_manifest_k8s_slice(const struct xp_manifest *m, const struct xp_mmodel *md, const char *slice)
 {
 	const char *pat = md && md->k8s_slice_resource[0] ? md->k8s_slice_resource
@@ -844,12 +852,8 @@ char *xp_manifest_k8s_slice(const struct xp_manifest *m, const struct xp_mmodel 
 							  : NULL;
 	if (!pat || !slice)
 		return NULL;
-	const char *word = slice;
-	for (size_t i = 0; md && i < md->n_templates; i++)
-		if (strcasecmp(md->templates[i].name, slice) == 0) {
-			word = md->templates[i].k8s_slice[0] ? md->templates[i].k8s_slice : md->templates[i].name;
-			break;
-		}
+	const struct xp_mtemplate *t = xp_manifest_template(md, slice);
+	const char *word = !t ? slice : t->k8s_slice[0] ? t->k8s_slice : t->name;
 	return substitute(pat, "{slice}", word);
 }
 

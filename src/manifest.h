@@ -116,6 +116,8 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 struct xp_manifest *xp_manifest_load(const char *path, struct xp_err *err);
 /* Frees a manifest; NULL is fine. */
 void xp_manifest_free(struct xp_manifest *m);
+/* The template of md named name (any case), NULL when md is NULL or has none by that name. */
+const struct xp_mtemplate *xp_manifest_template(const struct xp_mmodel *md, const char *name);
 /* The model whose match globs fit the product name, else whose PCI device id matches (pci_device
  * < 0: none); NULL when none does. */
 const struct xp_mmodel *xp_manifest_model(const struct xp_manifest *m, const char *product, int pci_device);

@@ -71,22 +71,6 @@ const struct xpi_dinfo *xpl_dinfo(const struct pctx *p, size_t ni, size_t di)
 	return &p->ix->di[p->ix->off[ni] + di];
 }
 
-/* The share of a device one slice of t takes: its compute share (MIG 3g is 3/7, so 3g + 4 x 1g
- * fill a device), else one count's worth. */
-static double slice_share(const struct xp_mtemplate *t)
-{
-	if (t->compute > 0 && t->compute <= 1)
-		return t->compute;
-	return t->count > 0 ? 1.0 / t->count : 1;
-}
-
-static const struct xp_mtemplate *tmpl(const struct xpi_dinfo *di, const char *name)
-{
-	for (size_t t = 0; di->md && name && t < di->md->n_templates; t++)
-		if (strcasecmp(di->md->templates[t].name, name) == 0)
-			return &di->md->templates[t];
-	return NULL;
-}
 
 static bool glob_or_null(const char *g, const char *s) { return !g || (s && xp_glob_match(g, s)); }
 
@@ -96,11 +80,6 @@ static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, c
 		return xp_job_model_matches(g, di->m, di->md);
 	/* No manifest: the device's own strings are all there is. */
 	return glob_or_null(g->vendor, d->vendor) && glob_or_null(g->model, d->model);
-}
-
-static bool same_str(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
 /* "HCCS" from "hccs:0": the group's kind as operators name it. */
@@ -193,18 +172,18 @@ static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t wa
 			const char *g = n->devices[cand[i]].affinity_group;
 			bool first = true;
 			for (size_t j = 0; j < i; j++)
-				first = first && !same_str(n->devices[cand[j]].affinity_group, g);
+				first = first && !xpi_streq(n->devices[cand[j]].affinity_group, g);
 			if (!first || !g)
 				continue;
 			size_t total = 0, fr = 0;
 			for (size_t k = 0; k < n->n_devices; k++)
-				total += same_str(n->devices[k].affinity_group, g);
+				total += xpi_streq(n->devices[k].affinity_group, g);
 			for (size_t k = 0; k < nc; k++)
-				fr += same_str(n->devices[cand[k]].affinity_group, g);
+				fr += xpi_streq(n->devices[cand[k]].affinity_group, g);
 			if (fr != total || fr != (size_t)ring)
 				continue;
 			for (size_t k = 0; k < nc; k++)
-				if (same_str(n->devices[cand[k]].affinity_group, g))
+				if (xpi_streq(n->devices[cand[k]].affinity_group, g))
 					out[got++] = cand[k];
 		}
 		if (got < want) {
@@ -222,7 +201,7 @@ static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t wa
 			const char *g = n->devices[cand[i]].affinity_group;
 			size_t fr = 0;
 			for (size_t k = 0; k < nc; k++)
-				fr += g ? same_str(n->devices[cand[k]].affinity_group, g) : k == i;
+				fr += g ? xpi_streq(n->devices[cand[k]].affinity_group, g) : k == i;
 			if (fr < want)
 				continue;
 			bool better = !found || (strategy == XP_STRAT_SPREAD ? fr > bestfree : fr < bestfree);
@@ -242,7 +221,7 @@ static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t wa
 		}
 		size_t got = 0;
 		for (size_t k = 0; k < nc && got < want; k++)
-			if (same_str(n->devices[cand[k]].affinity_group, best))
+			if (xpi_streq(n->devices[cand[k]].affinity_group, best))
 				out[got++] = cand[k];
 		return true;
 	}
@@ -329,11 +308,11 @@ void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, st
 		size_t nc = 0;
 		double take = 1;
 		const struct xpi_dinfo repinfo = *xpl_dinfo(p, ni, k);
-		const struct xp_mtemplate *t = g->slice ? tmpl(&repinfo, g->slice) : NULL;
+		const struct xp_mtemplate *t = g->slice ? xp_manifest_template(repinfo.md, g->slice) : NULL;
 		/* Devices of one kind share vendor, model and manifest entry: one match for all. */
 		bool kind_ok = model_ok(g, rep, &repinfo) && !(g->slice && !t);
 		if (g->slice && t)
-			take = slice_share(t);
+			take = xpi_slice_share(t);
 		else if (g->share_pct > 0)
 			take = g->share_pct / 100.0;
 		for (size_t i = 0; i < n->n_devices; i++) {

@@ -42,9 +42,16 @@ static uint64_t mix_s(uint64_t h, const char *s)
 	return mix_w(mix(h, s, n), n);
 }
 
-static bool eq_s(const char *a, const char *b)
+bool xpi_streq(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+double xpi_slice_share(const struct xp_mtemplate *t)
+{
+	if (t->compute > 0 && t->compute <= 1)
+		return t->compute;
+	return t->count > 0 ? 1.0 / t->count : 1;
 }
 
 static bool eq_d(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
@@ -54,7 +61,7 @@ static bool labels_eq(const struct xp_labels *a, const struct xp_labels *b)
 	if (a->n != b->n)
 		return false;
 	for (size_t i = 0; i < a->n; i++)
-		if (!eq_s(a->keys[i], b->keys[i]) || !eq_s(a->values[i], b->values[i]))
+		if (!xpi_streq(a->keys[i], b->keys[i]) || !xpi_streq(a->values[i], b->values[i]))
 			return false;
 	return true;
 }
@@ -69,10 +76,10 @@ static uint64_t labels_hash(uint64_t h, const struct xp_labels *l)
 /* What the engine reads of a device, bar its use: equal fields, equal answers. */
 static bool dev_static_eq(const struct xp_device *a, const struct xp_device *b)
 {
-	return eq_s(a->vendor, b->vendor) && eq_s(a->model, b->model) && eq_s(a->driver, b->driver) &&
-	       eq_s(a->firmware, b->firmware) && eq_s(a->runtime, b->runtime) && a->health == b->health &&
+	return xpi_streq(a->vendor, b->vendor) && xpi_streq(a->model, b->model) && xpi_streq(a->driver, b->driver) &&
+	       xpi_streq(a->firmware, b->firmware) && xpi_streq(a->runtime, b->runtime) && a->health == b->health &&
 	       a->memory_mib == b->memory_mib && eq_d(a->ecu, b->ecu) && eq_d(a->power_limit_w, b->power_limit_w) &&
-	       a->numa == b->numa && eq_s(a->affinity_group, b->affinity_group);
+	       a->numa == b->numa && xpi_streq(a->affinity_group, b->affinity_group);
 }
 
 static uint64_t dev_static_hash(uint64_t h, const struct xp_device *d)
@@ -140,12 +147,8 @@ static double alloc_used(const struct xp_device *d, const struct xpi_dinfo *di)
 		else if (!a->slice)
 			u += 1;
 		else {
-			const struct xp_mtemplate *t = NULL;
-			for (size_t k = 0; di->md && k < di->md->n_templates && !t; k++)
-				if (strcasecmp(di->md->templates[k].name, a->slice) == 0)
-					t = &di->md->templates[k];
-			/* As place.c's slice_share: the compute share, else one count's worth. */
-			u += !t ? 1 : t->compute > 0 && t->compute <= 1 ? t->compute : t->count > 0 ? 1.0 / t->count : 1;
+			const struct xp_mtemplate *t = xp_manifest_template(di->md, a->slice);
+			u += t ? xpi_slice_share(t) : 1;
 		}
 	}
 	return u;
@@ -350,8 +353,8 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 		for (size_t d = 0; d < n->n_devices; d++) {
 			const struct xp_device *dv = &n->devices[d];
 			size_t k = 0;
-			while (k < ix->n_kinds && !(eq_s(kinds[k]->vendor, dv->vendor) && eq_s(kinds[k]->model, dv->model) &&
-						   eq_s(kinds[k]->driver, dv->driver)))
+			while (k < ix->n_kinds && !(xpi_streq(kinds[k]->vendor, dv->vendor) && xpi_streq(kinds[k]->model, dv->model) &&
+						   xpi_streq(kinds[k]->driver, dv->driver)))
 				k++;
 			if (k == ix->n_kinds) {
 				kinds = xp_realloc(kinds, (k + 1) * sizeof *kinds);

@@ -142,6 +142,11 @@ struct xp_place_index {
 const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t q, size_t sc);
 /* Job shapes whose answers are kept; the least recently used goes first. */
 #define XPI_QUERIES 256
+/* The share of a device one slice of t takes: its compute share (MIG 3g is 3/7, so 3g + 4 x 1g
+ * fill a device), else one count's worth. */
+double xpi_slice_share(const struct xp_mtemplate *t);
+/* Two strings alike, NULL alike only to NULL. */
+bool xpi_streq(const char *a, const char *b);
 /* A device's use as every judgement and class key reads it: within 0..1, to a billionth, so
  * that fractions added and taken back in another order land on the same value. */
 double xpi_use(double u);
