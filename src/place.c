@@ -752,7 +752,6 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	struct attempt best = {0};
 	const struct xp_device *best_key = NULL;
 	uint32_t best_kind = 0;
-	bool have = false;
 	/* topology keeps replicas close to each other too: a job of several replicas with no
 	 * network constraint goes under one switch when one holds it, else in one rack, else
 	 * anywhere (a switch hop costs more than any link inside a node). */
@@ -796,13 +795,11 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 			best = nbest;
 			best_key = nkey;
 			best_kind = nkind;
-			have = nhave;
 			got_net = nets[ni];
 			break;
 		}
 		attempt_free(&nbest);
 	}
-	(void)have;
 	p.net = net;
 	struct xp_place_result *r = xp_calloc(1, sizeof *r);
 	r->placed = best.placed;
