@@ -22,6 +22,10 @@ PKGS     = ncursesw libcurl jansson readline hwloc sqlite3 check libmicrohttpd l
 DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjansson-dev libreadline-dev \
            libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base tmux \
            ncurses-term
+# Tools only the tests run (promtool checks the agent's /metrics, openssl makes its test
+# certificate), installed by `make check` and not by `make run`.
+TEST_TOOLS    = promtool openssl
+DEB_TEST_PKGS = prometheus openssl
 
 ifeq ($(SANITIZE),1)
 B        = build/san
@@ -40,8 +44,8 @@ WARN   += -Werror
 endif
 
 # Lazily expanded, so that `make deps` can install the libraries first.
-LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 sqlite3 2>/dev/null)
-LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 sqlite3 2>/dev/null) -pthread
+LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 sqlite3 libcurl libmicrohttpd 2>/dev/null)
+LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 sqlite3 libcurl libmicrohttpd 2>/dev/null) -pthread
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -70,7 +74,7 @@ TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
-.PHONY: all run check test bench bench-run install uninstall clean deps
+.PHONY: all run check test bench bench-run install uninstall clean deps test-deps
 .DEFAULT_GOAL := all
 
 all: $(PROG) $(ADAPTER_SO)
@@ -145,7 +149,7 @@ $(B)/bench/%: tests/bench/%.c $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP)
 	$(CC) $(XCFLAGS) -MF $@.d $(CFLAGS) -o $@ $< $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) -ldl -lm
 
 # `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.
-check: deps
+check: deps test-deps
 	@$(MAKE) --no-print-directory test
 
 # The manual check runs first so that the check runner's summary is the last line.
@@ -202,6 +206,18 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null || exit 1; \
 	  else \
 	    echo "xpool: run as root: apt-get install -y $(DEB_PKGS)"; exit 1; \
+	  fi; \
+	fi
+
+test-deps:
+	@missing=""; for t in $(TEST_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "xpool: tests need:$$missing"; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "xpool: installing: apt-get install -y $(DEB_TEST_PKGS)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_TEST_PKGS) >/dev/null || exit 1; \
+	  else \
+	    echo "xpool: run as root: apt-get install -y $(DEB_TEST_PKGS)"; exit 1; \
 	  fi; \
 	fi
 
