@@ -591,17 +591,6 @@ static char *node_env(struct xp_ctx *ctx, const char *node)
 	return found;
 }
 
-static char *default_log_dir(void)
-{
-	char *db = xp_store_default_path();
-	char *slash = strrchr(db, '/');
-	if (slash)
-		*slash = '\0';
-	char *dir = xp_asprintf("%s/logs", slash ? db : ".");
-	free(db);
-	return dir;
-}
-
 static int do_run(struct xp_ctx *ctx, const struct xp_args *a, char **argv, struct xp_store *s)
 {
 	struct xp_err err = {{0}};
@@ -627,7 +616,7 @@ static int do_run(struct xp_ctx *ctx, const struct xp_args *a, char **argv, stru
 	char *env = xp_args_has(a, "env") ? xp_validate_env_resolve(s, xp_args_get(a, "env"), &err) : node_env(ctx, node);
 	if (!env)
 		return xp_args_has(a, "env") ? fail(ctx, "run", &err) : XP_EXIT_ERROR;
-	char *dir = xp_args_has(a, "log-dir") ? xp_strdup(xp_args_get(a, "log-dir")) : default_log_dir();
+	char *dir = xp_args_has(a, "log-dir") ? xp_strdup(xp_args_get(a, "log-dir")) : xp_validate_default_log_dir();
 	int rc = xp_validate_run(s, argv[0], env, layer, node, timeout, dir, &err);
 	struct xp_evidence ev[XP_LAYER_COUNT];
 	if (rc == 0 && xp_validate_cell(s, env, argv[0], ev, &err) < 0)

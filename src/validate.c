@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "model_json.h"
+#include "probe.h"
 #include "run.h"
 
 /* Bounds on what users and documents may store: long enough for any real value,
@@ -1654,27 +1655,6 @@ json_t *xp_matrix_to_json(const struct xp_matrix *m)
 
 /* ---- running a probe ---- */
 
-static double mono_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* mkdir -p with mode 0700 for what it creates: logs may show what a workload printed. */
 static int make_dirs(const char *path, struct xp_err *err)
 {
@@ -1737,114 +1717,48 @@ static int open_log(const char *dir, const char *kase, const char *env, time_t n
 	return xp_errf(err, "log file in %s: too many runs this second", dir);
 }
 
-/* Runs prog with argv and envp, stdout and stderr into fd (at most max bytes), killed with
- * whatever it started after timeout_s. 1 when it exited 0, 0 when it failed (note says
- * how), -1 when the log could not be written. */
-static int probe(const char *prog, char *const *argv, char *const *envp, int fd, double timeout_s, size_t max,
-		 char *note, size_t notelen, struct xp_err *err)
+char *xp_validate_default_log_dir(void)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return xp_errf(err, "%s: %s", argv[0], strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		return xp_errf(err, "%s: %s", argv[0], strerror(e));
-	}
-	if (pid == 0) {
-		/* Its own process group, so that a timeout kills what it started too; ignored
-		 * signals and the signal mask survive exec, so the probe starts from the defaults. */
-		setpgid(0, 0);
-		signal(SIGPIPE, SIG_DFL);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (dn >= 0)
-			dup2(dn, STDIN_FILENO);
-		dup2(p[1], STDOUT_FILENO);
-		dup2(p[1], STDERR_FILENO);
-		execve(prog, argv, envp);
-		_exit(127);
-	}
-	setpgid(pid, pid); /* also here: the kill below must not race the child's own call */
-	close(p[1]);
-	char *buf = xp_malloc(65536);
-	double deadline = mono_s() + timeout_s, grace = 0;
-	bool reaped = false, eof = false;
-	int st = 0, werr = 0;
-	size_t total = 0;
-	const char *why = NULL;
-	while (!eof && !why && !werr) {
-		double now = mono_s();
-		if (now >= deadline) {
-			why = "timed out";
-			break;
+	char *db = xp_store_default_path();
+	char *slash = strrchr(db, '/');
+	if (slash)
+		*slash = '\0';
+	char *dir = xp_asprintf("%s/logs", slash ? db : ".");
+	free(db);
+	return dir;
+}
+
+int xp_validate_log_write(const char *log_dir, const char *kase, const char *env, const char *text, size_t len,
+			  char **path, struct xp_err *err)
+{
+	*path = NULL;
+	if (make_dirs(log_dir, err) < 0)
+		return -1;
+	int fd = open_log(log_dir, kase, env, time(NULL), path, err);
+	if (fd < 0)
+		return -1;
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = errno;
+			close(fd);
+			unlink(*path);
+			xp_errf(err, "writing the log %s: %s", *path, strerror(e));
+			free(*path);
+			*path = NULL;
+			return -1;
 		}
-		/* Exited, but something it started still holds the output open: give that a second. */
-		if (reaped && now >= grace)
-			break;
-		double left = deadline - now;
-		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
-		struct pollfd pf = {p[0], POLLIN, 0};
-		int r = poll(&pf, 1, ms);
-		if (r > 0) {
-			ssize_t k = read(p[0], buf, 65536);
-			if (k < 0 && errno != EINTR && errno != EAGAIN)
-				werr = errno;
-			else if (k == 0)
-				eof = true;
-			else if (k > 0) {
-				size_t keep = (size_t)k;
-				if (total + keep > max) {
-					keep = max - total;
-					why = "output cut";
-				}
-				if (write_all(fd, buf, keep) < 0)
-					werr = errno ? errno : EIO;
-				total += keep;
-			}
-		}
-		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
-			reaped = true;
-			grace = mono_s() + 1.0;
-		}
+		off += (size_t)w;
 	}
-	free(buf);
-	close(p[0]);
-	/* Output closed: the probe is exiting, or carries on without output; it still has
-	 * until the deadline. */
-	while (!reaped && !why && !werr) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			reaped = true;
-		else if (mono_s() >= deadline)
-			why = "timed out";
-		else
-			nanosleep(&(struct timespec){0, 2000000}, NULL);
+	if (close(fd) < 0) {
+		xp_errf(err, "writing the log %s: %s", *path, strerror(errno));
+		free(*path);
+		*path = NULL;
+		return -1;
 	}
-	/* A timeout, or something the probe started that still holds the output: the whole group goes. */
-	if (why || werr || !eof)
-		kill(-pid, SIGKILL);
-	if (!reaped) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	}
-	if (werr)
-		return xp_errf(err, "writing the log: %s", strerror(werr));
-	if (why && why[0] == 't')
-		snprintf(note, notelen, "timed out after %g s", timeout_s);
-	else if (why)
-		snprintf(note, notelen, "printed more than %zu MiB (log cut)", max >> 20);
-	else if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-		snprintf(note, notelen, "exit status 127 (could not be started?)");
-	else if (WIFEXITED(st))
-		snprintf(note, notelen, "exit status %d", WEXITSTATUS(st));
-	else
-		snprintf(note, notelen, "killed by signal %d", WTERMSIG(st));
-	return !why && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 1 : 0;
+	return 0;
 }
 
 int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int layer, const char *node,
@@ -1898,7 +1812,10 @@ int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int l
 		if (home && *home)
 			envp[k++] = xp_asprintf("HOME=%s", home);
 		envp[k] = NULL;
-		ok = probe(prog, c.entry, envp, fd, timeout_s, XP_VALIDATE_MAX_LOG, note, sizeof note, err);
+		struct xp_probe_result pr;
+		ok = xp_probe_run(prog, c.entry, envp, fd, timeout_s, XP_VALIDATE_MAX_LOG, NULL, &pr, err);
+		if (ok >= 0)
+			xp_probe_note(&pr, timeout_s, XP_VALIDATE_MAX_LOG, note, sizeof note);
 		for (int i = 0; i < k; i++)
 			free(envp[i]);
 		if (close(fd) < 0 && ok >= 0)

@@ -171,6 +171,13 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int layer, const char *node,
 		    double timeout_s, const char *log_dir, struct xp_err *err);
 
+/* The default directory of probe logs: logs/ next to the default database (caller frees). */
+char *xp_validate_default_log_dir(void);
+/* Writes len bytes of a probe's output to a new 0600 file log_dir/CASE_ENV_TIME.log (log_dir
+ * made 0700 when missing), for evidence that arrives from elsewhere (an agent's probe); *path
+ * gets its name (caller frees). -1 with err set, and no file left, on failure. */
+int xp_validate_log_write(const char *log_dir, const char *kase, const char *env, const char *text, size_t len,
+			  char **path, struct xp_err *err);
 /* The current state of one cell (env: id or unique prefix): layers[i] for layer i; free the
  * strings with xp_evidence_clear(layers, XP_LAYER_COUNT). */
 int xp_validate_cell(struct xp_store *s, const char *env, const char *kase,
