@@ -144,9 +144,11 @@ $(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a
 	@mkdir -p $(@D)
 	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) $(CHECK_LIBS) -ldl -lm
 
-$(B)/bench/%: tests/bench/%.c $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP)
+# Benchmarks link the tests' helpers too (bench_agents starts real agents with them).
+$(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) -MF $@.d $(CFLAGS) -o $@ $< $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) -ldl -lm
+	$(CC) $(XCFLAGS) -Itests -MF $@.d $(CFLAGS) -o $@ $< $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a \
+	    $(LIB_LIBS) -ldl -lm
 
 # `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.
 check: deps test-deps

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_client.h"
 #include "source.h"
 #include "store.h"
 
 #include <unistd.h>
 
 extern const struct xp_cmd_entry xp_cmd_adapters_entry;
+extern const struct xp_cmd_entry xp_cmd_agent_entry;
 extern const struct xp_cmd_entry xp_cmd_audit_entry;
 extern const struct xp_cmd_entry xp_cmd_baseline_entry;
 extern const struct xp_cmd_entry xp_cmd_db_entry;
@@ -33,6 +35,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_adapters_entry,
 	&xp_cmd_record_entry,
 	&xp_cmd_validate_entry,
+	&xp_cmd_agent_entry,
 	&xp_cmd_baseline_entry,
 	&xp_cmd_audit_entry,
 	&xp_cmd_db_entry,
@@ -48,6 +51,11 @@ const struct xp_opt xp_global_opts[] = {
 	{"topology", 0, "FILE", "load this hwloc XML topology instead of discovering the machine"},
 	{"inventory", 0, "FILE", "load this cluster snapshot (inventory JSON) instead of discovering"},
 	{"replay", 0, "DIR", "rehearse a node from recorded tool outputs (see 'xpool record')"},
+	{"agent", 0, "URL", "read a node from the agent at URL (repeatable; see 'xpool agent')"},
+	{"agents", 0, "FILE", "read nodes from the agents in FILE, one 'URL [TOKEN_FILE]' a line"},
+	{"agent-token", 0, "FILE", "bearer token file for agents that name none of their own"},
+	{"agent-ca", 0, "FILE", "trust the CA certificates in FILE for https agents"},
+	{"agent-timeout", 0, "SECONDS", "give up on an agent after SECONDS (default 5)"},
 	{"db", 0, "PATH", "use this database (default $XDG_STATE_HOME/xpool/xpool.db)"},
 	{"json", 0, NULL, "print JSON instead of text"},
 	{"no-color", 0, NULL, "never use colours (NO_COLOR in the environment does the same)"},
@@ -69,17 +77,33 @@ void xp_ctx_init(struct xp_ctx *ctx, FILE *out, FILE *err)
 	ctx->delay = XP_DEFAULT_DELAY;
 }
 
+void xp_ctx_settle(struct xp_ctx *ctx)
+{
+	ctx->touched = 0;
+	/* Nothing is loaded yet, so nothing waits aside: these options are the base source. */
+	if (ctx->parked_set && !ctx->parked && !ctx->parked_pool)
+		ctx->parked_set = false;
+}
+
 void xp_ctx_free(struct xp_ctx *ctx)
 {
 	free(ctx->topology);
 	free(ctx->inventory);
 	free(ctx->replay);
+	free(ctx->agents);
+	free(ctx->agents_file);
+	free(ctx->agent_token);
+	free(ctx->agent_ca);
+	xp_agent_pool_free(ctx->agent_pool);
+	ctx->agent_pool = NULL;
 	free(ctx->db);
 	free(ctx->theme);
 	xp_cluster_free(ctx->cluster);
 	xp_cluster_free(ctx->parked);
+	xp_agent_pool_free(ctx->parked_pool);
 	ctx->cluster = NULL;
 	ctx->parked = NULL;
+	ctx->parked_pool = NULL;
 }
 
 void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...)
@@ -99,12 +123,59 @@ void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...)
 		fprintf(ctx->err, "xpool: %s\n", msg);
 }
 
+void xp_ctx_source(const struct xp_ctx *ctx, struct xp_source_opts *so)
+{
+	*so = (struct xp_source_opts){
+		.topology = ctx->topology,
+		.inventory = ctx->inventory,
+		.replay = ctx->replay,
+		.agents = ctx->agents,
+		.agents_file = ctx->agents_file,
+		.agent_token = ctx->agent_token,
+		.agent_ca = ctx->agent_ca,
+		.agent_timeout = ctx->agent_timeout,
+	};
+}
+
+/* Polls the agents once and adds their nodes to c; each agent that did not answer is named on
+ * the error stream (the command's exit status turns 4, see exec_to). -1 on a bad agent list. */
+static int load_agents(struct xp_ctx *ctx, const struct xp_source_opts *so, struct xp_cluster *c)
+{
+	struct xp_err err = {{0}};
+	struct xp_agent_pool *p = xp_source_agent_pool(so, &err);
+	if (!p) {
+		xp_ctx_error(ctx, "%s", err.msg);
+		return -1;
+	}
+	xp_agent_pool_poll(p, true);
+	for (size_t i = 0; i < xp_agent_pool_size(p); i++) {
+		struct xp_agent_status st;
+		xp_agent_pool_status(p, i, &st);
+		if (!st.up)
+			xp_ctx_error(ctx, "agent %s: %s", st.url, st.error ? st.error : "down");
+	}
+	xp_source_merge_agents(c, p, time(NULL));
+	xp_agent_pool_free(ctx->agent_pool);
+	ctx->agent_pool = p;
+	return 0;
+}
+
 struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
 {
+	ctx->used_cluster = true;
 	if (ctx->cluster)
 		return ctx->cluster;
 	struct xp_err err = {{0}};
-	struct xp_source_opts so = {.topology = ctx->topology, .inventory = ctx->inventory, .replay = ctx->replay};
+	struct xp_source_opts so;
+	xp_ctx_source(ctx, &so);
+	if (!xp_source_has_base(&so)) {
+		struct xp_cluster *c = xp_cluster_new();
+		if (load_agents(ctx, &so, c) < 0) {
+			xp_cluster_free(c);
+			return NULL;
+		}
+		return ctx->cluster = c;
+	}
 	/* Stored benchmark baselines replace the manifests' default ECU coefficients, when there is
 	 * a database to ask (given, or the default one already made); discovery never creates one. */
 	struct xp_err serr = {{0}};
@@ -117,6 +188,10 @@ struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
 	xp_store_close(store);
 	if (!ctx->cluster)
 		xp_ctx_error(ctx, "%s", err.msg);
+	else if (xp_source_has_agents(&so) && load_agents(ctx, &so, ctx->cluster) < 0) {
+		xp_cluster_free(ctx->cluster);
+		ctx->cluster = NULL;
+	}
 	return ctx->cluster;
 }
 
@@ -167,6 +242,35 @@ const struct xp_opt *xp_global_find(const char *name, char short_name)
 	return NULL;
 }
 
+/* A source option changes the cluster for one command: the base cluster (and the agents
+ * behind it) wait aside until restore() puts them back. */
+static void park(struct xp_ctx *ctx)
+{
+	if (!ctx->parked_set) {
+		ctx->parked = ctx->cluster;
+		ctx->parked_pool = ctx->agent_pool;
+		ctx->parked_set = true;
+	} else {
+		xp_cluster_free(ctx->cluster);
+		xp_agent_pool_free(ctx->agent_pool);
+	}
+	ctx->cluster = NULL;
+	ctx->agent_pool = NULL;
+}
+
+static void unpark(struct xp_ctx *ctx)
+{
+	if (!ctx->parked_set)
+		return;
+	xp_cluster_free(ctx->cluster);
+	xp_agent_pool_free(ctx->agent_pool);
+	ctx->cluster = ctx->parked;
+	ctx->agent_pool = ctx->parked_pool;
+	ctx->parked = NULL;
+	ctx->parked_pool = NULL;
+	ctx->parked_set = false;
+}
+
 static void replace(char **slot, const char *v)
 {
 	free(*slot);
@@ -183,11 +287,25 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 		/* A different source means a different cluster. Keep the base source's
 		 * cluster aside: the option lasts one command (see xp_cmd_run). */
 		replace(o->name[0] == 't' ? &ctx->topology : o->name[0] == 'i' ? &ctx->inventory : &ctx->replay, val);
-		if (!ctx->parked)
-			ctx->parked = ctx->cluster;
-		else
-			xp_cluster_free(ctx->cluster);
-		ctx->cluster = NULL;
+		park(ctx);
+	} else if (strncmp(o->name, "agent", 5) == 0) {
+		if (strcmp(o->name, "agent") == 0) {
+			if (xp_agent_url_check(val, err) < 0)
+				return -1;
+			char *v = ctx->agents ? xp_asprintf("%s\n%s", ctx->agents, val) : xp_strdup(val);
+			free(ctx->agents);
+			ctx->agents = v;
+		} else if (strcmp(o->name, "agent-timeout") == 0) {
+			char *end;
+			double d = strtod(val, &end);
+			if (end == val || *end || !(d >= 0.05 && d <= 3600))
+				return xp_errf(err, "option --agent-timeout: '%s' is not a number of seconds from 0.05 to 3600", val);
+			ctx->agent_timeout = d;
+		} else
+			replace(strcmp(o->name, "agents") == 0 ? &ctx->agents_file
+				: strcmp(o->name, "agent-token") == 0 ? &ctx->agent_token : &ctx->agent_ca, val);
+		/* Other agents are another cluster, as with --inventory. */
+		park(ctx);
 	} else if (strcmp(o->name, "db") == 0)
 		replace(&ctx->db, val);
 	else if (strcmp(o->name, "theme") == 0)
@@ -351,6 +469,8 @@ void xp_cmd_usage(const struct xp_cmd_entry *e, FILE *f)
 /* The global settings as they were before a command, to put back after it. */
 struct saved {
 	char *topology, *inventory, *replay, *db, *theme;
+	char *agents, *agents_file, *agent_token, *agent_ca;
+	double agent_timeout;
 	bool json, no_color, quiet, ascii;
 	int verbose;
 	double delay;
@@ -361,6 +481,11 @@ static void save(const struct xp_ctx *ctx, struct saved *s)
 	s->topology = xp_strdup(ctx->topology);
 	s->inventory = xp_strdup(ctx->inventory);
 	s->replay = xp_strdup(ctx->replay);
+	s->agents = xp_strdup(ctx->agents);
+	s->agents_file = xp_strdup(ctx->agents_file);
+	s->agent_token = xp_strdup(ctx->agent_token);
+	s->agent_ca = xp_strdup(ctx->agent_ca);
+	s->agent_timeout = ctx->agent_timeout;
 	s->db = xp_strdup(ctx->db);
 	s->theme = xp_strdup(ctx->theme);
 	s->json = ctx->json;
@@ -382,19 +507,27 @@ static void put_back(char **slot, char **saved)
  * one batch line or at the prompt does not change the lines after it. */
 static void restore(struct xp_ctx *ctx, struct saved *s)
 {
+	bool source = false;
 	for (int i = 0; xp_global_opts[i].name; i++) {
 		if (!(ctx->touched & (1u << i)))
 			continue;
 		const char *n = xp_global_opts[i].name;
+		source |= strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0 ||
+			  strncmp(n, "agent", 5) == 0;
 		if (strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0) {
 			put_back(n[0] == 't' ? &ctx->topology : n[0] == 'i' ? &ctx->inventory : &ctx->replay,
 				 n[0] == 't' ? &s->topology : n[0] == 'i' ? &s->inventory : &s->replay);
-			if (ctx->parked || ctx->cluster) {
-				xp_cluster_free(ctx->cluster);
-				ctx->cluster = ctx->parked;
-				ctx->parked = NULL;
-			}
-		} else if (strcmp(n, "db") == 0)
+		} else if (strcmp(n, "agent") == 0)
+			put_back(&ctx->agents, &s->agents);
+		else if (strcmp(n, "agents") == 0)
+			put_back(&ctx->agents_file, &s->agents_file);
+		else if (strcmp(n, "agent-token") == 0)
+			put_back(&ctx->agent_token, &s->agent_token);
+		else if (strcmp(n, "agent-ca") == 0)
+			put_back(&ctx->agent_ca, &s->agent_ca);
+		else if (strcmp(n, "agent-timeout") == 0)
+			ctx->agent_timeout = s->agent_timeout;
+		else if (strcmp(n, "db") == 0)
 			put_back(&ctx->db, &s->db);
 		else if (strcmp(n, "theme") == 0)
 			put_back(&ctx->theme, &s->theme);
@@ -411,9 +544,16 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 		else if (strcmp(n, "delay") == 0)
 			ctx->delay = s->delay;
 	}
+	/* Once, after every option is back: two source options on one line park once. */
+	if (source)
+		unpark(ctx);
 	free(s->topology);
 	free(s->inventory);
 	free(s->replay);
+	free(s->agents);
+	free(s->agents_file);
+	free(s->agent_token);
+	free(s->agent_ca);
 	free(s->db);
 	free(s->theme);
 }
@@ -425,7 +565,12 @@ static int exec_to(struct xp_ctx *ctx, const struct xp_cmd_entry *e, const struc
 	FILE *sink = NULL;
 	if (ctx->quiet && (sink = fopen("/dev/null", "we")) != NULL)
 		ctx->out = sink;
+	ctx->used_cluster = false;
 	int rc = e->exec(ctx, args);
+	/* Partial data is an answer a script must be able to tell from a whole one; the console
+	 * shows which agents are down itself. */
+	if (rc == XP_EXIT_OK && ctx->used_cluster && ctx->cluster && ctx->cluster->sources_down && !ctx->ui_agent)
+		rc = XP_EXIT_PARTIAL;
 	errno = 0;
 	bool bad = fflush(ctx->out) != 0 || ferror(ctx->out);
 	int saved_errno = errno;

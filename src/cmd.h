@@ -21,6 +21,12 @@ struct xp_ctx {
 	char *topology;    /* --topology FILE.xml */
 	char *inventory;   /* --inventory FILE.json */
 	char *replay;      /* --replay DIR: recorded vendor outputs instead of running tools */
+	char *agents;      /* --agent URL (repeatable): the URLs, one a line */
+	char *agents_file; /* --agents FILE */
+	char *agent_token; /* --agent-token FILE */
+	char *agent_ca;    /* --agent-ca FILE */
+	double agent_timeout; /* --agent-timeout SECONDS, 0 for the default */
+	struct xp_agent_pool *agent_pool; /* the agents behind cluster, when it came from agents */
 	char *db;          /* --db PATH */
 	bool json;         /* --json */
 	bool no_color;     /* --no-color (or NO_COLOR set) */
@@ -37,7 +43,14 @@ struct xp_ctx {
 	void *ui;          /* the console behind ui_theme */
 	unsigned touched;  /* global options set since xp_cmd_run began (bit = index in xp_global_opts) */
 	struct xp_cluster *parked; /* the cluster of the base source while one command uses another */
+	struct xp_agent_pool *parked_pool; /* and the agents behind it */
+	bool used_cluster; /* the running command asked for the cluster (for exit status 4) */
+	bool parked_set;   /* parked and parked_pool hold the base (which may be NULL: not loaded yet) */
 	const char *argv0; /* how the program was started, for commands that explain themselves */
+	/* Set while the console runs: changes its agent list (`:agent add|rm URL`); NULL otherwise. */
+	int (*ui_agent)(struct xp_ctx *ctx, bool add, const char *url, struct xp_err *err);
+	/* Set while the console runs: prints its agents' status as `agent ls` does; NULL otherwise. */
+	int (*ui_agent_list)(struct xp_ctx *ctx, FILE *out);
 };
 
 /* Default console refresh interval, seconds. */
@@ -52,6 +65,8 @@ struct xp_opt {
 };
 
 struct xp_cmd_entry;
+struct xp_agent_pool;
+struct xp_source_opts;
 
 /* A parsed command line: option values by the position of the option in the entry's table. */
 struct xp_args {
@@ -81,6 +96,10 @@ extern const struct xp_opt xp_global_opts[];
 
 /* Sets up a context writing to out/err, honouring NO_COLOR. */
 void xp_ctx_init(struct xp_ctx *ctx, FILE *out, FILE *err);
+/* Makes the global options applied so far the run's own (they outlast every command). */
+void xp_ctx_settle(struct xp_ctx *ctx);
+/* Fills so from the context's source options (the strings stay the context's). */
+void xp_ctx_source(const struct xp_ctx *ctx, struct xp_source_opts *so);
 /* Frees what the context owns. */
 void xp_ctx_free(struct xp_ctx *ctx);
 /* Prints "xpool: [where: ]message" to the context's error stream. */

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		return XP_EXIT_USAGE;
 	}
 	/* Options given before the command are the run's own settings: keep them. */
-	ctx.touched = 0;
+	xp_ctx_settle(&ctx);
 
 	int rc;
 	if (xp_args_has(&a, "version")) {

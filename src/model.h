@@ -211,6 +211,7 @@ struct xp_node {
 /* A cluster: what every view and command reads. */
 struct xp_cluster {
 	uint64_t generation;  /* bumped on every change */
+	size_t sources_down;  /* sources (agents) that did not answer when it was loaded: the data is partial */
 	struct xp_node **nodes;
 	size_t n_nodes, cap_nodes;
 };

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "adapters.h"
+#include "agent_client.h"
 #include "local/local.h"
 #include "normalize.h"
 #include "snapshot.h"
@@ -128,4 +129,63 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 	struct xp_cluster *c = xp_cluster_new();
 	xp_cluster_add(c, n);
 	return c;
+}
+
+bool xp_source_has_agents(const struct xp_source_opts *o)
+{
+	return (o->agents && *o->agents) || o->agents_file;
+}
+
+bool xp_source_has_base(const struct xp_source_opts *o)
+{
+	return o->topology || o->inventory || o->replay || !xp_source_has_agents(o);
+}
+
+struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err)
+{
+	struct xp_agent_pool_opts po = {.timeout_s = o->agent_timeout, .ca_file = o->agent_ca};
+	/* A connection that takes more than a second on a cluster network is not coming. */
+	po.connect_timeout_s = o->agent_timeout > 0 && o->agent_timeout < 2 ? o->agent_timeout : 2;
+	struct xp_agent_pool *p = xp_agent_pool_new(&po);
+	if (o->agents_file && xp_agent_pool_load_file(p, o->agents_file, o->agent_token, err) < 0) {
+		xp_agent_pool_free(p);
+		return NULL;
+	}
+	for (const char *s = o->agents; s && *s;) {
+		size_t l = strcspn(s, "\n");
+		char *url = xp_strndup(s, l);
+		int rc = *url ? xp_agent_pool_add(p, url, o->agent_token, err) : 0;
+		free(url);
+		if (rc < 0) {
+			xp_agent_pool_free(p);
+			return NULL;
+		}
+		s += l + (s[l] == '\n');
+	}
+	return p;
+}
+
+void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now)
+{
+	struct xp_cluster *a = xp_agent_pool_cluster(p, now);
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		struct xp_node *n = a->nodes[i];
+		struct xp_node *had = xp_cluster_node(c, n->name);
+		if (had) {
+			/* One name, two machines (or one machine seen twice): keep what the base
+			 * source said and say so, rather than let one silently replace the other. */
+			char *w = xp_asprintf("agent %s also serves a node named %s; left out", n->source, n->name);
+			xp_strv_add(&had->warnings, &had->n_warnings, w);
+			free(w);
+			xp_node_free(n);
+			continue;
+		}
+		xp_cluster_add(c, n);
+	}
+	a->n_nodes = 0;
+	xp_cluster_free(a);
+	size_t down = 0;
+	xp_agent_pool_counts(p, NULL, &down);
+	c->sources_down = down;
+	c->generation++;
 }

@@ -5,6 +5,7 @@
 #define XP_SOURCE_H
 
 #include <stdbool.h>
+#include <time.h>
 
 #include "model.h"
 #include "xp.h"
@@ -15,10 +16,27 @@ struct xp_source_opts {
 	const char *inventory; /* inventory JSON snapshot */
 	const char *replay;    /* replay directory: hwloc.xml, vendor tool outputs, hostname */
 	bool no_adapters;      /* hwloc alone */
+	const char *agents;      /* agent URLs (--agent), one a line; NULL for none */
+	const char *agents_file; /* a file of agent URLs (--agents) */
+	const char *agent_token; /* token file for agents that name none of their own */
+	const char *agent_ca;    /* CA certificates for https agents, NULL for the system's */
+	double agent_timeout;    /* seconds an agent may take, 0 for the default */
 };
+
+struct xp_agent_pool;
 
 /* Loads the cluster from the chosen source; NULL with err set on failure. */
 struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err *err);
+/* True when agents are named (--agent or --agents). */
+bool xp_source_has_agents(const struct xp_source_opts *o);
+/* True when the cluster has a base source to load (a file, a replay, or this machine): always,
+ * unless agents are named and no --topology, --inventory or --replay is. */
+bool xp_source_has_base(const struct xp_source_opts *o);
+/* A pool of the named agents, not yet polled; NULL with err set on a bad URL, file or token. */
+struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err);
+/* Adds the pool's nodes to c (see xp_agent_pool_cluster); a node whose name c holds already is
+ * left out with a warning on c's node. Sets c->sources_down to the agents that are down. */
+void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now);
 /* Runs the vendor adapters (live, or on a replay directory) and merges what they report into n. */
 void xp_source_adapters(struct xp_node *n, const char *replay);
 

@@ -33,32 +33,6 @@ static void teardown(void)
 	xp_run_free(&r);
 }
 
-/* Makes dir/sub holding fixture files under their replay names (pairs, NULL-terminated). */
-static char *assemble(const char *sub, ...)
-{
-	char *d = xp_asprintf("%s/%s", dir, sub);
-	mkdir(d, 0755);
-	va_list ap;
-	va_start(ap, sub);
-	const char *from;
-	while ((from = va_arg(ap, const char *)) != NULL) {
-		const char *to = va_arg(ap, const char *);
-		struct xp_err err = {{0}};
-		size_t len;
-		char *data = xp_read_file(xp_fixture(from), 1 << 26, &len, &err);
-		ck_assert_msg(data != NULL, "%s", err.msg);
-		char *path = xp_asprintf("%s/%s", d, to);
-		FILE *f = fopen(path, "w");
-		ck_assert_ptr_nonnull(f);
-		ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-		fclose(f);
-		free(path);
-		free(data);
-	}
-	va_end(ap);
-	return d;
-}
-
 static json_t *inventory(const char *replay)
 {
 	struct xp_run r;
@@ -88,7 +62,7 @@ START_TEST(place_on_atlas)
 	 * ring:4), the task sees them by their NPU ids (npu-smi's, not the node's device indices:
 	 * this hwloc.xml lists 4 other accelerators first), the device files are those ids', and
 	 * 5 NPUs are refused by the ring rule with 4 offered instead. */
-	char *d = assemble("atlas-place", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
+	char *d = xp_assemble(dir, "atlas-place", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
 			   "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
 			   "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
 	struct xp_run r;
@@ -122,7 +96,7 @@ END_TEST
 
 START_TEST(ascend_910)
 {
-	char *d = assemble("atlas9010", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
+	char *d = xp_assemble(dir, "atlas9010", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
 			   "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
 			   "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
 	json_t *doc = inventory(d);
@@ -204,7 +178,7 @@ END_TEST
 
 START_TEST(nvidia_a100_and_h800)
 {
-	char *d = assemble("dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	char *d = xp_assemble(dir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
 	char *host = xp_asprintf("%s/hostname", d);
 	FILE *f = fopen(host, "w");
 	fputs("dgx-a100-07\n", f);
@@ -225,7 +199,7 @@ START_TEST(nvidia_a100_and_h800)
 
 	/* Only a topo -m matrix (8x H800): eight devices, NV8 everywhere, one NVLink island,
 	 * NUMA from the matrix's NUMA Affinity column. */
-	d = assemble("h800", "nvidia-smi/topo-matrix_8xH800-nv8_4nics_2numa.txt", "nvidia-smi-topo-m.txt", NULL);
+	d = xp_assemble(dir, "h800", "nvidia-smi/topo-matrix_8xH800-nv8_4nics_2numa.txt", "nvidia-smi-topo-m.txt", NULL);
 	doc = inventory(d);
 	n = node0(doc);
 	json_t *devs = json_object_get(n, "devices");
@@ -245,7 +219,7 @@ END_TEST
 
 START_TEST(amd_mi100)
 {
-	char *d = assemble("mi100", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
+	char *d = xp_assemble(dir, "mi100", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
 	json_t *doc = inventory(d);
 	json_t *devs = json_object_get(node0(doc), "devices");
 	ck_assert_uint_eq(json_array_size(devs), 4);
@@ -272,7 +246,7 @@ START_TEST(replay_errors)
 	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
 	ck_assert_str_eq(r.err, "xpool: /nonexistent/dir: No such file or directory\n");
 	xp_run_free(&r);
-	char *d = assemble("empty", NULL);
+	char *d = xp_assemble(dir, "empty", NULL);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "inventory", NULL), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "empty  up  replay:"));

@@ -1,5 +1,11 @@
-/* testlib.c: fixture paths and a fork/exec runner that captures stdout and stderr. */
+/* testlib.c: fixture paths, a fork/exec runner that captures stdout and stderr, replay
+ * directories, real agents on loopback and a canned-reply HTTP server for fault tests. */
 #include "testlib.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "xp.h"
 
 const char *xp_fixture(const char *rel)
 {
@@ -137,4 +145,155 @@ char *xp_tmpfile(const char *text, size_t len)
 	}
 	close(fd);
 	return path;
+}
+
+char *xp_assemble(const char *dir, const char *sub, ...)
+{
+	char *d = xp_asprintf("%s/%s", dir, sub);
+	mkdir(d, 0755);
+	va_list ap;
+	va_start(ap, sub);
+	const char *from;
+	while ((from = va_arg(ap, const char *)) != NULL) {
+		const char *to = va_arg(ap, const char *);
+		struct xp_err err = {{0}};
+		size_t len;
+		char *data = xp_read_file(xp_fixture(from), 1 << 26, &len, &err);
+		if (!data) {
+			fprintf(stderr, "xp_assemble: %s\n", err.msg);
+			abort();
+		}
+		char *path = xp_asprintf("%s/%s", d, to);
+		FILE *f = fopen(path, "w");
+		if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+			fprintf(stderr, "xp_assemble: %s: %s\n", path, strerror(errno));
+			abort();
+		}
+		free(path);
+		free(data);
+	}
+	va_end(ap);
+	return d;
+}
+
+pid_t xp_agent_startv(char *url, size_t len, const char *listen, const char *const *args, size_t n)
+{
+	int p[2];
+	url[0] = '\0';
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	const char **argv = xp_calloc(n + 5, sizeof *argv);
+	argv[0] = xp_bin();
+	argv[1] = "agent";
+	argv[2] = "--listen";
+	argv[3] = listen;
+	for (size_t i = 0; i < n; i++)
+		argv[4 + i] = args[i];
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	free(argv);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -1;
+	}
+	/* The first line names the URL; anything else (an error exit) is handed back in url. */
+	size_t got = 0;
+	struct pollfd pf = {.fd = p[0], .events = POLLIN};
+	while (got + 1 < len && !memchr(url, '\n', got) && poll(&pf, 1, 20000) > 0) {
+		ssize_t r = read(p[0], url + got, len - 1 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		url[got] = '\0';
+	}
+	close(p[0]);
+	char *on = strstr(url, " on http");
+	char *nl = strchr(url, '\n');
+	if (!on || !nl) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	*nl = '\0';
+	memmove(url, on + 4, strlen(on + 4) + 1);
+	return pid;
+}
+
+pid_t xp_agent_start(char *url, size_t len, ...)
+{
+	const char *args[64];
+	size_t n = 0;
+	va_list ap;
+	va_start(ap, len);
+	const char *a;
+	while ((a = va_arg(ap, const char *)) != NULL && n < 64)
+		args[n++] = a;
+	va_end(ap);
+	return xp_agent_startv(url, len, "127.0.0.1:0", args, n);
+}
+
+int xp_agent_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return -1;
+	kill(pid, SIGCONT); /* a stopped agent cannot handle SIGTERM */
+	kill(pid, SIGTERM);
+	int st;
+	for (int i = 0; i < 1000; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+pid_t xp_fake_http(int *port, const char *reply, size_t len)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int one = 1;
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 64) < 0)
+		return -1;
+	socklen_t al = sizeof a;
+	getsockname(s, (struct sockaddr *)&a, &al);
+	*port = ntohs(a.sin_port);
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(s);
+		return pid;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+		if (c < 0)
+			continue;
+		/* Read the request head, so the client is not reset before it reads the reply. */
+		char buf[8192];
+		size_t got = 0;
+		while (got < sizeof buf - 1) {
+			ssize_t r = read(c, buf + got, sizeof buf - 1 - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+			buf[got] = '\0';
+			if (strstr(buf, "\r\n\r\n"))
+				break;
+		}
+		for (size_t off = 0; off < len;) {
+			ssize_t w = write(c, reply + off, len - off);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		close(c);
+	}
 }

@@ -3,6 +3,7 @@
 #define XP_TESTLIB_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Result of running a program: exit status and captured output (both NUL-terminated). */
 struct xp_run {
@@ -23,5 +24,21 @@ int xp_run_xpool(struct xp_run *r, const char *in, ...);
 void xp_run_free(struct xp_run *r);
 /* Writes text to a new temporary file and returns its path (caller frees and unlinks). */
 char *xp_tmpfile(const char *text, size_t len);
+
+/* Makes dir/sub holding fixture files under their replay names: pairs of (fixture path, name in
+ * the directory), NULL-terminated. Returns the directory (caller frees); aborts on failure. */
+char *xp_assemble(const char *dir, const char *sub, ...);
+
+/* Starts `xpool agent --listen 127.0.0.1:0` with the NULL-terminated extra arguments and waits
+ * (up to 20 s) for the line that names its URL, copied into url. The pid, or -1 (url then holds
+ * what it printed, or why it failed). */
+pid_t xp_agent_start(char *url, size_t len, ...);
+/* Like xp_agent_start with the arguments in an array (n of them) and the address to listen on. */
+pid_t xp_agent_startv(char *url, size_t len, const char *listen, const char *const *args, size_t n);
+/* Stops an agent (SIGTERM, then SIGKILL after 10 s) and returns its exit status (128+signal when killed). */
+int xp_agent_stop(pid_t pid);
+/* Forks a server on 127.0.0.1 that answers every connection with the same raw bytes (after
+ * reading the request head) and closes it; *port is where. The pid (stop it with kill + waitpid). */
+pid_t xp_fake_http(int *port, const char *reply, size_t len);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "draw.h"
 #include "layout.h"
+#include "poller.h"
 #include "prompt.h"
 #include "source.h"
 #include "theme.h"
@@ -53,21 +54,6 @@ struct slot {
 	void *st;
 };
 
-/* What the refresh thread and the key loop share, under mu. */
-struct poller {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool started, stop, want;
-	double delay;
-	char *topology, *inventory, *replay; /* the source, copied from the context */
-	char *db;                      /* the database path, for baselines */
-	struct xp_cluster *result;     /* a fresh cluster not yet taken, or NULL */
-	char error[1024];              /* the last load's error, "" when it worked */
-	bool have_result;              /* result or error is new */
-	bool busy;                     /* a load is running */
-};
-
 struct xp_ui {
 	struct xp_ctx *ctx;
 	const struct xp_glyphs *g;
@@ -98,7 +84,7 @@ struct xp_ui {
 	time_t last_ok;                /* when data last arrived */
 	char load_error[1024];
 	bool loaded;
-	struct poller poll;
+	struct xp_poller poll;
 	bool dirty;
 	/* Header figures, counted once per new cluster rather than on every frame. */
 	struct xp_store *store;        /* opened on first use */
@@ -174,122 +160,6 @@ bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
 }
 
-/* ---- the refresh thread ---- */
-
-static void *poll_main(void *arg)
-{
-	struct poller *p = arg;
-	pthread_mutex_lock(&p->mu);
-	bool first = true;
-	while (!p->stop) {
-		if (!first && !p->want) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			double whole = (double)(long)p->delay;
-			until.tv_sec += (time_t)whole;
-			until.tv_nsec += (long)((p->delay - whole) * 1e9);
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
-			while (!p->stop && !p->want) {
-				if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT)
-					break;
-			}
-			if (p->stop)
-				break;
-		}
-		first = false;
-		p->want = false;
-		p->busy = true;
-		char *topo = xp_strdup(p->topology), *inv = xp_strdup(p->inventory);
-		char *rep = xp_strdup(p->replay);
-		char *db = xp_strdup(p->db);
-		pthread_mutex_unlock(&p->mu);
-
-		/* The slow part, with the lock released so keys are never held up. Stored
-		 * baselines come through this thread's own connection, as on the command line. */
-		struct xp_err err = {{0}}, serr = {{0}};
-		struct xp_source_opts so = {.topology = topo, .inventory = inv, .replay = rep};
-		struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
-		xp_store_use_baselines(store);
-		struct xp_cluster *c = xp_source_load(&so, &err);
-		xp_store_use_baselines(NULL);
-		xp_store_close(store);
-		free(db);
-		free(topo);
-		free(inv);
-		free(rep);
-
-		pthread_mutex_lock(&p->mu);
-		p->busy = false;
-		xp_cluster_free(p->result);
-		p->result = c;
-		snprintf(p->error, sizeof p->error, "%s", c ? "" : err.msg);
-		p->have_result = true;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-static void poll_set_source(struct poller *p, const struct xp_ctx *ctx)
-{
-	pthread_mutex_lock(&p->mu);
-	free(p->topology);
-	free(p->inventory);
-	free(p->replay);
-	p->topology = xp_strdup(ctx->topology);
-	p->inventory = xp_strdup(ctx->inventory);
-	p->replay = xp_strdup(ctx->replay);
-	free(p->db);
-	p->db = ctx->db ? xp_strdup(ctx->db) : xp_store_default_path();
-	p->delay = ctx->delay;
-	pthread_mutex_unlock(&p->mu);
-}
-
-static void poll_request(struct poller *p)
-{
-	pthread_mutex_lock(&p->mu);
-	p->want = true;
-	pthread_cond_signal(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
-
-static int poll_start(struct poller *p, const struct xp_ctx *ctx)
-{
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	poll_set_source(p, ctx);
-	if (pthread_create(&p->thread, NULL, poll_main, p) != 0)
-		return -1;
-	p->started = true;
-	return 0;
-}
-
-static void poll_stop(struct poller *p)
-{
-	if (p->started) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = true;
-		pthread_cond_signal(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		/* A load in progress finishes first (discovery takes milliseconds); one stuck in
-		 * a vendor tool or a bad file is abandoned: the process is about to exit. */
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 3;
-		if (pthread_timedjoin_np(p->thread, NULL, &until) != 0)
-			return;
-	}
-	xp_cluster_free(p->result);
-	free(p->topology);
-	free(p->inventory);
-	free(p->replay);
-	free(p->db);
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
-}
-
 static void views_data_changed(struct xp_ui *ui)
 {
 	ui->counted = NULL;
@@ -327,41 +197,49 @@ static void audit_events(struct xp_ui *ui)
 /* Takes a finished load, if any: swaps the cluster in and records what changed. */
 static void take_result(struct xp_ui *ui)
 {
-	struct poller *p = &ui->poll;
-	if (pthread_mutex_trylock(&p->mu) != 0)
+	struct xp_poller_news nw;
+	if (!xp_poller_take(&ui->poll, &nw))
 		return;
-	if (!p->have_result) {
-		pthread_mutex_unlock(&p->mu);
-		return;
-	}
-	struct xp_cluster *c = p->result;
-	p->result = NULL;
-	p->have_result = false;
-	char error[1024];
-	snprintf(error, sizeof error, "%s", p->error);
-	pthread_mutex_unlock(&p->mu);
-
 	time_t now = time(NULL);
-	if (!c) {
+	for (size_t i = 0; i < nw.n_log; i++) {
+		/* Agents going down or coming back are what an operator watches for. */
+		bool bad = strstr(nw.log[i], ": up, serving") == NULL;
+		xp_event_add(&ui->events, now, bad ? XP_SEV_WARN : XP_SEV_INFO, "", "%s", nw.log[i]);
+		if (bad)
+			xp_ui_message(ui, XP_ROLE_WARN, "%s", nw.log[i]);
+		free(nw.log[i]);
+	}
+	free(nw.log);
+	if (nw.n_log)
+		ui->dirty = true;
+	if (nw.failed) {
 		/* Keep showing the last good data; say once what went wrong. */
-		if (strcmp(error, ui->load_error) != 0) {
-			snprintf(ui->load_error, sizeof ui->load_error, "%s", error);
-			xp_event_add(&ui->events, now, XP_SEV_FAIL, "", "refresh failed: %s", error);
-			xp_ui_message(ui, XP_ROLE_FAIL, "refresh failed: %s", error);
+		if (strcmp(nw.error, ui->load_error) != 0) {
+			snprintf(ui->load_error, sizeof ui->load_error, "%s", nw.error);
+			xp_event_add(&ui->events, now, XP_SEV_FAIL, "", "refresh failed: %s", nw.error);
+			xp_ui_message(ui, XP_ROLE_FAIL, "refresh failed: %s", nw.error);
 		}
 		ui->dirty = true;
 		return;
 	}
+	if (!nw.fresh)
+		return;
 	if (ui->load_error[0]) {
 		xp_event_add(&ui->events, now, XP_SEV_INFO, "", "refresh works again");
 		ui->load_error[0] = '\0';
 	}
+	ui->last_ok = now;
+	if (!nw.cluster) {
+		/* Nothing changed (every agent said 304): the data shown is current. */
+		ui->dirty = true;
+		return;
+	}
+	struct xp_cluster *c = nw.cluster;
 	xp_events_diff(ui->loaded ? ui->ctx->cluster : NULL, c, now, &ui->events);
 	audit_events(ui);
 	xp_cluster_free(ui->ctx->cluster);
 	ui->ctx->cluster = c;
 	ui->loaded = true;
-	ui->last_ok = now;
 	views_data_changed(ui);
 }
 
@@ -393,9 +271,15 @@ static const char *base_name(const char *path)
 	return b && b[1] ? b + 1 : path;
 }
 
-static const char *source_name(const struct xp_ui *ui, char *buf, size_t len)
+static const char *source_name(struct xp_ui *ui, char *buf, size_t len)
 {
 	const struct xp_ctx *ctx = ui->ctx;
+	size_t up, down;
+	if (xp_poller_agent_counts(&ui->poll, &up, &down)) {
+		/* The first thing to see on a cluster console: how many nodes answer. */
+		snprintf(buf, len, "agents %zu up %zu down", up, down);
+		return buf;
+	}
 	/* Base names: the header has room for what the file is, not where it lives. */
 	if (ctx->inventory)
 		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
@@ -453,7 +337,12 @@ static void draw_header(struct xp_ui *ui)
 	/* The source gives way first when the line is short: counts and health matter more. */
 	int room = r.w - rw - hw - (int)strlen(counts) - 2;
 	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src));
+	size_t up, down;
+	/* Agents that do not answer are the header's alarm, as failed devices are. */
+	if (xp_poller_agent_counts(&ui->poll, &up, &down) && down)
+		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
 	int x = xp_draw_clip(stdscr, r.y, r.x, room, left);
+	wattrset(stdscr, attr);
 	x += xp_draw_clip(stdscr, r.y, x, r.w - rw - hw - x, counts) + 2;
 	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
 		int hh = order[i];
@@ -705,6 +594,25 @@ static int apply_theme_hook(struct xp_ctx *ctx, const char *name, struct xp_err 
 	return 0;
 }
 
+/* `:agent add|rm URL`: the refresh thread changes its pool on its next poll, at once. */
+static int agent_hook(struct xp_ctx *ctx, bool add, const char *url, struct xp_err *err)
+{
+	struct xp_ui *ui = ctx->ui;
+	return xp_poller_agent(&ui->poll, add, url, err);
+}
+
+/* `:agent ls`: the listing the refresh thread made after its last poll. */
+static int agent_list_hook(struct xp_ctx *ctx, FILE *out)
+{
+	struct xp_ui *ui = ctx->ui;
+	char *t = xp_poller_agents_text(&ui->poll);
+	if (!t)
+		return -1;
+	fputs(t, out);
+	free(t);
+	return 0;
+}
+
 static void run_command(struct xp_ui *ui, const char *line)
 {
 	struct xp_ctx *ctx = ui->ctx;
@@ -748,7 +656,7 @@ static void run_command(struct xp_ui *ui, const char *line)
 		ui->last_ok = time(NULL);
 		views_data_changed(ui);
 	}
-	poll_set_source(&ui->poll, ctx);
+	xp_poller_set_source(&ui->poll, ctx);
 	audit_events(ui); /* what the command changed shows in the events view at once */
 	/* The command may have changed what the views read from the database: a new
 	 * generation tells them to read again. */
@@ -933,7 +841,7 @@ static void click(struct xp_ui *ui)
 	if (!ui->help_open && !ui->out_open && ev.y >= b.y && ev.y < b.y + b.h && s->v->on_click) {
 		int r = s->v->on_click(s->st, ui, ev.y - b.y, ev.x - b.x);
 		if (r & XP_REACT_REFRESH)
-			poll_request(&ui->poll);
+			xp_poller_request(&ui->poll, false);
 		ui->dirty = true;
 	}
 }
@@ -942,7 +850,7 @@ static void click(struct xp_ui *ui)
 static bool react(struct xp_ui *ui, int r)
 {
 	if (r & XP_REACT_REFRESH)
-		poll_request(&ui->poll);
+		xp_poller_request(&ui->poll, false);
 	if (r & XP_REACT_QUIT)
 		return false;
 	if (r & (XP_REACT_REDRAW | XP_REACT_REFRESH))
@@ -1028,7 +936,8 @@ static bool key(struct xp_ui *ui, int ch)
 		ui->dirty = true;
 		return true;
 	case 'r':
-		poll_request(&ui->poll);
+		/* The operator asked: agents that are backing off are asked too. */
+		xp_poller_request(&ui->poll, true);
 		xp_ui_message(ui, XP_ROLE_DIM, "refreshing...");
 		return true;
 	case KEY_MOUSE:
@@ -1127,12 +1036,14 @@ int xp_ui_run(struct xp_ctx *ctx)
 	xp_prompt_set_attrs(ui->prompt, xp_theme_attr(XP_ROLE_PROMPT), xp_theme_attr(XP_ROLE_DIM));
 	ctx->ui = ui;
 	ctx->ui_theme = apply_theme_hook;
+	ctx->ui_agent = agent_hook;
+	ctx->ui_agent_list = agent_list_hook;
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->create)
 			ui->views[i].st = ui->views[i].v->create(ui);
 
 	int rc = XP_EXIT_OK;
-	if (poll_start(&ui->poll, ctx) < 0) {
+	if (xp_poller_start(&ui->poll, ctx) < 0) {
 		xp_ui_message(ui, XP_ROLE_FAIL, "cannot start the refresh thread");
 		rc = XP_EXIT_ERROR;
 	}
@@ -1167,7 +1078,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 
 	/* The terminal first: whatever happens to the refresh thread, the user gets it back. */
 	endwin();
-	poll_stop(&ui->poll);
+	xp_poller_stop(&ui->poll);
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->destroy)
 			ui->views[i].v->destroy(ui->views[i].st);
@@ -1175,6 +1086,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 	node_names(ui, NULL);
 	ctx->ui = NULL;
 	ctx->ui_theme = NULL;
+	ctx->ui_agent = NULL;
+	ctx->ui_agent_list = NULL;
 	out_clear(ui);
 	xp_store_close(ui->store);
 	xp_event_log_free(&ui->events);

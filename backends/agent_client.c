@@ -1,0 +1,733 @@
+/* agent_client.c: polling many node agents at once with libcurl's multi interface. */
+#include "agent_client.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "agent_token.h"
+#include "model_json.h"
+
+/* Most lines kept in the change log between two takes; older ones are dropped. */
+#define LOG_CAP 1024
+/* Longest ETag kept: longer ones are not a cache key worth sending back. */
+#define MAX_ETAG 256
+
+struct agent {
+	char *url;       /* as given, without a trailing '/' */
+	char *node_url;  /* url + "/v1/node" */
+	char *token;     /* bearer token, NULL for none; never printed */
+	CURL *easy;      /* kept between polls, so the connection is reused */
+	struct curl_slist *headers;
+	char errbuf[CURL_ERROR_SIZE]; /* curl's own words for the last failure */
+	char etag[MAX_ETAG + 1];     /* of the data we hold, "" for none */
+	char new_etag[MAX_ETAG + 1]; /* from the reply in flight */
+	char *body;
+	size_t len, cap;
+	bool too_big, in_flight, done;
+	CURLcode res;      /* how the transfer ended, when done */
+	json_t *node_json; /* the last good node object, NULL before one */
+	char *node;        /* its name: the identity this agent is held to */
+	bool up, ever;
+	char *error;
+	time_t last_ok, next_try;
+	double latency_ms;
+	int64_t generation;
+	unsigned fails;
+	uint64_t polls, not_modified, rejected;
+	struct xp_agent_pool *pool;
+};
+
+struct xp_agent_pool {
+	struct xp_agent_pool_opts o;
+	char *ca_file;
+	CURLM *multi;
+	struct agent **a;
+	size_t n, cap;
+	uint64_t generation;
+	char **log;
+	size_t n_log, cap_log;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+	/* Once per process, before any thread uses curl (curl_global_init is not thread-safe). */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void plog(struct xp_agent_pool *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void plog(struct xp_agent_pool *p, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (p->n_log >= LOG_CAP) {
+		free(p->log[0]);
+		memmove(p->log, p->log + 1, (p->n_log - 1) * sizeof *p->log);
+		p->n_log--;
+	}
+	xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
+	p->log[p->n_log++] = xp_strdup(buf);
+}
+
+struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts)
+{
+	pthread_once(&curl_once, curl_init_once);
+	struct xp_agent_pool *p = xp_calloc(1, sizeof *p);
+	if (opts)
+		p->o = *opts;
+	if (!(p->o.connect_timeout_s > 0))
+		p->o.connect_timeout_s = 2;
+	if (!(p->o.timeout_s > 0))
+		p->o.timeout_s = 5;
+	if (p->o.connect_timeout_s > p->o.timeout_s)
+		p->o.connect_timeout_s = p->o.timeout_s;
+	if (!(p->o.backoff_base_s > 0))
+		p->o.backoff_base_s = 2;
+	if (!(p->o.backoff_max_s > 0))
+		p->o.backoff_max_s = 60;
+	if (!p->o.max_body)
+		p->o.max_body = XP_AGENT_MAX_BODY;
+	p->ca_file = xp_strdup(p->o.ca_file);
+	p->o.ca_file = p->ca_file;
+	p->multi = curl_multi_init();
+	if (!p->multi) {
+		fprintf(stderr, "xpool: curl_multi_init failed\n");
+		abort();
+	}
+	return p;
+}
+
+static void agent_free(struct agent *a)
+{
+	if (!a)
+		return;
+	if (a->easy) {
+		if (a->in_flight)
+			curl_multi_remove_handle(a->pool->multi, a->easy);
+		curl_easy_cleanup(a->easy);
+	}
+	curl_slist_free_all(a->headers);
+	if (a->token) {
+		/* Wipe the secret before the allocator hands the memory to someone else. */
+		volatile char *t = a->token;
+		for (size_t i = 0; t[i]; i++)
+			t[i] = 0;
+		free(a->token);
+	}
+	json_decref(a->node_json);
+	free(a->url);
+	free(a->node_url);
+	free(a->body);
+	free(a->node);
+	free(a->error);
+	free(a);
+}
+
+void xp_agent_pool_free(struct xp_agent_pool *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		agent_free(p->a[i]);
+	free(p->a);
+	curl_multi_cleanup(p->multi);
+	for (size_t i = 0; i < p->n_log; i++)
+		free(p->log[i]);
+	free(p->log);
+	free(p->ca_file);
+	free(p);
+}
+
+int xp_agent_url_check(const char *url, struct xp_err *err)
+{
+	size_t len = strlen(url);
+	if (len > XP_AGENT_MAX_URL)
+		return xp_errf(err, "agent URL longer than %d bytes", XP_AGENT_MAX_URL);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)url[i];
+		if (c <= 0x20 || c >= 0x7f)
+			return xp_errf(err, "agent URL %.200s: a space, control or non-ASCII byte at offset %zu", url, i);
+	}
+	const char *rest;
+	if (strncmp(url, "http://", 7) == 0)
+		rest = url + 7;
+	else if (strncmp(url, "https://", 8) == 0)
+		rest = url + 8;
+	else
+		return xp_errf(err, "agent URL %.200s: must start with http:// or https://", url);
+	size_t host = strcspn(rest, "/?#");
+	if (memchr(rest, '@', host))
+		/* A password in a URL ends up in shell history, process lists and logs. */
+		return xp_errf(err, "agent URL %.200s: no user or password in the URL; give a token file", url);
+	if (host == 0 || rest[0] == ':')
+		return xp_errf(err, "agent URL %.200s: no host", url);
+	if (rest[host] == '?' || rest[host] == '#' || strpbrk(rest + host, "?#"))
+		return xp_errf(err, "agent URL %.200s: no query or fragment (the agent's paths are fixed)", url);
+	/* A port, when given, is 1-65535. */
+	const char *colon = NULL;
+	if (rest[0] == '[') {
+		const char *close = memchr(rest, ']', host);
+		if (!close)
+			return xp_errf(err, "agent URL %.200s: unterminated [IPv6] address", url);
+		if (close + 1 < rest + host) {
+			if (close[1] != ':')
+				return xp_errf(err, "agent URL %.200s: junk after ]", url);
+			colon = close + 1;
+		}
+	} else {
+		colon = memchr(rest, ':', host);
+	}
+	if (colon) {
+		const char *d = colon + 1, *end = rest + host;
+		long port = 0;
+		if (d == end)
+			return xp_errf(err, "agent URL %.200s: empty port", url);
+		for (; d < end; d++) {
+			if (!isdigit((unsigned char)*d) || (port = port * 10 + (*d - '0')) > 65535)
+				return xp_errf(err, "agent URL %.200s: port is not 1-65535", url);
+		}
+		if (port == 0)
+			return xp_errf(err, "agent URL %.200s: port is not 1-65535", url);
+	}
+	return 0;
+}
+
+/* The URL without trailing slashes: "http://a:1/" and "http://a:1" are one agent. */
+static char *url_norm(const char *url)
+{
+	size_t len = strlen(url);
+	while (len > 8 && url[len - 1] == '/')
+		len--;
+	return xp_strndup(url, len);
+}
+
+static struct agent *find(const struct xp_agent_pool *p, const char *norm, size_t *at)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->a[i]->url, norm) == 0) {
+			if (at)
+				*at = i;
+			return p->a[i];
+		}
+	return NULL;
+}
+
+static size_t body_cb(char *data, size_t size, size_t nmemb, void *user)
+{
+	struct agent *a = user;
+	size_t n = size * nmemb;
+	if (a->len + n > a->pool->o.max_body) {
+		/* Returning less than given aborts the transfer: no reading 10 MB to throw it away. */
+		a->too_big = true;
+		return 0;
+	}
+	if (a->len + n + 1 > a->cap) {
+		size_t cap = a->cap ? a->cap : 16384;
+		while (cap < a->len + n + 1)
+			cap *= 2;
+		a->body = xp_realloc(a->body, cap);
+		a->cap = cap;
+	}
+	memcpy(a->body + a->len, data, n);
+	a->len += n;
+	a->body[a->len] = '\0';
+	return n;
+}
+
+static size_t header_cb(char *data, size_t size, size_t nmemb, void *user)
+{
+	struct agent *a = user;
+	size_t n = size * nmemb;
+	if (n > 5 && strncasecmp(data, "etag:", 5) == 0) {
+		const char *v = data + 5;
+		size_t l = n - 5;
+		while (l && (*v == ' ' || *v == '\t'))
+			v++, l--;
+		while (l && (v[l - 1] == '\r' || v[l - 1] == '\n' || v[l - 1] == ' '))
+			l--;
+		if (l <= MAX_ETAG) {
+			memcpy(a->new_etag, v, l);
+			a->new_etag[l] = '\0';
+		}
+	}
+	return n;
+}
+
+int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *token_file, struct xp_err *err)
+{
+	if (xp_agent_url_check(url, err) < 0)
+		return -1;
+	char *norm = url_norm(url);
+	if (find(p, norm, NULL)) {
+		xp_errf(err, "agent %s is listed already", norm);
+		free(norm);
+		return -1;
+	}
+	if (p->n >= XP_AGENT_MAX) {
+		free(norm);
+		return xp_errf(err, "more than %d agents", XP_AGENT_MAX);
+	}
+	char *token = NULL;
+	if (token_file && !(token = xp_token_read(token_file, err))) {
+		free(norm);
+		return -1;
+	}
+	struct agent *a = xp_calloc(1, sizeof *a);
+	a->pool = p;
+	a->url = norm;
+	a->node_url = xp_asprintf("%s/v1/node", norm);
+	a->token = token;
+	a->latency_ms = -1;
+	a->generation = -1;
+	a->error = xp_strdup("not polled yet");
+	a->easy = curl_easy_init();
+	if (!a->easy) {
+		agent_free(a);
+		return xp_errf(err, "curl_easy_init failed");
+	}
+	CURL *e = a->easy;
+	curl_easy_setopt(e, CURLOPT_URL, a->node_url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, a);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
+	/* Signals are the console's; timeouts come from the multi loop, not SIGALRM. */
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(p->o.connect_timeout_s * 1000));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(p->o.timeout_s * 1000));
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)p->o.max_body);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	/* Only the two schemes an agent speaks: a redirect or a typo never reaches file:// or others. */
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "xpool/" XP_VERSION);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
+	if (p->o.ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, p->o.ca_file);
+	xp_grow(&p->a, sizeof *p->a, p->n, &p->cap);
+	p->a[p->n++] = a;
+	p->generation++;
+	return 0;
+}
+
+int xp_agent_pool_remove(struct xp_agent_pool *p, const char *url)
+{
+	char *norm = url_norm(url);
+	size_t at;
+	struct agent *a = find(p, norm, &at);
+	free(norm);
+	if (!a)
+		return -1;
+	agent_free(a);
+	memmove(p->a + at, p->a + at + 1, (p->n - at - 1) * sizeof *p->a);
+	p->n--;
+	p->generation++;
+	return 0;
+}
+
+int xp_agent_pool_load_file(struct xp_agent_pool *p, const char *path, const char *default_token,
+			    struct xp_err *err)
+{
+	size_t len;
+	char *text = xp_read_file(path, (size_t)64 << 20, &len, err);
+	if (!text)
+		return -1;
+	if (memchr(text, '\0', len)) {
+		free(text);
+		return xp_errf(err, "%s: a NUL byte: not a text file", path);
+	}
+	/* Token paths are relative to the file, so that a directory of agents moves as one. */
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xp_strndup(path, (size_t)(slash - path) + 1) : xp_strdup("");
+	size_t first = p->n;
+	int line = 0, rc = 0;
+	for (char *s = text, *nl; s && *s && rc == 0; s = nl ? nl + 1 : NULL) {
+		nl = strchr(s, '\n');
+		if (nl)
+			*nl = '\0';
+		line++;
+		char *hash = strchr(s, '#');
+		if (hash)
+			*hash = '\0';
+		char *save = NULL;
+		char *url = strtok_r(s, " \t\r", &save);
+		if (!url)
+			continue;
+		char *tok = strtok_r(NULL, " \t\r", &save);
+		char *extra = strtok_r(NULL, " \t\r", &save);
+		if (extra) {
+			rc = xp_errf(err, "%s:%d: expected URL [TOKEN_FILE], found more: %.64s", path, line, extra);
+			break;
+		}
+		char *tpath = NULL;
+		if (tok)
+			tpath = tok[0] == '/' ? xp_strdup(tok) : xp_asprintf("%s%s", dir, tok);
+		if (xp_agent_pool_add(p, url, tpath ? tpath : default_token, err) < 0) {
+			xp_err_prefix(err, "%s:%d", path, line);
+			rc = -1;
+		}
+		free(tpath);
+	}
+	if (rc < 0) {
+		/* All or nothing: a half-read list would poll a cluster nobody asked for. */
+		while (p->n > first)
+			agent_free(p->a[--p->n]);
+	}
+	free(dir);
+	free(text);
+	return rc;
+}
+
+size_t xp_agent_pool_size(const struct xp_agent_pool *p)
+{
+	return p->n;
+}
+
+static void set_error(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_error(struct agent *a, const char *fmt, ...)
+{
+	char buf[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	/* What the agent sent is quoted here: no control bytes reach the terminal or the log. */
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	bool same = a->error && strcmp(a->error, buf) == 0;
+	bool was_up = a->up;
+	free(a->error);
+	a->error = xp_strdup(buf);
+	a->up = false;
+	a->fails++;
+	double delay = a->pool->o.backoff_base_s * pow(2.0, a->fails > 30 ? 30 : (double)(a->fails - 1));
+	if (delay > a->pool->o.backoff_max_s)
+		delay = a->pool->o.backoff_max_s;
+	a->next_try = time(NULL) + (time_t)ceil(delay);
+	if (was_up || !same || a->fails == 1) {
+		a->pool->generation++;
+		plog(a->pool, "agent %s%s%s%s: %s", a->url, a->node ? " (" : "", a->node ? a->node : "",
+		     a->node ? ")" : "", buf);
+	}
+}
+
+static void set_up(struct agent *a)
+{
+	bool was_up = a->up;
+	free(a->error);
+	a->error = NULL;
+	a->up = true;
+	a->ever = true;
+	a->fails = 0;
+	a->next_try = 0;
+	a->last_ok = time(NULL);
+	if (!was_up) {
+		a->pool->generation++;
+		plog(a->pool, "agent %s: up, serving %s", a->url, a->node ? a->node : "?");
+	}
+}
+
+/* Is name served by another agent of the pool that is up? */
+static const struct agent *claimed_by(const struct xp_agent_pool *p, const struct agent *self, const char *name)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct agent *o = p->a[i];
+		if (o != self && o->node && o->node_json && strcmp(o->node, name) == 0)
+			return o;
+	}
+	return NULL;
+}
+
+/* A 200: the body must be one node of the inventory schema, the node this agent has always served. */
+static void take_body(struct agent *a)
+{
+	struct xp_err err = {{0}};
+	json_error_t je;
+	json_t *doc = json_loadb(a->body ? a->body : "", a->len, JSON_REJECT_DUPLICATES, &je);
+	if (!doc) {
+		a->rejected++;
+		set_error(a, "rejected: not JSON: %d:%d: %s", je.line, je.column, je.text);
+		return;
+	}
+	struct xp_cluster *c = xp_cluster_from_json(doc, &err);
+	if (!c) {
+		a->rejected++;
+		set_error(a, "rejected: %s", err.msg);
+		json_decref(doc);
+		return;
+	}
+	const char *why = NULL;
+	char buf[640];
+	const struct agent *o;
+	if (c->n_nodes != 1) {
+		snprintf(buf, sizeof buf, "%zu nodes in the reply (an agent serves one)", c->n_nodes);
+		why = buf;
+	} else if (a->node && strcmp(a->node, c->nodes[0]->name) != 0) {
+		snprintf(buf, sizeof buf, "claims to be node %.255s, but it served %.255s", c->nodes[0]->name, a->node);
+		why = buf;
+	} else if ((o = claimed_by(a->pool, a, c->nodes[0]->name))) {
+		snprintf(buf, sizeof buf, "node %.255s is served by %.300s already", c->nodes[0]->name, o->url);
+		why = buf;
+	}
+	if (why) {
+		a->rejected++;
+		set_error(a, "rejected: %s", why);
+		xp_cluster_free(c);
+		json_decref(doc);
+		return;
+	}
+	/* Valid: keep the node's JSON, so that each cluster built from the pool gets its own copy. */
+	json_decref(a->node_json);
+	a->node_json = json_incref(json_array_get(json_object_get(doc, "nodes"), 0));
+	a->generation = (int64_t)json_integer_value(json_object_get(doc, "generation"));
+	if (!a->node)
+		a->node = xp_strdup(c->nodes[0]->name);
+	xp_cluster_free(c);
+	json_decref(doc);
+	snprintf(a->etag, sizeof a->etag, "%s", a->new_etag);
+	a->pool->generation++;
+	set_up(a);
+}
+
+static void finish(struct agent *a)
+{
+	CURLcode res = a->res;
+	a->polls++;
+	long code = 0;
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (a->too_big || res == CURLE_FILESIZE_EXCEEDED) {
+		a->rejected++;
+		set_error(a, "rejected: reply larger than %zu bytes", a->pool->o.max_body);
+	} else if (res == CURLE_OPERATION_TIMEDOUT) {
+		/* The common failure of a hung agent: name the limit it ran into. */
+		set_error(a, "no answer within %.1f s", a->pool->o.timeout_s);
+	} else if (res != CURLE_OK) {
+		set_error(a, "%s", a->errbuf[0] ? a->errbuf : curl_easy_strerror(res));
+	} else if (code == 304) {
+		a->not_modified++;
+		if (a->node_json)
+			set_up(a);
+		else
+			set_error(a, "304 Not Modified for data this console does not hold");
+	} else if (code == 200) {
+		take_body(a);
+	} else if (code == 401 || code == 403) {
+		set_error(a, "HTTP %ld: the agent refused the token%s", code, a->token ? "" : " (none given)");
+	} else {
+		set_error(a, "HTTP %ld from the agent", code);
+	}
+	free(a->body);
+	a->body = NULL;
+	a->len = a->cap = 0;
+}
+
+/* Raises the descriptor limit to what the system allows: each agent polled at once is a socket. */
+static void raise_nofile(size_t want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want + 64 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = want + 64 < rl.rlim_max ? want + 64 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
+{
+	if (!p->n)
+		return 0;
+	raise_nofile(p->n);
+	/* Keep every agent's connection open between polls: a reused connection costs a request,
+	 * a new one a handshake (and a TLS one several round trips). */
+	curl_multi_setopt(p->multi, CURLMOPT_MAXCONNECTS, (long)(p->n < 65536 ? p->n : 65536));
+	time_t now = time(NULL);
+	double t0 = now_mono();
+	size_t failed = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent *a = p->a[i];
+		if (!force && a->fails && now < a->next_try)
+			continue;
+		curl_slist_free_all(a->headers);
+		a->headers = NULL;
+		char *h;
+		if (a->token) {
+			h = xp_asprintf("Authorization: Bearer %s", a->token);
+			a->headers = curl_slist_append(a->headers, h);
+			memset(h, 0, strlen(h));
+			free(h);
+		}
+		if (a->etag[0] && a->node_json) {
+			h = xp_asprintf("If-None-Match: %s", a->etag);
+			a->headers = curl_slist_append(a->headers, h);
+			free(h);
+		}
+		a->headers = curl_slist_append(a->headers, "Accept: application/json");
+		curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
+		a->new_etag[0] = '\0';
+		a->errbuf[0] = '\0';
+		a->too_big = false;
+		a->len = 0;
+		if (curl_multi_add_handle(p->multi, a->easy) != CURLM_OK) {
+			set_error(a, "curl could not start the request");
+			failed++;
+			continue;
+		}
+		a->in_flight = true;
+	}
+	int running = 1;
+	while (running) {
+		if (curl_multi_perform(p->multi, &running) != CURLM_OK)
+			break;
+		CURLMsg *m;
+		int left;
+		while ((m = curl_multi_info_read(p->multi, &left))) {
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			struct agent *a = NULL;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
+			a->res = m->data.result;
+			a->latency_ms = (now_mono() - t0) * 1000;
+			curl_multi_remove_handle(p->multi, m->easy_handle);
+			a->in_flight = false;
+			a->done = true;
+		}
+		if (running && curl_multi_poll(p->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+			break;
+	}
+	/* Replies are judged in the list's order, not the order they came in: when two agents
+	 * claim one node for the first time, the one listed first keeps it, every time. */
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent *a = p->a[i];
+		if (a->done) {
+			a->done = false;
+			finish(a);
+			failed += !a->up;
+		} else if (a->in_flight) {
+			/* Still in flight: the multi loop failed. A failure, not a hang. */
+			curl_multi_remove_handle(p->multi, a->easy);
+			a->in_flight = false;
+			set_error(a, "the poll loop failed");
+			failed++;
+		}
+	}
+	return failed;
+}
+
+void xp_agent_pool_counts(const struct xp_agent_pool *p, size_t *up, size_t *down)
+{
+	size_t u = 0;
+	for (size_t i = 0; i < p->n; i++)
+		u += p->a[i]->up;
+	if (up)
+		*up = u;
+	if (down)
+		*down = p->n - u;
+}
+
+uint64_t xp_agent_pool_generation(const struct xp_agent_pool *p)
+{
+	return p->generation;
+}
+
+void xp_agent_pool_status(const struct xp_agent_pool *p, size_t i, struct xp_agent_status *st)
+{
+	const struct agent *a = p->a[i];
+	*st = (struct xp_agent_status){
+		.url = a->url,
+		.node = a->node,
+		.up = a->up,
+		.ever = a->ever,
+		.error = a->up ? NULL : a->error,
+		.last_ok = a->last_ok,
+		.latency_ms = a->latency_ms,
+		.generation = a->generation,
+		.fails = a->fails,
+		.next_try = a->next_try,
+		.polls = a->polls,
+		.not_modified = a->not_modified,
+		.rejected = a->rejected,
+	};
+}
+
+/* "host:port" of a URL, the name of a node never heard from. */
+static char *host_port(const char *url)
+{
+	const char *h = strstr(url, "://");
+	h = h ? h + 3 : url;
+	return xp_strndup(h, strcspn(h, "/"));
+}
+
+struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t now)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	for (size_t i = 0; i < p->n; i++) {
+		const struct agent *a = p->a[i];
+		struct xp_node *n = NULL;
+		if (a->node_json) {
+			struct xp_err err = {{0}};
+			/* Validated when it arrived; decoding again cannot fail short of memory. */
+			n = xp_node_from_json(a->node_json, a->url, &err);
+		}
+		if (!n) {
+			char *hp = host_port(a->url);
+			n = xp_node_new(hp);
+			free(hp);
+			/* A name the agent may later claim for real must not clash: it is the URL's. */
+		}
+		free(n->source);
+		n->source = xp_strdup(a->url);
+		if (!a->up) {
+			n->state = XP_NODE_UNREACHABLE;
+			n->age_s = a->last_ok ? (int64_t)(now - a->last_ok) : 0;
+			if (n->age_s < 0)
+				n->age_s = 0;
+			char *w = xp_asprintf("agent %s: %s", a->url, a->error ? a->error : "down");
+			xp_strv_add(&n->warnings, &n->n_warnings, w);
+			free(w);
+		} else {
+			n->age_s = 0;
+		}
+		/* Two agents never heard from on one host:port cannot happen (URLs are unique), but a
+		 * placeholder may share a name with a real node: keep the real one. */
+		if (xp_cluster_node(c, n->name)) {
+			xp_node_free(n);
+			continue;
+		}
+		xp_cluster_add(c, n);
+	}
+	c->generation = p->generation;
+	return c;
+}
+
+char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n)
+{
+	*n = p->n_log;
+	if (!p->n_log)
+		return NULL;
+	char **l = p->log;
+	p->log = NULL;
+	p->n_log = p->cap_log = 0;
+	return l;
+}

@@ -1,0 +1,89 @@
+/* agent_client.h: the console's side of the node agents: a pool of agent URLs
+ * polled all at once through one libcurl multi handle.
+ *
+ * Each agent keeps its last good node. A poll asks every agent that is due for
+ * GET /v1/node with If-None-Match, so an unchanged node costs a 304 and no
+ * parsing. A failing agent (refused, timed out, garbage, too large, another
+ * node's identity) keeps its last data, is tried again after a doubling delay,
+ * and its node shows as unreachable with the age of that data. */
+#ifndef XP_AGENT_CLIENT_H
+#define XP_AGENT_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "model.h"
+#include "xp.h"
+
+/* Largest /v1/node reply accepted: a node at the 1,024-device cap is about 2 MiB. */
+#define XP_AGENT_MAX_BODY ((size_t)8 << 20)
+/* Longest agent URL. */
+#define XP_AGENT_MAX_URL 2048
+/* Most agents one pool holds (each is a socket and a descriptor). */
+#define XP_AGENT_MAX 100000
+
+/* How a pool talks to its agents. Zero fields take the defaults. */
+struct xp_agent_pool_opts {
+	double connect_timeout_s; /* default 2 */
+	double timeout_s;         /* whole request, default 5 */
+	double backoff_base_s;    /* first retry delay of a failing agent, default 2 */
+	double backoff_max_s;     /* longest retry delay, default 60 */
+	const char *ca_file;      /* CA bundle for https agents with private certificates, NULL for the system's */
+	size_t max_body;          /* default XP_AGENT_MAX_BODY */
+};
+
+/* One agent as the pool sees it, for listings (strings owned by the pool; valid until the next call). */
+struct xp_agent_status {
+	const char *url;
+	const char *node;      /* the node it serves, NULL before its first good answer */
+	bool up;               /* the last poll got good data (200 or 304) */
+	bool ever;             /* it has answered with good data at least once */
+	const char *error;     /* why the last poll failed, NULL when up */
+	time_t last_ok;        /* when good data last came, 0 never */
+	double latency_ms;     /* the last poll's time, -1 before any */
+	int64_t generation;    /* the agent's own generation of its node, -1 before any */
+	unsigned fails;        /* failures in a row */
+	time_t next_try;       /* when a failing agent is asked again */
+	uint64_t polls, not_modified, rejected; /* counts since it was added */
+};
+
+struct xp_agent_pool;
+
+/* A new empty pool; opts may be NULL. */
+struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts);
+/* Frees a pool and closes its connections; NULL is fine. */
+void xp_agent_pool_free(struct xp_agent_pool *p);
+/* Checks an agent URL: http or https, a host, no user:password (secrets go in token files),
+ * no spaces or control bytes. 0 or -1 with err set. */
+int xp_agent_url_check(const char *url, struct xp_err *err);
+/* Adds an agent (token_file NULL for none; it is read now). -1 with err set on a bad URL,
+ * an unreadable or world-readable token file, or a URL already in the pool. */
+int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *token_file, struct xp_err *err);
+/* Removes an agent by URL (a trailing '/' is ignored); -1 when it is not in the pool. */
+int xp_agent_pool_remove(struct xp_agent_pool *p, const char *url);
+/* Adds the agents listed in an agents file: one "URL [TOKEN_FILE]" a line, '#' comments,
+ * token paths relative to the file's directory. Errors name file:line; on error nothing is added. */
+int xp_agent_pool_load_file(struct xp_agent_pool *p, const char *path, const char *default_token,
+			    struct xp_err *err);
+/* Number of agents. */
+size_t xp_agent_pool_size(const struct xp_agent_pool *p);
+/* Polls every agent that is due (every agent when force) concurrently and returns when all have
+ * answered or timed out. Returns the number that failed this time. */
+size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force);
+/* Counts agents whose last poll worked (up) and failed or never ran (down). */
+void xp_agent_pool_counts(const struct xp_agent_pool *p, size_t *up, size_t *down);
+/* Bumped whenever what xp_agent_pool_cluster would return changes (data, states, the agent list). */
+uint64_t xp_agent_pool_generation(const struct xp_agent_pool *p);
+/* The status of agent i (0 <= i < size), in the order they were added. */
+void xp_agent_pool_status(const struct xp_agent_pool *p, size_t i, struct xp_agent_status *st);
+/* A new cluster of every agent's node (copies): good data as the agent sent it with the agent's
+ * URL as source; a failing agent's last data as unreachable with its age; an agent never heard
+ * from as an empty unreachable node named after its host and port. now is the clock for ages. */
+struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t now);
+/* Takes the pool's log of what changed since the last call (agents going down, coming back,
+ * replies rejected): an array of *n lines (caller frees each and the array); NULL when none. */
+char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n);
+
+#endif

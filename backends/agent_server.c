@@ -1,0 +1,625 @@
+/* agent_server.c: the node agent's HTTP server (libmicrohttpd).
+ *
+ * Threading: one internal polling thread (epoll or poll, MHD_USE_AUTO) serves every
+ * connection, so a slow or stalled client costs a socket and a little memory, never a
+ * thread, and cannot hold up the others; idle connections are cut after 10 s, request
+ * headers are bounded by the per-connection memory pool (32 KiB), the connection count
+ * by --max-connections. Every GET is answered at once from copies kept under a->mu.
+ * A probe runs for seconds, so it must not run on the polling thread: its connection is
+ * suspended (MHD_ALLOW_SUSPEND_RESUME), one worker thread runs the probe and resumes the
+ * connection with the reply. Probes run one at a time (a second gets 409), so at most
+ * one worker exists; stopping the agent cancels it (the probe's process group is killed)
+ * and joins it before the daemon stops. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "agent_int.h"
+#include "agent_token.h"
+#include "model_json.h"
+#include "validate.h"
+
+/* Idle seconds before a connection is cut. */
+#define CONN_TIMEOUT_S 10
+/* Memory one connection may use for its request line and headers (and the reply's headers):
+ * a larger request gets 431 and the connection is closed. */
+#define CONN_MEMORY ((size_t)32 << 10)
+/* Longest path kept for the request log. */
+#define LOG_PATH_MAX 200
+
+/* ---- addresses ---- */
+
+int xp_agent_listen_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len, struct xp_err *err)
+{
+	memset(ss, 0, sizeof *ss);
+	char host[128];
+	const char *port;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':' || (size_t)(close - s - 1) >= sizeof host)
+			return xp_errf(err, "listen address '%s': expected [IPV6]:PORT", s);
+		memcpy(host, s + 1, (size_t)(close - s - 1));
+		host[close - s - 1] = '\0';
+		port = close + 2;
+	} else {
+		const char *colon = strrchr(s, ':');
+		if (!colon || colon == s || (size_t)(colon - s) >= sizeof host || memchr(s, ':', (size_t)(colon - s)))
+			return xp_errf(err, "listen address '%s': expected ADDR:PORT (IPv6 as [ADDR]:PORT)", s);
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+		port = colon + 1;
+	}
+	char *end;
+	errno = 0;
+	long p = strtol(port, &end, 10);
+	if (!(port[0] >= '0' && port[0] <= '9') || *end || errno || p < 0 || p > 65535)
+		return xp_errf(err, "listen address '%s': port '%s' is not a number from 0 to 65535", s, port);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)p);
+		*len = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)p);
+		*len = sizeof *v6;
+	} else
+		/* Numeric only: a name could resolve to an address the operator did not mean to expose. */
+		return xp_errf(err, "listen address '%s': '%s' is not a numeric IPv4 or IPv6 address", s, host);
+	return 0;
+}
+
+bool xp_agent_addr_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(a))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+	}
+	return false;
+}
+
+/* "ADDR:PORT" or "[ADDR]:PORT" of a socket address. */
+static void addr_str(const struct sockaddr *sa, socklen_t len, char *out, size_t outlen, bool with_port)
+{
+	char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?";
+	getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV);
+	bool v6 = sa->sa_family == AF_INET6;
+	if (with_port)
+		snprintf(out, outlen, "%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", serv);
+	else
+		snprintf(out, outlen, "%s", host);
+}
+
+/* ---- state ---- */
+
+struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
+{
+	struct xp_agent *a = xp_calloc(1, sizeof *a);
+	a->listen = xp_strdup(o->listen ? o->listen : XP_AGENT_DEFAULT_LISTEN);
+	a->read_token = xp_strdup(o->read_token);
+	a->write_token = xp_strdup(o->write_token);
+	a->tls_cert = xp_strdup(o->tls_cert_pem);
+	a->tls_key = xp_strdup(o->tls_key_pem);
+	a->interval_s = o->interval_s;
+	a->max_connections = o->max_connections ? o->max_connections : 64;
+	a->verbose = o->verbose;
+	a->log = o->log ? o->log : stderr;
+	a->config = o->config;
+	a->started = time(NULL);
+	pthread_mutex_init(&a->mu, NULL);
+	atomic_init(&a->probe_busy, 0);
+	atomic_init(&a->cancel, 0);
+	return a;
+}
+
+/* Rebuilds the /v1/node body from the current node; a->mu held. */
+static void build_body(struct xp_agent *a)
+{
+	json_t *doc = xp_cluster_to_json(a->cluster);
+	json_object_set_new(doc, "generation", json_integer((json_int_t)a->generation));
+	json_t *ag = json_object();
+	json_object_set_new(ag, "version", json_string(XP_VERSION));
+	json_object_set_new(ag, "node", xp_json_str(a->cluster->nodes[0]->name));
+	json_object_set_new(ag, "started", json_integer((json_int_t)a->started));
+	json_object_set_new(ag, "interval_s", json_real(a->interval_s));
+	json_object_set_new(ag, "discovered", json_integer((json_int_t)a->discovered));
+	json_object_set_new(doc, "agent", ag);
+	free(a->body);
+	a->body = json_dumps(doc, JSON_COMPACT);
+	a->body_len = strlen(a->body);
+	json_decref(doc);
+}
+
+void xp_agent_publish(struct xp_agent *a, struct xp_node *n, double discovery_s, time_t when)
+{
+	/* Encoded outside the lock: requests keep being answered from the old copy meanwhile. */
+	json_t *nj = xp_node_to_json(n);
+	char *ns = json_dumps(nj, JSON_COMPACT);
+	json_decref(nj);
+	struct xp_cluster *c = xp_cluster_new();
+	xp_cluster_add(c, n);
+	pthread_mutex_lock(&a->mu);
+	if (!a->node_json || strcmp(a->node_json, ns) != 0) {
+		a->generation++;
+		free(a->node_json);
+		a->node_json = ns;
+		ns = NULL;
+		/* The ETag names the node's content and generation, not the discovery time, so
+		 * an unchanged node keeps its ETag and a console's If-None-Match gets a 304. */
+		char gen[32];
+		snprintf(gen, sizeof gen, "\n%llu", (unsigned long long)a->generation);
+		struct xp_sha256 h;
+		unsigned char dg[32];
+		char hex[65];
+		xp_sha256_init(&h);
+		xp_sha256_update(&h, a->node_json, strlen(a->node_json));
+		xp_sha256_update(&h, gen, strlen(gen));
+		xp_sha256_final(&h, dg);
+		xp_sha256_hex(dg, hex);
+		snprintf(a->etag, sizeof a->etag, "\"%.32s\"", hex);
+	}
+	struct xp_cluster *old = a->cluster;
+	a->cluster = c;
+	c->generation = a->generation;
+	a->discovered = when;
+	a->discovery_s = discovery_s;
+	free(a->error);
+	a->error = NULL;
+	build_body(a);
+	pthread_mutex_unlock(&a->mu);
+	xp_cluster_free(old);
+	free(ns);
+}
+
+void xp_agent_fail(struct xp_agent *a, const char *why, double discovery_s)
+{
+	pthread_mutex_lock(&a->mu);
+	free(a->error);
+	a->error = xp_strdup(why);
+	a->discovery_s = discovery_s;
+	a->discovery_errors++;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* ---- requests ---- */
+
+/* One request, from its first call to its completion. */
+struct req {
+	struct xp_agent *a;
+	struct MHD_Connection *conn;
+	double t0;
+	int route;
+	unsigned code;
+	char method[8];
+	char path[LOG_PATH_MAX + 1];
+	size_t body_bytes;          /* request body received (probes take none) */
+	bool answered;              /* routed: a reply is queued or the probe accepted */
+	bool is_probe;              /* an accepted POST /v1/probe, body still arriving */
+	bool probe_started;
+	const struct xp_agent_probe *probe;
+	struct xpa_probe_job job;
+	char *reply;                /* the probe worker's reply, set before it resumes us */
+	size_t reply_len;
+	unsigned reply_code;
+};
+
+static double mono_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void count(struct xp_agent *a, int route, unsigned code)
+{
+	pthread_mutex_lock(&a->mu);
+	size_t i = 0;
+	while (i < a->n_counts && !(a->counts[i].route == route && a->counts[i].code == (int)code))
+		i++;
+	if (i == a->n_counts && i < XPA_MAX_COUNTS) {
+		a->counts[i] = (struct xpa_count){route, (int)code, 0};
+		a->n_counts++;
+	}
+	if (i < a->n_counts)
+		a->counts[i].n++;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* Extra headers of a reply. */
+struct hdrs {
+	const char *ctype, *etag, *allow;
+	bool auth, no_cache;
+};
+
+/* Queues a reply (the body is copied) and counts it. */
+static enum MHD_Result reply(struct req *r, unsigned code, const char *body, size_t len, const struct hdrs *h)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)(body ? body : ""),
+								     MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	if (h && h->ctype)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, h->ctype);
+	if (h && h->etag)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, h->etag);
+	if (h && h->allow)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, h->allow);
+	if (h && h->auth)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"xpool\"");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	enum MHD_Result ret = MHD_queue_response(r->conn, code, resp);
+	MHD_destroy_response(resp);
+	r->code = code;
+	count(r->a, r->route, code);
+	return ret;
+}
+
+/* A JSON error reply {"error": msg}. */
+static enum MHD_Result fail(struct req *r, unsigned code, const char *msg, const char *allow, bool auth)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "error", xp_json_str(msg));
+	char *s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	struct hdrs h = {.ctype = "application/json", .allow = allow, .auth = auth};
+	enum MHD_Result ret = reply(r, code, s, strlen(s), &h);
+	free(s);
+	return ret;
+}
+
+/* True when the request carries "Authorization: Bearer <token>" for this token. */
+static bool bearer_ok(struct MHD_Connection *conn, const char *token)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!v || strncasecmp(v, "Bearer ", 7) != 0)
+		return false;
+	v += 7;
+	while (*v == ' ')
+		v++;
+	return xp_token_equal(token, v);
+}
+
+/* True when an If-None-Match list names etag (or is "*"). */
+static bool etag_matches(const char *inm, const char *etag)
+{
+	size_t el = strlen(etag);
+	const char *p = inm;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (p[0] == 'W' && p[1] == '/')
+			p += 2;
+		const char *e = p;
+		while (*e && *e != ',')
+			e++;
+		const char *t = e;
+		while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+			t--;
+		if (((size_t)(t - p) == el && memcmp(p, etag, el) == 0) || (t - p == 1 && *p == '*'))
+			return true;
+		p = e;
+	}
+	return false;
+}
+
+static enum MHD_Result get_node(struct req *r)
+{
+	struct xp_agent *a = r->a;
+	const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	pthread_mutex_lock(&a->mu);
+	if (!a->body) {
+		pthread_mutex_unlock(&a->mu);
+		return fail(r, 503, "no node discovered yet", NULL, false);
+	}
+	char etag[sizeof a->etag];
+	memcpy(etag, a->etag, sizeof etag);
+	bool same = inm && etag_matches(inm, etag);
+	char *body = same ? NULL : xp_strndup(a->body, a->body_len);
+	size_t len = a->body_len;
+	pthread_mutex_unlock(&a->mu);
+	struct hdrs h = {.ctype = "application/json", .etag = etag};
+	enum MHD_Result ret = same ? reply(r, 304, NULL, 0, &h) : reply(r, 200, body, len, &h);
+	free(body);
+	return ret;
+}
+
+static enum MHD_Result get_text(struct req *r)
+{
+	struct xp_agent *a = r->a;
+	unsigned code = 200;
+	size_t len = 0;
+	pthread_mutex_lock(&a->mu);
+	char *body = r->route == XPA_HEALTH ? xpa_health(a, &code, &len) : xpa_metrics(a, &len);
+	pthread_mutex_unlock(&a->mu);
+	if (!body)
+		return fail(r, 500, "out of memory", NULL, false);
+	struct hdrs h = {.ctype = r->route == XPA_HEALTH ? "application/json" : "text/plain; version=0.0.4; charset=utf-8"};
+	enum MHD_Result ret = reply(r, code, body, len, &h);
+	free(body);
+	return ret;
+}
+
+static void *probe_worker(void *arg)
+{
+	struct req *r = arg;
+	struct xp_agent *a = r->a;
+	r->reply = xpa_probe_run(&r->job, &r->reply_code, &r->reply_len);
+	/* Free for the next probe: whoever starts it joins this thread first, which then
+	 * only has the resume below left to do. */
+	atomic_store(&a->probe_busy, 0);
+	/* The reply is in place before the connection runs again. */
+	MHD_resume_connection(r->conn);
+	return NULL;
+}
+
+/* Starts the accepted probe on a worker thread, the connection suspended meanwhile. */
+static enum MHD_Result start_probe(struct req *r)
+{
+	struct xp_agent *a = r->a;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&a->probe_busy, &expected, 1))
+		return fail(r, 409, "another probe is running; try again when it is done", NULL, false);
+	pthread_mutex_lock(&a->mu);
+	/* The previous worker has finished (probe_busy was clear): reap its thread. */
+	if (a->probe_joinable) {
+		pthread_join(a->probe_thread, NULL);
+		a->probe_joinable = false;
+	}
+	xpa_probe_job_init(&r->job, a, r->probe);
+	pthread_mutex_unlock(&a->mu);
+	r->probe_started = true;
+	/* Suspended before the worker exists, so its resume can never come first. */
+	MHD_suspend_connection(r->conn);
+	/* Under the lock with the stop flag: xp_agent_free either sees this worker and joins
+	 * it, or this sees the flag and starts none. */
+	pthread_mutex_lock(&a->mu);
+	bool stopping = atomic_load(&a->cancel) != 0;
+	int e = stopping ? 0 : pthread_create(&a->probe_thread, NULL, probe_worker, r);
+	a->probe_joinable = !stopping && e == 0;
+	pthread_mutex_unlock(&a->mu);
+	if (stopping || e != 0) {
+		MHD_resume_connection(r->conn);
+		r->is_probe = false;
+		atomic_store(&a->probe_busy, 0);
+		char msg[128];
+		snprintf(msg, sizeof msg, "%s%s", stopping ? "the agent is stopping" : "cannot start the probe: ",
+			 stopping ? "" : strerror(e));
+		return fail(r, stopping ? 503 : 500, msg, NULL, false);
+	}
+	return MHD_YES;
+}
+
+/* First call of a POST: everything but the body is known; refuse early what will be refused. */
+static enum MHD_Result post_probe_head(struct req *r, const char *url)
+{
+	struct xp_agent *a = r->a;
+	if (!a->write_token)
+		return fail(r, 403, "probes are disabled: the agent was started without --write-token-file", NULL,
+			    false);
+	if (!bearer_ok(r->conn, a->write_token))
+		return fail(r, 401, "a probe needs the write token (Authorization: Bearer)", NULL, true);
+	const char *name = url + strlen("/v1/probe/");
+	const struct xp_agent_probe *p = xp_agent_probe_name_ok(name) ? xp_agent_config_find(a->config, name) : NULL;
+	if (!p)
+		return fail(r, 404, "no such probe in the agent's config", NULL, false);
+	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_BODY)
+		return fail(r, 413, "request body too large (probes take none)", NULL, false);
+	r->probe = p;
+	r->is_probe = true;
+	return MHD_YES;
+}
+
+static int route_of(const char *url)
+{
+	if (strcmp(url, "/v1/node") == 0)
+		return XPA_NODE;
+	if (strcmp(url, "/v1/health") == 0)
+		return XPA_HEALTH;
+	if (strcmp(url, "/metrics") == 0)
+		return XPA_METRICS;
+	if (strncmp(url, "/v1/probe/", 10) == 0)
+		return XPA_PROBE;
+	return XPA_OTHER;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			      const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	(void)version;
+	(void)upload_data;
+	struct xp_agent *a = cls;
+	struct req *r = *con_cls;
+	if (!r) {
+		r = xp_calloc(1, sizeof *r);
+		r->a = a;
+		r->conn = conn;
+		r->t0 = mono_s();
+		r->route = route_of(url);
+		snprintf(r->method, sizeof r->method, "%s", method);
+		snprintf(r->path, sizeof r->path, "%s", url);
+		*con_cls = r;
+		/* GETs are answered on the next call, once the request is complete: a reply queued
+		 * before that makes libmicrohttpd close the connection instead of keeping it alive. */
+		if (r->route != XPA_PROBE) {
+			/* Except a body announced too large: refused now rather than read. */
+			const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+			if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_BODY) {
+				r->answered = true;
+				return fail(r, 413, "request body too large", NULL, false);
+			}
+			return MHD_YES;
+		}
+	}
+	if (!r->answered && r->route != XPA_PROBE && !*upload_data_size) {
+		r->answered = true;
+		bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+		/* The read token guards everything else, unknown paths included: without it
+		 * nothing about the agent is revealed. */
+		if (a->read_token && !bearer_ok(conn, a->read_token))
+			return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
+		if (r->route == XPA_OTHER)
+			return fail(r, 404, "not found (try /v1/node, /v1/health, /metrics)", NULL, false);
+		if (!get)
+			return fail(r, 405, "use GET", "GET, HEAD", false);
+		return r->route == XPA_NODE ? get_node(r) : get_text(r);
+	}
+	if (r->route == XPA_PROBE && !r->answered) {
+		r->answered = true;
+		bool post = strcmp(method, "POST") == 0;
+		if (!post)
+			return fail(r, 405, "use POST", "POST", false);
+		return post_probe_head(r, url);
+	}
+	if (*upload_data_size) {
+		/* Bodies are not used; count them (chunked ones have no Content-Length) and drop them. */
+		r->body_bytes += *upload_data_size;
+		*upload_data_size = 0;
+		/* A body without a length that grows past the limit: cut the connection. */
+		return r->body_bytes > XP_AGENT_MAX_BODY ? MHD_NO : MHD_YES;
+	}
+	if (!r->is_probe)
+		return MHD_YES; /* a reply is queued already */
+	if (!r->probe_started)
+		return start_probe(r);
+	if (!r->reply)
+		return MHD_YES; /* resumed without a reply: cannot happen, the worker sets it first */
+	r->is_probe = false;
+	struct hdrs h = {.ctype = "application/json"};
+	return reply(r, r->reply_code, r->reply, r->reply_len, &h);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct xp_agent *a = cls;
+	struct req *r = *con_cls;
+	(void)toe;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	if (a->verbose > 0) {
+		char client[NI_MAXHOST + 8] = "?";
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci && ci->client_addr)
+			addr_str(ci->client_addr,
+				 ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+									: sizeof(struct sockaddr_in),
+				 client, sizeof client, false);
+		/* Paths come from the network: no control bytes into the log. Headers (the
+		 * Authorization one above all) are never logged. */
+		for (char *p = r->path; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		for (char *p = r->method; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		fprintf(a->log, "xpool agent: %s %s %u %.1f ms %s\n", r->method, r->path, r->code,
+			(mono_s() - r->t0) * 1000.0, client);
+		fflush(a->log);
+	}
+	xpa_probe_job_clear(&r->job);
+	free(r->reply);
+	free(r);
+}
+
+/* libmicrohttpd's own errors (a failed accept, a TLS handshake gone wrong): only with -v. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct xp_agent *a = cls;
+	if (a->verbose <= 0)
+		return;
+	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	fprintf(a->log, "xpool agent: libmicrohttpd: %s\n", msg);
+	fflush(a->log);
+}
+
+int xp_agent_serve(struct xp_agent *a, char *url, size_t urllen, struct xp_err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	if (xp_agent_listen_parse(a->listen, &ss, &sl, err) < 0)
+		return -1;
+	bool tls = a->tls_cert && a->tls_key;
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+		return xp_errf(err, "this libmicrohttpd was built without TLS: --tls-cert/--tls-key cannot be used");
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (tls)
+		flags |= MHD_USE_TLS;
+	struct MHD_OptionItem opts[] = {
+		{MHD_OPTION_SOCK_ADDR, 0, &ss},
+		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)a->max_connections, NULL},
+		/* Everyone on a loopback test, or behind one NAT, shares an IP: the global limit is enough. */
+		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL},
+		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
+		{tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->tls_key},
+		{MHD_OPTION_HTTPS_MEM_CERT, 0, a->tls_cert},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	/* The logger first: libmicrohttpd reports errors in the options after it through it. */
+	a->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, a, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, a,
+				     MHD_OPTION_ARRAY, opts,
+				     MHD_OPTION_NOTIFY_COMPLETED, completed, a, MHD_OPTION_END);
+	if (!a->daemon) {
+		/* libmicrohttpd says why only through its logger; the usual causes are these. */
+		return xp_errf(err, "cannot listen on %s (address in use or not on this machine%s?)", a->listen,
+			       tls ? ", or an unusable TLS certificate or key" : "");
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	struct sockaddr_storage bound;
+	socklen_t bl = sizeof bound;
+	if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl) < 0) {
+		bound = ss;
+		bl = sl;
+	}
+	char hp[NI_MAXHOST + NI_MAXSERV + 4];
+	addr_str((struct sockaddr *)&bound, bl, hp, sizeof hp, true);
+	snprintf(url, urllen, "%s://%s", tls ? "https" : "http", hp);
+	return 0;
+}
+
+void xp_agent_free(struct xp_agent *a)
+{
+	if (!a)
+		return;
+	/* A running probe is killed and its worker joined first: it resumes its connection,
+	 * and libmicrohttpd must not stop with a connection still suspended. */
+	pthread_mutex_lock(&a->mu);
+	atomic_store(&a->cancel, 1);
+	bool join = a->probe_joinable;
+	a->probe_joinable = false;
+	pthread_mutex_unlock(&a->mu);
+	if (join)
+		pthread_join(a->probe_thread, NULL);
+	if (a->daemon)
+		MHD_stop_daemon(a->daemon);
+	pthread_mutex_destroy(&a->mu);
+	xp_cluster_free(a->cluster);
+	free(a->node_json);
+	free(a->body);
+	free(a->error);
+	free(a->listen);
+	free(a->read_token);
+	free(a->write_token);
+	free(a->tls_cert);
+	free(a->tls_key);
+	free(a);
+}

@@ -1,0 +1,19 @@
+/* agent_token.h: the bearer tokens agents and consoles share: read from files
+ * that others may not read, compared in constant time, never printed. */
+#ifndef XP_AGENT_TOKEN_H
+#define XP_AGENT_TOKEN_H
+
+#include <stdbool.h>
+
+#include "xp.h"
+
+/* Longest token file accepted. */
+#define XP_TOKEN_MAX 4096
+
+/* Reads a token from path (caller frees): trailing whitespace is dropped; an empty file, one
+ * over XP_TOKEN_MAX, one others may read (mode & 007) or a token with control bytes is an error. */
+char *xp_token_read(const char *path, struct xp_err *err);
+/* True when given equals expected; the time taken depends only on the lengths, not the bytes. */
+bool xp_token_equal(const char *expected, const char *given);
+
+#endif

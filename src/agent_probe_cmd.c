@@ -1,0 +1,223 @@
+/* agent_probe_cmd.c: `xpool agent probe URL NAME [--case CASE]`: asks a node's agent to run
+ * one of its whitelisted probes and, with --case, records what came back as evidence in the
+ * validation matrix, one record per environment the node has (as `validate run` does for a
+ * probe run here). */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent_client.h"
+#include "agent_ctl.h"
+#include "agent_token.h"
+#include "cmd.h"
+#include "store.h"
+#include "validate.h"
+
+/* Largest probe reply read: the agent sends at most 64 KiB of output and a few fields. */
+#define MAX_REPLY ((size_t)2 << 20)
+/* A probe may run for the agent's timeout (at most a day); the connection waits that long. */
+#define PROBE_WAIT_S 86400L
+
+struct buf {
+	char *p;
+	size_t len;
+	bool too_big;
+};
+
+static size_t take(char *data, size_t size, size_t nmemb, void *user)
+{
+	struct buf *b = user;
+	size_t n = size * nmemb;
+	if (b->len + n > MAX_REPLY) {
+		b->too_big = true;
+		return 0;
+	}
+	b->p = xp_realloc(b->p, b->len + n + 1);
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+static bool probe_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '.' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* POSTs the probe; the reply document, or NULL after printing why. */
+static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const char *token)
+{
+	char *u = xp_asprintf("%s%sv1/probe/%s", url, url[strlen(url) - 1] == '/' ? "" : "/", name);
+	CURL *e = curl_easy_init();
+	struct buf b = {0};
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *auth = xp_asprintf("Authorization: Bearer %s", token);
+	struct curl_slist *h = curl_slist_append(NULL, auth);
+	explicit_bzero(auth, strlen(auth));
+	free(auth);
+	h = curl_slist_append(h, "Accept: application/json");
+	curl_easy_setopt(e, CURLOPT_URL, u);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, take);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)((ctx->agent_timeout > 0 ? ctx->agent_timeout : 5) * 1000));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, PROBE_WAIT_S);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "xpool/" XP_VERSION);
+	if (ctx->agent_ca)
+		curl_easy_setopt(e, CURLOPT_CAINFO, ctx->agent_ca);
+	CURLcode res = curl_easy_perform(e);
+	long code = 0;
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(e);
+	json_t *doc = NULL;
+	json_error_t je;
+	if (b.too_big)
+		xp_ctx_error(ctx, "agent probe %s: the reply is larger than %zu bytes", u, MAX_REPLY);
+	else if (res != CURLE_OK)
+		xp_ctx_error(ctx, "agent probe %s: %s", u, errbuf[0] ? errbuf : curl_easy_strerror(res));
+	else if (!(doc = json_loadb(b.p ? b.p : "", b.len, 0, &je)))
+		xp_ctx_error(ctx, "agent probe %s: HTTP %ld, not JSON: %d:%d: %s", u, code, je.line, je.column, je.text);
+	else if (code != 200) {
+		const char *msg = json_string_value(json_object_get(doc, "error"));
+		xp_ctx_error(ctx, "agent probe %s: HTTP %ld: %.300s", u, code, msg ? msg : "(no reason given)");
+		json_decref(doc);
+		doc = NULL;
+	}
+	free(b.p);
+	free(u);
+	return doc;
+}
+
+/* A string field of the reply, or NULL after printing which one is missing. */
+static const char *field(struct xp_ctx *ctx, json_t *doc, const char *key)
+{
+	const char *v = json_string_value(json_object_get(doc, key));
+	if (!v)
+		xp_ctx_error(ctx, "agent probe: the reply has no string \"%s\"", key);
+	return v;
+}
+
+/* Records the result for every environment in it; -1 when one could not be recorded. */
+static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *kase, int layer, int status,
+		  const char *node)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(ctx->db, &err);
+	if (!s) {
+		xp_ctx_error(ctx, "agent probe: %s", err.msg);
+		return -1;
+	}
+	/* The node's environments enter the matrix (and pass discovered) as inventory says. */
+	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	if (c && xp_validate_sync(s, c, time(NULL), &err) < 0)
+		xp_ctx_error(ctx, "agent probe: sync: %s", err.msg);
+	const char *out = json_string_value(json_object_get(doc, "output"));
+	const char *note = json_string_value(json_object_get(doc, "note"));
+	const char *probe = json_string_value(json_object_get(doc, "probe"));
+	char *full = xp_asprintf("probe %s on %s via %s%s%s", probe ? probe : "?", node, url, note && *note ? ": " : "",
+				 note ? note : "");
+	char *dir = xp_validate_default_log_dir();
+	int rc = 0;
+	size_t i;
+	json_t *ev;
+	json_array_foreach(json_object_get(doc, "environments"), i, ev)
+	{
+		const char *env = json_string_value(ev);
+		if (!env)
+			continue;
+		char *path = NULL;
+		if (xp_validate_log_write(dir, kase, env, out ? out : "", out ? strlen(out) : 0, &path, &err) < 0 ||
+		    xp_validate_record(s, env, kase, layer, status, full, path, node, &err) < 0) {
+			xp_ctx_error(ctx, "agent probe: %s: %s", env, err.msg);
+			rc = -1;
+		} else
+			fprintf(ctx->out, "recorded %s %s for %s, case %s\nlog %s\n", xp_layer_name(layer),
+				xp_vstatus_name(status), env, kase, path);
+		free(path);
+	}
+	free(dir);
+	free(full);
+	xp_store_close(s);
+	return rc;
+}
+
+int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, const char *kase,
+		       const char *token_file)
+{
+	struct xp_err err = {{0}};
+	if (xp_agent_url_check(url, &err) < 0) {
+		xp_ctx_error(ctx, "agent probe: %s", err.msg);
+		return XP_EXIT_USAGE;
+	}
+	if (!probe_name_ok(name)) {
+		xp_ctx_error(ctx, "agent probe: %.80s: a probe name is 1-64 of A-Z a-z 0-9 _ . -", name);
+		return XP_EXIT_USAGE;
+	}
+	if (!token_file) {
+		xp_ctx_error(ctx, "agent probe: give the agent's write token (--write-token-file FILE)");
+		return XP_EXIT_USAGE;
+	}
+	char *token = xp_token_read(token_file, &err);
+	if (!token) {
+		xp_ctx_error(ctx, "agent probe: %s", err.msg);
+		return XP_EXIT_ERROR;
+	}
+	json_t *doc = post(ctx, url, name, token);
+	explicit_bzero(token, strlen(token));
+	free(token);
+	if (!doc)
+		return XP_EXIT_ERROR;
+	int rc = XP_EXIT_OK;
+	const char *schema = field(ctx, doc, "schema"), *node = field(ctx, doc, "node");
+	const char *status = field(ctx, doc, "status"), *layer_s = field(ctx, doc, "layer");
+	int layer = layer_s ? xp_layer_parse(layer_s) : -1;
+	if (!schema || !node || !status || !layer_s) {
+		rc = XP_EXIT_ERROR;
+	} else if (strcmp(schema, "xpool.probe/v1") != 0 || layer < 0 ||
+		   (strcmp(status, "pass") != 0 && strcmp(status, "fail") != 0) ||
+		   !json_is_array(json_object_get(doc, "environments"))) {
+		xp_ctx_error(ctx, "agent probe: not a probe result (schema %.40s, layer %.20s, status %.20s)", schema,
+			     layer_s, status);
+		rc = XP_EXIT_ERROR;
+	}
+	if (rc == XP_EXIT_OK) {
+		bool pass = strcmp(status, "pass") == 0;
+		if (ctx->json) {
+			json_dumpf(doc, ctx->out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+			fputc('\n', ctx->out);
+		} else {
+			const char *note = json_string_value(json_object_get(doc, "note"));
+			fprintf(ctx->out, "probe %s on %s: %s %s (%s, %.2f s)\n", name, node, xp_layer_name(layer), status,
+				note && *note ? note : "-", json_number_value(json_object_get(doc, "duration_s")));
+			const char *out = json_string_value(json_object_get(doc, "output"));
+			if (out && *out && !ctx->quiet)
+				fprintf(ctx->out, "%s%s", out, out[strlen(out) - 1] == '\n' ? "" : "\n");
+		}
+		if (kase && record(ctx, doc, url, kase, layer, pass ? XP_V_PASS : XP_V_FAIL, node) < 0)
+			rc = XP_EXIT_ERROR;
+		if (!pass) {
+			xp_ctx_error(ctx, "agent probe: %s failed on %s%s", name, node, kase ? " (the fail is recorded)" : "");
+			rc = XP_EXIT_ERROR;
+		}
+	}
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,607 @@
+/* check_agents.c: the console's side of the node agents, over real HTTP on loopback:
+ * real `xpool agent` processes replaying recorded vendor outputs, a canned-reply server
+ * for the faults a real agent would not make, and the pool API for recovery and backoff. */
+#include <check.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_client.h"
+#include "model_json.h"
+#include "testlib.h"
+#include "xp.h"
+
+static char dir[128];
+static pid_t pids[16];
+static size_t n_pids;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/xpool-agents-%d", (int)getpid());
+	mkdir(dir, 0755);
+	unsetenv("XPOOL_ADAPTER_PATH");
+	unsetenv("XPOOL_ADAPTER_PATH_ONLY");
+	unsetenv("XPOOL_ADAPTERS");
+	n_pids = 0;
+}
+
+static void teardown(void)
+{
+	for (size_t i = 0; i < n_pids; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+	struct xp_run r;
+	xp_run_argv(&r, argv, NULL);
+	xp_run_free(&r);
+}
+
+static pid_t track(pid_t p)
+{
+	ck_assert_int_gt(p, 0);
+	ck_assert_uint_lt(n_pids, 16);
+	pids[n_pids++] = p;
+	return p;
+}
+
+static void untrack(pid_t p)
+{
+	for (size_t i = 0; i < n_pids; i++)
+		if (pids[i] == p)
+			pids[i] = 0;
+}
+
+/* Three nodes of three vendors, each from its recorded tool outputs. */
+static char *replay_dgx(void)
+{
+	char *d = xp_assemble(dir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	char *host = xp_asprintf("%s/hostname", d);
+	FILE *f = fopen(host, "w");
+	fputs("dgx-a100-07\n", f);
+	fclose(f);
+	free(host);
+	return d;
+}
+
+static char *replay_atlas(void)
+{
+	return xp_assemble(dir, "atlas-9010-03", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
+			   "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
+			   "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
+}
+
+static char *replay_mi100(void)
+{
+	return xp_assemble(dir, "mi100-11", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
+}
+
+static pid_t agent(char *url, size_t len, const char *replay)
+{
+	pid_t p = xp_agent_start(url, len, "--replay", replay, "--interval", "0.5", NULL);
+	ck_assert_msg(p > 0, "agent did not start: %s", url);
+	return track(p);
+}
+
+static char *write_file(const char *name, const char *text, mode_t mode)
+{
+	char *path = xp_asprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+	return path;
+}
+
+static json_t *node_named(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(doc, "nodes"), i, n)
+	{
+		if (strcmp(json_string_value(json_object_get(n, "name")), name) == 0)
+			return n;
+	}
+	return NULL;
+}
+
+/* `inventory --agents FILE --json` returns every agent's node, as the node itself would describe
+ * itself from the same recorded outputs: only the source differs. */
+START_TEST(inventory_from_three_agents)
+{
+	char *reps[3] = {replay_dgx(), replay_atlas(), replay_mi100()};
+	const char *names[3] = {"dgx-a100-07", "atlas-9010-03", "mi100-11"};
+	/* The A100 capture lists one of its four GPUs; the Atlas node has four more accelerators on its PCI bus. */
+	size_t devs[3] = {1, 12, 4};
+	char urls[3][256];
+	for (int i = 0; i < 3; i++)
+		agent(urls[i], sizeof urls[i], reps[i]);
+	char *list = xp_asprintf("# the test cluster\n%s\n\n  %s/   # trailing slash is the same agent\n%s\n", urls[0],
+				 urls[1], urls[2]);
+	char *file = write_file("agents.txt", list, 0644);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	json_error_t je;
+	json_t *doc = json_loads(r.out, 0, &je);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "nodes")), 3);
+	for (int i = 0; i < 3; i++) {
+		json_t *n = node_named(doc, names[i]);
+		ck_assert_msg(n != NULL, "no node %s in %s", names[i], r.out);
+		ck_assert_str_eq(json_string_value(json_object_get(n, "state")), "up");
+		ck_assert_str_eq(json_string_value(json_object_get(n, "source")), urls[i]);
+		ck_assert_uint_eq(json_array_size(json_object_get(n, "devices")), devs[i]);
+		/* The same node read locally from the same outputs. */
+		struct xp_run l;
+		ck_assert_int_eq(xp_run_xpool(&l, NULL, "--replay", reps[i], "inventory", "--json", NULL), 0);
+		ck_assert_int_eq(l.status, 0);
+		json_t *ldoc = json_loads(l.out, 0, &je);
+		json_t *ln = json_array_get(json_object_get(ldoc, "nodes"), 0);
+		json_object_del(ln, "source");
+		json_t *an = json_deep_copy(n);
+		json_object_del(an, "source");
+		ck_assert_msg(json_equal(ln, an), "node %s differs from its local reading", names[i]);
+		json_decref(an);
+		json_decref(ldoc);
+		xp_run_free(&l);
+	}
+	json_decref(doc);
+	xp_run_free(&r);
+
+	/* The text listing and `agent ls` say the same; all up is exit 0. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "agent", "ls", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(strstr(r.out, urls[i]));
+		ck_assert_ptr_nonnull(strstr(r.out, names[i]));
+	}
+	ck_assert_ptr_null(strstr(r.out, "down"));
+	xp_run_free(&r);
+	/* Placement reads the agents' nodes like any others. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "place", "--dry-run", "--devices", "8", "--model",
+				      "Ascend*", NULL),
+			 0);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "atlas-9010-03"));
+	xp_run_free(&r);
+	for (int i = 0; i < 3; i++)
+		free(reps[i]);
+	free(list);
+	free(file);
+}
+END_TEST
+
+static pid_t fake(char *url, size_t len, const char *reply, size_t n)
+{
+	int port = 0;
+	pid_t p = track(xp_fake_http(&port, reply, n));
+	snprintf(url, len, "http://127.0.0.1:%d", port);
+	return p;
+}
+
+/* The line of text that names agent URL a (exactly) and holds b. */
+static const char *line_with(const char *text, const char *url, const char *b)
+{
+	char *a = xp_asprintf("agent %s: ", url);
+	const char *found = NULL;
+	for (const char *l = text; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char *line = xp_strndup(l, len);
+		bool ok = strstr(line, a) && strstr(line, b);
+		free(line);
+		if (ok) {
+			found = l;
+			break;
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	free(a);
+	return found;
+}
+
+/* Each fault costs only its own agent: the rest of the cluster is read, the command says which
+ * agents failed and why, and exits 4. */
+START_TEST(faults_cost_only_their_agent)
+{
+	char *rep = replay_dgx();
+	char good[256], stopped[256], garbage[256], notjson[256], trunc[256], big[256], bigclose[256], twin[256],
+		refused[64];
+	agent(good, sizeof good, rep);
+	char *rep2 = replay_mi100();
+	pid_t sp = agent(stopped, sizeof stopped, rep2);
+	kill(sp, SIGSTOP);
+	const char *g = "\x01\x02 this is not HTTP at all \xff\xfe\n";
+	fake(garbage, sizeof garbage, g, strlen(g));
+	const char *nj = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n<html></html";
+	fake(notjson, sizeof notjson, nj, strlen(nj));
+	const char *tr = "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n{\"schema\":\"xpool.inventory/v1\",\"nodes\":[";
+	fake(trunc, sizeof trunc, tr, strlen(tr));
+	/* 10 MB, announced, and 10 MB without a length (read until close). */
+	size_t tenmb = (size_t)10 << 20;
+	const char *h1 = "HTTP/1.1 200 OK\r\nContent-Length: 10485760\r\n\r\n";
+	const char *h2 = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+	char *b1 = xp_malloc(strlen(h1) + tenmb), *b2 = xp_malloc(strlen(h2) + tenmb);
+	memcpy(b1, h1, strlen(h1));
+	memset(b1 + strlen(h1), ' ', tenmb);
+	memcpy(b2, h2, strlen(h2));
+	memset(b2 + strlen(h2), '[', tenmb);
+	fake(big, sizeof big, b1, strlen(h1) + tenmb);
+	fake(bigclose, sizeof bigclose, b2, strlen(h2) + tenmb);
+	free(b1);
+	free(b2);
+	/* A valid reply that claims the good agent's node. */
+	struct xp_run l;
+	ck_assert_int_eq(xp_run_xpool(&l, NULL, "--replay", rep, "inventory", "--json", NULL), 0);
+	char *tw = xp_asprintf("HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(l.out), l.out);
+	fake(twin, sizeof twin, tw, strlen(tw));
+	free(tw);
+	xp_run_free(&l);
+	int fp = 0;
+	pid_t closed = xp_fake_http(&fp, "", 0);
+	kill(closed, SIGKILL);
+	waitpid(closed, NULL, 0);
+	snprintf(refused, sizeof refused, "http://127.0.0.1:%d", fp);
+
+	struct xp_run r;
+	double t0 = (double)time(NULL);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent-timeout", "1.5", "--agent", good, "--agent", stopped, "--agent",
+				      garbage, "--agent", notjson, "--agent", trunc, "--agent", big, "--agent",
+				      bigclose, "--agent", twin, "--agent", refused, "inventory", "--json", NULL),
+			 0);
+	double took = (double)time(NULL) - t0;
+	ck_assert_msg(r.status == 4, "status %d: %s", r.status, r.err);
+	/* All at once: the hung agent's timeout is the whole wait, not one of several. */
+	ck_assert_msg(took <= 4, "took %.0f s", took);
+	ck_assert_msg(line_with(r.err, stopped, "no answer within 1.5 s"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, notjson, "not JSON"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, trunc, "remaining") || line_with(r.err, trunc, "partial"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, big, "larger than"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, bigclose, "larger than"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, twin, "dgx-a100-07 is served by"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, refused, "connect"), "%s", r.err);
+	ck_assert_msg(line_with(r.err, garbage, ""), "%s", r.err);
+	ck_assert_ptr_null(line_with(r.err, good, ""));
+	json_error_t je;
+	json_t *doc = json_loads(r.out, 0, &je);
+	ck_assert_msg(doc != NULL, "%s", je.text);
+	json_t *n = node_named(doc, "dgx-a100-07");
+	ck_assert_ptr_nonnull(n);
+	ck_assert_str_eq(json_string_value(json_object_get(n, "state")), "up");
+	ck_assert_str_eq(json_string_value(json_object_get(n, "source")), good);
+	ck_assert_uint_eq(json_array_size(json_object_get(n, "devices")), 1);
+	/* Every failing agent is a node marked unreachable, named after its address. */
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "nodes")), 9);
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(doc, "nodes"), i, o)
+	{
+		if (o != n)
+			ck_assert_str_eq(json_string_value(json_object_get(o, "state")), "unreachable");
+	}
+	json_decref(doc);
+	xp_run_free(&r);
+
+	/* The hung agent comes back: the next command reads it. */
+	kill(sp, SIGCONT);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", good, "--agent", stopped, "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "mi100-11"));
+	xp_run_free(&r);
+	free(rep);
+	free(rep2);
+}
+END_TEST
+
+/* The pool keeps a dead agent's last data, marked with its age; backs off; and takes the agent
+ * back when it returns on the same address. An unchanged node costs a 304. */
+START_TEST(pool_recovers_and_backs_off)
+{
+	char *rep = replay_dgx();
+	char url[256];
+	pid_t p = agent(url, sizeof url, rep);
+	struct xp_agent_pool *pool =
+		xp_agent_pool_new(&(struct xp_agent_pool_opts){.timeout_s = 2, .backoff_base_s = 30});
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(pool, url, NULL, &err), 0);
+	ck_assert_int_eq(xp_agent_pool_add(pool, url, NULL, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "listed already"));
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, false), 0);
+	uint64_t g1 = xp_agent_pool_generation(pool);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, false), 0);
+	struct xp_agent_status st;
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert(st.up);
+	ck_assert_str_eq(st.node, "dgx-a100-07");
+	ck_assert_uint_eq(st.polls, 2);
+	ck_assert_uint_eq(st.not_modified, 1);
+	ck_assert_uint_eq(xp_agent_pool_generation(pool), g1);
+	size_t nlog;
+	char **log = xp_agent_pool_take_log(pool, &nlog);
+	ck_assert_uint_eq(nlog, 1);
+	ck_assert_ptr_nonnull(strstr(log[0], "up, serving dgx-a100-07"));
+	free(log[0]);
+	free(log);
+
+	/* Killed: last data kept, unreachable. */
+	char port[16];
+	snprintf(port, sizeof port, "%s", strrchr(url, ':') + 1);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	untrack(p);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, false), 1);
+	struct xp_cluster *c = xp_agent_pool_cluster(pool, time(NULL) + 7);
+	ck_assert_uint_eq(c->n_nodes, 1);
+	ck_assert_str_eq(c->nodes[0]->name, "dgx-a100-07");
+	ck_assert_int_eq(c->nodes[0]->state, XP_NODE_UNREACHABLE);
+	ck_assert_int_ge(c->nodes[0]->age_s, 7);
+	ck_assert_uint_eq(c->nodes[0]->n_devices, 1);
+	ck_assert_str_eq(c->nodes[0]->source, url);
+	xp_cluster_free(c);
+	log = xp_agent_pool_take_log(pool, &nlog);
+	ck_assert_uint_eq(nlog, 1);
+	ck_assert_ptr_nonnull(strstr(log[0], "dgx-a100-07"));
+	free(log[0]);
+	free(log);
+	/* Backing off: an unforced poll leaves it alone. */
+	xp_agent_pool_status(pool, 0, &st);
+	uint64_t polls = st.polls;
+	ck_assert_uint_eq(st.fails, 1);
+	ck_assert_int_ge(st.next_try, time(NULL) + 25);
+	xp_agent_pool_poll(pool, false);
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert_uint_eq(st.polls, polls);
+
+	/* Back on the same port: a forced poll takes it back. */
+	char listen[64], url2[256];
+	snprintf(listen, sizeof listen, "127.0.0.1:%s", port);
+	const char *args[] = {"--replay", rep};
+	pid_t p2 = -1;
+	for (int i = 0; i < 50 && p2 < 0; i++) {
+		p2 = xp_agent_startv(url2, sizeof url2, listen, args, 2);
+		if (p2 < 0)
+			usleep(100000);
+	}
+	track(p2);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert(st.up);
+	ck_assert_uint_eq(st.fails, 0);
+	c = xp_agent_pool_cluster(pool, time(NULL));
+	ck_assert_int_eq(c->nodes[0]->state, XP_NODE_UP);
+	ck_assert_int_eq(c->nodes[0]->age_s, 0);
+	xp_cluster_free(c);
+	ck_assert_int_eq(xp_agent_pool_remove(pool, url), 0);
+	ck_assert_int_eq(xp_agent_pool_remove(pool, url), -1);
+	ck_assert_uint_eq(xp_agent_pool_size(pool), 0);
+	xp_agent_pool_free(pool);
+	free(rep);
+}
+END_TEST
+
+/* A node that changes its identity is refused, and its old data kept. */
+START_TEST(identity_is_pinned)
+{
+	char *rep = replay_dgx();
+	char url[256];
+	pid_t p = agent(url, sizeof url, rep);
+	struct xp_agent_pool *pool = xp_agent_pool_new(NULL);
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(pool, url, NULL, &err), 0);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
+	char listen[64];
+	snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(url, ':') + 1);
+	xp_agent_stop(p);
+	untrack(p);
+	const char *args[] = {"--replay", rep, "--name", "impostor"};
+	char url2[256];
+	pid_t p2 = -1;
+	for (int i = 0; i < 50 && p2 < 0; i++) {
+		p2 = xp_agent_startv(url2, sizeof url2, listen, args, 4);
+		if (p2 < 0)
+			usleep(100000);
+	}
+	track(p2);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 1);
+	struct xp_agent_status st;
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert_ptr_nonnull(strstr(st.error, "claims to be node impostor, but it served dgx-a100-07"));
+	ck_assert_uint_eq(st.rejected, 1);
+	struct xp_cluster *c = xp_agent_pool_cluster(pool, time(NULL));
+	ck_assert_str_eq(c->nodes[0]->name, "dgx-a100-07");
+	ck_assert_int_eq(c->nodes[0]->state, XP_NODE_UNREACHABLE);
+	xp_cluster_free(c);
+	xp_agent_pool_free(pool);
+	free(rep);
+}
+END_TEST
+
+/* Tokens: none, wrong, right (global and per line, relative to the agents file); files others
+ * can read are refused on the console's side too. */
+START_TEST(tokens)
+{
+	char *rep = replay_mi100();
+	char *tok = write_file("agent.token", "s3cret-token-value\n", 0600);
+	char *wrong = write_file("wrong.token", "not-the-token\n", 0600);
+	char *open_tok = write_file("open.token", "s3cret-token-value\n", 0644);
+	char url[256];
+	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--token-file", tok, NULL);
+	ck_assert_msg(p > 0, "%s", url);
+	track(p);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 4);
+	ck_assert_msg(strstr(r.err, "refused the token (none given)"), "%s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "s3cret"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-token", wrong, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 4);
+	ck_assert_msg(strstr(r.err, "HTTP 401"), "%s", r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-token", tok, "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "mi100-11"));
+	xp_run_free(&r);
+	char *line = xp_asprintf("%s agent.token\n", url);
+	char *file = write_file("agents.txt", line, 0644);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-token", open_tok, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "others may read it"), "%s", r.err);
+	xp_run_free(&r);
+	free(line);
+	free(file);
+	free(tok);
+	free(wrong);
+	free(open_tok);
+	free(rep);
+}
+END_TEST
+
+/* `agent probe`: the agent runs a whitelisted probe; with --case the console records what came
+ * back for the node's environments, with the output as the log. */
+START_TEST(probe_becomes_evidence)
+{
+	char *rep = replay_mi100();
+	char *wtok = write_file("write.token", "probe-writer-token\n", 0600);
+	char *rtok = write_file("read.token", "probe-reader-token\n", 0600);
+	char *conf = write_file("agent.conf",
+				"# what this node may be asked to run\n"
+				"probe smoke timeout=30 layer=discovered -- /bin/echo hello from the probe\n"
+				"probe broken -- /bin/false\n",
+				0644);
+	char url[256];
+	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--config", conf, "--write-token-file", wtok, NULL);
+	ck_assert_msg(p > 0, "%s", url);
+	track(p);
+	char *state = xp_asprintf("%s/state", dir);
+	setenv("XDG_STATE_HOME", state, 1);
+	char *db = xp_asprintf("%s/x.db", dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "llama", "--entry", "/bin/true", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "smoke", "--case", "llama",
+				      "--write-token-file", wtok, NULL),
+			 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "probe smoke on mi100-11: discovered pass"));
+	ck_assert_ptr_nonnull(strstr(r.out, "hello from the probe"));
+	ck_assert_ptr_nonnull(strstr(r.out, "recorded discovered pass for AMD:AMD Instinct MI100"));
+	/* The log holds what the probe printed. */
+	const char *log = strstr(r.out, "\nlog ");
+	ck_assert_ptr_nonnull(log);
+	char *path = xp_strndup(log + 5, strcspn(log + 5, "\n"));
+	ck_assert_ptr_nonnull(strstr(path, state));
+	struct xp_err err = {{0}};
+	size_t len;
+	char *text = xp_read_file(path, 4096, &len, &err);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, "hello from the probe\n");
+	free(text);
+	free(path);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "broken", "--case", "llama",
+				      "--write-token-file", wtok, NULL),
+			 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "recorded executes fail"));
+	ck_assert_ptr_nonnull(strstr(r.err, "the fail is recorded"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "matrix", NULL), 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "P..F."));
+	xp_run_free(&r);
+	/* The read token is not the write token; a name not in the config is refused by the agent. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "smoke", "--write-token-file", rtok, NULL), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "HTTP 401") || strstr(r.err, "HTTP 403"), "%s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "probe-reader-token"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "nope", "--write-token-file", wtok, NULL), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "HTTP 404"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "../etc", "--write-token-file", wtok, NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	xp_run_free(&r);
+	unsetenv("XDG_STATE_HOME");
+	free(state);
+	free(db);
+	free(wtok);
+	free(rtok);
+	free(conf);
+	free(rep);
+}
+END_TEST
+
+/* Bad agent lists are refused before anything is polled, naming the line. */
+START_TEST(bad_agent_lists)
+{
+	struct {
+		const char *text, *msg;
+	} cases[] = {
+		{"http://127.0.0.1:1\nftp://x:1\n", ":2: agent URL ftp://x:1: must start with http:// or https://"},
+		{"http://127.0.0.1:1\nhttp://127.0.0.1:1/\n", ":2: agent http://127.0.0.1:1 is listed already"},
+		{"http://admin:pw@node:7447\n", ":1: agent URL http://admin:pw@node:7447: no user or password"},
+		{"http://node:7447 a.token extra\n", ":1: expected URL [TOKEN_FILE], found more: extra"},
+		{"http://node:99999\n", "port is not 1-65535"},
+		{"http://node:7447 missing.token\n", "missing.token: No such file"},
+		{"http://node:7447/v1?x=1\n", "no query"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *file = write_file("bad.txt", cases[i].text, 0644);
+		struct xp_run r;
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "inventory", NULL), 0);
+		ck_assert_msg(r.status == 1, "case %zu: status %d", i, r.status);
+		ck_assert_msg(strstr(r.err, cases[i].msg), "case %zu: %s", i, r.err);
+		xp_run_free(&r);
+		free(file);
+	}
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", "gopher://x", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", "/nonexistent/agents", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/agents"));
+	xp_run_free(&r);
+	/* add and rm belong to a running console. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "add", "http://x:1", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "running console"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "ls", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	xp_run_free(&r);
+}
+END_TEST
+
+Suite *xp_suite_agents(void);
+
+Suite *xp_suite_agents(void)
+{
+	Suite *s = suite_create("agents");
+	TCase *tc = tcase_create("client");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, inventory_from_three_agents);
+	tcase_add_test(tc, faults_cost_only_their_agent);
+	tcase_add_test(tc, pool_recovers_and_backs_off);
+	tcase_add_test(tc, identity_is_pinned);
+	tcase_add_test(tc, tokens);
+	tcase_add_test(tc, bad_agent_lists);
+	tcase_add_test(tc, probe_becomes_evidence);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,165 @@
+/* check_tui_agents.c: the console over real node agents, in a real terminal (tmux):
+ * nodes from several agents, one killed (its node turns unreachable and keeps its data),
+ * brought back, and the agent list changed from the prompt. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "tmuxlib.h"
+#include "xp.h"
+
+static char statedir[64];
+static pid_t agents[2];
+
+static void setup(void)
+{
+	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getppid());
+	snprintf(statedir, sizeof statedir, "/tmp/xpool-tuia-%d", (int)getpid());
+	xp_tmux_kill_server();
+	mkdir(statedir, 0755);
+	unsetenv("XPOOL_ADAPTER_PATH");
+	unsetenv("XPOOL_ADAPTER_PATH_ONLY");
+	unsetenv("XPOOL_ADAPTERS");
+}
+
+static void teardown(void)
+{
+	xp_tmux_kill_server();
+	for (int i = 0; i < 2; i++)
+		if (agents[i] > 0) {
+			kill(agents[i], SIGKILL);
+			waitpid(agents[i], NULL, 0);
+			agents[i] = 0;
+		}
+	char *rm[] = {"/bin/rm", "-rf", statedir, NULL};
+	struct xp_run r;
+	xp_run_argv(&r, rm, NULL);
+	xp_run_free(&r);
+}
+
+START_TEST(agents_in_the_console)
+{
+	char *dgx = xp_assemble(statedir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	char *host = xp_asprintf("%s/hostname", dgx);
+	FILE *f = fopen(host, "w");
+	fputs("dgx-a100-07\n", f);
+	fclose(f);
+	free(host);
+	char *mi = xp_assemble(statedir, "mi100-11", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
+	char u1[256], u2[256];
+	agents[0] = xp_agent_start(u1, sizeof u1, "--replay", dgx, NULL);
+	ck_assert_msg(agents[0] > 0, "%s", u1);
+	agents[1] = xp_agent_start(u2, sizeof u2, "--replay", mi, NULL);
+	ck_assert_msg(agents[1] > 0, "%s", u2);
+
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --delay 0.5 "
+		 "--agent-timeout 1 --agent %s --agent %s; echo $? > %s/rc",
+		 statedir, xp_bin(), u1, u2, statedir);
+	xp_tmux_start(cmd, 140, 36);
+	char *s = xp_tmux_wait("agents 2 up 0 down", false, 15);
+	ck_assert_msg(strstr(s, "dgx-a100-07") && strstr(s, "mi100-11"), "%s", s);
+	ck_assert_ptr_nonnull(strstr(s, "2 nodes"));
+	free(s);
+
+	/* One agent dies: its node stays, unreachable, with its devices. */
+	kill(agents[1], SIGKILL);
+	waitpid(agents[1], NULL, 0);
+	agents[1] = 0;
+	s = xp_tmux_wait("agents 1 up 1 down", false, 15);
+	ck_assert_msg(strstr(s, "agents 1 up 1 down"), "%s", s);
+	free(s);
+	s = xp_tmux_wait("unreachable", false, 10);
+	ck_assert_msg(strstr(s, "unreachable"), "%s", s);
+	ck_assert_ptr_nonnull(strstr(s, "mi100-11"));
+	ck_assert_ptr_nonnull(strstr(s, "2 nodes"));
+	free(s);
+	/* The events view tells when and why. */
+	xp_tmux_keys("5");
+	s = xp_tmux_wait("mi100-11)", false, 10);
+	ck_assert_msg(strstr(s, u2), "%s", s);
+	free(s);
+	xp_tmux_keys("1");
+
+	/* `:agent ls` lists both, one down with the reason. */
+	xp_tmux_keys(":");
+	xp_tmux_literal("agent ls");
+	xp_tmux_keys("Enter");
+	s = xp_tmux_wait("DATA AGE", false, 10);
+	ck_assert_msg(strstr(s, "down") && strstr(s, "connect"), "%s", s);
+	free(s);
+	xp_tmux_keys("Escape");
+
+	/* Back on the same port: `r` asks at once, whatever the backoff says. */
+	char listen[64];
+	snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(u2, ':') + 1);
+	const char *args[] = {"--replay", mi};
+	char u3[256];
+	pid_t p = -1;
+	for (int i = 0; i < 50 && p < 0; i++) {
+		p = xp_agent_startv(u3, sizeof u3, listen, args, 2);
+		if (p < 0)
+			usleep(100000);
+	}
+	ck_assert_int_gt(p, 0);
+	agents[1] = p;
+	xp_tmux_keys("r");
+	s = xp_tmux_wait("agents 2 up 0 down", false, 15);
+	ck_assert_msg(strstr(s, "agents 2 up 0 down"), "%s", s);
+	free(s);
+
+	/* Removed and added again from the prompt. */
+	xp_tmux_keys(":");
+	char line[512];
+	snprintf(line, sizeof line, "agent rm %s", u2);
+	xp_tmux_literal(line);
+	xp_tmux_keys("Enter");
+	s = xp_tmux_wait("agents 1 up 0 down", false, 15);
+	ck_assert_msg(strstr(s, "1 node"), "%s", s);
+	free(s);
+	xp_tmux_keys("Escape");
+	xp_tmux_keys(":");
+	snprintf(line, sizeof line, "agent add %s", u2);
+	xp_tmux_literal(line);
+	xp_tmux_keys("Enter");
+	s = xp_tmux_wait("agents 2 up 0 down", false, 15);
+	ck_assert_msg(strstr(s, "2 nodes"), "%s", s);
+	free(s);
+	xp_tmux_keys("Escape");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+	free(dgx);
+	free(mi);
+}
+END_TEST
+
+static void runner_setup(void)
+{
+	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
+}
+
+static void runner_teardown(void)
+{
+	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
+	xp_tmux_kill_server();
+}
+
+Suite *xp_suite_tui_agents(void);
+Suite *xp_suite_tui_agents(void)
+{
+	Suite *s = suite_create("tui_agents");
+	TCase *tc = tcase_create("tmux");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, runner_setup, runner_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, agents_in_the_console);
+	suite_add_tcase(s, tc);
+	return s;
+}

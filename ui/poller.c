@@ -1,0 +1,343 @@
+/* poller.c: the console's refresh thread. */
+#include "poller.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_client.h"
+#include "agent_ctl.h"
+#include "source.h"
+#include "store.h"
+
+/* Most `:agent` changes waiting for the thread; more means the user is pasting a list. */
+#define MAX_OPS 10000
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Applies queued `:agent add|rm` to the pool (creating it for the first add); the outcome of
+ * each goes to the pool's log, which reaches the event log. */
+static void apply_ops(struct xp_poller *p, char **ops, size_t n, const char *token)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *url = ops[i] + 1;
+		if (!p->pool)
+			p->pool = xp_agent_pool_new(&(struct xp_agent_pool_opts){.timeout_s = p->agent_timeout,
+										  .ca_file = p->agent_ca});
+		struct xp_err err = {{0}};
+		if (ops[i][0] == '+') {
+			if (xp_agent_pool_add(p->pool, url, token, &err) < 0) {
+				pthread_mutex_lock(&p->mu);
+				xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
+				p->log[p->n_log++] = xp_asprintf("agent add: %s", err.msg);
+				pthread_mutex_unlock(&p->mu);
+			}
+		} else if (xp_agent_pool_remove(p->pool, url) < 0) {
+			pthread_mutex_lock(&p->mu);
+			xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
+			p->log[p->n_log++] = xp_asprintf("agent rm: %s is not an agent of this console", url);
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+/* One load: the base source (unless only agents are named) and the agents' nodes. NULL with
+ * err set when the base source failed; *unchanged when nothing differs from the last one. */
+static struct xp_cluster *load(struct xp_poller *p, const struct xp_source_opts *so, bool rebuild, char **ops,
+			       size_t n_ops, bool force, uint64_t *last_gen, bool *unchanged, struct xp_err *err)
+{
+	*unchanged = false;
+	if (rebuild) {
+		xp_agent_pool_free(p->pool);
+		p->pool = NULL;
+		if (xp_source_has_agents(so) && !(p->pool = xp_source_agent_pool(so, err)))
+			return NULL;
+		*last_gen = 0;
+	}
+	apply_ops(p, ops, n_ops, so->agent_token);
+	bool base = xp_source_has_base(so) || !p->pool;
+	if (p->pool)
+		xp_agent_pool_poll(p->pool, force);
+	/* Only agents, all answering 304 and none down: nothing to parse or copy, the data shown
+	 * is current. This is what keeps a console over hundreds of agents cheap. */
+	if (!base && p->pool && xp_agent_pool_generation(p->pool) == *last_gen) {
+		size_t down = 0;
+		xp_agent_pool_counts(p->pool, NULL, &down);
+		if (!down) {
+			*unchanged = true;
+			return NULL;
+		}
+	}
+	struct xp_cluster *c;
+	if (base) {
+		/* Stored baselines come through this thread's own connection, as on the command line. */
+		struct xp_err serr = {{0}};
+		struct xp_store *store = p->db && access(p->db, F_OK) == 0 ? xp_store_open_existing(p->db, &serr) : NULL;
+		xp_store_use_baselines(store);
+		struct xp_source_opts bo = *so;
+		bo.agents = NULL;
+		bo.agents_file = NULL;
+		c = xp_source_load(&bo, err);
+		xp_store_use_baselines(NULL);
+		xp_store_close(store);
+		if (!c)
+			return NULL;
+	} else {
+		c = xp_cluster_new();
+	}
+	if (p->pool) {
+		xp_source_merge_agents(c, p->pool, time(NULL));
+		*last_gen = xp_agent_pool_generation(p->pool);
+	}
+	return c;
+}
+
+static void *poll_main(void *arg)
+{
+	struct xp_poller *p = arg;
+	pthread_mutex_lock(&p->mu);
+	bool first = true;
+	uint64_t last_gen = 0;
+	while (!p->stop) {
+		if (!first && !p->want) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			double whole = (double)(long)p->delay;
+			until.tv_sec += (time_t)whole;
+			until.tv_nsec += (long)((p->delay - whole) * 1e9);
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			while (!p->stop && !p->want) {
+				if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT)
+					break;
+			}
+			if (p->stop)
+				break;
+		}
+		bool force = first || p->force;
+		first = false;
+		p->want = false;
+		p->force = false;
+		p->busy = true;
+		bool rebuild = p->agents_changed || (!p->pool && (p->agents || p->agents_file));
+		p->agents_changed = false;
+		char **ops = p->ops;
+		size_t n_ops = p->n_ops;
+		p->ops = NULL;
+		p->n_ops = p->cap_ops = 0;
+		struct xp_source_opts so = {
+			.topology = xp_strdup(p->topology),
+			.inventory = xp_strdup(p->inventory),
+			.replay = xp_strdup(p->replay),
+			.agents = xp_strdup(p->agents),
+			.agents_file = xp_strdup(p->agents_file),
+			.agent_token = xp_strdup(p->agent_token),
+			.agent_ca = xp_strdup(p->agent_ca),
+			.agent_timeout = p->agent_timeout,
+		};
+		pthread_mutex_unlock(&p->mu);
+
+		/* The slow part, with the lock released so keys are never held up. */
+		struct xp_err err = {{0}};
+		bool unchanged;
+		struct xp_cluster *c = load(p, &so, rebuild, ops, n_ops, force, &last_gen, &unchanged, &err);
+		strv_free(ops, n_ops);
+		char *text = NULL;
+		size_t up = 0, down = 0, n_log = 0;
+		char **log = NULL;
+		if (p->pool) {
+			size_t len = 0;
+			FILE *f = open_memstream(&text, &len);
+			if (f) {
+				xp_agent_list_print(p->pool, f, false, time(NULL));
+				fclose(f);
+			}
+			xp_agent_pool_counts(p->pool, &up, &down);
+			log = xp_agent_pool_take_log(p->pool, &n_log);
+		}
+		free((char *)so.topology);
+		free((char *)so.inventory);
+		free((char *)so.replay);
+		free((char *)so.agents);
+		free((char *)so.agents_file);
+		free((char *)so.agent_token);
+		free((char *)so.agent_ca);
+
+		pthread_mutex_lock(&p->mu);
+		p->busy = false;
+		if (c || !unchanged) {
+			xp_cluster_free(p->result);
+			p->result = c;
+			snprintf(p->error, sizeof p->error, "%s", c ? "" : err.msg);
+		}
+		p->unchanged = unchanged && !p->result;
+		p->have_result = true;
+		p->have_agents = p->pool != NULL;
+		p->agents_up = up;
+		p->agents_down = down;
+		free(p->agents_text);
+		p->agents_text = text;
+		for (size_t i = 0; i < n_log; i++) {
+			xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
+			p->log[p->n_log++] = log[i];
+		}
+		free(log);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static void replace(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = xp_strdup(v);
+}
+
+static bool differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+void xp_poller_set_source(struct xp_poller *p, const struct xp_ctx *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	replace(&p->topology, ctx->topology);
+	replace(&p->inventory, ctx->inventory);
+	replace(&p->replay, ctx->replay);
+	/* The pool (connections, backoff, last good data) survives anything but a change of the
+	 * agent options themselves. */
+	if (differs(p->agents, ctx->agents) || differs(p->agents_file, ctx->agents_file) ||
+	    differs(p->agent_token, ctx->agent_token) || differs(p->agent_ca, ctx->agent_ca) ||
+	    p->agent_timeout != ctx->agent_timeout) {
+		replace(&p->agents, ctx->agents);
+		replace(&p->agents_file, ctx->agents_file);
+		replace(&p->agent_token, ctx->agent_token);
+		replace(&p->agent_ca, ctx->agent_ca);
+		p->agent_timeout = ctx->agent_timeout;
+		p->agents_changed = true;
+	}
+	free(p->db);
+	p->db = ctx->db ? xp_strdup(ctx->db) : xp_store_default_path();
+	p->delay = ctx->delay;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void xp_poller_request(struct xp_poller *p, bool force)
+{
+	pthread_mutex_lock(&p->mu);
+	p->want = true;
+	p->force |= force;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int xp_poller_agent(struct xp_poller *p, bool add, const char *url, struct xp_err *err)
+{
+	if (xp_agent_url_check(url, err) < 0)
+		return -1;
+	pthread_mutex_lock(&p->mu);
+	if (p->n_ops >= MAX_OPS) {
+		pthread_mutex_unlock(&p->mu);
+		return xp_errf(err, "too many agent changes waiting; try again in a moment");
+	}
+	xp_grow(&p->ops, sizeof *p->ops, p->n_ops, &p->cap_ops);
+	p->ops[p->n_ops++] = xp_asprintf("%c%s", add ? '+' : '-', url);
+	/* The new agent is polled at once, not after the others' backoff. */
+	p->want = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+int xp_poller_start(struct xp_poller *p, const struct xp_ctx *ctx)
+{
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	xp_poller_set_source(p, ctx);
+	if (pthread_create(&p->thread, NULL, poll_main, p) != 0)
+		return -1;
+	p->started = true;
+	return 0;
+}
+
+bool xp_poller_take(struct xp_poller *p, struct xp_poller_news *news)
+{
+	memset(news, 0, sizeof *news);
+	if (pthread_mutex_trylock(&p->mu) != 0)
+		return false;
+	bool any = p->have_result || p->n_log;
+	if (p->have_result) {
+		news->cluster = p->result;
+		news->failed = !p->result && !p->unchanged;
+		news->fresh = !news->failed;
+		snprintf(news->error, sizeof news->error, "%s", p->error);
+		p->result = NULL;
+		p->have_result = false;
+	}
+	news->log = p->log;
+	news->n_log = p->n_log;
+	p->log = NULL;
+	p->n_log = p->cap_log = 0;
+	pthread_mutex_unlock(&p->mu);
+	return any;
+}
+
+bool xp_poller_agent_counts(struct xp_poller *p, size_t *up, size_t *down)
+{
+	pthread_mutex_lock(&p->mu);
+	bool have = p->have_agents;
+	*up = p->agents_up;
+	*down = p->agents_down;
+	pthread_mutex_unlock(&p->mu);
+	return have;
+}
+
+char *xp_poller_agents_text(struct xp_poller *p)
+{
+	pthread_mutex_lock(&p->mu);
+	char *t = xp_strdup(p->agents_text);
+	pthread_mutex_unlock(&p->mu);
+	return t;
+}
+
+void xp_poller_stop(struct xp_poller *p)
+{
+	if (p->started) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = true;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		/* A load in progress finishes first (agents time out within their limit); one stuck
+		 * in a vendor tool or a bad file is abandoned: the process is about to exit. */
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 3;
+		if (pthread_timedjoin_np(p->thread, NULL, &until) != 0)
+			return;
+	}
+	xp_cluster_free(p->result);
+	xp_agent_pool_free(p->pool);
+	free(p->topology);
+	free(p->inventory);
+	free(p->replay);
+	free(p->db);
+	free(p->agents);
+	free(p->agents_file);
+	free(p->agent_token);
+	free(p->agent_ca);
+	free(p->agents_text);
+	strv_free(p->ops, p->n_ops);
+	strv_free(p->log, p->n_log);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+}
