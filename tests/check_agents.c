@@ -545,6 +545,45 @@ START_TEST(probe_becomes_evidence)
 }
 END_TEST
 
+/* An https agent with its own certificate: trusted with --agent-ca, refused without. */
+START_TEST(https_agent)
+{
+	char *rep = replay_mi100();
+	char *key = xp_asprintf("%s/key.pem", dir), *cert = xp_asprintf("%s/cert.pem", dir);
+	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
+			"-keyout", key, "-out", cert, NULL};
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
+	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
+	xp_run_free(&r);
+	chmod(key, 0600);
+	char url[256];
+	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--tls-cert", cert, "--tls-key", key, NULL);
+	ck_assert_msg(p > 0, "%s", url);
+	track(p);
+	ck_assert_msg(strncmp(url, "https://", 8) == 0, "%s", url);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-ca", cert, "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "mi100-11"));
+	xp_run_free(&r);
+	/* Not trusted: the certificate is the reason, and the node is unreachable. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 4);
+	ck_assert_msg(strstr(r.err, "certificate"), "%s", r.err);
+	xp_run_free(&r);
+	/* Plain http to a TLS port is a failure of that agent, not a hang. */
+	char *plain = xp_asprintf("http://%s", url + 8);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent-timeout", "2", "--agent", plain, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, 4);
+	xp_run_free(&r);
+	free(plain);
+	free(key);
+	free(cert);
+	free(rep);
+}
+END_TEST
+
 /* Bad agent lists are refused before anything is polled, naming the line. */
 START_TEST(bad_agent_lists)
 {
@@ -602,6 +641,7 @@ Suite *xp_suite_agents(void)
 	tcase_add_test(tc, tokens);
 	tcase_add_test(tc, bad_agent_lists);
 	tcase_add_test(tc, probe_becomes_evidence);
+	tcase_add_test(tc, https_agent);
 	suite_add_tcase(s, tc);
 	return s;
 }
