@@ -56,19 +56,6 @@ static void write_text(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-static void copy_fixture(const char *from, const char *to)
-{
-	struct xp_err err = {{0}};
-	size_t len;
-	char *data = xp_read_file(xp_fixture(from), 1 << 26, &len, &err);
-	ck_assert_msg(data != NULL, "%s", err.msg);
-	FILE *f = fopen(to, "w");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	fclose(f);
-	free(data);
-}
-
 static char *path_in(const char *name)
 {
 	return xp_asprintf("%s/%s", dir, name);
@@ -83,25 +70,13 @@ static void setup(void)
 	unsetenv("XPOOL_ADAPTERS");
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	nv = path_in("nv");
-	mkdir(nv, 0755);
-	char *p = xp_asprintf("%s/nvidia-smi-q-x.xml", nv);
-	copy_fixture("nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", p);
-	free(p);
-	p = xp_asprintf("%s/hostname", nv);
+	nv = xp_assemble(dir, "nv", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	char *p = xp_asprintf("%s/hostname", nv);
 	write_text(p, "dgx-a100-07\n", 0644);
 	free(p);
-	asc = path_in("asc");
-	mkdir(asc, 0755);
-	p = xp_asprintf("%s/npu-smi-info.txt", asc);
-	copy_fixture("ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", p);
-	free(p);
-	p = xp_asprintf("%s/npu-smi-info-m.txt", asc);
-	copy_fixture("ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", p);
-	free(p);
-	p = xp_asprintf("%s/hwloc.xml", asc);
-	copy_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml", p);
-	free(p);
+	asc = xp_assemble(dir, "asc", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
+			  "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
+			  "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
 }
 
 /* Stops an agent: SIGTERM, then its exit status (SIGKILL after 10 s: a hang is a failure). */
