@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 
 #include "agent_token.h"
@@ -117,6 +118,15 @@ struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts)
 	return p;
 }
 
+/* Frees a request's header list, wiping the Authorization line first: it holds the token. */
+static void headers_free(struct curl_slist *h)
+{
+	for (struct curl_slist *l = h; l; l = l->next)
+		if (strncasecmp(l->data, "Authorization:", 14) == 0)
+			explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(h);
+}
+
 static void agent_free(struct agent *a)
 {
 	if (!a)
@@ -126,7 +136,7 @@ static void agent_free(struct agent *a)
 			curl_multi_remove_handle(a->pool->multi, a->easy);
 		curl_easy_cleanup(a->easy);
 	}
-	curl_slist_free_all(a->headers);
+	headers_free(a->headers);
 	if (a->token) {
 		/* Wipe the secret before the allocator hands the memory to someone else. */
 		volatile char *t = a->token;
@@ -265,7 +275,12 @@ static size_t header_cb(char *data, size_t size, size_t nmemb, void *user)
 			v++, l--;
 		while (l && (v[l - 1] == '\r' || v[l - 1] == '\n' || v[l - 1] == ' '))
 			l--;
-		if (l <= MAX_ETAG) {
+		/* It goes back in our next request's header: printable ASCII only, or no cache key
+		 * (a CR in it would let the agent write headers into our requests). */
+		bool ok = l <= MAX_ETAG;
+		for (size_t i = 0; ok && i < l; i++)
+			ok = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f;
+		if (ok) {
 			memcpy(a->new_etag, v, l);
 			a->new_etag[l] = '\0';
 		}
@@ -569,13 +584,13 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 		struct agent *a = p->a[i];
 		if (!force && a->fails && now < a->next_try)
 			continue;
-		curl_slist_free_all(a->headers);
+		headers_free(a->headers);
 		a->headers = NULL;
 		char *h;
 		if (a->token) {
 			h = xp_asprintf("Authorization: Bearer %s", a->token);
 			a->headers = curl_slist_append(a->headers, h);
-			memset(h, 0, strlen(h));
+			explicit_bzero(h, strlen(h));
 			free(h);
 		}
 		if (a->etag[0] && a->node_json) {
@@ -598,6 +613,9 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 	}
 	int running = 1;
 	while (running) {
+		/* Stopping the console must not wait out a hung agent's timeout. */
+		if (p->o.cancel && atomic_load(p->o.cancel))
+			break;
 		if (curl_multi_perform(p->multi, &running) != CURLM_OK)
 			break;
 		CURLMsg *m;
@@ -625,14 +643,24 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 			finish(a);
 			failed += !a->up;
 		} else if (a->in_flight) {
-			/* Still in flight: the multi loop failed. A failure, not a hang. */
+			/* Still in flight: cancelled, or the multi loop failed. A failure, not a hang. */
 			curl_multi_remove_handle(p->multi, a->easy);
 			a->in_flight = false;
-			set_error(a, "the poll loop failed");
+			set_error(a, "%s", p->o.cancel && atomic_load(p->o.cancel) ? "poll cancelled" : "the poll loop failed");
 			failed++;
 		}
 	}
 	return failed;
+}
+
+void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel)
+{
+	p->o.cancel = cancel;
+}
+
+void xp_agent_pool_wake(struct xp_agent_pool *p)
+{
+	curl_multi_wakeup(p->multi);
 }
 
 void xp_agent_pool_counts(const struct xp_agent_pool *p, size_t *up, size_t *down)

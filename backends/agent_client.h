@@ -9,6 +9,7 @@
 #ifndef XP_AGENT_CLIENT_H
 #define XP_AGENT_CLIENT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,7 @@ struct xp_agent_pool_opts {
 	double backoff_max_s;     /* longest retry delay, default 60 */
 	const char *ca_file;      /* CA bundle for https agents with private certificates, NULL for the system's */
 	size_t max_body;          /* default XP_AGENT_MAX_BODY */
+	const atomic_bool *cancel; /* when set (by another thread), a poll stops at once; NULL for none */
 };
 
 /* One agent as the pool sees it, for listings (strings owned by the pool; valid until the next call). */
@@ -72,6 +74,11 @@ size_t xp_agent_pool_size(const struct xp_agent_pool *p);
 /* Polls every agent that is due (every agent when force) concurrently and returns when all have
  * answered or timed out. Returns the number that failed this time. */
 size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force);
+/* Sets the cancel flag of a pool made without one (see opts.cancel). */
+void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel);
+/* Wakes a poll running in another thread so that it sees opts.cancel (the one call that is
+ * safe from another thread while a poll runs). */
+void xp_agent_pool_wake(struct xp_agent_pool *p);
 /* Counts agents whose last poll worked (up) and failed or never ran (down). */
 void xp_agent_pool_counts(const struct xp_agent_pool *p, size_t *up, size_t *down);
 /* Bumped whenever what xp_agent_pool_cluster would return changes (data, states, the agent list). */

@@ -66,6 +66,8 @@ static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const
 	explicit_bzero(auth, strlen(auth));
 	free(auth);
 	h = curl_slist_append(h, "Accept: application/json");
+	/* The agent says nothing until the probe ends; keepalive at least notices a host gone. */
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_URL, u);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
@@ -85,6 +87,7 @@ static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const
 	CURLcode res = curl_easy_perform(e);
 	long code = 0;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	explicit_bzero(h->data, strlen(h->data)); /* the Authorization line */
 	curl_slist_free_all(h);
 	curl_easy_cleanup(e);
 	json_t *doc = NULL;
@@ -115,6 +118,30 @@ static const char *field(struct xp_ctx *ctx, json_t *doc, const char *key)
 	return v;
 }
 
+static bool node_has_env(const struct xp_node *n, const char *env)
+{
+	bool found = false;
+	for (size_t i = 0; i < n->n_devices && !found; i++) {
+		const struct xp_device *d = &n->devices[i];
+		if (!d->vendor || !d->model || !d->driver)
+			continue;
+		char *id = xp_env_id(d->vendor, d->model, d->driver, d->firmware, d->runtime);
+		found = strcmp(id, env) == 0;
+		free(id);
+	}
+	return found;
+}
+
+/* Prints what a remote probe wrote, with control bytes other than newline and tab shown as '?':
+ * it goes to an operator's terminal. */
+static void print_output(FILE *f, const char *out)
+{
+	for (const char *c = out; *c; c++)
+		fputc((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t' ? '?' : *c == 0x7f ? '?' : *c, f);
+	if (out[strlen(out) - 1] != '\n')
+		fputc('\n', f);
+}
+
 /* Records the result for every environment in it; -1 when one could not be recorded. */
 static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *kase, int layer, int status,
 		  const char *node)
@@ -129,6 +156,19 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
 	if (c && xp_validate_sync(s, c, time(NULL), &err) < 0)
 		xp_ctx_error(ctx, "agent probe: sync: %s", err.msg);
+	/* Evidence is only taken for what this agent's node is known to have: a node that claims
+	 * another name, or environments it does not show, cannot write into other rows. */
+	const struct xp_node *n = c ? xp_cluster_node(c, node) : NULL;
+	size_t ul = strlen(url);
+	while (ul > 8 && url[ul - 1] == '/')
+		ul--; /* the pool names agents without a trailing slash */
+	if (!n || !n->source || strlen(n->source) != ul || strncmp(n->source, url, ul) != 0 ||
+	    n->state == XP_NODE_UNREACHABLE) {
+		xp_ctx_error(ctx, "agent probe: %s is not the node %s serves (or it did not answer); nothing recorded",
+			     node, url);
+		xp_store_close(s);
+		return -1;
+	}
 	const char *out = json_string_value(json_object_get(doc, "output"));
 	const char *note = json_string_value(json_object_get(doc, "note"));
 	const char *probe = json_string_value(json_object_get(doc, "probe"));
@@ -143,6 +183,11 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 		const char *env = json_string_value(ev);
 		if (!env)
 			continue;
+		if (!node_has_env(n, env)) {
+			xp_ctx_error(ctx, "agent probe: %.200s: not an environment of %s; not recorded", env, node);
+			rc = -1;
+			continue;
+		}
 		char *path = NULL;
 		if (xp_validate_log_write(dir, kase, env, out ? out : "", out ? strlen(out) : 0, &path, &err) < 0 ||
 		    xp_validate_record(s, env, kase, layer, status, full, path, node, &err) < 0) {
@@ -209,7 +254,7 @@ int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, co
 				note && *note ? note : "-", json_number_value(json_object_get(doc, "duration_s")));
 			const char *out = json_string_value(json_object_get(doc, "output"));
 			if (out && *out && !ctx->quiet)
-				fprintf(ctx->out, "%s%s", out, out[strlen(out) - 1] == '\n' ? "" : "\n");
+				print_output(ctx->out, out);
 		}
 		if (kase && record(ctx, doc, url, kase, layer, pass ? XP_V_PASS : XP_V_FAIL, node) < 0)
 			rc = XP_EXIT_ERROR;

@@ -2,7 +2,11 @@
  * real `xpool agent` processes replaying recorded vendor outputs, a canned-reply server
  * for the faults a real agent would not make, and the pool API for recovery and backoff. */
 #include <check.h>
+#include <arpa/inet.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,8 @@
 #include <unistd.h>
 
 #include "agent_client.h"
+#include "cmd.h"
+#include "poller.h"
 #include "model_json.h"
 #include "testlib.h"
 #include "xp.h"
@@ -584,6 +590,95 @@ START_TEST(https_agent)
 }
 END_TEST
 
+/* A hostile agent's ETag with a CR in it must not reach the next request's headers. */
+START_TEST(etag_cannot_inject_headers)
+{
+	char *rep = replay_mi100();
+	struct xp_run l;
+	ck_assert_int_eq(xp_run_xpool(&l, NULL, "--replay", rep, "inventory", "--json", NULL), 0);
+	char *reply = xp_asprintf("HTTP/1.1 200 OK\r\nETag: \"x\"\rX-Injected: yes\r\nContent-Length: %zu\r\n"
+				  "Connection: close\r\n\r\n%s",
+				  strlen(l.out), l.out);
+	xp_run_free(&l);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(s, 8), 0);
+	socklen_t al = sizeof a;
+	getsockname(s, (struct sockaddr *)&a, &al);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+	struct xp_agent_pool *pool = xp_agent_pool_new(&(struct xp_agent_pool_opts){.timeout_s = 3});
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(pool, url, NULL, &err), 0);
+	/* Serve two requests from a child; hand the second request's head back through a pipe. */
+	int pp[2];
+	ck_assert_int_eq(pipe(pp), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		for (int k = 0; k < 2; k++) {
+			int c = accept(s, NULL, NULL);
+			char head[8192] = "";
+			size_t got = 0;
+			while (got < sizeof head - 1 && !strstr(head, "\r\n\r\n")) {
+				ssize_t r = read(c, head + got, sizeof head - 1 - got);
+				if (r <= 0)
+					break;
+				got += (size_t)r;
+				head[got] = '\0';
+			}
+			if (k == 1 && write(pp[1], head, got) < 0)
+				_exit(1);
+			if (write(c, reply, strlen(reply)) < 0)
+				_exit(1);
+			close(c);
+		}
+		_exit(0);
+	}
+	track(child);
+	close(pp[1]);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
+	xp_agent_pool_poll(pool, true);
+	char head[8192];
+	ssize_t n = read(pp[0], head, sizeof head - 1);
+	ck_assert_int_gt(n, 0);
+	head[n] = '\0';
+	ck_assert_msg(strstr(head, "X-Injected") == NULL, "%s", head);
+	ck_assert_msg(strstr(head, "If-None-Match") == NULL, "%s", head);
+	close(pp[0]);
+	close(s);
+	xp_agent_pool_free(pool);
+	free(reply);
+	free(rep);
+}
+END_TEST
+
+/* Stopping the console's refresh thread does not wait out a hung agent's timeout. */
+START_TEST(poller_stops_during_a_hung_poll)
+{
+	char *rep = replay_mi100();
+	char url[256];
+	pid_t p = agent(url, sizeof url, rep);
+	kill(p, SIGSTOP);
+	struct xp_ctx ctx;
+	xp_ctx_init(&ctx, stdout, stderr);
+	ctx.agents = xp_strdup(url);
+	ctx.agent_timeout = 60;
+	struct xp_poller *pl = xp_poller_new();
+	ck_assert_int_eq(xp_poller_start(pl, &ctx), 0);
+	usleep(300000); /* the first poll is now waiting on the stopped agent */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	xp_poller_stop(pl);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_msg(s < 1.5, "stopping took %.2f s", s);
+	xp_ctx_free(&ctx);
+	kill(p, SIGCONT);
+	free(rep);
+}
+END_TEST
+
 /* Bad agent lists are refused before anything is polled, naming the line. */
 START_TEST(bad_agent_lists)
 {
@@ -642,6 +737,8 @@ Suite *xp_suite_agents(void)
 	tcase_add_test(tc, bad_agent_lists);
 	tcase_add_test(tc, probe_becomes_evidence);
 	tcase_add_test(tc, https_agent);
+	tcase_add_test(tc, etag_cannot_inject_headers);
+	tcase_add_test(tc, poller_stops_during_a_hung_poll);
 	suite_add_tcase(s, tc);
 	return s;
 }

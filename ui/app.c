@@ -84,7 +84,7 @@ struct xp_ui {
 	time_t last_ok;                /* when data last arrived */
 	char load_error[1024];
 	bool loaded;
-	struct xp_poller poll;
+	struct xp_poller *poll;        /* the refresh thread (its own allocation, see xp_poller_new) */
 	bool dirty;
 	/* Header figures, counted once per new cluster rather than on every frame. */
 	struct xp_store *store;        /* opened on first use */
@@ -198,7 +198,7 @@ static void audit_events(struct xp_ui *ui)
 static void take_result(struct xp_ui *ui)
 {
 	struct xp_poller_news nw;
-	if (!xp_poller_take(&ui->poll, &nw))
+	if (!xp_poller_take(ui->poll, &nw))
 		return;
 	time_t now = time(NULL);
 	for (size_t i = 0; i < nw.n_log; i++) {
@@ -275,7 +275,7 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len)
 {
 	const struct xp_ctx *ctx = ui->ctx;
 	size_t up, down;
-	if (xp_poller_agent_counts(&ui->poll, &up, &down)) {
+	if (xp_poller_agent_counts(ui->poll, &up, &down)) {
 		/* The first thing to see on a cluster console: how many nodes answer. */
 		snprintf(buf, len, "agents %zu up %zu down", up, down);
 		return buf;
@@ -339,7 +339,7 @@ static void draw_header(struct xp_ui *ui)
 	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src));
 	size_t up, down;
 	/* Agents that do not answer are the header's alarm, as failed devices are. */
-	if (xp_poller_agent_counts(&ui->poll, &up, &down) && down)
+	if (xp_poller_agent_counts(ui->poll, &up, &down) && down)
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
 	int x = xp_draw_clip(stdscr, r.y, r.x, room, left);
 	wattrset(stdscr, attr);
@@ -598,14 +598,14 @@ static int apply_theme_hook(struct xp_ctx *ctx, const char *name, struct xp_err 
 static int agent_hook(struct xp_ctx *ctx, bool add, const char *url, struct xp_err *err)
 {
 	struct xp_ui *ui = ctx->ui;
-	return xp_poller_agent(&ui->poll, add, url, err);
+	return xp_poller_agent(ui->poll, add, url, err);
 }
 
 /* `:agent ls`: the listing the refresh thread made after its last poll. */
 static int agent_list_hook(struct xp_ctx *ctx, FILE *out)
 {
 	struct xp_ui *ui = ctx->ui;
-	char *t = xp_poller_agents_text(&ui->poll);
+	char *t = xp_poller_agents_text(ui->poll);
 	if (!t)
 		return -1;
 	fputs(t, out);
@@ -656,7 +656,7 @@ static void run_command(struct xp_ui *ui, const char *line)
 		ui->last_ok = time(NULL);
 		views_data_changed(ui);
 	}
-	xp_poller_set_source(&ui->poll, ctx);
+	xp_poller_set_source(ui->poll, ctx);
 	audit_events(ui); /* what the command changed shows in the events view at once */
 	/* The command may have changed what the views read from the database: a new
 	 * generation tells them to read again. */
@@ -841,7 +841,7 @@ static void click(struct xp_ui *ui)
 	if (!ui->help_open && !ui->out_open && ev.y >= b.y && ev.y < b.y + b.h && s->v->on_click) {
 		int r = s->v->on_click(s->st, ui, ev.y - b.y, ev.x - b.x);
 		if (r & XP_REACT_REFRESH)
-			xp_poller_request(&ui->poll, false);
+			xp_poller_request(ui->poll, false);
 		ui->dirty = true;
 	}
 }
@@ -850,7 +850,7 @@ static void click(struct xp_ui *ui)
 static bool react(struct xp_ui *ui, int r)
 {
 	if (r & XP_REACT_REFRESH)
-		xp_poller_request(&ui->poll, false);
+		xp_poller_request(ui->poll, false);
 	if (r & XP_REACT_QUIT)
 		return false;
 	if (r & (XP_REACT_REDRAW | XP_REACT_REFRESH))
@@ -937,7 +937,7 @@ static bool key(struct xp_ui *ui, int ch)
 		return true;
 	case 'r':
 		/* The operator asked: agents that are backing off are asked too. */
-		xp_poller_request(&ui->poll, true);
+		xp_poller_request(ui->poll, true);
 		xp_ui_message(ui, XP_ROLE_DIM, "refreshing...");
 		return true;
 	case KEY_MOUSE:
@@ -1043,7 +1043,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 			ui->views[i].st = ui->views[i].v->create(ui);
 
 	int rc = XP_EXIT_OK;
-	if (xp_poller_start(&ui->poll, ctx) < 0) {
+	ui->poll = xp_poller_new();
+	if (xp_poller_start(ui->poll, ctx) < 0) {
 		xp_ui_message(ui, XP_ROLE_FAIL, "cannot start the refresh thread");
 		rc = XP_EXIT_ERROR;
 	}
@@ -1078,7 +1079,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 
 	/* The terminal first: whatever happens to the refresh thread, the user gets it back. */
 	endwin();
-	xp_poller_stop(&ui->poll);
+	xp_poller_stop(ui->poll);
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->destroy)
 			ui->views[i].v->destroy(ui->views[i].st);

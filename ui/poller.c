@@ -23,46 +23,72 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
+/* A new pool, published under mu so that xp_poller_stop can wake a poll running in it. */
+static void set_pool(struct xp_poller *p, struct xp_agent_pool *pool)
+{
+	pthread_mutex_lock(&p->mu);
+	struct xp_agent_pool *old = p->pool;
+	p->pool = pool;
+	pthread_mutex_unlock(&p->mu);
+	xp_agent_pool_free(old);
+}
+
+static void log_line(struct xp_poller *p, char *line)
+{
+	pthread_mutex_lock(&p->mu);
+	xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
+	p->log[p->n_log++] = line;
+	pthread_mutex_unlock(&p->mu);
+}
+
 /* Applies queued `:agent add|rm` to the pool (creating it for the first add); the outcome of
  * each goes to the pool's log, which reaches the event log. */
-static void apply_ops(struct xp_poller *p, char **ops, size_t n, const char *token)
+static void apply_ops(struct xp_poller *p, char **ops, size_t n, const struct xp_source_opts *so)
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *url = ops[i] + 1;
 		if (!p->pool)
-			p->pool = xp_agent_pool_new(&(struct xp_agent_pool_opts){.timeout_s = p->agent_timeout,
-										  .ca_file = p->agent_ca});
+			set_pool(p, xp_agent_pool_new(&(struct xp_agent_pool_opts){
+					    .timeout_s = so->agent_timeout, .ca_file = so->agent_ca, .cancel = &p->cancel}));
 		struct xp_err err = {{0}};
 		if (ops[i][0] == '+') {
-			if (xp_agent_pool_add(p->pool, url, token, &err) < 0) {
-				pthread_mutex_lock(&p->mu);
-				xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
-				p->log[p->n_log++] = xp_asprintf("agent add: %s", err.msg);
-				pthread_mutex_unlock(&p->mu);
-			}
+			if (xp_agent_pool_add(p->pool, url, so->agent_token, &err) < 0)
+				log_line(p, xp_asprintf("agent add: %s", err.msg));
 		} else if (xp_agent_pool_remove(p->pool, url) < 0) {
-			pthread_mutex_lock(&p->mu);
-			xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
-			p->log[p->n_log++] = xp_asprintf("agent rm: %s is not an agent of this console", url);
-			pthread_mutex_unlock(&p->mu);
+			log_line(p, xp_asprintf("agent rm: %s is not an agent of this console", url));
 		}
 	}
 }
 
 /* One load: the base source (unless only agents are named) and the agents' nodes. NULL with
  * err set when the base source failed; *unchanged when nothing differs from the last one. */
-static struct xp_cluster *load(struct xp_poller *p, const struct xp_source_opts *so, bool rebuild, char **ops,
-			       size_t n_ops, bool force, uint64_t *last_gen, bool *unchanged, struct xp_err *err)
+static struct xp_cluster *load(struct xp_poller *p, const struct xp_source_opts *so, const char *db, bool rebuild,
+			       char **ops, size_t n_ops, bool force, uint64_t *last_gen, bool *unchanged,
+			       struct xp_err *err)
 {
 	*unchanged = false;
 	if (rebuild) {
-		xp_agent_pool_free(p->pool);
-		p->pool = NULL;
-		if (xp_source_has_agents(so) && !(p->pool = xp_source_agent_pool(so, err)))
-			return NULL;
+		set_pool(p, NULL);
 		*last_gen = 0;
+		if (xp_source_has_agents(so)) {
+			struct xp_agent_pool *pool = xp_source_agent_pool(so, err);
+			if (!pool) {
+				/* The `:agent` changes wait for a list that loads (they are not lost). */
+				pthread_mutex_lock(&p->mu);
+				for (size_t i = 0; i < n_ops; i++) {
+					xp_grow(&p->ops, sizeof *p->ops, p->n_ops, &p->cap_ops);
+					p->ops[p->n_ops++] = ops[i];
+					ops[i] = NULL;
+				}
+				p->agents_changed = true;
+				pthread_mutex_unlock(&p->mu);
+				return NULL;
+			}
+			xp_agent_pool_set_cancel(pool, &p->cancel);
+			set_pool(p, pool);
+		}
 	}
-	apply_ops(p, ops, n_ops, so->agent_token);
+	apply_ops(p, ops, n_ops, so);
 	bool base = xp_source_has_base(so) || !p->pool;
 	if (p->pool)
 		xp_agent_pool_poll(p->pool, force);
@@ -80,7 +106,7 @@ static struct xp_cluster *load(struct xp_poller *p, const struct xp_source_opts 
 	if (base) {
 		/* Stored baselines come through this thread's own connection, as on the command line. */
 		struct xp_err serr = {{0}};
-		struct xp_store *store = p->db && access(p->db, F_OK) == 0 ? xp_store_open_existing(p->db, &serr) : NULL;
+		struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
 		xp_store_use_baselines(store);
 		struct xp_source_opts bo = *so;
 		bo.agents = NULL;
@@ -145,13 +171,15 @@ static void *poll_main(void *arg)
 			.agent_ca = xp_strdup(p->agent_ca),
 			.agent_timeout = p->agent_timeout,
 		};
+		char *db = xp_strdup(p->db);
 		pthread_mutex_unlock(&p->mu);
 
 		/* The slow part, with the lock released so keys are never held up. */
 		struct xp_err err = {{0}};
 		bool unchanged;
-		struct xp_cluster *c = load(p, &so, rebuild, ops, n_ops, force, &last_gen, &unchanged, &err);
+		struct xp_cluster *c = load(p, &so, db, rebuild, ops, n_ops, force, &last_gen, &unchanged, &err);
 		strv_free(ops, n_ops);
+		free(db);
 		char *text = NULL;
 		size_t up = 0, down = 0, n_log = 0;
 		char **log = NULL;
@@ -259,10 +287,17 @@ int xp_poller_agent(struct xp_poller *p, bool add, const char *url, struct xp_er
 	return 0;
 }
 
-int xp_poller_start(struct xp_poller *p, const struct xp_ctx *ctx)
+struct xp_poller *xp_poller_new(void)
 {
+	struct xp_poller *p = xp_calloc(1, sizeof *p);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	atomic_init(&p->cancel, false);
+	return p;
+}
+
+int xp_poller_start(struct xp_poller *p, const struct xp_ctx *ctx)
+{
 	xp_poller_set_source(p, ctx);
 	if (pthread_create(&p->thread, NULL, poll_main, p) != 0)
 		return -1;
@@ -312,13 +347,18 @@ char *xp_poller_agents_text(struct xp_poller *p)
 
 void xp_poller_stop(struct xp_poller *p)
 {
+	if (!p)
+		return;
 	if (p->started) {
 		pthread_mutex_lock(&p->mu);
 		p->stop = true;
+		atomic_store(&p->cancel, true);
+		if (p->pool)
+			xp_agent_pool_wake(p->pool);
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
-		/* A load in progress finishes first (agents time out within their limit); one stuck
-		 * in a vendor tool or a bad file is abandoned: the process is about to exit. */
+		/* A poll of agents stops at once; a load stuck in a vendor tool or a bad file is
+		 * abandoned, with this memory: the process is about to exit. */
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 3;
@@ -340,4 +380,5 @@ void xp_poller_stop(struct xp_poller *p)
 	strv_free(p->log, p->n_log);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
+	free(p);
 }

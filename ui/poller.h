@@ -5,6 +5,7 @@
 #define XP_POLLER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -17,6 +18,7 @@ struct xp_poller {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool started, stop, want, force;
+	atomic_bool cancel;            /* set by xp_poller_stop: a running poll gives up at once */
 	double delay;
 	/* the source, copied from the context */
 	char *topology, *inventory, *replay, *db;
@@ -25,7 +27,7 @@ struct xp_poller {
 	bool agents_changed;           /* the agent options changed: build the pool again */
 	char **ops;                    /* queued `:agent add|rm`: "+URL" or "-URL" */
 	size_t n_ops, cap_ops;
-	struct xp_agent_pool *pool;    /* the thread's own; NULL without agents */
+	struct xp_agent_pool *pool;    /* the thread's own (changed under mu, used without it); NULL without agents */
 	/* results, for the key loop */
 	struct xp_cluster *result;     /* a fresh cluster not yet taken, or NULL */
 	char error[1024];              /* the last load's error, "" when it worked */
@@ -49,6 +51,9 @@ struct xp_poller_news {
 	size_t n_log;
 };
 
+/* A new poller, not started (heap-allocated: a thread stuck in a vendor tool may outlive the
+ * console, and must not find its memory freed). */
+struct xp_poller *xp_poller_new(void);
 /* Copies the source options from ctx (the thread reads them on its next load). */
 void xp_poller_set_source(struct xp_poller *p, const struct xp_ctx *ctx);
 /* Starts the thread; -1 when it cannot be created. */
@@ -63,7 +68,8 @@ bool xp_poller_take(struct xp_poller *p, struct xp_poller_news *news);
 bool xp_poller_agent_counts(struct xp_poller *p, size_t *up, size_t *down);
 /* A copy of the last poll's agent listing (caller frees), NULL before one or without agents. */
 char *xp_poller_agents_text(struct xp_poller *p);
-/* Stops the thread (a load stuck for more than 3 s is abandoned) and frees everything. */
+/* Stops the thread (a poll of agents is cancelled at once) and frees the poller; a load stuck for
+ * more than 3 s (a hung vendor tool) is abandoned with its memory: the process is exiting. */
 void xp_poller_stop(struct xp_poller *p);
 
 #endif
