@@ -20,6 +20,20 @@ struct xpa_count {
 	uint64_t n;
 };
 
+/* One open connection (libmicrohttpd's socket context), from accept to close: the
+ * watcher thread cuts a connection that takes too long to send a request and notices a
+ * client that hangs up while its probe runs. Guarded by xp_agent.conn_mu. */
+struct xpa_conn {
+	struct xpa_conn *prev, *next;
+	int fd;
+	bool waiting;             /* a request is awaited or still arriving */
+	double wait_since;        /* since when (monotonic s): the connection's start or last reply */
+	bool cut;                 /* shut down for missing the deadline */
+	bool probing;             /* its probe runs (the connection is suspended) */
+	bool gone;                /* the client hung up while its probe ran */
+	atomic_int cancel;        /* the running probe's cancel flag */
+};
+
 struct xp_agent {
 	/* Settings, owned copies. */
 	char *listen, *read_token, *write_token, *tls_cert, *tls_key;
@@ -35,7 +49,7 @@ struct xp_agent {
 	char *node_json;          /* its node JSON, to see changes */
 	char *body;               /* the /v1/node reply */
 	size_t body_len;
-	char etag[40];            /* "\"<32 hex>\"" */
+	char etag[40];            /* "\"<32 hex>\"": of the /v1/node body */
 	uint64_t generation;
 	time_t discovered;        /* when the last good node was discovered */
 	double discovery_s;       /* how long the last discovery took */
@@ -45,6 +59,14 @@ struct xp_agent {
 	size_t n_counts;
 	pthread_t probe_thread;   /* the last probe's thread, until joined */
 	bool probe_joinable;
+
+	pthread_mutex_t conn_mu;  /* guards conns and their fields */
+	struct xpa_conn *conns;   /* open connections */
+	pthread_cond_t watch_cv;  /* wakes the watcher to stop */
+	pthread_t watcher;
+	bool watching, watch_stop;
+	unsigned per_ip;          /* connections one client address may hold */
+	atomic_int inflight;      /* requests begun and not completed */
 
 	atomic_int probe_busy;    /* a probe runs: a second one gets 409 */
 	atomic_int cancel;        /* set when stopping: the running probe is killed */

@@ -2,24 +2,31 @@
  *
  * Threading: one internal polling thread (epoll or poll, MHD_USE_AUTO) serves every
  * connection, so a slow or stalled client costs a socket and a little memory, never a
- * thread, and cannot hold up the others; idle connections are cut after 10 s, request
- * headers are bounded by the per-connection memory pool (32 KiB), the connection count
- * by --max-connections. Every GET is answered at once from copies kept under a->mu.
+ * thread, and cannot hold up the others. Slow clients are bounded three ways: a connection
+ * idle for CONN_TIMEOUT_S is cut, one that has not sent a complete request (head and body)
+ * REQUEST_DEADLINE_S after it opened or after its last reply is cut however it trickles
+ * (the watcher thread shuts its socket down), and one client address holds at most
+ * a->per_ip of the --max-connections; request headers are bounded by the per-connection
+ * memory pool (32 KiB). Every GET is answered at once from copies kept under a->mu.
  * A probe runs for seconds, so it must not run on the polling thread: its connection is
  * suspended (MHD_ALLOW_SUSPEND_RESUME), one worker thread runs the probe and resumes the
  * connection with the reply. Probes run one at a time (a second gets 409), so at most
- * one worker exists; stopping the agent cancels it (the probe's process group is killed)
- * and joins it before the daemon stops. */
+ * one worker exists. The watcher thread polls a probing connection's socket: a client that
+ * hangs up cancels its probe (the probe's process group is killed). Stopping the agent
+ * stops accepting, cancels the probe, joins its worker, gives the replies in flight (the
+ * probe's "cancelled" one among them) up to STOP_GRACE_S to go out, then stops the daemon. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent_int.h"
 #include "agent_token.h"
@@ -27,10 +34,21 @@
 #include "validate.h"
 
 /* Idle seconds before a connection is cut. */
-#define CONN_TIMEOUT_S 10
+#define CONN_TIMEOUT_S 5
+/* Seconds a connection has to send a complete request (head and body), from its start or
+ * from the end of its previous reply, however slowly it trickles. */
+#define REQUEST_DEADLINE_S 10.0
+/* How often the watcher looks at the connections, milliseconds. */
+#define WATCH_MS 100
+/* Most seconds stopping waits for replies in flight. */
+#define STOP_GRACE_S 1.0
+/* Status logged and counted for a probe whose client hung up before the reply (nginx's). */
+#define CLIENT_GONE 499
 /* Memory one connection may use for its request line and headers (and the reply's headers):
  * a larger request gets 431 and the connection is closed. */
 #define CONN_MEMORY ((size_t)32 << 10)
+/* A body past XP_AGENT_MAX_REQUEST_BODY is read to its end for the 413, up to this much. */
+#define TOO_LARGE_CUT ((size_t)XP_AGENT_MAX_REQUEST_BODY * 16)
 /* Longest path kept for the request log. */
 #define LOG_PATH_MAX 200
 
@@ -114,17 +132,31 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 	a->tls_key = xp_strdup(o->tls_key_pem);
 	a->interval_s = o->interval_s;
 	a->max_connections = o->max_connections ? o->max_connections : 64;
+	/* A quarter of the slots per client address, at least 8 (one console, a Prometheus and a
+	 * few curls behind one NAT), never more than all of them. */
+	a->per_ip = a->max_connections / 4 < 8 ? 8 : a->max_connections / 4;
+	if (a->per_ip > a->max_connections)
+		a->per_ip = a->max_connections;
 	a->verbose = o->verbose;
 	a->log = o->log ? o->log : stderr;
 	a->config = o->config;
 	a->started = time(NULL);
 	pthread_mutex_init(&a->mu, NULL);
+	pthread_mutex_init(&a->conn_mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->watch_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	atomic_init(&a->inflight, 0);
 	atomic_init(&a->probe_busy, 0);
 	atomic_init(&a->cancel, 0);
 	return a;
 }
 
-/* Rebuilds the /v1/node body from the current node; a->mu held. */
+/* Rebuilds the /v1/node body and its ETag from the current node; a->mu held. The body holds
+ * nothing that changes while the node does not (the discovery time is in /v1/health), so
+ * the strong ETag, a digest of the body, stays the same exactly while the body does. */
 static void build_body(struct xp_agent *a)
 {
 	json_t *doc = xp_cluster_to_json(a->cluster);
@@ -134,12 +166,19 @@ static void build_body(struct xp_agent *a)
 	json_object_set_new(ag, "node", xp_json_str(a->cluster->nodes[0]->name));
 	json_object_set_new(ag, "started", json_integer((json_int_t)a->started));
 	json_object_set_new(ag, "interval_s", json_real(a->interval_s));
-	json_object_set_new(ag, "discovered", json_integer((json_int_t)a->discovered));
 	json_object_set_new(doc, "agent", ag);
 	free(a->body);
 	a->body = json_dumps(doc, JSON_COMPACT);
 	a->body_len = strlen(a->body);
 	json_decref(doc);
+	struct xp_sha256 h;
+	unsigned char dg[32];
+	char hex[65];
+	xp_sha256_init(&h);
+	xp_sha256_update(&h, a->body, a->body_len);
+	xp_sha256_final(&h, dg);
+	xp_sha256_hex(dg, hex);
+	snprintf(a->etag, sizeof a->etag, "\"%.32s\"", hex);
 }
 
 void xp_agent_publish(struct xp_agent *a, struct xp_node *n, double discovery_s, time_t when)
@@ -156,19 +195,6 @@ void xp_agent_publish(struct xp_agent *a, struct xp_node *n, double discovery_s,
 		free(a->node_json);
 		a->node_json = ns;
 		ns = NULL;
-		/* The ETag names the node's content and generation, not the discovery time, so
-		 * an unchanged node keeps its ETag and a console's If-None-Match gets a 304. */
-		char gen[32];
-		snprintf(gen, sizeof gen, "\n%llu", (unsigned long long)a->generation);
-		struct xp_sha256 h;
-		unsigned char dg[32];
-		char hex[65];
-		xp_sha256_init(&h);
-		xp_sha256_update(&h, a->node_json, strlen(a->node_json));
-		xp_sha256_update(&h, gen, strlen(gen));
-		xp_sha256_final(&h, dg);
-		xp_sha256_hex(dg, hex);
-		snprintf(a->etag, sizeof a->etag, "\"%.32s\"", hex);
 	}
 	struct xp_cluster *old = a->cluster;
 	a->cluster = c;
@@ -199,6 +225,7 @@ void xp_agent_fail(struct xp_agent *a, const char *why, double discovery_s)
 struct req {
 	struct xp_agent *a;
 	struct MHD_Connection *conn;
+	struct xpa_conn *cc;        /* its connection's context (NULL: not tracked) */
 	double t0;
 	int route;
 	unsigned code;
@@ -213,6 +240,8 @@ struct req {
 	char *reply;                /* the probe worker's reply, set before it resumes us */
 	size_t reply_len;
 	unsigned reply_code;
+	bool client_gone;           /* the client hung up while the probe ran: no reply */
+	bool too_large;             /* the body grew past XP_AGENT_MAX_REQUEST_BODY */
 };
 
 static double mono_s(void)
@@ -220,6 +249,101 @@ static double mono_s(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The context of conn (set when it was accepted), or NULL. */
+static struct xpa_conn *conn_ctx(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Marks a connection's request complete (waiting false) or a new one awaited (true, from now). */
+static void conn_waiting(struct xp_agent *a, struct xpa_conn *cc, bool waiting)
+{
+	if (!cc)
+		return;
+	pthread_mutex_lock(&a->conn_mu);
+	cc->waiting = waiting;
+	if (waiting)
+		cc->wait_since = mono_s();
+	pthread_mutex_unlock(&a->conn_mu);
+}
+
+/* libmicrohttpd's connection start and close: the context the watcher sees. Close comes
+ * before the socket is closed, so a socket in the list is always the connection's own. */
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct xp_agent *a = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct xpa_conn *cc = xp_calloc(1, sizeof *cc);
+		cc->fd = ci ? ci->connect_fd : -1;
+		cc->waiting = true;
+		cc->wait_since = mono_s();
+		atomic_init(&cc->cancel, 0);
+		pthread_mutex_lock(&a->conn_mu);
+		cc->next = a->conns;
+		if (a->conns)
+			a->conns->prev = cc;
+		a->conns = cc;
+		/* Stopping: a probe that starts from now on is cancelled at once. */
+		if (atomic_load(&a->cancel))
+			atomic_store(&cc->cancel, 1);
+		pthread_mutex_unlock(&a->conn_mu);
+		*socket_context = cc;
+		return;
+	}
+	struct xpa_conn *cc = *socket_context;
+	if (!cc)
+		return;
+	*socket_context = NULL;
+	pthread_mutex_lock(&a->conn_mu);
+	if (cc->prev)
+		cc->prev->next = cc->next;
+	else
+		a->conns = cc->next;
+	if (cc->next)
+		cc->next->prev = cc->prev;
+	pthread_mutex_unlock(&a->conn_mu);
+	free(cc);
+}
+
+/* The watcher: every WATCH_MS, cuts the connections past their request deadline (shutting
+ * the socket down makes libmicrohttpd close it) and cancels the probe of a client that hung up. */
+static void *watcher(void *arg)
+{
+	struct xp_agent *a = arg;
+	pthread_mutex_lock(&a->conn_mu);
+	while (!a->watch_stop) {
+		double now = mono_s();
+		for (struct xpa_conn *cc = a->conns; cc; cc = cc->next) {
+			if (cc->fd < 0)
+				continue;
+			if (cc->waiting && !cc->cut && now - cc->wait_since > REQUEST_DEADLINE_S) {
+				shutdown(cc->fd, SHUT_RDWR);
+				cc->cut = true;
+			}
+			if (cc->probing && !cc->gone) {
+				struct pollfd pf = {cc->fd, POLLRDHUP, 0};
+				if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+					cc->gone = true;
+					atomic_store(&cc->cancel, 1);
+				}
+			}
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += WATCH_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&a->watch_cv, &a->conn_mu, &ts);
+	}
+	pthread_mutex_unlock(&a->conn_mu);
+	return NULL;
 }
 
 static void count(struct xp_agent *a, int route, unsigned code)
@@ -326,11 +450,13 @@ static enum MHD_Result get_node(struct req *r)
 	char etag[sizeof a->etag];
 	memcpy(etag, a->etag, sizeof etag);
 	bool same = inm && etag_matches(inm, etag);
-	char *body = same ? NULL : xp_strndup(a->body, a->body_len);
+	char *body = xp_strndup(a->body, a->body_len);
 	size_t len = a->body_len;
 	pthread_mutex_unlock(&a->mu);
 	struct hdrs h = {.ctype = "application/json", .etag = etag};
-	enum MHD_Result ret = same ? reply(r, 304, NULL, 0, &h) : reply(r, 200, body, len, &h);
+	/* A 304 carries the body too: libmicrohttpd sends a 304 like a HEAD, headers only, with the
+	 * Content-Length of that body, the 200's (RFC 9110 8.6), never a wrong 0. */
+	enum MHD_Result ret = reply(r, same ? 304 : 200, body, len, &h);
 	free(body);
 	return ret;
 }
@@ -356,6 +482,12 @@ static void *probe_worker(void *arg)
 	struct req *r = arg;
 	struct xp_agent *a = r->a;
 	r->reply = xpa_probe_run(&r->job, &r->reply_code, &r->reply_len);
+	if (r->cc) {
+		pthread_mutex_lock(&a->conn_mu);
+		r->cc->probing = false;
+		r->client_gone = r->cc->gone;
+		pthread_mutex_unlock(&a->conn_mu);
+	}
 	/* Free for the next probe: whoever starts it joins this thread first, which then
 	 * only has the resume below left to do. */
 	atomic_store(&a->probe_busy, 0);
@@ -380,6 +512,16 @@ static enum MHD_Result start_probe(struct req *r)
 	xpa_probe_job_init(&r->job, a, r->probe);
 	pthread_mutex_unlock(&a->mu);
 	r->probe_started = true;
+	if (r->cc) {
+		/* The watcher cancels the probe through the connection when its client hangs up;
+		 * stopping cancels it there too (xp_agent_free sets every connection's flag). */
+		pthread_mutex_lock(&a->conn_mu);
+		r->cc->probing = true;
+		r->cc->gone = false;
+		r->cc->waiting = false;
+		pthread_mutex_unlock(&a->conn_mu);
+		r->job.cancel = &r->cc->cancel;
+	}
 	/* Suspended before the worker exists, so its resume can never come first. */
 	MHD_suspend_connection(r->conn);
 	/* Under the lock with the stop flag: xp_agent_free either sees this worker and joins
@@ -390,6 +532,11 @@ static enum MHD_Result start_probe(struct req *r)
 	a->probe_joinable = !stopping && e == 0;
 	pthread_mutex_unlock(&a->mu);
 	if (stopping || e != 0) {
+		if (r->cc) {
+			pthread_mutex_lock(&a->conn_mu);
+			r->cc->probing = false;
+			pthread_mutex_unlock(&a->conn_mu);
+		}
 		MHD_resume_connection(r->conn);
 		r->is_probe = false;
 		atomic_store(&a->probe_busy, 0);
@@ -415,7 +562,7 @@ static enum MHD_Result post_probe_head(struct req *r, const char *url)
 	if (!p)
 		return fail(r, 404, "no such probe in the agent's config", NULL, false);
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_BODY)
+	if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY)
 		return fail(r, 413, "request body too large (probes take none)", NULL, false);
 	r->probe = p;
 	r->is_probe = true;
@@ -446,6 +593,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		r = xp_calloc(1, sizeof *r);
 		r->a = a;
 		r->conn = conn;
+		r->cc = conn_ctx(conn);
+		atomic_fetch_add(&a->inflight, 1);
 		r->t0 = mono_s();
 		r->route = route_of(url);
 		snprintf(r->method, sizeof r->method, "%s", method);
@@ -456,12 +605,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		if (r->route != XPA_PROBE) {
 			/* Except a body announced too large: refused now rather than read. */
 			const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-			if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_BODY) {
+			if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY) {
 				r->answered = true;
 				return fail(r, 413, "request body too large", NULL, false);
 			}
 			return MHD_YES;
 		}
+	} else if (!*upload_data_size)
+		/* The request is complete (a later call without data): the deadline is met. */
+		conn_waiting(a, r->cc, false);
+	if (r->too_large && !*upload_data_size) {
+		if (r->code)
+			return MHD_YES; /* answered already */
+		r->answered = true;
+		return fail(r, 413, "request body too large", NULL, false);
 	}
 	if (!r->answered && r->route != XPA_PROBE && !*upload_data_size) {
 		r->answered = true;
@@ -479,6 +636,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (r->route == XPA_PROBE && !r->answered) {
 		r->answered = true;
 		bool post = strcmp(method, "POST") == 0;
+		/* Anything but a POST is a read: the read token first, as everywhere. */
+		if (!post && a->read_token && !bearer_ok(conn, a->read_token))
+			return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
 		if (!post)
 			return fail(r, 405, "use POST", "POST", false);
 		return post_probe_head(r, url);
@@ -487,8 +647,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		/* Bodies are not used; count them (chunked ones have no Content-Length) and drop them. */
 		r->body_bytes += *upload_data_size;
 		*upload_data_size = 0;
-		/* A body without a length that grows past the limit: cut the connection. */
-		return r->body_bytes > XP_AGENT_MAX_BODY ? MHD_NO : MHD_YES;
+		/* A body without a length that grows past the limit gets 413 once it has ended
+		 * (libmicrohttpd takes no reply halfway through a body); one that goes on past
+		 * TOO_LARGE_CUT is cut off instead. */
+		if (r->body_bytes > XP_AGENT_MAX_REQUEST_BODY) {
+			r->too_large = true;
+			r->is_probe = false;
+		}
+		if (r->body_bytes > TOO_LARGE_CUT) {
+			if (!r->code) { /* logged and counted as the 413 it would have had */
+				r->code = 413;
+				count(a, r->route, 413);
+			}
+			return MHD_NO;
+		}
+		return MHD_YES;
 	}
 	if (!r->is_probe)
 		return MHD_YES; /* a reply is queued already */
@@ -497,6 +670,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (!r->reply)
 		return MHD_YES; /* resumed without a reply: cannot happen, the worker sets it first */
 	r->is_probe = false;
+	if (r->client_gone) {
+		/* Nobody to answer: logged and counted as such, never as the probe's 200. */
+		r->code = CLIENT_GONE;
+		count(a, r->route, CLIENT_GONE);
+		return MHD_NO;
+	}
 	struct hdrs h = {.ctype = "application/json"};
 	return reply(r, r->reply_code, r->reply, r->reply_len, &h);
 }
@@ -531,7 +710,10 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 	}
 	xpa_probe_job_clear(&r->job);
 	free(r->reply);
+	/* Keep-alive: the next request has its deadline from now. */
+	conn_waiting(a, r->cc, true);
 	free(r);
+	atomic_fetch_sub(&a->inflight, 1);
 }
 
 /* libmicrohttpd's own errors (a failed accept, a TLS handshake gone wrong): only with -v. */
@@ -558,7 +740,9 @@ int xp_agent_serve(struct xp_agent *a, char *url, size_t urllen, struct xp_err *
 	bool tls = a->tls_cert && a->tls_key;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
 		return xp_errf(err, "this libmicrohttpd was built without TLS: --tls-cert/--tls-key cannot be used");
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	/* ITC: MHD_quiesce_daemon, when stopping, needs it. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
+			 MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	if (tls)
@@ -566,8 +750,8 @@ int xp_agent_serve(struct xp_agent *a, char *url, size_t urllen, struct xp_err *
 	struct MHD_OptionItem opts[] = {
 		{MHD_OPTION_SOCK_ADDR, 0, &ss},
 		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)a->max_connections, NULL},
-		/* Everyone on a loopback test, or behind one NAT, shares an IP: the global limit is enough. */
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0, NULL},
+		/* One address cannot take every slot (a connection over its share is closed at once). */
+		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)a->per_ip, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
 		{tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->tls_key},
@@ -577,12 +761,20 @@ int xp_agent_serve(struct xp_agent *a, char *url, size_t urllen, struct xp_err *
 	/* The logger first: libmicrohttpd reports errors in the options after it through it. */
 	a->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, a, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, a,
 				     MHD_OPTION_ARRAY, opts,
-				     MHD_OPTION_NOTIFY_COMPLETED, completed, a, MHD_OPTION_END);
+				     MHD_OPTION_NOTIFY_COMPLETED, completed, a, MHD_OPTION_NOTIFY_CONNECTION, conn_notify,
+				     a, MHD_OPTION_END);
 	if (!a->daemon) {
 		/* libmicrohttpd says why only through its logger; the usual causes are these. */
 		return xp_errf(err, "cannot listen on %s (address in use or not on this machine%s?)", a->listen,
 			       tls ? ", or an unusable TLS certificate or key" : "");
 	}
+	int e = pthread_create(&a->watcher, NULL, watcher, a);
+	if (e != 0) {
+		MHD_stop_daemon(a->daemon);
+		a->daemon = NULL;
+		return xp_errf(err, "cannot start the connection watcher: %s", strerror(e));
+	}
+	a->watching = true;
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->daemon, MHD_DAEMON_INFO_LISTEN_FD);
 	struct sockaddr_storage bound;
 	socklen_t bl = sizeof bound;
@@ -600,23 +792,56 @@ void xp_agent_free(struct xp_agent *a)
 {
 	if (!a)
 		return;
-	/* A running probe is killed and its worker joined first: it resumes its connection,
-	 * and libmicrohttpd must not stop with a connection still suspended. */
+	/* No new connections; a running probe is killed and its worker joined: it resumes its
+	 * connection, and libmicrohttpd must not stop with a connection still suspended. */
+	MHD_socket lfd = a->daemon ? MHD_quiesce_daemon(a->daemon) : MHD_INVALID_SOCKET;
 	pthread_mutex_lock(&a->mu);
 	atomic_store(&a->cancel, 1);
 	bool join = a->probe_joinable;
 	a->probe_joinable = false;
 	pthread_mutex_unlock(&a->mu);
+	pthread_mutex_lock(&a->conn_mu);
+	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
+		atomic_store(&cc->cancel, 1);
+	pthread_mutex_unlock(&a->conn_mu);
 	if (join)
 		pthread_join(a->probe_thread, NULL);
+	/* The replies in flight (the cancelled probe's among them) get a moment to go out. */
+	double give_up = mono_s() + STOP_GRACE_S;
+	while (a->daemon && atomic_load(&a->inflight) > 0 && mono_s() < give_up)
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	if (a->watching) {
+		pthread_mutex_lock(&a->conn_mu);
+		a->watch_stop = true;
+		pthread_cond_signal(&a->watch_cv);
+		pthread_mutex_unlock(&a->conn_mu);
+		pthread_join(a->watcher, NULL);
+	}
 	if (a->daemon)
 		MHD_stop_daemon(a->daemon);
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
+	/* libmicrohttpd reports every close; anything left is freed here all the same. */
+	while (a->conns) {
+		struct xpa_conn *cc = a->conns;
+		a->conns = cc->next;
+		free(cc);
+	}
+	pthread_mutex_destroy(&a->conn_mu);
+	pthread_cond_destroy(&a->watch_cv);
 	pthread_mutex_destroy(&a->mu);
 	xp_cluster_free(a->cluster);
 	free(a->node_json);
 	free(a->body);
 	free(a->error);
 	free(a->listen);
+	/* The secrets do not outlive the agent in freed memory. */
+	if (a->read_token)
+		explicit_bzero(a->read_token, strlen(a->read_token));
+	if (a->write_token)
+		explicit_bzero(a->write_token, strlen(a->write_token));
+	if (a->tls_key)
+		explicit_bzero(a->tls_key, strlen(a->tls_key));
 	free(a->read_token);
 	free(a->write_token);
 	free(a->tls_cert);

@@ -27,7 +27,7 @@
 #define XP_AGENT_PROBE_MAX_OUT ((size_t)1 << 20)
 #define XP_AGENT_PROBE_TAIL ((size_t)64 << 10)
 /* Largest request body accepted (probes take none). */
-#define XP_AGENT_MAX_BODY 4096
+#define XP_AGENT_MAX_REQUEST_BODY 4096
 
 /* One probe the agent's config whitelists. */
 struct xp_agent_probe {
@@ -63,12 +63,12 @@ bool xp_agent_addr_loopback(const struct sockaddr *sa);
 /* How the server runs. Strings are copied by xp_agent_new. */
 struct xp_agent_opts {
 	const char *listen;       /* "ADDR:PORT" (XP_AGENT_DEFAULT_LISTEN when NULL) */
-	const char *read_token;   /* required on every GET when not NULL */
+	const char *read_token;   /* required on every request but POST /v1/probe when not NULL */
 	const char *write_token;  /* required on POST /v1/probe; probes are refused without one */
 	const char *tls_cert_pem; /* PEM text; HTTPS when both are set */
 	const char *tls_key_pem;
 	double interval_s;        /* rediscovery interval, reported in /v1/node */
-	unsigned max_connections; /* concurrent connections */
+	unsigned max_connections; /* concurrent connections (a quarter, at least 8, per client address) */
 	int verbose;              /* > 0: one line per request on log */
 	FILE *log;                /* request log and server errors (stderr) */
 	const struct xp_agent_config *config; /* probe whitelist (borrowed; may be NULL) */

@@ -25,14 +25,14 @@
 
 static const struct xp_opt agent_opts[] = {
 	{"listen", 0, "ADDR:PORT", "listen here (default " XP_AGENT_DEFAULT_LISTEN "; [::1]:PORT for IPv6; port 0: any)"},
-	{"token-file", 0, "FILE", "require this bearer token on every GET (needed off loopback)"},
+	{"token-file", 0, "FILE", "require this bearer token on every request but probes (needed off loopback)"},
 	{"write-token-file", 0, "FILE", "bearer token for POST /v1/probe (probes are refused without one)"},
 	{"interval", 0, "SECONDS", "rediscover the node every SECONDS (default 5, 0.2 to 3600)"},
 	{"name", 0, "NAME", "report the node under this name instead of the discovered host name"},
 	{"config", 0, "FILE", "the agent's config: the probes it may run"},
 	{"tls-cert", 0, "FILE", "serve HTTPS with this PEM certificate (chain); needs --tls-key"},
 	{"tls-key", 0, "FILE", "the PEM private key of --tls-cert"},
-	{"max-connections", 0, "N", "at most N connections at once (default 64)"},
+	{"max-connections", 0, "N", "at most N connections at once (default 64; a quarter, at least 8, per client address)"},
 	{"case", 0, "CASE", "agent probe: record the result as evidence for this workload case"},
 	{NULL, 0, NULL, NULL},
 };

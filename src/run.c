@@ -61,6 +61,12 @@ static void child(const char *prog, const char *const *argv, int out_fd)
 	dup2(out_fd, STDOUT_FILENO);
 	/* Its own process group, so a timeout kills whatever it started too. */
 	setpgid(0, 0);
+	/* Ignored signals and the signal mask survive exec: the tool starts from the defaults,
+	 * not from the agent's (SIGTERM, SIGINT, SIGHUP blocked, SIGPIPE ignored). */
+	signal(SIGPIPE, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(prog, (char *const *)argv, env);
 	_exit(127);
 }

@@ -21,6 +21,7 @@
 
 #include "model.h"
 #include "model_json.h"
+#include "run.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -220,6 +221,7 @@ struct http {
 	char www_auth[128];
 	char allow[64];
 	char ctype[128];
+	char clen[32];
 };
 
 static size_t body_cb(char *p, size_t sz, size_t n, void *u)
@@ -253,6 +255,7 @@ static size_t header_cb(char *p, size_t sz, size_t n, void *u)
 	header_value(p, sz * n, "WWW-Authenticate", h->www_auth, sizeof h->www_auth);
 	header_value(p, sz * n, "Allow", h->allow, sizeof h->allow);
 	header_value(p, sz * n, "Content-Type", h->ctype, sizeof h->ctype);
+	header_value(p, sz * n, "Content-Length", h->clen, sizeof h->clen);
 	return sz * n;
 }
 
@@ -302,6 +305,39 @@ static json_t *http_json(const struct http *h)
 	json_t *j = json_loads(h->body, 0, &je);
 	ck_assert_msg(j != NULL, "not JSON (%s): %s", je.text, h->body);
 	return j;
+}
+
+/* A raw TCP connection to the agent (http://127.0.0.1:PORT) from the loopback address src:
+ * another client, as far as the agent can tell. */
+static int raw_connect_from(const struct agent *a, const char *src)
+{
+	const char *colon = strrchr(a->url, ':');
+	ck_assert_ptr_nonnull(colon);
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	struct sockaddr_in from = {.sin_family = AF_INET};
+	inet_pton(AF_INET, src, &from.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(bind(fd, (struct sockaddr *)&from, sizeof from) == 0, "bind %s: %s", src, strerror(errno));
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+	return fd;
+}
+
+/* True when the agent closed fd within timeout_s (what it sent before is dropped). */
+static bool raw_closed(int fd, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+	while (now_s() < end) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		char tmp[4096];
+		ssize_t k = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
+		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+			return true;
+	}
+	return false;
 }
 
 /* A raw TCP connection to the agent (http://127.0.0.1:PORT). */
@@ -374,8 +410,9 @@ START_TEST(node_etag_health)
 	ck_assert_str_eq(json_string_value(json_object_get(ag, "node")), "node-a");
 	ck_assert_str_eq(json_string_value(json_object_get(ag, "version")), XP_VERSION);
 	ck_assert_double_eq(json_real_value(json_object_get(ag, "interval_s")), 0.2);
-	json_int_t disc0 = json_integer_value(json_object_get(ag, "discovered"));
-	ck_assert_int_gt(disc0, 0);
+	/* The discovery time is in /v1/health only: the body changes only with the node. */
+	ck_assert_ptr_null(json_object_get(ag, "discovered"));
+	ck_assert_int_gt(json_integer_value(json_object_get(ag, "started")), 0);
 	json_decref(j);
 	ck_assert_msg(h.etag[0] == '"' && strlen(h.etag) > 10, "ETag %s", h.etag);
 	char etag[128];
@@ -384,6 +421,8 @@ START_TEST(node_etag_health)
 	struct http h2 = http("GET", a, "/v1/node", NULL, inm, NULL);
 	ck_assert_int_eq(h2.code, 304);
 	ck_assert_uint_eq(h2.len, 0);
+	/* No Content-Length 0 on a 304: the 200's, or none. */
+	ck_assert_msg(h2.clen[0] == '\0' || strtoull(h2.clen, NULL, 10) == h.len, "304 Content-Length %s", h2.clen);
 	ck_assert_str_eq(h2.etag, etag);
 	free(h2.body);
 	/* Several rediscoveries later: the same node, the same generation and ETag. */
@@ -396,8 +435,19 @@ START_TEST(node_etag_health)
 	ck_assert_str_eq(h2.etag, etag);
 	j = http_json(&h2);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "generation")), 1);
-	ck_assert_int_ge(json_integer_value(json_object_get(json_object_get(j, "agent"), "discovered")), disc0);
 	json_decref(j);
+	/* Strong ETag: the same body byte for byte. */
+	ck_assert_uint_eq(h2.len, h.len);
+	ck_assert_mem_eq(h2.body, h.body, h.len);
+	free(h2.body);
+	/* If-None-Match: weak comparison, lists and "*". */
+	char *weak = xp_asprintf("If-None-Match: \"x\", W/%s", etag);
+	h2 = http("GET", a, "/v1/node", NULL, weak, NULL);
+	ck_assert_int_eq(h2.code, 304);
+	free(h2.body);
+	free(weak);
+	h2 = http("GET", a, "/v1/node", NULL, "If-None-Match: *", NULL);
+	ck_assert_int_eq(h2.code, 304);
 	free(h2.body);
 	free(inm);
 	free(h.body);
@@ -658,7 +708,8 @@ START_TEST(probes)
 					       "probe hello -- /bin/echo hello \"big world\"\n"
 					       "probe nope layer=launches -- false\n"
 					       "probe slow timeout=0.5 -- /bin/sleep 5\n"
-					       "probe sleep2 timeout=10 -- /bin/sleep 2\n");
+					       "probe sleep2 timeout=10 -- /bin/sleep 2\n"
+					       "probe long timeout=30 -- /bin/sleep 20\n");
 	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--token-file", rt,
 				"--write-token-file", wt, "--config", cfg, "--name", "probe-node");
 	struct http h = http("POST", a, "/v1/probe/hello", NULL, NULL, NULL);
@@ -678,6 +729,10 @@ START_TEST(probes)
 	free(h.body);
 	h = http("GET", a, "/v1/probe/hello", "reader", NULL, NULL);
 	ck_assert_int_eq(h.code, 405);
+	free(h.body);
+	/* Without the read token a GET there is 401 like any other, not 405. */
+	h = http("GET", a, "/v1/probe/hello", NULL, NULL, NULL);
+	ck_assert_int_eq(h.code, 401);
 	free(h.body);
 
 	h = http("POST", a, "/v1/probe/hello", "writer", NULL, NULL);
@@ -743,6 +798,25 @@ START_TEST(probes)
 	h = http("POST", a, "/v1/probe/hello", "writer", NULL, NULL);
 	ck_assert_int_eq(h.code, 200);
 	free(h.body);
+	/* A client that hangs up cancels its probe: the next one is not refused for long. */
+	fd = raw_connect(a);
+	req = "POST /v1/probe/long HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer writer\r\nContent-Length: 0\r\n\r\n";
+	raw_send(fd, req, strlen(req));
+	nanosleep(&(struct timespec){1, 0}, NULL);
+	close(fd);
+	t0 = now_s();
+	do {
+		h = http("POST", a, "/v1/probe/hello", "writer", NULL, NULL);
+		if (h.code == 409 && now_s() - t0 < 3) {
+			free(h.body);
+			nanosleep(&(struct timespec){0, 50000000}, NULL);
+			continue;
+		}
+		break;
+	} while (1);
+	ck_assert_msg(h.code == 200, "after a hang-up: %ld %s", h.code, h.body);
+	ck_assert_msg(now_s() - t0 < 1.5, "the hung-up probe ran on for %.1f s", now_s() - t0);
+	free(h.body);
 	/* A body is refused when it is announced too large. */
 	fd = raw_connect(a);
 	req = "POST /v1/probe/hello HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer writer\r\nContent-Length: 100000\r\n\r\n";
@@ -759,7 +833,11 @@ START_TEST(probes)
 	t0 = now_s();
 	ck_assert_int_eq(agent_stop(a), 0);
 	ck_assert_msg(now_s() - t0 < 1.5, "stopping waited for the probe");
+	/* ... and the client still gets its reply, the probe cancelled. */
+	got = raw_read(fd, 2);
 	close(fd);
+	ck_assert_msg(strncmp(got, "HTTP/1.1 200", 12) == 0 && strstr(got, "\"cancelled\":true"), "%s", got);
+	free(got);
 
 	/* Without a write token, probes are disabled. */
 	a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--config", cfg);
@@ -843,6 +921,19 @@ START_TEST(slow_and_oversized_clients)
 	h = http("GET", a, "/metrics", NULL, NULL, NULL);
 	ck_assert_int_eq(h.code, 200);
 	free(h.body);
+	/* A chunked body (no Content-Length) over 4 KiB: 413 once it has ended. */
+	int ch = raw_connect(a);
+	const char *head = "POST /v1/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2000\r\n";
+	raw_send(ch, head, strlen(head));
+	char *chunk = xp_malloc(0x2000 + 16);
+	memset(chunk, 'c', 0x2000);
+	memcpy(chunk + 0x2000, "\r\n0\r\n\r\n", 8);
+	raw_send(ch, chunk, 0x2000 + 7);
+	free(chunk);
+	got = raw_read(ch, 3);
+	close(ch);
+	ck_assert_msg(strncmp(got, "HTTP/1.1 413", 12) == 0 && strstr(got, "\"error\""), "%s", got);
+	free(got);
 	/* A long URL too. */
 	char *url = xp_malloc(40010);
 	memcpy(url, "/v1/", 4);
@@ -864,6 +955,77 @@ START_TEST(slow_and_oversized_clients)
 	ck_assert_int_eq(h.code, 200);
 	free(h.body);
 	ck_assert_int_eq(agent_stop(a), 0);
+}
+END_TEST
+
+/* Slowloris: one client address holds at most its share of the connections (a quarter of
+ * --max-connections, at least 8), so idle sockets from it leave room for everyone else; and a
+ * request has 10 s to arrive in full, however it trickles. */
+START_TEST(slow_clients_bounded)
+{
+	struct agent *a = AGENT("--replay", asc, "agent", "--listen", "127.0.0.1:0", "--max-connections", "64");
+	int idle[16];
+	for (int i = 0; i < 16; i++)
+		idle[i] = raw_connect(a);
+	nanosleep(&(struct timespec){0, 300000000}, NULL);
+	/* Over the share of 16: accepted and closed at once. */
+	int over = raw_connect(a);
+	ck_assert_msg(raw_closed(over, 2), "a 17th idle socket from one address was kept");
+	close(over);
+	ck_assert_msg(!raw_closed(idle[15], 0.1), "the 16th idle socket was closed at once");
+	/* Another client is served meanwhile. */
+	int other = raw_connect_from(a, "127.0.0.2");
+	const char *req = "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	raw_send(other, req, strlen(req));
+	char *got = raw_read(other, 3);
+	close(other);
+	ck_assert_msg(strncmp(got, "HTTP/1.1 200", 12) == 0, "%s", got);
+	free(got);
+	/* A header line every second never makes it idle, but the deadline cuts it. */
+	double t0 = now_s();
+	int slow = raw_connect_from(a, "127.0.0.3");
+	raw_send(slow, "GET /v1/health HTTP/1.1\r\n", 25);
+	bool cut = false;
+	while (!cut && now_s() - t0 < 14) {
+		raw_send(slow, "X-A: b\r\n", 8);
+		cut = raw_closed(slow, 1);
+	}
+	double took = now_s() - t0;
+	close(slow);
+	ck_assert_msg(cut && took > 8.5 && took < 12.5, "trickling client: cut %d after %.1f s", cut, took);
+	/* The idle ones are long gone (idle timeout), and the first address is served again. */
+	for (int i = 0; i < 16; i++) {
+		ck_assert_msg(raw_closed(idle[i], 0.2), "idle socket %d still open after %.1f s", i, now_s() - t0);
+		close(idle[i]);
+	}
+	struct http h = http("GET", a, "/v1/health", NULL, NULL, NULL);
+	ck_assert_int_eq(h.code, 200);
+	free(h.body);
+	ck_assert_int_eq(agent_stop(a), 0);
+}
+END_TEST
+
+/* Vendor tools the agent runs on rediscovery start from the default signal state, not the
+ * agent's (SIGTERM, SIGINT, SIGHUP blocked, SIGPIPE ignored). */
+START_TEST(tool_signals)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	const char *argv[] = {"/bin/grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status", NULL};
+	char *out = NULL, err[256] = "";
+	size_t len = 0;
+	ck_assert_msg(xp_run_tool(argv, 10, 1 << 16, &out, &len, err, sizeof err) == 0, "%s", err);
+	const char *blk = strstr(out, "SigBlk:"), *ign = strstr(out, "SigIgn:");
+	ck_assert_msg(blk && ign, "%s", out);
+	unsigned long long b = strtoull(blk + 7, NULL, 16), i = strtoull(ign + 7, NULL, 16);
+	ck_assert_msg(b == 0, "the tool started with signals blocked: %s", out);
+	ck_assert_msg(!(i & (1ULL << (SIGPIPE - 1))), "the tool started with SIGPIPE ignored: %s", out);
+	free(out);
 }
 END_TEST
 
@@ -955,6 +1117,8 @@ Suite *xp_suite_agent_server(void)
 	tcase_add_test(tc, probes);
 	tcase_add_test(tc, config_errors);
 	tcase_add_test(tc, slow_and_oversized_clients);
+	tcase_add_test(tc, slow_clients_bounded);
+	tcase_add_test(tc, tool_signals);
 	tcase_add_test(tc, https);
 	tcase_add_test(tc, inventory_source);
 	suite_add_tcase(s, tc);
