@@ -626,7 +626,12 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 			struct agent *a = NULL;
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
 			a->res = m->data.result;
-			a->latency_ms = (now_mono() - t0) * 1000;
+			/* The request's own time, not the cycle's: a slow agent shows as slow. */
+			curl_off_t us = 0;
+			if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
+				a->latency_ms = (double)us / 1000;
+			else
+				a->latency_ms = (now_mono() - t0) * 1000;
 			curl_multi_remove_handle(p->multi, m->easy_handle);
 			a->in_flight = false;
 			a->done = true;
