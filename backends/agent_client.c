@@ -34,7 +34,7 @@ struct agent {
 	size_t len, cap;
 	bool too_big, in_flight, done;
 	CURLcode res;      /* how the transfer ended, when done */
-	json_t *node_json; /* the last good node object, NULL before one */
+	struct xp_node *data; /* the last good node, NULL before one (each cluster gets a copy) */
 	char *node;        /* its name: the identity this agent is held to */
 	bool up, ever;
 	char *error;
@@ -144,7 +144,7 @@ static void agent_free(struct agent *a)
 			t[i] = 0;
 		free(a->token);
 	}
-	json_decref(a->node_json);
+	xp_node_free(a->data);
 	free(a->url);
 	free(a->node_url);
 	free(a->body);
@@ -470,7 +470,7 @@ static const struct agent *claimed_by(const struct xp_agent_pool *p, const struc
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct agent *o = p->a[i];
-		if (o != self && o->node && o->node_json && strcmp(o->node, name) == 0)
+		if (o != self && o->node && o->data && strcmp(o->node, name) == 0)
 			return o;
 	}
 	return NULL;
@@ -514,12 +514,13 @@ static void take_body(struct agent *a)
 		json_decref(doc);
 		return;
 	}
-	/* Valid: keep the node's JSON, so that each cluster built from the pool gets its own copy. */
-	json_decref(a->node_json);
-	a->node_json = json_incref(json_array_get(json_object_get(doc, "nodes"), 0));
+	/* Valid: keep the decoded node; each cluster built from the pool gets a copy of it. */
+	xp_node_free(a->data);
+	a->data = c->nodes[0];
+	c->nodes[0] = NULL;
 	a->generation = (int64_t)json_integer_value(json_object_get(doc, "generation"));
 	if (!a->node)
-		a->node = xp_strdup(c->nodes[0]->name);
+		a->node = xp_strdup(a->data->name);
 	xp_cluster_free(c);
 	json_decref(doc);
 	snprintf(a->etag, sizeof a->etag, "%s", a->new_etag);
@@ -543,7 +544,7 @@ static void finish(struct agent *a)
 		set_error(a, "%s", a->errbuf[0] ? a->errbuf : curl_easy_strerror(res));
 	} else if (code == 304) {
 		a->not_modified++;
-		if (a->node_json)
+		if (a->data)
 			set_up(a);
 		else
 			set_error(a, "304 Not Modified for data this console does not hold");
@@ -593,7 +594,7 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 			explicit_bzero(h, strlen(h));
 			free(h);
 		}
-		if (a->etag[0] && a->node_json) {
+		if (a->etag[0] && a->data) {
 			h = xp_asprintf("If-None-Match: %s", a->etag);
 			a->headers = curl_slist_append(a->headers, h);
 			free(h);
@@ -717,12 +718,7 @@ struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t n
 	struct xp_cluster *c = xp_cluster_new();
 	for (size_t i = 0; i < p->n; i++) {
 		const struct agent *a = p->a[i];
-		struct xp_node *n = NULL;
-		if (a->node_json) {
-			struct xp_err err = {{0}};
-			/* Validated when it arrived; decoding again cannot fail short of memory. */
-			n = xp_node_from_json(a->node_json, a->url, &err);
-		}
+		struct xp_node *n = a->data ? xp_node_clone(a->data) : NULL;
 		if (!n) {
 			char *hp = host_port(a->url);
 			n = xp_node_new(hp);

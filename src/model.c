@@ -285,6 +285,108 @@ void xp_node_free(struct xp_node *n)
 	free(n);
 }
 
+/* A copy of an array of n elements with room for append(): its capacity is the next power of
+ * two of its length, the rule append() relies on. */
+static void *dup_array(const void *src, size_t n, size_t sz)
+{
+	if (!n)
+		return NULL;
+	size_t cap = 1;
+	while (cap < n)
+		cap *= 2;
+	void *p = xp_malloc(cap * sz);
+	memcpy(p, src, n * sz);
+	return p;
+}
+
+static char **strv_dup(char *const *v, size_t n)
+{
+	if (!n)
+		return NULL;
+	char **o = xp_malloc(n * sizeof *o);
+	for (size_t i = 0; i < n; i++)
+		o[i] = xp_strdup(v[i]);
+	return o;
+}
+
+static void labels_dup(struct xp_labels *dst, const struct xp_labels *src)
+{
+	*dst = (struct xp_labels){0};
+	for (size_t i = 0; i < src->n; i++)
+		xp_labels_set(dst, src->keys[i], src->values[i]);
+}
+
+static void device_dup(struct xp_device *d)
+{
+	d->vendor = xp_strdup(d->vendor);
+	d->model = xp_strdup(d->model);
+	d->arch = xp_strdup(d->arch);
+	d->uuid = xp_strdup(d->uuid);
+	d->pci_bus_id = xp_strdup(d->pci_bus_id);
+	d->pci_id = xp_strdup(d->pci_id);
+	d->pci_path = strv_dup(d->pci_path, d->n_pci_path);
+	d->os_devices = strv_dup(d->os_devices, d->n_os_devices);
+	d->driver = xp_strdup(d->driver);
+	d->firmware = xp_strdup(d->firmware);
+	d->runtime = xp_strdup(d->runtime);
+	d->peaks = dup_array(d->peaks, d->n_peaks, sizeof *d->peaks);
+	for (size_t i = 0; i < d->n_peaks; i++) {
+		d->peaks[i].precision = xp_strdup(d->peaks[i].precision);
+		d->peaks[i].unit = xp_strdup(d->peaks[i].unit);
+	}
+	d->ecu_basis = xp_strdup(d->ecu_basis);
+	d->affinity_group = xp_strdup(d->affinity_group);
+	d->health_reasons = strv_dup(d->health_reasons, d->n_health_reasons);
+	d->allocs = dup_array(d->allocs, d->n_allocs, sizeof *d->allocs);
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		d->allocs[i].slice = xp_strdup(d->allocs[i].slice);
+		d->allocs[i].owner = xp_strdup(d->allocs[i].owner);
+	}
+}
+
+struct xp_node *xp_node_clone(const struct xp_node *src)
+{
+	struct xp_node *n = xp_malloc(sizeof *n);
+	*n = *src; /* the numbers; every pointer is replaced below */
+	n->name = xp_strdup(src->name);
+	n->source = xp_strdup(src->source);
+	labels_dup(&n->facts, &src->facts);
+	labels_dup(&n->governance, &src->governance);
+	labels_dup(&n->validation, &src->validation);
+	n->zone = xp_strdup(src->zone);
+	n->rack = xp_strdup(src->rack);
+	n->sw = xp_strdup(src->sw);
+	n->cpu_model = xp_strdup(src->cpu_model);
+	n->packages = dup_array(src->packages, src->n_packages, sizeof *n->packages);
+	for (size_t i = 0; i < n->n_packages; i++) {
+		n->packages[i].model = xp_strdup(n->packages[i].model);
+		n->packages[i].cpus = xp_strdup(n->packages[i].cpus);
+	}
+	n->numa = dup_array(src->numa, src->n_numa, sizeof *n->numa);
+	for (size_t i = 0; i < n->n_numa; i++)
+		n->numa[i].cpus = xp_strdup(n->numa[i].cpus);
+	n->nics = dup_array(src->nics, src->n_nics, sizeof *n->nics);
+	for (size_t i = 0; i < n->n_nics; i++) {
+		n->nics[i].name = xp_strdup(n->nics[i].name);
+		n->nics[i].pci_bus_id = xp_strdup(n->nics[i].pci_bus_id);
+		n->nics[i].rdma = xp_strdup(n->nics[i].rdma);
+		n->nics[i].address = xp_strdup(n->nics[i].address);
+	}
+	n->pci = dup_array(src->pci, src->n_pci, sizeof *n->pci);
+	for (size_t i = 0; i < n->n_pci; i++) {
+		n->pci[i].bus_id = xp_strdup(n->pci[i].bus_id);
+		n->pci[i].pci_id = xp_strdup(n->pci[i].pci_id);
+		n->pci[i].name = xp_strdup(n->pci[i].name);
+		n->pci[i].os_devices = strv_dup(n->pci[i].os_devices, n->pci[i].n_os_devices);
+	}
+	n->devices = dup_array(src->devices, src->n_devices, sizeof *n->devices);
+	for (size_t i = 0; i < n->n_devices; i++)
+		device_dup(&n->devices[i]);
+	n->links = src->links ? dup_array(src->links, src->n_devices * src->n_devices, sizeof *n->links) : NULL;
+	n->warnings = strv_dup(src->warnings, src->n_warnings);
+	return n;
+}
+
 /* Appends one zeroed element to an array whose capacity is implicitly the next
  * power of two of its length, so appends stay amortized O(1) without a cap field. */
 static void *append(void *arr, size_t *n, size_t sz)

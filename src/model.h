@@ -255,6 +255,8 @@ size_t xp_cluster_device_count(const struct xp_cluster *c);
 
 /* Allocates an empty node named name, state up, all metrics unknown. */
 struct xp_node *xp_node_new(const char *name);
+/* A deep copy of a node (the copy owns everything it points to). */
+struct xp_node *xp_node_clone(const struct xp_node *n);
 /* Frees a node and everything it owns; NULL is fine. */
 void xp_node_free(struct xp_node *n);
 /* Appends a zeroed device (metrics unknown) and returns it; pointers to earlier devices may move. */

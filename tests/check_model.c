@@ -4,6 +4,53 @@
 #include <string.h>
 
 #include "model.h"
+#include "model_json.h"
+#include "simgen.h"
+#include "source.h"
+#include "testlib.h"
+#include "xp.h"
+
+/* A clone is deep and whole: its JSON is the original's, it survives the original, and it
+ * grows like any node (the arrays keep the capacity rule append() relies on). */
+static void check_clone(struct xp_node *orig)
+{
+	json_t *a = xp_node_to_json(orig);
+	struct xp_node *c = xp_node_clone(orig);
+	xp_node_free(orig);
+	json_t *b = xp_node_to_json(c);
+	ck_assert_msg(json_equal(a, b), "clone of %s differs", c->name);
+	for (int i = 0; i < 5; i++)
+		xp_node_add_device(c)->vendor = xp_strdup("added");
+	xp_strv_add(&c->warnings, &c->n_warnings, "more");
+	xp_labels_set(&c->facts, "k", "v");
+	json_decref(a);
+	json_decref(b);
+	xp_node_free(c);
+}
+
+START_TEST(test_node_clone)
+{
+	struct xp_err err = {{0}};
+	/* Simulated nodes: slices, allocations, labels, locations, peaks, health reasons. */
+	struct xp_cluster *sim = xp_sim_generate(40, NULL, 7, &err);
+	ck_assert_msg(sim != NULL, "%s", err.msg);
+	for (size_t i = 0; i < sim->n_nodes; i++) {
+		check_clone(sim->nodes[i]);
+		sim->nodes[i] = NULL;
+	}
+	xp_cluster_free(sim);
+	/* A discovered node: packages, NUMA, NICs, the PCI tree, links. */
+	struct xp_source_opts so = {.topology = xp_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml")};
+	struct xp_cluster *hw = xp_source_load(&so, &err);
+	ck_assert_msg(hw != NULL, "%s", err.msg);
+	ck_assert_uint_gt(hw->nodes[0]->n_pci, 0);
+	check_clone(hw->nodes[0]);
+	hw->nodes[0] = NULL;
+	xp_cluster_free(hw);
+	struct xp_node *empty = xp_node_new("empty");
+	check_clone(empty);
+}
+END_TEST
 
 START_TEST(test_node_defaults)
 {
@@ -297,6 +344,7 @@ Suite *xp_suite_model(void)
 	tcase_add_test(tc, test_link_print_edge);
 	tcase_add_test(tc, test_link_rank);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_node_clone);
 	suite_add_tcase(s, tc);
 	return s;
 }
