@@ -688,6 +688,12 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 	if (!r)
 		return;
 	*con_cls = NULL;
+	/* A probe whose client left before its reply: libmicrohttpd may close the connection
+	 * without calling the handler again, so count it here, once, as the 499 it is. */
+	if (r->probe_started && r->code == 0) {
+		r->code = CLIENT_GONE;
+		count(a, r->route, CLIENT_GONE);
+	}
 	if (a->verbose > 0) {
 		char client[NI_MAXHOST + 8] = "?";
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
