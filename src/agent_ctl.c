@@ -113,7 +113,7 @@ int xp_agent_ctl(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	if (strcmp(sub, "probe") == 0) {
 		if (a->argc != 3) {
-			xp_ctx_error(ctx, "usage: xpool agent probe URL NAME [--case CASE] --write-token-file FILE");
+			xp_ctx_error(ctx, "usage: xpool agent probe URL NAME [--case CASE] [--timeout S] --write-token-file FILE");
 			return XP_EXIT_USAGE;
 		}
 		/* The evidence names the node's environments: read them from this agent (with the
@@ -124,7 +124,7 @@ int xp_agent_ctl(struct xp_ctx *ctx, const struct xp_args *a)
 			return XP_EXIT_USAGE;
 		}
 		return xp_agent_probe_cmd(ctx, a->argv[1], a->argv[2], xp_args_get(a, "case"),
-					  xp_args_get(a, "write-token-file"));
+					  xp_args_get(a, "write-token-file"), xp_args_get(a, "timeout"));
 	}
 	bool add = strcmp(sub, "add") == 0;
 	if (!add && strcmp(sub, "rm") != 0 && strcmp(sub, "remove") != 0) {

@@ -18,8 +18,10 @@
 
 /* Largest probe reply read: the agent sends at most 64 KiB of output and a few fields. */
 #define MAX_REPLY ((size_t)2 << 20)
-/* A probe may run for the agent's timeout (at most a day); the connection waits that long. */
-#define PROBE_WAIT_S 86400L
+/* How long to wait for a probe's reply by default: the agent's default probe timeout (600 s)
+ * and a minute. The agent says nothing until the probe ends, so this is the only bound on a
+ * hung agent; --timeout changes it for longer probes. */
+#define PROBE_WAIT_S 660.0
 
 struct buf {
 	char *p;
@@ -55,7 +57,7 @@ static bool probe_name_ok(const char *s)
 }
 
 /* POSTs the probe; the reply document, or NULL after printing why. */
-static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const char *token)
+static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const char *token, double wait_s)
 {
 	char *u = xp_asprintf("%s%sv1/probe/%s", url, url[strlen(url) - 1] == '/' ? "" : "/", name);
 	CURL *e = curl_easy_init();
@@ -79,7 +81,7 @@ static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)((ctx->agent_timeout > 0 ? ctx->agent_timeout : 5) * 1000));
-	curl_easy_setopt(e, CURLOPT_TIMEOUT, PROBE_WAIT_S);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(wait_s * 1000));
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "xpool/" XP_VERSION);
 	if (ctx->agent_ca)
@@ -94,6 +96,8 @@ static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const
 	json_error_t je;
 	if (b.too_big)
 		xp_ctx_error(ctx, "agent probe %s: the reply is larger than %zu bytes", u, MAX_REPLY);
+	else if (res == CURLE_OPERATION_TIMEDOUT)
+		xp_ctx_error(ctx, "agent probe %s: no reply within %.0f s (a longer probe needs --timeout)", u, wait_s);
 	else if (res != CURLE_OK)
 		xp_ctx_error(ctx, "agent probe %s: %s", u, errbuf[0] ? errbuf : curl_easy_strerror(res));
 	else if (!(doc = json_loadb(b.p ? b.p : "", b.len, 0, &je)))
@@ -205,8 +209,17 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 }
 
 int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, const char *kase,
-		       const char *token_file)
+		       const char *token_file, const char *timeout)
 {
+	double wait_s = PROBE_WAIT_S;
+	if (timeout) {
+		char *end;
+		wait_s = strtod(timeout, &end);
+		if (end == timeout || *end || !(wait_s >= 1 && wait_s <= 7 * 86400)) {
+			xp_ctx_error(ctx, "agent probe: --timeout %.40s: not a number of seconds from 1 to a week", timeout);
+			return XP_EXIT_USAGE;
+		}
+	}
 	struct xp_err err = {{0}};
 	if (xp_agent_url_check(url, &err) < 0) {
 		xp_ctx_error(ctx, "agent probe: %s", err.msg);
@@ -225,7 +238,7 @@ int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, co
 		xp_ctx_error(ctx, "agent probe: %s", err.msg);
 		return XP_EXIT_ERROR;
 	}
-	json_t *doc = post(ctx, url, name, token);
+	json_t *doc = post(ctx, url, name, token, wait_s);
 	explicit_bzero(token, strlen(token));
 	free(token);
 	if (!doc)

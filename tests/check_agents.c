@@ -485,7 +485,8 @@ START_TEST(probe_becomes_evidence)
 	char *conf = write_file("agent.conf",
 				"# what this node may be asked to run\n"
 				"probe smoke timeout=30 layer=discovered -- /bin/echo hello from the probe\n"
-				"probe broken -- /bin/false\n",
+				"probe broken -- /bin/false\n"
+				"probe slow timeout=30 -- /bin/sleep 5\n",
 				0644);
 	char url[256];
 	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--config", conf, "--write-token-file", wtok, NULL);
@@ -537,6 +538,18 @@ START_TEST(probe_becomes_evidence)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "nope", "--write-token-file", wtok, NULL), 0);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "HTTP 404"));
+	xp_run_free(&r);
+	/* A probe longer than the console waits: a clear error, not a day's hang. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "slow", "--timeout", "1", "--write-token-file",
+				      wtok, NULL),
+			 0);
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "no reply within 1 s"), "%s", r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "slow", "--timeout", "0", "--write-token-file",
+				      wtok, NULL),
+			 0);
+	ck_assert_int_eq(r.status, 2);
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "../etc", "--write-token-file", wtok, NULL), 0);
 	ck_assert_int_eq(r.status, 2);
