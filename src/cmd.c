@@ -168,30 +168,27 @@ struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
 	struct xp_err err = {{0}};
 	struct xp_source_opts so;
 	xp_ctx_source(ctx, &so);
-	if (!xp_source_has_base(&so)) {
-		struct xp_cluster *c = xp_cluster_new();
-		if (load_agents(ctx, &so, c) < 0) {
-			xp_cluster_free(c);
-			return NULL;
-		}
-		return ctx->cluster = c;
-	}
-	/* Stored benchmark baselines replace the manifests' default ECU coefficients, when there is
-	 * a database to ask (given, or the default one already made); discovery never creates one. */
+	/* Stored benchmark baselines replace the manifests' default ECU coefficients, here and for
+	 * the agents' nodes, when there is a database to ask (given, or the default one already
+	 * made); discovery never creates one. */
 	struct xp_err serr = {{0}};
 	char *path = ctx->db ? xp_strdup(ctx->db) : xp_store_default_path();
 	struct xp_store *store = access(path, F_OK) == 0 ? xp_store_open_existing(path, &serr) : NULL;
 	free(path);
 	xp_store_use_baselines(store);
-	ctx->cluster = xp_source_load(&so, &err);
-	xp_store_use_baselines(NULL);
-	xp_store_close(store);
-	if (!ctx->cluster)
-		xp_ctx_error(ctx, "%s", err.msg);
-	else if (xp_source_has_agents(&so) && load_agents(ctx, &so, ctx->cluster) < 0) {
+	if (xp_source_has_base(&so)) {
+		ctx->cluster = xp_source_load(&so, &err);
+		if (!ctx->cluster)
+			xp_ctx_error(ctx, "%s", err.msg);
+	} else {
+		ctx->cluster = xp_cluster_new();
+	}
+	if (ctx->cluster && xp_source_has_agents(&so) && load_agents(ctx, &so, ctx->cluster) < 0) {
 		xp_cluster_free(ctx->cluster);
 		ctx->cluster = NULL;
 	}
+	xp_store_use_baselines(NULL);
+	xp_store_close(store);
 	return ctx->cluster;
 }
 

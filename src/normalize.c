@@ -14,10 +14,44 @@
 static _Thread_local xp_coefficient_fn coef_fn;
 static _Thread_local void *coef_arg;
 
+/* The answers of the hook while it is installed: a cluster has few (model, driver) pairs and
+ * many devices, and each answer is a database query. */
+struct coef_memo {
+	char *model, *driver;
+	double c;
+};
+static _Thread_local struct coef_memo *memo;
+static _Thread_local size_t n_memo, cap_memo;
+#define MEMO_MAX 4096
+
 void xp_normalize_set_coefficient_hook(xp_coefficient_fn fn, void *arg)
 {
 	coef_fn = fn;
 	coef_arg = arg;
+	for (size_t i = 0; i < n_memo; i++) {
+		free(memo[i].model);
+		free(memo[i].driver);
+	}
+	free(memo);
+	memo = NULL;
+	n_memo = cap_memo = 0;
+}
+
+/* The stored baseline for (model, driver), or NaN: the hook's answer, asked once per pair. */
+static double coefficient(const char *model, const char *driver)
+{
+	if (!coef_fn)
+		return XP_NA;
+	for (size_t i = 0; i < n_memo; i++)
+		if (strcmp(memo[i].model, model) == 0 &&
+		    (memo[i].driver == driver || (memo[i].driver && driver && strcmp(memo[i].driver, driver) == 0)))
+			return memo[i].c;
+	double c = coef_fn(model, driver, coef_arg);
+	if (n_memo < MEMO_MAX) {
+		xp_grow(&memo, sizeof *memo, n_memo, &cap_memo);
+		memo[n_memo++] = (struct coef_memo){xp_strdup(model), xp_strdup(driver), c};
+	}
+	return c;
 }
 
 __attribute__((format(printf, 2, 3))) static void node_warn(struct xp_node *n, const char *fmt, ...)
@@ -127,6 +161,31 @@ static double conversion(const char *prec)
 	return strcasecmp(prec, "int8") == 0 || strcasecmp(prec, "fp8") == 0 ? 0.5 : 1.0;
 }
 
+void xp_normalize_rebase(struct xp_node *n)
+{
+	if (!coef_fn)
+		return;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		struct xp_device *d = &n->devices[i];
+		char prec[16];
+		if (!XP_HAS(d->ecu) || !d->ecu_basis || !d->model || sscanf(d->ecu_basis, "%15s", prec) != 1)
+			continue;
+		const struct xp_peak *pk = NULL;
+		for (size_t k = 0; k < d->n_peaks && !pk; k++)
+			if (d->peaks[k].precision && strcasecmp(d->peaks[k].precision, prec) == 0)
+				pk = &d->peaks[k];
+		double c = pk ? coefficient(d->model, d->driver) : XP_NA;
+		if (!XP_HAS(c))
+			continue;
+		/* From the peak the node counted with, not from its rounded basis text. */
+		double conv = conversion(pk->precision);
+		d->ecu = pk->value * conv * c;
+		free(d->ecu_basis);
+		d->ecu_basis = xp_asprintf("%s %g %s%s x %.2f (baseline)", pk->precision, pk->value,
+					   pk->unit ? pk->unit : "", conv != 1.0 ? " x 1/2" : "", c);
+	}
+}
+
 static const struct xp_mpeak *peak_of(const struct xp_mmodel *md, const char *prec)
 {
 	for (size_t i = 0; i < md->n_peaks; i++)
@@ -150,7 +209,7 @@ static void set_ecu(struct xp_device *d, const struct xp_manifest *m, const stru
 	double coef = md->coefficient;
 	const char *from = "manifest";
 	if (coef_fn) {
-		double c = coef_fn(md->name, d->driver, coef_arg);
+		double c = coefficient(md->name, d->driver);
 		if (XP_HAS(c)) {
 			coef = c;
 			from = "baseline";

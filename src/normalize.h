@@ -23,6 +23,10 @@ typedef double (*xp_coefficient_fn)(const char *model, const char *driver, void 
 /* Installs the lookup of stored baselines for the calling thread (the store sets it; NULL removes it). */
 void xp_normalize_set_coefficient_hook(xp_coefficient_fn fn, void *arg);
 
+/* Applies the calling thread's stored baselines (see the hook) to a node counted elsewhere (an
+ * agent's, with its manifests' coefficients): each device's ECU is counted again from the peak
+ * it was counted with. Nothing changes without a hook or a baseline for (model, driver). */
+void xp_normalize_rebase(struct xp_node *n);
 /* Merges one adapter's report into node using its manifest; adapter names the source in warnings. */
 void xp_normalize_merge(struct xp_node *node, const struct xp_raw_node *raw, const struct xp_manifest *m,
 			const char *adapter);

@@ -170,6 +170,8 @@ void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p,
 	struct xp_cluster *a = xp_agent_pool_cluster(p, now);
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		struct xp_node *n = a->nodes[i];
+		/* The agent counted ECU with its own manifests; this side's measured baselines win. */
+		xp_normalize_rebase(n);
 		struct xp_node *had = xp_cluster_node(c, n->name);
 		if (had) {
 			/* One name, two machines (or one machine seen twice): keep what the base

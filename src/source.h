@@ -34,8 +34,9 @@ bool xp_source_has_agents(const struct xp_source_opts *o);
 bool xp_source_has_base(const struct xp_source_opts *o);
 /* A pool of the named agents, not yet polled; NULL with err set on a bad URL, file or token. */
 struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err);
-/* Adds the pool's nodes to c (see xp_agent_pool_cluster); a node whose name c holds already is
- * left out with a warning on c's node. Sets c->sources_down to the agents that are down. */
+/* Adds the pool's nodes to c (see xp_agent_pool_cluster), with this thread's stored baselines
+ * applied to their ECU; a node whose name c holds already is left out with a warning on c's
+ * node. Sets c->sources_down to the agents that are down. */
 void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now);
 /* Runs the vendor adapters (live, or on a replay directory) and merges what they report into n. */
 void xp_source_adapters(struct xp_node *n, const char *replay);

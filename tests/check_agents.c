@@ -564,6 +564,45 @@ START_TEST(probe_becomes_evidence)
 }
 END_TEST
 
+/* The console's measured baselines apply to an agent's node as to its own: ECU counted again
+ * from the peak the agent counted with. */
+START_TEST(baselines_apply_to_agent_nodes)
+{
+	char *rep = replay_dgx();
+	char url[256];
+	agent(url, sizeof url, rep);
+	char *db = xp_asprintf("%s/b.db", dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--agent", url, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	json_t *d = json_array_get(json_object_get(json_array_get(json_object_get(doc, "nodes"), 0), "devices"), 0);
+	double ecu = json_number_value(json_object_get(d, "ecu"));
+	ck_assert_msg(ecu > 0, "%s", r.out);
+	const char *model = json_string_value(json_object_get(d, "model"));
+	const char *driver = json_string_value(json_object_get(d, "driver"));
+	char *m = xp_strdup(model), *dr = xp_strdup(driver);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(d, "ecu_basis")), "(manifest)"));
+	json_decref(doc);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "baseline", "add", m, dr, "gemm-bf16", "0.8", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--agent", url, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	doc = json_loads(r.out, 0, NULL);
+	d = json_array_get(json_object_get(json_array_get(json_object_get(doc, "nodes"), 0), "devices"), 0);
+	ck_assert_double_eq_tol(json_number_value(json_object_get(d, "ecu")), ecu * 0.8, 1e-6);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(d, "ecu_basis")), "x 0.80 (baseline)"));
+	json_decref(doc);
+	xp_run_free(&r);
+	free(m);
+	free(dr);
+	free(db);
+	free(rep);
+}
+END_TEST
+
 /* An https agent with its own certificate: trusted with --agent-ca, refused without. */
 START_TEST(https_agent)
 {
@@ -750,6 +789,7 @@ Suite *xp_suite_agents(void)
 	tcase_add_test(tc, bad_agent_lists);
 	tcase_add_test(tc, probe_becomes_evidence);
 	tcase_add_test(tc, https_agent);
+	tcase_add_test(tc, baselines_apply_to_agent_nodes);
 	tcase_add_test(tc, etag_cannot_inject_headers);
 	tcase_add_test(tc, poller_stops_during_a_hung_poll);
 	suite_add_tcase(s, tc);

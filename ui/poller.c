@@ -102,27 +102,26 @@ static struct xp_cluster *load(struct xp_poller *p, const struct xp_source_opts 
 			return NULL;
 		}
 	}
+	/* Stored baselines come through this thread's own connection, as on the command line, for
+	 * the base source and the agents' nodes alike. */
+	struct xp_err serr = {{0}};
+	struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
+	xp_store_use_baselines(store);
 	struct xp_cluster *c;
 	if (base) {
-		/* Stored baselines come through this thread's own connection, as on the command line. */
-		struct xp_err serr = {{0}};
-		struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
-		xp_store_use_baselines(store);
 		struct xp_source_opts bo = *so;
 		bo.agents = NULL;
 		bo.agents_file = NULL;
 		c = xp_source_load(&bo, err);
-		xp_store_use_baselines(NULL);
-		xp_store_close(store);
-		if (!c)
-			return NULL;
 	} else {
 		c = xp_cluster_new();
 	}
-	if (p->pool) {
+	if (c && p->pool) {
 		xp_source_merge_agents(c, p->pool, time(NULL));
 		*last_gen = xp_agent_pool_generation(p->pool);
 	}
+	xp_store_use_baselines(NULL);
+	xp_store_close(store);
 	return c;
 }
 
