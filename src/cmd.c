@@ -137,15 +137,15 @@ void xp_ctx_source(const struct xp_ctx *ctx, struct xp_source_opts *so)
 	};
 }
 
-/* Polls the agents once and adds their nodes to c; each agent that did not answer is named on
- * the error stream (the command's exit status turns 4, see exec_to). -1 on a bad agent list. */
-static int load_agents(struct xp_ctx *ctx, const struct xp_source_opts *so, struct xp_cluster *c)
+/* The agents named, polled once; each that did not answer is named on the error stream (the
+ * command's exit status turns 4, see exec_to). NULL after printing why on a bad agent list. */
+static struct xp_agent_pool *poll_agents(struct xp_ctx *ctx, const struct xp_source_opts *so)
 {
 	struct xp_err err = {{0}};
 	struct xp_agent_pool *p = xp_source_agent_pool(so, &err);
 	if (!p) {
 		xp_ctx_error(ctx, "%s", err.msg);
-		return -1;
+		return NULL;
 	}
 	xp_agent_pool_poll(p, true);
 	for (size_t i = 0; i < xp_agent_pool_size(p); i++) {
@@ -154,10 +154,7 @@ static int load_agents(struct xp_ctx *ctx, const struct xp_source_opts *so, stru
 		if (!st.up)
 			xp_ctx_error(ctx, "agent %s: %s", st.url, st.error ? st.error : "down");
 	}
-	xp_source_merge_agents(c, p, time(NULL));
-	xp_agent_pool_free(ctx->agent_pool);
-	ctx->agent_pool = p;
-	return 0;
+	return p;
 }
 
 struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
@@ -165,30 +162,22 @@ struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx)
 	ctx->used_cluster = true;
 	if (ctx->cluster)
 		return ctx->cluster;
-	struct xp_err err = {{0}};
 	struct xp_source_opts so;
 	xp_ctx_source(ctx, &so);
-	/* Stored benchmark baselines replace the manifests' default ECU coefficients, here and for
-	 * the agents' nodes, when there is a database to ask (given, or the default one already
-	 * made); discovery never creates one. */
-	struct xp_err serr = {{0}};
+	struct xp_agent_pool *pool = NULL;
+	if (xp_source_has_agents(&so) && !(pool = poll_agents(ctx, &so)))
+		return NULL;
+	struct xp_err err = {{0}};
 	char *path = ctx->db ? xp_strdup(ctx->db) : xp_store_default_path();
-	struct xp_store *store = access(path, F_OK) == 0 ? xp_store_open_existing(path, &serr) : NULL;
+	ctx->cluster = xp_source_load_all(&so, path, pool, &err);
 	free(path);
-	xp_store_use_baselines(store);
-	if (xp_source_has_base(&so)) {
-		ctx->cluster = xp_source_load(&so, &err);
-		if (!ctx->cluster)
-			xp_ctx_error(ctx, "%s", err.msg);
-	} else {
-		ctx->cluster = xp_cluster_new();
+	if (!ctx->cluster) {
+		xp_ctx_error(ctx, "%s", err.msg);
+		xp_agent_pool_free(pool);
+		return NULL;
 	}
-	if (ctx->cluster && xp_source_has_agents(&so) && load_agents(ctx, &so, ctx->cluster) < 0) {
-		xp_cluster_free(ctx->cluster);
-		ctx->cluster = NULL;
-	}
-	xp_store_use_baselines(NULL);
-	xp_store_close(store);
+	xp_agent_pool_free(ctx->agent_pool);
+	ctx->agent_pool = pool;
 	return ctx->cluster;
 }
 

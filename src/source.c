@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "adapters.h"
 #include "agent_client.h"
 #include "local/local.h"
 #include "normalize.h"
 #include "snapshot.h"
+#include "store.h"
 
 void xp_source_adapters(struct xp_node *n, const char *replay)
 {
@@ -190,4 +192,20 @@ void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p,
 	xp_agent_pool_counts(p, NULL, &down);
 	c->sources_down = down;
 	c->generation++;
+}
+
+struct xp_cluster *xp_source_load_all(const struct xp_source_opts *o, const char *db,
+				      const struct xp_agent_pool *pool, struct xp_err *err)
+{
+	/* Stored benchmark baselines replace the manifests' default ECU coefficients when there is
+	 * a database to ask; reading never creates one. */
+	struct xp_err serr = {{0}};
+	struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
+	xp_store_use_baselines(store);
+	struct xp_cluster *c = xp_source_has_base(o) ? xp_source_load(o, err) : xp_cluster_new();
+	if (c && pool)
+		xp_source_merge_agents(c, pool, time(NULL));
+	xp_store_use_baselines(NULL);
+	xp_store_close(store);
+	return c;
 }

@@ -38,6 +38,11 @@ struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struc
  * applied to their ECU; a node whose name c holds already is left out with a warning on c's
  * node. Sets c->sources_down to the agents that are down. */
 void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now);
+/* Loads the base source (when xp_source_has_base) and adds the pool's nodes (pool may be NULL),
+ * with the stored baselines of the database at db applied to both (NULL, or a database not
+ * made yet: the manifests' coefficients). NULL with err set when the base source fails. */
+struct xp_cluster *xp_source_load_all(const struct xp_source_opts *o, const char *db,
+				      const struct xp_agent_pool *pool, struct xp_err *err);
 /* Runs the vendor adapters (live, or on a replay directory) and merges what they report into n. */
 void xp_source_adapters(struct xp_node *n, const char *replay);
 

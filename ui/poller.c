@@ -6,131 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "agent_client.h"
-#include "agent_ctl.h"
+#include "live.h"
 #include "source.h"
 #include "store.h"
 
 /* Most `:agent` changes waiting for the thread; more means the user is pasting a list. */
 #define MAX_OPS 10000
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* A new pool, published under mu so that xp_poller_stop can wake a poll running in it. */
-static void set_pool(struct xp_poller *p, struct xp_agent_pool *pool)
-{
-	pthread_mutex_lock(&p->mu);
-	struct xp_agent_pool *old = p->pool;
-	p->pool = pool;
-	pthread_mutex_unlock(&p->mu);
-	xp_agent_pool_free(old);
-}
-
-static void log_line(struct xp_poller *p, char *line)
-{
-	pthread_mutex_lock(&p->mu);
-	xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
-	p->log[p->n_log++] = line;
-	pthread_mutex_unlock(&p->mu);
-}
-
-/* Applies queued `:agent add|rm` to the pool (creating it for the first add); the outcome of
- * each goes to the pool's log, which reaches the event log. */
-static void apply_ops(struct xp_poller *p, char **ops, size_t n, const struct xp_source_opts *so)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *url = ops[i] + 1;
-		if (!p->pool)
-			set_pool(p, xp_agent_pool_new(&(struct xp_agent_pool_opts){
-					    .timeout_s = so->agent_timeout, .ca_file = so->agent_ca, .cancel = &p->cancel}));
-		struct xp_err err = {{0}};
-		if (ops[i][0] == '+') {
-			if (xp_agent_pool_add(p->pool, url, so->agent_token, &err) < 0)
-				log_line(p, xp_asprintf("agent add: %s", err.msg));
-		} else if (xp_agent_pool_remove(p->pool, url) < 0) {
-			log_line(p, xp_asprintf("agent rm: %s is not an agent of this console", url));
-		}
-	}
-}
-
-/* One load: the base source (unless only agents are named) and the agents' nodes. NULL with
- * err set when the base source failed; *unchanged when nothing differs from the last one. */
-static struct xp_cluster *load(struct xp_poller *p, const struct xp_source_opts *so, const char *db, bool rebuild,
-			       char **ops, size_t n_ops, bool force, uint64_t *last_gen, bool *unchanged,
-			       struct xp_err *err)
-{
-	*unchanged = false;
-	if (rebuild) {
-		set_pool(p, NULL);
-		*last_gen = 0;
-		if (xp_source_has_agents(so)) {
-			struct xp_agent_pool *pool = xp_source_agent_pool(so, err);
-			if (!pool) {
-				/* The `:agent` changes wait for a list that loads (they are not lost). */
-				pthread_mutex_lock(&p->mu);
-				for (size_t i = 0; i < n_ops; i++) {
-					xp_grow(&p->ops, sizeof *p->ops, p->n_ops, &p->cap_ops);
-					p->ops[p->n_ops++] = ops[i];
-					ops[i] = NULL;
-				}
-				p->agents_changed = true;
-				pthread_mutex_unlock(&p->mu);
-				return NULL;
-			}
-			xp_agent_pool_set_cancel(pool, &p->cancel);
-			set_pool(p, pool);
-		}
-	}
-	apply_ops(p, ops, n_ops, so);
-	bool base = xp_source_has_base(so) || !p->pool;
-	if (p->pool)
-		xp_agent_pool_poll(p->pool, force);
-	/* Only agents, all answering 304 and none down: nothing to parse or copy, the data shown
-	 * is current. This is what keeps a console over hundreds of agents cheap. */
-	if (!base && p->pool && xp_agent_pool_generation(p->pool) == *last_gen) {
-		size_t down = 0;
-		xp_agent_pool_counts(p->pool, NULL, &down);
-		if (!down) {
-			*unchanged = true;
-			return NULL;
-		}
-	}
-	/* Stored baselines come through this thread's own connection, as on the command line, for
-	 * the base source and the agents' nodes alike. */
-	struct xp_err serr = {{0}};
-	struct xp_store *store = db && access(db, F_OK) == 0 ? xp_store_open_existing(db, &serr) : NULL;
-	xp_store_use_baselines(store);
-	struct xp_cluster *c;
-	if (base) {
-		struct xp_source_opts bo = *so;
-		bo.agents = NULL;
-		bo.agents_file = NULL;
-		c = xp_source_load(&bo, err);
-	} else {
-		c = xp_cluster_new();
-	}
-	if (c && p->pool) {
-		xp_source_merge_agents(c, p->pool, time(NULL));
-		*last_gen = xp_agent_pool_generation(p->pool);
-	}
-	xp_store_use_baselines(NULL);
-	xp_store_close(store);
-	return c;
-}
-
 static void *poll_main(void *arg)
 {
 	struct xp_poller *p = arg;
 	pthread_mutex_lock(&p->mu);
 	bool first = true;
-	uint64_t last_gen = 0;
 	while (!p->stop) {
 		if (!first && !p->want) {
 			struct timespec until;
@@ -154,7 +42,8 @@ static void *poll_main(void *arg)
 		p->want = false;
 		p->force = false;
 		p->busy = true;
-		bool rebuild = p->agents_changed || (!p->pool && (p->agents || p->agents_file));
+		if (p->agents_changed)
+			xp_live_reset(p->live);
 		p->agents_changed = false;
 		char **ops = p->ops;
 		size_t n_ops = p->n_ops;
@@ -176,22 +65,12 @@ static void *poll_main(void *arg)
 		/* The slow part, with the lock released so keys are never held up. */
 		struct xp_err err = {{0}};
 		bool unchanged;
-		struct xp_cluster *c = load(p, &so, db, rebuild, ops, n_ops, force, &last_gen, &unchanged, &err);
-		strv_free(ops, n_ops);
+		struct xp_cluster *c = xp_live_load(p->live, &so, db, ops, n_ops, force, &unchanged, &err);
 		free(db);
-		char *text = NULL;
 		size_t up = 0, down = 0, n_log = 0;
-		char **log = NULL;
-		if (p->pool) {
-			size_t len = 0;
-			FILE *f = open_memstream(&text, &len);
-			if (f) {
-				xp_agent_list_print(p->pool, f, false, time(NULL));
-				fclose(f);
-			}
-			xp_agent_pool_counts(p->pool, &up, &down);
-			log = xp_agent_pool_take_log(p->pool, &n_log);
-		}
+		bool have_agents = xp_live_agent_counts(p->live, &up, &down);
+		char *text = xp_live_agent_list(p->live);
+		char **log = xp_live_take_log(p->live, &n_log);
 		free((char *)so.topology);
 		free((char *)so.inventory);
 		free((char *)so.replay);
@@ -209,7 +88,7 @@ static void *poll_main(void *arg)
 		}
 		p->unchanged = unchanged && !p->result;
 		p->have_result = true;
-		p->have_agents = p->pool != NULL;
+		p->have_agents = have_agents;
 		p->agents_up = up;
 		p->agents_down = down;
 		free(p->agents_text);
@@ -270,7 +149,7 @@ void xp_poller_request(struct xp_poller *p, bool force)
 
 int xp_poller_agent(struct xp_poller *p, bool add, const char *url, struct xp_err *err)
 {
-	if (xp_agent_url_check(url, err) < 0)
+	if (xp_live_url_check(url, err) < 0)
 		return -1;
 	pthread_mutex_lock(&p->mu);
 	if (p->n_ops >= MAX_OPS) {
@@ -292,6 +171,7 @@ struct xp_poller *xp_poller_new(void)
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	atomic_init(&p->cancel, false);
+	p->live = xp_live_new(&p->cancel);
 	return p;
 }
 
@@ -352,8 +232,7 @@ void xp_poller_stop(struct xp_poller *p)
 		pthread_mutex_lock(&p->mu);
 		p->stop = true;
 		atomic_store(&p->cancel, true);
-		if (p->pool)
-			xp_agent_pool_wake(p->pool);
+		xp_live_wake(p->live);
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		/* A poll of agents stops at once; a load stuck in a vendor tool or a bad file is
@@ -365,7 +244,7 @@ void xp_poller_stop(struct xp_poller *p)
 			return;
 	}
 	xp_cluster_free(p->result);
-	xp_agent_pool_free(p->pool);
+	xp_live_free(p->live);
 	free(p->topology);
 	free(p->inventory);
 	free(p->replay);
@@ -375,8 +254,8 @@ void xp_poller_stop(struct xp_poller *p)
 	free(p->agent_token);
 	free(p->agent_ca);
 	free(p->agents_text);
-	strv_free(p->ops, p->n_ops);
-	strv_free(p->log, p->n_log);
+	xp_strv_free(p->ops, p->n_ops);
+	xp_strv_free(p->log, p->n_log);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

@@ -13,6 +13,8 @@
 #include "model.h"
 
 /* What the refresh thread and the key loop share; every field is private to poller.c. */
+struct xp_live;
+
 struct xp_poller {
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -27,7 +29,7 @@ struct xp_poller {
 	bool agents_changed;           /* the agent options changed: build the pool again */
 	char **ops;                    /* queued `:agent add|rm`: "+URL" or "-URL" */
 	size_t n_ops, cap_ops;
-	struct xp_agent_pool *pool;    /* the thread's own (changed under mu, used without it); NULL without agents */
+	struct xp_live *live;          /* the source the thread loads, with its agent pool */
 	/* results, for the key loop */
 	struct xp_cluster *result;     /* a fresh cluster not yet taken, or NULL */
 	char error[1024];              /* the last load's error, "" when it worked */

@@ -1,0 +1,43 @@
+/* live.h: a source read again and again, as the console's refresh does: the base source
+ * (this machine, a file, a replay) is loaded anew each time, while the agents are a pool
+ * kept across loads (connections, backoff, last good data), changed between loads by
+ * `:agent add|rm`. One thread loads; xp_live_wake may come from another. */
+#ifndef XP_LIVE_H
+#define XP_LIVE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+#include "source.h"
+#include "xp.h"
+
+struct xp_live;
+
+/* A live source with no pool yet; a poll in progress gives up when *cancel is set. */
+struct xp_live *xp_live_new(const atomic_bool *cancel);
+/* Frees it and its pool; NULL is fine. */
+void xp_live_free(struct xp_live *l);
+/* Drops the pool: the next load builds it from the agent options again. */
+void xp_live_reset(struct xp_live *l);
+/* One load. ops ("+URL" to add an agent, "-URL" to remove one; taken over) apply first; the
+ * agents due (all with force) are polled; then the base source and the agents' nodes, with
+ * db's stored baselines. NULL with err set when the base source or the agent list fails (ops
+ * then wait for the next load); NULL with *unchanged when there are only agents, all answered
+ * 304 and none is down: the cluster last returned is current. */
+struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *so, const char *db, char **ops,
+				size_t n_ops, bool force, bool *unchanged, struct xp_err *err);
+/* Checks a URL `:agent add|rm` names, as an agent list would; -1 with err set. */
+int xp_live_url_check(const char *url, struct xp_err *err);
+/* Wakes a poll in progress so that it sees the cancel flag; safe from any thread. */
+void xp_live_wake(struct xp_live *l);
+/* Agent counts after the last load; false when there is no pool. */
+bool xp_live_agent_counts(const struct xp_live *l, size_t *up, size_t *down);
+/* `agent ls` of the last load (caller frees), NULL without a pool. */
+char *xp_live_agent_list(const struct xp_live *l);
+/* The agent changes logged since the last call (see xp_agent_pool_take_log), also those of
+ * `:agent add|rm` that failed. */
+char **xp_live_take_log(struct xp_live *l, size_t *n);
+
+#endif
