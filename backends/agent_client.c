@@ -90,6 +90,27 @@ static void plog(struct xp_agent_pool *p, const char *fmt, ...)
 	p->log[p->n_log++] = xp_strdup(buf);
 }
 
+CURL *xp_agent_easy_new(const char *ca_file, double connect_s, double total_s, char *errbuf)
+{
+	pthread_once(&curl_once, curl_init_once);
+	CURL *e = curl_easy_init();
+	if (!e)
+		return NULL;
+	/* Signals are the console's; timeouts come from curl's own clock, not SIGALRM. */
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_s * 1000));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(total_s * 1000));
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	/* Only the two schemes an agent speaks: a redirect or a typo never reaches file:// or others. */
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "xpool/" XP_VERSION);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	if (ca_file)
+		curl_easy_setopt(e, CURLOPT_CAINFO, ca_file);
+	return e;
+}
+
 struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts)
 {
 	pthread_once(&curl_once, curl_init_once);
@@ -222,8 +243,7 @@ int xp_agent_url_check(const char *url, struct xp_err *err)
 	return 0;
 }
 
-/* The URL without trailing slashes: "http://a:1/" and "http://a:1" are one agent. */
-static char *url_norm(const char *url)
+char *xp_agent_url_norm(const char *url)
 {
 	size_t len = strlen(url);
 	while (len > 8 && url[len - 1] == '/')
@@ -292,7 +312,7 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 {
 	if (xp_agent_url_check(url, err) < 0)
 		return -1;
-	char *norm = url_norm(url);
+	char *norm = xp_agent_url_norm(url);
 	if (find(p, norm, NULL)) {
 		xp_errf(err, "agent %s is listed already", norm);
 		free(norm);
@@ -315,7 +335,7 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 	a->latency_ms = -1;
 	a->generation = -1;
 	a->error = xp_strdup("not polled yet");
-	a->easy = curl_easy_init();
+	a->easy = xp_agent_easy_new(p->o.ca_file, p->o.connect_timeout_s, p->o.timeout_s, a->errbuf);
 	if (!a->easy) {
 		agent_free(a);
 		return xp_errf(err, "curl_easy_init failed");
@@ -327,19 +347,7 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
-	/* Signals are the console's; timeouts come from the multi loop, not SIGALRM. */
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(p->o.connect_timeout_s * 1000));
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(p->o.timeout_s * 1000));
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)p->o.max_body);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	/* Only the two schemes an agent speaks: a redirect or a typo never reaches file:// or others. */
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "xpool/" XP_VERSION);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->errbuf);
-	if (p->o.ca_file)
-		curl_easy_setopt(e, CURLOPT_CAINFO, p->o.ca_file);
 	xp_grow(&p->a, sizeof *p->a, p->n, &p->cap);
 	p->a[p->n++] = a;
 	p->generation++;
@@ -348,7 +356,7 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 
 int xp_agent_pool_remove(struct xp_agent_pool *p, const char *url)
 {
-	char *norm = url_norm(url);
+	char *norm = xp_agent_url_norm(url);
 	size_t at;
 	struct agent *a = find(p, norm, &at);
 	free(norm);

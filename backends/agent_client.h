@@ -9,6 +9,7 @@
 #ifndef XP_AGENT_CLIENT_H
 #define XP_AGENT_CLIENT_H
 
+#include <curl/curl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,6 +54,10 @@ struct xp_agent_status {
 
 struct xp_agent_pool;
 
+/* A curl handle set up as every request to an agent is (http and https only, no redirects,
+ * no signals, keepalive, the CA file when given, curl's words for a failure in errbuf, which
+ * holds CURL_ERROR_SIZE bytes); NULL when curl cannot make one. */
+CURL *xp_agent_easy_new(const char *ca_file, double connect_s, double total_s, char *errbuf);
 /* A new empty pool; opts may be NULL. */
 struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts);
 /* Frees a pool and closes its connections; NULL is fine. */
@@ -60,6 +65,9 @@ void xp_agent_pool_free(struct xp_agent_pool *p);
 /* Checks an agent URL: http or https, a host, no user:password (secrets go in token files),
  * no spaces or control bytes. 0 or -1 with err set. */
 int xp_agent_url_check(const char *url, struct xp_err *err);
+/* The URL as the pool names its agent, without trailing slashes ("http://a:1/" and "http://a:1"
+ * are one agent; it is also the source of the agent's node). Caller frees. */
+char *xp_agent_url_norm(const char *url);
 /* Adds an agent (token_file NULL for none; it is read now). -1 with err set on a bad URL,
  * an unreadable or world-readable token file, or a URL already in the pool. */
 int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *token_file, struct xp_err *err);

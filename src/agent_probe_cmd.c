@@ -2,7 +2,6 @@
  * one of its whitelisted probes and, with --case, records what came back as evidence in the
  * validation matrix, one record per environment the node has (as `validate run` does for a
  * probe run here). */
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <time.h>
 
 #include "agent_client.h"
+#include "agent_server.h"
 #include "agent_ctl.h"
 #include "agent_token.h"
 #include "cmd.h"
@@ -44,32 +44,24 @@ static size_t take(char *data, size_t size, size_t nmemb, void *user)
 	return n;
 }
 
-static bool probe_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-	if (n < 1 || n > 64)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_' || s[i] == '.' || s[i] == '-'))
-			return false;
-	return true;
-}
-
 /* POSTs the probe; the reply document, or NULL after printing why. */
 static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const char *token, double wait_s)
 {
 	char *u = xp_asprintf("%s%sv1/probe/%s", url, url[strlen(url) - 1] == '/' ? "" : "/", name);
-	CURL *e = curl_easy_init();
 	struct buf b = {0};
 	char errbuf[CURL_ERROR_SIZE] = "";
+	/* The agent says nothing until the probe ends: the wait is the probe's, not a request's. */
+	CURL *e = xp_agent_easy_new(ctx->agent_ca, ctx->agent_timeout > 0 ? ctx->agent_timeout : 5, wait_s, errbuf);
+	if (!e) {
+		xp_ctx_error(ctx, "agent probe: curl_easy_init failed");
+		free(u);
+		return NULL;
+	}
 	char *auth = xp_asprintf("Authorization: Bearer %s", token);
 	struct curl_slist *h = curl_slist_append(NULL, auth);
 	explicit_bzero(auth, strlen(auth));
 	free(auth);
 	h = curl_slist_append(h, "Accept: application/json");
-	/* The agent says nothing until the probe ends; keepalive at least notices a host gone. */
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_URL, u);
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
@@ -77,15 +69,6 @@ static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, take);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)((ctx->agent_timeout > 0 ? ctx->agent_timeout : 5) * 1000));
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(wait_s * 1000));
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "xpool/" XP_VERSION);
-	if (ctx->agent_ca)
-		curl_easy_setopt(e, CURLOPT_CAINFO, ctx->agent_ca);
 	CURLcode res = curl_easy_perform(e);
 	long code = 0;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
@@ -163,11 +146,10 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 	/* Evidence is only taken for what this agent's node is known to have: a node that claims
 	 * another name, or environments it does not show, cannot write into other rows. */
 	const struct xp_node *n = c ? xp_cluster_node(c, node) : NULL;
-	size_t ul = strlen(url);
-	while (ul > 8 && url[ul - 1] == '/')
-		ul--; /* the pool names agents without a trailing slash */
-	if (!n || !n->source || strlen(n->source) != ul || strncmp(n->source, url, ul) != 0 ||
-	    n->state == XP_NODE_UNREACHABLE) {
+	char *norm = xp_agent_url_norm(url);
+	bool ours = n && n->source && strcmp(n->source, norm) == 0 && n->state != XP_NODE_UNREACHABLE;
+	free(norm);
+	if (!ours) {
 		xp_ctx_error(ctx, "agent probe: %s is not the node %s serves (or it did not answer); nothing recorded",
 			     node, url);
 		xp_store_close(s);
@@ -225,7 +207,7 @@ int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, co
 		xp_ctx_error(ctx, "agent probe: %s", err.msg);
 		return XP_EXIT_USAGE;
 	}
-	if (!probe_name_ok(name)) {
+	if (!xp_agent_probe_name_ok(name)) {
 		xp_ctx_error(ctx, "agent probe: %.80s: a probe name is 1-64 of A-Z a-z 0-9 _ . -", name);
 		return XP_EXIT_USAGE;
 	}
