@@ -32,9 +32,7 @@ static void start(const char *lang, int cols, int rows, const char *extra)
 
 static void setup(void)
 {
-	/* Named after the runner (the parent of each forked test), so one teardown in the
-	 * runner can remove whatever a failed test left behind. */
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getppid());
+	xp_tmux_test_socket();
 	snprintf(statedir, sizeof statedir, "/tmp/xpool-tui-%d", (int)getpid());
 	xp_tmux_kill_server(); /* a server a failed test left */
 	char *argv[] = {"/bin/mkdir", "-p", statedir, NULL};
@@ -202,25 +200,13 @@ START_TEST(bad_theme_and_signals)
 }
 END_TEST
 
-/* Runs in the runner itself, around all the tests. */
-static void runner_setup(void)
-{
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
-}
-
-static void runner_teardown(void)
-{
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
-	xp_tmux_kill_server();
-}
-
 Suite *xp_suite_tui(void);
 Suite *xp_suite_tui(void)
 {
 	Suite *s = suite_create("tui");
 	TCase *tc = tcase_create("tmux");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_unchecked_fixture(tc, runner_setup, runner_teardown);
+	tcase_add_unchecked_fixture(tc, xp_tmux_runner_setup, xp_tmux_runner_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, frame_and_views);
 	tcase_add_test(tc, drill_in_and_back);

@@ -19,7 +19,7 @@ static pid_t agents[2];
 
 static void setup(void)
 {
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getppid());
+	xp_tmux_test_socket();
 	snprintf(statedir, sizeof statedir, "/tmp/xpool-tuia-%d", (int)getpid());
 	xp_tmux_kill_server();
 	mkdir(statedir, 0755);
@@ -140,24 +140,13 @@ START_TEST(agents_in_the_console)
 }
 END_TEST
 
-static void runner_setup(void)
-{
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
-}
-
-static void runner_teardown(void)
-{
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
-	xp_tmux_kill_server();
-}
-
 Suite *xp_suite_tui_agents(void);
 Suite *xp_suite_tui_agents(void)
 {
 	Suite *s = suite_create("tui_agents");
 	TCase *tc = tcase_create("tmux");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_unchecked_fixture(tc, runner_setup, runner_teardown);
+	tcase_add_unchecked_fixture(tc, xp_tmux_runner_setup, xp_tmux_runner_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, agents_in_the_console);
 	suite_add_tcase(s, tc);

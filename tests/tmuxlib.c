@@ -125,3 +125,19 @@ void xp_tmux_expect_exit(const char *dir, int code)
 	char *screen = xp_tmux_capture();
 	ck_abort_msg("xpool did not exit; the screen:\n%s", screen);
 }
+
+void xp_tmux_test_socket(void)
+{
+	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getppid());
+}
+
+void xp_tmux_runner_setup(void)
+{
+	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-test-%d", (int)getpid());
+}
+
+void xp_tmux_runner_teardown(void)
+{
+	xp_tmux_runner_setup();
+	xp_tmux_kill_server();
+}

@@ -30,4 +30,12 @@ void xp_tmux_kill_server(void);
 /* Waits for the exit status the console's command wrote to dir/rc and checks it is code. */
 void xp_tmux_expect_exit(const char *dir, int code);
 
+/* Names the private server after the runner, in a test (the runner is its parent), so one
+ * teardown in the runner can remove whatever a failed test left behind. */
+void xp_tmux_test_socket(void);
+/* The suite's unchecked fixture (runs in the runner around all its tests): names the server. */
+void xp_tmux_runner_setup(void);
+/* The suite's unchecked teardown: kills the server the tests shared. */
+void xp_tmux_runner_teardown(void);
+
 #endif
