@@ -271,11 +271,14 @@ static const char *base_name(const char *path)
 	return b && b[1] ? b + 1 : path;
 }
 
-static const char *source_name(struct xp_ui *ui, char *buf, size_t len)
+/* The source for the header; *alarm when some agent does not answer. */
+static const char *source_name(struct xp_ui *ui, char *buf, size_t len, bool *alarm)
 {
 	const struct xp_ctx *ctx = ui->ctx;
 	size_t up, down;
+	*alarm = false;
 	if (xp_poller_agent_counts(ui->poll, &up, &down)) {
+		*alarm = down > 0;
 		/* The first thing to see on a cluster console: how many nodes answer. */
 		snprintf(buf, len, "agents %zu up %zu down", up, down);
 		return buf;
@@ -336,10 +339,10 @@ static void draw_header(struct xp_ui *ui)
 	}
 	/* The source gives way first when the line is short: counts and health matter more. */
 	int room = r.w - rw - hw - (int)strlen(counts) - 2;
-	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src));
-	size_t up, down;
+	bool alarm;
+	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src, &alarm));
 	/* Agents that do not answer are the header's alarm, as failed devices are. */
-	if (xp_poller_agent_counts(ui->poll, &up, &down) && down)
+	if (alarm)
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
 	int x = xp_draw_clip(stdscr, r.y, r.x, room, left);
 	wattrset(stdscr, attr);
