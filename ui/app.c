@@ -412,6 +412,18 @@ static void draw_status(struct xp_ui *ui)
 		return;
 	}
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_STATUS));
+	/* Over agents, how many answer stays at the right end whatever else the line says: the
+	 * header's copy is the first thing a narrow terminal drops. */
+	char agents[64] = "";
+	size_t up, down;
+	if (xp_poller_agent_counts(ui->poll, &up, &down))
+		snprintf(agents, sizeof agents, " agents %zu up %zu down ", up, down);
+	int aw = (int)strlen(agents);
+	if (aw && aw < r.w / 2) {
+		wattrset(stdscr, xp_theme_attr(down ? XP_ROLE_FAIL : XP_ROLE_STATUS));
+		xp_draw_clip(stdscr, r.y, r.w - aw, aw, agents);
+		r.w -= aw;
+	}
 	time_t now = time(NULL);
 	if (!ui->loaded && ui->load_error[0]) {
 		/* Nothing to show but the reason: keep it on screen, not only for a few seconds. */
@@ -433,6 +445,7 @@ static void draw_status(struct xp_ui *ui)
 	else
 		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
 			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
+	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	xp_draw_clip(stdscr, r.y, 0, r.w, hint);
 }
 
