@@ -50,12 +50,16 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 CFLAGS  ?= -O2 -g
-XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc -Ibackends -Iui -Iadapters -I$(B)/gen $(LIB_CFLAGS) \
+# src/ is split by layer (src/README.md); every layer's folder is on the include path, so a
+# header is named by its file name alone and a module can move between layers freely.
+SRC_DIRS = $(patsubst %/,%,$(sort $(dir $(wildcard src/*/*.c src/*/*.h))))
+XCFLAGS  = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Isrc $(addprefix -I,$(SRC_DIRS)) -Ibackends -Iui -Iadapters \
+           -I$(B)/gen $(LIB_CFLAGS) \
            -DXP_DATADIR='"$(PREFIX)/share/xpool"' -DXP_LIBDIR='"$(PREFIX)/lib/xpool"' -pthread -MMD -MP
 XLDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Core: everything but main.c, shared by the program and the tests.
-CORE_SRC = $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard backends/*.c backends/*/*.c) \
+CORE_SRC = $(wildcard src/*/*.c) $(wildcard backends/*.c backends/*/*.c) \
            $(wildcard ui/*.c)
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/obj/%.o) $(patsubst %.c,$(B)/obj/%.o,$(wildcard adapters/common/*.c))
 MAIN_OBJ = $(B)/obj/src/main.o
