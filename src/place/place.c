@@ -698,7 +698,7 @@ static int key_cmp(const struct xp_device *a, const struct xp_device *b)
 }
 
 struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job *job,
-				     const struct xp_place_opts *opts, bool try_relax, struct xp_err *err)
+				     const struct xp_place_opts *opts, struct xp_err *err)
 {
 	/* Between dry-runs: drop the states no node is in any more, when they pile up. */
 	xpi_gc(ix, false);
@@ -876,24 +876,6 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	}
 	free(keys);
 	free(p.qid);
-	if (!r->placed && try_relax && !(opts && opts->quiet))
-		r->relaxation = xpl_relax(ix, job, opts);
-	return r;
-}
-
-struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_job *job,
-				    const struct xp_place_opts *opts, struct xp_err *err)
-{
-	return xpl_place(ix, job, opts, true, err);
-}
-
-struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job *job,
-				 const struct xp_manifest *const *manifests, size_t n,
-				 const struct xp_place_opts *opts, struct xp_err *err)
-{
-	struct xp_place_index *ix = xp_place_index_new(c, manifests, n);
-	struct xp_place_result *r = xp_place_ix(ix, job, opts, err);
-	xp_place_index_free(ix);
 	return r;
 }
 

@@ -1,6 +1,7 @@
 /* place_int.h: what the placement engine's files share (internal; the API is place.h):
  * place_eval.c judges one node for one replica, place.c searches the cluster and assembles
- * the result, place_relax.c looks for the smallest change that makes a refused job fit. */
+ * the result, place_relax.c is the public entry: a dry-run and, when it is refused, the
+ * smallest change that makes it fit. Calls run one way: relax -> place -> eval -> index. */
 #ifndef XP_PLACE_INT_H
 #define XP_PLACE_INT_H
 
@@ -54,11 +55,9 @@ struct rec {
 const struct xpi_dinfo *xpl_dinfo(const struct pctx *p, size_t ni, size_t di);
 /* Judges node ni for one replica of group g; fills a. rc: the --explain recorder or NULL. */
 void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc);
-/* A dry-run on ix; with try_relax, a refusal comes with its smallest relaxation. */
+/* One dry-run on ix, without a relaxation search (place_relax.c adds that on top: it calls
+ * this again for each change it tries, so the search sits above the engine, never in it). */
 struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job *job,
-				  const struct xp_place_opts *opts, bool try_relax, struct xp_err *err);
-/* The smallest change to job that makes it fit (see place.h), NULL when none does. */
-struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job *job,
-				 const struct xp_place_opts *opts);
+				  const struct xp_place_opts *opts, struct xp_err *err);
 
 #endif

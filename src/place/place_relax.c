@@ -1,4 +1,5 @@
-/* place_relax.c: the smallest change that makes a refused job fit, tried in the order place.h
+/* place_relax.c: the placement engine's entry points (xp_place_ix, xp_place): one dry-run and,
+ * when it is refused, the smallest change that makes the job fit, tried in the order place.h
  * gives, each a quiet dry-run of a copy of the job with one field changed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static bool fits(int *left, struct xp_place_index *ix, const struct xp_job *job,
 	(*left)--;
 	struct xp_place_opts o = {strategy, opts ? opts->seed : 0, NULL, opts && opts->scan, true};
 	struct xp_err e = {{0}};
-	struct xp_place_result *r = xpl_place(ix, job, &o, false, &e);
+	struct xp_place_result *r = xpl_place(ix, job, &o, &e);
 	bool ok = r && r->placed && !r->pending;
 	if (ok)
 		*summary = xp_strdup(r->summary);
@@ -54,8 +55,8 @@ static struct xp_place_relax *relax_new(const char *field, const char *from, con
 
 static int cstr_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job *job,
-				 const struct xp_place_opts *opts)
+static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_job *job,
+				    const struct xp_place_opts *opts)
 {
 	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
 	char *sum = NULL, from[64], to[64];
@@ -214,4 +215,23 @@ struct xp_place_relax *xpl_relax(struct xp_place_index *ix, const struct xp_job 
 	}
 	free(v.groups);
 	return x;
+}
+
+struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_job *job,
+				    const struct xp_place_opts *opts, struct xp_err *err)
+{
+	struct xp_place_result *r = xpl_place(ix, job, opts, err);
+	if (r && !r->placed && !(opts && opts->quiet))
+		r->relaxation = relax(ix, job, opts);
+	return r;
+}
+
+struct xp_place_result *xp_place(const struct xp_cluster *c, const struct xp_job *job,
+				 const struct xp_manifest *const *manifests, size_t n,
+				 const struct xp_place_opts *opts, struct xp_err *err)
+{
+	struct xp_place_index *ix = xp_place_index_new(c, manifests, n);
+	struct xp_place_result *r = xp_place_ix(ix, job, opts, err);
+	xp_place_index_free(ix);
+	return r;
 }
