@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include "agent_server.h"
-#include "cmd.h"
 #include "run.h"
 #include "validate.h"
+#include "words.h"
 
 /* A config is a handful of lines; anything this large is a mistake. */
 #define CONFIG_MAX_BYTES ((size_t)1 << 20)

@@ -7,14 +7,13 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "words.h"
 #include "xp.h"
 
 /* Most options one command may declare. */
 #define XP_CMD_MAX_OPTS 40
 /* Longest line a batch script may hold. */
 #define XP_BATCH_MAX_LINE 65536
-/* Most words one command line may split into. */
-#define XP_CMD_MAX_WORDS 256
 
 /* Settings shared by every command of one run: global options and the loaded cluster. */
 struct xp_ctx {
@@ -125,12 +124,6 @@ bool xp_args_has(const struct xp_args *a, const char *name);
 const char *xp_args_get(const struct xp_args *a, const char *name);
 /* Finds, parses and runs one command; returns its exit code (2 for usage errors). */
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv);
-/* Splits a command line into words (quotes '' and "", backslash escapes); -1 with err set. */
-int xp_cmd_split(const char *line, int *argc, char ***argv, struct xp_err *err);
-/* xp_cmd_split without comments: for a command line given as one argument (`--entry "grep #x"`). */
-int xp_cmd_split_argv(const char *line, int *argc, char ***argv, struct xp_err *err);
-/* Frees what xp_cmd_split returned. */
-void xp_cmd_split_free(int argc, char **argv);
 /* Runs a batch script from f (named name in messages): one command a line, `#` comments.
  * Stops at the first failing line unless keep_going; returns the first non-zero exit code. */
 int xp_batch_run(struct xp_ctx *ctx, FILE *f, const char *name, bool keep_going);

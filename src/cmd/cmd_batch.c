@@ -1,77 +1,10 @@
-/* cmd_batch.c: splitting command lines into words and running batch scripts. */
+/* cmd_batch.c: running batch scripts, one command a line (the words are split by words.c). */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
-
-void xp_cmd_split_free(int argc, char **argv)
-{
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
-	free(argv);
-}
-
-static int split(const char *line, bool comments, int *argc_out, char ***argv_out, struct xp_err *err);
-
-int xp_cmd_split(const char *line, int *argc_out, char ***argv_out, struct xp_err *err)
-{
-	return split(line, true, argc_out, argv_out, err);
-}
-
-int xp_cmd_split_argv(const char *line, int *argc_out, char ***argv_out, struct xp_err *err)
-{
-	return split(line, false, argc_out, argv_out, err);
-}
-
-static int split(const char *line, bool comments, int *argc_out, char ***argv_out, struct xp_err *err)
-{
-	size_t len = strlen(line);
-	char **argv = xp_calloc(XP_CMD_MAX_WORDS + 1, sizeof *argv);
-	char *word = xp_malloc(len + 1);
-	int argc = 0;
-	const char *p = line;
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-			p++;
-		if (!*p || (comments && *p == '#'))
-			break;
-		size_t w = 0;
-		char quote = 0;
-		for (; *p; p++) {
-			if (quote) {
-				if (*p == quote)
-					quote = 0;
-				else if (*p == '\\' && quote == '"' && (p[1] == '"' || p[1] == '\\'))
-					word[w++] = *++p;
-				else
-					word[w++] = *p;
-			} else if (*p == '\'' || *p == '"')
-				quote = *p;
-			else if (*p == '\\' && p[1])
-				word[w++] = *++p;
-			else if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-				break;
-			else
-				word[w++] = *p;
-		}
-		if (quote) {
-			free(word);
-			xp_cmd_split_free(argc, argv);
-			return xp_errf(err, "unterminated %c quote", quote);
-		}
-		if (argc == XP_CMD_MAX_WORDS) {
-			free(word);
-			xp_cmd_split_free(argc, argv);
-			return xp_errf(err, "more than %d words on one line", XP_CMD_MAX_WORDS);
-		}
-		argv[argc++] = xp_strndup(word, w);
-	}
-	free(word);
-	*argc_out = argc;
-	*argv_out = argv;
-	return 0;
-}
 
 /* Reads one line of at most XP_BATCH_MAX_LINE bytes; 1 read, 0 end, -1 too long or NUL. */
 static int read_line(FILE *f, char *buf, size_t cap)

@@ -1,0 +1,17 @@
+/* words.h: splitting a line into words the way every xpool command line is split. */
+#ifndef XP_WORDS_H
+#define XP_WORDS_H
+
+#include "xp.h"
+
+/* Most words one command line may split into. */
+#define XP_CMD_MAX_WORDS 256
+
+/* Splits a command line into words (quotes '' and "", backslash escapes); -1 with err set. */
+int xp_cmd_split(const char *line, int *argc, char ***argv, struct xp_err *err);
+/* xp_cmd_split without comments: for a command line given as one argument (`--entry "grep #x"`). */
+int xp_cmd_split_argv(const char *line, int *argc, char ***argv, struct xp_err *err);
+/* Frees what xp_cmd_split returned. */
+void xp_cmd_split_free(int argc, char **argv);
+
+#endif
