@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "validate.h"
+#include "sha256.h"
 
 char *xp_token_read(const char *path, struct xp_err *err)
 {

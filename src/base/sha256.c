@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "validate.h"
+#include "sha256.h"
 
 /* The first 32 bits of the fractional parts of the cube roots of the first 64 primes (4.2.2). */
 static const uint32_t K[64] = {

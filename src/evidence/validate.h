@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "model.h"
+#include "sha256.h"
 #include "store.h"
 #include "xp.h"
 
@@ -220,20 +221,5 @@ int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err);
  * are kept as they are; a case that exists already is an error; results are appended
  * (history from elsewhere: the layer rule does not apply). Audited "validate.import". */
 int xp_validate_import(struct xp_store *s, const char *text, size_t len, const char *name, struct xp_err *err);
-
-/* SHA-256 (FIPS 180-4), streaming: init, update any number of times, final. */
-struct xp_sha256 {
-	uint32_t h[8];
-	uint64_t bytes;          /* message length so far */
-	unsigned char buf[64];   /* a partial block */
-	size_t used;
-};
-void xp_sha256_init(struct xp_sha256 *c);
-void xp_sha256_update(struct xp_sha256 *c, const void *data, size_t len);
-void xp_sha256_final(struct xp_sha256 *c, unsigned char out[32]);
-/* 32 bytes as 64 lower-case hex digits and a NUL. */
-void xp_sha256_hex(const unsigned char digest[32], char hex[65]);
-/* SHA-256 of a file as 64 hex digits into hex[65]; -1 with err when it cannot be read. */
-int xp_sha256_file(const char *path, char hex[65], struct xp_err *err);
 
 #endif
