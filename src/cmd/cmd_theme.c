@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "theme.h"
+#include "theme_file.h"
 
 /* The theme the run uses: --theme (or the console's last `:theme`), else the default. */
 static const char *in_use(const struct xp_ctx *ctx)
