@@ -118,11 +118,11 @@ FLAGS_STAMP = $(B)/flags.stamp
 $(shell mkdir -p $(B); printf '%s\n' '$(CC) $(XCFLAGS) $(CFLAGS)' | cmp -s - $(FLAGS_STAMP) || \
 	printf '%s\n' '$(CC) $(XCFLAGS) $(CFLAGS)' > $(FLAGS_STAMP))
 
-$(B)/obj/%.o: %.c $(FLAGS_STAMP)
+$(B)/obj/%.o: %.c $(FLAGS_STAMP) | $(B)/gen/adapter_names.inc
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/obj/tests/%.o: tests/%.c $(FLAGS_STAMP)
+$(B)/obj/tests/%.o: tests/%.c $(FLAGS_STAMP) | $(B)/gen/adapter_names.inc
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) $(CHECK_CFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -144,12 +144,24 @@ $(B)/gen/views.inc: $(VIEW_SRC) Makefile
 
 $(B)/obj/ui/app.o: $(B)/gen/views.inc
 
+# The adapters the build has, in the order they are tried: each manifest's `order` key (lower
+# first, 500 when absent), then the name. A new vendor is a folder under adapters/, nothing else.
+ADAPTER_ORDER = $(shell for a in $(ADAPTER_NAMES); do \
+	o=$$(sed -n 's/^order *= *\([0-9][0-9]*\) *$$/\1/p' adapters/$$a/$$a.adapter 2>/dev/null | head -n 1); \
+	echo "$${o:-500} $$a"; done | sort -k1,1n -k2,2 | cut -d' ' -f2)
+$(B)/gen/adapter_names.inc: $(wildcard adapters/*/*.adapter) Makefile
+	@mkdir -p $(@D)
+	@{ printf '#define XP_ADAPTER_NAMES {'; sep=; for a in $(ADAPTER_ORDER); do printf '%s"%s"' "$$sep" $$a; sep=', '; done; \
+	   printf '}\n#define XP_ADAPTER_COUNT %s\n' $(words $(ADAPTER_ORDER)); } > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+
 $(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a
 	@mkdir -p $(@D)
 	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) $(CHECK_LIBS) -ldl -lm
 
 # Benchmarks link the tests' helpers too (bench_agents starts real agents with them).
-$(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP)
+$(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP) \
+		| $(B)/gen/adapter_names.inc
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -Itests -MF $@.d $(CFLAGS) -o $@ $< $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a \
 	    $(LIB_LIBS) -ldl -lm

@@ -8,12 +8,9 @@
 #include <stddef.h>
 
 #include "manifest.h"
+#include "manifest_path.h"
 #include "xp.h"
 #include "xp_adapter.h"
-
-/* The adapters xpool knows, in the order they are tried. */
-#define XP_ADAPTER_NAMES {"nvidia", "ascend", "amd", "cambricon"}
-#define XP_ADAPTER_COUNT 4
 
 /* What became of one adapter. */
 enum xp_adapter_state {
@@ -55,11 +52,5 @@ void xp_adapters_open(struct xp_adapters *a, const char *replay_dir);
 void xp_adapters_enumerate(struct xp_adapters *a);
 /* Closes the adapters and unloads them. */
 void xp_adapters_close(struct xp_adapters *a);
-/* The directories searched for adapters, in order (caller frees the list). */
-size_t xp_adapter_dirs(char ***dirs);
-/* Loads the manifest of adapter NAME found where the loader looks for it, without loading the
- * adapter itself (placement and sim gen need the data only); NULL with err naming every
- * directory searched. */
-struct xp_manifest *xp_adapter_manifest_load(const char *name, struct xp_err *err);
 
 #endif

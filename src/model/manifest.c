@@ -1,6 +1,7 @@
 /* manifest.c: the adapter manifest parser (format in adapters/README.md). */
 #include "manifest.h"
 
+#include <errno.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -373,6 +374,19 @@ static int export_key(struct ps *p, const char *key, const char *val, char *res,
 	return 1;
 }
 
+/* `order`: where the adapter stands among the others, 0-999. The build reads it to list the
+ * adapters (Makefile); the parser checks it so a typo is an error, not a silent 500. */
+static int parse_order(struct ps *p, const char *val, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(val, &end, 10);
+	if (end == val || *end || errno || v < 0 || v > 999 || !isdigit((unsigned char)*val))
+		return fail(p, "order: '%s' is not a whole number from 0 to 999", val);
+	*out = (int)v;
+	return 0;
+}
+
 static int adapter_key(struct ps *p, struct xp_manifest *m, const char *key, char *val)
 {
 	int rc = export_key(p, key, val, m->k8s_resource, m->k8s_slice_resource, m->slurm_gres);
@@ -410,6 +424,8 @@ static int adapter_key(struct ps *p, struct xp_manifest *m, const char *key, cha
 		return parse_pair(p, key, val, &m->temp_warn, &m->temp_crit);
 	if (strcmp(key, "power") == 0)
 		return parse_pair(p, key, val, &m->power_warn, &m->power_crit);
+	if (strcmp(key, "order") == 0)
+		return parse_order(p, val, &m->order);
 	return fail(p, "unknown key '%s' in [adapter]", key);
 }
 
@@ -576,6 +592,7 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 	}
 	struct xp_manifest *m = xp_calloc(1, sizeof *m);
 	m->temp_warn = m->temp_crit = m->power_warn = m->power_crit = NAN;
+	m->order = 500;
 	m->path = xp_strdup(file);
 	int section = 0; /* 0 none yet, 1 adapter, 2 model */
 	bool had_adapter = false;

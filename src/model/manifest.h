@@ -106,6 +106,7 @@ struct xp_manifest {
 	char k8s_resource[128];       /* Kubernetes extended resource of a whole device, "" none */
 	char k8s_slice_resource[128]; /* resource of a MIG profile / vNPU template: pattern with {slice}, "" none */
 	char slurm_gres[32];          /* Slurm gres name ("gpu"), "" none */
+	int order;                    /* where the adapter is tried among the others (lower first; 500 unset) */
 	struct xp_mmodel *models;
 	size_t n_models;
 };

@@ -1,7 +1,7 @@
-/* place_manifests.c: the manifests placement reads, found where the adapter loader looks
- * (the one place in src that knows which adapters there are, so that the console and the
- * tools ask placement, not the backends). */
-#include "adapters.h"
+/* place_manifests.c: the manifests placement reads: every adapter's the build has, found
+ * where the adapter loader looks (manifest_path.h), so that the console and the tools ask
+ * placement, not the backends. */
+#include "manifest_path.h"
 #include "place.h"
 
 _Static_assert(XP_ADAPTER_COUNT <= XP_PLACE_MANIFESTS, "room for every adapter's manifest");

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters.h"
+#include "manifest_path.h"
 #include "model_json.h"
 #include "normalize.h"
 #include "pci_ids.h"
