@@ -170,13 +170,14 @@ $(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/liba
 check: deps test-deps
 	@$(MAKE) --no-print-directory test
 
-# The manual check runs first so that the check runner's summary is the last line.
+# The manual and layer checks run first so that the check runner's summary is the last line.
 # hwloc's PCI plugin and libpciaccess keep allocations for the process's life;
 # LeakSanitizer is told so, and nothing of ours is suppressed.
 export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 
 test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
+	@sh tests/layers.sh $(B)/obj
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 
