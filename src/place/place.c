@@ -503,7 +503,7 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			/* The binding comes from the vendor's manifest: which variable, which device files. */
 			const struct xpi_dinfo *di = xpl_dinfo(p, ch.ni, (size_t)ch.dev[0]);
 			const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
-			rp->env_name = xp_strdup(ev ? ev : "XPOOL_VISIBLE_DEVICES");
+			rp->env_name = xp_strdup(ev ? ev : XP_PLACE_GENERIC_ENV);
 			rp->env_value = xp_strdup(env);
 			rp->n_mounts = di->m ? xp_manifest_mounts(di->m, vid, rp->n_devices, &rp->mounts) : 0;
 			free(vid);

@@ -59,6 +59,10 @@ struct xp_place_opts {
 	bool quiet;               /* a refusal needs no reasons (a scheduler loop: faster) */
 };
 
+/* The variable that names a replica's devices when its vendor's manifest names none: a
+ * device no adapter describes has no device plugin either, so an export sets it itself. */
+#define XP_PLACE_GENERIC_ENV "XPOOL_VISIBLE_DEVICES"
+
 /* One placed replica. Strings are heap copies owned by the result. */
 struct xp_place_replica {
 	size_t group;           /* task group index */
@@ -75,7 +79,7 @@ struct xp_place_replica {
 	double score;           /* 0..100 */
 	double breakdown[XP_CRIT_COUNT]; /* weighted contribution of each criterion */
 	char *env_name;         /* the manifest's visible_devices_env (CUDA_VISIBLE_DEVICES, ...;
-				 * XPOOL_VISIBLE_DEVICES without one) */
+				 * XP_PLACE_GENERIC_ENV without one) */
 	char *env_value;        /* "0,1,2,3": the vendor's own device numbers (vendor_index; the
 				 * node's index when not known), as are the device files */
 	char **mounts;          /* device files the task needs (the manifest's device and control nodes) */

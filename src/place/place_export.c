@@ -187,7 +187,7 @@ static void container(FILE *f, int n, const char *res, size_t count, const struc
 	ind(f, n), fputs("containers:\n", f);
 	ind(f, n), fputs("- name: \"main\"\n", f);
 	ind(f, n + 2), fputs("image: \"busybox\" # replace with the workload's image\n", f);
-	if (!strcmp(p->env_name, "XPOOL_VISIBLE_DEVICES")) {
+	if (!strcmp(p->env_name, XP_PLACE_GENERIC_ENV)) {
 		ind(f, n + 2), fputs("env:\n", f);
 		ind(f, n + 2), fputs("- name: ", f), xp_yaml_quote(f, p->env_name), fputc('\n', f);
 		ind(f, n + 4), fputs("value: ", f), xp_yaml_quote(f, p->env_value), fputc('\n', f);
