@@ -178,6 +178,7 @@ export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions
 test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
 	@sh tests/layers.sh $(B)/obj
+	@XPOOL_BIN=$(abspath $(PROG)) sh tests/internals_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 
@@ -192,18 +193,20 @@ bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
 
 install: $(PROG) $(ADAPTER_SO)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(PREFIX)/share/xpool/themes $(DESTDIR)$(PREFIX)/lib/xpool/adapters
 	install -m 0755 $(PROG) $(DESTDIR)$(BINDIR)/xpool
 	install -m 0644 man/xpool.1 $(DESTDIR)$(MANDIR)/man1/xpool.1
 	install -m 0644 man/xpool.conf.5 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
+	install -m 0644 man/xpool-internals.7 $(DESTDIR)$(MANDIR)/man7/xpool-internals.7
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/xpool/themes/
 	$(if $(ADAPTER_SO),install -m 0755 $(ADAPTER_SO) $(DESTDIR)$(PREFIX)/lib/xpool/adapters/)
 	$(if $(ADAPTER_NAMES),install -m 0644 $(foreach a,$(ADAPTER_NAMES),$(wildcard adapters/$(a)/*.adapter)) \
 	    $(DESTDIR)$(PREFIX)/lib/xpool/adapters/)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
+	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5 \
+	    $(DESTDIR)$(MANDIR)/man7/xpool-internals.7
 	rm -rf $(DESTDIR)$(PREFIX)/share/xpool $(DESTDIR)$(PREFIX)/lib/xpool
 
 clean:
