@@ -3,7 +3,7 @@
  * An adapter is a shared object, adapters/<name>/ built into xp_<name>.so, exporting
  * one `const struct xp_adapter xp_adapter_<name>`. It reports what the vendor's
  * tools or libraries say, in the plain records below (raw inventory), and knows
- * nothing of xpool's model: src/normalize.c merges the records into the model
+ * nothing of xpool's model: src/model/normalize.c merges the records into the model
  * with the hwloc view and the adapter's manifest (<name>.adapter). Records use
  * fixed-size fields so nothing allocated on one side is freed on the other.
  * Parsers are pure functions over text, so tests feed them recorded outputs. */

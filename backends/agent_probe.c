@@ -1,5 +1,5 @@
 /* agent_probe.c: POST /v1/probe/NAME's work: run a whitelisted probe with the shared
- * runner (src/probe.c) and describe the result as "xpool.probe/v1" evidence. */
+ * runner (src/evidence/probe.c) and describe the result as "xpool.probe/v1" evidence. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>

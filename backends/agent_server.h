@@ -1,7 +1,7 @@
 /* agent_server.h: `xpool agent`, the node agent: one node's inventory, health,
  * Prometheus metrics and whitelisted probes over HTTP(S) (libmicrohttpd).
  *
- * The command (src/cmd_agent.c) discovers the node and hands each result to the
+ * The command (src/cmd/cmd_agent.c) discovers the node and hands each result to the
  * server with xp_agent_publish; the server keeps the last good node, numbers its
  * changes (the generation) and answers from that copy, so a request never waits
  * for discovery and a failed rediscovery leaves the last good data served. */

@@ -8,7 +8,7 @@
 /* Program version, printed by `xpool --version`. */
 #define XP_VERSION "0.1.0"
 
-/* Exit codes, as DESIGN.md fixes them for scripts. */
+/* Exit codes, as xpool(1) documents them for scripts (EXIT STATUS). */
 enum xp_exit {
 	XP_EXIT_OK = 0,          /* success */
 	XP_EXIT_ERROR = 1,       /* runtime error: bad file, failed discovery */

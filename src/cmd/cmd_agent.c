@@ -105,7 +105,7 @@ static void token_free(char *t)
 
 static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
-	/* The console's side (agent ls|add|rm|probe) lives with the client, in src/agent_ctl.c. */
+	/* The console's side (agent ls|add|rm|probe) lives with the client, in src/cmd/agent_ctl.c. */
 	if (a->argc > 0)
 		return xp_agent_ctl(ctx, a);
 	/* The server takes the process over (signals, the foreground): not from the console. */

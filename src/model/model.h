@@ -1,4 +1,4 @@
-/* model.h: the unified resource model (DESIGN.md "The resource model").
+/* model.h: the unified resource model (xpool-internals(7), "RESOURCE MODEL").
  *
  * A cluster owns nodes; a node owns its NUMA domains, packages, NICs, PCI devices,
  * accelerators and the accelerator link matrix. Everything is plain data with
