@@ -1,7 +1,8 @@
 #!/bin/sh
 # layers.sh: checks that calls run one way. Every folder's README.md names, on its `Uses:`
 # line, the folders its code may call (src/README.md explains the layers); this fails when
-#  - a file includes a header of a folder its README does not name,
+#  - a file includes a header of a folder its README does not name, or another folder's
+#    internal header (NAME_int.h),
 #  - an object file calls or reads a symbol defined in such a folder (nm), or
 #  - two object files of the engine (src/, backends/, ui/) call each other in a circle.
 # Usage: tests/layers.sh OBJDIR (the build's obj/ folder, after the program is built).
@@ -57,6 +58,8 @@ FILENAME == ARGV[2] { n = split($0, parts, "/"); base = parts[n]; where[base] = 
 	for (i = 1; i <= m; i++) { c = cs[i]; cd = c; sub(/\/[^\/]*$/, "", cd); if (cd == dir) pick = c }
 	if (pick == "") pick = cs[1]
 	fu = unit(f); hu = unit(pick)
+	pd = pick; sub(/\/[^\/]*$/, "", pd)
+	if (pick ~ /_int\.h$/ && pd != dir) { print "layers: " f " includes " pick ", which is internal to " pd; bad = 1 }
 	if (fu != hu && !ok[fu " " hu] && !ok[fu " " pick]) { print "layers: " f " includes " pick ": " fu " may not use " hu; bad = 1 }
 }
 END { exit bad }' "$tmp/allowed" "$tmp/headers" "$tmp/includes"
