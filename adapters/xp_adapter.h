@@ -125,6 +125,11 @@ void xp_raw_set(char *dst, size_t size, const char *src, size_t len);
 /* Copies what a re-read refreshes from f onto d: the metrics (metrics true) or the health
  * and its reasons, and the error counters either way. */
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics);
+/* Re-reads the node with read(st, fresh) and copies what changed onto node's devices, matched
+ * by index (xp_raw_copy_fresh); a device no longer listed gets the warning "<unit><index> is no
+ * longer listed". -1 when read fails (it says why in the adapter's own error) or out of memory. */
+int xp_raw_reread(struct xp_raw_node *node, bool metrics, int (*read)(void *st, struct xp_raw_node *fresh),
+		  void *st, const char *unit, char *err, size_t errlen);
 
 /* Finds prog's executable in PATH (a safe default when unset or empty; empty and relative
  * entries skipped, never the current directory), then in extra_dirs (NULL-terminated, may be

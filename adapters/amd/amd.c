@@ -221,51 +221,26 @@ static int amd_enumerate(void *p, struct xp_raw_node *node)
 	return 0;
 }
 
-static const struct xp_raw_device *by_index(const struct xp_raw_node *n, int index)
+/* The re-read xp_raw_reread runs: the whole tool output again. */
+static int read_fresh(void *p, struct xp_raw_node *fresh)
 {
-	for (int i = 0; i < n->n_devices; i++)
-		if (n->devices[i].index == index)
-			return &n->devices[i];
-	return NULL;
+	return read_smi(p, fresh);
 }
 
-enum { COPY_METRICS, COPY_HEALTH };
-
-/* Re-reads rocm-smi and copies the changing fields onto node's devices, card by card. */
-static int reread(struct amd *st, struct xp_raw_node *node, int what)
+static int reread(struct amd *st, struct xp_raw_node *node, bool metrics)
 {
 	st->err[0] = '\0';
-	struct xp_raw_node *fresh = malloc(sizeof *fresh);
-	if (!fresh) {
-		snprintf(st->err, sizeof st->err, "out of memory");
-		return -1;
-	}
-	xp_raw_node_init(fresh);
-	if (read_smi(st, fresh) < 0) {
-		free(fresh);
-		return -1;
-	}
-	for (int i = 0; i < node->n_devices; i++) {
-		struct xp_raw_device *d = &node->devices[i];
-		const struct xp_raw_device *f = by_index(fresh, d->index);
-		if (!f) {
-			xp_raw_warn(node, "card%d is no longer listed", d->index);
-			continue;
-		}
-		xp_raw_copy_fresh(d, f, what == COPY_METRICS);
-	}
-	free(fresh);
-	return 0;
+	return xp_raw_reread(node, metrics, read_fresh, st, "card", st->err, sizeof st->err);
 }
 
 static int amd_refresh(void *p, struct xp_raw_node *node)
 {
-	return reread(p, node, COPY_METRICS);
+	return reread(p, node, true);
 }
 
 static int amd_health(void *p, struct xp_raw_node *node)
 {
-	return reread(p, node, COPY_HEALTH);
+	return reread(p, node, false);
 }
 
 /* Copies the XGMI matrix of the last read onto node by card index. Without an XGMI link the

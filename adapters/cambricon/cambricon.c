@@ -103,45 +103,26 @@ static int cambricon_enumerate(void *p, struct xp_raw_node *node)
 	return read_node(st, node);
 }
 
-enum { COPY_METRICS, COPY_HEALTH };
+/* The re-read xp_raw_reread runs: the whole tool output again. */
+static int read_fresh(void *p, struct xp_raw_node *fresh)
+{
+	return read_node(p, fresh);
+}
 
-static int reread(struct cambricon *st, struct xp_raw_node *node, int what)
+static int reread(struct cambricon *st, struct xp_raw_node *node, bool metrics)
 {
 	st->err[0] = '\0';
-	struct xp_raw_node *fresh = malloc(sizeof *fresh);
-	if (!fresh) {
-		snprintf(st->err, sizeof st->err, "out of memory");
-		return -1;
-	}
-	xp_raw_node_init(fresh);
-	if (read_node(st, fresh) < 0) {
-		free(fresh);
-		return -1;
-	}
-	for (int i = 0; i < node->n_devices; i++) {
-		struct xp_raw_device *d = &node->devices[i];
-		const struct xp_raw_device *f = NULL;
-		for (int k = 0; k < fresh->n_devices && !f; k++)
-			if (fresh->devices[k].index == d->index)
-				f = &fresh->devices[k];
-		if (!f) {
-			xp_raw_warn(node, "card %d is no longer listed", d->index);
-			continue;
-		}
-		xp_raw_copy_fresh(d, f, what == COPY_METRICS);
-	}
-	free(fresh);
-	return 0;
+	return xp_raw_reread(node, metrics, read_fresh, st, "card ", st->err, sizeof st->err);
 }
 
 static int cambricon_refresh(void *p, struct xp_raw_node *node)
 {
-	return reread(p, node, COPY_METRICS);
+	return reread(p, node, true);
 }
 
 static int cambricon_health(void *p, struct xp_raw_node *node)
 {
-	return reread(p, node, COPY_HEALTH);
+	return reread(p, node, false);
 }
 
 /* `cnmon info` says nothing of MLU-Link peers that we know how to read: no link matrix. */

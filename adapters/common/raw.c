@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xp_adapter.h"
@@ -69,4 +70,33 @@ void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, b
 	d->ecc_corrected = f->ecc_corrected;
 	d->ecc_uncorrected = f->ecc_uncorrected;
 	d->retired_pages = f->retired_pages;
+}
+
+int xp_raw_reread(struct xp_raw_node *node, bool metrics, int (*read)(void *st, struct xp_raw_node *fresh),
+		  void *st, const char *unit, char *err, size_t errlen)
+{
+	/* A node holds up to XP_RAW_MAX_DEVICES devices inline: too large for an adapter's stack. */
+	struct xp_raw_node *fresh = malloc(sizeof *fresh);
+	if (!fresh) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	xp_raw_node_init(fresh);
+	if (read(st, fresh) < 0) {
+		free(fresh);
+		return -1;
+	}
+	for (int i = 0; i < node->n_devices; i++) {
+		struct xp_raw_device *d = &node->devices[i];
+		const struct xp_raw_device *f = NULL;
+		for (int k = 0; k < fresh->n_devices && !f; k++)
+			if (fresh->devices[k].index == d->index)
+				f = &fresh->devices[k];
+		if (f)
+			xp_raw_copy_fresh(d, f, metrics);
+		else
+			xp_raw_warn(node, "%s%d is no longer listed", unit, d->index);
+	}
+	free(fresh);
+	return 0;
 }
