@@ -142,5 +142,7 @@ size_t xp_text_clean_line(const char *s, size_t n, char *out, size_t size);
 bool xp_text_next_line(const char *text, size_t len, size_t *pos, char *line, size_t size);
 /* Trims surrounding white space in place; returns the first kept character. */
 char *xp_text_trim(char *s);
+/* Formats a parser's error message into err (errlen bytes); does nothing when err is NULL. */
+void xp_text_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

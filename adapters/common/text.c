@@ -1,5 +1,7 @@
 /* text.c: line reading for parsers of vendor tools' text reports (compiled into each adapter). */
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "xp_adapter.h"
@@ -45,4 +47,15 @@ char *xp_text_trim(char *s)
 	while (n && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+void xp_text_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	/* Parsers take an optional error buffer: callers that only want yes or no pass NULL. */
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }

@@ -8,7 +8,6 @@
  * older driver still gives what it can. */
 #include <dlfcn.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -150,17 +149,6 @@ static const struct {
 	{0x80, "HW power brake slowdown"},
 };
 
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static const char *why(const struct nvml *nv, nvret rc)
 {
 	const char *s = nv->error_string ? nv->error_string(rc) : NULL;
@@ -185,14 +173,14 @@ int xp_nvml_open(void **h, char *err, size_t errlen)
 		/* Only the development package installs the unversioned name; try it as well. */
 		lib = dlopen("libnvidia-ml.so", RTLD_NOW | RTLD_LOCAL);
 		if (!lib) {
-			fail(err, errlen, XP_NVML_NOLIB "%s", first);
+			xp_text_err(err, errlen, XP_NVML_NOLIB "%s", first);
 			return XP_PROBE_UNAVAILABLE;
 		}
 	}
 	struct nvml *nv = calloc(1, sizeof *nv);
 	if (!nv) {
 		dlclose(lib);
-		fail(err, errlen, "NVML: out of memory");
+		xp_text_err(err, errlen, "NVML: out of memory");
 		return XP_PROBE_UNAVAILABLE;
 	}
 	nv->lib = lib;
@@ -203,7 +191,7 @@ int xp_nvml_open(void **h, char *err, size_t errlen)
 			continue; /* an alternative name already found it */
 		fn = dlsym(lib, symbols[i].name);
 		if (!fn && symbols[i].required) {
-			fail(err, errlen, "libnvidia-ml lacks %s (driver too old?)", symbols[i].name);
+			xp_text_err(err, errlen, "libnvidia-ml lacks %s (driver too old?)", symbols[i].name);
 			xp_nvml_close(nv);
 			return XP_PROBE_UNAVAILABLE;
 		}
@@ -213,7 +201,7 @@ int xp_nvml_open(void **h, char *err, size_t errlen)
 	}
 	nvret rc = nv->init();
 	if (rc != NV_SUCCESS) {
-		fail(err, errlen, "nvmlInit_v2: %s", why(nv, rc));
+		xp_text_err(err, errlen, "nvmlInit_v2: %s", why(nv, rc));
 		xp_nvml_close(nv);
 		return XP_PROBE_UNAVAILABLE;
 	}
@@ -221,13 +209,13 @@ int xp_nvml_open(void **h, char *err, size_t errlen)
 	unsigned int n = 0;
 	rc = nv->count(&n);
 	if (rc != NV_SUCCESS) {
-		fail(err, errlen, "nvmlDeviceGetCount_v2: %s", why(nv, rc));
+		xp_text_err(err, errlen, "nvmlDeviceGetCount_v2: %s", why(nv, rc));
 		xp_nvml_close(nv);
 		return XP_PROBE_UNAVAILABLE;
 	}
 	*h = nv;
 	if (n == 0) {
-		fail(err, errlen, "NVML sees no GPU");
+		xp_text_err(err, errlen, "NVML sees no GPU");
 		return XP_PROBE_IDLE;
 	}
 	return XP_PROBE_ACTIVE;
@@ -372,7 +360,7 @@ int xp_nvml_enumerate(void *h, struct xp_raw_node *node, char *err, size_t errle
 	struct nvml *nv = h;
 	xp_raw_node_init(node);
 	if (!nv || !nv->inited) {
-		fail(err, errlen, "NVML is not initialized");
+		xp_text_err(err, errlen, "NVML is not initialized");
 		return -1;
 	}
 	char driver[96] = "", runtime[64] = "";
@@ -386,7 +374,7 @@ int xp_nvml_enumerate(void *h, struct xp_raw_node *node, char *err, size_t errle
 	unsigned int n = 0;
 	nvret rc = nv->count(&n);
 	if (rc != NV_SUCCESS) {
-		fail(err, errlen, "nvmlDeviceGetCount_v2: %s", why(nv, rc));
+		xp_text_err(err, errlen, "nvmlDeviceGetCount_v2: %s", why(nv, rc));
 		return -1;
 	}
 	if (n > XP_RAW_MAX_DEVICES) {
@@ -439,7 +427,7 @@ int xp_nvml_topology(void *h, struct xp_raw_node *node, char *err, size_t errlen
 {
 	struct nvml *nv = h;
 	if (!nv || !nv->inited) {
-		fail(err, errlen, "NVML is not initialized");
+		xp_text_err(err, errlen, "NVML is not initialized");
 		return -1;
 	}
 	int n = node->n_devices;
@@ -454,7 +442,7 @@ int xp_nvml_topology(void *h, struct xp_raw_node *node, char *err, size_t errlen
 		free(links);
 		free(to_switch);
 		free(ok);
-		fail(err, errlen, "NVML topology: out of memory");
+		xp_text_err(err, errlen, "NVML topology: out of memory");
 		return -1;
 	}
 	for (int p = 0; p < n; p++) {

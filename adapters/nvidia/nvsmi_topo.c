@@ -7,7 +7,6 @@
  * matrices pasted from documents have spaces instead, and some are cut short. Cells never
  * contain blanks, so rows are split on any run of blanks, which also absorbs the doubled tab
  * nvidia-smi writes before "GPU NUMA ID". */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +30,6 @@ struct col {
 	enum col_kind kind;
 	int gpu; /* COL_GPU: the n of GPUn */
 };
-
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Copies text without ANSI escape sequences, carriage returns and NUL bytes. */
 static char *clean_copy(const char *text, size_t len)
@@ -262,11 +250,11 @@ static void parse_row(struct xp_raw_node *node, int gpu, char **cell, int n, con
 int xp_nvsmi_parse_topo(const char *text, size_t len, struct xp_raw_node *node, char *err, size_t errlen)
 {
 	if (!text || !len) {
-		fail(err, errlen, "nvidia-smi topo -m: empty input");
+		xp_text_err(err, errlen, "nvidia-smi topo -m: empty input");
 		return -1;
 	}
 	if (len > XP_NVSMI_MAX_TEXT) {
-		fail(err, errlen, "nvidia-smi topo -m: input is %zu bytes, more than the %zu MiB limit", len,
+		xp_text_err(err, errlen, "nvidia-smi topo -m: input is %zu bytes, more than the %zu MiB limit", len,
 		     XP_NVSMI_MAX_TEXT >> 20);
 		return -1;
 	}
@@ -277,7 +265,7 @@ int xp_nvsmi_parse_topo(const char *text, size_t len, struct xp_raw_node *node, 
 		free(buf);
 		free(cell);
 		free(cols);
-		fail(err, errlen, "nvidia-smi topo -m: out of memory");
+		xp_text_err(err, errlen, "nvidia-smi topo -m: out of memory");
 		return -1;
 	}
 	node->has_links = false;
@@ -322,10 +310,10 @@ int xp_nvsmi_parse_topo(const char *text, size_t len, struct xp_raw_node *node, 
 
 	int rc = 0;
 	if (ncols < 0) {
-		fail(err, errlen, "nvidia-smi topo -m: no header line (GPU0 ... CPU Affinity)");
+		xp_text_err(err, errlen, "nvidia-smi topo -m: no header line (GPU0 ... CPU Affinity)");
 		rc = -1;
 	} else if (rows == 0) {
-		fail(err, errlen, "nvidia-smi topo -m: no GPU rows after the header");
+		xp_text_err(err, errlen, "nvidia-smi topo -m: no GPU rows after the header");
 		rc = -1;
 	}
 	if (rc < 0 && create) {

@@ -8,7 +8,6 @@
  * unknown. The document is untrusted text: no DTD is loaded, no network is used, and entity
  * declarations are refused before libxml2 sees them. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,17 +18,6 @@
 #include <libxml/tree.h>
 
 #include "nvidia.h"
-
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool is_elem(const xmlNode *n, const char *name)
 {
@@ -402,11 +390,11 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 {
 	xp_raw_node_init(node);
 	if (!text_in || !len) {
-		fail(err, errlen, "nvidia-smi -q -x: empty input");
+		xp_text_err(err, errlen, "nvidia-smi -q -x: empty input");
 		return -1;
 	}
 	if (len > XP_NVSMI_MAX_TEXT) {
-		fail(err, errlen, "nvidia-smi -q -x: input is %zu bytes, more than the %zu MiB limit", len,
+		xp_text_err(err, errlen, "nvidia-smi -q -x: input is %zu bytes, more than the %zu MiB limit", len,
 		     XP_NVSMI_MAX_TEXT >> 20);
 		return -1;
 	}
@@ -415,19 +403,19 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 			      text_in[lead] == '\n'))
 		lead++;
 	if (lead == len || text_in[lead] != '<') {
-		fail(err, errlen, "nvidia-smi -q -x: not XML (the text does not start with '<')");
+		xp_text_err(err, errlen, "nvidia-smi -q -x: not XML (the text does not start with '<')");
 		return -1;
 	}
 	/* nvidia-smi never declares entities; refusing them outright rules out entity expansion
 	 * bombs and external entities whatever libxml2 version is installed. */
 	if (memmem(text_in, len, "<!ENTITY", 8)) {
-		fail(err, errlen, "nvidia-smi -q -x: entity declarations are not accepted");
+		xp_text_err(err, errlen, "nvidia-smi -q -x: entity declarations are not accepted");
 		return -1;
 	}
 
 	xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
 	if (!ctxt) {
-		fail(err, errlen, "nvidia-smi -q -x: out of memory");
+		xp_text_err(err, errlen, "nvidia-smi -q -x: out of memory");
 		return -1;
 	}
 	xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text_in, (int)len, NULL, NULL,
@@ -439,9 +427,9 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 			xp_raw_set(msg, sizeof msg, e->message, strlen(e->message));
 		}
 		if (e && e->line > 0)
-			fail(err, errlen, "nvidia-smi -q -x: line %d: %s", e->line, msg);
+			xp_text_err(err, errlen, "nvidia-smi -q -x: line %d: %s", e->line, msg);
 		else
-			fail(err, errlen, "nvidia-smi -q -x: %s", msg);
+			xp_text_err(err, errlen, "nvidia-smi -q -x: %s", msg);
 		xmlFreeParserCtxt(ctxt);
 		return -1;
 	}
@@ -449,7 +437,7 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 	int rc = 0;
 	const xmlNode *root = xmlDocGetRootElement(doc);
 	if (!root || !is_elem(root, "nvidia_smi_log")) {
-		fail(err, errlen, "nvidia-smi -q -x: the root element is <%.64s>, not <nvidia_smi_log>",
+		xp_text_err(err, errlen, "nvidia-smi -q -x: the root element is <%.64s>, not <nvidia_smi_log>",
 		     root && root->name ? (const char *)root->name : "");
 		rc = -1;
 	} else {
