@@ -122,6 +122,8 @@ void xp_raw_warn(struct xp_raw_node *n, const char *fmt, ...) __attribute__((for
 /* Copies src into a fixed field, cutting it to fit, and trims surrounding blanks. */
 void xp_raw_set(char *dst, size_t size, const char *src, size_t len);
 
+/* Adds a health reason to d unless it is there already or d has XP_RAW_MAX_REASONS. */
+void xp_raw_add_reason(struct xp_raw_device *d, const char *reason);
 /* Copies what a re-read refreshes from f onto d: the metrics (metrics true) or the health
  * and its reasons, and the error counters either way. */
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics);

@@ -53,6 +53,16 @@ void xp_raw_set(char *dst, size_t size, const char *src, size_t len)
 	dst[len] = '\0';
 }
 
+void xp_raw_add_reason(struct xp_raw_device *d, const char *reason)
+{
+	/* One reason once: NVML and the XML can both say "HW slowdown" of one device. */
+	for (int i = 0; i < d->n_reasons; i++)
+		if (strcmp(d->reasons[i], reason) == 0)
+			return;
+	if (d->n_reasons < XP_RAW_MAX_REASONS)
+		xp_raw_set(d->reasons[d->n_reasons++], sizeof d->reasons[0], reason, strlen(reason));
+}
+
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics)
 {
 	if (metrics) {

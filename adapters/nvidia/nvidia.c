@@ -231,15 +231,6 @@ static int nv_topology(void *st, struct xp_raw_node *node)
 	return rc;
 }
 
-static void add_reason(struct xp_raw_device *d, const char *reason)
-{
-	for (int i = 0; i < d->n_reasons; i++)
-		if (strcmp(d->reasons[i], reason) == 0)
-			return;
-	if (d->n_reasons < XP_RAW_MAX_REASONS)
-		xp_raw_set(d->reasons[d->n_reasons++], sizeof d->reasons[0], reason, strlen(reason));
-}
-
 /* The fresh record of the device d was, matched by bus id, else by index. */
 static const struct xp_raw_device *match(const struct xp_raw_node *fresh, const struct xp_raw_device *d)
 {
@@ -272,7 +263,7 @@ static int reread(struct nv_state *s, struct xp_raw_node *node, bool health)
 		if (!f) {
 			xp_raw_warn(node, "GPU %d (%s) is no longer reported", d->index, d->bus_id);
 			if (health) {
-				add_reason(d, "no longer reported by the driver");
+				xp_raw_add_reason(d, "no longer reported by the driver");
 			} else {
 				d->memory_used_mib = -1;
 				d->temperature_c = d->power_w = d->utilization_pct = NAN;

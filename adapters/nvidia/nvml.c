@@ -233,15 +233,6 @@ void xp_nvml_close(void *h)
 	free(nv);
 }
 
-static void add_reason(struct xp_raw_device *d, const char *reason)
-{
-	for (int i = 0; i < d->n_reasons; i++)
-		if (strcmp(d->reasons[i], reason) == 0)
-			return;
-	if (d->n_reasons < XP_RAW_MAX_REASONS)
-		xp_raw_set(d->reasons[d->n_reasons++], sizeof d->reasons[0], reason, strlen(reason));
-}
-
 /* Larger of the volatile and aggregate counts (see nvsmi_xml.c), -1 when neither is known. */
 static int64_t ecc_count(const struct nvml *nv, nvdev dev, int type)
 {
@@ -345,7 +336,7 @@ static void read_device(const struct nvml *nv, nvdev dev, struct xp_raw_device *
 	if (nv->event_reasons && nv->event_reasons(dev, &reasons) == NV_SUCCESS)
 		for (size_t i = 0; i < sizeof event_bits / sizeof event_bits[0]; i++)
 			if (reasons & event_bits[i].bit)
-				add_reason(d, event_bits[i].reason);
+				xp_raw_add_reason(d, event_bits[i].reason);
 
 	unsigned int cur, pending;
 	if (nv->mig_mode && nv->mig_mode(dev, &cur, &pending) == NV_SUCCESS) {
@@ -394,7 +385,7 @@ int xp_nvml_enumerate(void *h, struct xp_raw_node *node, char *err, size_t errle
 			/* A GPU NVML counts but cannot open ("GPU is lost") is itself a health fact. */
 			char reason[128];
 			snprintf(reason, sizeof reason, "NVML: %s", why(nv, rc));
-			add_reason(d, reason);
+			xp_raw_add_reason(d, reason);
 			continue;
 		}
 		read_device(nv, dev, d, node);

@@ -169,15 +169,6 @@ static double measure_any(const xmlNode *n, const char *const *names)
 	return NAN;
 }
 
-static void add_reason(struct xp_raw_device *d, const char *reason)
-{
-	for (int i = 0; i < d->n_reasons; i++)
-		if (strcmp(d->reasons[i], reason) == 0)
-			return;
-	if (d->n_reasons < XP_RAW_MAX_REASONS)
-		xp_raw_set(d->reasons[d->n_reasons++], sizeof d->reasons[0], reason, strlen(reason));
-}
-
 static bool says_yes(const xmlNode *n)
 {
 	char buf[32];
@@ -253,7 +244,7 @@ static void throttle_reasons(const xmlNode *list, const char *prefix, struct xp_
 			;
 		if (i < n) {
 			if (throttle_names[i].reason)
-				add_reason(d, throttle_names[i].reason);
+				xp_raw_add_reason(d, throttle_names[i].reason);
 			continue;
 		}
 		/* A reason this parser does not know yet: report it in the tool's spelling. */
@@ -262,7 +253,7 @@ static void throttle_reasons(const xmlNode *list, const char *prefix, struct xp_
 		for (char *p = name; *p; p++)
 			if (*p == '_')
 				*p = ' ';
-		add_reason(d, name);
+		xp_raw_add_reason(d, name);
 	}
 }
 
@@ -356,24 +347,24 @@ static void parse_gpu(const xmlNode *g, const char *driver, const char *cuda, st
 	d->ecc_corrected = ecc_total(ecc, false);
 	d->ecc_uncorrected = ecc_total(ecc, true);
 	if (says_yes(path(g, "ecc_errors/aggregate/sram_threshold_exceeded")))
-		add_reason(d, "SRAM error threshold exceeded");
+		xp_raw_add_reason(d, "SRAM error threshold exceeded");
 
 	const xmlNode *rp = child(g, "retired_pages");
 	int64_t sbe = count(path(rp, "multiple_single_bit_retirement/retired_count"));
 	int64_t dbe = count(path(rp, "double_bit_retirement/retired_count"));
 	d->retired_pages = sbe < 0 && dbe < 0 ? -1 : (sbe > 0 ? sbe : 0) + (dbe > 0 ? dbe : 0);
 	if (says_yes(child(rp, "pending_retirement")))
-		add_reason(d, "Page retirement pending");
+		xp_raw_add_reason(d, "Page retirement pending");
 
 	const xmlNode *rows = child(g, "remapped_rows");
 	if (says_yes(child(rows, "remapped_row_failure")))
-		add_reason(d, "Row remapping failure");
+		xp_raw_add_reason(d, "Row remapping failure");
 	if (says_yes(child(rows, "remapped_row_pending")))
-		add_reason(d, "Row remapping pending");
+		xp_raw_add_reason(d, "Row remapping pending");
 	if (says_yes(path(g, "gpu_reset_status/reset_required")))
-		add_reason(d, "GPU reset required");
+		xp_raw_add_reason(d, "GPU reset required");
 	if (says_yes(path(g, "gpu_reset_status/drain_and_reset_recommended")))
-		add_reason(d, "Drain and reset recommended");
+		xp_raw_add_reason(d, "Drain and reset recommended");
 
 	const xmlNode *thr = child(g, "clocks_event_reasons");
 	if (thr)
