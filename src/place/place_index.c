@@ -236,6 +236,20 @@ static uint32_t class_of(struct xp_place_index *ix, uint32_t scls, const double 
 	return id;
 }
 
+/* The first position in the sorted ranks v[0..n) whose rank is not below rank. */
+static size_t lower_bound(const uint32_t *v, size_t n, uint32_t rank)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void member_add(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 {
 	struct xpi_class *k = &ix->classes[id];
@@ -243,14 +257,7 @@ static void member_add(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 		k->cap_members = k->cap_members ? k->cap_members * 2 : 4;
 		k->members = xp_realloc(k->members, k->cap_members * sizeof *k->members);
 	}
-	size_t lo = 0, hi = k->n_members;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (k->members[mid] < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound(k->members, k->n_members, rank);
 	memmove(k->members + lo + 1, k->members + lo, (k->n_members - lo) * sizeof *k->members);
 	k->members[lo] = rank;
 	if (k->n_members++ == 0) {
@@ -268,14 +275,7 @@ static void member_add(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 static void member_rm(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 {
 	struct xpi_class *k = &ix->classes[id];
-	size_t lo = 0, hi = k->n_members;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (k->members[mid] < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_bound(k->members, k->n_members, rank);
 	if (lo == k->n_members || k->members[lo] != rank)
 		return;
 	memmove(k->members + lo, k->members + lo + 1, (k->n_members - lo - 1) * sizeof *k->members);
