@@ -128,6 +128,11 @@ void xp_labels_set(struct xp_labels *l, const char *key, const char *value)
 			return;
 		}
 	}
+	xp_labels_append(l, key, value);
+}
+
+void xp_labels_append(struct xp_labels *l, const char *key, const char *value)
+{
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 4;
 		l->keys = xp_realloc(l->keys, l->cap * sizeof *l->keys);

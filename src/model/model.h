@@ -237,6 +237,9 @@ int xp_link_rank(struct xp_link l);
 
 /* Sets key = value in labels (replacing an existing key). */
 void xp_labels_set(struct xp_labels *l, const char *key, const char *value);
+/* Adds key = value at the end without looking for key: for keys known to be new (a JSON
+ * object's keys are unique), so that a million labels do not cost a million squared. */
+void xp_labels_append(struct xp_labels *l, const char *key, const char *value);
 /* Returns the value of key in labels, or NULL. */
 const char *xp_labels_get(const struct xp_labels *l, const char *key);
 /* Frees the labels' contents (not the struct itself). */

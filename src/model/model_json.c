@@ -652,20 +652,6 @@ static int each_object(json_t *obj, const char *path, const char *key, size_t ma
 	return 0;
 }
 
-/* Keys of a JSON object are already unique, so no xp_labels_set scan: a
- * hostile document with a million labels must not cost a million squared. */
-static void labels_append(struct xp_labels *l, const char *key, const char *value)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 4;
-		l->keys = xp_realloc(l->keys, l->cap * sizeof *l->keys);
-		l->values = xp_realloc(l->values, l->cap * sizeof *l->values);
-	}
-	l->keys[l->n] = xp_strdup(key);
-	l->values[l->n] = xp_strdup(value);
-	l->n++;
-}
-
 static int labels_from(json_t *m, const char *path, struct xp_labels *l, struct xp_err *err)
 {
 	char kp[PATH_LEN];
@@ -680,7 +666,7 @@ static int labels_from(json_t *m, const char *path, struct xp_labels *l, struct 
 			return bad(err, kp, NULL, "a label name must have 1 to %d bytes", STR_MAX);
 		if (check_str(v, kp, NULL, false, STR_MAX, err))
 			return -1;
-		labels_append(l, key, json_string_value(v));
+		xp_labels_append(l, key, json_string_value(v));
 	}
 	return 0;
 }
