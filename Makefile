@@ -221,26 +221,25 @@ deps:
 	  for p in $(PKGS); do $(PKG_CONFIG) --exists $$p || missing="$$missing $$p"; done; \
 	  for t in cc groff tmux; do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	fi; \
-	if [ -n "$$missing" ]; then \
-	  echo "xpool: missing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "xpool: installing: apt-get install -y $(DEB_PKGS)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) >/dev/null || exit 1; \
-	  else \
-	    echo "xpool: run as root: apt-get install -y $(DEB_PKGS)"; exit 1; \
-	  fi; \
-	fi
+	$(call apt_install,missing,$(DEB_PKGS))
 
-test-deps:
+# After deps: two apt-gets at once (make -j) would fight over apt's lock.
+test-deps: deps
 	@missing=""; for t in $(TEST_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "xpool: tests need:$$missing"; \
+	$(call apt_install,tests need,$(DEB_TEST_PKGS))
+
+# The tail of deps and test-deps: when $$missing names something, install the Debian packages
+# $(2) as root, otherwise print the exact command and fail. $(1) says what was looked for.
+define apt_install
+if [ -n "$$missing" ]; then \
+	  echo "xpool: $(1):$$missing"; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "xpool: installing: apt-get install -y $(DEB_TEST_PKGS)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_TEST_PKGS) >/dev/null || exit 1; \
+	    echo "xpool: installing: apt-get install -y $(2)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null || exit 1; \
 	  else \
-	    echo "xpool: run as root: apt-get install -y $(DEB_TEST_PKGS)"; exit 1; \
+	    echo "xpool: run as root: apt-get install -y $(2)"; exit 1; \
 	  fi; \
 	fi
+endef
 
 -include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(ADAPTER_OBJ:.o=.d) $(BENCH_BIN:=.d)
