@@ -132,31 +132,30 @@ END_TEST
 
 /* ---- cursor and window ---- */
 
+/* A key and where the cursor (or a pager's top) is after it. */
+struct step {
+	int key;
+	size_t want;
+};
+
+/* Presses each key in turn and checks where it left the list. */
+static void press(struct xp_list *l, const struct step *steps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(xp_list_key(l, steps[i].key), "step %zu: key %d not taken", i, steps[i].key);
+		size_t got = l->pager ? l->top : l->cursor;
+		ck_assert_msg(got == steps[i].want, "step %zu: at %zu, want %zu", i, got, steps[i].want);
+	}
+}
+
 START_TEST(test_keys)
 {
+	static const struct step steps[] = {
+		{KEY_DOWN, 1}, {'j', 2},  {'k', 1},        {KEY_NPAGE, 11}, {KEY_PPAGE, 1}, {KEY_PPAGE, 0},
+		{KEY_UP, 0},   {'G', 49}, {KEY_DOWN, 49},  {KEY_HOME, 0},   {KEY_END, 49},  {'g', 0},
+	};
 	struct xp_list l = make(50, 10);
-	ck_assert(xp_list_key(&l, KEY_DOWN));
-	ck_assert(xp_list_key(&l, 'j'));
-	ck_assert_uint_eq(l.cursor, 2);
-	ck_assert(xp_list_key(&l, 'k'));
-	ck_assert_uint_eq(l.cursor, 1);
-	xp_list_key(&l, KEY_NPAGE);
-	ck_assert_uint_eq(l.cursor, 11);
-	xp_list_key(&l, KEY_PPAGE);
-	xp_list_key(&l, KEY_PPAGE);
-	ck_assert_uint_eq(l.cursor, 0);
-	xp_list_key(&l, KEY_UP);
-	ck_assert_uint_eq(l.cursor, 0);
-	xp_list_key(&l, 'G');
-	ck_assert_uint_eq(l.cursor, 49);
-	xp_list_key(&l, KEY_DOWN);
-	ck_assert_uint_eq(l.cursor, 49);
-	xp_list_key(&l, KEY_HOME);
-	ck_assert_uint_eq(l.cursor, 0);
-	xp_list_key(&l, KEY_END);
-	ck_assert_uint_eq(l.cursor, 49);
-	xp_list_key(&l, 'g');
-	ck_assert_uint_eq(l.cursor, 0);
+	press(&l, steps, sizeof steps / sizeof *steps);
 	ck_assert(!xp_list_key(&l, 'x'));
 	ck_assert(!xp_list_key(&l, KEY_LEFT)); /* a list leaves Left/Right to its view */
 	/* An empty list takes the keys and stays put. */
@@ -243,26 +242,16 @@ END_TEST
 
 START_TEST(test_pager)
 {
+	static const struct step steps[] = {
+		{KEY_DOWN, 1}, {KEY_NPAGE, 11}, {KEY_NPAGE, 20}, {'j', 20}, {KEY_PPAGE, 10},
+		{'g', 0},      {'k', 0},        {'G', 20},
+	};
 	struct xp_list l = make(30, 10);
 	l.pager = true;
 	l.width = 100;
 	l.cols = 80;
 	ck_assert_uint_eq(xp_list_max_top(&l), 20);
-	xp_list_key(&l, KEY_DOWN);
-	ck_assert_uint_eq(l.top, 1);
-	xp_list_key(&l, KEY_NPAGE);
-	xp_list_key(&l, KEY_NPAGE);
-	ck_assert_uint_eq(l.top, 20);
-	xp_list_key(&l, 'j');
-	ck_assert_uint_eq(l.top, 20);
-	xp_list_key(&l, KEY_PPAGE);
-	ck_assert_uint_eq(l.top, 10);
-	xp_list_key(&l, 'g');
-	ck_assert_uint_eq(l.top, 0);
-	xp_list_key(&l, 'k');
-	ck_assert_uint_eq(l.top, 0);
-	xp_list_key(&l, 'G');
-	ck_assert_uint_eq(l.top, 20);
+	press(&l, steps, sizeof steps / sizeof *steps);
 	xp_list_wheel(&l, -1);
 	ck_assert_uint_eq(l.top, 20 - XP_LIST_WHEEL);
 	/* Sideways: eight columns a key, up to the widest line's end (and the slack). */
@@ -346,20 +335,16 @@ Suite *xp_suite_list(void);
 Suite *xp_suite_list(void)
 {
 	Suite *s = suite_create("list");
-	TCase *tc = tcase_create("rows");
+	TCase *tc = tcase_create("list");
 	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_sort);
 	tcase_add_test(tc, test_sort_key);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("cursor");
 	tcase_add_test(tc, test_keys);
 	tcase_add_test(tc, test_stops);
 	tcase_add_test(tc, test_frame);
 	tcase_add_test(tc, test_mouse);
 	tcase_add_test(tc, test_pager);
 	tcase_add_test(tc, test_count);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("columns");
 	tcase_add_test(tc, test_fit);
 	suite_add_tcase(s, tc);
 	return s;
