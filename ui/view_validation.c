@@ -7,7 +7,6 @@
  * discovered layer must first be synced from the cluster shown (a write), so both
  * happen once per new cluster, when the view is drawn, never once per frame; a
  * filter keystroke only re-picks the shown rows and columns (matrix_layout.c). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "list_draw.h"
 #include "map_layout.h"
 #include "matrix_layout.h"
+#include "styled_doc.h"
 #include "theme.h"
 #include "validate.h"
 #include "view.h"
@@ -31,86 +31,14 @@
 /* Rows the history keeps above the records: title, case, current state, blank, headings. */
 #define HIST_HEAD 5
 
-/* ---- history lines: runs of coloured text ---- */
-
-struct seg {
-	char *text;
-	int role;
-};
-
-struct hline {
-	struct seg *segs;
-	size_t n, cap;
-};
-
-struct hdoc {
-	struct hline *lines;
-	size_t n, cap;
-	int width; /* widest line, for sideways scrolling */
-};
-
-static void hdoc_free(struct hdoc *d)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		for (size_t j = 0; j < d->lines[i].n; j++)
-			free(d->lines[i].segs[j].text);
-		free(d->lines[i].segs);
-	}
-	free(d->lines);
-	memset(d, 0, sizeof *d);
-}
-
-static struct hline *hdoc_line(struct hdoc *d)
-{
-	xp_grow(&d->lines, sizeof *d->lines, d->n, &d->cap);
-	struct hline *l = &d->lines[d->n++];
-	memset(l, 0, sizeof *l);
-	return l;
-}
-
-static void hl_add(struct hline *l, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void hl_add(struct hline *l, int role, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s;
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	xp_grow(&l->segs, sizeof *l->segs, l->n, &l->cap);
-	l->segs[l->n++] = (struct seg){s ? s : xp_strdup(""), role};
-}
+/* ---- history lines: runs of coloured text (styled_doc.h) ---- */
 
 /* Adds s padded with blanks to width columns (cut with the ellipsis when longer). */
-static void hl_pad(struct hline *l, int role, const char *s, int width, const char *ellipsis)
+static void hl_pad(struct xp_sdoc_line *l, int role, const char *s, int width, const char *ellipsis)
 {
 	char buf[512];
 	xp_mx_truncate(s ? s : "-", width, ellipsis, buf, sizeof buf);
-	hl_add(l, role, "%s%*s", buf, width - xp_mx_cols(buf) + XP_MX_GAP, "");
-}
-
-static void hdoc_measure(struct hdoc *d)
-{
-	d->width = 0;
-	for (size_t i = 0; i < d->n; i++) {
-		int c = 0;
-		for (size_t j = 0; j < d->lines[i].n; j++)
-			c += xp_mx_cols(d->lines[i].segs[j].text);
-		if (c > d->width)
-			d->width = c;
-	}
-}
-
-static void draw_hline(WINDOW *w, int y, int x, int maxx, const struct hline *l, int xoff)
-{
-	int col = 0, cx = x;
-	for (size_t i = 0; l && i < l->n && cx < maxx; i++) {
-		int c = xp_mx_cols(l->segs[i].text);
-		if (col + c > xoff)
-			cx = xp_draw_put(w, y, cx, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
-		col += c;
-	}
-	xp_draw_fill(w, y, cx, maxx, XP_ROLE_NORMAL);
+	xp_sdoc_add(l, role, "%s%*s", buf, width - xp_mx_cols(buf) + XP_MX_GAP, "");
 }
 
 /* ---- the view's state ---- */
@@ -145,7 +73,7 @@ struct vv {
 	int f_xc, f_avail, f_env_x, f_env_w;
 	/* history of the opened cell */
 	char *h_env, *h_case;
-	struct hdoc hd;
+	struct xp_sdoc hd;
 	struct xp_list hist;             /* a pager over the records under the headings */
 	char where[1024];
 };
@@ -249,11 +177,11 @@ static long case_index(const struct xp_matrix *m, const char *name)
 static void hist_head(struct vv *v, struct xp_ui *ui, size_t n_rows)
 {
 	const struct xp_glyphs *g = v->g;
-	struct hline *l = hdoc_line(&v->hd);
-	hl_add(l, XP_ROLE_TITLE, "%s %s %s", v->h_env, g->arrow, v->h_case);
-	hl_add(l, XP_ROLE_DIM, "   %zu record%s, newest first", n_rows, n_rows == 1 ? "" : "s");
+	struct xp_sdoc_line *l = xp_sdoc_line(&v->hd);
+	xp_sdoc_add(l, XP_ROLE_TITLE, "%s %s %s", v->h_env, g->arrow, v->h_case);
+	xp_sdoc_add(l, XP_ROLE_DIM, "   %zu record%s, newest first", n_rows, n_rows == 1 ? "" : "s");
 	/* What the case runs, so that the evidence can be read against it. */
-	l = hdoc_line(&v->hd);
+	l = xp_sdoc_line(&v->hd);
 	struct xp_case kc = {0};
 	struct xp_err err = {{0}};
 	struct xp_store *s = xp_ui_store(ui);
@@ -262,30 +190,30 @@ static void hist_head(struct vv *v, struct xp_ui *ui, size_t n_rows)
 		const char *vals[] = {kc.image, kc.model, kc.data, kc.team, kc.acceptance};
 		for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 			if (vals[i])
-				hl_add(l, XP_ROLE_DIM, "%s%s %s", l->n ? "  " : "", names[i], vals[i]);
+				xp_sdoc_add(l, XP_ROLE_DIM, "%s%s %s", l->n ? "  " : "", names[i], vals[i]);
 		if (kc.entry) {
-			hl_add(l, XP_ROLE_DIM, "%sentry", l->n ? "  " : "");
+			xp_sdoc_add(l, XP_ROLE_DIM, "%sentry", l->n ? "  " : "");
 			for (char **a = kc.entry; *a; a++)
-				hl_add(l, XP_ROLE_DIM, " %s", *a);
+				xp_sdoc_add(l, XP_ROLE_DIM, " %s", *a);
 		}
 		xp_case_clear(&kc);
 	}
 	/* The cell as the grid shows it, spelt out. */
-	l = hdoc_line(&v->hd);
-	hl_add(l, XP_ROLE_NORMAL, "now:");
+	l = xp_sdoc_line(&v->hd);
+	xp_sdoc_add(l, XP_ROLE_NORMAL, "now:");
 	long r = env_index(&v->m, v->h_env), c = case_index(&v->m, v->h_case);
 	for (int k = 0; k < XP_LAYER_COUNT && r >= 0 && c >= 0; k++) {
 		int st = xp_mx_cell(&v->m, (size_t)r, (size_t)c)->layers[k].status;
-		hl_add(l, XP_ROLE_NORMAL, "  %s ", xp_layer_name(k));
-		hl_add(l, xp_mx_role(st), "%s %s", xp_mx_mark(st, g->utf8), xp_vstatus_name(st));
+		xp_sdoc_add(l, XP_ROLE_NORMAL, "  %s ", xp_layer_name(k));
+		xp_sdoc_add(l, xp_mx_role(st), "%s %s", xp_mx_mark(st, g->utf8), xp_vstatus_name(st));
 	}
-	hdoc_line(&v->hd);
+	xp_sdoc_line(&v->hd);
 }
 
 /* Reads the opened cell's records and lays them out, newest first. */
 static void hist_build(struct vv *v, struct xp_ui *ui)
 {
-	hdoc_free(&v->hd);
+	xp_sdoc_free(&v->hd);
 	struct xp_store *s = xp_ui_store(ui);
 	struct xp_evidence *rows = NULL;
 	size_t n = 0;
@@ -299,27 +227,27 @@ static void hist_build(struct vv *v, struct xp_ui *ui)
 		widen(&nw, rows[i].node, 24);
 		widen(&tw, rows[i].note, NOTE_MAX);
 	}
-	struct hline *l = hdoc_line(&v->hd);
+	struct xp_sdoc_line *l = xp_sdoc_line(&v->hd);
 	hl_pad(l, XP_ROLE_TITLE, "TIME", 19, ell);
 	hl_pad(l, XP_ROLE_TITLE, "LAYER", 11, ell);
 	hl_pad(l, XP_ROLE_TITLE, "STATUS", 10, ell);
 	hl_pad(l, XP_ROLE_TITLE, "ACTOR", aw, ell);
 	hl_pad(l, XP_ROLE_TITLE, "NODE", nw, ell);
 	hl_pad(l, XP_ROLE_TITLE, "NOTE", tw, ell);
-	hl_add(l, XP_ROLE_TITLE, "SHA-256       LOG");
+	xp_sdoc_add(l, XP_ROLE_TITLE, "SHA-256       LOG");
 	if (rc < 0) {
-		l = hdoc_line(&v->hd);
-		hl_add(l, XP_ROLE_FAIL, "cannot read the history: %s", s ? err.msg : "no database");
+		l = xp_sdoc_line(&v->hd);
+		xp_sdoc_add(l, XP_ROLE_FAIL, "cannot read the history: %s", s ? err.msg : "no database");
 	} else if (!n) {
-		l = hdoc_line(&v->hd);
-		hl_add(l, XP_ROLE_DIM, "no evidence recorded for this cell yet: "
+		l = xp_sdoc_line(&v->hd);
+		xp_sdoc_add(l, XP_ROLE_DIM, "no evidence recorded for this cell yet: "
 				       ":validate record ENV CASE LAYER pass|fail --log FILE --note TEXT");
 	}
 	for (size_t i = n; i-- > 0;) {
 		const struct xp_evidence *e = &rows[i];
 		char when[32], mark[64];
 		fmt_time(e->time, when, sizeof when);
-		l = hdoc_line(&v->hd);
+		l = xp_sdoc_line(&v->hd);
 		hl_pad(l, XP_ROLE_NORMAL, when, 19, ell);
 		hl_pad(l, XP_ROLE_NORMAL, xp_layer_name(e->layer), 11, ell);
 		snprintf(mark, sizeof mark, "%s %s", xp_mx_mark(e->status, v->g->utf8), xp_vstatus_name(e->status));
@@ -329,19 +257,18 @@ static void hist_build(struct vv *v, struct xp_ui *ui)
 		hl_pad(l, XP_ROLE_NORMAL, e->note, tw, ell);
 		/* The digest first: fixed width, so that a long path cannot push it off the screen. */
 		if (e->log_sha256)
-			hl_add(l, XP_ROLE_DIM, "%-12.12s  ", e->log_sha256);
+			xp_sdoc_add(l, XP_ROLE_DIM, "%-12.12s  ", e->log_sha256);
 		else
-			hl_add(l, XP_ROLE_DIM, "%-12s  ", "-");
-		hl_add(l, e->log_path ? XP_ROLE_NORMAL : XP_ROLE_DIM, "%s", e->log_path ? e->log_path : "-");
+			xp_sdoc_add(l, XP_ROLE_DIM, "%-12s  ", "-");
+		xp_sdoc_add(l, e->log_path ? XP_ROLE_NORMAL : XP_ROLE_DIM, "%s", e->log_path ? e->log_path : "-");
 	}
 	xp_evidence_free(rows, n);
-	hdoc_measure(&v->hd);
 }
 
 static void back_to_grid(struct vv *v)
 {
 	v->mode = MODE_GRID;
-	hdoc_free(&v->hd);
+	xp_sdoc_free(&v->hd);
 	free(v->h_env);
 	free(v->h_case);
 	v->h_env = v->h_case = NULL;
@@ -643,7 +570,7 @@ static void draw_history(struct vv *v, WINDOW *w, struct xp_rect r)
 	if (head > r.h)
 		head = r.h;
 	for (int i = 0; i < head; i++)
-		draw_hline(w, r.y + i, r.x + 1, maxx, &v->hd.lines[i], l->xoff);
+		xp_sdoc_draw_from(w, r.y + i, r.x + 1, maxx, &v->hd.lines[i], l->xoff);
 	if (head)
 		xp_draw_fill(w, r.y, r.x, r.x + 1, XP_ROLE_NORMAL);
 	int h = r.h - head;
@@ -653,7 +580,7 @@ static void draw_history(struct vv *v, WINDOW *w, struct xp_rect r)
 	for (int i = 0; i < h; i++) {
 		size_t li = (size_t)head + l->top + (size_t)i;
 		xp_draw_fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
-		draw_hline(w, r.y + head + i, r.x + 1, maxx, li < v->hd.n ? &v->hd.lines[li] : NULL, l->xoff);
+		xp_sdoc_draw_from(w, r.y + head + i, r.x + 1, maxx, li < v->hd.n ? &v->hd.lines[li] : NULL, l->xoff);
 	}
 }
 
@@ -723,7 +650,7 @@ static int grid_key(struct vv *v, struct xp_ui *ui, int key)
 static struct xp_list *hist_list(struct vv *v)
 {
 	xp_list_set_count(&v->hist, v->hd.n > HIST_HEAD ? v->hd.n - HIST_HEAD : 0, 0);
-	v->hist.width = v->hd.width;
+	v->hist.width = xp_sdoc_width(&v->hd);
 	return &v->hist;
 }
 
@@ -855,7 +782,7 @@ static void destroy(void *st)
 	xp_mx_shown_free(&v->sh);
 	xp_list_free(&v->envs);
 	xp_list_free(&v->hist);
-	hdoc_free(&v->hd);
+	xp_sdoc_free(&v->hd);
 	free(v->error);
 	free(v->filter);
 	free(v->widths);
