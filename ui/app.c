@@ -446,7 +446,16 @@ static void draw_status(struct xp_ui *ui)
 		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
 			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
-	xp_draw_clip(stdscr, r.y, 0, r.w, hint);
+	int hw = xp_draw_clip(stdscr, r.y, 0, r.w, hint);
+	/* Where the view's list cursor is, right-aligned, only where the hint leaves room for it. */
+	const struct slot *s = &ui->views[ui->cur];
+	char count[128] = "";
+	const char *c = s->v->count && !ui->out_open ? s->v->count(s->st, count, sizeof count) : NULL;
+	if (c && *c) {
+		int cw = xp_draw_width(c) + 1;
+		if (hw + 2 + cw <= r.w)
+			xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
+	}
 }
 
 /* A box over the body with a title, for the help overlay and the output pane. */
@@ -841,10 +850,32 @@ static int pane_key(struct xp_ui *ui, int ch, int *top, int total)
 	return 1;
 }
 
+/* A wheel notch over the body: the view's list scrolls (the overlays keep theirs to keys). */
+static void wheel(struct xp_ui *ui, const MEVENT *ev, int dir)
+{
+	struct xp_rect b = ui->lay.body;
+	const struct slot *s = &ui->views[ui->cur];
+	if (ui->help_open || ui->out_open || ev->y < b.y || ev->y >= b.y + b.h || !s->v->on_wheel)
+		return;
+	if (s->v->on_wheel(s->st, ui, dir) & XP_REACT_REFRESH)
+		xp_poller_request(ui->poll, false);
+	ui->dirty = true;
+}
+
 static void click(struct xp_ui *ui)
 {
 	MEVENT ev;
-	if (getmouse(&ev) != OK || !(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)))
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & BUTTON4_PRESSED) {
+		wheel(ui, &ev, -1);
+		return;
+	}
+	if (ev.bstate & BUTTON5_PRESSED) {
+		wheel(ui, &ev, 1);
+		return;
+	}
+	if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)))
 		return;
 	if (ev.y == ui->lay.tabs.y) {
 		for (int i = 0; i < ui->ntabs; i++)
@@ -1042,7 +1073,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	timeout(100);
-	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED, NULL);
+	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	mouseinterval(0);
 	load_theme(ui);
 

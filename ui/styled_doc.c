@@ -43,7 +43,31 @@ void xp_sdoc_free(struct xp_sdoc *d)
 
 void xp_sdoc_draw(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *l)
 {
-	for (size_t i = 0; l && i < l->n && x < maxx; i++)
-		x = xp_draw_put(w, y, x, maxx, l->segs[i].role, l->segs[i].text, 0);
+	xp_sdoc_draw_from(w, y, x, maxx, l, 0);
+}
+
+void xp_sdoc_draw_from(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *l, int xoff)
+{
+	int col = 0;
+	for (size_t i = 0; l && i < l->n && x < maxx; i++) {
+		int c = xp_draw_cols(l->segs[i].text);
+		/* Runs wholly left of the scroll are skipped; the one it cuts starts part way. */
+		if (col + c > xoff)
+			x = xp_draw_put(w, y, x, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
+		col += c;
+	}
 	xp_draw_fill(w, y, x, maxx, XP_ROLE_NORMAL);
+}
+
+int xp_sdoc_width(const struct xp_sdoc *d)
+{
+	int width = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		int c = 0;
+		for (size_t j = 0; j < d->lines[i].n; j++)
+			c += xp_draw_cols(d->lines[i].segs[j].text);
+		if (c > width)
+			width = c;
+	}
+	return width;
 }

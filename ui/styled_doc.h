@@ -32,5 +32,9 @@ void xp_sdoc_add(struct xp_sdoc_line *l, int role, const char *fmt, ...) __attri
 void xp_sdoc_free(struct xp_sdoc *d);
 /* Draws line l (NULL: a blank line) at row y from column x, clipped before maxx, blanks after it. */
 void xp_sdoc_draw(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *l);
+/* Same, with the line scrolled left by its first xoff columns (a document wider than the screen). */
+void xp_sdoc_draw_from(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *l, int xoff);
+/* Columns of the document's widest line, for sideways scrolling. */
+int xp_sdoc_width(const struct xp_sdoc *d);
 
 #endif

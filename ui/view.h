@@ -47,12 +47,17 @@ struct xp_view {
 	int (*on_key)(void *st, struct xp_ui *ui, int key);
 	/* Handles a click at (y, x) relative to the body rectangle. */
 	int (*on_click)(void *st, struct xp_ui *ui, int y, int x);
+	/* Handles one mouse wheel notch over the body (dir -1 up, +1 down). */
+	int (*on_wheel)(void *st, struct xp_ui *ui, int dir);
 	/* Called after a new cluster replaced the old one (indexes may have moved). */
 	void (*on_data)(void *st, struct xp_ui *ui);
 	/* Breadcrumb of where the view is ("Topology > node7 > ACC3"), or NULL for the title. */
 	const char *(*where)(void *st);
 	/* True when the view is drilled in (Esc goes back inside the view, not to the app). */
 	bool (*nested)(void *st);
+	/* Writes where the list cursor is ("12 of 340") into buf for the status line, or returns
+	 * NULL or "" when the view shows no list now. */
+	const char *(*count)(void *st, char *buf, size_t len);
 };
 
 #endif

@@ -22,6 +22,7 @@
 #include "draw.h"
 #include "jobspec.h"
 #include "line_edit.h"
+#include "list.h"
 #include "map_layout.h"
 #include "place.h"
 #include "place_form.h"
@@ -88,8 +89,7 @@ struct pv {
 	size_t head;        /* its first lines that stay put: title, summary, comparison */
 	bool doc_dirty;
 	int doc_w;
-	size_t top;
-	int page;
+	struct xp_list pane; /* a pager over the result's lines under its head */
 	/* the last frame, for clicks */
 	int f_y, f_h, f_w;
 	const struct xp_glyphs *g;
@@ -209,7 +209,7 @@ static void run(struct pv *v, struct xp_ui *ui, bool loud)
 	v->seen_gen = c->generation;
 	v->seen_nodes = c->n_nodes;
 	if (loud)
-		v->top = 0;
+		v->pane.top = 0;
 	const struct xp_manifest *const *ms = (const struct xp_manifest *const *)v->ms;
 	struct xp_err err = {{0}};
 	if (xp_job_check(v->job, ms, v->nm, &err) < 0)
@@ -716,13 +716,10 @@ static void draw_result(struct pv *v, struct xp_ui *ui, WINDOW *w, struct xp_rec
 	for (int i = 0; i < head; i++)
 		xp_sdoc_draw(w, r.y + i, r.x + 1, maxx, &v->doc.lines[i]);
 	int h = r.h - head;
-	v->page = h > 1 ? h : 1;
-	size_t n = v->doc.n - (size_t)head;
-	size_t max_top = n > (size_t)h ? n - (size_t)h : 0;
-	if (v->top > max_top)
-		v->top = max_top;
+	xp_list_set_count(&v->pane, v->doc.n - (size_t)head, 0);
+	xp_list_frame(&v->pane, h);
 	for (int i = 0; i < h; i++) {
-		size_t li = (size_t)head + v->top + (size_t)i;
+		size_t li = (size_t)head + v->pane.top + (size_t)i;
 		xp_draw_fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
 		xp_sdoc_draw(w, r.y + head + i, r.x + 1, maxx, li < v->doc.n ? &v->doc.lines[li] : NULL);
 	}
@@ -730,7 +727,7 @@ static void draw_result(struct pv *v, struct xp_ui *ui, WINDOW *w, struct xp_rec
 		for (int i = 0; i < head; i++)
 			xp_draw_fill(w, r.y + i, r.x, r.x + 1, XP_ROLE_NORMAL);
 	/* More below: say so on the last row's right edge. */
-	if (v->top < max_top && r.w > 8)
+	if (v->pane.top < xp_list_max_top(&v->pane) && r.w > 8)
 		xp_draw_put(w, r.y + r.h - 1, maxx - 6, maxx, XP_ROLE_DIM, " more ", 0);
 }
 
@@ -763,7 +760,7 @@ static void explain(struct pv *v, struct xp_ui *ui, const char *node)
 		return;
 	}
 	run(v, ui, true);
-	v->top = (size_t)-1 / 2; /* the checks are at the end: show them */
+	v->pane.top = (size_t)-1 / 2; /* the checks are at the end: show them (draw clamps it) */
 }
 
 static void start_edit(struct pv *v, int row)
@@ -806,7 +803,7 @@ static void set_strategy(struct pv *v, struct xp_ui *ui, int s)
 	v->prev_strategy = v->strategy;
 	v->strategy = (s + XP_STRAT_COUNT) % XP_STRAT_COUNT;
 	v->doc_dirty = true;
-	v->top = 0;
+	v->pane.top = 0;
 	ensure(v, ui, v->strategy);
 	if (v->ran && !v->error) {
 		char buf[256];
@@ -833,14 +830,6 @@ static bool change(struct pv *v, struct xp_ui *ui, int row, int dir)
 		return false;
 	}
 	return true;
-}
-
-static void result_scroll(struct pv *v, long by)
-{
-	if (by < 0 && (size_t)-by > v->top)
-		v->top = 0;
-	else
-		v->top += (size_t)by; /* draw clamps it */
 }
 
 /* Every key while the editor is open, and r (run) before the app takes it for a refresh. */
@@ -934,28 +923,36 @@ static int on_key(void *st, struct xp_ui *ui, int key)
 		}
 		break;
 	}
+	/* The result pager takes its keys under other names: Up/Down and j/k move the form. */
 	case 'J':
-		result_scroll(v, 1);
+		xp_list_key(&v->pane, KEY_DOWN);
 		break;
 	case 'K':
-		result_scroll(v, -1);
+		xp_list_key(&v->pane, KEY_UP);
 		break;
 	case KEY_NPAGE:
 	case ' ':
-		result_scroll(v, v->page);
+		xp_list_key(&v->pane, KEY_NPAGE);
 		break;
 	case KEY_PPAGE:
-		result_scroll(v, -(long)v->page);
-		break;
 	case KEY_HOME:
-		v->top = 0;
-		break;
 	case KEY_END:
-		v->top = (size_t)-1 / 2; /* draw clamps it to the last page */
+		xp_list_key(&v->pane, key);
 		break;
 	default:
 		return XP_REACT_UNHANDLED;
 	}
+	return XP_REACT_REDRAW;
+}
+
+/* The wheel scrolls the result (the form is short and has its own keys). */
+static int on_wheel(void *st, struct xp_ui *ui, int dir)
+{
+	struct pv *v = st;
+	(void)ui;
+	if (v->editing)
+		return XP_REACT_NONE;
+	xp_list_wheel(&v->pane, dir);
 	return XP_REACT_REDRAW;
 }
 
@@ -1001,7 +998,8 @@ static void *create(struct xp_ui *ui)
 	/* The defaults of `xpool place --dry-run`: one replica of one device, anywhere. */
 	v->job = xp_job_from_flags(&fl, &err);
 	v->strategy = v->prev_strategy = XP_STRAT_PACK;
-	v->page = 1;
+	v->pane = (struct xp_list)XP_LIST_INIT;
+	v->pane.pager = true;
 	v->g = xp_ui_glyphs(ui);
 	return v;
 }
@@ -1048,6 +1046,7 @@ const struct xp_view xp_view_placement = {
 	.pre_key = pre_key,
 	.on_key = on_key,
 	.on_click = on_click,
+	.on_wheel = on_wheel,
 	.on_data = on_data,
 	.where = where,
 };

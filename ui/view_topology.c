@@ -13,6 +13,8 @@
 
 #include "draw.h"
 #include "format.h"
+#include "list.h"
+#include "list_draw.h"
 #include "map_layout.h"
 #include "pci_class.h"
 #include "theme.h"
@@ -193,6 +195,16 @@ struct ncache {
 	int name_w, state_w, cpu_w;
 };
 
+/* The map's columns. */
+enum { COL_NODE, COL_STATE, COL_CPU, COL_DEVICES, N_COLS };
+
+static const struct xp_list_col columns[N_COLS] = {
+	[COL_NODE] = {.title = "NODE", .max = 32, .min = 12},
+	[COL_STATE] = {.title = "STATE"},
+	[COL_CPU] = {.title = "CPU", .min = 7},
+	[COL_DEVICES] = {.title = "DEVICES", .fill = true},
+};
+
 enum mode {
 	MODE_MAP,
 	MODE_NODE,
@@ -205,7 +217,7 @@ struct topo {
 	int mode;
 	/* the map */
 	struct xp_map_rows rows;
-	size_t cursor, top;      /* row indexes into rows */
+	struct xp_list map;      /* cursor and window over rows (group rows are no stops) */
 	char *filter;            /* the filter rows was built with */
 	const struct xp_cluster *built;
 	uint64_t built_gen;
@@ -213,19 +225,16 @@ struct topo {
 	size_t n_nc, cap_nc;
 	char *hay;               /* every node's search text, NUL-separated: one buffer, not 10,000 */
 	size_t hay_len, hay_cap;
-	int name_w, state_w, cpu_w;
+	int want[N_COLS];        /* widest shown cell of each column */
 	char *name;              /* node under the cursor, or opened: names survive a refresh */
 	size_t node;             /* its index in the current cluster (valid after sync) */
-	int page, cols;          /* body size of the last frame, for paging and sideways scrolling */
-	/* node detail */
+	/* node detail: a pager over its lines, with a device cursor of its own */
 	struct doc nd;
-	size_t ntop;
-	int nxoff;
+	struct xp_list nlist;
 	int dev;                 /* device cursor (index), -1 when the node has none */
 	/* device detail */
 	struct doc dd;
-	size_t dtop;
-	int dxoff;
+	struct xp_list dlist;
 	char *dev_bus;           /* the opened device's bus id: indexes may move on a refresh */
 	char where[512];
 };
@@ -354,22 +363,23 @@ static long find_node(const struct xp_cluster *c, const char *name)
 /* Column widths from the shown nodes, so that a filter tightens the columns. */
 static void measure_columns(struct topo *t)
 {
-	t->name_w = 4;
-	t->state_w = 5;
-	t->cpu_w = 3;
+	memset(t->want, 0, sizeof t->want);
 	for (size_t i = 0; i < t->rows.n; i++) {
 		if (t->rows.rows[i].kind != XP_MAP_NODE)
 			continue;
 		const struct ncache *k = &t->nc[t->rows.rows[i].index];
-		if (k->name_w > t->name_w)
-			t->name_w = k->name_w;
-		if (k->state_w > t->state_w)
-			t->state_w = k->state_w;
-		if (k->cpu_w > t->cpu_w)
-			t->cpu_w = k->cpu_w;
+		int w[] = {k->name_w, k->state_w, k->cpu_w};
+		for (size_t j = 0; j < sizeof w / sizeof *w; j++)
+			if (w[j] > t->want[j])
+				t->want[j] = w[j];
 	}
-	if (t->name_w > 32)
-		t->name_w = 32;
+}
+
+/* The map's cursor may rest on node rows only, not on the group headings. */
+static bool is_node_row(size_t pos, void *arg)
+{
+	const struct topo *t = arg;
+	return t->rows.rows[pos].kind == XP_MAP_NODE;
 }
 
 /* Puts the map cursor on a node row: prefer the named node, else stay near the old row. */
@@ -380,7 +390,8 @@ static void place_cursor(struct topo *t, const struct xp_cluster *c, size_t old_
 		at = xp_map_row_of_node(&t->rows, (size_t)ni);
 	if (at < 0)
 		at = xp_map_snap_node(&t->rows, old_row, -1);
-	t->cursor = at >= 0 ? (size_t)at : 0;
+	xp_list_set_count(&t->map, t->rows.n, c->n_nodes);
+	t->map.cursor = at >= 0 ? (size_t)at : 0;
 	if (at >= 0 && t->rows.rows[at].kind == XP_MAP_NODE) {
 		t->node = t->rows.rows[at].index;
 		if (t->mode == MODE_MAP)
@@ -403,7 +414,7 @@ static void rebuild(struct topo *t, struct xp_ui *ui)
 {
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	const char *f = xp_ui_filter(ui);
-	size_t old_row = t->cursor;
+	size_t old_row = t->map.cursor;
 	/* A new cluster is never allocated where the shown one still lives, so pointer and
 	 * generation tell a data change from a filter edit (which keeps the cache). */
 	bool fresh = c != t->built || c->generation != t->built_gen || t->n_nc != c->n_nodes;
@@ -911,119 +922,110 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 
 /* ---- drawing ---- */
 
-static void draw_map_row(struct topo *t, struct xp_ui *ui, WINDOW *w, int y, struct xp_rect r, size_t row)
+/* What drawing one map row needs beyond the view. */
+struct map_frame {
+	struct topo *t;
+	struct xp_ui *ui;
+	struct xp_rect r;
+	struct xp_list_fit fit;
+	int x0;
+};
+
+static void draw_group_row(const struct topo *t, WINDOW *w, int y, struct xp_rect r, const struct xp_map_group *gr)
 {
-	const struct xp_cluster *c = xp_ui_cluster(ui);
-	const struct xp_map_row *mr = &t->rows.rows[row];
 	int maxx = r.x + r.w;
+	char label[512], counts[96];
+	xp_map_group_label(gr, label, sizeof label);
+	if (gr->n_nodes < gr->n_total)
+		snprintf(counts, sizeof counts, "  %zu of %zu nodes, %zu devices", gr->n_nodes, gr->n_total,
+			 gr->n_devices);
+	else
+		snprintf(counts, sizeof counts, "  %zu node%s, %zu device%s", gr->n_nodes, gr->n_nodes == 1 ? "" : "s",
+			 gr->n_devices, gr->n_devices == 1 ? "" : "s");
+	int x = xp_draw_put(w, y, r.x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+	x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
+	x = xp_draw_put(w, y, x, maxx, XP_ROLE_TITLE, label, 0);
+	x = xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, counts, 0);
+	x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
+	while (x < maxx)
+		x = xp_draw_put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+}
+
+static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
+{
+	const struct map_frame *f = arg;
+	const struct topo *t = f->t;
+	const struct xp_map_row *mr = &t->rows.rows[row];
+	int maxx = f->r.x + f->r.w;
 	if (mr->kind == XP_MAP_GROUP) {
-		const struct xp_map_group *gr = &t->rows.groups[mr->index];
-		char label[512], counts[96];
-		xp_map_group_label(gr, label, sizeof label);
-		if (gr->n_nodes < gr->n_total)
-			snprintf(counts, sizeof counts, "  %zu of %zu nodes, %zu devices", gr->n_nodes, gr->n_total,
-				 gr->n_devices);
-		else
-			snprintf(counts, sizeof counts, "  %zu node%s, %zu device%s", gr->n_nodes, gr->n_nodes == 1 ? "" : "s",
-				 gr->n_devices, gr->n_devices == 1 ? "" : "s");
-		int x = xp_draw_put(w, y, r.x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
-		x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
-		x = xp_draw_put(w, y, x, maxx, XP_ROLE_TITLE, label, 0);
-		x = xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, counts, 0);
-		x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
-		while (x < maxx)
-			x = xp_draw_put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+		draw_group_row(t, w, y, f->r, &t->rows.groups[mr->index]);
 		return;
 	}
-	const struct xp_node *n = c->nodes[mr->index];
-	bool sel = row == t->cursor;
+	const struct xp_node *n = xp_ui_cluster(f->ui)->nodes[mr->index];
 	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
-	char buf[64];
-	int x = r.x + 2;
-	xp_draw_fill(w, y, r.x, x, base);
-	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(ui, n->name);
-	int end = xp_draw_put(w, y, x, x + t->name_w < maxx ? x + t->name_w : maxx, hit ? XP_ROLE_MATCH : base, n->name, 0);
-	x += t->name_w + 2;
-	xp_draw_fill(w, y, end, x < maxx ? x : maxx, base);
-	end = xp_draw_put(w, y, x, maxx, sel ? base : xp_map_state_role(n->state), xp_map_state_str(n, buf, sizeof buf), 0);
-	x += t->state_w + 2;
-	xp_draw_fill(w, y, end, x < maxx ? x : maxx, base);
-	end = xp_draw_put(w, y, x, maxx, base, xp_map_cpu_summary(n, buf, sizeof buf), 0);
-	x += t->cpu_w + 2;
-	xp_draw_fill(w, y, end, x < maxx ? x : maxx, base);
-	if (x < maxx) {
-		struct xp_cells cells;
-		xp_map_cells(n, t->g, maxx - x, &cells);
-		for (size_t i = 0; i < cells.n_seg; i++) {
-			const struct xp_cell_seg *s = &cells.seg[i];
-			char one[32];
-			size_t len = s->len < sizeof one ? s->len : sizeof one - 1;
-			memcpy(one, cells.text + s->off, len);
-			one[len] = '\0';
-			xp_draw_put(w, y, x + (int)s->col, maxx, s->role, one, 0);
-		}
-		x += cells.cols;
+	char state[64], cpu[64];
+	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(f->ui, n->name);
+	const char *text[] = {n->name, xp_map_state_str(n, state, sizeof state), xp_map_cpu_summary(n, cpu, sizeof cpu)};
+	int roles[] = {hit ? XP_ROLE_MATCH : base, sel ? base : xp_map_state_role(n->state), base};
+	xp_draw_fill(w, y, f->r.x, maxx, base);
+	for (size_t j = 0; j < COL_DEVICES && j < f->fit.n; j++)
+		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, roles[j], columns[j].align, text[j]);
+	int x = f->x0 + f->fit.x[COL_DEVICES];
+	if (f->fit.n <= COL_DEVICES || x >= maxx)
+		return;
+	struct xp_cells cells;
+	xp_map_cells(n, t->g, maxx - x, &cells);
+	for (size_t i = 0; i < cells.n_seg; i++) {
+		const struct xp_cell_seg *s = &cells.seg[i];
+		char one[32];
+		size_t len = s->len < sizeof one ? s->len : sizeof one - 1;
+		memcpy(one, cells.text + s->off, len);
+		one[len] = '\0';
+		xp_draw_put(w, y, x + (int)s->col, maxx, s->role, one, 0);
 	}
-	xp_draw_fill(w, y, x, maxx, base);
 }
 
 static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 {
 	int maxx = r.x + r.w;
 	/* The column header: fixed at the top, the list scrolls under it. */
-	int x = r.x + 2;
-	xp_draw_fill(w, r.y, r.x, maxx, XP_ROLE_TITLE);
-	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "NODE", 0);
-	x += t->name_w + 2;
-	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "STATE", 0);
-	x += t->state_w + 2;
-	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "CPU", 0);
-	x += t->cpu_w + 2;
-	xp_draw_put(w, r.y, x, maxx, XP_ROLE_TITLE, "DEVICES", 0);
-	int h = r.h - 1;
-	t->page = h > 1 ? h : 1;
-	if (h <= 0)
+	struct map_frame f = {t, ui, r, {{0}}, r.x + 2};
+	xp_list_fit(columns, t->want, N_COLS, maxx - f.x0, 2, &f.fit);
+	xp_list_draw_header(w, r.y, r.x, f.x0, maxx, columns, &f.fit, NULL, t->g);
+	struct xp_rect body = {r.y + 1, r.x, r.h - 1, r.w};
+	xp_list_frame(&t->map, body.h);
+	if (body.h <= 0)
 		return;
 	if (!t->rows.n) {
-		const struct xp_cluster *c = xp_ui_cluster(ui);
 		char msg[320];
-		if (c->n_nodes)
+		if (xp_ui_cluster(ui)->n_nodes)
 			snprintf(msg, sizeof msg, "  no node matches \"%s\" (Esc clears the filter)", t->filter ? t->filter : "");
 		else
 			snprintf(msg, sizeof msg, "  no nodes yet");
-		xp_draw_put(w, r.y + 1, r.x, maxx, XP_ROLE_DIM, msg, 0);
-		xp_draw_fill(w, r.y + 1, r.x + xp_draw_cols(msg) < maxx ? r.x + xp_draw_cols(msg) : maxx, maxx, XP_ROLE_NORMAL);
-		for (int i = 2; i <= h; i++)
-			xp_draw_fill(w, r.y + i, r.x, maxx, XP_ROLE_NORMAL);
+		xp_list_draw_empty(w, body, msg);
 		return;
 	}
-	t->top = xp_scroll_top(t->top, t->cursor, (size_t)h, t->rows.n);
-	/* Show the group header of the first node of a group when scrolling up to it. */
-	if (t->top == t->cursor && t->top > 0 && t->rows.rows[t->top - 1].kind == XP_MAP_GROUP && h > 1)
-		t->top--;
-	for (int i = 0; i < h; i++) {
-		size_t row = t->top + (size_t)i;
-		if (row < t->rows.n)
-			draw_map_row(t, ui, w, r.y + 1 + i, r, row);
-		else
-			xp_draw_fill(w, r.y + 1 + i, r.x, maxx, XP_ROLE_NORMAL);
-	}
+	xp_list_draw_rows(&t->map, w, body, draw_map_row, &f);
 }
 
-static size_t doc_max_top(const struct doc *d, int h)
+/* The pager of a detail document: its lines and widest line, as the document is now. */
+static struct xp_list *doc_list(struct xp_list *l, const struct doc *d)
 {
-	return d->n > (size_t)h ? d->n - (size_t)h : 0;
+	xp_list_set_count(l, d->n, d->n);
+	l->width = d->width;
+	return l;
 }
 
-static void draw_doc(WINDOW *w, struct xp_rect r, struct doc *d, size_t *top, int xoff, int cursor_dev)
+static void draw_doc(WINDOW *w, struct xp_rect r, struct doc *d, struct xp_list *l, int cursor_dev)
 {
-	if (*top > doc_max_top(d, r.h))
-		*top = doc_max_top(d, r.h);
+	doc_list(l, d);
+	l->cols = r.w;
+	xp_list_frame(l, r.h);
 	for (int i = 0; i < r.h; i++) {
-		size_t li = *top + (size_t)i;
+		size_t li = l->top + (size_t)i;
 		if (li < d->n) {
-			const struct line *l = &d->lines[li];
-			draw_line(w, r.y + i, r.x, r.x + r.w, l, xoff, cursor_dev >= 0 && l->dev == cursor_dev);
+			const struct line *ln = &d->lines[li];
+			draw_line(w, r.y + i, r.x, r.x + r.w, ln, l->xoff, cursor_dev >= 0 && ln->dev == cursor_dev);
 		} else {
 			xp_draw_fill(w, r.y + i, r.x, r.x + r.w, XP_ROLE_NORMAL);
 		}
@@ -1036,31 +1038,27 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 	sync(t, ui);
 	if (r.h <= 0 || r.w <= 0)
 		return;
-	t->cols = r.w;
-	if (t->mode == MODE_MAP) {
+	if (t->mode == MODE_MAP)
 		draw_map(t, ui, w, r);
-		return;
-	}
-	t->page = r.h > 1 ? r.h : 1;
-	if (t->mode == MODE_NODE)
-		draw_doc(w, r, &t->nd, &t->ntop, t->nxoff, t->dev);
+	else if (t->mode == MODE_NODE)
+		draw_doc(w, r, &t->nd, &t->nlist, t->dev);
 	else
-		draw_doc(w, r, &t->dd, &t->dtop, t->dxoff, -1);
+		draw_doc(w, r, &t->dd, &t->dlist, -1);
 }
 
 /* ---- keys ---- */
 
 static void open_node(struct topo *t, struct xp_ui *ui)
 {
-	if (!t->rows.n || t->rows.rows[t->cursor].kind != XP_MAP_NODE)
+	if (!t->rows.n || t->rows.rows[t->map.cursor].kind != XP_MAP_NODE)
 		return;
 	const struct xp_cluster *c = xp_ui_cluster(ui);
-	t->node = t->rows.rows[t->cursor].index;
+	t->node = t->rows.rows[t->map.cursor].index;
 	set_name(t, c->nodes[t->node]->name);
 	t->mode = MODE_NODE;
 	t->dev = -1;
-	t->ntop = 0;
-	t->nxoff = 0;
+	t->nlist.top = 0;
+	t->nlist.xoff = 0;
 	build_node_doc(t, c->nodes[t->node]);
 }
 
@@ -1074,73 +1072,49 @@ static void open_device(struct topo *t, struct xp_ui *ui)
 	free(t->dev_bus);
 	t->dev_bus = xp_strdup(d->pci_bus_id);
 	t->mode = MODE_DEVICE;
-	t->dtop = 0;
-	t->dxoff = 0;
+	t->dlist.top = 0;
+	t->dlist.xoff = 0;
 	build_dev_doc(t, n, d);
 }
 
-static void map_move_to(struct topo *t, struct xp_ui *ui, long row, int dir)
+/* The map cursor moved: the node under it is the one to come back to after a refresh. */
+static void map_moved(struct topo *t, struct xp_ui *ui)
 {
-	if (!t->rows.n)
+	if (!t->rows.n || t->rows.rows[t->map.cursor].kind != XP_MAP_NODE)
 		return;
-	if (row < 0)
-		row = 0;
-	if (row >= (long)t->rows.n)
-		row = (long)t->rows.n - 1;
-	long at = xp_map_snap_node(&t->rows, (size_t)row, dir);
-	if (at < 0)
-		return;
-	t->cursor = (size_t)at;
-	t->node = t->rows.rows[at].index;
+	t->node = t->rows.rows[t->map.cursor].index;
 	set_name(t, xp_ui_cluster(ui)->nodes[t->node]->name);
 }
 
 static int map_next_match(struct topo *t, struct xp_ui *ui, int dir)
 {
 	const char *f = xp_ui_filter(ui);
+	size_t cur = t->map.cursor;
 	if (!f || !*f) {
 		xp_ui_message(ui, XP_ROLE_DIM, "no filter: press / to look for nodes");
 		return XP_REACT_REDRAW;
 	}
-	long at = xp_map_next_node(&t->rows, t->cursor, dir);
+	long at = xp_map_next_node(&t->rows, cur, dir);
 	if (at < 0) {
 		xp_ui_message(ui, XP_ROLE_WARN, "no node matches \"%s\"", f);
 		return XP_REACT_REDRAW;
 	}
-	if ((size_t)at == t->cursor)
+	if ((size_t)at == cur)
 		xp_ui_message(ui, XP_ROLE_DIM, "only this node matches \"%s\"", f);
-	else if ((dir > 0) != ((size_t)at > t->cursor))
+	else if ((dir > 0) != ((size_t)at > cur))
 		xp_ui_message(ui, XP_ROLE_DIM, "search wrapped");
-	map_move_to(t, ui, at, dir);
+	if (xp_list_move_to(&t->map, at, dir))
+		map_moved(t, ui);
 	return XP_REACT_REDRAW;
 }
 
 static int map_key(struct topo *t, struct xp_ui *ui, int key)
 {
-	long cur = (long)t->cursor, page = t->page;
+	if (xp_list_key(&t->map, key)) {
+		map_moved(t, ui);
+		return XP_REACT_REDRAW;
+	}
 	switch (key) {
-	case KEY_UP:
-	case 'k':
-		map_move_to(t, ui, cur - 1, -1);
-		break;
-	case KEY_DOWN:
-	case 'j':
-		map_move_to(t, ui, cur + 1, 1);
-		break;
-	case KEY_PPAGE:
-		map_move_to(t, ui, (long)xp_scroll_page(t->cursor, (size_t)page, t->rows.n, -1), -1);
-		break;
-	case KEY_NPAGE:
-		map_move_to(t, ui, (long)xp_scroll_page(t->cursor, (size_t)page, t->rows.n, 1), 1);
-		break;
-	case KEY_HOME:
-	case 'g':
-		map_move_to(t, ui, 0, 1);
-		break;
-	case KEY_END:
-	case 'G':
-		map_move_to(t, ui, (long)t->rows.n - 1, -1);
-		break;
 	case '\n':
 	case '\r':
 	case KEY_ENTER:
@@ -1156,7 +1130,7 @@ static int map_key(struct topo *t, struct xp_ui *ui, int key)
 	return XP_REACT_REDRAW;
 }
 
-/* Keeps line li inside the window of t->page rows starting at *top. */
+/* Keeps line li inside the window of page rows starting at *top. */
 static void show_line(size_t *top, long li, int page)
 {
 	if (li < 0)
@@ -1171,28 +1145,29 @@ static void show_line(size_t *top, long li, int page)
  * scrolls instead, so that the link matrix below the last device is reachable. */
 static void node_step(struct topo *t, int dir)
 {
+	struct xp_list *l = doc_list(&t->nlist, &t->nd);
 	long li = line_of_dev(&t->nd, t->dev);
 	long n = (long)t->nd.n;
 	for (long i = li + dir; li >= 0 && i >= 0 && i < n; i += dir)
 		if (t->nd.lines[i].dev >= 0) {
 			t->dev = t->nd.lines[i].dev;
-			show_line(&t->ntop, i, t->page);
+			show_line(&l->top, i, l->page);
 			return;
 		}
 	if (dir < 0)
-		t->ntop = t->ntop ? t->ntop - 1 : 0;
-	else if (t->ntop < doc_max_top(&t->nd, t->page))
-		t->ntop++;
+		l->top = l->top ? l->top - 1 : 0;
+	else if (l->top < xp_list_max_top(l))
+		l->top++;
 }
 
 /* After a page scroll, a cursor left off screen moves to a device line on screen, if any. */
 static void node_cursor_into_view(struct topo *t, int dir)
 {
 	long li = line_of_dev(&t->nd, t->dev);
-	size_t lo = t->ntop, hi = t->ntop + (size_t)t->page;
+	size_t page = (size_t)t->nlist.page, lo = t->nlist.top, hi = lo + page;
 	if (li >= 0 && (size_t)li >= lo && (size_t)li < hi)
 		return;
-	for (size_t k = 0; k < (size_t)t->page; k++) {
+	for (size_t k = 0; k < page; k++) {
 		size_t i = dir > 0 ? lo + k : hi - 1 - k;
 		if (i < t->nd.n && t->nd.lines[i].dev >= 0) {
 			t->dev = t->nd.lines[i].dev;
@@ -1201,112 +1176,49 @@ static void node_cursor_into_view(struct topo *t, int dir)
 	}
 }
 
-static void hscroll(int *xoff, int width, int page_w, int by)
-{
-	*xoff += by;
-	int max = width - page_w > 0 ? width - page_w : 0;
-	if (*xoff > max)
-		*xoff = max;
-	if (*xoff < 0)
-		*xoff = 0;
-}
-
 static int node_key(struct topo *t, struct xp_ui *ui, int key)
 {
-	size_t maxtop = doc_max_top(&t->nd, t->page);
 	switch (key) {
 	case KEY_UP:
 	case 'k':
 		node_step(t, -1);
-		break;
+		return XP_REACT_REDRAW;
 	case KEY_DOWN:
 	case 'j':
 		node_step(t, 1);
-		break;
-	case KEY_PPAGE:
-		t->ntop = t->ntop > (size_t)t->page ? t->ntop - (size_t)t->page : 0;
-		node_cursor_into_view(t, -1);
-		break;
-	case KEY_NPAGE:
-		t->ntop = t->ntop + (size_t)t->page < maxtop ? t->ntop + (size_t)t->page : maxtop;
-		node_cursor_into_view(t, 1);
-		break;
-	case KEY_HOME:
-	case 'g':
-		t->ntop = 0;
-		node_cursor_into_view(t, 1);
-		break;
-	case KEY_END:
-	case 'G':
-		t->ntop = maxtop;
-		node_cursor_into_view(t, -1);
-		break;
-	case KEY_LEFT:
-	case 'h':
-		hscroll(&t->nxoff, t->nd.width, t->cols, -8);
-		break;
-	case KEY_RIGHT:
-	case 'l':
-		hscroll(&t->nxoff, t->nd.width, t->cols, 8);
-		break;
+		return XP_REACT_REDRAW;
 	case '\n':
 	case '\r':
 	case KEY_ENTER:
 		open_device(t, ui);
-		break;
+		return XP_REACT_REDRAW;
 	case 27:
 		back_to_map(t);
-		break;
+		return XP_REACT_REDRAW;
 	default:
-		return XP_REACT_UNHANDLED;
+		break;
 	}
+	if (!xp_list_key(doc_list(&t->nlist, &t->nd), key))
+		return XP_REACT_UNHANDLED;
+	/* The page keys leave the device cursor where the window went: up keys from its
+	 * bottom, down keys from its top. */
+	if (key == KEY_PPAGE || key == KEY_END || key == 'G')
+		node_cursor_into_view(t, -1);
+	else if (key == KEY_NPAGE || key == KEY_HOME || key == 'g')
+		node_cursor_into_view(t, 1);
 	return XP_REACT_REDRAW;
 }
 
 static int dev_key(struct topo *t, int key)
 {
-	size_t maxtop = doc_max_top(&t->dd, t->page);
-	switch (key) {
-	case KEY_UP:
-	case 'k':
-		t->dtop = t->dtop ? t->dtop - 1 : 0;
-		break;
-	case KEY_DOWN:
-	case 'j':
-		t->dtop = t->dtop < maxtop ? t->dtop + 1 : maxtop;
-		break;
-	case KEY_PPAGE:
-		t->dtop = t->dtop > (size_t)t->page ? t->dtop - (size_t)t->page : 0;
-		break;
-	case KEY_NPAGE:
-		t->dtop = t->dtop + (size_t)t->page < maxtop ? t->dtop + (size_t)t->page : maxtop;
-		break;
-	case KEY_HOME:
-	case 'g':
-		t->dtop = 0;
-		break;
-	case KEY_END:
-	case 'G':
-		t->dtop = maxtop;
-		break;
-	case KEY_LEFT:
-	case 'h':
-		hscroll(&t->dxoff, t->dd.width, t->cols, -8);
-		break;
-	case KEY_RIGHT:
-	case 'l':
-		hscroll(&t->dxoff, t->dd.width, t->cols, 8);
-		break;
-	case 27:
+	if (key == 27) {
 		t->mode = MODE_NODE;
 		doc_free(&t->dd);
 		free(t->dev_bus);
 		t->dev_bus = NULL;
-		break;
-	default:
-		return XP_REACT_UNHANDLED;
+		return XP_REACT_REDRAW;
 	}
-	return XP_REACT_REDRAW;
+	return xp_list_key(doc_list(&t->dlist, &t->dd), key) ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
 }
 
 static int on_key(void *st, struct xp_ui *ui, int key)
@@ -1323,26 +1235,42 @@ static int on_key(void *st, struct xp_ui *ui, int key)
 	}
 }
 
+/* The wheel moves the map cursor, and scrolls a detail. */
+static int on_wheel(void *st, struct xp_ui *ui, int dir)
+{
+	struct topo *t = st;
+	sync(t, ui);
+	if (t->mode == MODE_MAP) {
+		xp_list_wheel(&t->map, dir);
+		map_moved(t, ui);
+	} else if (t->mode == MODE_NODE) {
+		xp_list_wheel(doc_list(&t->nlist, &t->nd), dir);
+	} else {
+		xp_list_wheel(doc_list(&t->dlist, &t->dd), dir);
+	}
+	return XP_REACT_REDRAW;
+}
+
 static int on_click(void *st, struct xp_ui *ui, int y, int x)
 {
 	struct topo *t = st;
 	(void)x;
 	sync(t, ui);
 	if (t->mode == MODE_MAP) {
-		size_t row = t->top + (size_t)(y - 1);
-		if (y < 1 || row >= t->rows.n || t->rows.rows[row].kind != XP_MAP_NODE)
+		switch (xp_list_click(&t->map, y - 1)) {
+		case XP_LIST_MISS:
 			return XP_REACT_NONE;
-		if (row == t->cursor) {
+		case XP_LIST_ACTIVATE:
 			open_node(t, ui);
-		} else {
-			t->cursor = row;
-			t->node = t->rows.rows[row].index;
-			set_name(t, xp_ui_cluster(ui)->nodes[t->node]->name);
+			break;
+		default:
+			map_moved(t, ui);
+			break;
 		}
 		return XP_REACT_REDRAW;
 	}
 	if (t->mode == MODE_NODE) {
-		size_t li = t->ntop + (size_t)y;
+		size_t li = t->nlist.top + (size_t)y;
 		if (y < 0 || li >= t->nd.n || t->nd.lines[li].dev < 0)
 			return XP_REACT_NONE;
 		if (t->nd.lines[li].dev == t->dev)
@@ -1375,6 +1303,18 @@ static const char *where(void *st)
 	return t->where;
 }
 
+/* The map counts nodes, not rows: the group headings are not among them. */
+static const char *count(void *st, char *buf, size_t len)
+{
+	const struct topo *t = st;
+	if (t->mode != MODE_MAP || !t->rows.n_nodes)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i <= t->map.cursor && i < t->rows.n; i++)
+		k += t->rows.rows[i].kind == XP_MAP_NODE;
+	return xp_list_count_of(k ? k - 1 : 0, t->rows.n_nodes, t->map.total, buf, len);
+}
+
 static bool nested(void *st)
 {
 	const struct topo *t = st;
@@ -1385,7 +1325,11 @@ static void *create(struct xp_ui *ui)
 {
 	struct topo *t = xp_calloc(1, sizeof *t);
 	t->dev = -1;
-	t->page = 1;
+	t->map = (struct xp_list)XP_LIST_INIT;
+	t->map.stop = is_node_row;
+	t->map.stop_arg = t;
+	t->nlist = t->dlist = (struct xp_list)XP_LIST_INIT;
+	t->nlist.pager = t->dlist.pager = true;
 	t->g = xp_ui_glyphs(ui);
 	return t;
 }
@@ -1425,7 +1369,9 @@ const struct xp_view xp_view_topology = {
 	.draw = draw,
 	.on_key = on_key,
 	.on_click = on_click,
+	.on_wheel = on_wheel,
 	.on_data = on_data,
 	.where = where,
+	.count = count,
 	.nested = nested,
 };

@@ -7,15 +7,17 @@
  * discovered layer must first be synced from the cluster shown (a write), so both
  * happen once per new cluster, when the view is drawn, never once per frame; a
  * filter keystroke only re-picks the shown rows and columns (matrix_layout.c). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "draw.h"
+#include "list.h"
+#include "list_draw.h"
 #include "map_layout.h"
 #include "matrix_layout.h"
+#include "styled_doc.h"
 #include "theme.h"
 #include "validate.h"
 #include "view.h"
@@ -29,86 +31,14 @@
 /* Rows the history keeps above the records: title, case, current state, blank, headings. */
 #define HIST_HEAD 5
 
-/* ---- history lines: runs of coloured text ---- */
-
-struct seg {
-	char *text;
-	int role;
-};
-
-struct hline {
-	struct seg *segs;
-	size_t n, cap;
-};
-
-struct hdoc {
-	struct hline *lines;
-	size_t n, cap;
-	int width; /* widest line, for sideways scrolling */
-};
-
-static void hdoc_free(struct hdoc *d)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		for (size_t j = 0; j < d->lines[i].n; j++)
-			free(d->lines[i].segs[j].text);
-		free(d->lines[i].segs);
-	}
-	free(d->lines);
-	memset(d, 0, sizeof *d);
-}
-
-static struct hline *hdoc_line(struct hdoc *d)
-{
-	xp_grow(&d->lines, sizeof *d->lines, d->n, &d->cap);
-	struct hline *l = &d->lines[d->n++];
-	memset(l, 0, sizeof *l);
-	return l;
-}
-
-static void hl_add(struct hline *l, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void hl_add(struct hline *l, int role, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s;
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	xp_grow(&l->segs, sizeof *l->segs, l->n, &l->cap);
-	l->segs[l->n++] = (struct seg){s ? s : xp_strdup(""), role};
-}
+/* ---- history lines: runs of coloured text (styled_doc.h) ---- */
 
 /* Adds s padded with blanks to width columns (cut with the ellipsis when longer). */
-static void hl_pad(struct hline *l, int role, const char *s, int width, const char *ellipsis)
+static void hl_pad(struct xp_sdoc_line *l, int role, const char *s, int width, const char *ellipsis)
 {
 	char buf[512];
 	xp_mx_truncate(s ? s : "-", width, ellipsis, buf, sizeof buf);
-	hl_add(l, role, "%s%*s", buf, width - xp_mx_cols(buf) + XP_MX_GAP, "");
-}
-
-static void hdoc_measure(struct hdoc *d)
-{
-	d->width = 0;
-	for (size_t i = 0; i < d->n; i++) {
-		int c = 0;
-		for (size_t j = 0; j < d->lines[i].n; j++)
-			c += xp_mx_cols(d->lines[i].segs[j].text);
-		if (c > d->width)
-			d->width = c;
-	}
-}
-
-static void draw_hline(WINDOW *w, int y, int x, int maxx, const struct hline *l, int xoff)
-{
-	int col = 0, cx = x;
-	for (size_t i = 0; l && i < l->n && cx < maxx; i++) {
-		int c = xp_mx_cols(l->segs[i].text);
-		if (col + c > xoff)
-			cx = xp_draw_put(w, y, cx, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
-		col += c;
-	}
-	xp_draw_fill(w, y, cx, maxx, XP_ROLE_NORMAL);
+	xp_sdoc_add(l, role, "%s%*s", buf, width - xp_mx_cols(buf) + XP_MX_GAP, "");
 }
 
 /* ---- the view's state ---- */
@@ -133,18 +63,18 @@ struct vv {
 	struct xp_mx_shown sh;
 	char *filter;                    /* the filter sh was built with */
 	int *widths;                     /* per shown column */
-	/* the cell cursor: positions among the shown rows and columns, and the cell's ids,
-	 * which survive a re-read and a filter that hides the cell for a while */
-	size_t row, col, top, left;
+	/* the cell cursor: the shown rows' list (its cursor is the row), the column among the
+	 * shown columns, and the cell's ids, which survive a re-read and a filter that hides
+	 * the cell for a while */
+	struct xp_list envs;
+	size_t col, left;
 	char *env_id, *case_name;
-	int page;                        /* body rows of the last frame, for paging */
 	/* the last frame's geometry, for clicks */
 	int f_xc, f_avail, f_env_x, f_env_w;
 	/* history of the opened cell */
 	char *h_env, *h_case;
-	struct hdoc hd;
-	size_t htop;
-	int hxoff, hpage, hcols;
+	struct xp_sdoc hd;
+	struct xp_list hist;             /* a pager over the records under the headings */
 	char where[1024];
 };
 
@@ -163,7 +93,7 @@ static bool have_cell(const struct vv *v)
 
 static const struct xp_env *cur_env(const struct vv *v)
 {
-	return v->sh.n_rows ? &v->m.envs[v->sh.rows[v->row]] : NULL;
+	return v->sh.n_rows ? &v->m.envs[v->sh.rows[v->envs.cursor]] : NULL;
 }
 
 static const struct xp_case *cur_case(const struct vv *v)
@@ -198,10 +128,9 @@ static void reshow(struct vv *v, struct xp_ui *ui)
 		v->widths[j] = xp_mx_case_width(v->m.cases[v->sh.cols[j]].name);
 	long r = xp_mx_find_env(&v->m, &v->sh, v->env_id);
 	long c = xp_mx_find_case(&v->m, &v->sh, v->case_name);
+	xp_list_set_count(&v->envs, v->sh.n_rows, v->m.n_envs);
 	if (r >= 0)
-		v->row = (size_t)r;
-	else if (v->row >= v->sh.n_rows)
-		v->row = v->sh.n_rows ? v->sh.n_rows - 1 : 0;
+		v->envs.cursor = (size_t)r;
 	if (c >= 0)
 		v->col = (size_t)c;
 	else if (v->col >= v->sh.n_cols)
@@ -248,11 +177,11 @@ static long case_index(const struct xp_matrix *m, const char *name)
 static void hist_head(struct vv *v, struct xp_ui *ui, size_t n_rows)
 {
 	const struct xp_glyphs *g = v->g;
-	struct hline *l = hdoc_line(&v->hd);
-	hl_add(l, XP_ROLE_TITLE, "%s %s %s", v->h_env, g->arrow, v->h_case);
-	hl_add(l, XP_ROLE_DIM, "   %zu record%s, newest first", n_rows, n_rows == 1 ? "" : "s");
+	struct xp_sdoc_line *l = xp_sdoc_line(&v->hd);
+	xp_sdoc_add(l, XP_ROLE_TITLE, "%s %s %s", v->h_env, g->arrow, v->h_case);
+	xp_sdoc_add(l, XP_ROLE_DIM, "   %zu record%s, newest first", n_rows, n_rows == 1 ? "" : "s");
 	/* What the case runs, so that the evidence can be read against it. */
-	l = hdoc_line(&v->hd);
+	l = xp_sdoc_line(&v->hd);
 	struct xp_case kc = {0};
 	struct xp_err err = {{0}};
 	struct xp_store *s = xp_ui_store(ui);
@@ -261,30 +190,30 @@ static void hist_head(struct vv *v, struct xp_ui *ui, size_t n_rows)
 		const char *vals[] = {kc.image, kc.model, kc.data, kc.team, kc.acceptance};
 		for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 			if (vals[i])
-				hl_add(l, XP_ROLE_DIM, "%s%s %s", l->n ? "  " : "", names[i], vals[i]);
+				xp_sdoc_add(l, XP_ROLE_DIM, "%s%s %s", l->n ? "  " : "", names[i], vals[i]);
 		if (kc.entry) {
-			hl_add(l, XP_ROLE_DIM, "%sentry", l->n ? "  " : "");
+			xp_sdoc_add(l, XP_ROLE_DIM, "%sentry", l->n ? "  " : "");
 			for (char **a = kc.entry; *a; a++)
-				hl_add(l, XP_ROLE_DIM, " %s", *a);
+				xp_sdoc_add(l, XP_ROLE_DIM, " %s", *a);
 		}
 		xp_case_clear(&kc);
 	}
 	/* The cell as the grid shows it, spelt out. */
-	l = hdoc_line(&v->hd);
-	hl_add(l, XP_ROLE_NORMAL, "now:");
+	l = xp_sdoc_line(&v->hd);
+	xp_sdoc_add(l, XP_ROLE_NORMAL, "now:");
 	long r = env_index(&v->m, v->h_env), c = case_index(&v->m, v->h_case);
 	for (int k = 0; k < XP_LAYER_COUNT && r >= 0 && c >= 0; k++) {
 		int st = xp_mx_cell(&v->m, (size_t)r, (size_t)c)->layers[k].status;
-		hl_add(l, XP_ROLE_NORMAL, "  %s ", xp_layer_name(k));
-		hl_add(l, xp_mx_role(st), "%s %s", xp_mx_mark(st, g->utf8), xp_vstatus_name(st));
+		xp_sdoc_add(l, XP_ROLE_NORMAL, "  %s ", xp_layer_name(k));
+		xp_sdoc_add(l, xp_mx_role(st), "%s %s", xp_mx_mark(st, g->utf8), xp_vstatus_name(st));
 	}
-	hdoc_line(&v->hd);
+	xp_sdoc_line(&v->hd);
 }
 
 /* Reads the opened cell's records and lays them out, newest first. */
 static void hist_build(struct vv *v, struct xp_ui *ui)
 {
-	hdoc_free(&v->hd);
+	xp_sdoc_free(&v->hd);
 	struct xp_store *s = xp_ui_store(ui);
 	struct xp_evidence *rows = NULL;
 	size_t n = 0;
@@ -298,27 +227,27 @@ static void hist_build(struct vv *v, struct xp_ui *ui)
 		widen(&nw, rows[i].node, 24);
 		widen(&tw, rows[i].note, NOTE_MAX);
 	}
-	struct hline *l = hdoc_line(&v->hd);
+	struct xp_sdoc_line *l = xp_sdoc_line(&v->hd);
 	hl_pad(l, XP_ROLE_TITLE, "TIME", 19, ell);
 	hl_pad(l, XP_ROLE_TITLE, "LAYER", 11, ell);
 	hl_pad(l, XP_ROLE_TITLE, "STATUS", 10, ell);
 	hl_pad(l, XP_ROLE_TITLE, "ACTOR", aw, ell);
 	hl_pad(l, XP_ROLE_TITLE, "NODE", nw, ell);
 	hl_pad(l, XP_ROLE_TITLE, "NOTE", tw, ell);
-	hl_add(l, XP_ROLE_TITLE, "SHA-256       LOG");
+	xp_sdoc_add(l, XP_ROLE_TITLE, "SHA-256       LOG");
 	if (rc < 0) {
-		l = hdoc_line(&v->hd);
-		hl_add(l, XP_ROLE_FAIL, "cannot read the history: %s", s ? err.msg : "no database");
+		l = xp_sdoc_line(&v->hd);
+		xp_sdoc_add(l, XP_ROLE_FAIL, "cannot read the history: %s", s ? err.msg : "no database");
 	} else if (!n) {
-		l = hdoc_line(&v->hd);
-		hl_add(l, XP_ROLE_DIM, "no evidence recorded for this cell yet: "
+		l = xp_sdoc_line(&v->hd);
+		xp_sdoc_add(l, XP_ROLE_DIM, "no evidence recorded for this cell yet: "
 				       ":validate record ENV CASE LAYER pass|fail --log FILE --note TEXT");
 	}
 	for (size_t i = n; i-- > 0;) {
 		const struct xp_evidence *e = &rows[i];
 		char when[32], mark[64];
 		fmt_time(e->time, when, sizeof when);
-		l = hdoc_line(&v->hd);
+		l = xp_sdoc_line(&v->hd);
 		hl_pad(l, XP_ROLE_NORMAL, when, 19, ell);
 		hl_pad(l, XP_ROLE_NORMAL, xp_layer_name(e->layer), 11, ell);
 		snprintf(mark, sizeof mark, "%s %s", xp_mx_mark(e->status, v->g->utf8), xp_vstatus_name(e->status));
@@ -328,19 +257,18 @@ static void hist_build(struct vv *v, struct xp_ui *ui)
 		hl_pad(l, XP_ROLE_NORMAL, e->note, tw, ell);
 		/* The digest first: fixed width, so that a long path cannot push it off the screen. */
 		if (e->log_sha256)
-			hl_add(l, XP_ROLE_DIM, "%-12.12s  ", e->log_sha256);
+			xp_sdoc_add(l, XP_ROLE_DIM, "%-12.12s  ", e->log_sha256);
 		else
-			hl_add(l, XP_ROLE_DIM, "%-12s  ", "-");
-		hl_add(l, e->log_path ? XP_ROLE_NORMAL : XP_ROLE_DIM, "%s", e->log_path ? e->log_path : "-");
+			xp_sdoc_add(l, XP_ROLE_DIM, "%-12s  ", "-");
+		xp_sdoc_add(l, e->log_path ? XP_ROLE_NORMAL : XP_ROLE_DIM, "%s", e->log_path ? e->log_path : "-");
 	}
 	xp_evidence_free(rows, n);
-	hdoc_measure(&v->hd);
 }
 
 static void back_to_grid(struct vv *v)
 {
 	v->mode = MODE_GRID;
-	hdoc_free(&v->hd);
+	xp_sdoc_free(&v->hd);
 	free(v->h_env);
 	free(v->h_case);
 	v->h_env = v->h_case = NULL;
@@ -354,8 +282,8 @@ static void open_history(struct vv *v, struct xp_ui *ui)
 	set_str(&v->h_env, cur_env(v)->id);
 	set_str(&v->h_case, cur_case(v)->name);
 	v->mode = MODE_HISTORY;
-	v->htop = 0;
-	v->hxoff = 0;
+	v->hist.top = 0;
+	v->hist.xoff = 0;
 	hist_build(v, ui);
 }
 
@@ -507,10 +435,19 @@ static void draw_header(struct vv *v, WINDOW *w, int y, int x0, int env_w, int x
 	}
 }
 
-static void draw_row(struct vv *v, WINDOW *w, int y, size_t i, int x0, int env_w, int xc, size_t nvis, int xr,
-		     int maxx)
+/* Where the grid's parts go on one frame. */
+struct grid_frame {
+	struct vv *v;
+	int x0, env_w, xc, xr, maxx;
+	size_t nvis;
+};
+
+static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
 {
-	bool sel = i == v->row;
+	const struct grid_frame *f = arg;
+	struct vv *v = f->v;
+	int x0 = f->x0, env_w = f->env_w, xc = f->xc, xr = f->xr, maxx = f->maxx;
+	size_t nvis = f->nvis;
 	char buf[512];
 	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
 	xp_mx_truncate(v->m.envs[v->sh.rows[i]].id, env_w, v->g->ellipsis, buf, sizeof buf);
@@ -575,13 +512,13 @@ static void draw_legend(struct vv *v, WINDOW *w, int y, int x0, size_t nvis, siz
 	char buf[256];
 	snprintf(buf, sizeof buf,
 		 "  envs %zu-%zu/%zu cases %zu-%zu/%zu  marks: discovered schedulable launches executes accepted",
-		 v->top + 1, v->top + nrows_vis, v->sh.n_rows, v->left + 1, v->left + nvis, v->sh.n_cols);
+		 v->envs.top + 1, v->envs.top + nrows_vis, v->sh.n_rows, v->left + 1, v->left + nvis, v->sh.n_cols);
 	xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, buf, 0);
 }
 
 static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 {
-	v->page = 1;
+	v->envs.page = 1;
 	if (draw_empty(v, w, r))
 		return;
 	int maxx = r.x + r.w;
@@ -604,25 +541,17 @@ static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 		foot = 0;
 		body = r.h - 1;
 	}
-	v->page = body > 1 ? body : 1;
 	v->f_xc = xc;
 	v->f_avail = avail;
 	v->f_env_x = x0;
 	v->f_env_w = env_w;
 	draw_header(v, w, r.y, x0, env_w, xc, nvis, xr, maxx);
+	xp_list_frame(&v->envs, body);
 	if (body < 1)
 		return;
-	v->top = xp_scroll_top(v->top, v->row, (size_t)body, v->sh.n_rows);
-	size_t shown = 0;
-	for (int k = 0; k < body; k++) {
-		size_t i = v->top + (size_t)k;
-		if (i < v->sh.n_rows) {
-			draw_row(v, w, r.y + 1 + k, i, x0, env_w, xc, nvis, xr, maxx);
-			shown++;
-		} else {
-			xp_draw_fill(w, r.y + 1 + k, r.x, maxx, XP_ROLE_NORMAL);
-		}
-	}
+	struct grid_frame f = {v, x0, env_w, xc, xr, maxx, nvis};
+	xp_list_draw_rows(&v->envs, w, (struct xp_rect){r.y + 1, r.x, body, r.w}, draw_row, &f);
+	size_t left = v->sh.n_rows - v->envs.top, shown = left < (size_t)body ? left : (size_t)body;
 	int y = r.y + 1 + body;
 	if (foot == 3) {
 		draw_totals(v, w, y++, false, x0, env_w, xc, nvis, xr, maxx);
@@ -635,25 +564,23 @@ static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 static void draw_history(struct vv *v, WINDOW *w, struct xp_rect r)
 {
 	int maxx = r.x + r.w;
-	v->hcols = r.w;
+	struct xp_list *l = &v->hist;
 	/* The title and headings stay put; the records scroll under them. */
 	int head = (int)v->hd.n < HIST_HEAD ? (int)v->hd.n : HIST_HEAD;
 	if (head > r.h)
 		head = r.h;
 	for (int i = 0; i < head; i++)
-		draw_hline(w, r.y + i, r.x + 1, maxx, &v->hd.lines[i], v->hxoff);
+		xp_sdoc_draw_from(w, r.y + i, r.x + 1, maxx, &v->hd.lines[i], l->xoff);
 	if (head)
 		xp_draw_fill(w, r.y, r.x, r.x + 1, XP_ROLE_NORMAL);
 	int h = r.h - head;
-	v->hpage = h > 1 ? h : 1;
-	size_t n = v->hd.n > (size_t)head ? v->hd.n - (size_t)head : 0;
-	size_t max_top = n > (size_t)h ? n - (size_t)h : 0;
-	if (v->htop > max_top)
-		v->htop = max_top;
+	l->cols = r.w;
+	xp_list_set_count(l, v->hd.n > (size_t)head ? v->hd.n - (size_t)head : 0, 0);
+	xp_list_frame(l, h);
 	for (int i = 0; i < h; i++) {
-		size_t li = (size_t)head + v->htop + (size_t)i;
+		size_t li = (size_t)head + l->top + (size_t)i;
 		xp_draw_fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
-		draw_hline(w, r.y + head + i, r.x + 1, maxx, li < v->hd.n ? &v->hd.lines[li] : NULL, v->hxoff);
+		xp_sdoc_draw_from(w, r.y + head + i, r.x + 1, maxx, li < v->hd.n ? &v->hd.lines[li] : NULL, l->xoff);
 	}
 }
 
@@ -675,23 +602,24 @@ static void move_to(struct vv *v, long row, long col)
 {
 	if (!have_cell(v))
 		return;
-	v->row = xp_scroll_move(0, row, v->sh.n_rows);
+	xp_list_move_to(&v->envs, row, 1);
 	v->col = xp_scroll_move(0, col, v->sh.n_cols);
 	remember(v);
 }
 
 static int grid_key(struct vv *v, struct xp_ui *ui, int key)
 {
-	long r = (long)v->row, c = (long)v->col, page = v->page;
+	/* The rows move as in every list; without a cell (nothing shown) nothing moves. */
+	struct xp_list moved = v->envs;
+	if (xp_list_key(&moved, key)) {
+		if (have_cell(v)) {
+			v->envs = moved;
+			remember(v);
+		}
+		return XP_REACT_REDRAW;
+	}
+	long r = (long)v->envs.cursor, c = (long)v->col;
 	switch (key) {
-	case KEY_UP:
-	case 'k':
-		move_to(v, r - 1, c);
-		break;
-	case KEY_DOWN:
-	case 'j':
-		move_to(v, r + 1, c);
-		break;
 	case KEY_LEFT:
 	case 'h':
 		move_to(v, r, c - 1);
@@ -699,20 +627,6 @@ static int grid_key(struct vv *v, struct xp_ui *ui, int key)
 	case KEY_RIGHT:
 	case 'l':
 		move_to(v, r, c + 1);
-		break;
-	case KEY_PPAGE:
-		move_to(v, r - page, c);
-		break;
-	case KEY_NPAGE:
-		move_to(v, r + page, c);
-		break;
-	case KEY_HOME:
-	case 'g':
-		move_to(v, 0, c);
-		break;
-	case KEY_END:
-	case 'G':
-		move_to(v, (long)v->sh.n_rows - 1, c);
 		break;
 	case '0':
 	case '^':
@@ -732,58 +646,21 @@ static int grid_key(struct vv *v, struct xp_ui *ui, int key)
 	return XP_REACT_REDRAW;
 }
 
-static void hscroll(int *xoff, int width, int page_w, int by)
+/* The history's pager as the document is now: the records under the headings. */
+static struct xp_list *hist_list(struct vv *v)
 {
-	*xoff += by;
-	int max = width - page_w + 2 > 0 ? width - page_w + 2 : 0;
-	if (*xoff > max)
-		*xoff = max;
-	if (*xoff < 0)
-		*xoff = 0;
+	xp_list_set_count(&v->hist, v->hd.n > HIST_HEAD ? v->hd.n - HIST_HEAD : 0, 0);
+	v->hist.width = xp_sdoc_width(&v->hd);
+	return &v->hist;
 }
 
 static int history_key(struct vv *v, int key)
 {
-	size_t n = v->hd.n > HIST_HEAD ? v->hd.n - HIST_HEAD : 0;
-	size_t page = (size_t)v->hpage, max_top = n > page ? n - page : 0;
-	switch (key) {
-	case KEY_UP:
-	case 'k':
-		v->htop = v->htop ? v->htop - 1 : 0;
-		break;
-	case KEY_DOWN:
-	case 'j':
-		v->htop = v->htop < max_top ? v->htop + 1 : max_top;
-		break;
-	case KEY_PPAGE:
-		v->htop = v->htop > page ? v->htop - page : 0;
-		break;
-	case KEY_NPAGE:
-		v->htop = v->htop + page < max_top ? v->htop + page : max_top;
-		break;
-	case KEY_HOME:
-	case 'g':
-		v->htop = 0;
-		break;
-	case KEY_END:
-	case 'G':
-		v->htop = max_top;
-		break;
-	case KEY_LEFT:
-	case 'h':
-		hscroll(&v->hxoff, v->hd.width, v->hcols, -8);
-		break;
-	case KEY_RIGHT:
-	case 'l':
-		hscroll(&v->hxoff, v->hd.width, v->hcols, 8);
-		break;
-	case 27:
+	if (key == 27) {
 		back_to_grid(v);
-		break;
-	default:
-		return XP_REACT_UNHANDLED;
+		return XP_REACT_REDRAW;
 	}
-	return XP_REACT_REDRAW;
+	return xp_list_key(hist_list(v), key) ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
 }
 
 static int on_key(void *st, struct xp_ui *ui, int key)
@@ -798,10 +675,8 @@ static int on_click(void *st, struct xp_ui *ui, int y, int x)
 {
 	struct vv *v = st;
 	sync_view(v, ui);
-	if (v->mode != MODE_GRID || !have_cell(v) || y < 1 || y > v->page)
-		return XP_REACT_NONE;
-	size_t row = v->top + (size_t)(y - 1);
-	if (row >= v->sh.n_rows)
+	long row = v->mode == MODE_GRID && have_cell(v) ? xp_list_row_at(&v->envs, y - 1) : -1;
+	if (row < 0)
 		return XP_REACT_NONE;
 	long col = -1;
 	if (x >= v->f_env_x && x < v->f_env_x + v->f_env_w) {
@@ -818,10 +693,10 @@ static int on_click(void *st, struct xp_ui *ui, int y, int x)
 	}
 	if (col < 0)
 		return XP_REACT_NONE;
-	if (row == v->row && (size_t)col == v->col && x >= v->f_xc)
+	if ((size_t)row == v->envs.cursor && (size_t)col == v->col && x >= v->f_xc)
 		open_history(v, ui);
 	else
-		move_to(v, (long)row, col);
+		move_to(v, row, col);
 	return XP_REACT_REDRAW;
 }
 
@@ -859,6 +734,27 @@ static const char *where(void *st)
 	return v->where;
 }
 
+/* The wheel moves the row cursor over the grid, and scrolls a history. */
+static int on_wheel(void *st, struct xp_ui *ui, int dir)
+{
+	struct vv *v = st;
+	sync_view(v, ui);
+	if (v->mode == MODE_HISTORY) {
+		xp_list_wheel(hist_list(v), dir);
+	} else if (have_cell(v)) {
+		xp_list_wheel(&v->envs, dir);
+		remember(v);
+	}
+	return XP_REACT_REDRAW;
+}
+
+/* Where the row cursor is among the environments shown (the history has no list). */
+static const char *count(void *st, char *buf, size_t len)
+{
+	const struct vv *v = st;
+	return v->mode == MODE_GRID && have_cell(v) ? xp_list_count(&v->envs, buf, len) : NULL;
+}
+
 static bool nested(void *st)
 {
 	const struct vv *v = st;
@@ -870,8 +766,9 @@ static bool nested(void *st)
 static void *create(struct xp_ui *ui)
 {
 	struct vv *v = xp_calloc(1, sizeof *v);
-	v->page = 1;
-	v->hpage = 1;
+	v->envs = v->hist = (struct xp_list)XP_LIST_INIT;
+	v->hist.pager = true;
+	v->hist.xslack = 2; /* drawn a column in: the widest line may scroll until its end shows */
 	sync_view(v, ui);
 	return v;
 }
@@ -883,7 +780,9 @@ static void destroy(void *st)
 		return;
 	xp_matrix_free(&v->m);
 	xp_mx_shown_free(&v->sh);
-	hdoc_free(&v->hd);
+	xp_list_free(&v->envs);
+	xp_list_free(&v->hist);
+	xp_sdoc_free(&v->hd);
 	free(v->error);
 	free(v->filter);
 	free(v->widths);
@@ -916,7 +815,9 @@ const struct xp_view xp_view_validation = {
 	.draw = draw,
 	.on_key = on_key,
 	.on_click = on_click,
+	.on_wheel = on_wheel,
 	.on_data = on_data,
 	.where = where,
+	.count = count,
 	.nested = nested,
 };
