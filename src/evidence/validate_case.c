@@ -66,7 +66,7 @@ json_t *xp_case_to_json(const struct xp_case *c)
 	json_object_set_new(o, "entry", entry_json(c->entry));
 	json_object_set_new(o, "acceptance", xp_json_str(c->acceptance));
 	json_object_set_new(o, "team", xp_json_str(c->team));
-	json_object_set_new(o, "created", jtime(c->created));
+	json_object_set_new(o, "created", xpv_jtime(c->created));
 	return o;
 }
 
@@ -98,23 +98,23 @@ static int entry_parse(const char *text, const char *name, char ***out, struct x
 
 static int case_read(sqlite3_stmt *st, struct xp_case *c, struct xp_err *err)
 {
-	c->name = col_text(st, 0);
-	c->image = col_text(st, 1);
-	c->model = col_text(st, 2);
-	c->data = col_text(st, 3);
-	c->acceptance = col_text(st, 5);
-	c->team = col_text(st, 6);
+	c->name = xpv_col_text(st, 0);
+	c->image = xpv_col_text(st, 1);
+	c->model = xpv_col_text(st, 2);
+	c->data = xpv_col_text(st, 3);
+	c->acceptance = xpv_col_text(st, 5);
+	c->team = xpv_col_text(st, 6);
 	c->created = (time_t)sqlite3_column_int64(st, 7);
 	return entry_parse((const char *)sqlite3_column_text(st, 4), c->name, &c->entry, err);
 }
 
 /* 1 when the case exists, 0 when not, -1 on error. */
-int case_exists(struct xp_store *s, const char *name, struct xp_err *err)
+int xpv_case_exists(struct xp_store *s, const char *name, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT 1 FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
+	if (xpv_prep(s, "SELECT 1 FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
 		return -1;
-	bind_text(st, 1, name);
+	xpv_bind_text(st, 1, name);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		xp_store_fail(s, err, "reading a case");
@@ -126,9 +126,9 @@ int xp_validate_case_get(struct xp_store *s, const char *name, struct xp_case *c
 {
 	memset(c, 0, sizeof *c);
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT " CASE_COLS " FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
+	if (xpv_prep(s, "SELECT " CASE_COLS " FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
 		return -1;
-	bind_text(st, 1, name);
+	xpv_bind_text(st, 1, name);
 	int rc = sqlite3_step(st), ret = 0;
 	if (rc == SQLITE_ROW)
 		ret = case_read(st, c, err);
@@ -147,7 +147,7 @@ int xp_validate_case_list(struct xp_store *s, struct xp_case **cases, size_t *n,
 	*cases = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT " CASE_COLS " FROM cases ORDER BY name", &st, err, "listing cases") < 0)
+	if (xpv_prep(s, "SELECT " CASE_COLS " FROM cases ORDER BY name", &st, err, "listing cases") < 0)
 		return -1;
 	size_t cap = 0;
 	int rc, bad = 0;
@@ -169,13 +169,13 @@ int xp_validate_case_list(struct xp_store *s, struct xp_case **cases, size_t *n,
 }
 
 /* Checks a case's fields before it is stored (add and import share it). */
-int check_case(const struct xp_case *c, struct xp_err *err)
+int xpv_check_case(const struct xp_case *c, struct xp_err *err)
 {
-	if (check_case_name(c->name, err) < 0 || check_text("image", c->image, TEXT_MAX, false, err) < 0 ||
-	    check_text("model", c->model, TEXT_MAX, false, err) < 0 ||
-	    check_text("data", c->data, TEXT_MAX, false, err) < 0 ||
-	    check_text("acceptance", c->acceptance, TEXT_MAX, false, err) < 0 ||
-	    check_text("team", c->team, FIELD_MAX, false, err) < 0)
+	if (check_case_name(c->name, err) < 0 || xpv_check_text("image", c->image, TEXT_MAX, false, err) < 0 ||
+	    xpv_check_text("model", c->model, TEXT_MAX, false, err) < 0 ||
+	    xpv_check_text("data", c->data, TEXT_MAX, false, err) < 0 ||
+	    xpv_check_text("acceptance", c->acceptance, TEXT_MAX, false, err) < 0 ||
+	    xpv_check_text("team", c->team, FIELD_MAX, false, err) < 0)
 		return -1;
 	if (c->entry) {
 		size_t n = 0;
@@ -186,26 +186,27 @@ int check_case(const struct xp_case *c, struct xp_err *err)
 		if (n > ENTRY_MAX_ARGS)
 			return xp_errf(err, "entry: more than %d words", ENTRY_MAX_ARGS);
 		for (size_t i = 0; i < n; i++)
-			if (check_text("entry", c->entry[i], TEXT_MAX, false, err) < 0)
+			if (xpv_check_text("entry", c->entry[i], TEXT_MAX, false, err) < 0)
 				return -1;
 	}
 	return 0;
 }
 
 /* Inserts a checked case; the caller holds the transaction. */
-int case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *err)
+int xpv_case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s, "INSERT INTO cases(" CASE_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?)", &st, err, "adding a case") < 0)
+	if (xpv_prep(s, "INSERT INTO cases(" CASE_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
+		     "adding a case") < 0)
 		return -1;
-	char *entry = c->entry ? jdump(entry_json(c->entry)) : NULL;
-	bind_text(st, 1, c->name);
-	bind_text(st, 2, opt(c->image));
-	bind_text(st, 3, opt(c->model));
-	bind_text(st, 4, opt(c->data));
-	bind_text(st, 5, entry);
-	bind_text(st, 6, opt(c->acceptance));
-	bind_text(st, 7, opt(c->team));
+	char *entry = c->entry ? xpv_jdump(entry_json(c->entry)) : NULL;
+	xpv_bind_text(st, 1, c->name);
+	xpv_bind_text(st, 2, opt(c->image));
+	xpv_bind_text(st, 3, opt(c->model));
+	xpv_bind_text(st, 4, opt(c->data));
+	xpv_bind_text(st, 5, entry);
+	xpv_bind_text(st, 6, opt(c->acceptance));
+	xpv_bind_text(st, 7, opt(c->team));
 	sqlite3_bind_int64(st, 8, (sqlite3_int64)c->created);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "adding a case");
 	sqlite3_finalize(st);
@@ -215,34 +216,34 @@ int case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *err)
 
 int xp_validate_case_add(struct xp_store *s, const struct xp_case *c, struct xp_err *err)
 {
-	if (check_case(c, err) < 0)
+	if (xpv_check_case(c, err) < 0)
 		return -1;
 	struct xp_case k = *c;
 	k.created = c->created > 0 ? c->created : time(NULL);
 	bool nested;
-	if (tx_begin(s, &nested, err) < 0)
+	if (xpv_tx_begin(s, &nested, err) < 0)
 		return -1;
-	int ex = case_exists(s, c->name, err);
-	int rc = ex < 0 ? -1 : ex ? xp_errf(err, "case %s exists already", c->name) : case_insert(s, &k, err);
+	int ex = xpv_case_exists(s, c->name, err);
+	int rc = ex < 0 ? -1 : ex ? xp_errf(err, "case %s exists already", c->name) : xpv_case_insert(s, &k, err);
 	if (rc == 0) {
-		char *after = jdump(xp_case_to_json(&k));
+		char *after = xpv_jdump(xp_case_to_json(&k));
 		rc = xp_audit_add(s, "case.add", c->name, NULL, after, err);
 		free(after);
 	}
 	if (rc < 0) {
-		tx_rollback(s, nested);
+		xpv_tx_rollback(s, nested);
 		return -1;
 	}
-	return tx_commit(s, nested, err);
+	return xpv_tx_commit(s, nested, err);
 }
 
 /* Runs a statement with one text parameter that changes rows; the count, or -1. */
 static int exec1(struct xp_store *s, const char *sql, const char *arg, const char *doing, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s, sql, &st, err, doing) < 0)
+	if (xpv_prep(s, sql, &st, err, doing) < 0)
 		return -1;
-	bind_text(st, 1, arg);
+	xpv_bind_text(st, 1, arg);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db) : xp_store_fail(s, err, doing);
 	sqlite3_finalize(st);
 	return rc;
@@ -251,7 +252,7 @@ static int exec1(struct xp_store *s, const char *sql, const char *arg, const cha
 int xp_validate_case_rm(struct xp_store *s, const char *name, struct xp_err *err)
 {
 	bool nested;
-	if (tx_begin(s, &nested, err) < 0)
+	if (xpv_tx_begin(s, &nested, err) < 0)
 		return -1;
 	struct xp_case c;
 	int rc = xp_validate_case_get(s, name, &c, err);
@@ -266,14 +267,14 @@ int xp_validate_case_rm(struct xp_store *s, const char *name, struct xp_err *err
 	if (rc == 0) {
 		json_t *b = xp_case_to_json(&c);
 		json_object_set_new(b, "results", json_integer(gone));
-		char *before = jdump(b);
+		char *before = xpv_jdump(b);
 		rc = xp_audit_add(s, "case.rm", name, before, NULL, err);
 		free(before);
 	}
 	xp_case_clear(&c);
 	if (rc < 0) {
-		tx_rollback(s, nested);
+		xpv_tx_rollback(s, nested);
 		return -1;
 	}
-	return tx_commit(s, nested, err);
+	return xpv_tx_commit(s, nested, err);
 }

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-int prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing)
+int xpv_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing)
 {
 	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
 		*st = NULL;
@@ -14,7 +14,7 @@ int prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *
 	return 0;
 }
 
-void bind_text(sqlite3_stmt *st, int i, const char *v)
+void xpv_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
 	if (v)
 		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
@@ -22,14 +22,14 @@ void bind_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_null(st, i);
 }
 
-char *col_text(sqlite3_stmt *st, int i)
+char *xpv_col_text(sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 	return t ? xp_strdup((const char *)t) : NULL;
 }
 
 /* A JSON value as compact text for the audit log; consumes j. */
-char *jdump(json_t *j)
+char *xpv_jdump(json_t *j)
 {
 	if (!j)
 		return NULL;
@@ -38,13 +38,13 @@ char *jdump(json_t *j)
 	return t;
 }
 
-json_t *jtime(time_t t)
+json_t *xpv_jtime(time_t t)
 {
 	return t > 0 ? json_integer((json_int_t)t) : json_null();
 }
 
 /* Checks a user-given text: required or not, at most max bytes, one printable line. */
-int check_text(const char *what, const char *v, size_t max, bool required, struct xp_err *err)
+int xpv_check_text(const char *what, const char *v, size_t max, bool required, struct xp_err *err)
 {
 	if (!known(v))
 		return required ? xp_errf(err, "%s must not be empty", what) : 0;
@@ -70,7 +70,7 @@ int check_text(const char *what, const char *v, size_t max, bool required, struc
 
 /* A change is one transaction; inside a caller's transaction (a bulk loader, a test)
  * it is a savepoint, so that a refused record still leaves the caller's batch whole. */
-int tx_begin(struct xp_store *s, bool *nested, struct xp_err *err)
+int xpv_tx_begin(struct xp_store *s, bool *nested, struct xp_err *err)
 {
 	*nested = !sqlite3_get_autocommit(s->db);
 	if (!*nested)
@@ -80,7 +80,7 @@ int tx_begin(struct xp_store *s, bool *nested, struct xp_err *err)
 	return 0;
 }
 
-int tx_commit(struct xp_store *s, bool nested, struct xp_err *err)
+int xpv_tx_commit(struct xp_store *s, bool nested, struct xp_err *err)
 {
 	if (!nested)
 		return xp_store_commit(s, err);
@@ -89,7 +89,7 @@ int tx_commit(struct xp_store *s, bool nested, struct xp_err *err)
 	return 0;
 }
 
-void tx_rollback(struct xp_store *s, bool nested)
+void xpv_tx_rollback(struct xp_store *s, bool nested)
 {
 	if (!nested)
 		xp_store_rollback(s);

@@ -23,7 +23,7 @@ char *xp_env_id(const char *vendor, const char *model, const char *driver, const
  * environments share an id. */
 static int check_id_field(const char *what, const char *v, bool required, struct xp_err *err)
 {
-	if (check_text(what, v, FIELD_MAX, required, err) < 0)
+	if (xpv_check_text(what, v, FIELD_MAX, required, err) < 0)
 		return -1;
 	if (v && strchr(v, ':'))
 		return xp_errf(err, "%s '%.80s' holds ':', which separates the fields of an environment id", what, v);
@@ -52,12 +52,12 @@ void xp_env_list_free(struct xp_env *envs, size_t n)
 
 static void env_read(sqlite3_stmt *st, struct xp_env *e)
 {
-	e->id = col_text(st, 0);
-	e->vendor = col_text(st, 1);
-	e->model = col_text(st, 2);
-	e->driver = col_text(st, 3);
-	e->firmware = col_text(st, 4);
-	e->runtime = col_text(st, 5);
+	e->id = xpv_col_text(st, 0);
+	e->vendor = xpv_col_text(st, 1);
+	e->model = xpv_col_text(st, 2);
+	e->driver = xpv_col_text(st, 3);
+	e->firmware = xpv_col_text(st, 4);
+	e->runtime = xpv_col_text(st, 5);
 	e->declared = sqlite3_column_int(st, 6) != 0;
 	e->first_seen = (time_t)sqlite3_column_int64(st, 7);
 	e->last_seen = (time_t)sqlite3_column_int64(st, 8);
@@ -73,19 +73,19 @@ json_t *xp_env_to_json(const struct xp_env *e)
 	json_object_set_new(o, "firmware", xp_json_str(e->firmware));
 	json_object_set_new(o, "runtime", xp_json_str(e->runtime));
 	json_object_set_new(o, "declared", json_boolean(e->declared));
-	json_object_set_new(o, "first_seen", jtime(e->first_seen));
-	json_object_set_new(o, "last_seen", jtime(e->last_seen));
+	json_object_set_new(o, "first_seen", xpv_jtime(e->first_seen));
+	json_object_set_new(o, "last_seen", xpv_jtime(e->last_seen));
 	return o;
 }
 
 /* Reads one environment: 1 found, 0 not, -1 error. */
-int env_get(struct xp_store *s, const char *id, struct xp_env *e, struct xp_err *err)
+int xpv_env_get(struct xp_store *s, const char *id, struct xp_env *e, struct xp_err *err)
 {
 	sqlite3_stmt *st;
 	memset(e, 0, sizeof *e);
-	if (prep(s, "SELECT " ENV_COLS " FROM environments WHERE id = ?", &st, err, "reading an environment") < 0)
+	if (xpv_prep(s, "SELECT " ENV_COLS " FROM environments WHERE id = ?", &st, err, "reading an environment") < 0)
 		return -1;
-	bind_text(st, 1, id);
+	xpv_bind_text(st, 1, id);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		env_read(st, e);
@@ -100,7 +100,7 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 	*envs = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT " ENV_COLS " FROM environments ORDER BY id", &st, err, "listing environments") < 0)
+	if (xpv_prep(s, "SELECT " ENV_COLS " FROM environments ORDER BY id", &st, err, "listing environments") < 0)
 		return -1;
 	size_t cap = 0;
 	int rc;
@@ -130,22 +130,23 @@ int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct x
 		return -1;
 	char *id = xp_env_id(e->vendor, e->model, e->driver, e->firmware, e->runtime);
 	bool nested;
-	if (tx_begin(s, &nested, err) < 0) {
+	if (xpv_tx_begin(s, &nested, err) < 0) {
 		free(id);
 		return -1;
 	}
 	struct xp_env old;
-	int found = env_get(s, id, &old, err);
+	int found = xpv_env_get(s, id, &old, err);
 	int rc = found < 0 ? -1 : 0;
 	sqlite3_stmt *st = NULL;
 	if (found == 1 && old.declared) {
 		rc = 1;
 	} else if (found == 1) {
 		/* Discovered already: declaring keeps it listed when discovery no longer sees it. */
-		if (prep(s, "UPDATE environments SET declared = 1 WHERE id = ?", &st, err, "declaring an environment") < 0)
+		if (xpv_prep(s, "UPDATE environments SET declared = 1 WHERE id = ?", &st, err,
+			     "declaring an environment") < 0)
 			rc = -1;
 		else {
-			bind_text(st, 1, id);
+			xpv_bind_text(st, 1, id);
 			if (sqlite3_step(st) != SQLITE_DONE)
 				rc = xp_store_fail(s, err, "declaring an environment");
 		}
@@ -155,22 +156,22 @@ int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct x
 		struct xp_env n = {.id = id, .vendor = e->vendor, .model = e->model, .driver = e->driver,
 				   .firmware = (char *)opt(e->firmware), .runtime = (char *)opt(e->runtime),
 				   .declared = true, .first_seen = time(NULL)};
-		if (prep(s, "INSERT INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, 1, ?, NULL)", &st, err,
-			 "declaring an environment") < 0)
+		if (xpv_prep(s, "INSERT INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, 1, ?, NULL)", &st, err,
+			     "declaring an environment") < 0)
 			rc = -1;
 		else {
-			bind_text(st, 1, n.id);
-			bind_text(st, 2, n.vendor);
-			bind_text(st, 3, n.model);
-			bind_text(st, 4, n.driver);
-			bind_text(st, 5, n.firmware);
-			bind_text(st, 6, n.runtime);
+			xpv_bind_text(st, 1, n.id);
+			xpv_bind_text(st, 2, n.vendor);
+			xpv_bind_text(st, 3, n.model);
+			xpv_bind_text(st, 4, n.driver);
+			xpv_bind_text(st, 5, n.firmware);
+			xpv_bind_text(st, 6, n.runtime);
 			sqlite3_bind_int64(st, 7, (sqlite3_int64)n.first_seen);
 			if (sqlite3_step(st) != SQLITE_DONE)
 				rc = xp_store_fail(s, err, "declaring an environment");
 		}
 		if (rc == 0) {
-			char *after = jdump(xp_env_to_json(&n));
+			char *after = xpv_jdump(xp_env_to_json(&n));
 			rc = xp_audit_add(s, "env.declare", id, NULL, after, err);
 			free(after);
 		}
@@ -179,10 +180,10 @@ int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct x
 	xp_env_clear(&old);
 	free(id);
 	if (rc < 0) {
-		tx_rollback(s, nested);
+		xpv_tx_rollback(s, nested);
 		return -1;
 	}
-	if (tx_commit(s, nested, err) < 0)
+	if (xpv_tx_commit(s, nested, err) < 0)
 		return -1;
 	return rc;
 }
@@ -196,9 +197,10 @@ char *xp_validate_env_resolve(struct xp_store *s, const char *q, struct xp_err *
 	sqlite3_stmt *st;
 	/* Ids that start with q sort together from q on: one index range, no LIKE (whose
 	 * wildcards would be read in user text). */
-	if (prep(s, "SELECT id FROM environments WHERE id >= ? ORDER BY id", &st, err, "finding an environment") < 0)
+	if (xpv_prep(s, "SELECT id FROM environments WHERE id >= ? ORDER BY id", &st, err,
+		     "finding an environment") < 0)
 		return NULL;
-	bind_text(st, 1, q);
+	xpv_bind_text(st, 1, q);
 	size_t qlen = strlen(q), n = 0;
 	char *first = NULL;
 	char shown[768] = "";

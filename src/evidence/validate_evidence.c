@@ -32,20 +32,20 @@ void xp_evidence_free(struct xp_evidence *rows, size_t n)
 }
 
 /* Reads "id, " EV_COLS from a row. */
-void ev_read(sqlite3_stmt *st, struct xp_evidence *e)
+void xpv_ev_read(sqlite3_stmt *st, struct xp_evidence *e)
 {
 	e->id = sqlite3_column_int64(st, 0);
 	e->layer = sqlite3_column_int(st, 1);
 	int status = xp_vstatus_parse((const char *)sqlite3_column_text(st, 2));
 	e->status = status < 0 ? XP_V_UNTESTED : status;
 	e->time = (time_t)sqlite3_column_int64(st, 3);
-	e->actor = col_text(st, 4);
-	e->note = col_text(st, 5);
-	e->log_path = col_text(st, 6);
-	e->log_sha256 = col_text(st, 7);
-	e->node = col_text(st, 8);
-	e->driver = col_text(st, 9);
-	e->firmware = col_text(st, 10);
+	e->actor = xpv_col_text(st, 4);
+	e->note = xpv_col_text(st, 5);
+	e->log_path = xpv_col_text(st, 6);
+	e->log_sha256 = xpv_col_text(st, 7);
+	e->node = xpv_col_text(st, 8);
+	e->driver = xpv_col_text(st, 9);
+	e->firmware = xpv_col_text(st, 10);
 }
 
 json_t *xp_evidence_to_json(const struct xp_evidence *e, bool full)
@@ -54,7 +54,7 @@ json_t *xp_evidence_to_json(const struct xp_evidence *e, bool full)
 	if (full)
 		json_object_set_new(o, "layer", json_string(xp_layer_name(e->layer)));
 	json_object_set_new(o, "status", json_string(xp_vstatus_name(e->status)));
-	json_object_set_new(o, "time", jtime(e->time));
+	json_object_set_new(o, "time", xpv_jtime(e->time));
 	json_object_set_new(o, "actor", xp_json_str(e->actor));
 	json_object_set_new(o, "note", xp_json_str(e->note));
 	if (full)
@@ -69,24 +69,24 @@ json_t *xp_evidence_to_json(const struct xp_evidence *e, bool full)
 }
 
 /* The latest record of each layer of one cell; layers without one are untested. */
-int cell_read(struct xp_store *s, const char *env, const char *kase, struct xp_evidence ev[XP_LAYER_COUNT],
-		     struct xp_err *err)
+int xpv_cell_read(struct xp_store *s, const char *env, const char *kase, struct xp_evidence ev[XP_LAYER_COUNT],
+		  struct xp_err *err)
 {
 	memset(ev, 0, XP_LAYER_COUNT * sizeof *ev);
 	for (int i = 0; i < XP_LAYER_COUNT; i++)
 		ev[i].layer = i;
 	sqlite3_stmt *st;
 	/* max() with bare columns: sqlite takes those from the row holding the maximum. */
-	if (prep(s, "SELECT max(id), " EV_COLS " FROM results WHERE env = ?1 AND case_name = ?2 GROUP BY layer", &st,
-		 err, "reading a cell") < 0)
+	if (xpv_prep(s, "SELECT max(id), " EV_COLS " FROM results WHERE env = ?1 AND case_name = ?2 GROUP BY layer",
+		     &st, err, "reading a cell") < 0)
 		return -1;
-	bind_text(st, 1, env);
-	bind_text(st, 2, kase);
+	xpv_bind_text(st, 1, env);
+	xpv_bind_text(st, 2, kase);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int l = sqlite3_column_int(st, 1);
 		if (l >= 0 && l < XP_LAYER_COUNT)
-			ev_read(st, &ev[l]);
+			xpv_ev_read(st, &ev[l]);
 	}
 	if (rc != SQLITE_DONE) {
 		xp_store_fail(s, err, "reading a cell");
@@ -99,7 +99,7 @@ int cell_read(struct xp_store *s, const char *env, const char *kase, struct xp_e
 }
 
 /* The lowest layer under `layer` that is not pass, or -1 when all are. */
-int lower_gap(const struct xp_evidence ev[XP_LAYER_COUNT], int layer)
+int xpv_lower_gap(const struct xp_evidence ev[XP_LAYER_COUNT], int layer)
 {
 	for (int i = 0; i < layer; i++)
 		if (ev[i].status != XP_V_PASS)
@@ -107,33 +107,33 @@ int lower_gap(const struct xp_evidence ev[XP_LAYER_COUNT], int layer)
 	return -1;
 }
 
-int64_t result_insert(struct xp_store *s, const char *env, const char *kase, const struct xp_evidence *e,
-			     struct xp_err *err)
+int64_t xpv_result_insert(struct xp_store *s, const char *env, const char *kase, const struct xp_evidence *e,
+			  struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s,
-		 "INSERT INTO results(env, case_name, " EV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		 &st, err, "recording a result") < 0)
+	if (xpv_prep(s,
+		     "INSERT INTO results(env, case_name, " EV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     &st, err, "recording a result") < 0)
 		return -1;
-	bind_text(st, 1, env);
-	bind_text(st, 2, kase);
+	xpv_bind_text(st, 1, env);
+	xpv_bind_text(st, 2, kase);
 	sqlite3_bind_int(st, 3, e->layer);
-	bind_text(st, 4, xp_vstatus_name(e->status));
+	xpv_bind_text(st, 4, xp_vstatus_name(e->status));
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)e->time);
-	bind_text(st, 6, e->actor);
-	bind_text(st, 7, opt(e->note));
-	bind_text(st, 8, opt(e->log_path));
-	bind_text(st, 9, opt(e->log_sha256));
-	bind_text(st, 10, opt(e->node));
-	bind_text(st, 11, opt(e->driver));
-	bind_text(st, 12, opt(e->firmware));
+	xpv_bind_text(st, 6, e->actor);
+	xpv_bind_text(st, 7, opt(e->note));
+	xpv_bind_text(st, 8, opt(e->log_path));
+	xpv_bind_text(st, 9, opt(e->log_sha256));
+	xpv_bind_text(st, 10, opt(e->node));
+	xpv_bind_text(st, 11, opt(e->driver));
+	xpv_bind_text(st, 12, opt(e->firmware));
 	int64_t id = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db)
 						     : xp_store_fail(s, err, "recording a result");
 	sqlite3_finalize(st);
 	return id;
 }
 
-char *cell_target(const char *env, const char *kase, int layer)
+char *xpv_cell_target(const char *env, const char *kase, int layer)
 {
 	return xp_asprintf("%s/%s/%s", env, kase, xp_layer_name(layer));
 }
@@ -143,32 +143,32 @@ char *cell_target(const char *env, const char *kase, int layer)
 static int record_in(struct xp_store *s, const char *env, const char *kase, struct xp_evidence *e,
 		     struct xp_err *err)
 {
-	int ex = case_exists(s, kase, err);
+	int ex = xpv_case_exists(s, kase, err);
 	if (ex <= 0)
 		return ex < 0 ? -1 : xp_errf(err, "no case named %s", kase);
 	struct xp_env en;
-	int found = env_get(s, env, &en, err);
+	int found = xpv_env_get(s, env, &en, err);
 	if (found <= 0)
 		return found < 0 ? -1 : xp_errf(err, "no environment matches %s", env);
 	struct xp_evidence cur[XP_LAYER_COUNT];
-	if (cell_read(s, env, kase, cur, err) < 0) {
+	if (xpv_cell_read(s, env, kase, cur, err) < 0) {
 		xp_env_clear(&en);
 		return -1;
 	}
-	int rc = 0, gap = e->status == XP_V_PASS ? lower_gap(cur, e->layer) : -1;
+	int rc = 0, gap = e->status == XP_V_PASS ? xpv_lower_gap(cur, e->layer) : -1;
 	if (gap >= 0)
 		rc = xp_errf(err, "cannot record %s pass: %s is %s", xp_layer_name(e->layer), xp_layer_name(gap),
 			     xp_vstatus_name(cur[gap].status));
 	/* The evidence is for the environment as it is now: staleness compares against this. */
 	e->driver = en.driver;
 	e->firmware = en.firmware;
-	if (rc == 0 && result_insert(s, env, kase, e, err) < 0)
+	if (rc == 0 && xpv_result_insert(s, env, kase, e, err) < 0)
 		rc = -1;
 	if (rc == 0) {
 		struct xp_evidence *prev = &cur[e->layer];
-		char *before = prev->status != XP_V_UNTESTED ? jdump(xp_evidence_to_json(prev, true)) : NULL;
-		char *after = jdump(xp_evidence_to_json(e, true));
-		char *target = cell_target(env, kase, e->layer);
+		char *before = prev->status != XP_V_UNTESTED ? xpv_jdump(xp_evidence_to_json(prev, true)) : NULL;
+		char *after = xpv_jdump(xp_evidence_to_json(e, true));
+		char *target = xpv_cell_target(env, kase, e->layer);
 		rc = xp_audit_add(s, "validate.record", target, before, after, err);
 		free(before);
 		free(after);
@@ -187,7 +187,8 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 		return xp_errf(err, "unknown layer %d", layer);
 	if (status != XP_V_PASS && status != XP_V_FAIL)
 		return xp_errf(err, "a record is pass or fail, not %s", xp_vstatus_name(status));
-	if (check_text("note", note, TEXT_MAX, false, err) < 0 || check_text("node", node, FIELD_MAX, false, err) < 0)
+	if (xpv_check_text("note", note, TEXT_MAX, false, err) < 0 ||
+	    xpv_check_text("node", node, FIELD_MAX, false, err) < 0)
 		return -1;
 	char hex[65];
 	char *abs = NULL;
@@ -204,7 +205,7 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 		abs = realpath(log_path, NULL);
 		if (!abs)
 			return xp_errf(err, "log file: %s: %s", log_path, strerror(errno));
-		if (check_text("log path", abs, TEXT_MAX, true, err) < 0) {
+		if (xpv_check_text("log path", abs, TEXT_MAX, true, err) < 0) {
 			free(abs);
 			return -1;
 		}
@@ -218,13 +219,13 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 				.note = (char *)note, .log_path = abs, .log_sha256 = abs ? hex : NULL,
 				.node = (char *)node};
 	bool nested;
-	int rc = tx_begin(s, &nested, err);
+	int rc = xpv_tx_begin(s, &nested, err);
 	if (rc == 0) {
 		rc = record_in(s, id, kase, &e, err);
 		if (rc < 0)
-			tx_rollback(s, nested);
+			xpv_tx_rollback(s, nested);
 		else
-			rc = tx_commit(s, nested, err);
+			rc = xpv_tx_commit(s, nested, err);
 	}
 	free(id);
 	free(abs);
@@ -238,8 +239,9 @@ int xp_validate_cell(struct xp_store *s, const char *env, const char *kase,
 	char *id = xp_validate_env_resolve(s, env, err);
 	if (!id)
 		return -1;
-	int ex = case_exists(s, kase, err);
-	int rc = ex < 0 ? -1 : ex == 0 ? xp_errf(err, "no case named %s", kase) : cell_read(s, id, kase, layers, err);
+	int ex = xpv_case_exists(s, kase, err);
+	int rc = ex < 0 ? -1 : ex == 0 ? xp_errf(err, "no case named %s", kase)
+				       : xpv_cell_read(s, id, kase, layers, err);
 	free(id);
 	return rc;
 }
@@ -252,25 +254,25 @@ int xp_validate_history(struct xp_store *s, const char *env, const char *kase, s
 	char *id = xp_validate_env_resolve(s, env, err);
 	if (!id)
 		return -1;
-	int ex = case_exists(s, kase, err);
+	int ex = xpv_case_exists(s, kase, err);
 	if (ex <= 0) {
 		free(id);
 		return ex < 0 ? -1 : xp_errf(err, "no case named %s", kase);
 	}
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT id, " EV_COLS " FROM results WHERE env = ? AND case_name = ? ORDER BY id", &st, err,
-		 "reading a cell's history") < 0) {
+	if (xpv_prep(s, "SELECT id, " EV_COLS " FROM results WHERE env = ? AND case_name = ? ORDER BY id", &st, err,
+		     "reading a cell's history") < 0) {
 		free(id);
 		return -1;
 	}
-	bind_text(st, 1, id);
-	bind_text(st, 2, kase);
+	xpv_bind_text(st, 1, id);
+	xpv_bind_text(st, 2, kase);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		xp_grow(rows, sizeof **rows, *n, &cap);
 		memset(&(*rows)[*n], 0, sizeof **rows);
-		ev_read(st, &(*rows)[(*n)++]);
+		xpv_ev_read(st, &(*rows)[(*n)++]);
 	}
 	free(id);
 	if (rc != SQLITE_DONE) {
@@ -289,13 +291,13 @@ int xp_validate_highest(struct xp_store *s, const char *env, const char *kase)
 {
 	sqlite3_stmt *st;
 	struct xp_err err;
-	if (!env || prep(s,
-			 "SELECT case_name, layer, max(id), status FROM results WHERE env = ?1 AND (?2 IS NULL OR "
-			 "case_name = ?2) GROUP BY case_name, layer ORDER BY case_name, layer",
-			 &st, &err, "reading the matrix") < 0)
+	if (!env || xpv_prep(s,
+			     "SELECT case_name, layer, max(id), status FROM results WHERE env = ?1 AND (?2 IS NULL OR "
+			     "case_name = ?2) GROUP BY case_name, layer ORDER BY case_name, layer",
+			     &st, &err, "reading the matrix") < 0)
 		return -1;
-	bind_text(st, 1, env);
-	bind_text(st, 2, kase);
+	xpv_bind_text(st, 1, env);
+	xpv_bind_text(st, 2, kase);
 	int best = -1;
 	char *cur = NULL;
 	bool pass[XP_LAYER_COUNT] = {false};

@@ -22,7 +22,7 @@
 
 /* The environment columns, in the order env_read expects. */
 #define ENV_COLS "id, vendor, model, driver, firmware, runtime, declared, first_seen, last_seen"
-/* The evidence columns, in the order ev_read expects, after the id. */
+/* The evidence columns, in the order xpv_ev_read expects, after the id. */
 #define EV_COLS "layer, status, time, actor, note, log_path, log_sha256, node, driver, firmware"
 
 /* True when s is given and not empty. */
@@ -44,45 +44,45 @@ static inline bool same(const char *a, const char *b)
 }
 
 /* Prepares sql; on failure *st is NULL and err says what we were doing. */
-int prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing);
+int xpv_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing);
 /* Binds v as text, or NULL when v is NULL. */
-void bind_text(sqlite3_stmt *st, int i, const char *v);
+void xpv_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* A copy of a text column (caller frees), NULL for NULL. */
-char *col_text(sqlite3_stmt *st, int i);
+char *xpv_col_text(sqlite3_stmt *st, int i);
 /* A JSON value as compact text for the audit log; consumes j. */
-char *jdump(json_t *j);
+char *xpv_jdump(json_t *j);
 /* A time as JSON: seconds since 1970, null when not known. */
-json_t *jtime(time_t t);
+json_t *xpv_jtime(time_t t);
 /* Checks a user-given text: required or not, at most max bytes, one printable line. */
-int check_text(const char *what, const char *v, size_t max, bool required, struct xp_err *err);
+int xpv_check_text(const char *what, const char *v, size_t max, bool required, struct xp_err *err);
 /* Starts a change: a transaction, or a savepoint inside the caller's (*nested). */
-int tx_begin(struct xp_store *s, bool *nested, struct xp_err *err);
-/* Commits what tx_begin started. */
-int tx_commit(struct xp_store *s, bool nested, struct xp_err *err);
-/* Undoes what tx_begin started. */
-void tx_rollback(struct xp_store *s, bool nested);
+int xpv_tx_begin(struct xp_store *s, bool *nested, struct xp_err *err);
+/* Commits what xpv_tx_begin started. */
+int xpv_tx_commit(struct xp_store *s, bool nested, struct xp_err *err);
+/* Undoes what xpv_tx_begin started. */
+void xpv_tx_rollback(struct xp_store *s, bool nested);
 
 /* Reads one environment: 1 found, 0 not, -1 error. */
-int env_get(struct xp_store *s, const char *id, struct xp_env *e, struct xp_err *err);
+int xpv_env_get(struct xp_store *s, const char *id, struct xp_env *e, struct xp_err *err);
 
 /* 1 when the case exists, 0 when not, -1 on error. */
-int case_exists(struct xp_store *s, const char *name, struct xp_err *err);
+int xpv_case_exists(struct xp_store *s, const char *name, struct xp_err *err);
 /* Checks a case's fields before it is stored (add and import share it). */
-int check_case(const struct xp_case *c, struct xp_err *err);
+int xpv_check_case(const struct xp_case *c, struct xp_err *err);
 /* Inserts a checked case; the caller holds the transaction. */
-int case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *err);
+int xpv_case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *err);
 
 /* Reads "id, " EV_COLS from a row. */
-void ev_read(sqlite3_stmt *st, struct xp_evidence *e);
+void xpv_ev_read(sqlite3_stmt *st, struct xp_evidence *e);
 /* The latest record of each layer of one cell; layers without one are untested. */
-int cell_read(struct xp_store *s, const char *env, const char *kase, struct xp_evidence ev[XP_LAYER_COUNT],
-	      struct xp_err *err);
+int xpv_cell_read(struct xp_store *s, const char *env, const char *kase, struct xp_evidence ev[XP_LAYER_COUNT],
+		  struct xp_err *err);
 /* The lowest layer under `layer` that is not pass, or -1 when all are. */
-int lower_gap(const struct xp_evidence ev[XP_LAYER_COUNT], int layer);
+int xpv_lower_gap(const struct xp_evidence ev[XP_LAYER_COUNT], int layer);
 /* Inserts one results row; its id, or -1. */
-int64_t result_insert(struct xp_store *s, const char *env, const char *kase, const struct xp_evidence *e,
-		      struct xp_err *err);
+int64_t xpv_result_insert(struct xp_store *s, const char *env, const char *kase, const struct xp_evidence *e,
+			  struct xp_err *err);
 /* "env/case/layer": the audit target of a cell layer (caller frees). */
-char *cell_target(const char *env, const char *kase, int layer);
+char *xpv_cell_target(const char *env, const char *kase, int layer);
 
 #endif

@@ -21,7 +21,8 @@ int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err)
 	if (rc == 0)
 		rc = xp_validate_case_list(s, &cases, &nc, err);
 	if (rc == 0)
-		rc = prep(s, "SELECT id, " EV_COLS ", env, case_name FROM results ORDER BY id", &st, err, "exporting");
+		rc = xpv_prep(s, "SELECT id, " EV_COLS ", env, case_name FROM results ORDER BY id", &st, err,
+			      "exporting");
 	json_t *doc = json_object(), *je = json_array(), *jc = json_array(), *jr = json_array();
 	json_object_set_new(doc, "schema", json_string(XP_VALIDATE_SCHEMA));
 	json_object_set_new(doc, "environments", je);
@@ -34,7 +35,7 @@ int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err)
 	int step = SQLITE_DONE;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		struct xp_evidence e = {0};
-		ev_read(st, &e);
+		xpv_ev_read(st, &e);
 		json_t *o = json_object();
 		json_object_set_new(o, "env", xp_json_str((const char *)sqlite3_column_text(st, 11)));
 		json_object_set_new(o, "case", xp_json_str((const char *)sqlite3_column_text(st, 12)));
@@ -81,7 +82,7 @@ static int jstring(json_t *o, const char *key, const char *path, size_t max, boo
 		return xp_errf(err, "%s.%s: expected a string", path, key);
 	char what[160];
 	snprintf(what, sizeof what, "%s.%s", path, key);
-	if (check_text(what, json_string_value(v), max, required, err) < 0)
+	if (xpv_check_text(what, json_string_value(v), max, required, err) < 0)
 		return -1;
 	*out = json_string_value(v);
 	return 0;
@@ -129,8 +130,8 @@ static int check_hex(const char *h, const char *path, struct xp_err *err)
 static int import_envs(struct xp_store *s, json_t *arr, json_t *seen, int *added, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
-		 "importing an environment") < 0)
+	if (xpv_prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
+		     "importing an environment") < 0)
 		return -1;
 	size_t i;
 	json_t *o;
@@ -173,12 +174,12 @@ static int import_envs(struct xp_store *s, json_t *arr, json_t *seen, int *added
 			break;
 		json_object_set_new(seen, id, json_integer((json_int_t)i));
 		sqlite3_reset(st);
-		bind_text(st, 1, id);
-		bind_text(st, 2, e.vendor);
-		bind_text(st, 3, e.model);
-		bind_text(st, 4, e.driver);
-		bind_text(st, 5, e.firmware);
-		bind_text(st, 6, e.runtime);
+		xpv_bind_text(st, 1, id);
+		xpv_bind_text(st, 2, e.vendor);
+		xpv_bind_text(st, 3, e.model);
+		xpv_bind_text(st, 4, e.driver);
+		xpv_bind_text(st, 5, e.firmware);
+		xpv_bind_text(st, 6, e.runtime);
 		sqlite3_bind_int(st, 7, json_is_true(decl));
 		if (e.first_seen)
 			sqlite3_bind_int64(st, 8, (sqlite3_int64)e.first_seen);
@@ -231,21 +232,21 @@ static int import_cases(struct xp_store *s, json_t *arr, json_t *seen, struct xp
 		}
 		if (c.created == 0)
 			c.created = time(NULL);
-		int rc = check_case(&c, err);
+		int rc = xpv_check_case(&c, err);
 		if (rc < 0)
 			xp_err_prefix(err, "%s", path);
 		json_t *dup = rc == 0 ? json_object_get(seen, c.name) : NULL;
 		if (dup)
 			rc = xp_errf(err, "%s.name: %s is listed twice (first at $.cases[%lld])", path, c.name,
 				     (long long)json_integer_value(dup));
-		int ex = rc == 0 ? case_exists(s, c.name, err) : 0;
+		int ex = rc == 0 ? xpv_case_exists(s, c.name, err) : 0;
 		if (ex < 0)
 			rc = -1;
 		else if (ex)
 			rc = xp_errf(err, "%s.name: case %s exists already", path, c.name);
 		if (rc == 0) {
 			json_object_set_new(seen, c.name, json_integer((json_int_t)i));
-			rc = case_insert(s, &c, err);
+			rc = xpv_case_insert(s, &c, err);
 		}
 		free(c.entry);
 		if (rc < 0)
@@ -258,7 +259,7 @@ static int import_cases(struct xp_store *s, json_t *arr, json_t *seen, struct xp
 static int exists(struct xp_store *s, sqlite3_stmt *st, const char *key, struct xp_err *err)
 {
 	sqlite3_reset(st);
-	bind_text(st, 1, key);
+	xpv_bind_text(st, 1, key);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return xp_store_fail(s, err, "importing");
@@ -268,8 +269,8 @@ static int exists(struct xp_store *s, sqlite3_stmt *st, const char *key, struct 
 static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 {
 	sqlite3_stmt *env_st = NULL, *case_st = NULL;
-	if (prep(s, "SELECT 1 FROM environments WHERE id = ?", &env_st, err, "importing") < 0 ||
-	    prep(s, "SELECT 1 FROM cases WHERE name = ?", &case_st, err, "importing") < 0) {
+	if (xpv_prep(s, "SELECT 1 FROM environments WHERE id = ?", &env_st, err, "importing") < 0 ||
+	    xpv_prep(s, "SELECT 1 FROM cases WHERE name = ?", &case_st, err, "importing") < 0) {
 		sqlite3_finalize(env_st);
 		return -1;
 	}
@@ -318,7 +319,7 @@ static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 		ex = rc < 0 || ex < 0 ? -1 : exists(s, case_st, kase, err);
 		if (ex == 0)
 			rc = xp_errf(err, "%s.case: no case %s in the document or the database", path, kase);
-		if (ex < 0 || rc < 0 || result_insert(s, env, kase, &e, err) < 0) {
+		if (ex < 0 || rc < 0 || xpv_result_insert(s, env, kase, &e, err) < 0) {
 			rc = -1;
 			break;
 		}
@@ -386,7 +387,7 @@ static int import_doc(struct xp_store *s, json_t *doc, const char *name, struct 
 		return -1;
 	}
 	bool nested;
-	int added = 0, rc = tx_begin(s, &nested, err);
+	int added = 0, rc = xpv_tx_begin(s, &nested, err);
 	json_t *env_seen = json_object(), *case_seen = json_object();
 	if (rc == 0)
 		rc = import_envs(s, envs, env_seen, &added, err);
@@ -402,14 +403,14 @@ static int import_doc(struct xp_store *s, json_t *doc, const char *name, struct 
 		json_object_set_new(a, "environments_added", json_integer(added));
 		json_object_set_new(a, "cases", json_integer((json_int_t)json_array_size(cases)));
 		json_object_set_new(a, "results", json_integer((json_int_t)json_array_size(results)));
-		char *after = jdump(a);
+		char *after = xpv_jdump(a);
 		rc = xp_audit_add(s, "validate.import", name, NULL, after, err);
 		free(after);
 	}
 	if (rc < 0)
-		tx_rollback(s, nested);
+		xpv_tx_rollback(s, nested);
 	else
-		rc = tx_commit(s, nested, err);
+		rc = xpv_tx_commit(s, nested, err);
 	json_decref(env_seen);
 	json_decref(case_seen);
 	json_decref(envs);

@@ -130,7 +130,7 @@ int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int l
 		return xp_errf(err, "the timeout must be more than 0 seconds");
 	if (!known(log_dir))
 		return xp_errf(err, "no log directory given");
-	if (check_text("node", node, FIELD_MAX, false, err) < 0)
+	if (xpv_check_text("node", node, FIELD_MAX, false, err) < 0)
 		return -1;
 	struct xp_case c;
 	if (xp_validate_case_get(s, kase, &c, err) < 0)
@@ -143,9 +143,9 @@ int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int l
 	if (rc == 0 && !(id = xp_validate_env_resolve(s, env, err)))
 		rc = -1;
 	if (rc == 0)
-		rc = cell_read(s, id, kase, cur, err);
+		rc = xpv_cell_read(s, id, kase, cur, err);
 	/* A pass could not be recorded: say so before the probe runs, not after. */
-	int gap = rc == 0 ? lower_gap(cur, layer) : -1;
+	int gap = rc == 0 ? xpv_lower_gap(cur, layer) : -1;
 	if (gap >= 0)
 		rc = xp_errf(err, "cannot run %s on %s: %s is %s", kase, xp_layer_name(layer), xp_layer_name(gap),
 			     xp_vstatus_name(cur[gap].status));

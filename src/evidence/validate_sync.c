@@ -81,10 +81,11 @@ static void shown_free(struct shown *v, size_t n)
 static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t now, struct xp_err *err)
 {
 	sqlite3_stmt *ins = NULL, *upd = NULL;
-	if (prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?7)",
-		 &ins, err, "recording an environment") < 0 ||
-	    prep(s, "UPDATE environments SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
-		 &upd, err, "recording an environment") < 0) {
+	if (xpv_prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?7)",
+		     &ins, err, "recording an environment") < 0 ||
+	    xpv_prep(s,
+		     "UPDATE environments SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
+		     &upd, err, "recording an environment") < 0) {
 		sqlite3_finalize(ins);
 		return -1;
 	}
@@ -92,12 +93,12 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct xp_device *d = v[i].dev;
 		sqlite3_reset(ins);
-		bind_text(ins, 1, v[i].id);
-		bind_text(ins, 2, d->vendor);
-		bind_text(ins, 3, d->model);
-		bind_text(ins, 4, d->driver);
-		bind_text(ins, 5, opt(d->firmware));
-		bind_text(ins, 6, opt(d->runtime));
+		xpv_bind_text(ins, 1, v[i].id);
+		xpv_bind_text(ins, 2, d->vendor);
+		xpv_bind_text(ins, 3, d->model);
+		xpv_bind_text(ins, 4, d->driver);
+		xpv_bind_text(ins, 5, opt(d->firmware));
+		xpv_bind_text(ins, 6, opt(d->runtime));
 		sqlite3_bind_int64(ins, 7, (sqlite3_int64)now);
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			rc = xp_store_fail(s, err, "recording an environment");
@@ -110,12 +111,12 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 					   .first_seen = now, .last_seen = now};
 			json_t *j = xp_env_to_json(&e);
 			json_object_set_new(j, "node", xp_json_str(v[i].node->name));
-			char *after = jdump(j);
+			char *after = xpv_jdump(j);
 			rc = xp_audit_add(s, "env.discover", v[i].id, NULL, after, err);
 			free(after);
 		}
 		sqlite3_reset(upd);
-		bind_text(upd, 1, v[i].id);
+		xpv_bind_text(upd, 1, v[i].id);
 		sqlite3_bind_int64(upd, 2, (sqlite3_int64)now);
 		if (rc == 0 && sqlite3_step(upd) != SQLITE_DONE)
 			rc = xp_store_fail(s, err, "recording an environment");
@@ -186,10 +187,10 @@ static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node 
 		     time_t now, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT max(id), " EV_COLS ", case_name FROM results WHERE env = ? GROUP BY case_name, layer", &st,
-		 err, "checking for stale results") < 0)
+	if (xpv_prep(s, "SELECT max(id), " EV_COLS ", case_name FROM results WHERE env = ? GROUP BY case_name, layer",
+		     &st, err, "checking for stale results") < 0)
 		return -1;
-	bind_text(st, 1, e->id);
+	xpv_bind_text(st, 1, e->id);
 	/* Collected first and written after: rows added while the scan runs could be seen by it. */
 	struct stale *list = NULL;
 	size_t n = 0, cap = 0;
@@ -209,8 +210,8 @@ static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node 
 		xp_grow(&list, sizeof *list, n, &cap);
 		struct stale *x = &list[n++];
 		memset(x, 0, sizeof *x);
-		ev_read(st, &x->was);
-		x->kase = col_text(st, 11);
+		xpv_ev_read(st, &x->was);
+		x->kase = xpv_col_text(st, 11);
 		x->now = d;
 	}
 	rc = rc == SQLITE_DONE ? 0 : xp_store_fail(s, err, "checking for stale results");
@@ -221,12 +222,12 @@ static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node 
 		struct xp_evidence ev = {.layer = x->was.layer, .status = XP_V_STALE, .time = now, .actor = DISCOVERY,
 					 .note = note, .node = x->was.node, .driver = x->now->driver,
 					 .firmware = x->now->firmware};
-		if (result_insert(s, e->id, x->kase, &ev, err) < 0)
+		if (xpv_result_insert(s, e->id, x->kase, &ev, err) < 0)
 			rc = -1;
 		else {
-			char *before = jdump(xp_evidence_to_json(&x->was, true));
-			char *after = jdump(xp_evidence_to_json(&ev, true));
-			char *target = cell_target(e->id, x->kase, ev.layer);
+			char *before = xpv_jdump(xp_evidence_to_json(&x->was, true));
+			char *after = xpv_jdump(xp_evidence_to_json(&ev, true));
+			char *target = xpv_cell_target(e->id, x->kase, ev.layer);
 			rc = xp_audit_add(s, "validate.stale", target, before, after, err);
 			free(before);
 			free(after);
@@ -335,22 +336,22 @@ static int sync_stale(struct xp_store *s, const struct xp_cluster *c, time_t now
 static int sync_discovered(struct xp_store *s, const struct shown *v, size_t n, time_t now, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (prep(s,
-		 "INSERT INTO results(env, case_name, layer, status, time, actor, node, driver, firmware) "
-		 "SELECT ?1, c.name, 0, 'pass', ?2, '" DISCOVERY "', ?3, ?4, ?5 FROM cases c WHERE "
-		 "coalesce((SELECT r.status FROM results r WHERE r.env = ?1 AND r.case_name = c.name AND r.layer = 0 "
-		 "ORDER BY r.id DESC LIMIT 1), '') <> 'pass' ORDER BY c.name",
-		 &st, err, "recording discovery") < 0)
+	if (xpv_prep(s,
+		     "INSERT INTO results(env, case_name, layer, status, time, actor, node, driver, firmware) "
+		     "SELECT ?1, c.name, 0, 'pass', ?2, '" DISCOVERY "', ?3, ?4, ?5 FROM cases c WHERE "
+		     "coalesce((SELECT r.status FROM results r WHERE r.env = ?1 AND r.case_name = c.name "
+		     "AND r.layer = 0 ORDER BY r.id DESC LIMIT 1), '') <> 'pass' ORDER BY c.name",
+		     &st, err, "recording discovery") < 0)
 		return -1;
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct xp_device *d = v[i].dev;
 		sqlite3_reset(st);
-		bind_text(st, 1, v[i].id);
+		xpv_bind_text(st, 1, v[i].id);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)now);
-		bind_text(st, 3, v[i].node->name);
-		bind_text(st, 4, d->driver);
-		bind_text(st, 5, opt(d->firmware));
+		xpv_bind_text(st, 3, v[i].node->name);
+		xpv_bind_text(st, 4, d->driver);
+		xpv_bind_text(st, 5, opt(d->firmware));
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			rc = xp_store_fail(s, err, "recording discovery");
 			break;
@@ -365,7 +366,7 @@ static int sync_discovered(struct xp_store *s, const struct shown *v, size_t n, 
 			json_object_set_new(j, "driver", xp_json_str(d->driver));
 			json_object_set_new(j, "firmware", xp_json_str(opt(d->firmware)));
 			json_object_set_new(j, "cases", json_integer(k));
-			char *after = jdump(j);
+			char *after = xpv_jdump(j);
 			rc = xp_audit_add(s, "validate.discover", v[i].id, NULL, after, err);
 			free(after);
 		}
@@ -379,7 +380,7 @@ int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now,
 	size_t n;
 	struct shown *v = shown_envs(c, &n);
 	bool nested;
-	if (tx_begin(s, &nested, err) < 0) {
+	if (xpv_tx_begin(s, &nested, err) < 0) {
 		shown_free(v, n);
 		return -1;
 	}
@@ -393,8 +394,8 @@ int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now,
 		rc = sync_discovered(s, v, n, now, err);
 	shown_free(v, n);
 	if (rc < 0) {
-		tx_rollback(s, nested);
+		xpv_tx_rollback(s, nested);
 		return -1;
 	}
-	return tx_commit(s, nested, err);
+	return xpv_tx_commit(s, nested, err);
 }
