@@ -121,6 +121,73 @@ int xp_validate_log_write(const char *log_dir, const char *kase, const char *env
 	return 0;
 }
 
+/* The checks before a probe runs, so that nothing runs whose result could not be recorded:
+ * the case has an entry, the environment resolves (*id), every layer below is pass, and
+ * the program is found (*prog). Both are the caller's to free, set or not. */
+static int run_preflight(struct xp_store *s, const struct xp_case *c, const char *kase, const char *env, int layer,
+			 char **id, char **prog, struct xp_err *err)
+{
+	struct xp_evidence cur[XP_LAYER_COUNT] = {{0}};
+	int rc = 0;
+	if (!c->entry)
+		rc = xp_errf(err, "case %s has no entry command (add the case with --entry)", kase);
+	if (rc == 0 && !(*id = xp_validate_env_resolve(s, env, err)))
+		rc = -1;
+	if (rc == 0)
+		rc = xpv_cell_read(s, *id, kase, cur, err);
+	/* A pass could not be recorded: say so before the probe runs, not after. */
+	int gap = rc == 0 ? xpv_lower_gap(cur, layer) : -1;
+	if (gap >= 0)
+		rc = xp_errf(err, "cannot run %s on %s: %s is %s", kase, xp_layer_name(layer), xp_layer_name(gap),
+			     xp_vstatus_name(cur[gap].status));
+	if (rc == 0 && !(*prog = xp_which(c->entry[0])))
+		rc = xp_errf(err, "case %s: %s: program not found", kase, c->entry[0]);
+	xp_evidence_clear(cur, XP_LAYER_COUNT);
+	return rc;
+}
+
+/* Most variables probe_env sets. */
+#define PROBE_ENV_MAX 8
+
+/* A clean environment, as for vendor tools, plus what the probe may want to know; envp gets
+ * the strings (the caller frees them) and a NULL. Returns how many. */
+static int probe_env(char *envp[PROBE_ENV_MAX + 1], const char *kase, const char *id, int layer, const char *node)
+{
+	const char *home = getenv("HOME");
+	int k = 0;
+	envp[k++] = xp_strdup("PATH=" SAFE_PATH);
+	envp[k++] = xp_strdup("LANG=C");
+	envp[k++] = xp_strdup("LC_ALL=C");
+	envp[k++] = xp_asprintf("XPOOL_CASE=%s", kase);
+	envp[k++] = xp_asprintf("XPOOL_ENV=%s", id);
+	envp[k++] = xp_asprintf("XPOOL_LAYER=%s", xp_layer_name(layer));
+	envp[k++] = xp_asprintf("XPOOL_NODE=%s", node ? node : "");
+	if (home && *home)
+		envp[k++] = xp_asprintf("HOME=%s", home);
+	envp[k] = NULL;
+	return k;
+}
+
+/* Runs the probe with its output into fd, the log at path, and closes fd: 1 when it passed,
+ * 0 when it failed (note says how), -1 with err when it could not run or the log could not
+ * be written (a log cut short is no evidence). */
+static int run_probe(const char *prog, char *const *argv, const char *kase, const char *id, int layer,
+		     const char *node, int fd, const char *path, double timeout_s, char *note, size_t note_len,
+		     struct xp_err *err)
+{
+	char *envp[PROBE_ENV_MAX + 1];
+	int k = probe_env(envp, kase, id, layer, node);
+	struct xp_probe_result pr;
+	int ok = xp_probe_run(prog, argv, envp, fd, timeout_s, XP_VALIDATE_MAX_LOG, NULL, &pr, err);
+	if (ok >= 0)
+		xp_probe_note(&pr, timeout_s, XP_VALIDATE_MAX_LOG, note, note_len);
+	for (int i = 0; i < k; i++)
+		free(envp[i]);
+	if (close(fd) < 0 && ok >= 0)
+		ok = xp_errf(err, "writing the log %s: %s", path, strerror(errno));
+	return ok;
+}
+
 int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int layer, const char *node,
 		    double timeout_s, const char *log_dir, struct xp_err *err)
 {
@@ -136,56 +203,18 @@ int xp_validate_run(struct xp_store *s, const char *kase, const char *env, int l
 	if (xp_validate_case_get(s, kase, &c, err) < 0)
 		return -1;
 	char *id = NULL, *prog = NULL, *path = NULL;
-	struct xp_evidence cur[XP_LAYER_COUNT] = {{0}};
-	int rc = 0, fd = -1;
-	if (!c.entry)
-		rc = xp_errf(err, "case %s has no entry command (add the case with --entry)", kase);
-	if (rc == 0 && !(id = xp_validate_env_resolve(s, env, err)))
-		rc = -1;
-	if (rc == 0)
-		rc = xpv_cell_read(s, id, kase, cur, err);
-	/* A pass could not be recorded: say so before the probe runs, not after. */
-	int gap = rc == 0 ? xpv_lower_gap(cur, layer) : -1;
-	if (gap >= 0)
-		rc = xp_errf(err, "cannot run %s on %s: %s is %s", kase, xp_layer_name(layer), xp_layer_name(gap),
-			     xp_vstatus_name(cur[gap].status));
-	if (rc == 0 && !(prog = xp_which(c.entry[0])))
-		rc = xp_errf(err, "case %s: %s: program not found", kase, c.entry[0]);
+	int fd = -1, rc = run_preflight(s, &c, kase, env, layer, &id, &prog, err);
 	if (rc == 0 && make_dirs(log_dir, err) < 0)
 		rc = -1;
 	if (rc == 0 && (fd = open_log(log_dir, kase, id, time(NULL), &path, err)) < 0)
 		rc = -1;
 	char note[160] = "";
 	int ok = 0;
-	if (rc == 0) {
-		/* A clean environment, as for vendor tools, plus what the probe may want to know. */
-		const char *home = getenv("HOME");
-		char *envp[9];
-		int k = 0;
-		envp[k++] = xp_strdup("PATH=" SAFE_PATH);
-		envp[k++] = xp_strdup("LANG=C");
-		envp[k++] = xp_strdup("LC_ALL=C");
-		envp[k++] = xp_asprintf("XPOOL_CASE=%s", kase);
-		envp[k++] = xp_asprintf("XPOOL_ENV=%s", id);
-		envp[k++] = xp_asprintf("XPOOL_LAYER=%s", xp_layer_name(layer));
-		envp[k++] = xp_asprintf("XPOOL_NODE=%s", node ? node : "");
-		if (home && *home)
-			envp[k++] = xp_asprintf("HOME=%s", home);
-		envp[k] = NULL;
-		struct xp_probe_result pr;
-		ok = xp_probe_run(prog, c.entry, envp, fd, timeout_s, XP_VALIDATE_MAX_LOG, NULL, &pr, err);
-		if (ok >= 0)
-			xp_probe_note(&pr, timeout_s, XP_VALIDATE_MAX_LOG, note, sizeof note);
-		for (int i = 0; i < k; i++)
-			free(envp[i]);
-		if (close(fd) < 0 && ok >= 0)
-			ok = xp_errf(err, "writing the log %s: %s", path, strerror(errno));
-		if (ok < 0)
-			rc = -1;
-	}
+	if (rc == 0 && (ok = run_probe(prog, c.entry, kase, id, layer, node, fd, path, timeout_s, note, sizeof note,
+				       err)) < 0)
+		rc = -1;
 	if (rc == 0)
 		rc = xp_validate_record(s, id, kase, layer, ok ? XP_V_PASS : XP_V_FAIL, note, path, node, err);
-	xp_evidence_clear(cur, XP_LAYER_COUNT);
 	xp_case_clear(&c);
 	free(id);
 	free(prog);
