@@ -121,6 +121,60 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 	return 0;
 }
 
+/* Marks a discovered environment declared (audited): declaring keeps it listed when
+ * discovery no longer sees it. */
+static int env_mark_declared(struct xp_store *s, const char *id, struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (xpv_prep(s, "UPDATE environments SET declared = 1 WHERE id = ?", &st, err, "declaring an environment") < 0)
+		return -1;
+	xpv_bind_text(st, 1, id);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "declaring an environment");
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = xp_audit_add(s, "env.declare", id, "{\"declared\":false}", "{\"declared\":true}", err);
+	return rc;
+}
+
+/* Inserts an environment declared by hand, first seen now (audited). */
+static int env_insert_declared(struct xp_store *s, const struct xp_env *e, char *id, struct xp_err *err)
+{
+	struct xp_env n = {.id = id, .vendor = e->vendor, .model = e->model, .driver = e->driver,
+			   .firmware = (char *)opt(e->firmware), .runtime = (char *)opt(e->runtime),
+			   .declared = true, .first_seen = time(NULL)};
+	sqlite3_stmt *st;
+	if (xpv_prep(s, "INSERT INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, 1, ?, NULL)", &st, err,
+		     "declaring an environment") < 0)
+		return -1;
+	xpv_bind_text(st, 1, n.id);
+	xpv_bind_text(st, 2, n.vendor);
+	xpv_bind_text(st, 3, n.model);
+	xpv_bind_text(st, 4, n.driver);
+	xpv_bind_text(st, 5, n.firmware);
+	xpv_bind_text(st, 6, n.runtime);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)n.first_seen);
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "declaring an environment");
+	sqlite3_finalize(st);
+	if (rc == 0) {
+		char *after = xpv_jdump(xp_env_to_json(&n));
+		rc = xp_audit_add(s, "env.declare", id, NULL, after, err);
+		free(after);
+	}
+	return rc;
+}
+
+/* Declares id inside the caller's transaction: 1 when it was declared already, 0 when
+ * created or marked, -1 on error. */
+static int env_declare_in(struct xp_store *s, const struct xp_env *e, char *id, struct xp_err *err)
+{
+	struct xp_env old;
+	int found = xpv_env_get(s, id, &old, err);
+	int rc = found < 0 ? -1 : found == 0 ? env_insert_declared(s, e, id, err) : old.declared ? 1
+								   : env_mark_declared(s, id, err);
+	xp_env_clear(&old);
+	return rc;
+}
+
 int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct xp_err *err)
 {
 	if (check_id_field("vendor", e->vendor, true, err) < 0 || check_id_field("model", e->model, true, err) < 0 ||
@@ -134,50 +188,7 @@ int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct x
 		free(id);
 		return -1;
 	}
-	struct xp_env old;
-	int found = xpv_env_get(s, id, &old, err);
-	int rc = found < 0 ? -1 : 0;
-	sqlite3_stmt *st = NULL;
-	if (found == 1 && old.declared) {
-		rc = 1;
-	} else if (found == 1) {
-		/* Discovered already: declaring keeps it listed when discovery no longer sees it. */
-		if (xpv_prep(s, "UPDATE environments SET declared = 1 WHERE id = ?", &st, err,
-			     "declaring an environment") < 0)
-			rc = -1;
-		else {
-			xpv_bind_text(st, 1, id);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = xp_store_fail(s, err, "declaring an environment");
-		}
-		if (rc == 0)
-			rc = xp_audit_add(s, "env.declare", id, "{\"declared\":false}", "{\"declared\":true}", err);
-	} else if (found == 0) {
-		struct xp_env n = {.id = id, .vendor = e->vendor, .model = e->model, .driver = e->driver,
-				   .firmware = (char *)opt(e->firmware), .runtime = (char *)opt(e->runtime),
-				   .declared = true, .first_seen = time(NULL)};
-		if (xpv_prep(s, "INSERT INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, 1, ?, NULL)", &st, err,
-			     "declaring an environment") < 0)
-			rc = -1;
-		else {
-			xpv_bind_text(st, 1, n.id);
-			xpv_bind_text(st, 2, n.vendor);
-			xpv_bind_text(st, 3, n.model);
-			xpv_bind_text(st, 4, n.driver);
-			xpv_bind_text(st, 5, n.firmware);
-			xpv_bind_text(st, 6, n.runtime);
-			sqlite3_bind_int64(st, 7, (sqlite3_int64)n.first_seen);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = xp_store_fail(s, err, "declaring an environment");
-		}
-		if (rc == 0) {
-			char *after = xpv_jdump(xp_env_to_json(&n));
-			rc = xp_audit_add(s, "env.declare", id, NULL, after, err);
-			free(after);
-		}
-	}
-	sqlite3_finalize(st);
-	xp_env_clear(&old);
+	int rc = env_declare_in(s, e, id, err);
 	free(id);
 	if (rc < 0) {
 		xpv_tx_rollback(s, nested);
