@@ -8,6 +8,37 @@
 
 #include "model_json.h"
 
+/* One row of the export query ("id, " EV_COLS ", env, case_name") as a document result. */
+static json_t *export_row(sqlite3_stmt *st)
+{
+	struct xp_evidence e = {0};
+	xpv_ev_read(st, &e);
+	json_t *o = json_object();
+	json_object_set_new(o, "env", xp_json_str((const char *)sqlite3_column_text(st, 11)));
+	json_object_set_new(o, "case", xp_json_str((const char *)sqlite3_column_text(st, 12)));
+	json_object_set_new(o, "layer", json_string(xp_layer_name(e.layer)));
+	json_object_set_new(o, "status", json_string(xp_vstatus_name(e.status)));
+	json_object_set_new(o, "time", json_integer((json_int_t)e.time));
+	json_object_set_new(o, "actor", xp_json_str(e.actor));
+	json_object_set_new(o, "note", xp_json_str(e.note));
+	json_object_set_new(o, "log_path", xp_json_str(e.log_path));
+	json_object_set_new(o, "log_sha256", xp_json_str(e.log_sha256));
+	json_object_set_new(o, "node", xp_json_str(e.node));
+	json_object_set_new(o, "driver", xp_json_str(e.driver));
+	json_object_set_new(o, "firmware", xp_json_str(e.firmware));
+	xp_evidence_clear(&e, 1);
+	return o;
+}
+
+/* Writes the document to f; a full disk shows at the flush, so that is checked too. */
+static int export_write(json_t *doc, FILE *f, struct xp_err *err)
+{
+	errno = 0;
+	if (json_dumpf(doc, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF || fflush(f) == EOF || ferror(f))
+		return xp_errf(err, "writing the export: %s", errno ? strerror(errno) : "write error");
+	return 0;
+}
+
 int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err)
 {
 	struct xp_env *envs = NULL;
@@ -33,35 +64,15 @@ int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err)
 	for (size_t i = 0; rc == 0 && i < nc; i++)
 		json_array_append_new(jc, xp_case_to_json(&cases[i]));
 	int step = SQLITE_DONE;
-	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct xp_evidence e = {0};
-		xpv_ev_read(st, &e);
-		json_t *o = json_object();
-		json_object_set_new(o, "env", xp_json_str((const char *)sqlite3_column_text(st, 11)));
-		json_object_set_new(o, "case", xp_json_str((const char *)sqlite3_column_text(st, 12)));
-		json_object_set_new(o, "layer", json_string(xp_layer_name(e.layer)));
-		json_object_set_new(o, "status", json_string(xp_vstatus_name(e.status)));
-		json_object_set_new(o, "time", json_integer((json_int_t)e.time));
-		json_object_set_new(o, "actor", xp_json_str(e.actor));
-		json_object_set_new(o, "note", xp_json_str(e.note));
-		json_object_set_new(o, "log_path", xp_json_str(e.log_path));
-		json_object_set_new(o, "log_sha256", xp_json_str(e.log_sha256));
-		json_object_set_new(o, "node", xp_json_str(e.node));
-		json_object_set_new(o, "driver", xp_json_str(e.driver));
-		json_object_set_new(o, "firmware", xp_json_str(e.firmware));
-		json_array_append_new(jr, o);
-		xp_evidence_clear(&e, 1);
-	}
+	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+		json_array_append_new(jr, export_row(st));
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = xp_store_fail(s, err, "exporting");
 	sqlite3_finalize(st);
 	if (own)
 		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-	if (rc == 0) {
-		errno = 0;
-		if (json_dumpf(doc, f, JSON_INDENT(2)) < 0 || fputc('\n', f) == EOF || fflush(f) == EOF || ferror(f))
-			rc = xp_errf(err, "writing the export: %s", errno ? strerror(errno) : "write error");
-	}
+	if (rc == 0)
+		rc = export_write(doc, f, err);
 	json_decref(doc);
 	xp_env_list_free(envs, ne);
 	xp_case_list_free(cases, nc);
@@ -126,6 +137,65 @@ static int check_hex(const char *h, const char *path, struct xp_err *err)
 	return 0;
 }
 
+/* Reads and checks environment i of the document at o: an object, its fields, its id
+ * (which must match them) and listed once (seen: id -> first index, added to here).
+ * e's strings, *id and *decl point into o. */
+static int import_env_read(json_t *o, size_t i, const char *path, json_t *seen, struct xp_env *e, const char **id,
+			   json_t **decl, struct xp_err *err)
+{
+	if (!json_is_object(o))
+		return xp_errf(err, "%s: expected an object", path);
+	if (jstring(o, "id", path, TEXT_MAX, true, id, err) < 0 ||
+	    jstring(o, "vendor", path, FIELD_MAX, true, (const char **)&e->vendor, err) < 0 ||
+	    jstring(o, "model", path, FIELD_MAX, true, (const char **)&e->model, err) < 0 ||
+	    jstring(o, "driver", path, FIELD_MAX, true, (const char **)&e->driver, err) < 0 ||
+	    jstring(o, "firmware", path, FIELD_MAX, false, (const char **)&e->firmware, err) < 0 ||
+	    jstring(o, "runtime", path, FIELD_MAX, false, (const char **)&e->runtime, err) < 0 ||
+	    jtime_get(o, "first_seen", path, false, &e->first_seen, err) < 0 ||
+	    jtime_get(o, "last_seen", path, false, &e->last_seen, err) < 0)
+		return -1;
+	*decl = json_object_get(o, "declared");
+	if (*decl && !json_is_null(*decl) && !json_is_boolean(*decl))
+		return xp_errf(err, "%s.declared: expected true or false", path);
+	int rc = 0;
+	char *want = xp_env_id(e->vendor, e->model, e->driver, e->firmware, e->runtime);
+	if (strcmp(want, *id) != 0)
+		rc = xp_errf(err, "%s.id: %s does not match its fields (%s)", path, *id, want);
+	free(want);
+	json_t *dup = json_object_get(seen, *id);
+	if (rc == 0 && dup)
+		rc = xp_errf(err, "%s.id: %s is listed twice (first at $.environments[%lld])", path, *id,
+			     (long long)json_integer_value(dup));
+	if (rc == 0)
+		json_object_set_new(seen, *id, json_integer((json_int_t)i));
+	return rc;
+}
+
+/* Inserts one read environment with st (INSERT OR IGNORE): a known one stays as it is. */
+static int import_env_insert(struct xp_store *s, sqlite3_stmt *st, const char *id, const struct xp_env *e,
+			     json_t *decl, struct xp_err *err)
+{
+	sqlite3_reset(st);
+	xpv_bind_text(st, 1, id);
+	xpv_bind_text(st, 2, e->vendor);
+	xpv_bind_text(st, 3, e->model);
+	xpv_bind_text(st, 4, e->driver);
+	xpv_bind_text(st, 5, e->firmware);
+	xpv_bind_text(st, 6, e->runtime);
+	sqlite3_bind_int(st, 7, json_is_true(decl));
+	if (e->first_seen)
+		sqlite3_bind_int64(st, 8, (sqlite3_int64)e->first_seen);
+	else
+		sqlite3_bind_null(st, 8);
+	if (e->last_seen)
+		sqlite3_bind_int64(st, 9, (sqlite3_int64)e->last_seen);
+	else
+		sqlite3_bind_null(st, 9);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return xp_store_fail(s, err, "importing an environment");
+	return 0;
+}
+
 /* Imports the environments: new ones are inserted, known ones left as they are. */
 static int import_envs(struct xp_store *s, json_t *arr, json_t *seen, int *added, struct xp_err *err)
 {
@@ -142,61 +212,46 @@ static int import_envs(struct xp_store *s, json_t *arr, json_t *seen, int *added
 		struct xp_env e = {0};
 		const char *id;
 		json_t *decl;
-		if (!json_is_object(o)) {
-			rc = xp_errf(err, "%s: expected an object", path);
-			break;
-		}
-		if (jstring(o, "id", path, TEXT_MAX, true, &id, err) < 0 ||
-		    jstring(o, "vendor", path, FIELD_MAX, true, (const char **)&e.vendor, err) < 0 ||
-		    jstring(o, "model", path, FIELD_MAX, true, (const char **)&e.model, err) < 0 ||
-		    jstring(o, "driver", path, FIELD_MAX, true, (const char **)&e.driver, err) < 0 ||
-		    jstring(o, "firmware", path, FIELD_MAX, false, (const char **)&e.firmware, err) < 0 ||
-		    jstring(o, "runtime", path, FIELD_MAX, false, (const char **)&e.runtime, err) < 0 ||
-		    jtime_get(o, "first_seen", path, false, &e.first_seen, err) < 0 ||
-		    jtime_get(o, "last_seen", path, false, &e.last_seen, err) < 0) {
+		if (import_env_read(o, i, path, seen, &e, &id, &decl, err) < 0 ||
+		    import_env_insert(s, st, id, &e, decl, err) < 0) {
 			rc = -1;
-			break;
-		}
-		decl = json_object_get(o, "declared");
-		if (decl && !json_is_null(decl) && !json_is_boolean(decl)) {
-			rc = xp_errf(err, "%s.declared: expected true or false", path);
-			break;
-		}
-		char *want = xp_env_id(e.vendor, e.model, e.driver, e.firmware, e.runtime);
-		if (strcmp(want, id) != 0)
-			rc = xp_errf(err, "%s.id: %s does not match its fields (%s)", path, id, want);
-		free(want);
-		json_t *dup = json_object_get(seen, id);
-		if (rc == 0 && dup)
-			rc = xp_errf(err, "%s.id: %s is listed twice (first at $.environments[%lld])", path, id,
-				     (long long)json_integer_value(dup));
-		if (rc < 0)
-			break;
-		json_object_set_new(seen, id, json_integer((json_int_t)i));
-		sqlite3_reset(st);
-		xpv_bind_text(st, 1, id);
-		xpv_bind_text(st, 2, e.vendor);
-		xpv_bind_text(st, 3, e.model);
-		xpv_bind_text(st, 4, e.driver);
-		xpv_bind_text(st, 5, e.firmware);
-		xpv_bind_text(st, 6, e.runtime);
-		sqlite3_bind_int(st, 7, json_is_true(decl));
-		if (e.first_seen)
-			sqlite3_bind_int64(st, 8, (sqlite3_int64)e.first_seen);
-		else
-			sqlite3_bind_null(st, 8);
-		if (e.last_seen)
-			sqlite3_bind_int64(st, 9, (sqlite3_int64)e.last_seen);
-		else
-			sqlite3_bind_null(st, 9);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			rc = xp_store_fail(s, err, "importing an environment");
 			break;
 		}
 		*added += sqlite3_changes(s->db);
 	}
 	sqlite3_finalize(st);
 	return rc;
+}
+
+/* Reads case i of the document at o: an object, its fields, its entry (the argv array is
+ * the caller's to free, its strings point into o), created now when not given. */
+static int import_case_read(json_t *o, const char *path, struct xp_case *c, struct xp_err *err)
+{
+	if (!json_is_object(o))
+		return xp_errf(err, "%s: expected an object", path);
+	if (jstring(o, "name", path, XP_CASE_NAME_MAX, true, (const char **)&c->name, err) < 0 ||
+	    jstring(o, "image", path, TEXT_MAX, false, (const char **)&c->image, err) < 0 ||
+	    jstring(o, "model", path, TEXT_MAX, false, (const char **)&c->model, err) < 0 ||
+	    jstring(o, "data", path, TEXT_MAX, false, (const char **)&c->data, err) < 0 ||
+	    jstring(o, "acceptance", path, TEXT_MAX, false, (const char **)&c->acceptance, err) < 0 ||
+	    jstring(o, "team", path, FIELD_MAX, false, (const char **)&c->team, err) < 0 ||
+	    jtime_get(o, "created", path, false, &c->created, err) < 0)
+		return -1;
+	json_t *entry = json_object_get(o, "entry");
+	size_t n = json_is_array(entry) ? json_array_size(entry) : 0;
+	if (entry && !json_is_null(entry) && (!json_is_array(entry) || n == 0 || n > ENTRY_MAX_ARGS))
+		return xp_errf(err, "%s.entry: expected a list of 1 to %d strings", path, ENTRY_MAX_ARGS);
+	for (size_t k = 0; k < n; k++)
+		if (!json_is_string(json_array_get(entry, k)))
+			return xp_errf(err, "%s.entry[%zu]: expected a string", path, k);
+	if (n) {
+		c->entry = xp_calloc(n + 1, sizeof *c->entry);
+		for (size_t k = 0; k < n; k++)
+			c->entry[k] = (char *)json_string_value(json_array_get(entry, k));
+	}
+	if (c->created == 0)
+		c->created = time(NULL);
+	return 0;
 }
 
 /* Imports the cases; one that exists already is an error (the document would redefine it). */
@@ -207,31 +262,9 @@ static int import_cases(struct xp_store *s, json_t *arr, json_t *seen, struct xp
 	json_array_foreach(arr, i, o) {
 		char path[64];
 		snprintf(path, sizeof path, "$.cases[%zu]", i);
-		if (!json_is_object(o))
-			return xp_errf(err, "%s: expected an object", path);
 		struct xp_case c = {0};
-		if (jstring(o, "name", path, XP_CASE_NAME_MAX, true, (const char **)&c.name, err) < 0 ||
-		    jstring(o, "image", path, TEXT_MAX, false, (const char **)&c.image, err) < 0 ||
-		    jstring(o, "model", path, TEXT_MAX, false, (const char **)&c.model, err) < 0 ||
-		    jstring(o, "data", path, TEXT_MAX, false, (const char **)&c.data, err) < 0 ||
-		    jstring(o, "acceptance", path, TEXT_MAX, false, (const char **)&c.acceptance, err) < 0 ||
-		    jstring(o, "team", path, FIELD_MAX, false, (const char **)&c.team, err) < 0 ||
-		    jtime_get(o, "created", path, false, &c.created, err) < 0)
+		if (import_case_read(o, path, &c, err) < 0)
 			return -1;
-		json_t *entry = json_object_get(o, "entry");
-		size_t n = json_is_array(entry) ? json_array_size(entry) : 0;
-		if (entry && !json_is_null(entry) && (!json_is_array(entry) || n == 0 || n > ENTRY_MAX_ARGS))
-			return xp_errf(err, "%s.entry: expected a list of 1 to %d strings", path, ENTRY_MAX_ARGS);
-		for (size_t k = 0; k < n; k++)
-			if (!json_is_string(json_array_get(entry, k)))
-				return xp_errf(err, "%s.entry[%zu]: expected a string", path, k);
-		if (n) {
-			c.entry = xp_calloc(n + 1, sizeof *c.entry);
-			for (size_t k = 0; k < n; k++)
-				c.entry[k] = (char *)json_string_value(json_array_get(entry, k));
-		}
-		if (c.created == 0)
-			c.created = time(NULL);
 		int rc = xpv_check_case(&c, err);
 		if (rc < 0)
 			xp_err_prefix(err, "%s", path);
@@ -266,6 +299,58 @@ static int exists(struct xp_store *s, sqlite3_stmt *st, const char *key, struct 
 	return rc == SQLITE_ROW;
 }
 
+/* Reads and checks one result of the document at o: its fields, and its layer and status by
+ * name, exactly (a document is not a command line). e's strings, *env and *kase point into o. */
+static int import_result_read(json_t *o, const char *path, struct xp_evidence *e, const char **env,
+			      const char **kase, struct xp_err *err)
+{
+	if (!json_is_object(o))
+		return xp_errf(err, "%s: expected an object", path);
+	const char *layer, *status;
+	if (jstring(o, "env", path, TEXT_MAX, true, env, err) < 0 ||
+	    jstring(o, "case", path, XP_CASE_NAME_MAX, true, kase, err) < 0 ||
+	    jstring(o, "layer", path, 32, true, &layer, err) < 0 ||
+	    jstring(o, "status", path, 32, true, &status, err) < 0 ||
+	    jtime_get(o, "time", path, true, &e->time, err) < 0 ||
+	    jstring(o, "actor", path, FIELD_MAX, true, (const char **)&e->actor, err) < 0 ||
+	    jstring(o, "note", path, TEXT_MAX, false, (const char **)&e->note, err) < 0 ||
+	    jstring(o, "log_path", path, TEXT_MAX, false, (const char **)&e->log_path, err) < 0 ||
+	    jstring(o, "log_sha256", path, 64, false, (const char **)&e->log_sha256, err) < 0 ||
+	    check_hex(e->log_sha256, path, err) < 0 ||
+	    jstring(o, "node", path, FIELD_MAX, false, (const char **)&e->node, err) < 0 ||
+	    jstring(o, "driver", path, FIELD_MAX, false, (const char **)&e->driver, err) < 0 ||
+	    jstring(o, "firmware", path, FIELD_MAX, false, (const char **)&e->firmware, err) < 0)
+		return -1;
+	e->layer = -1;
+	for (int l = 0; l < XP_LAYER_COUNT; l++)
+		if (strcmp(layer, xp_layer_name(l)) == 0)
+			e->layer = l;
+	e->status = xp_vstatus_parse(status);
+	if (e->layer < 0)
+		return xp_errf(err, "%s.layer: unknown layer %s (discovered, schedulable, launches, executes, accepted)",
+			       path, layer);
+	if (e->status != XP_V_PASS && e->status != XP_V_FAIL && e->status != XP_V_STALE)
+		return xp_errf(err, "%s.status: %s is not pass, fail or stale", path, status);
+	return 0;
+}
+
+/* The result's environment and case must exist: earlier in the document (imported first)
+ * or in the database. */
+static int import_result_refs(struct xp_store *s, sqlite3_stmt *env_st, sqlite3_stmt *case_st, const char *path,
+			      const char *env, const char *kase, struct xp_err *err)
+{
+	int ex = exists(s, env_st, env, err);
+	if (ex == 0)
+		return xp_errf(err, "%s.env: no environment %s in the document or the database", path, env);
+	if (ex < 0)
+		return -1;
+	ex = exists(s, case_st, kase, err);
+	if (ex == 0)
+		return xp_errf(err, "%s.case: no case %s in the document or the database", path, kase);
+	return ex < 0 ? -1 : 0;
+}
+
+/* Imports the results: appended as they are (history from elsewhere). */
 static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 {
 	sqlite3_stmt *env_st = NULL, *case_st = NULL;
@@ -280,46 +365,11 @@ static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 	json_array_foreach(arr, i, o) {
 		char path[64];
 		snprintf(path, sizeof path, "$.results[%zu]", i);
-		if (!json_is_object(o)) {
-			rc = xp_errf(err, "%s: expected an object", path);
-			break;
-		}
-		const char *env, *kase, *layer, *status;
+		const char *env, *kase;
 		struct xp_evidence e = {0};
-		if (jstring(o, "env", path, TEXT_MAX, true, &env, err) < 0 ||
-		    jstring(o, "case", path, XP_CASE_NAME_MAX, true, &kase, err) < 0 ||
-		    jstring(o, "layer", path, 32, true, &layer, err) < 0 ||
-		    jstring(o, "status", path, 32, true, &status, err) < 0 ||
-		    jtime_get(o, "time", path, true, &e.time, err) < 0 ||
-		    jstring(o, "actor", path, FIELD_MAX, true, (const char **)&e.actor, err) < 0 ||
-		    jstring(o, "note", path, TEXT_MAX, false, (const char **)&e.note, err) < 0 ||
-		    jstring(o, "log_path", path, TEXT_MAX, false, (const char **)&e.log_path, err) < 0 ||
-		    jstring(o, "log_sha256", path, 64, false, (const char **)&e.log_sha256, err) < 0 ||
-		    check_hex(e.log_sha256, path, err) < 0 ||
-		    jstring(o, "node", path, FIELD_MAX, false, (const char **)&e.node, err) < 0 ||
-		    jstring(o, "driver", path, FIELD_MAX, false, (const char **)&e.driver, err) < 0 ||
-		    jstring(o, "firmware", path, FIELD_MAX, false, (const char **)&e.firmware, err) < 0) {
-			rc = -1;
-			break;
-		}
-		/* Names only, exactly: a document is not a command line. */
-		e.layer = -1;
-		for (int l = 0; l < XP_LAYER_COUNT; l++)
-			if (strcmp(layer, xp_layer_name(l)) == 0)
-				e.layer = l;
-		e.status = xp_vstatus_parse(status);
-		if (e.layer < 0)
-			rc = xp_errf(err, "%s.layer: unknown layer %s (discovered, schedulable, launches, executes, accepted)",
-				     path, layer);
-		else if (e.status != XP_V_PASS && e.status != XP_V_FAIL && e.status != XP_V_STALE)
-			rc = xp_errf(err, "%s.status: %s is not pass, fail or stale", path, status);
-		int ex = rc < 0 ? 0 : exists(s, env_st, env, err);
-		if (ex == 0 && rc == 0)
-			rc = xp_errf(err, "%s.env: no environment %s in the document or the database", path, env);
-		ex = rc < 0 || ex < 0 ? -1 : exists(s, case_st, kase, err);
-		if (ex == 0)
-			rc = xp_errf(err, "%s.case: no case %s in the document or the database", path, kase);
-		if (ex < 0 || rc < 0 || xpv_result_insert(s, env, kase, &e, err) < 0) {
+		if (import_result_read(o, path, &e, &env, &kase, err) < 0 ||
+		    import_result_refs(s, env_st, case_st, path, env, kase, err) < 0 ||
+		    xpv_result_insert(s, env, kase, &e, err) < 0) {
 			rc = -1;
 			break;
 		}
