@@ -133,9 +133,23 @@ int64_t xpv_result_insert(struct xp_store *s, const char *env, const char *kase,
 	return id;
 }
 
-char *xpv_cell_target(const char *env, const char *kase, int layer)
+/* "env/case/layer": the audit target of a cell layer (caller frees). */
+static char *cell_target(const char *env, const char *kase, int layer)
 {
 	return xp_asprintf("%s/%s/%s", env, kase, xp_layer_name(layer));
+}
+
+int xpv_audit_cell(struct xp_store *s, const char *action, const char *env, const char *kase,
+		   const struct xp_evidence *before, const struct xp_evidence *after, struct xp_err *err)
+{
+	char *b = before ? xpv_jdump(xp_evidence_to_json(before, true)) : NULL;
+	char *a = xpv_jdump(xp_evidence_to_json(after, true));
+	char *target = cell_target(env, kase, after->layer);
+	int rc = xp_audit_add(s, action, target, b, a, err);
+	free(b);
+	free(a);
+	free(target);
+	return rc;
 }
 
 /* Records one layer inside the caller's transaction: the checks that need the
@@ -166,13 +180,7 @@ static int record_in(struct xp_store *s, const char *env, const char *kase, stru
 		rc = -1;
 	if (rc == 0) {
 		struct xp_evidence *prev = &cur[e->layer];
-		char *before = prev->status != XP_V_UNTESTED ? xpv_jdump(xp_evidence_to_json(prev, true)) : NULL;
-		char *after = xpv_jdump(xp_evidence_to_json(e, true));
-		char *target = xpv_cell_target(env, kase, e->layer);
-		rc = xp_audit_add(s, "validate.record", target, before, after, err);
-		free(before);
-		free(after);
-		free(target);
+		rc = xpv_audit_cell(s, "validate.record", env, kase, prev->status != XP_V_UNTESTED ? prev : NULL, e, err);
 	}
 	e->driver = e->firmware = NULL;
 	xp_evidence_clear(cur, XP_LAYER_COUNT);

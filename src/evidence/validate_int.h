@@ -82,7 +82,9 @@ int xpv_lower_gap(const struct xp_evidence ev[XP_LAYER_COUNT], int layer);
 /* Inserts one results row; its id, or -1. */
 int64_t xpv_result_insert(struct xp_store *s, const char *env, const char *kase, const struct xp_evidence *e,
 			  struct xp_err *err);
-/* "env/case/layer": the audit target of a cell layer (caller frees). */
-char *xpv_cell_target(const char *env, const char *kase, int layer);
+/* Audits a change of one cell layer (action "validate.record", ...): the record replaced
+ * (NULL when none) and the new one, both in full. */
+int xpv_audit_cell(struct xp_store *s, const char *action, const char *env, const char *kase,
+		   const struct xp_evidence *before, const struct xp_evidence *after, struct xp_err *err);
 
 #endif

@@ -181,19 +181,18 @@ struct stale {
 	const struct xp_device *now;
 };
 
-/* Marks stale the current passes of environment e taken on the nodes in changed (sorted
- * by name): nodes that show e's model with another driver or firmware. */
-static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node *const *changed, size_t n_changed,
-		     time_t now, struct xp_err *err)
+/* The current passes of environment e taken on a node in changed (sorted by name) that now
+ * shows e's model with other versions, each with the device it has now; the caller frees
+ * *list, also on error. */
+static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_node *const *changed, size_t n_changed,
+			 struct stale **list, size_t *n, struct xp_err *err)
 {
 	sqlite3_stmt *st;
 	if (xpv_prep(s, "SELECT max(id), " EV_COLS ", case_name FROM results WHERE env = ? GROUP BY case_name, layer",
 		     &st, err, "checking for stale results") < 0)
 		return -1;
 	xpv_bind_text(st, 1, e->id);
-	/* Collected first and written after: rows added while the scan runs could be seen by it. */
-	struct stale *list = NULL;
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *status = (const char *)sqlite3_column_text(st, 2);
@@ -207,8 +206,8 @@ static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node 
 					       : NULL;
 		if (!d)
 			continue;
-		xp_grow(&list, sizeof *list, n, &cap);
-		struct stale *x = &list[n++];
+		xp_grow(list, sizeof **list, *n, &cap);
+		struct stale *x = &(*list)[(*n)++];
 		memset(x, 0, sizeof *x);
 		xpv_ev_read(st, &x->was);
 		x->kase = xpv_col_text(st, 11);
@@ -216,25 +215,35 @@ static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node 
 	}
 	rc = rc == SQLITE_DONE ? 0 : xp_store_fail(s, err, "checking for stale results");
 	sqlite3_finalize(st);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		struct stale *x = &list[i];
-		char *note = change_note(&x->was, x->now, x->was.node);
-		struct xp_evidence ev = {.layer = x->was.layer, .status = XP_V_STALE, .time = now, .actor = DISCOVERY,
-					 .note = note, .node = x->was.node, .driver = x->now->driver,
-					 .firmware = x->now->firmware};
-		if (xpv_result_insert(s, e->id, x->kase, &ev, err) < 0)
-			rc = -1;
-		else {
-			char *before = xpv_jdump(xp_evidence_to_json(&x->was, true));
-			char *after = xpv_jdump(xp_evidence_to_json(&ev, true));
-			char *target = xpv_cell_target(e->id, x->kase, ev.layer);
-			rc = xp_audit_add(s, "validate.stale", target, before, after, err);
-			free(before);
-			free(after);
-			free(target);
-		}
-		free(note);
-	}
+	return rc;
+}
+
+/* Writes the stale row that replaces one collected pass, and its audit row. */
+static int stale_write(struct xp_store *s, const struct xp_env *e, const struct stale *x, time_t now,
+		       struct xp_err *err)
+{
+	char *note = change_note(&x->was, x->now, x->was.node);
+	struct xp_evidence ev = {.layer = x->was.layer, .status = XP_V_STALE, .time = now, .actor = DISCOVERY,
+				 .note = note, .node = x->was.node, .driver = x->now->driver,
+				 .firmware = x->now->firmware};
+	int rc = xpv_result_insert(s, e->id, x->kase, &ev, err) < 0
+			 ? -1
+			 : xpv_audit_cell(s, "validate.stale", e->id, x->kase, &x->was, &ev, err);
+	free(note);
+	return rc;
+}
+
+/* Marks stale the current passes of environment e taken on the nodes in changed (sorted
+ * by name): nodes that show e's model with another driver or firmware. */
+static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node *const *changed, size_t n_changed,
+		     time_t now, struct xp_err *err)
+{
+	/* Collected first and written after: rows added while the scan runs could be seen by it. */
+	struct stale *list = NULL;
+	size_t n = 0;
+	int rc = stale_collect(s, e, changed, n_changed, &list, &n, err);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = stale_write(s, e, &list[i], now, err);
 	for (size_t i = 0; i < n; i++) {
 		free(list[i].kase);
 		xp_evidence_clear(&list[i].was, 1);
@@ -265,6 +274,68 @@ static int pair_cmp(const void *a, const void *b)
 	return strcmp(x->node->name, y->node->name);
 }
 
+/* True when device i is the first on node nd of its vendor and model (known devices only):
+ * each model is looked up once per node. */
+static bool first_of_model(const struct xp_node *nd, size_t i)
+{
+	const struct xp_device *d = &nd->devices[i];
+	bool first = dev_known(d);
+	for (size_t j = 0; first && j < i; j++)
+		first = !dev_known(&nd->devices[j]) || !same(nd->devices[j].vendor, d->vendor) ||
+			!same(nd->devices[j].model, d->model);
+	return first;
+}
+
+/* The first index in by (sorted with vm_cmp) of key's vendor and model; n when none. */
+static size_t vm_lower(const struct xp_env *const *by, size_t n, const struct xp_env *key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (vm_cmp(&by[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Every (environment, live node) pair where the node shows the environment's vendor and
+ * model with another driver or firmware, sorted by environment, then node name. */
+static struct pair *changed_pairs(const struct xp_cluster *c, const struct xp_env *envs, size_t n_envs,
+				  size_t *n_pairs)
+{
+	const struct xp_env **by = xp_calloc(n_envs + 1, sizeof *by);
+	for (size_t i = 0; i < n_envs; i++)
+		by[i] = &envs[i];
+	if (n_envs)
+		qsort(by, n_envs, sizeof *by, vm_cmp);
+	struct pair *pairs = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t ni = 0; ni < c->n_nodes; ni++) {
+		const struct xp_node *nd = c->nodes[ni];
+		for (size_t i = 0; node_live(nd) && i < nd->n_devices; i++) {
+			if (!first_of_model(nd, i))
+				continue;
+			/* The first environment of this vendor and model, then each of them. */
+			struct xp_env key = {.vendor = nd->devices[i].vendor, .model = nd->devices[i].model};
+			const struct xp_env *kp = &key;
+			for (size_t lo = vm_lower(by, n_envs, kp); lo < n_envs && vm_cmp(&by[lo], &kp) == 0; lo++) {
+				const struct xp_env *e = by[lo];
+				if (!changed_device(nd, e->vendor, e->model, e->driver, e->firmware))
+					continue;
+				xp_grow(&pairs, sizeof *pairs, n, &cap);
+				pairs[n++] = (struct pair){(size_t)(e - envs), nd};
+			}
+		}
+	}
+	free(by);
+	if (n)
+		qsort(pairs, n, sizeof *pairs, pair_cmp);
+	*n_pairs = n;
+	return pairs;
+}
+
 /* Marks stale every cell layer whose current pass was taken on a live node that now has
  * a different driver or firmware for that environment's model. An environment's id holds
  * its driver and firmware, and so does its evidence; so the question "did this node
@@ -274,49 +345,10 @@ static int pair_cmp(const void *a, const void *b)
 static int sync_stale(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err)
 {
 	struct xp_env *envs;
-	size_t n_envs;
+	size_t n_envs, n_pairs;
 	if (xp_validate_env_list(s, &envs, &n_envs, err) < 0)
 		return -1;
-	const struct xp_env **by = xp_calloc(n_envs + 1, sizeof *by);
-	for (size_t i = 0; i < n_envs; i++)
-		by[i] = &envs[i];
-	if (n_envs)
-		qsort(by, n_envs, sizeof *by, vm_cmp);
-	struct pair *pairs = NULL;
-	size_t n_pairs = 0, cap = 0;
-	for (size_t ni = 0; ni < c->n_nodes; ni++) {
-		const struct xp_node *nd = c->nodes[ni];
-		for (size_t i = 0; node_live(nd) && i < nd->n_devices; i++) {
-			const struct xp_device *d = &nd->devices[i];
-			bool first = dev_known(d);
-			for (size_t j = 0; first && j < i; j++)
-				first = !dev_known(&nd->devices[j]) || !same(nd->devices[j].vendor, d->vendor) ||
-					!same(nd->devices[j].model, d->model);
-			if (!first)
-				continue;
-			/* The first environment of this vendor and model, then each of them. */
-			struct xp_env key = {.vendor = d->vendor, .model = d->model};
-			const struct xp_env *kp = &key;
-			size_t lo = 0, hi = n_envs;
-			while (lo < hi) {
-				size_t mid = (lo + hi) / 2;
-				if (vm_cmp(&by[mid], &kp) < 0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (; lo < n_envs && vm_cmp(&by[lo], &kp) == 0; lo++) {
-				const struct xp_env *e = by[lo];
-				if (!changed_device(nd, e->vendor, e->model, e->driver, e->firmware))
-					continue;
-				xp_grow(&pairs, sizeof *pairs, n_pairs, &cap);
-				pairs[n_pairs++] = (struct pair){(size_t)(e - envs), nd};
-			}
-		}
-	}
-	free(by);
-	if (n_pairs)
-		qsort(pairs, n_pairs, sizeof *pairs, pair_cmp);
+	struct pair *pairs = changed_pairs(c, envs, n_envs, &n_pairs);
 	struct xp_node **changed = xp_calloc(n_pairs + 1, sizeof *changed);
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < n_pairs;) {
