@@ -199,6 +199,17 @@ int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct x
 	return rc;
 }
 
+/* Says why q resolved to no one environment: n matched, the first of them listed in shown. */
+static void resolve_fail(const char *q, size_t n, const char *shown, struct xp_err *err)
+{
+	if (n == 0)
+		xp_errf(err, "no environment matches %s", q);
+	else if (n > RESOLVE_SHOW)
+		xp_errf(err, "environment %s is ambiguous: %s and %zu more", q, shown, n - RESOLVE_SHOW);
+	else
+		xp_errf(err, "environment %s is ambiguous: %s", q, shown);
+}
+
 char *xp_validate_env_resolve(struct xp_store *s, const char *q, struct xp_err *err)
 {
 	if (!known(q)) {
@@ -245,11 +256,6 @@ char *xp_validate_env_resolve(struct xp_store *s, const char *q, struct xp_err *
 	if (n == 1)
 		return first;
 	free(first);
-	if (n == 0)
-		xp_errf(err, "no environment matches %s", q);
-	else if (n > RESOLVE_SHOW)
-		xp_errf(err, "environment %s is ambiguous: %s and %zu more", q, shown, n - RESOLVE_SHOW);
-	else
-		xp_errf(err, "environment %s is ambiguous: %s", q, shown);
+	resolve_fail(q, n, shown, err);
 	return NULL;
 }

@@ -188,6 +188,30 @@ static int record_in(struct xp_store *s, const char *env, const char *kase, stru
 	return rc;
 }
 
+/* Reads the log of a record first: a record whose evidence cannot be read is not written at
+ * all. A pipe or a device would hash once and never again: the digest must be checkable
+ * later, so only a regular file will do. hex gets its digest, *abs its absolute path
+ * (caller frees; NULL on error). */
+static int log_evidence(const char *log_path, char hex[65], char **abs, struct xp_err *err)
+{
+	struct stat st;
+	if (stat(log_path, &st) == 0 && !S_ISREG(st.st_mode))
+		return xp_errf(err, "log file: %s: not a regular file", log_path);
+	if (xp_sha256_file(log_path, hex, err) < 0) {
+		xp_err_prefix(err, "log file");
+		return -1;
+	}
+	*abs = realpath(log_path, NULL);
+	if (!*abs)
+		return xp_errf(err, "log file: %s: %s", log_path, strerror(errno));
+	if (xpv_check_text("log path", *abs, TEXT_MAX, true, err) < 0) {
+		free(*abs);
+		*abs = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int xp_validate_record(struct xp_store *s, const char *env, const char *kase, int layer, int status,
 		       const char *note, const char *log_path, const char *node, struct xp_err *err)
 {
@@ -200,24 +224,8 @@ int xp_validate_record(struct xp_store *s, const char *env, const char *kase, in
 		return -1;
 	char hex[65];
 	char *abs = NULL;
-	if (log_path) {
-		/* The log first: a record whose evidence cannot be read is not written at all. A pipe
-		 * or a device would hash once and never again: the digest must be checkable later. */
-		struct stat st;
-		if (stat(log_path, &st) == 0 && !S_ISREG(st.st_mode))
-			return xp_errf(err, "log file: %s: not a regular file", log_path);
-		if (xp_sha256_file(log_path, hex, err) < 0) {
-			xp_err_prefix(err, "log file");
-			return -1;
-		}
-		abs = realpath(log_path, NULL);
-		if (!abs)
-			return xp_errf(err, "log file: %s: %s", log_path, strerror(errno));
-		if (xpv_check_text("log path", abs, TEXT_MAX, true, err) < 0) {
-			free(abs);
-			return -1;
-		}
-	}
+	if (log_path && log_evidence(log_path, hex, &abs, err) < 0)
+		return -1;
 	char *id = xp_validate_env_resolve(s, env, err);
 	if (!id) {
 		free(abs);
