@@ -180,7 +180,8 @@ static int record_in(struct xp_store *s, const char *env, const char *kase, stru
 		rc = -1;
 	if (rc == 0) {
 		struct xp_evidence *prev = &cur[e->layer];
-		rc = xpv_audit_cell(s, "validate.record", env, kase, prev->status != XP_V_UNTESTED ? prev : NULL, e, err);
+		const struct xp_evidence *before = prev->status != XP_V_UNTESTED ? prev : NULL;
+		rc = xpv_audit_cell(s, "validate.record", env, kase, before, e, err);
 	}
 	e->driver = e->firmware = NULL;
 	xp_evidence_clear(cur, XP_LAYER_COUNT);

@@ -628,7 +628,8 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 	else if (a->stage == ST_HEALTH)
 		snprintf(a->text, sizeof a->text, "fewer than %zu healthy %s", want, what);
 	else if (a->stage == ST_MEMORY)
-		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %lld MiB", want, what, (long long)g->memory_mib);
+		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %lld MiB", want, what,
+			 (long long)g->memory_mib);
 	else if (a->stage == ST_ECU)
 		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
 	else if (a->stage == ST_FREE)
