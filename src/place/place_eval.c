@@ -245,17 +245,25 @@ static double topology_of(const struct xp_node *n, const int *dev, size_t k)
 	return 1 - sum / (double)pairs / 7.0;
 }
 
-void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc)
+/* ---- the node stages: what the node itself must offer, before any device is looked at ---- */
+
+/* A node that is down, draining or unreachable takes nothing, whatever its devices show;
+ * a degraded one still works and may take work. */
+static bool stage_state(const struct xp_node *n, struct answer *a, struct rec *rc)
 {
-	const struct xp_node *n = p->c->nodes[ni];
-	answer_reset(a);
-	bool st_ok = n->state == XP_NODE_UP || n->state == XP_NODE_DEGRADED;
-	rec_add(rc, "node-state", st_ok, "%s", xp_node_state_name(n->state));
-	if (!st_ok) {
+	bool ok = n->state == XP_NODE_UP || n->state == XP_NODE_DEGRADED;
+	rec_add(rc, "node-state", ok, "%s", xp_node_state_name(n->state));
+	if (!ok) {
 		a->stage = ST_STATE;
 		snprintf(a->text, sizeof a->text, "node %s", xp_node_state_name(n->state));
-		return;
 	}
+	return ok;
+}
+
+/* Labels pin a job to the nodes operators marked (governance) or discovery found (facts);
+ * the operators' word wins where both name a key. */
+static bool stage_labels(const struct xp_node *n, const struct xp_task_group *g, struct answer *a, struct rec *rc)
+{
 	for (size_t i = 0; i < g->labels.n; i++) {
 		const char *v = xp_labels_get(&n->governance, g->labels.keys[i]);
 		if (!v)
@@ -265,218 +273,343 @@ void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, st
 		if (!ok) {
 			a->stage = ST_LABELS;
 			snprintf(a->text, sizeof a->text, "label %s=%s missing", g->labels.keys[i], g->labels.values[i]);
-			return;
+			return false;
 		}
 	}
-	if (g->cpus > 0 && n->pus > 0) {
-		bool ok = n->pus >= g->cpus;
-		rec_add(rc, "cpus", ok, "%d of %d", n->pus, g->cpus);
-		if (!ok) {
-			a->stage = ST_CPUS;
-			snprintf(a->text, sizeof a->text, "fewer than %d CPUs", g->cpus);
-			return;
-		}
+	return true;
+}
+
+/* CPUs are checked only when the job asks and the node reports them: not knowing is no refusal. */
+static bool stage_cpus(const struct xp_node *n, const struct xp_task_group *g, struct answer *a, struct rec *rc)
+{
+	if (g->cpus <= 0 || n->pus <= 0)
+		return true;
+	bool ok = n->pus >= g->cpus;
+	rec_add(rc, "cpus", ok, "%d of %d", n->pus, g->cpus);
+	if (!ok) {
+		a->stage = ST_CPUS;
+		snprintf(a->text, sizeof a->text, "fewer than %d CPUs", g->cpus);
 	}
-	if (g->host_memory_mib > 0 && n->memory_mib > 0) {
-		bool ok = n->memory_mib >= g->host_memory_mib;
-		rec_add(rc, "host-memory", ok, "%lld of %lld MiB", (long long)n->memory_mib, (long long)g->host_memory_mib);
-		if (!ok) {
-			a->stage = ST_HOSTMEM;
-			snprintf(a->text, sizeof a->text, "less than %lld MiB host memory", (long long)g->host_memory_mib);
-			return;
-		}
+	return ok;
+}
+
+/* Host memory likewise: only when both the job and the node give it. */
+static bool stage_host_memory(const struct xp_node *n, const struct xp_task_group *g, struct answer *a,
+			      struct rec *rc)
+{
+	if (g->host_memory_mib <= 0 || n->memory_mib <= 0)
+		return true;
+	bool ok = n->memory_mib >= g->host_memory_mib;
+	rec_add(rc, "host-memory", ok, "%lld of %lld MiB", (long long)n->memory_mib, (long long)g->host_memory_mib);
+	if (!ok) {
+		a->stage = ST_HOSTMEM;
+		snprintf(a->text, sizeof a->text, "less than %lld MiB host memory", (long long)g->host_memory_mib);
 	}
-	bool sliced = g->slice || g->share_pct > 0;
-	size_t want = sliced ? 1 : (size_t)g->devices;
-	/* Each kind of device on the node (vendor, model, driver) is judged apart, since one replica
-	 * gets one kind; the node's answer is the kind that got furthest (first on ties). */
-	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
-	int best_stage = ST_MODEL;
-	struct answer tmp;
-	bool any = false;
-	size_t best_counts[ST_OK] = {0};
-	const struct xp_device *best_rep = NULL;
-	for (size_t k = 0; k < n->n_devices; k++) {
-		const struct xp_device *rep = &n->devices[k];
-		bool first = true;
-		for (size_t j = 0; j < k && first; j++)
-			first = kind[j] != kind[k];
-		if (!first)
+	return ok;
+}
+
+/* ---- the device stages: each device of one kind, judged in order ---- */
+
+/* A homogeneous job runs every replica on the key's vendor, model and driver: a mixed set
+ * would run at the slowest device's pace, or not at all. */
+static bool dev_homogeneous(const struct pctx *p, const struct xp_task_group *g, uint32_t kind)
+{
+	return !(p->key && g->homogeneous && kind != p->key_kind);
+}
+
+/* The validation matrix must show the device's environment proven up to the layer asked. */
+static bool dev_validated(const struct pctx *p, const struct xp_task_group *g, const struct xp_device *d)
+{
+	return g->validated_layer < 0 || xpi_validated(p->ix, d, g->validated_case) >= g->validated_layer;
+}
+
+/* A failed device is never offered; a warning is (it still runs). */
+static bool dev_healthy(const struct xp_device *d)
+{
+	return d->health != XP_HEALTH_FAIL;
+}
+
+/* The memory a replica gets: the slice's own, its share of the device's, or the whole device's. */
+static bool dev_memory(const struct xp_task_group *g, const struct xp_mtemplate *t, const struct xp_device *d)
+{
+	int64_t mem = t ? t->memory_mib : g->share_pct > 0 && d->memory_mib > 0
+		? d->memory_mib * g->share_pct / 100 : d->memory_mib;
+	return !(g->memory_mib > 0 && mem < g->memory_mib);
+}
+
+/* A device whose compute is not known never meets an ECU floor. */
+static bool dev_ecu(const struct xp_task_group *g, const struct xp_device *d)
+{
+	return !(g->min_ecu > 0 && !(XP_HAS(d->ecu) && d->ecu >= g->min_ecu));
+}
+
+/* A whole-device replica needs an idle device; a slice or share needs room for its part. */
+static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_task_group *g, double take,
+		     bool sliced)
+{
+	double u = used_now(p, ni, i);
+	if (sliced ? u + take > 1 + EPS : u > EPS)
+		return false;
+	/* Hard slices and soft shares do not mix on one device. */
+	return !(sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)));
+}
+
+/* Counts the devices of kind[k] that pass each device stage (counts[s]: how many passed stage
+ * s), and lists those that pass them all in cand. The model stage is the kind's (one match for
+ * all its devices), so the caller asks it first. */
+static void count_kind(const struct pctx *p, size_t ni, const struct xp_task_group *g, const uint32_t *kind, size_t k,
+		       const struct xp_mtemplate *t, double take, bool sliced, size_t counts[ST_OK], int *cand,
+		       size_t *nc)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		if (kind[i] != kind[k])
 			continue;
-		size_t counts[ST_OK] = {0};
-		int cand[XP_MAX_DEVICES];
-		size_t nc = 0;
-		double take = 1;
-		const struct xpi_dinfo repinfo = *xpl_dinfo(p, ni, k);
-		const struct xp_mtemplate *t = g->slice ? xp_manifest_template(repinfo.md, g->slice) : NULL;
-		/* Devices of one kind share vendor, model and manifest entry: one match for all. */
-		bool kind_ok = model_ok(g, rep, &repinfo) && !(g->slice && !t);
-		if (g->slice && t)
-			take = xpi_slice_share(t);
-		else if (g->share_pct > 0)
-			take = g->share_pct / 100.0;
-		for (size_t i = 0; i < n->n_devices; i++) {
-			const struct xp_device *d = &n->devices[i];
-			if (kind[i] != kind[k])
-				continue;
-			if (!kind_ok)
-				continue;
-			counts[ST_MODEL]++;
-			if (p->key && g->homogeneous && kind[i] != p->key_kind)
-				continue;
-			counts[ST_HOMOG]++;
-			if (g->validated_layer >= 0 && xpi_validated(p->ix, d, g->validated_case) < g->validated_layer)
-				continue;
-			counts[ST_VALID]++;
-			if (d->health == XP_HEALTH_FAIL)
-				continue;
-			counts[ST_HEALTH]++;
-			int64_t mem = t ? t->memory_mib : g->share_pct > 0 && d->memory_mib > 0
-				? d->memory_mib * g->share_pct / 100 : d->memory_mib;
-			if (g->memory_mib > 0 && mem < g->memory_mib)
-				continue;
-			counts[ST_MEMORY]++;
-			if (g->min_ecu > 0 && !(XP_HAS(d->ecu) && d->ecu >= g->min_ecu))
-				continue;
-			counts[ST_ECU]++;
-			double u = used_now(p, ni, i);
-			if (sliced ? u + take > 1 + EPS : u > EPS)
-				continue;
-			/* Hard slices and soft shares do not mix on one device. */
-			if (sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)))
-				continue;
-			counts[ST_FREE]++;
-			cand[nc++] = (int)i;
-		}
-		int stage = ST_MODEL;
-		while (stage <= ST_FREE && counts[stage] >= want)
-			stage = stage == ST_MODEL ? ST_HOMOG : stage + 1;
-		/* The stages between ST_MODEL and ST_FREE are consecutive. */
-		if (stage > ST_FREE) {
-			int ring = 0;
-			if (repinfo.md) {
-				int aff = repinfo.md->affinity ? repinfo.md->affinity : repinfo.m->affinity;
-				int rs = repinfo.md->ring_size ? repinfo.md->ring_size : repinfo.m->ring_size;
-				ring = aff == XP_AFF_RING ? rs : 0;
-			}
-			const char *mname = rep->model ? rep->model : "device";
-			answer_reset(&tmp);
-			bool ok = false;
-			if (sliced) {
-				/* pack: the busiest device that fits; spread: the idlest. */
-				int pick = -1;
-				double pu = 0;
-				for (size_t i = 0; i < nc; i++) {
-					double u = used_now(p, ni, (size_t)cand[i]);
-					if (g->numa == XP_NUMA_STRICT && n->devices[cand[i]].numa < 0)
-						continue;
-					if (pick < 0 || (p->strategy == XP_STRAT_SPREAD ? u < pu - EPS : u > pu + EPS)) {
-						pick = cand[i];
-						pu = u;
-					}
-				}
-				ok = pick >= 0;
-				if (ok) {
-					tmp.dev[0] = pick;
-				} else
-					snprintf(tmp.text, sizeof tmp.text, "no free %s in a known NUMA domain", mname);
-			} else if (g->numa == XP_NUMA_NONE) {
-				ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp.dev,
-					   tmp.text, sizeof tmp.text);
-			} else {
-				/* One NUMA domain: try each in id order; prefer falls back to anywhere. */
-				for (size_t i = 0; i < nc && !ok; i++) {
-					int dom = n->devices[cand[i]].numa;
-					bool seen = dom < 0;
-					for (size_t j = 0; j < i && !seen; j++)
-						seen = n->devices[cand[j]].numa == dom;
-					if (seen)
-						continue;
-					int sub[XP_MAX_DEVICES];
-					size_t ns = 0;
-					for (size_t j = 0; j < nc; j++)
-						if (n->devices[cand[j]].numa == dom)
-							sub[ns++] = cand[j];
-					if (ns >= want)
-						ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, mname, tmp.dev,
-							   tmp.text, sizeof tmp.text);
-				}
-				if (!ok && g->numa == XP_NUMA_PREFER)
-					ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp.dev,
-						   tmp.text, sizeof tmp.text);
-				else if (!ok && (!tmp.text[0] || strstr(tmp.text, "fewer than") == tmp.text))
-					snprintf(tmp.text, sizeof tmp.text, "fewer than %zu free %s in one NUMA domain", want,
-						 mname);
-			}
-			stage = ok ? ST_OK : ST_SHAPE;
-			if (ok) {
-				tmp.n = want;
-				tmp.take = take;
-				tmp.stage = ST_OK;
-				/* Score: how the node looks after this replica lands. */
-				double used = 0, eff = 0;
-				bool powered = false;
-				for (size_t i = 0; i < n->n_devices; i++) {
-					double u = used_now(p, ni, i);
-					powered = powered || u > EPS;
-					for (size_t j = 0; j < tmp.n; j++)
-						if (tmp.dev[j] == (int)i)
-							u += take;
-					used += u > 1 ? 1 : u;
-				}
-				double util = n->n_devices ? used / (double)n->n_devices : 0;
-				const struct xp_device *d0 = &n->devices[tmp.dev[0]];
-				if (XP_HAS(d0->ecu) && XP_HAS(d0->power_limit_w) && d0->power_limit_w > 0) {
-					double e = d0->ecu * 100.0 / d0->power_limit_w; /* ECU per 100 W */
-					/* A huge ECU over a tiny limit overflows: efficiency is then at its
-					 * top, never NaN (a NaN score would order nothing). */
-					eff = isfinite(e) ? e / (1 + e) : 1;
-				} else
-					eff = 0.5;
-				double raw[XP_CRIT_COUNT] = {util, 1 - util, topology_of(n, tmp.dev, tmp.n), powered, eff};
-				tmp.score = 0;
-				for (int c = 0; c < XP_CRIT_COUNT; c++) {
-					tmp.parts[c] = 100 * weights[p->strategy][c] * raw[c];
-					tmp.score += tmp.parts[c];
-				}
-				/* To a millionth of a point, so that equal choices tie exactly and the
-				 * name order decides, whichever order the nodes are judged in. */
-				tmp.score = round(tmp.score * 1e6) / 1e6;
-				if (!any || a->stage != ST_OK || tmp.score > a->score + EPS) {
-					*a = tmp;
-					any = true;
-				}
-				best_stage = ST_OK;
-				best_rep = rep;
-				memcpy(best_counts, counts, sizeof counts);
-				continue;
-			}
-			tmp.stage = ST_SHAPE;
-		}
-		if (any && a->stage == ST_OK)
+		counts[ST_MODEL]++;
+		if (!dev_homogeneous(p, g, kind[i]))
 			continue;
-		if (!any || stage > best_stage) {
-			best_stage = stage;
-			best_rep = rep;
-			memcpy(best_counts, counts, sizeof counts);
-			a->stage = stage;
-			any = true;
-			if (stage == ST_SHAPE)
-				snprintf(a->text, sizeof a->text, "%s", tmp.text);
+		counts[ST_HOMOG]++;
+		if (!dev_validated(p, g, d))
+			continue;
+		counts[ST_VALID]++;
+		if (!dev_healthy(d))
+			continue;
+		counts[ST_HEALTH]++;
+		if (!dev_memory(g, t, d))
+			continue;
+		counts[ST_MEMORY]++;
+		if (!dev_ecu(g, d))
+			continue;
+		counts[ST_ECU]++;
+		if (!dev_free(p, ni, i, g, take, sliced))
+			continue;
+		counts[ST_FREE]++;
+		cand[(*nc)++] = (int)i;
+	}
+}
+
+/* The first device stage with fewer than want devices through it; past ST_FREE when none. */
+static int first_short(const size_t counts[ST_OK], size_t want)
+{
+	int stage = ST_MODEL;
+	while (stage <= ST_FREE && counts[stage] >= want)
+		stage = stage == ST_MODEL ? ST_HOMOG : stage + 1;
+	/* The stages between ST_MODEL and ST_FREE are consecutive. */
+	return stage;
+}
+
+/* ---- the shape stage: which of the candidates one replica takes ---- */
+
+/* The ring size an affinity rule of the device's manifest entry asks (0 none): a ring of
+ * devices only works whole. */
+static int ring_of(const struct xpi_dinfo *di)
+{
+	if (!di->md)
+		return 0;
+	int aff = di->md->affinity ? di->md->affinity : di->m->affinity;
+	int rs = di->md->ring_size ? di->md->ring_size : di->m->ring_size;
+	return aff == XP_AFF_RING ? rs : 0;
+}
+
+/* A slice or share takes one device: pack the busiest that fits (keeps idle ones whole),
+ * spread the idlest. Strict NUMA needs a device whose domain is known. */
+static bool pick_shared(const struct pctx *p, size_t ni, const struct xp_task_group *g, const int *cand, size_t nc,
+			const char *mname, struct answer *tmp)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	int pick = -1;
+	double pu = 0;
+	for (size_t i = 0; i < nc; i++) {
+		double u = used_now(p, ni, (size_t)cand[i]);
+		if (g->numa == XP_NUMA_STRICT && n->devices[cand[i]].numa < 0)
+			continue;
+		if (pick < 0 || (p->strategy == XP_STRAT_SPREAD ? u < pu - EPS : u > pu + EPS)) {
+			pick = cand[i];
+			pu = u;
 		}
 	}
-	/* A fit needs no text (and most judgements are fits): only the explain list reads on. */
-	if (any && a->stage == ST_OK && !rc)
-		return;
-	const char *mname = best_rep && best_rep->model ? best_rep->model : "device";
-	char what[160];
-	if (g->slice)
-		snprintf(what, sizeof what, "%s with slice %s", mname, g->slice);
+	if (pick < 0) {
+		snprintf(tmp->text, sizeof tmp->text, "no free %s in a known NUMA domain", mname);
+		return false;
+	}
+	tmp->dev[0] = pick;
+	return true;
+}
+
+/* Whole devices in one NUMA domain: each domain tried in id order, since memory across
+ * domains is slower; prefer falls back to anywhere, strict does not. */
+static bool shape_numa(const struct pctx *p, const struct xp_node *n, const struct xp_task_group *g, const int *cand,
+		       size_t nc, size_t want, int ring, const char *mname, struct answer *tmp)
+{
+	bool ok = false;
+	for (size_t i = 0; i < nc && !ok; i++) {
+		int dom = n->devices[cand[i]].numa;
+		bool seen = dom < 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = n->devices[cand[j]].numa == dom;
+		if (seen)
+			continue;
+		int sub[XP_MAX_DEVICES];
+		size_t ns = 0;
+		for (size_t j = 0; j < nc; j++)
+			if (n->devices[cand[j]].numa == dom)
+				sub[ns++] = cand[j];
+		if (ns >= want)
+			ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, mname, tmp->dev, tmp->text,
+				   sizeof tmp->text);
+	}
+	if (!ok && g->numa == XP_NUMA_PREFER)
+		ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp->dev, tmp->text,
+			   sizeof tmp->text);
+	else if (!ok && (!tmp->text[0] || strstr(tmp->text, "fewer than") == tmp->text))
+		snprintf(tmp->text, sizeof tmp->text, "fewer than %zu free %s in one NUMA domain", want, mname);
+	return ok;
+}
+
+/* Picks the devices of one replica from cand into tmp->dev under the group, NUMA and slice
+ * rules; false with tmp->text saying why not. */
+static bool stage_shape(const struct pctx *p, size_t ni, const struct xp_task_group *g, const struct xp_device *rep,
+			const struct xpi_dinfo *repinfo, const int *cand, size_t nc, size_t want, bool sliced,
+			struct answer *tmp)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	int ring = ring_of(repinfo);
+	const char *mname = rep->model ? rep->model : "device";
+	if (sliced)
+		return pick_shared(p, ni, g, cand, nc, mname, tmp);
+	if (g->numa == XP_NUMA_NONE)
+		return shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp->dev, tmp->text,
+			     sizeof tmp->text);
+	return shape_numa(p, n, g, cand, nc, want, ring, mname, tmp);
+}
+
+/* ---- the score of a fit ---- */
+
+/* ECU per watt as 0..1 (0.5 when not known): what the green strategy prefers. */
+static double efficiency_of(const struct xp_device *d)
+{
+	if (!(XP_HAS(d->ecu) && XP_HAS(d->power_limit_w) && d->power_limit_w > 0))
+		return 0.5;
+	double e = d->ecu * 100.0 / d->power_limit_w; /* ECU per 100 W */
+	/* A huge ECU over a tiny limit overflows: efficiency is then at its top, never NaN (a NaN
+	 * score would order nothing). */
+	return isfinite(e) ? e / (1 + e) : 1;
+}
+
+/* Scores how the node looks after the replica in tmp lands: each criterion weighed by the
+ * strategy, so that the search can compare nodes with one number. */
+static void score_fit(const struct pctx *p, size_t ni, struct answer *tmp)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	double used = 0;
+	bool powered = false;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		double u = used_now(p, ni, i);
+		powered = powered || u > EPS;
+		for (size_t j = 0; j < tmp->n; j++)
+			if (tmp->dev[j] == (int)i)
+				u += tmp->take;
+		used += u > 1 ? 1 : u;
+	}
+	double util = n->n_devices ? used / (double)n->n_devices : 0;
+	double raw[XP_CRIT_COUNT] = {util, 1 - util, topology_of(n, tmp->dev, tmp->n), powered,
+				     efficiency_of(&n->devices[tmp->dev[0]])};
+	tmp->score = 0;
+	for (int c = 0; c < XP_CRIT_COUNT; c++) {
+		tmp->parts[c] = 100 * weights[p->strategy][c] * raw[c];
+		tmp->score += tmp->parts[c];
+	}
+	/* To a millionth of a point, so that equal choices tie exactly and the name order
+	 * decides, whichever order the nodes are judged in. */
+	tmp->score = round(tmp->score * 1e6) / 1e6;
+}
+
+/* ---- one kind of device, and the node's answer ---- */
+
+/* The kind of device that got furthest on the node so far: one replica gets one kind, so
+ * the node's answer (and its explanation) is that kind's. */
+struct furthest {
+	bool any;                /* a kind was judged */
+	int stage;               /* how far it got */
+	const struct xp_device *rep; /* its first device */
+	size_t counts[ST_OK];    /* its devices through each device stage */
+};
+
+static void furthest_set(struct furthest *f, int stage, const struct xp_device *rep, const size_t counts[ST_OK])
+{
+	f->stage = stage;
+	f->rep = rep;
+	memcpy(f->counts, counts, sizeof f->counts);
+}
+
+/* True when device k is the first of its kind on the node (the kind is judged once). */
+static bool first_of_kind(const uint32_t *kind, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (kind[j] == kind[k])
+			return false;
+	return true;
+}
+
+/* Judges the kind of device k for one replica: the device stages, then the shape and the
+ * score. A fit replaces a's answer when it scores higher (first on ties); a refusal is kept
+ * when no kind fits and it got further than the kinds before it (first on ties). */
+static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_group *g, const uint32_t *kind, size_t k,
+		       size_t want, bool sliced, struct answer *a, struct furthest *f)
+{
+	const struct xp_device *rep = &p->c->nodes[ni]->devices[k];
+	size_t counts[ST_OK] = {0};
+	int cand[XP_MAX_DEVICES];
+	size_t nc = 0;
+	double take = 1;
+	const struct xpi_dinfo repinfo = *xpl_dinfo(p, ni, k);
+	const struct xp_mtemplate *t = g->slice ? xp_manifest_template(repinfo.md, g->slice) : NULL;
+	/* Devices of one kind share vendor, model and manifest entry: one match for all. */
+	bool kind_ok = model_ok(g, rep, &repinfo) && !(g->slice && !t);
+	if (g->slice && t)
+		take = xpi_slice_share(t);
 	else if (g->share_pct > 0)
-		snprintf(what, sizeof what, "%s with %d%% free", mname, g->share_pct);
-	else
-		snprintf(what, sizeof what, "%s", mname);
-	if (!any || a->stage == ST_MODEL) {
+		take = g->share_pct / 100.0;
+	if (kind_ok)
+		count_kind(p, ni, g, kind, k, t, take, sliced, counts, cand, &nc);
+	int stage = first_short(counts, want);
+	struct answer tmp;
+	if (stage > ST_FREE) {
+		answer_reset(&tmp);
+		if (stage_shape(p, ni, g, rep, &repinfo, cand, nc, want, sliced, &tmp)) {
+			tmp.n = want;
+			tmp.take = take;
+			tmp.stage = ST_OK;
+			score_fit(p, ni, &tmp);
+			if (!f->any || a->stage != ST_OK || tmp.score > a->score + EPS) {
+				*a = tmp;
+				f->any = true;
+			}
+			furthest_set(f, ST_OK, rep, counts);
+			return;
+		}
+		stage = ST_SHAPE;
+	}
+	if (f->any && a->stage == ST_OK)
+		return;
+	if (!f->any || stage > f->stage) {
+		furthest_set(f, stage, rep, counts);
+		a->stage = stage;
+		f->any = true;
+		if (stage == ST_SHAPE)
+			snprintf(a->text, sizeof a->text, "%s", tmp.text);
+	}
+}
+
+/* ---- the reason for a refusal, and the --explain list ---- */
+
+/* Sets a->text for a refusal at a device stage, in the words of the stage that stopped the
+ * furthest kind (what a user can change). what: the devices asked, as a phrase. */
+static void refusal_text(const struct pctx *p, const struct xp_task_group *g, size_t want, const struct furthest *f,
+			 const char *mname, const char *what, struct answer *a)
+{
+	if (!f->any || a->stage == ST_MODEL) {
 		a->stage = ST_MODEL;
 		if (g->vendor || g->model || g->slice)
 			snprintf(a->text, sizeof a->text, "fewer than %zu devices matching %s%s%s%s%s", want,
@@ -490,27 +623,71 @@ void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, st
 			 p->key && p->key->driver ? p->key->driver : "?");
 	else if (a->stage == ST_VALID)
 		snprintf(a->text, sizeof a->text, "%s driver %s not validated (%s) for %s%s", mname,
-			 best_rep && best_rep->driver ? best_rep->driver : "?", xp_layer_name(g->validated_layer),
+			 f->rep && f->rep->driver ? f->rep->driver : "?", xp_layer_name(g->validated_layer),
 			 g->validated_case ? "case " : "any case", g->validated_case ? g->validated_case : "");
 	else if (a->stage == ST_HEALTH)
 		snprintf(a->text, sizeof a->text, "fewer than %zu healthy %s", want, what);
 	else if (a->stage == ST_MEMORY)
-		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %lld MiB", want, what, (long long)g->memory_mib);
+		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %lld MiB", want, what,
+			 (long long)g->memory_mib);
 	else if (a->stage == ST_ECU)
 		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
 	else if (a->stage == ST_FREE)
 		snprintf(a->text, sizeof a->text, "fewer than %zu free %s", want, what);
-	if (rc) {
-		static const char *const names[] = {[ST_MODEL] = "model", [ST_HOMOG] = "homogeneous",
-						    [ST_VALID] = "validated", [ST_HEALTH] = "health", [ST_MEMORY] = "memory",
-						    [ST_ECU] = "ecu", [ST_FREE] = "free"};
-		for (int s = ST_MODEL; s <= ST_FREE; s++) {
-			if (s == ST_VALID && g->validated_layer < 0)
-				continue;
-			rec_add(rc, names[s], best_counts[s] >= want, "have %zu, need %zu %s", best_counts[s], want, what);
-			if (best_counts[s] < want)
-				return;
-		}
-		rec_add(rc, "affinity", a->stage == ST_OK, "%s", a->stage == ST_OK ? "devices fit the group rules" : a->text);
+}
+
+/* Records the device stages of the furthest kind for --explain, up to the first it fails. */
+static void record_devices(struct rec *rc, const struct xp_task_group *g, size_t want, const struct furthest *f,
+			   const char *what, const struct answer *a)
+{
+	static const char *const names[] = {[ST_MODEL] = "model", [ST_HOMOG] = "homogeneous",
+					    [ST_VALID] = "validated", [ST_HEALTH] = "health", [ST_MEMORY] = "memory",
+					    [ST_ECU] = "ecu", [ST_FREE] = "free"};
+	for (int s = ST_MODEL; s <= ST_FREE; s++) {
+		if (s == ST_VALID && g->validated_layer < 0)
+			continue;
+		rec_add(rc, names[s], f->counts[s] >= want, "have %zu, need %zu %s", f->counts[s], want, what);
+		if (f->counts[s] < want)
+			return;
 	}
+	rec_add(rc, "affinity", a->stage == ST_OK, "%s", a->stage == ST_OK ? "devices fit the group rules" : a->text);
+}
+
+/* Explains the node's answer: the refusal text, and with rc the device stages. */
+static void explain(const struct pctx *p, const struct xp_task_group *g, size_t want, const struct furthest *f,
+		    struct answer *a, struct rec *rc)
+{
+	const char *mname = f->rep && f->rep->model ? f->rep->model : "device";
+	char what[160];
+	if (g->slice)
+		snprintf(what, sizeof what, "%s with slice %s", mname, g->slice);
+	else if (g->share_pct > 0)
+		snprintf(what, sizeof what, "%s with %d%% free", mname, g->share_pct);
+	else
+		snprintf(what, sizeof what, "%s", mname);
+	refusal_text(p, g, want, f, mname, what, a);
+	if (rc)
+		record_devices(rc, g, want, f, what, a);
+}
+
+void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	answer_reset(a);
+	if (!stage_state(n, a, rc) || !stage_labels(n, g, a, rc) || !stage_cpus(n, g, a, rc) ||
+	    !stage_host_memory(n, g, a, rc))
+		return;
+	bool sliced = g->slice || g->share_pct > 0;
+	size_t want = sliced ? 1 : (size_t)g->devices;
+	/* Each kind of device on the node (vendor, model, driver) is judged apart, since one replica
+	 * gets one kind; the node's answer is the kind that got furthest (first on ties). */
+	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
+	struct furthest f = {.stage = ST_MODEL};
+	for (size_t k = 0; k < n->n_devices; k++)
+		if (first_of_kind(kind, k))
+			judge_kind(p, ni, g, kind, k, want, sliced, a, &f);
+	/* A fit needs no text (and most judgements are fits): only the explain list reads on. */
+	if (f.any && a->stage == ST_OK && !rc)
+		return;
+	explain(p, g, want, &f, a, rc);
 }
