@@ -5,7 +5,7 @@
  * validate_env.c, validate_case.c, validate_evidence.c, validate_sync.c,
  * validate_matrix.c, validate_run.c and validate_io.c.
  *
- * Rules the validate files keep (DESIGN: "Validation matrix"):
+ * Rules the validate files keep (xpool(1), VALIDATION MATRIX):
  * - The current state of a cell layer is its latest results row (max id); no row is
  *   untested. Rows are never updated or deleted except with their case or
  *   environment: the table is the evidence history.
