@@ -270,23 +270,7 @@ static int reread(struct nv_state *s, struct xp_raw_node *node, bool health)
 			}
 			continue;
 		}
-		if (health) {
-			d->ecc_corrected = f->ecc_corrected;
-			d->ecc_uncorrected = f->ecc_uncorrected;
-			d->retired_pages = f->retired_pages;
-			memcpy(d->health, f->health, sizeof d->health);
-			memcpy(d->reasons, f->reasons, sizeof d->reasons);
-			d->n_reasons = f->n_reasons;
-		} else {
-			d->memory_total_mib = f->memory_total_mib;
-			d->memory_used_mib = f->memory_used_mib;
-			d->temperature_c = f->temperature_c;
-			d->power_w = f->power_w;
-			d->power_limit_w = f->power_limit_w;
-			d->utilization_pct = f->utilization_pct;
-			d->ecc_corrected = f->ecc_corrected;
-			d->ecc_uncorrected = f->ecc_uncorrected;
-		}
+		xp_raw_copy_fresh(d, f, !health);
 	}
 	free(fresh);
 	return 0;
