@@ -1,12 +1,15 @@
 /* check_manifest.c: the manifest format, version ranges, globs, and normalization
  * rules that manifests drive (ECU, affinity groups, link merging, NUMA). */
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "manifest.h"
+#include "manifest_path.h"
 #include "model.h"
 #include "normalize.h"
 
@@ -167,6 +170,10 @@ START_TEST(parse_errors)
 		{"[adapter]\nname = x\nk8s_slice_resource = a.com/{slice}{slice}\n", "m.adapter:3: k8s_slice_resource: 'a.com/{slice}{slice}' must hold {slice} once"},
 		{"[adapter]\nname = x\nk8s_slice_resource = a.com/x {slice}\n", "m.adapter:3: k8s_slice_resource: 'a.com/x {slice}' is not a Kubernetes"},
 		{"[adapter]\nname = x\nslurm_gres = gpu:1\n", "m.adapter:3: slurm_gres: 'gpu:1' is not a Slurm gres name"},
+		{"[adapter]\nname = x\norder = 1000\n", "m.adapter:3: order: '1000' is not a whole number from 0 to 999"},
+		{"[adapter]\nname = x\norder = -1\n", "m.adapter:3: order: '-1' is not a whole number"},
+		{"[adapter]\nname = x\norder = 1x\n", "m.adapter:3: order: '1x' is not a whole number"},
+		{"[adapter]\nname = x\n[model A]\norder = 1\n", "m.adapter:4: unknown key 'order' in [model A]"},
 		{"[adapter]\nname = x\n[model A]\nvisible_devices_env = X\n", "m.adapter:4: unknown key 'visible_devices_env' in [model A]"},
 		{"[adapter]\nname = x\n[model A]\ncontrol_nodes = /dev/x\n", "m.adapter:4: unknown key 'control_nodes' in [model A]"},
 		{"[adapter]\nname = x\n[model A]\nk8s_resource = a/b/c\n", "m.adapter:4: k8s_resource: 'a/b/c' is not a Kubernetes"},
@@ -464,6 +471,53 @@ START_TEST(shipped_task_keys)
 }
 END_TEST
 
+/* The build lists every adapters/NAME folder once, in the order of the manifests' `order`
+ * keys (a new vendor is a folder, not a line of code); a manifest without one stands at 500. */
+START_TEST(adapter_order)
+{
+	struct xp_err err = {{0}};
+	const char *text = "[adapter]\nname = x\norder = 7\n";
+	struct xp_manifest *m = xp_manifest_parse(text, strlen(text), "m.adapter", &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	ck_assert_int_eq(m->order, 7);
+	xp_manifest_free(m);
+	text = "[adapter]\nname = x\n";
+	m = xp_manifest_parse(text, strlen(text), "m.adapter", &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	ck_assert_int_eq(m->order, 500);
+	xp_manifest_free(m);
+
+	static const char *const names[] = XP_ADAPTER_NAMES;
+	ck_assert_uint_eq(sizeof names / sizeof names[0], XP_ADAPTER_COUNT);
+	int last = -1;
+	for (size_t i = 0; i < XP_ADAPTER_COUNT; i++) {
+		char path[256];
+		snprintf(path, sizeof path, "adapters/%s/%s.adapter", names[i], names[i]);
+		m = xp_manifest_load(path, &err);
+		ck_assert_msg(m != NULL, "%s", err.msg);
+		ck_assert_str_eq(m->name, names[i]);
+		ck_assert_msg(m->order >= last, "%s (order %d) listed after order %d", names[i], m->order, last);
+		last = m->order;
+		xp_manifest_free(m);
+	}
+	/* Every vendor folder is in the list. */
+	DIR *d = opendir("adapters");
+	ck_assert_ptr_nonnull(d);
+	size_t folders = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[2 * sizeof e->d_name + 32];
+		snprintf(path, sizeof path, "adapters/%s/%s.adapter", e->d_name, e->d_name);
+		if (e->d_name[0] != '.' && access(path, R_OK) == 0)
+			folders++;
+	}
+	closedir(d);
+	ck_assert_uint_eq(folders, XP_ADAPTER_COUNT);
+	/* The shipped order: the order xpool has always tried them in. */
+	ck_assert_str_eq(names[0], "nvidia");
+	ck_assert_str_eq(names[XP_ADAPTER_COUNT - 1], "cambricon");
+}
+END_TEST
+
 Suite *xp_suite_manifest(void);
 Suite *xp_suite_manifest(void)
 {
@@ -476,6 +530,7 @@ Suite *xp_suite_manifest(void)
 	tcase_add_test(tc, health_thresholds);
 	tcase_add_test(tc, task_keys);
 	tcase_add_test(tc, shipped_task_keys);
+	tcase_add_test(tc, adapter_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
