@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "validate.h"
@@ -49,11 +50,8 @@ static const struct xp_manifest *const *cmans = (const struct xp_manifest *const
 
 static void setup(void)
 {
-	struct xp_err err = {{0}};
-	mans[0] = xp_manifest_parse(ascend_text, sizeof ascend_text - 1, "ascend.adapter", &err);
-	ck_assert_msg(mans[0] != NULL, "%s", err.msg);
-	mans[1] = xp_manifest_parse(nvidia_text, sizeof nvidia_text - 1, "nvidia.adapter", &err);
-	ck_assert_msg(mans[1] != NULL, "%s", err.msg);
+	mans[0] = xp_test_manifest(ascend_text, "ascend.adapter");
+	mans[1] = xp_test_manifest(nvidia_text, "nvidia.adapter");
 }
 
 static void teardown(void)

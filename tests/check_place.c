@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -53,11 +54,8 @@ static const struct xp_manifest *const *cmans = (const struct xp_manifest *const
 
 static void setup(void)
 {
-	struct xp_err err = {{0}};
-	mans[0] = xp_manifest_parse(ascend_text, sizeof ascend_text - 1, "ascend.adapter", &err);
-	ck_assert_msg(mans[0] != NULL, "%s", err.msg);
-	mans[1] = xp_manifest_parse(nvidia_text, sizeof nvidia_text - 1, "nvidia.adapter", &err);
-	ck_assert_msg(mans[1] != NULL, "%s", err.msg);
+	mans[0] = xp_test_manifest(ascend_text, "ascend.adapter");
+	mans[1] = xp_test_manifest(nvidia_text, "nvidia.adapter");
 }
 
 static void teardown(void)
@@ -70,22 +68,9 @@ static void teardown(void)
  * island; NUMA domain = index / (n/2). */
 static struct xp_node *mknode(struct xp_cluster *c, const char *name, int n, bool ascend, const char *driver)
 {
-	struct xp_node *nd = xp_node_new(name);
-	for (int i = 0; i < n; i++) {
-		struct xp_device *d = xp_node_add_device(nd);
-		d->index = i;
-		d->vendor = xp_strdup(ascend ? "Huawei" : "NVIDIA");
-		d->model = xp_strdup(ascend ? "Ascend 910A" : "H100 80GB HBM3");
-		d->driver = xp_strdup(driver);
-		d->pci_bus_id = xp_asprintf("0000:%02x:00.0", 0x10 + i);
-		d->memory_mib = ascend ? 32768 : 81559;
-		d->ecu = 1.0;
-		d->numa = i / (n / 2 ? n / 2 : 1);
-		d->health = XP_HEALTH_OK;
-		d->affinity_group = ascend ? xp_asprintf("hccs:%d", i / 4) : xp_strdup("nvlink:0");
-	}
-	xp_cluster_add(c, nd);
-	return nd;
+	const struct xp_test_devs t = ascend ? (struct xp_test_devs){"Huawei", "Ascend 910A", driver, 32768, 2, "hccs", 4}
+					     : (struct xp_test_devs){"NVIDIA", "H100 80GB HBM3", driver, 81559, 2, "nvlink", 0};
+	return xp_test_node(c, name, n, &t);
 }
 
 /* Marks device i of nd in use by a whole job (slice NULL) or by one slice. */
