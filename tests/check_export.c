@@ -478,17 +478,7 @@ END_TEST
 
 START_TEST(cli)
 {
-	struct xp_err err = {{0}};
-	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
-	ck_assert_msg(c != NULL, "%s", err.msg);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
-	fclose(f);
-	xp_cluster_free(c);
-	char *path = xp_tmpfile(buf, len);
-	free(buf);
+	char *path = xp_test_sim_file(40, 3);
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "volcano", NULL), 0);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
