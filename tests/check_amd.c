@@ -3,7 +3,6 @@
  * to each assertion), bad input, and the adapter itself through a fake host, in replay and live. */
 #include <check.h>
 #include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "amd/amd.h"
+#include "fakehost.h"
 #include "testlib.h"
 #include "xp_adapter.h"
 
@@ -19,50 +19,19 @@ extern const struct xp_adapter xp_adapter_amd;
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n + 4096 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap + 1);
-			ck_assert_ptr_nonnull(buf);
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
+/* An AMD fixture's text, by its file name in tests/fixtures/amd/. */
 static char *fixture(const char *name, size_t *len)
 {
-	char rel[256];
+	char rel[512];
 	snprintf(rel, sizeof rel, "amd/%s", name);
-	return slurp(xp_fixture(rel), len);
-}
-
-/* The raw node is large (64 devices with their slices): on the heap, never the stack. */
-static struct xp_raw_node *new_node(void)
-{
-	struct xp_raw_node *n = malloc(sizeof *n);
-	ck_assert_ptr_nonnull(n);
-	xp_raw_node_init(n);
-	return n;
+	return xp_fixture_text(rel, len);
 }
 
 static struct xp_raw_node *parse_fixture(const char *name)
 {
 	size_t len;
 	char *text = fixture(name, &len);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	int rc = xp_rocmsmi_parse_json(text, len, n, err, sizeof err);
 	ck_assert_msg(rc == 0, "%s: %s", name, err);
@@ -93,7 +62,7 @@ START_TEST(test_every_fixture_parses)
 			continue;
 		size_t len;
 		char *text = fixture(e->d_name, &len), err[256] = "";
-		struct xp_raw_node *n = new_node();
+		struct xp_raw_node *n = xp_fake_node();
 		int rc = is_smi ? xp_rocmsmi_parse_json(text, len, n, err, sizeof err)
 				: xp_rocminfo_parse(text, len, n, err, sizeof err);
 		ck_assert_msg(rc == 0, "%s: %s", e->d_name, err);
@@ -285,7 +254,7 @@ START_TEST(test_rocminfo_creates_devices)
 {
 	size_t len;
 	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_rocminfo_parse(text, len, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_int_eq(n->devices[0].index, 0);
@@ -302,7 +271,7 @@ START_TEST(test_rocminfo_match_by_uuid)
 {
 	size_t len;
 	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	n->n_devices = 2;
 	xp_raw_device_init(&n->devices[0]);
 	xp_raw_device_init(&n->devices[1]);
@@ -322,7 +291,7 @@ END_TEST
 START_TEST(test_rocminfo_bad_input)
 {
 	char err[256] = "";
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_rocminfo_parse("", 0, n, err, sizeof err), -1);
 	ck_assert_int_eq(xp_rocminfo_parse(NULL, 0, n, err, sizeof err), -1);
 	ck_assert_int_eq(xp_rocminfo_parse("no agents here\n", 15, n, err, sizeof err), -1);
@@ -369,7 +338,7 @@ START_TEST(test_xgmi_links)
 		"\"(Topology) Link type between DRM devices 0 and 2\": \"PCIE\","
 		"\"(Topology) Link type between DRM devices 1 and 2\": \"PCIE\","
 		"\"(Topology) Link type between DRM devices 1 and 7\": \"XGMI\"}}";
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(parse_str(json, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 3);
@@ -391,7 +360,7 @@ END_TEST
 START_TEST(test_smi_bad_input)
 {
 	char err[256];
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	snprintf(n->hostname, sizeof n->hostname, "kept");
 	ck_assert_int_eq(xp_rocmsmi_parse_json("", 0, n, err, sizeof err), -1);
 	ck_assert_int_eq(xp_rocmsmi_parse_json(NULL, 0, n, err, sizeof err), -1);
@@ -434,7 +403,7 @@ START_TEST(test_smi_wrong_types)
 		" \"GPU use (%)\": 50, \"Temperature (Sensor junction) (C)\": {\"v\": 1},"
 		" \"Temperature (Sensor edge) (C)\": \"40.5\", \"(Topology) Numa Node\": \"x\"},"
 		" \"system\": [1, 2], \"cardX\": 3}";
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(parse_str(json, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
@@ -456,7 +425,7 @@ END_TEST
 /* A warning line before the JSON, and more cards than a node holds. */
 START_TEST(test_smi_leading_text_and_many_cards)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	static const char warned[] = "WARNING: something\n{\"card3\": {\"Card SKU\": \"S\"}}";
 	ck_assert_int_eq(parse_str(warned, n, err, sizeof err), 0);
@@ -484,109 +453,16 @@ END_TEST
 
 /* ---- the adapter, through a fake host ------------------------------------------------- */
 
-static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
-		       char *err, size_t errlen)
+/* Live runs: rocm-smi and hy-smi print text (NULL: they fail) and rocminfo fails, with exit status
+ * 2; with fail_full, a query with -o fails too, as an older rocm-smi refuses telegraf's query. */
+static void fake_tools(const char *text, bool fail_full)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(max + 1);
-	size_t n = fread(buf, 1, max + 1, f);
-	fclose(f);
-	if (n > max) {
-		free(buf);
-		snprintf(err, errlen, "%s: too large", path);
-		return -1;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 1;
-}
-
-/* Live runs: which argv came, and what to answer. */
-static struct {
-	int calls;
-	char argv0[4096], last_arg[64];
-	bool has_showid;
-	bool fail_full;   /* refuse telegraf's query (it has -o), as an older rocm-smi would */
-	const char *text; /* rocm-smi's answer; rocminfo gets an error */
-} fake;
-
-static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
-		    char *err, size_t errlen)
-{
-	ck_assert(timeout_s > 0 && max_out > 0);
-	fake.calls++;
-	snprintf(fake.argv0, sizeof fake.argv0, "%s", argv[0]);
-	size_t n = 0;
-	fake.has_showid = false;
-	bool full = false;
-	for (; argv[n]; n++) {
-		fake.has_showid |= strcmp(argv[n], "--showid") == 0;
-		full |= strcmp(argv[n], "-o") == 0;
-	}
-	snprintf(fake.last_arg, sizeof fake.last_arg, "%s", argv[n - 1]);
-	const char *base = strrchr(argv[0], '/');
-	if (!fake.text || (full && fake.fail_full) || strcmp(base ? base + 1 : argv[0], "rocminfo") == 0) {
-		snprintf(err, errlen, "exit status 2");
-		return -1;
-	}
-	*out = strdup(fake.text);
-	*len = strlen(fake.text);
-	return 0;
-}
-
-static void fake_free(void *p)
-{
-	free(p);
-}
-
-static struct xp_host host_for(const char *replay_dir)
-{
-	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = replay_dir, .run = fake_run,
-			    .replay = fake_replay, .free = fake_free};
-	return h;
-}
-
-static void write_file(const char *dir, const char *name, const char *text, size_t len)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-	fclose(f);
-}
-
-static void copy_fixture(const char *dir, const char *fixture_name, const char *as)
-{
-	size_t len;
-	char *text = fixture(fixture_name, &len);
-	write_file(dir, as, text, len);
-	free(text);
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char path[4096];
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-	closedir(d);
-	rmdir(dir);
+	xp_fake_reset();
+	xp_fake.fail = "exit status 2";
+	xp_fake_answer((struct xp_fake_rule){.prog = "rocminfo"});
+	if (fail_full)
+		xp_fake_answer((struct xp_fake_rule){.has = "-o"});
+	xp_fake_answer((struct xp_fake_rule){.out = text});
 }
 
 START_TEST(test_adapter_identity)
@@ -607,14 +483,14 @@ START_TEST(test_replay_mi100)
 {
 	char dir[] = "/tmp/xp_amd_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	copy_fixture(dir, "mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json");
-	struct xp_host h = host_for(dir);
-	memset(&fake, 0, sizeof fake);
+	xp_fake_copy(dir, "rocm-smi.json", "amd/mi100-x4_rocm602.rocm-smi.json");
+	struct xp_host h = xp_fake_host(dir);
+	fake_tools(NULL, false);
 	void *st = NULL;
 	char why[256] = "";
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
 	ck_assert_ptr_nonnull(st);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	ck_assert_str_eq(n->devices[3].bus_id, "0000:E3:00.0");
@@ -629,9 +505,9 @@ START_TEST(test_replay_mi100)
 	ck_assert_double_eq(n->devices[1].temperature_c, 58.0);
 	ck_assert_int_eq(xp_adapter_amd.health(st, n), 0);
 	ck_assert_str_eq(xp_adapter_amd.last_error(st), "");
-	ck_assert_int_eq(fake.calls, 0); /* replay never runs a tool */
+	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs a tool */
 	/* The file vanishing later is an error with a reason, not a crash. */
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), -1);
 	ck_assert_ptr_nonnull(strstr(xp_adapter_amd.last_error(st), "rocm-smi.json"));
 	xp_adapter_amd.close(st);
@@ -643,20 +519,20 @@ START_TEST(test_replay_hygon_with_rocminfo)
 {
 	char dir[] = "/tmp/xp_amd_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	copy_fixture(dir, "hygon-dcu_dtk24.04.3.rocm-smi.json", "rocm-smi.json");
-	copy_fixture(dir, "hygon-dcu_dtk24.04.3.rocminfo.txt", "rocminfo.txt");
-	struct xp_host h = host_for(dir);
+	xp_fake_copy(dir, "rocm-smi.json", "amd/hygon-dcu_dtk24.04.3.rocm-smi.json");
+	xp_fake_copy(dir, "rocminfo.txt", "amd/hygon-dcu_dtk24.04.3.rocminfo.txt");
+	struct xp_host h = xp_fake_host(dir);
 	void *st = NULL;
 	char why[256] = "";
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_str_eq(n->devices[0].name, "DCU xxxx");
 	ck_assert_str_eq(n->devices[0].arch, "gfx928");
 	ck_assert_int_eq(n->devices[0].memory_total_mib, 65520);
 	xp_adapter_amd.close(st);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 	free(n);
 }
 END_TEST
@@ -665,66 +541,56 @@ START_TEST(test_replay_empty_dir)
 {
 	char dir[] = "/tmp/xp_amd_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = host_for(dir);
+	struct xp_host h = xp_fake_host(dir);
 	void *st = NULL;
 	char why[256] = "";
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
 	ck_assert_ptr_nonnull(strstr(why, "rocm-smi.json"));
 	xp_adapter_amd.close(st);
 	/* A garbage file still makes the probe ACTIVE (it is there); enumerate says why it fails. */
-	write_file(dir, "rocm-smi.json", "garbage", 7);
+	xp_fake_file(dir, "rocm-smi.json", "garbage", 7, 0644);
 	st = NULL;
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), -1);
 	ck_assert_ptr_nonnull(strstr(xp_adapter_amd.last_error(st), "rocm-smi.json"));
 	xp_adapter_amd.close(st);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 	free(n);
 }
 END_TEST
 
 /* Live: a directory on PATH holds a file named like the tool; the fake host answers for it. */
-static void make_tool(const char *dir, const char *name)
-{
-	write_file(dir, name, "#!/bin/sh\nexit 1\n", 17);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	ck_assert_int_eq(chmod(path, 0755), 0);
-}
-
 START_TEST(test_live_rocm_smi)
 {
 	char dir[] = "/tmp/xp_amd_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	make_tool(dir, "rocm-smi");
-	make_tool(dir, "rocminfo");
-	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
-	setenv("PATH", dir, 1);
+	xp_fake_tool(dir, "rocm-smi");
+	xp_fake_tool(dir, "rocminfo");
+	char *old = xp_fake_path_set(dir);
 	size_t len;
 	char *text = fixture("mi100-x4_rocm602.rocm-smi.json", &len);
-	memset(&fake, 0, sizeof fake);
-	fake.text = text;
-	struct xp_host h = host_for(NULL);
+	fake_tools(text, false);
+	struct xp_host h = xp_fake_host(NULL);
 	void *st = NULL;
 	char why[256] = "", want[4096];
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
 	snprintf(want, sizeof want, "%s/rocm-smi", dir);
-	ck_assert_str_eq(fake.argv0, want); /* found on PATH, run by absolute path */
-	ck_assert_str_eq(fake.last_arg, "--json");
-	ck_assert(!fake.has_showid); /* telegraf's query first */
-	ck_assert_int_eq(fake.calls, 1);
-	struct xp_raw_node *n = new_node();
+	ck_assert_str_eq(xp_fake.argv[0], want); /* found on PATH, run by absolute path */
+	ck_assert_str_eq(xp_fake.argv[xp_fake.argc - 1], "--json");
+	ck_assert(!xp_fake_saw("--showid")); /* telegraf's query first */
+	ck_assert_int_eq(xp_fake.calls, 1);
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	/* The probe's read serves the first enumerate; then rocminfo (which fails: ISA unknown). */
-	ck_assert_int_eq(fake.calls, 2);
+	ck_assert_int_eq(xp_fake.calls, 2);
 	ck_assert_int_eq(n->n_warnings, 1);
 	ck_assert_ptr_nonnull(strstr(n->warnings[0], "rocminfo"));
 	ck_assert_str_eq(xp_adapter_amd.last_error(st), "");
 	/* Later reads run rocm-smi again. */
 	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
-	ck_assert_int_eq(fake.calls, 4);
+	ck_assert_int_eq(xp_fake.calls, 4);
 	ck_assert_int_eq(n->n_devices, 4);
 	xp_adapter_amd.close(st);
 
@@ -734,30 +600,24 @@ START_TEST(test_live_rocm_smi)
 	xp_adapter_amd.close(st);
 
 	/* An rocm-smi that refuses the long query gets gpustack's narrow one. */
-	memset(&fake, 0, sizeof fake);
-	fake.text = text;
-	fake.fail_full = true;
+	fake_tools(text, true);
 	st = NULL;
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	ck_assert_int_eq(fake.calls, 2);
-	ck_assert(fake.has_showid);
+	ck_assert_int_eq(xp_fake.calls, 2);
+	ck_assert(xp_fake_saw("--showid"));
 	xp_adapter_amd.close(st);
 
 	/* A tool that fails outright: no hardware here, said why. */
-	memset(&fake, 0, sizeof fake);
+	fake_tools(NULL, false);
 	st = NULL;
 	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
 	ck_assert_ptr_nonnull(strstr(why, "rocm-smi"));
 	xp_adapter_amd.close(st);
 
-	if (old) {
-		setenv("PATH", old, 1);
-		free(old);
-	} else
-		unsetenv("PATH");
+	xp_fake_path_restore(old);
 	free(text);
 	free(n);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 
@@ -765,9 +625,8 @@ START_TEST(test_live_hy_smi)
 {
 	char dir[] = "/tmp/xp_amd_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	make_tool(dir, "hy-smi");
-	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
-	setenv("PATH", dir, 1);
+	xp_fake_tool(dir, "hy-smi");
+	char *old = xp_fake_path_set(dir);
 	struct stat sb;
 	/* The adapter also looks where ROCm and DTK install their tools; a real install there
 	 * would be found first, so these checks only run on machines without one. */
@@ -776,16 +635,15 @@ START_TEST(test_live_hy_smi)
 			      stat("/opt/rocm/bin/hy-smi", &sb) == 0 || stat("/opt/dtk/bin/hy-smi", &sb) == 0;
 	size_t len;
 	char *text = fixture("hygon-dcu_dtk24.04.3.rocm-smi.json", &len);
-	memset(&fake, 0, sizeof fake);
-	fake.text = text;
-	struct xp_host h = host_for(NULL);
+	fake_tools(text, false);
+	struct xp_host h = xp_fake_host(NULL);
 	void *st = NULL;
 	char why[256] = "";
 	if (!rocm_installed) {
 		ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-		ck_assert_ptr_nonnull(strstr(fake.argv0, "/hy-smi"));
-		ck_assert(fake.has_showid); /* only the narrow query for hy-smi */
-		ck_assert_int_eq(fake.calls, 1);
+		ck_assert_ptr_nonnull(strstr(xp_fake.argv[0], "/hy-smi"));
+		ck_assert(xp_fake_saw("--showid")); /* only the narrow query for hy-smi */
+		ck_assert_int_eq(xp_fake.calls, 1);
 		xp_adapter_amd.close(st);
 		/* Neither tool: unavailable, with the reason the console shows. */
 		char empty[] = "/tmp/xp_amd_XXXXXX";
@@ -797,13 +655,9 @@ START_TEST(test_live_hy_smi)
 		xp_adapter_amd.close(st);
 		rmdir(empty);
 	}
-	if (old) {
-		setenv("PATH", old, 1);
-		free(old);
-	} else
-		unsetenv("PATH");
+	xp_fake_path_restore(old);
 	free(text);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 

@@ -5,7 +5,6 @@
  * Expected values were read from the fixture files by eye and are written next to each
  * assertion; the template test reads HAMi's YAML itself instead of copying numbers. */
 #include <check.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -13,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ascend/ascend.h"
+#include "fakehost.h"
 #include "testlib.h"
 #include "xp_adapter.h"
 
@@ -31,55 +30,17 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Reads a whole file (NUL-terminated); aborts the test when it cannot. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap);
-			ck_assert_ptr_nonnull(buf);
-		}
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static char *fixture(const char *rel, size_t *len)
-{
-	return slurp(xp_fixture(rel), len);
-}
-
-static struct xp_raw_node *new_node(void)
-{
-	struct xp_raw_node *n = malloc(sizeof *n);
-	ck_assert_ptr_nonnull(n);
-	xp_raw_node_init(n);
-	return n;
-}
-
 /* Parses fixture rel with the info parser (and map, when given) into a new node. */
 static struct xp_raw_node *parse_fixture(const char *info, const char *map)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	size_t len;
-	char *text = fixture(info, &len);
+	char *text = xp_fixture_text(info, &len);
 	ck_assert_msg(xp_npusmi_parse_info(text, len, n, err, sizeof err) == 0, "%s: %s", info, err);
 	free(text);
 	if (map) {
-		text = fixture(map, &len);
+		text = xp_fixture_text(map, &len);
 		ck_assert_msg(xp_npusmi_parse_map(text, len, n, err, sizeof err) == 0, "%s: %s", map, err);
 		free(text);
 	}
@@ -93,14 +54,6 @@ static const struct xp_raw_device *dev(const struct xp_raw_node *n, int index, i
 			return &n->devices[i];
 	ck_abort_msg("no NPU %d chip %d", index, chip);
 	return NULL;
-}
-
-static bool has_warning(const struct xp_raw_node *n, const char *part)
-{
-	for (int i = 0; i < n->n_warnings; i++)
-		if (strstr(n->warnings[i], part))
-			return true;
-	return false;
 }
 
 static void dump_warnings(const struct xp_raw_node *n)
@@ -194,10 +147,10 @@ END_TEST
 /* The map alone creates the devices it lists. */
 START_TEST(test_map_alone)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	size_t len;
-	char *text = fixture(F910_MAP, &len);
+	char *text = xp_fixture_text(F910_MAP, &len);
 	ck_assert_int_eq(xp_npusmi_parse_map(text, len, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 8);
 	ck_assert_int_eq(n->n_warnings, 0);
@@ -210,7 +163,7 @@ START_TEST(test_map_alone)
 	}
 	/* Then the table fills in the rest of the same devices. */
 	free(text);
-	text = fixture(F910_INFO, &len);
+	text = xp_fixture_text(F910_INFO, &len);
 	ck_assert_int_eq(xp_npusmi_parse_info(text, len, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 8);
 	ck_assert_str_eq(dev(n, 3, 0)->name, "xxx"); /* the later source wins */
@@ -287,7 +240,7 @@ END_TEST
 
 START_TEST(test_empty_and_garbage)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	err[0] = '\0';
 	ck_assert_int_eq(xp_npusmi_parse_info("", 0, n, err, sizeof err), -1);
@@ -304,7 +257,7 @@ START_TEST(test_empty_and_garbage)
 
 	/* Other vendors' output is not a device table. */
 	size_t len;
-	char *other = fixture("hwloc/16amd64-4distances.lstopo-v.txt", &len);
+	char *other = xp_fixture_text("hwloc/16amd64-4distances.lstopo-v.txt", &len);
 	ck_assert_int_eq(xp_npusmi_parse_info(other, len, n, err, sizeof err), -1);
 	ck_assert_int_eq(xp_npusmi_parse_map(other, len, n, err, sizeof err), -1);
 	free(other);
@@ -338,13 +291,13 @@ START_TEST(test_truncated_everywhere)
 	static const char *const infos[] = {F910_INFO, F310_INFO, FOLD_INFO};
 	static const char *const maps[] = {F910_MAP, F310_MAP, FOLD_MAP};
 	static const int full_count[] = {8, 4, 4};
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	for (int f = 0; f < 3; f++) {
 		struct xp_raw_node *full = parse_fixture(infos[f], NULL);
 		ck_assert_int_eq(full->n_devices, full_count[f]);
 		size_t len;
-		char *text = fixture(infos[f], &len);
+		char *text = xp_fixture_text(infos[f], &len);
 		for (size_t cut = 0; cut <= len; cut++) {
 			xp_raw_node_init(n);
 			char *copy = malloc(cut ? cut : 1); /* exact size: ASan sees any over-read */
@@ -367,7 +320,7 @@ START_TEST(test_truncated_everywhere)
 		free(text);
 		free(full);
 
-		text = fixture(maps[f], &len);
+		text = xp_fixture_text(maps[f], &len);
 		for (size_t cut = 0; cut <= len; cut++) {
 			xp_raw_node_init(n);
 			char *copy = malloc(cut ? cut : 1);
@@ -387,15 +340,15 @@ END_TEST
 START_TEST(test_truncated_mid_table)
 {
 	size_t len;
-	char *text = fixture(F910_INFO, &len);
+	char *text = xp_fixture_text(F910_INFO, &len);
 	const char *at = strstr(text, "0000:01:00.0");
 	ck_assert_ptr_nonnull(at);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_info(text, (size_t)(at - text) + 6, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 3); /* NPUs 0-2 whole; 3 dropped */
 	ck_assert_str_eq(dev(n, 2, 0)->bus_id, "0000:41:00.0");
-	ck_assert(has_warning(n, "cut short"));
+	ck_assert(xp_fake_warned(n, "cut short"));
 	ck_assert_str_eq(n->devices[0].driver, "24.1.RC2");
 
 	/* Cut at the end of NPU 3's first row: its chip row is missing. */
@@ -403,7 +356,7 @@ START_TEST(test_truncated_mid_table)
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(text, (size_t)(eol - text) + 1, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 3);
-	ck_assert(has_warning(n, "after an NPU row"));
+	ck_assert(xp_fake_warned(n, "after an NPU row"));
 
 	/* Cut inside the header: no table to read. */
 	const char *hdr = strstr(text, "| Chip");
@@ -418,13 +371,13 @@ END_TEST
 START_TEST(test_oversized)
 {
 	size_t unit;
-	char *text = fixture(F910_INFO, &unit);
+	char *text = xp_fixture_text(F910_INFO, &unit);
 	size_t big = (size_t)20 << 20;
 	char *huge = malloc(big);
 	ck_assert_ptr_nonnull(huge);
 	for (size_t off = 0; off < big; off += unit)
 		memcpy(huge + off, text, big - off < unit ? big - off : unit);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_info(huge, big, n, err, sizeof err), -1);
 	ck_assert(strstr(err, "too large") != NULL);
@@ -441,7 +394,7 @@ END_TEST
 START_TEST(test_too_many_chips)
 {
 	size_t len;
-	char *text = fixture(FOLD_INFO, &len);
+	char *text = xp_fixture_text(FOLD_INFO, &len);
 	/* The header: everything up to and including the "+===" line after the headers. */
 	char *body = strstr(text, "+===");
 	ck_assert_ptr_nonnull(body);
@@ -461,12 +414,12 @@ START_TEST(test_too_many_chips)
 		memcpy(big + at + 2, npu, 3);
 		at += block;
 	}
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_info(big, at, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
 	ck_assert_int_eq(n->devices[63].index, 163);
-	ck_assert(has_warning(n, "more than 64 chips"));
+	ck_assert(xp_fake_warned(n, "more than 64 chips"));
 
 	/* The same block twice is reported and kept once. */
 	memcpy(big + head, row1, block);
@@ -474,7 +427,7 @@ START_TEST(test_too_many_chips)
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(big, head + 2 * block, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
-	ck_assert(has_warning(n, "listed twice"));
+	ck_assert(xp_fake_warned(n, "listed twice"));
 	free(big);
 	free(text);
 	free(n);
@@ -485,18 +438,18 @@ END_TEST
 START_TEST(test_missing_column)
 {
 	size_t len;
-	char *text = fixture(FOLD_INFO, &len);
+	char *text = xp_fixture_text(FOLD_INFO, &len);
 	/* Drop the Bus-Id cell: from "| Bus-Id          " and from every chip row. */
 	replace_once(text, "| Bus-Id          ", "");
 	static const char *const cells[] = {"| 0000:DA:00.0    ", "| 0000:DC:00.0    ",
 					    "| 0000:DD:00.0    ", "| 0000:DB:00.0    "};
 	for (int i = 0; i < 4; i++)
 		replace_once(text, cells[i], "");
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 4);
-	ck_assert(has_warning(n, "no Bus-Id column"));
+	ck_assert(xp_fake_warned(n, "no Bus-Id column"));
 	for (int c = 0; c < 4; c++) {
 		ck_assert_str_eq(n->devices[c].bus_id, "");
 		ck_assert_int_eq(n->devices[c].memory_total_mib, 8192); /* the rest still read */
@@ -505,13 +458,13 @@ START_TEST(test_missing_column)
 	free(text);
 
 	/* NPU 215 chip 1's temperature is missing: that cell is not trusted, the rest is. */
-	text = fixture(FOLD_INFO, &len);
+	text = xp_fixture_text(FOLD_INFO, &len);
 	replace_once(text, "| 12.8              57                   |\n| 1",
 		     "| 12.8                                   |\n| 1");
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 4);
-	ck_assert(has_warning(n, "1 values for 2 columns"));
+	ck_assert(xp_fake_warned(n, "1 values for 2 columns"));
 	ck_assert(isnan(dev(n, 215, 1)->temperature_c));
 	ck_assert(isnan(dev(n, 215, 1)->power_w));
 	ck_assert_str_eq(dev(n, 215, 1)->bus_id, "0000:DC:00.0");
@@ -519,7 +472,7 @@ START_TEST(test_missing_column)
 	free(text);
 
 	/* A header without the NPU column is no device table. */
-	text = fixture(FOLD_INFO, &len);
+	text = xp_fixture_text(FOLD_INFO, &len);
 	replace_once(text, "| NPU     Name", "| Card    Name");
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), -1);
@@ -532,27 +485,27 @@ END_TEST
 START_TEST(test_bad_values)
 {
 	size_t len;
-	char *text = fixture(F910_INFO, &len);
+	char *text = xp_fixture_text(F910_INFO, &len);
 	replace_once(text, "70.5 ", "NA   ");   /* NPU 0 power */
 	replace_once(text, "71.2 ", "7x.2 ");   /* NPU 1 power */
 	replace_once(text, "4666 / 15137", "4666 / 1513x"); /* NPU 1 Memory-Usage: HBM wins, unread */
 	replace_once(text, "0    / 32768", "a    / 32768"); /* NPU 0 HBM */
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 8);
 	ck_assert(isnan(dev(n, 0, 0)->power_w));
 	ck_assert(isnan(dev(n, 1, 0)->power_w));
-	ck_assert(has_warning(n, "Power \"7x.2\" is not a number"));
+	ck_assert(xp_fake_warned(n, "Power \"7x.2\" is not a number"));
 	/* NPU 0's HBM is unreadable: Memory-Usage (4252 / 15137) stands in. */
-	ck_assert(has_warning(n, "HBM-Usage \"a    / 32768\""));
+	ck_assert(xp_fake_warned(n, "HBM-Usage \"a    / 32768\""));
 	ck_assert_int_eq(dev(n, 0, 0)->memory_total_mib, 15137);
 	ck_assert_int_eq(dev(n, 0, 0)->memory_used_mib, 4252);
 	ck_assert_int_eq(dev(n, 1, 0)->memory_total_mib, 32768);
-	ck_assert(!has_warning(n, "Memory-Usage"));
+	ck_assert(!xp_fake_warned(n, "Memory-Usage"));
 
 	/* Parsing again over the same node: "NA" replaces the earlier reading. */
-	char *clean = fixture(F910_INFO, &len);
+	char *clean = xp_fixture_text(F910_INFO, &len);
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(clean, len, n, err, sizeof err), 0);
 	ck_assert_double_eq_tol(dev(n, 0, 0)->power_w, 70.5, 1e-9);
@@ -563,18 +516,18 @@ START_TEST(test_bad_values)
 	free(text);
 
 	/* Memory in a unit npu-smi does not print is left unread, not misread. */
-	text = fixture(F910_INFO, &len);
+	text = xp_fixture_text(F910_INFO, &len);
 	replace_once(text, "HBM-Usage(MB)", "HBM-Usage(KB)");
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
-	ck_assert(has_warning(n, "HBM-Usage in unknown unit \"KB\""));
+	ck_assert(xp_fake_warned(n, "HBM-Usage in unknown unit \"KB\""));
 	ck_assert_int_eq(n->n_warnings, 1);
 	ck_assert_int_eq(dev(n, 7, 0)->memory_total_mib, 15039); /* Memory-Usage 4521 / 15039 */
 	ck_assert_int_eq(dev(n, 7, 0)->memory_used_mib, 4521);
 	free(text);
 
 	/* Control characters from a damaged output never reach a field or a warning. */
-	text = fixture(F910_INFO, &len);
+	text = xp_fixture_text(F910_INFO, &len);
 	replace_once(text, "Warning ", "War\x1b[2J");
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
@@ -588,17 +541,17 @@ END_TEST
 START_TEST(test_map_bad_rows)
 {
 	size_t len;
-	char *text = fixture(F910_MAP, &len);
+	char *text = xp_fixture_text(F910_MAP, &len);
 	/* NPU 2's row: "2   0   2   Ascend 910A" -> a non-numeric NPU ID. */
 	replace_once(text, "\n2 ", "\nx ");
 	/* NPU 5's row loses its chip id's digits. */
 	replace_once(text, "\n5                              0", "\n5                              ?");
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_map(text, strlen(text), n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 6);
-	ck_assert(has_warning(n, "NPU ID \"x\" is not a number"));
-	ck_assert(has_warning(n, "Chip ID \"?\" is not a number"));
+	ck_assert(xp_fake_warned(n, "NPU ID \"x\" is not a number"));
+	ck_assert(xp_fake_warned(n, "Chip ID \"?\" is not a number"));
 	free(text);
 
 	/* A short row is reported, not guessed at. */
@@ -607,7 +560,7 @@ START_TEST(test_map_bad_rows)
 	ck_assert_int_eq(xp_npusmi_parse_map(shortrow, strlen(shortrow), n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_int_eq(n->devices[0].index, 4);
-	ck_assert(has_warning(n, "2 fields for 4 columns"));
+	ck_assert(xp_fake_warned(n, "2 fields for 4 columns"));
 
 	/* A header without Chip Name is not the map. */
 	const char *noname = "NPU ID   Chip ID   Chip Logic ID\n0   0   0\n";
@@ -755,8 +708,8 @@ static const struct {
 
 START_TEST(test_manifest_templates)
 {
-	char *yaml = fixture(FHAMI, NULL);
-	char *man = slurp(MANIFEST, NULL);
+	char *yaml = xp_fixture_text(FHAMI, NULL);
+	char *man = xp_file_text(MANIFEST, NULL);
 	struct chip_cfg c;
 	ck_assert_msg(hami_chip(yaml, tpl_models[_i].chip, &c), "%s not in HAMi's config",
 		      tpl_models[_i].chip);
@@ -793,7 +746,7 @@ END_TEST
 
 START_TEST(test_manifest_adapter)
 {
-	char *man = slurp(MANIFEST, NULL);
+	char *man = xp_file_text(MANIFEST, NULL);
 	ck_assert(strstr(man, "\n[adapter]\n") != NULL || strncmp(man, "[adapter]\n", 10) == 0);
 	ck_assert(strstr(man, "\nname = ascend\n") != NULL);
 	ck_assert(strstr(man, "\npci_vendor = 19e5\n") != NULL);
@@ -808,92 +761,19 @@ END_TEST
 
 /* ---- the adapter ------------------------------------------------------------------ */
 
-static const char *run_info, *run_map; /* what the fake npu-smi prints; NULL: it fails */
-static char run_argv0[4096];
-static int run_calls;
-
-static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out,
-		    size_t *len, char *err, size_t errlen)
+/* Every run: npu-smi's timeout and output limit as the adapter sets them. */
+static void fake_reset(void)
 {
-	run_calls++;
-	snprintf(run_argv0, sizeof run_argv0, "%s", argv[0]);
-	ck_assert_double_eq_tol(timeout_s, 15.0, 1e-9);
-	ck_assert_uint_eq(max_out, (size_t)4 << 20);
-	const char *text = NULL;
-	if (argv[1] && strcmp(argv[1], "info") == 0)
-		text = !argv[2] ? run_info : strcmp(argv[2], "-m") == 0 && !argv[3] ? run_map : NULL;
-	if (!text) {
-		snprintf(err, errlen, "exit status 1");
-		return -1;
-	}
-	*out = strdup(text);
-	*len = strlen(text);
-	return 0;
+	xp_fake_reset();
+	xp_fake.want_timeout_s = 15.0;
+	xp_fake.want_max_out = (size_t)4 << 20;
 }
 
-static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out,
-		       size_t *len, char *err, size_t errlen)
+/* The fake npu-smi: `info` prints info and `info -m` prints map (NULL: they fail). */
+static void fake_npusmi(const char *info, const char *map)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(max + 1);
-	size_t n = fread(buf, 1, max + 1, f);
-	fclose(f);
-	if (n > max) {
-		free(buf);
-		snprintf(err, errlen, "larger than %zu bytes", max);
-		return -1;
-	}
-	*out = buf;
-	*len = n;
-	return 1;
-}
-
-static void fake_free(void *p)
-{
-	free(p);
-}
-
-static struct xp_host fake_host(const char *dir)
-{
-	struct xp_host h = {XP_ADAPTER_ABI, dir, fake_run, fake_replay, fake_free};
-	return h;
-}
-
-static void put_file(const char *dir, const char *name, const char *text, size_t len)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-	fclose(f);
-}
-
-static void copy_fixture(const char *dir, const char *name, const char *rel)
-{
-	size_t len;
-	char *text = fixture(rel, &len);
-	put_file(dir, name, text, len);
-	free(text);
-}
-
-static void remove_dir(const char *dir)
-{
-	static const char *const names[] = {"npu-smi-info.txt", "npu-smi-info-m.txt", "npu-smi"};
-	char path[PATH_MAX];
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	xp_fake_answer((struct xp_fake_rule){.prog = "npu-smi", .args = "info", .out = info});
+	xp_fake_answer((struct xp_fake_rule){.prog = "npu-smi", .args = "info -m", .out = map});
 }
 
 START_TEST(test_adapter_shape)
@@ -912,16 +792,16 @@ START_TEST(test_adapter_replay)
 {
 	char dir[] = "/tmp/xp_ascend_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	copy_fixture(dir, "npu-smi-info.txt", F910_INFO);
-	copy_fixture(dir, "npu-smi-info-m.txt", F910_MAP);
-	struct xp_host h = fake_host(dir);
+	xp_fake_copy(dir, "npu-smi-info.txt", F910_INFO);
+	xp_fake_copy(dir, "npu-smi-info-m.txt", F910_MAP);
+	struct xp_host h = xp_fake_host(dir);
 	const struct xp_adapter *a = &xp_adapter_ascend;
 	void *st = NULL;
 	char err[256] = "";
-	run_calls = 0;
+	fake_reset();
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
 	ck_assert_ptr_nonnull(st);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	n->n_devices = 5; /* enumerate starts from nothing */
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	dump_warnings(n);
@@ -954,20 +834,18 @@ START_TEST(test_adapter_replay)
 	ck_assert_int_eq(a->health(st, n), 0);
 	ck_assert_str_eq(n->devices[0].health, "");
 	ck_assert_str_eq(n->devices[0].reasons[0], "no longer listed by npu-smi info");
-	ck_assert_int_eq(run_calls, 0); /* replay never runs the tool */
+	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs the tool */
 
 	/* The recording damaged: enumerate fails and says why. */
-	put_file(dir, "npu-smi-info.txt", "garbage\n", 8);
+	xp_fake_file(dir, "npu-smi-info.txt", "garbage\n", 8, 0644);
 	ck_assert_int_eq(a->enumerate(st, n), -1);
 	ck_assert(strstr(a->last_error(st), "npu-smi-info.txt: no device table") != NULL);
 	ck_assert_int_eq(a->refresh(st, n), -1);
 	a->close(st);
 
 	/* Without the map, names stay as the table prints them. */
-	copy_fixture(dir, "npu-smi-info.txt", F310_INFO);
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/npu-smi-info-m.txt", dir);
-	unlink(path);
+	xp_fake_copy(dir, "npu-smi-info.txt", F310_INFO);
+	xp_fake_unlink(dir, "npu-smi-info-m.txt");
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 4);
@@ -975,7 +853,7 @@ START_TEST(test_adapter_replay)
 	ck_assert_int_eq(n->n_warnings, 0);
 	a->close(st);
 	free(n);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 
@@ -983,19 +861,19 @@ START_TEST(test_adapter_replay_empty)
 {
 	char dir[] = "/tmp/xp_ascend_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = fake_host(dir);
+	struct xp_host h = xp_fake_host(dir);
 	const struct xp_adapter *a = &xp_adapter_ascend;
 	void *st = NULL;
 	char err[256] = "";
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 0);
 	ck_assert_int_eq(n->n_warnings, 0);
 	ck_assert_int_eq(a->refresh(st, n), -1); /* nothing to re-read */
 	a->close(st);
 	free(n);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 
@@ -1004,23 +882,19 @@ START_TEST(test_adapter_no_tool)
 {
 	char dir[] = "/tmp/xp_ascend_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
-	setenv("PATH", dir, 1);
-	struct xp_host h = fake_host(NULL);
+	char *old = xp_fake_path_set(dir);
+	struct xp_host h = xp_fake_host(NULL);
 	const struct xp_adapter *a = &xp_adapter_ascend;
 	void *st = (void *)1;
 	char err[256] = "";
-	run_calls = 0;
+	fake_reset();
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
 	ck_assert_str_eq(err, "npu-smi not found");
 	ck_assert_ptr_null(st);
-	ck_assert_int_eq(run_calls, 0);
+	ck_assert_int_eq(xp_fake.calls, 0);
 	a->close(st);
-	if (old) {
-		setenv("PATH", old, 1);
-		free(old);
-	}
-	remove_dir(dir);
+	xp_fake_path_restore(old);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 
@@ -1029,39 +903,35 @@ START_TEST(test_adapter_live)
 {
 	char dir[] = "/tmp/xp_ascend_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	put_file(dir, "npu-smi", "#!/bin/sh\nexit 1\n", 17);
 	char tool[PATH_MAX];
-	snprintf(tool, sizeof tool, "%s/npu-smi", dir);
-	ck_assert_int_eq(chmod(tool, 0755), 0);
-	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	snprintf(tool, sizeof tool, "%s", xp_fake_tool(dir, "npu-smi"));
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "/nonexistent-xp:%s", dir);
-	setenv("PATH", path, 1);
+	char *old = xp_fake_path_set(path);
 
-	char *info = fixture(F910_INFO, NULL), *map = fixture(F910_MAP, NULL);
-	struct xp_host h = fake_host(NULL);
+	char *info = xp_fixture_text(F910_INFO, NULL), *map = xp_fixture_text(F910_MAP, NULL);
+	struct xp_host h = xp_fake_host(NULL);
 	const struct xp_adapter *a = &xp_adapter_ascend;
 	void *st = NULL;
 	char err[256] = "";
 
-	run_info = info;
-	run_map = map;
-	run_calls = 0;
+	fake_reset();
+	fake_npusmi(info, map);
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	ck_assert_str_eq(run_argv0, tool); /* the full path found on PATH */
-	struct xp_raw_node *n = new_node();
+	ck_assert_str_eq(xp_fake.argv[0], tool); /* the full path found on PATH */
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 8);
 	ck_assert_str_eq(n->devices[5].name, "Ascend 910A");
-	ck_assert_int_eq(run_calls, 3); /* probe's info, enumerate's info and -m */
+	ck_assert_int_eq(xp_fake.calls, 3); /* probe's info, enumerate's info and -m */
 
 	/* -m failing leaves the table's names and a warning. */
-	run_map = NULL;
+	fake_npusmi(info, NULL);
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	ck_assert_str_eq(n->devices[5].name, "xxx");
-	ck_assert(has_warning(n, "npu-smi info -m: exit status 1"));
+	ck_assert(xp_fake_warned(n, "npu-smi info -m: exit status 1"));
 	/* info failing is an error. */
-	run_info = NULL;
+	fake_npusmi(NULL, NULL);
 	ck_assert_int_eq(a->refresh(st, n), -1);
 	ck_assert_str_eq(a->last_error(st), "npu-smi info: exit status 1");
 	a->close(st);
@@ -1075,20 +945,16 @@ START_TEST(test_adapter_live)
 	/* npu-smi whose table lists no chip: idle. */
 	char *empty = strdup(info);
 	*strstr(empty, "| 0     xxx") = '\0';
-	run_info = empty;
+	fake_npusmi(empty, NULL);
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
 	a->close(st);
 
-	run_info = run_map = NULL;
 	free(empty);
 	free(info);
 	free(map);
 	free(n);
-	if (old) {
-		setenv("PATH", old, 1);
-		free(old);
-	}
-	remove_dir(dir);
+	xp_fake_path_restore(old);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 

@@ -7,16 +7,14 @@
  * as intended. The inputs below are constructed, not recorded: where a line is quoted from a
  * public source, the comment says so. */
 #include <check.h>
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cambricon/cambricon.h"
+#include "fakehost.h"
 #include "xp_adapter.h"
 
 extern const struct xp_adapter xp_adapter_cambricon;
@@ -72,14 +70,6 @@ static const char sections[] =
 	"        Total                      : 22.5 GiB\n"
 	"        Used                       : N/A\n";
 
-static struct xp_raw_node *new_node(void)
-{
-	struct xp_raw_node *n = malloc(sizeof *n);
-	ck_assert_ptr_nonnull(n);
-	xp_raw_node_init(n);
-	return n;
-}
-
 static int parse(const char *text, struct xp_raw_node *n, char *err, size_t errlen)
 {
 	return xp_cnmon_parse_info(text, strlen(text), n, err, errlen);
@@ -87,7 +77,7 @@ static int parse(const char *text, struct xp_raw_node *n, char *err, size_t errl
 
 START_TEST(test_minimal)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(parse(minimal, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
@@ -105,7 +95,7 @@ END_TEST
 
 START_TEST(test_sections)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(parse(sections, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 2);
@@ -137,7 +127,7 @@ END_TEST
 START_TEST(test_bad_input)
 {
 	char err[256];
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	snprintf(n->hostname, sizeof n->hostname, "kept");
 	ck_assert_int_eq(xp_cnmon_parse_info("", 0, n, err, sizeof err), -1);
 	ck_assert_int_eq(xp_cnmon_parse_info(NULL, 0, n, err, sizeof err), -1);
@@ -185,80 +175,12 @@ END_TEST
 
 /* ---- the adapter through a fake host -------------------------------------------------- */
 
-static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
-		       char *err, size_t errlen)
+/* A fake host whose `cnmon info` prints the constructed two-card output. */
+static struct xp_host fake_cnmon(const char *replay_dir)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(max + 1);
-	size_t n = fread(buf, 1, max + 1, f);
-	fclose(f);
-	if (n > max) {
-		free(buf);
-		snprintf(err, errlen, "too large");
-		return -1;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 1;
-}
-
-static int runs;
-static char run_argv[2][4096];
-
-static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
-		    char *err, size_t errlen)
-{
-	ck_assert(timeout_s > 0 && max_out > 0);
-	runs++;
-	snprintf(run_argv[0], sizeof run_argv[0], "%s", argv[0]);
-	snprintf(run_argv[1], sizeof run_argv[1], "%s", argv[1] ? argv[1] : "");
-	ck_assert_ptr_null(argv[1] ? argv[2] : NULL);
-	(void)err;
-	(void)errlen;
-	*out = strdup(sections);
-	*len = strlen(sections);
-	return 0;
-}
-
-static void fake_free(void *p)
-{
-	free(p);
-}
-
-static void write_file(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, mode), 0);
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char path[4096];
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-	closedir(d);
-	rmdir(dir);
+	xp_fake_reset();
+	xp_fake_answer((struct xp_fake_rule){.prog = "cnmon", .args = "info", .out = sections});
+	return xp_fake_host(replay_dir);
 }
 
 START_TEST(test_adapter_replay)
@@ -267,19 +189,17 @@ START_TEST(test_adapter_replay)
 	ck_assert_str_eq(xp_adapter_cambricon.name, "cambricon");
 	char dir[] = "/tmp/xp_cambricon_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = dir, .run = fake_run, .replay = fake_replay,
-			    .free = fake_free};
+	struct xp_host h = fake_cnmon(dir);
 	void *st = NULL;
 	char why[256] = "";
 	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
 	ck_assert_ptr_nonnull(strstr(why, "cnmon-info.txt"));
 	xp_adapter_cambricon.close(st);
 
-	write_file(dir, "cnmon-info.txt", minimal, 0644);
+	xp_fake_file(dir, "cnmon-info.txt", minimal, strlen(minimal), 0644);
 	st = NULL;
-	runs = 0;
 	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_str_eq(n->devices[0].name, "MLU370-X8");
@@ -288,12 +208,12 @@ START_TEST(test_adapter_replay)
 	ck_assert_int_eq(xp_adapter_cambricon.topology(st, n), 0);
 	ck_assert(!n->has_links);
 	ck_assert_str_eq(xp_adapter_cambricon.last_error(st), "");
-	ck_assert_int_eq(runs, 0);
-	write_file(dir, "cnmon-info.txt", "no cards\n", 0644);
+	ck_assert_int_eq(xp_fake.calls, 0);
+	xp_fake_file(dir, "cnmon-info.txt", "no cards\n", 9, 0644);
 	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), -1);
 	ck_assert_ptr_nonnull(strstr(xp_adapter_cambricon.last_error(st), "Card"));
 	xp_adapter_cambricon.close(st);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 	free(n);
 }
 END_TEST
@@ -302,35 +222,29 @@ START_TEST(test_adapter_live)
 {
 	char dir[] = "/tmp/xp_cambricon_XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
-	setenv("PATH", dir, 1);
-	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = NULL, .run = fake_run, .replay = fake_replay,
-			    .free = fake_free};
+	char *old = xp_fake_path_set(dir);
+	struct xp_host h = fake_cnmon(NULL);
 	void *st = NULL;
 	char why[256] = "";
 	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_UNAVAILABLE);
 	ck_assert_str_eq(why, "no cnmon");
 	xp_adapter_cambricon.close(st);
 
-	write_file(dir, "cnmon", "#!/bin/sh\nexit 1\n", 0755);
+	xp_fake_tool(dir, "cnmon");
 	st = NULL;
-	runs = 0;
 	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
 	char want[4096];
 	snprintf(want, sizeof want, "%s/cnmon", dir);
-	ck_assert_str_eq(run_argv[0], want);
-	ck_assert_str_eq(run_argv[1], "info");
-	struct xp_raw_node *n = new_node();
+	ck_assert_str_eq(xp_fake.argv[0], want);
+	ck_assert_int_eq(xp_fake.argc, 2);
+	ck_assert_str_eq(xp_fake.argv[1], "info");
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 2);
-	ck_assert_int_eq(runs, 2);
+	ck_assert_int_eq(xp_fake.calls, 2);
 	xp_adapter_cambricon.close(st);
-	if (old) {
-		setenv("PATH", old, 1);
-		free(old);
-	} else
-		unsetenv("PATH");
-	remove_dir(dir);
+	xp_fake_path_restore(old);
+	xp_fake_rmdir(dir);
 	free(n);
 }
 END_TEST

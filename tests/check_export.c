@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "jobspec.h"
 #include "model.h"
 #include "place.h"
@@ -15,24 +16,11 @@
 #include "simgen.h"
 #include "testlib.h"
 
-/* A node of n devices of one vendor, all free and healthy. */
+/* A node of n devices of one vendor, all free and healthy, on one NUMA domain and one link. */
 static void mknode(struct xp_cluster *c, const char *name, int n, const char *vendor, const char *model)
 {
-	struct xp_node *nd = xp_node_new(name);
-	for (int i = 0; i < n; i++) {
-		struct xp_device *d = xp_node_add_device(nd);
-		d->index = i;
-		d->vendor = xp_strdup(vendor);
-		d->model = xp_strdup(model);
-		d->driver = xp_strdup("1");
-		d->pci_bus_id = xp_asprintf("0000:%02x:00.0", 0x10 + i);
-		d->memory_mib = 32768;
-		d->ecu = 1.0;
-		d->numa = 0;
-		d->health = XP_HEALTH_OK;
-		d->affinity_group = xp_strdup("g:0");
-	}
-	xp_cluster_add(c, nd);
+	const struct xp_test_devs t = {vendor, model, "1", 32768, 1, "g", 0};
+	xp_test_node(c, name, n, &t);
 }
 
 static struct xp_cluster *cluster(void)
@@ -340,9 +328,8 @@ START_TEST(manifest_without_names)
 	/* A manifest that describes the device but names no resource or gres: refused, naming the
 	 * node, the device and the manifest. No manifests at all: the same. */
 	static const char bare_text[] = "[adapter]\nname = acme\nvendor = Acme\n";
+	struct xp_manifest *bare = xp_test_manifest(bare_text, "acme.adapter");
 	struct xp_err err = {{0}};
-	struct xp_manifest *bare = xp_manifest_parse(bare_text, strlen(bare_text), "acme.adapter", &err);
-	ck_assert_msg(bare != NULL, "%s", err.msg);
 	struct xp_cluster *c = xp_cluster_new();
 	mknode(c, "acme-1", 1, "Acme", "X1");
 	struct xp_job *j = xp_job_parse("{\"devices\": 1}", strlen("{\"devices\": 1}"), NULL, &err);
@@ -491,17 +478,7 @@ END_TEST
 
 START_TEST(cli)
 {
-	struct xp_err err = {{0}};
-	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
-	ck_assert_msg(c != NULL, "%s", err.msg);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
-	fclose(f);
-	xp_cluster_free(c);
-	char *path = xp_tmpfile(buf, len);
-	free(buf);
+	char *path = xp_test_sim_file(40, 3);
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "volcano", NULL), 0);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "validate.h"
@@ -44,24 +45,11 @@ static const char nvidia_text[] =
 	"template = 1g.10gb memory_mib=10240 compute=1/7 count=7\n"
 	"template = 7g.80gb memory_mib=81920 compute=1 count=1\n";
 
-static struct xp_manifest *mans[2];
-static const struct xp_manifest *const *cmans = (const struct xp_manifest *const *)mans;
-
 static void setup(void)
 {
-	struct xp_err err = {{0}};
-	mans[0] = xp_manifest_parse(ascend_text, sizeof ascend_text - 1, "ascend.adapter", &err);
-	ck_assert_msg(mans[0] != NULL, "%s", err.msg);
-	mans[1] = xp_manifest_parse(nvidia_text, sizeof nvidia_text - 1, "nvidia.adapter", &err);
-	ck_assert_msg(mans[1] != NULL, "%s", err.msg);
+	xp_test_mans_parse(ascend_text, nvidia_text);
 }
 
-static void teardown(void)
-{
-	xp_manifest_free(mans[0]);
-	xp_manifest_free(mans[1]);
-	mans[0] = mans[1] = NULL;
-}
 
 static struct xp_job *parse(const char *text, struct xp_err *err)
 {
@@ -93,7 +81,7 @@ static void check_fails(const char *text, const char *want)
 {
 	struct xp_job *j = good(text);
 	struct xp_err err = {{0}};
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) != 0, "passed the check: %s", text);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) != 0, "passed the check: %s", text);
 	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s\n  got:  %s\n  want: %s...", text,
 		      err.msg, want);
 	xp_job_free(j);
@@ -103,7 +91,7 @@ static void check_passes(const char *text)
 {
 	struct xp_job *j = good(text);
 	struct xp_err err = {{0}};
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) == 0, "%s: %s", text, err.msg);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) == 0, "%s: %s", text, err.msg);
 	xp_job_free(j);
 }
 
@@ -185,7 +173,7 @@ START_TEST(short_form)
 	ck_assert_int_eq(j->groups[0].gang_min, 2);
 	ck_assert(j->groups[0].homogeneous);
 	struct xp_err err = {{0}};
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) == 0, "%s", err.msg);
 	xp_job_free(j);
 
 	/* Nothing at all: one replica of one device, kind batch, no constraints. */
@@ -203,7 +191,7 @@ START_TEST(short_form)
 	ck_assert_int_eq(g->numa, XP_NUMA_NONE);
 	ck_assert_int_eq(g->network, XP_NET_ANY);
 	ck_assert_int_eq(g->validated_layer, -1);
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) == 0, "%s", err.msg);
 	xp_job_free(j);
 
 	/* Layers as xpool takes them everywhere: a unique prefix or the column number. */
@@ -252,7 +240,7 @@ START_TEST(flags)
 	ck_assert_int_eq(g->validated_layer, XP_LAYER_EXECUTES);
 	ck_assert_str_eq(g->validated_case, "llama-70b");
 	/* 8 = two whole rings of 4; the vendor pattern matches the adapter's name too. */
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) == 0, "%s", err.msg);
 	xp_job_free(j);
 
 	/* No flags: the same defaults as "{}"; a flag given without a value is true. */
@@ -265,7 +253,7 @@ START_TEST(flags)
 	ck_assert(j->groups[0].same_group);
 	ck_assert_int_eq(j->groups[0].validated_layer, XP_LAYER_ACCEPTED);
 	ck_assert_ptr_null(j->groups[0].validated_case);
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) == 0, "%s", err.msg);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) == 0, "%s", err.msg);
 	xp_job_free(j);
 }
 END_TEST
@@ -505,7 +493,7 @@ static void flags_check_fails(const struct xp_job_flags *f, const char *want)
 	struct xp_err err = {{0}};
 	struct xp_job *j = xp_job_from_flags(f, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
-	ck_assert_msg(xp_job_check(j, cmans, 2, &err) != 0, "passed, want: %s", want);
+	ck_assert_msg(xp_job_check(j, XP_TEST_MANS, 2, &err) != 0, "passed, want: %s", want);
 	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "got:  %s\nwant: %s...", err.msg, want);
 	xp_job_free(j);
 }
@@ -573,7 +561,7 @@ static void hostile(const char *text, size_t len, const char *want)
 			ck_assert_msg((unsigned char)*c >= 0x20 && *c != 0x7f, "control byte in: %s", err.msg);
 	}
 	if (j) {
-		xp_job_check(j, cmans, 2, &err);
+		xp_job_check(j, XP_TEST_MANS, 2, &err);
 		json_decref(xp_job_to_json(j));
 	}
 	xp_job_free(j);
@@ -645,7 +633,7 @@ Suite *xp_suite_jobspec(void)
 {
 	Suite *s = suite_create("jobspec");
 	TCase *tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, xp_test_mans_free);
 	tcase_add_test(tc, full_form);
 	tcase_add_test(tc, short_form);
 	tcase_add_test(tc, flags);

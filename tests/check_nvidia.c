@@ -3,9 +3,7 @@
  * replay mode and in live mode with a stand-in nvidia-smi, and NVML's absence.
  * Expected values are read off the fixtures by hand. */
 #include <check.h>
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,44 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fakehost.h"
 #include "nvidia/nvidia.h"
 #include "testlib.h"
 
 #define NV "nvidia-smi/"
 
-/* Reads a fixture into a NUL-terminated buffer. */
-static char *slurp(const char *rel, size_t *len)
-{
-	const char *p = xp_fixture(rel);
-	FILE *f = fopen(p, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", p);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	char *buf = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
-static struct xp_raw_node *new_node(void)
-{
-	struct xp_raw_node *n = malloc(sizeof *n);
-	ck_assert_ptr_nonnull(n);
-	xp_raw_node_init(n);
-	return n;
-}
-
 /* Parses a fixture that must parse; returns the node (free it). */
 static struct xp_raw_node *xml_fixture(const char *rel)
 {
 	size_t len;
-	char *text = slurp(rel, &len);
-	struct xp_raw_node *n = new_node();
+	char *text = xp_fixture_text(rel, &len);
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_msg(xp_nvsmi_parse_xml(text, len, n, err, sizeof err) == 0, "%s: %s", rel, err);
 	free(text);
@@ -77,14 +49,6 @@ static char *replace(char *text, const char *from, const char *to)
 static int parse_xml_str(const char *text, struct xp_raw_node *n, char *err, size_t errlen)
 {
 	return xp_nvsmi_parse_xml(text, strlen(text), n, err, errlen);
-}
-
-static bool has_warning(const struct xp_raw_node *n, const char *part)
-{
-	for (int i = 0; i < n->n_warnings; i++)
-		if (strstr(n->warnings[i], part))
-			return true;
-	return false;
 }
 
 /* ---- capture files: sections headed "# $ command" ----------------------------------------- */
@@ -293,10 +257,10 @@ START_TEST(xml_health_fields)
 {
 	size_t len;
 	char err[256];
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 
 	/* v11 throttle reasons: benign ones are not reasons, the others use nvidia-smi's words. */
-	char *t = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	char *t = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
 	t = replace(t, "<clocks_throttle_reason_hw_slowdown>Not Active",
 		    "<clocks_throttle_reason_hw_slowdown>Active");
 	t = replace(t, "<clocks_throttle_reason_sw_thermal_slowdown>Not Active",
@@ -314,7 +278,7 @@ START_TEST(xml_health_fields)
 	free(t);
 
 	/* v12 ECC: sram + dram per scope, the larger of volatile and aggregate. */
-	t = slurp(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
+	t = xp_fixture_text(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
 	t = replace(t, "<sram_correctable>0</sram_correctable>", "<sram_correctable>2</sram_correctable>");
 	t = replace(t, "<dram_correctable>0</dram_correctable>", "<dram_correctable>1</dram_correctable>");
 	char *agg = strstr(t, "<aggregate>");
@@ -334,7 +298,7 @@ START_TEST(xml_health_fields)
 	free(t);
 
 	/* v13 ECC: sram_uncorrectable_parity and _secded are both uncorrected. */
-	t = slurp(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
+	t = xp_fixture_text(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
 	t = replace(t, "<sram_uncorrectable_parity>N/A", "<sram_uncorrectable_parity>1");
 	t = replace(t, "<sram_uncorrectable_secded>N/A", "<sram_uncorrectable_secded>2");
 	t = replace(t, "<remapped_row_failure>No", "<remapped_row_failure>Yes");
@@ -349,7 +313,7 @@ START_TEST(xml_health_fields)
 	free(t);
 
 	/* v10-era ECC: single_bit/double_bit totals. */
-	t = slurp(NV "quadro-p400_418.43.q.xml", &len);
+	t = xp_fixture_text(NV "quadro-p400_418.43.q.xml", &len);
 	char *vol = strstr(t, "<volatile>");
 	ck_assert_ptr_nonnull(vol);
 	char *tot = strstr(vol, "<total>N/A</total>");
@@ -372,8 +336,8 @@ START_TEST(xml_gpu_counts)
 {
 	size_t len;
 	char err[256];
-	struct xp_raw_node *n = new_node();
-	char *t = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	struct xp_raw_node *n = xp_fake_node();
+	char *t = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
 	char *g0 = strstr(t, "    <gpu id=");
 	char *g1 = strstr(t, "</gpu>");
 	ck_assert(g0 && g1);
@@ -401,7 +365,7 @@ START_TEST(xml_gpu_counts)
 	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
 	ck_assert_int_eq(n->devices[63].index, 63);
 	ck_assert_str_eq(n->devices[63].name, "Tesla T4");
-	ck_assert(has_warning(n, "lists 70 GPUs; only the first 64"));
+	ck_assert(xp_fake_warned(n, "lists 70 GPUs; only the first 64"));
 	free(many);
 	free(t);
 	free(n);
@@ -430,7 +394,7 @@ static long stderr_bytes_during(void (*fn)(void))
 
 static void expect_xml_error(const char *text, size_t len, const char *part)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(xp_nvsmi_parse_xml(text, len, n, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, part) != NULL, "error \"%s\" lacks \"%s\"", err, part);
@@ -445,7 +409,7 @@ static void bad_xml_inputs(void)
 	expect_xml_error("   \n", 4, "not XML");
 
 	size_t len;
-	char *t = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	char *t = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
 	size_t cuts[] = {1, 40, len / 10, len / 2, len * 9 / 10, len - 3};
 	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
 		expect_xml_error(t, cuts[i], "nvidia-smi -q -x: ");
@@ -496,7 +460,7 @@ static void bad_xml_inputs(void)
 	/* wrong root, wrong format, wrong vendor */
 	const char *root = "<?xml version=\"1.0\"?>\n<smi_log><gpu id=\"0\"/></smi_log>\n";
 	expect_xml_error(root, strlen(root), "the root element is <smi_log>, not <nvidia_smi_log>");
-	char *q = slurp(NV "q-i0_h800_525.105.17.txt", &len); /* the text form of -q */
+	char *q = xp_fixture_text(NV "q-i0_h800_525.105.17.txt", &len); /* the text form of -q */
 	expect_xml_error(q, len, "not XML");
 	free(q);
 	const char *json = "{\"card0\": {\"Card series\": \"x\"}}";
@@ -515,7 +479,7 @@ START_TEST(xml_doctype_not_loaded)
 {
 	const char *doc = "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"/nonexistent/x.dtd\">\n"
 			  "<nvidia_smi_log><driver_version>1.2</driver_version></nvidia_smi_log>\n";
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(parse_xml_str(doc, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 0);
@@ -535,7 +499,7 @@ START_TEST(capture_sections)
 {
 	for (size_t c = 0; c < sizeof captures / sizeof captures[0]; c++) {
 		size_t len, sl;
-		char *text = slurp(captures[c], &len);
+		char *text = xp_fixture_text(captures[c], &len);
 		char cmds[64][96];
 		int n = capture_commands(text, cmds, 64);
 		ck_assert_int_ge(n, 20);
@@ -546,7 +510,7 @@ START_TEST(capture_sections)
 		char *q = capture_section(text, "nvidia-smi -q", &sl);
 		ck_assert_ptr_nonnull(q);
 		ck_assert_ptr_nonnull(strstr(q, "==============NVSMI LOG=============="));
-		struct xp_raw_node *node = new_node();
+		struct xp_raw_node *node = xp_fake_node();
 		char err[256] = "";
 		ck_assert_int_eq(xp_nvsmi_parse_xml(q, sl, node, err, sizeof err), -1);
 		ck_assert_ptr_nonnull(strstr(err, "not XML"));
@@ -577,7 +541,7 @@ END_TEST
 START_TEST(capture_h200_mig_listing)
 {
 	size_t len, sl;
-	char *text = slurp(captures[1], &len);
+	char *text = xp_fixture_text(captures[1], &len);
 	char *l = capture_section(text, "nvidia-smi -L", &sl);
 	ck_assert_ptr_nonnull(l);
 	ck_assert_ptr_nonnull(strstr(l, "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)"));
@@ -597,8 +561,8 @@ END_TEST
 static struct xp_raw_node *topo_fixture(const char *rel)
 {
 	size_t len;
-	char *text = slurp(rel, &len);
-	struct xp_raw_node *n = new_node();
+	char *text = xp_fixture_text(rel, &len);
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_msg(xp_nvsmi_parse_topo(text, len, n, err, sizeof err) == 0, "%s: %s", rel, err);
 	free(text);
@@ -653,7 +617,7 @@ START_TEST(topo_8xh800_truncated_paste)
 	for (int i = 0; i < 4; i++) {
 		char want[64];
 		snprintf(want, sizeof want, "GPU%d CPU Affinity \"-31,64-95\"", i);
-		ck_assert_msg(has_warning(n, want), "no warning for GPU%d", i);
+		ck_assert_msg(xp_fake_warned(n, want), "no warning for GPU%d", i);
 	}
 	free(n);
 }
@@ -664,7 +628,7 @@ START_TEST(topo_onto_devices)
 {
 	struct xp_raw_node *n = xml_fixture(NV "a100-sxm4-80gb-x4_535.54.03.q.xml");
 	size_t len, sl;
-	char *cap = slurp(captures[0], &len);
+	char *cap = xp_fixture_text(captures[0], &len);
 	char *topo = capture_section(cap, "nvidia-smi topo -m", &sl);
 	char err[256] = "";
 	ck_assert_int_eq(xp_nvsmi_parse_topo(topo, sl, n, err, sizeof err), 0);
@@ -676,12 +640,12 @@ START_TEST(topo_onto_devices)
 	free(cap);
 
 	/* a matrix with more GPUs than the node has: the extra rows are reported, not invented */
-	char *a10 = slurp(NV "topo-m_4xA10-pcie_2nics.txt", &len);
+	char *a10 = xp_fixture_text(NV "topo-m_4xA10-pcie_2nics.txt", &len);
 	ck_assert_int_eq(xp_nvsmi_parse_topo(a10, len, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_str_eq(n->links[0][0], "X");
-	ck_assert(has_warning(n, "GPU1 is not among the devices"));
-	ck_assert(has_warning(n, "GPU3 is not among the devices"));
+	ck_assert(xp_fake_warned(n, "GPU1 is not among the devices"));
+	ck_assert(xp_fake_warned(n, "GPU3 is not among the devices"));
 	free(a10);
 	free(n);
 }
@@ -691,8 +655,8 @@ START_TEST(topo_damaged)
 {
 	size_t len;
 	char err[256];
-	struct xp_raw_node *n = new_node();
-	char *t = slurp(NV "topo-m_4xA10-pcie_2nics.txt", &len);
+	struct xp_raw_node *n = xp_fake_node();
+	char *t = xp_fixture_text(NV "topo-m_4xA10-pcie_2nics.txt", &len);
 
 	/* cut in the middle of GPU2's row: GPU2 keeps what it has, GPU3 has no row */
 	char *row2 = strstr(t, "\nGPU2");
@@ -705,8 +669,8 @@ START_TEST(topo_damaged)
 	ck_assert_str_eq(n->links[2][2], ""); /* missing cell */
 	ck_assert_str_eq(n->links[3][0], "");
 	ck_assert_int_eq(n->devices[2].numa, -1);
-	ck_assert(has_warning(n, "row GPU2 has 2 of 9 cells"));
-	ck_assert(has_warning(n, "no row for GPU3"));
+	ck_assert(xp_fake_warned(n, "row GPU2 has 2 of 9 cells"));
+	ck_assert(xp_fake_warned(n, "no row for GPU3"));
 
 	/* a cell that is not a link class; NV# with any count; tabs instead of spaces */
 	char *u = malloc(len + 8);
@@ -715,9 +679,9 @@ START_TEST(topo_damaged)
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_nvsmi_parse_topo(u, strlen(u), n, err, sizeof err), 0);
 	ck_assert_str_eq(n->links[1][0], "");
-	ck_assert(has_warning(n, "GPU1/GPU0 cell \"ZZZ\" is not a link class"));
+	ck_assert(xp_fake_warned(n, "GPU1/GPU0 cell \"ZZZ\" is not a link class"));
 	free(u);
-	char *h = slurp(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
+	char *h = xp_fixture_text(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
 	h = replace(h, "GPU0     X      NV8 ", "GPU0\t X \tNV18\t");
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_nvsmi_parse_topo(h, strlen(h), n, err, sizeof err), 0);
@@ -745,7 +709,7 @@ END_TEST
 
 static void expect_topo_error(const char *text, size_t len, const char *part)
 {
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(xp_nvsmi_parse_topo(text, len, n, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, part) != NULL, "error \"%s\" lacks \"%s\"", err, part);
@@ -758,10 +722,10 @@ START_TEST(topo_bad_input)
 	expect_topo_error("", 0, "empty input");
 	expect_topo_error(NULL, 0, "empty input");
 	size_t len;
-	char *csv = slurp(NV "query-gpu_csv_timestamp-pstate-mem.csv", &len);
+	char *csv = xp_fixture_text(NV "query-gpu_csv_timestamp-pstate-mem.csv", &len);
 	expect_topo_error(csv, len, "no header line");
 	free(csv);
-	char *xml = slurp(NV "tesla-t4_515.105.01.q.xml", &len);
+	char *xml = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
 	expect_topo_error(xml, len, "no header line");
 	free(xml);
 	char *g = malloc(1 << 20);
@@ -785,7 +749,7 @@ START_TEST(topo_bad_input)
 	for (int i = 1; i < 400; i++)
 		o += (size_t)sprintf(h + o, "\tNV%d", i);
 	o += (size_t)sprintf(h + o, "\t0-1\t0\n");
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256] = "";
 	ck_assert_int_eq(xp_nvsmi_parse_topo(h, o, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
@@ -798,94 +762,6 @@ END_TEST
 
 /* ---- the adapter -------------------------------------------------------------------------- */
 
-/* Replay files come from the directory named in the host, as xpool's own host does. */
-static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
-		       char *err, size_t errlen)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(max + 1);
-	size_t n = fread(buf, 1, max + 1, f);
-	fclose(f);
-	if (n > max) {
-		free(buf);
-		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
-		return -1;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 1;
-}
-
-/* A stand-in for running nvidia-smi: answers -q -x and topo -m from fixtures. */
-static int fake_runs;
-static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
-		    char *err, size_t errlen)
-{
-	(void)timeout_s;
-	(void)max_out;
-	fake_runs++;
-	const char *prog = strrchr(argv[0], '/');
-	if (!prog || strcmp(prog, "/nvidia-smi") != 0 || !argv[1] || !argv[2] || argv[3]) {
-		snprintf(err, errlen, "unexpected command");
-		return -1;
-	}
-	size_t l;
-	if (strcmp(argv[1], "-q") == 0 && strcmp(argv[2], "-x") == 0) {
-		*out = slurp(NV "tesla-t4_515.105.01.q.xml", &l);
-	} else if (strcmp(argv[1], "topo") == 0 && strcmp(argv[2], "-m") == 0) {
-		char *cap = slurp(captures[2], &l);
-		*out = capture_section(cap, "nvidia-smi topo -m", &l);
-		free(cap);
-	} else {
-		snprintf(err, errlen, "unexpected arguments");
-		return -1;
-	}
-	*len = l;
-	return 0;
-}
-
-static void write_file(const char *dir, const char *name, const char *data, size_t len)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	fclose(f);
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
-static struct xp_host host_for(const char *dir)
-{
-	struct xp_host h = {XP_ADAPTER_ABI, dir, fake_run, fake_replay, free};
-	return h;
-}
-
 START_TEST(adapter_replay)
 {
 	const struct xp_adapter *a = &xp_adapter_nvidia;
@@ -895,22 +771,22 @@ START_TEST(adapter_replay)
 	char dir[] = "/tmp/xp-nv-replay-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	size_t len, sl;
-	char *xml = slurp(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
-	write_file(dir, XP_NVSMI_XML_FILE, xml, len);
+	char *xml = xp_fixture_text(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
+	xp_fake_file(dir, XP_NVSMI_XML_FILE, xml, len, 0644);
 	free(xml);
-	char *cap = slurp(captures[0], &len);
+	char *cap = xp_fixture_text(captures[0], &len);
 	char *topo = capture_section(cap, "nvidia-smi topo -m", &sl);
-	write_file(dir, XP_NVSMI_TOPO_FILE, topo, sl);
+	xp_fake_file(dir, XP_NVSMI_TOPO_FILE, topo, sl, 0644);
 	free(topo);
 	free(cap);
 
-	struct xp_host h = host_for(dir);
+	struct xp_host h = xp_fake_host(dir);
 	void *st = NULL;
 	char err[256] = "";
-	fake_runs = 0;
+	xp_fake_reset();
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
 	ck_assert_ptr_nonnull(st);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	snprintf(n->hostname, sizeof n->hostname, "node7");
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	ck_assert_str_eq(n->hostname, "node7");
@@ -930,14 +806,12 @@ START_TEST(adapter_replay)
 	ck_assert_int_eq(n->n_warnings, 0);
 	ck_assert_str_eq(a->last_error(st), "");
 	a->close(st);
-	ck_assert_int_eq(fake_runs, 0); /* replay never runs a tool */
+	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs a tool */
 
 	/* only the matrix: the rows are the devices */
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, XP_NVSMI_XML_FILE);
-	unlink(path);
-	char *h800 = slurp(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
-	write_file(dir, XP_NVSMI_TOPO_FILE, h800, len);
+	xp_fake_unlink(dir, XP_NVSMI_XML_FILE);
+	char *h800 = xp_fixture_text(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
+	xp_fake_file(dir, XP_NVSMI_TOPO_FILE, h800, len, 0644);
 	free(h800);
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
 	ck_assert_int_eq(a->enumerate(st, n), 0);
@@ -948,23 +822,22 @@ START_TEST(adapter_replay)
 	a->close(st);
 
 	/* an empty directory: idle, no state, a reason */
-	unlink(path);
-	snprintf(path, sizeof path, "%s/%s", dir, XP_NVSMI_TOPO_FILE);
-	unlink(path);
+	xp_fake_unlink(dir, XP_NVSMI_XML_FILE);
+	xp_fake_unlink(dir, XP_NVSMI_TOPO_FILE);
 	st = (void *)1;
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
 	ck_assert_ptr_null(st);
 	ck_assert_ptr_nonnull(strstr(err, "no nvidia-smi-q-x.xml or nvidia-smi-topo-m.txt"));
 
 	/* a broken recording: enumerate fails with the parser's message */
-	write_file(dir, XP_NVSMI_XML_FILE, "<nvidia_smi_log><gpu>", 21);
+	xp_fake_file(dir, XP_NVSMI_XML_FILE, "<nvidia_smi_log><gpu>", 21, 0644);
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
 	ck_assert_int_eq(a->enumerate(st, n), -1);
 	ck_assert_ptr_nonnull(strstr(a->last_error(st), "nvidia-smi -q -x: "));
 	ck_assert_int_eq(n->n_devices, 0);
 	a->close(st);
 
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 	free(n);
 }
 END_TEST
@@ -992,7 +865,7 @@ START_TEST(nvml_missing_or_working)
 	}
 	/* On a machine with the driver: whatever it has must read back sanely. */
 	ck_assert_msg(r != XP_PROBE_UNAVAILABLE, "%s", err);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_msg(xp_nvml_enumerate(h, n, err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(n->n_devices > 0, r == XP_PROBE_ACTIVE);
 	for (int i = 0; i < n->n_devices; i++) {
@@ -1015,35 +888,40 @@ START_TEST(adapter_live_fallback)
 	if (nvml_present())
 		return; /* the NVML path is taken instead; covered above */
 	const struct xp_adapter *a = &xp_adapter_nvidia;
-	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
 	char dir[] = "/tmp/xp-nv-path-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = host_for(NULL);
+	struct xp_host h = xp_fake_host(NULL);
 	void *st = (void *)1;
 	char err[256] = "";
 
 	/* neither the library nor the tool: the normal state of a machine without NVIDIA */
-	setenv("PATH", dir, 1);
+	char *old = xp_fake_path_set(dir);
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
 	ck_assert_ptr_null(st);
 	ck_assert_str_eq(err, "no libnvidia-ml.so.1 and no nvidia-smi");
 
 	/* a stand-in nvidia-smi (never executed: the host's run answers for it) */
-	write_file(dir, "nvidia-smi", "#!/bin/sh\nexit 1\n", 17);
 	char tool[4096];
-	snprintf(tool, sizeof tool, "%s/nvidia-smi", dir);
-	ck_assert_int_eq(chmod(tool, 0755), 0);
-	fake_runs = 0;
+	snprintf(tool, sizeof tool, "%s", xp_fake_tool(dir, "nvidia-smi"));
+	size_t len;
+	char *xml = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
+	char *cap = xp_fixture_text(captures[2], &len);
+	char *topo = capture_section(cap, "nvidia-smi topo -m", &len);
+	xp_fake_reset();
+	xp_fake.fail = "unexpected command";
+	xp_fake_answer((struct xp_fake_rule){.prog = "nvidia-smi", .args = "-q -x", .out = xml});
+	xp_fake_answer((struct xp_fake_rule){.prog = "nvidia-smi", .args = "topo -m", .out = topo});
 	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = new_node();
+	ck_assert_str_eq(xp_fake.argv[0], tool); /* found on PATH, run by absolute path */
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(a->enumerate(st, n), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_str_eq(n->devices[0].name, "Tesla T4");
 	ck_assert_int_eq(a->topology(st, n), 0);
 	ck_assert_str_eq(n->links[0][0], "X");
-	ck_assert_int_eq(fake_runs, 2); /* probe (whose report enumerate reuses), topology */
+	ck_assert_int_eq(xp_fake.calls, 2); /* probe (whose report enumerate reuses), topology */
 	ck_assert_int_eq(a->refresh(st, n), 0); /* refresh runs the tool again */
-	ck_assert_int_eq(fake_runs, 3);
+	ck_assert_int_eq(xp_fake.calls, 3);
 	ck_assert_double_eq_tol(n->devices[0].temperature_c, 40, 1e-9);
 	a->close(st);
 
@@ -1053,13 +931,11 @@ START_TEST(adapter_live_fallback)
 	ck_assert_int_eq(a->probe(&broken, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
 	ck_assert_ptr_nonnull(strstr(err, "cannot run tools"));
 
-	if (old) {
-		setenv("PATH", old, 1);
-		free(old);
-	} else {
-		unsetenv("PATH");
-	}
-	remove_dir(dir);
+	xp_fake_path_restore(old);
+	xp_fake_rmdir(dir);
+	free(topo);
+	free(cap);
+	free(xml);
 	free(n);
 }
 END_TEST
@@ -1129,7 +1005,7 @@ START_TEST(nvml_stand_in)
 {
 	char dir[] = "/tmp/xp-nv-nvml-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	write_file(dir, "fake.c", fake_nvml_src, strlen(fake_nvml_src));
+	xp_fake_file(dir, "fake.c", fake_nvml_src, strlen(fake_nvml_src), 0644);
 	char cmd[8192], lib[4096];
 	snprintf(lib, sizeof lib, "%s/libnvidia-ml.so.1", dir);
 	snprintf(cmd, sizeof cmd, "exec ${CC:-cc} -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 -o %s %s/fake.c", lib,
@@ -1139,7 +1015,7 @@ START_TEST(nvml_stand_in)
 	if (xp_run_argv(&r, argv, NULL) != 0 || r.status != 0) {
 		/* no compiler here: nothing to exercise */
 		xp_run_free(&r);
-		remove_dir(dir);
+		xp_fake_rmdir(dir);
 		return;
 	}
 	xp_run_free(&r);
@@ -1150,7 +1026,7 @@ START_TEST(nvml_stand_in)
 	void *h = NULL;
 	char err[256] = "";
 	ck_assert_int_eq(xp_nvml_open(&h, err, sizeof err), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = new_node();
+	struct xp_raw_node *n = xp_fake_node();
 	ck_assert_int_eq(xp_nvml_enumerate(h, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 5);
 	const struct xp_raw_device *d = &n->devices[0];
@@ -1194,11 +1070,11 @@ START_TEST(nvml_stand_in)
 	ck_assert_str_eq(n->links[0][2], "SYS");
 	ck_assert_str_eq(n->links[4][4], "X");
 	ck_assert_str_eq(n->links[0][4], "");
-	ck_assert(has_warning(n, "GPU 4 could not be opened"));
+	ck_assert(xp_fake_warned(n, "GPU 4 could not be opened"));
 	free(n);
 	xp_nvml_close(h);
 	dlclose(pre);
-	remove_dir(dir);
+	xp_fake_rmdir(dir);
 }
 END_TEST
 
@@ -1206,8 +1082,8 @@ END_TEST
 START_TEST(xml_speed)
 {
 	size_t len;
-	char *t = slurp(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
-	struct xp_raw_node *n = new_node();
+	char *t = xp_fixture_text(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
+	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -48,44 +49,19 @@ static const char nvidia_text[] =
 	"partition = whole mig\n"
 	"template = 1g.10gb memory_mib=10240 compute=1/7 count=7\n";
 
-static struct xp_manifest *mans[2];
-static const struct xp_manifest *const *cmans = (const struct xp_manifest *const *)mans;
-
 static void setup(void)
 {
-	struct xp_err err = {{0}};
-	mans[0] = xp_manifest_parse(ascend_text, sizeof ascend_text - 1, "ascend.adapter", &err);
-	ck_assert_msg(mans[0] != NULL, "%s", err.msg);
-	mans[1] = xp_manifest_parse(nvidia_text, sizeof nvidia_text - 1, "nvidia.adapter", &err);
-	ck_assert_msg(mans[1] != NULL, "%s", err.msg);
+	xp_test_mans_parse(ascend_text, nvidia_text);
 }
 
-static void teardown(void)
-{
-	xp_manifest_free(mans[0]);
-	xp_manifest_free(mans[1]);
-}
 
 /* A node of n devices of one model: Ascend in rings of 4 (hccs:0, hccs:1), NVIDIA on one NVLink
  * island; NUMA domain = index / (n/2). */
 static struct xp_node *mknode(struct xp_cluster *c, const char *name, int n, bool ascend, const char *driver)
 {
-	struct xp_node *nd = xp_node_new(name);
-	for (int i = 0; i < n; i++) {
-		struct xp_device *d = xp_node_add_device(nd);
-		d->index = i;
-		d->vendor = xp_strdup(ascend ? "Huawei" : "NVIDIA");
-		d->model = xp_strdup(ascend ? "Ascend 910A" : "H100 80GB HBM3");
-		d->driver = xp_strdup(driver);
-		d->pci_bus_id = xp_asprintf("0000:%02x:00.0", 0x10 + i);
-		d->memory_mib = ascend ? 32768 : 81559;
-		d->ecu = 1.0;
-		d->numa = i / (n / 2 ? n / 2 : 1);
-		d->health = XP_HEALTH_OK;
-		d->affinity_group = ascend ? xp_asprintf("hccs:%d", i / 4) : xp_strdup("nvlink:0");
-	}
-	xp_cluster_add(c, nd);
-	return nd;
+	const struct xp_test_devs t = ascend ? (struct xp_test_devs){"Huawei", "Ascend 910A", driver, 32768, 2, "hccs", 4}
+					     : (struct xp_test_devs){"NVIDIA", "H100 80GB HBM3", driver, 81559, 2, "nvlink", 0};
+	return xp_test_node(c, name, n, &t);
 }
 
 /* Marks device i of nd in use by a whole job (slice NULL) or by one slice. */
@@ -109,7 +85,7 @@ static struct xp_place_result *place(const struct xp_cluster *c, const char *spe
 	struct xp_job *j = job(spec);
 	struct xp_err err = {{0}};
 	struct xp_place_opts o = {strategy, 0, NULL};
-	struct xp_place_result *r = xp_place(c, j, cmans, 2, &o, &err);
+	struct xp_place_result *r = xp_place(c, j, XP_TEST_MANS, 2, &o, &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	xp_job_free(j);
 	return r;
@@ -425,7 +401,7 @@ START_TEST(explain)
 	struct xp_job *j = job("{\"devices\": 8}");
 	struct xp_err err = {{0}};
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, "n"};
-	struct xp_place_result *r = xp_place(c, j, cmans, 2, &o, &err);
+	struct xp_place_result *r = xp_place(c, j, XP_TEST_MANS, 2, &o, &err);
 	ck_assert(r && r->explained && !r->placed);
 	/* node-state, model, homogeneous pass; health fails with its numbers, and stops there. */
 	ck_assert_uint_eq(r->n_checks, 4);
@@ -614,6 +590,20 @@ START_TEST(closest_devices)
 }
 END_TEST
 
+/* A node of one bare H100 SXM (no bus, NUMA or link: only what MIG placement reads). */
+static struct xp_node *h100_node(struct xp_cluster *c, const char *name)
+{
+	struct xp_node *nd = xp_node_new(name);
+	struct xp_device *d = xp_node_add_device(nd);
+	d->vendor = xp_strdup("NVIDIA");
+	d->model = xp_strdup("H100 SXM 80GB");
+	d->driver = xp_strdup("550.90.07");
+	d->memory_mib = 81559;
+	d->health = XP_HEALTH_OK;
+	xp_cluster_add(c, nd);
+	return nd;
+}
+
 START_TEST(mig_mix)
 {
 	/* MIG on an H100 (the shipped manifest): a slice takes its compute share, so a 3g.40gb
@@ -623,14 +613,7 @@ START_TEST(mig_mix)
 	size_t nm = real_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	struct xp_cluster *c = xp_cluster_new();
-	struct xp_node *nd = xp_node_new("g");
-	struct xp_device *d = xp_node_add_device(nd);
-	d->vendor = xp_strdup("NVIDIA");
-	d->model = xp_strdup("H100 SXM 80GB");
-	d->driver = xp_strdup("550.90.07");
-	d->memory_mib = 81559;
-	d->health = XP_HEALTH_OK;
-	xp_cluster_add(c, nd);
+	struct xp_node *nd = h100_node(c, "g");
 	busy(nd, 0, "3g.40gb");
 	struct xp_job *j = job("{\"slice\": \"1g.10gb\", \"replicas\": 4}");
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
@@ -663,14 +646,7 @@ START_TEST(mig_mix)
 	xp_job_free(j);
 	/* The other way, on a kept index: a committed share keeps MIG slices off the device,
 	 * and its release lets them back. */
-	struct xp_node *n2 = xp_node_new("h");
-	struct xp_device *d2 = xp_node_add_device(n2);
-	d2->vendor = xp_strdup("NVIDIA");
-	d2->model = xp_strdup("H100 SXM 80GB");
-	d2->driver = xp_strdup("550.90.07");
-	d2->memory_mib = 81559;
-	d2->health = XP_HEALTH_OK;
-	xp_cluster_add(c, n2);
+	h100_node(c, "h");
 	struct xp_place_index *ix = xp_place_index_new(c, cms, nm);
 	j = job("{\"share_pct\": 10}");
 	r = xp_place_ix(ix, j, &o, &err);
@@ -745,7 +721,7 @@ START_TEST(review_regressions)
 		struct xp_place_opts o = {s, 0, NULL, false, false}, so = o;
 		so.scan = true;
 		struct xp_err err = {{0}};
-		struct xp_place_result *r = xp_place(c, j, cmans, 2, &o, &err), *r2 = xp_place(c, j, cmans, 2, &so, &err);
+		struct xp_place_result *r = xp_place(c, j, XP_TEST_MANS, 2, &o, &err), *r2 = xp_place(c, j, XP_TEST_MANS, 2, &so, &err);
 		ck_assert(r->placed && r2->placed);
 		ck_assert(isfinite(r->replicas[0].score));
 		ck_assert_str_eq(r->replicas[0].node, r2->replicas[0].node);
@@ -792,7 +768,7 @@ START_TEST(gc_many_classes)
 		struct xp_node *nd = mknode(c, name, 8, true, "1");
 		xp_labels_set(&nd->governance, "rack", name);
 	}
-	struct xp_place_index *ix = xp_place_index_new(c, cmans, 2);
+	struct xp_place_index *ix = xp_place_index_new(c, XP_TEST_MANS, 2);
 	struct xp_job *j = job("{\"devices\": 4, \"replicas\": 20}");
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
 	struct xp_err err = {{0}};
@@ -805,7 +781,7 @@ START_TEST(gc_many_classes)
 	xp_place_index_stats(ix, &st);
 	ck_assert_uint_eq(st.classes, 1500);
 	r = xp_place_ix(ix, j, &o, &err);
-	struct xp_place_result *r2 = xp_place(c, j, cmans, 2, &o, &err);
+	struct xp_place_result *r2 = xp_place(c, j, XP_TEST_MANS, 2, &o, &err);
 	ck_assert_str_eq(r->summary, r2->summary);
 	for (size_t i = 0; i < r->n_replicas; i++)
 		ck_assert_str_eq(r->replicas[i].node, r2->replicas[i].node);
@@ -894,7 +870,7 @@ START_TEST(commit_release)
 	struct xp_cluster *c = xp_cluster_new();
 	mknode(c, "a", 8, true, "1");
 	mknode(c, "b", 8, true, "1");
-	struct xp_place_index *ix = xp_place_index_new(c, cmans, 2);
+	struct xp_place_index *ix = xp_place_index_new(c, XP_TEST_MANS, 2);
 	struct xp_job *j = job("{\"devices\": 4}");
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
 	struct xp_err err = {{0}};
@@ -1129,17 +1105,7 @@ START_TEST(cli_validated)
 {
 	/* --validated reads the validation matrix: only devices whose environment is proven to
 	 * the layer for the case fit; the others are refused with their driver named. */
-	struct xp_err err = {{0}};
-	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
-	ck_assert_msg(c != NULL, "%s", err.msg);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
-	fclose(f);
-	xp_cluster_free(c);
-	char *path = xp_tmpfile(buf, len);
-	free(buf);
+	char *path = xp_test_sim_file(40, 3);
 	char *db = xp_tmpfile("", 0);
 	unlink(db);
 	struct xp_run r;
@@ -1215,17 +1181,7 @@ END_TEST
 
 START_TEST(cli)
 {
-	struct xp_err err = {{0}};
-	struct xp_cluster *c = xp_sim_generate(40, NULL, 3, &err);
-	ck_assert_msg(c != NULL, "%s", err.msg);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
-	fclose(f);
-	xp_cluster_free(c);
-	char *path = xp_tmpfile(buf, len);
-	free(buf);
+	char *path = xp_test_sim_file(40, 3);
 	struct xp_run r;
 	/* 100 replicas of 8 cannot fit 40 nodes: exit 3 with the reasons. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--devices", "8",
@@ -1287,7 +1243,7 @@ Suite *xp_suite_place(void)
 {
 	Suite *s = suite_create("place");
 	TCase *tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, xp_test_mans_free);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, pack_and_spread);
 	tcase_add_test(tc, ring_rule);

@@ -19,31 +19,13 @@
 #define SIM_NODES 40
 #define SIM_SEED 3
 
-/* A failed check ends the test's process with _exit (fork mode), so neither its teardown nor
- * atexit runs: the tmux server and the files are named after the runner, and the next test's
- * setup and the tcase's unchecked teardown clean up what a failed one left. */
-static char topdir[64];   /* /tmp/xpool-pview-RUNNER */
+/* Files and server are named after the runner (see tmuxlib.h). */
 static char statedir[96]; /* this test's XDG_STATE_HOME and files */
 static char simpath[128]; /* the snapshot the console shows */
 
-static void remove_dir(const char *dir)
-{
-	char *argv[] = {"/bin/rm", "-rf", (char *)dir, NULL};
-	struct xp_run r;
-	if (dir[0] && xp_run_argv(&r, argv, NULL) == 0)
-		xp_run_free(&r);
-}
-
 static void setup_all(void)
 {
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-pview-%d", (int)getpid());
-	snprintf(topdir, sizeof topdir, "/tmp/xpool-pview-%d", (int)getpid());
-}
-
-static void teardown_all(void)
-{
-	xp_tmux_kill_server();
-	remove_dir(topdir);
+	xp_tmux_suite_setup("pview");
 }
 
 static struct xp_cluster *sim(void)
@@ -56,12 +38,7 @@ static struct xp_cluster *sim(void)
 
 static void setup(void)
 {
-	xp_tmux_kill_server();
-	snprintf(statedir, sizeof statedir, "%s/%d", topdir, (int)getpid());
-	char *argv[] = {"/bin/mkdir", "-p", statedir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_tmux_test_dir(statedir, sizeof statedir);
 	snprintf(simpath, sizeof simpath, "%s/sim.json", statedir);
 	struct xp_cluster *c = sim();
 	FILE *f = fopen(simpath, "w");
@@ -74,8 +51,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	xp_tmux_kill_server();
-	remove_dir(statedir);
+	xp_tmux_test_dir_done(statedir);
 }
 
 static void start(const char *lang, int cols, int rows)
@@ -361,7 +337,7 @@ Suite *xp_suite_pview(void)
 {
 	Suite *s = suite_create("pview");
 	TCase *tc = tcase_create("tmux");
-	tcase_add_unchecked_fixture(tc, setup_all, teardown_all);
+	tcase_add_unchecked_fixture(tc, setup_all, xp_tmux_suite_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, placed_and_strategies);

@@ -34,50 +34,22 @@ static void start(const char *lang, int cols, int rows)
 	xp_tmux_start(cmd, cols, rows);
 }
 
-/* A failed check ends the test's process with _exit (fork mode), so neither its teardown nor
- * atexit runs: what a failed test leaves behind is cleaned up by the next test's setup and by
- * the tcase's unchecked teardown, which run in processes that are still alive. So the tmux
- * server and the files are named after the runner, not after the test. */
-static char topdir[64];   /* /tmp/xpool-vview-RUNNER: every test's directory is inside */
-
-static void remove_dir(const char *dir)
-{
-	char *argv[] = {"/bin/rm", "-rf", (char *)dir, NULL};
-	struct xp_run r;
-	if (dir[0] && xp_run_argv(&r, argv, NULL) == 0)
-		xp_run_free(&r);
-}
-
-/* In the runner, once for the tcase. */
+/* Files and server are named after the runner (see tmuxlib.h). In the runner, once for the tcase. */
 static void setup_all(void)
 {
-	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-vview-%d", (int)getpid());
-	snprintf(topdir, sizeof topdir, "/tmp/xpool-vview-%d", (int)getpid());
-}
-
-static void teardown_all(void)
-{
-	xp_tmux_kill_server();
-	remove_dir(topdir);
+	xp_tmux_suite_setup("vview");
 }
 
 /* In each test's process. */
 static void setup(void)
 {
-	/* The server of a test that failed before this one still runs its session "t". */
-	xp_tmux_kill_server();
-	snprintf(statedir, sizeof statedir, "%s/%d", topdir, (int)getpid());
+	xp_tmux_test_dir(statedir, sizeof statedir);
 	snprintf(dbpath, sizeof dbpath, "%s/v.db", statedir);
-	char *argv[] = {"/bin/mkdir", "-p", statedir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
 }
 
 static void teardown(void)
 {
-	xp_tmux_kill_server();
-	remove_dir(statedir);
+	xp_tmux_test_dir_done(statedir);
 }
 
 /* Presses Right until the breadcrumb ends on the case (the order of cases is the store's). */
@@ -320,7 +292,7 @@ Suite *xp_suite_vview(void)
 {
 	Suite *s = suite_create("vview");
 	TCase *tc = tcase_create("tmux");
-	tcase_add_unchecked_fixture(tc, setup_all, teardown_all);
+	tcase_add_unchecked_fixture(tc, setup_all, xp_tmux_suite_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, grid_history_filter);

@@ -41,4 +41,9 @@ int xp_agent_stop(pid_t pid);
  * reading the request head) and closes it; *port is where. The pid (stop it with kill + waitpid). */
 pid_t xp_fake_http(int *port, const char *reply, size_t len);
 
+/* The monotonic clock in milliseconds, for timing (tests and benchmarks). */
+double xp_now_ms(void);
+/* qsort's comparison of doubles, ascending (for medians and percentiles of timings). */
+int xp_cmp_double(const void *a, const void *b);
+
 #endif

@@ -141,3 +141,43 @@ void xp_tmux_runner_teardown(void)
 	xp_tmux_runner_setup();
 	xp_tmux_kill_server();
 }
+
+char xp_tmux_topdir[64];
+
+/* rm -rf: the console under test writes files we do not list. */
+static void remove_dir(const char *dir)
+{
+	char *argv[] = {"/bin/rm", "-rf", (char *)dir, NULL};
+	struct xp_run r;
+	if (dir[0] && xp_run_argv(&r, argv, NULL) == 0)
+		xp_run_free(&r);
+}
+
+void xp_tmux_suite_setup(const char *suite)
+{
+	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-%s-%d", suite, (int)getpid());
+	snprintf(xp_tmux_topdir, sizeof xp_tmux_topdir, "/tmp/xpool-%s-%d", suite, (int)getpid());
+}
+
+void xp_tmux_suite_teardown(void)
+{
+	xp_tmux_kill_server();
+	remove_dir(xp_tmux_topdir);
+}
+
+void xp_tmux_test_dir(char *dir, size_t len)
+{
+	/* The server of a test that failed before this one still runs its session "t". */
+	xp_tmux_kill_server();
+	snprintf(dir, len, "%s/%d", xp_tmux_topdir, (int)getpid());
+	char *argv[] = {"/bin/mkdir", "-p", dir, NULL};
+	struct xp_run r;
+	xp_run_argv(&r, argv, NULL);
+	xp_run_free(&r);
+}
+
+void xp_tmux_test_dir_done(const char *dir)
+{
+	xp_tmux_kill_server();
+	remove_dir(dir);
+}

@@ -3,6 +3,7 @@
 #define XP_TMUXLIB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The private server's socket name (tmux -L); each suite names it (after the runner). */
 extern char xp_tmux_sock[64];
@@ -37,5 +38,19 @@ void xp_tmux_test_socket(void);
 void xp_tmux_runner_setup(void);
 /* The suite's unchecked teardown: kills the server the tests shared. */
 void xp_tmux_runner_teardown(void);
+
+/* A failed check ends the test's process with _exit (fork mode), so neither its teardown nor
+ * atexit runs: suites whose tests keep files name the server and a scratch directory after the
+ * runner, and the next test's setup and the tcase's unchecked teardown clean up. */
+/* The suite's scratch directory, /tmp/xpool-SUITE-RUNNER (set by xp_tmux_suite_setup). */
+extern char xp_tmux_topdir[64];
+/* In the runner (unchecked setup): names the server xpool-SUITE-RUNNER and the scratch directory. */
+void xp_tmux_suite_setup(const char *suite);
+/* In the runner (unchecked teardown): kills the server and removes the scratch directory. */
+void xp_tmux_suite_teardown(void);
+/* In a test (checked setup): kills a server a failed test left and makes dir = topdir/PID. */
+void xp_tmux_test_dir(char *dir, size_t len);
+/* In a test (checked teardown): kills the server and removes dir. */
+void xp_tmux_test_dir_done(const char *dir);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "names.h"
 #include "xp.h"
 
 static const char *const state_names[XP_NODE_STATE_COUNT] = {
@@ -16,45 +17,10 @@ static const char *const access_names[XP_MEM_ACCESS_COUNT] = {"unknown", "explic
 static const char *const link_names[XP_LINK_CLASS_COUNT] = {
 	"X", "NV", "HCCS", "XGMI", "MLU", "PIX", "PXB", "PHB", "NODE", "SYS", "?"};
 
-static int name_lookup(const char *const *names, int n, const char *s)
-{
-	if (!s)
-		return -1;
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
-}
-
-const char *xp_node_state_name(int s)
-{
-	return s >= 0 && s < XP_NODE_STATE_COUNT ? state_names[s] : "unknown";
-}
-
-int xp_node_state_parse(const char *s)
-{
-	return name_lookup(state_names, XP_NODE_STATE_COUNT, s);
-}
-
-const char *xp_health_name(int h)
-{
-	return h >= 0 && h < XP_HEALTH_COUNT ? health_names[h] : "unknown";
-}
-
-int xp_health_parse(const char *s)
-{
-	return name_lookup(health_names, XP_HEALTH_COUNT, s);
-}
-
-const char *xp_mem_access_name(int m)
-{
-	return m >= 0 && m < XP_MEM_ACCESS_COUNT ? access_names[m] : "unknown";
-}
-
-int xp_mem_access_parse(const char *s)
-{
-	return name_lookup(access_names, XP_MEM_ACCESS_COUNT, s);
-}
+/* The enums' spellings, printed and parsed exactly (case-sensitive); "unknown" out of range. */
+XP_NAMES_DEFINE(xp_node_state, state_names, XP_NODE_STATE_COUNT)
+XP_NAMES_DEFINE(xp_health, health_names, XP_HEALTH_COUNT)
+XP_NAMES_DEFINE(xp_mem_access, access_names, XP_MEM_ACCESS_COUNT)
 
 static bool link_has_count(int cls)
 {

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "model_json.h"
+#include "names.h"
 #include "validate.h"
 
 #define PATH_LEN 320 /* "$.groups[63]." and a key cut to KEY_SHOWN bytes fit with room */
@@ -43,45 +44,10 @@ static const struct {
 	{"validated", "validated"},
 };
 
-static int name_lookup(const char *const *names, int n, const char *s)
-{
-	if (!s)
-		return -1;
-	for (int i = 0; i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
-}
-
-const char *xp_job_kind_name(int kind)
-{
-	return kind >= 0 && kind < XP_JOB_KIND_COUNT ? kind_names[kind] : "unknown";
-}
-
-int xp_job_kind_parse(const char *s)
-{
-	return name_lookup(kind_names, XP_JOB_KIND_COUNT, s);
-}
-
-const char *xp_numa_policy_name(int policy)
-{
-	return policy >= 0 && policy < XP_NUMA_POLICY_COUNT ? numa_names[policy] : "unknown";
-}
-
-int xp_numa_policy_parse(const char *s)
-{
-	return name_lookup(numa_names, XP_NUMA_POLICY_COUNT, s);
-}
-
-const char *xp_network_name(int net)
-{
-	return net >= 0 && net < XP_NET_COUNT ? net_names[net] : "unknown";
-}
-
-int xp_network_parse(const char *s)
-{
-	return name_lookup(net_names, XP_NET_COUNT, s);
-}
+/* The enums' spellings, printed and parsed exactly (case-sensitive); "unknown" out of range. */
+XP_NAMES_DEFINE(xp_job_kind, kind_names, XP_JOB_KIND_COUNT)
+XP_NAMES_DEFINE(xp_numa_policy, numa_names, XP_NUMA_POLICY_COUNT)
+XP_NAMES_DEFINE(xp_network, net_names, XP_NET_COUNT)
 
 /* ---- strings ---- */
 

@@ -13,23 +13,11 @@
 
 #include "nvidia/nvidia.h"
 #include "xp.h"
+#include "testlib.h"
 
 #define RUNS 10
 #define TARGET_MS 50.0
 #define SLACK 3.0
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static const char *fixtures(void)
 {
@@ -63,7 +51,7 @@ static double run_replay(const char *bin, const char *dir, double *min, double *
 	for (int i = 0; i < RUNS; i++) {
 		/* Nothing buffered may be copied into the child and printed twice. */
 		fflush(stdout);
-		double t0 = now_ms();
+		double t0 = xp_now_ms();
 		pid_t pid = fork();
 		if (pid == 0) {
 			FILE *null = freopen("/dev/null", "w", stdout);
@@ -73,13 +61,13 @@ static double run_replay(const char *bin, const char *dir, double *min, double *
 		}
 		int st;
 		waitpid(pid, &st, 0);
-		t[i] = now_ms() - t0;
+		t[i] = xp_now_ms() - t0;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			fprintf(stderr, "bench_adapters: %s --replay %s failed\n", bin, dir);
 			return -1;
 		}
 	}
-	qsort(t, RUNS, sizeof t[0], cmp);
+	qsort(t, RUNS, sizeof t[0], xp_cmp_double);
 	*min = t[0];
 	*max = t[RUNS - 1];
 	return (t[RUNS / 2 - 1] + t[RUNS / 2]) / 2;
@@ -132,7 +120,7 @@ int main(void)
 		if (xml && node) {
 			char e[256];
 			int reps = 0;
-			double t0 = now_ms(), el = 0;
+			double t0 = xp_now_ms(), el = 0;
 			while (el < 1000 && reps < 100000) {
 				xp_raw_node_init(node);
 				if (xp_nvsmi_parse_xml(xml, len, node, e, sizeof e) < 0) {
@@ -141,7 +129,7 @@ int main(void)
 					break;
 				}
 				reps++;
-				el = now_ms() - t0;
+				el = xp_now_ms() - t0;
 			}
 			if (reps)
 				printf("nvidia-smi -q -x parser: %zu bytes x %d in %.0f ms = %.1f MB/s, %.3f ms a document\n",

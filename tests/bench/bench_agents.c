@@ -36,25 +36,12 @@
 
 static pid_t pids[N_AGENTS];
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static double cpu_ms(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static void stop_all(size_t n)
@@ -80,7 +67,7 @@ int main(void)
 		xp_assemble(dir, "mi", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL),
 	};
 	static char urls[N_AGENTS][128];
-	double t0 = now_ms();
+	double t0 = xp_now_ms();
 	size_t started = 0;
 	for (size_t i = 0; i < N_AGENTS; i++) {
 		char name[32];
@@ -93,7 +80,7 @@ int main(void)
 		}
 		started++;
 	}
-	double start_ms = now_ms() - t0;
+	double start_ms = xp_now_ms() - t0;
 	int rc = 0;
 	if (started < N_AGENTS) {
 		stop_all(started);
@@ -113,26 +100,26 @@ int main(void)
 				stop_all(N_AGENTS);
 				return 1;
 			}
-		double c0 = cpu_ms(), w0 = now_ms();
+		double c0 = cpu_ms(), w0 = xp_now_ms();
 		failed += xp_agent_pool_poll(p, true);
-		cold_wall_v[r] = now_ms() - w0;
+		cold_wall_v[r] = xp_now_ms() - w0;
 		cold_cpu_v[r] = cpu_ms() - c0;
 	}
 	if (failed) {
 		fprintf(stderr, "bench_agents: %zu agent polls failed in the cold cycles\n", failed);
 		rc = 1;
 	}
-	qsort(cold_wall_v, COLD_RUNS, sizeof *cold_wall_v, dbl_cmp);
-	qsort(cold_cpu_v, COLD_RUNS, sizeof *cold_cpu_v, dbl_cmp);
+	qsort(cold_wall_v, COLD_RUNS, sizeof *cold_wall_v, xp_cmp_double);
+	qsort(cold_cpu_v, COLD_RUNS, sizeof *cold_cpu_v, xp_cmp_double);
 	double cold_wall = cold_wall_v[COLD_RUNS / 2], cold_cpu = cold_cpu_v[COLD_RUNS / 2];
 	double c0, w0;
 	uint64_t gen = xp_agent_pool_generation(p);
 	double wall[RUNS], cpu[RUNS];
 	for (int r = 0; r < RUNS; r++) {
 		c0 = cpu_ms();
-		w0 = now_ms();
+		w0 = xp_now_ms();
 		failed += xp_agent_pool_poll(p, false);
-		wall[r] = now_ms() - w0;
+		wall[r] = xp_now_ms() - w0;
 		cpu[r] = cpu_ms() - c0;
 	}
 	if (xp_agent_pool_generation(p) != gen) {
@@ -141,16 +128,16 @@ int main(void)
 	}
 	double build[RUNS];
 	for (int r = 0; r < RUNS; r++) {
-		w0 = now_ms();
+		w0 = xp_now_ms();
 		struct xp_cluster *c = xp_agent_pool_cluster(p, time(NULL));
-		build[r] = now_ms() - w0;
+		build[r] = xp_now_ms() - w0;
 		if (c->n_nodes != N_AGENTS)
 			rc = 1;
 		xp_cluster_free(c);
 	}
-	qsort(wall, RUNS, sizeof *wall, dbl_cmp);
-	qsort(cpu, RUNS, sizeof *cpu, dbl_cmp);
-	qsort(build, RUNS, sizeof *build, dbl_cmp);
+	qsort(wall, RUNS, sizeof *wall, xp_cmp_double);
+	qsort(cpu, RUNS, sizeof *cpu, xp_cmp_double);
+	qsort(build, RUNS, sizeof *build, xp_cmp_double);
 	double med_wall = wall[RUNS / 2], med_cpu = cpu[RUNS / 2], med_build = build[RUNS / 2];
 	double pct = med_cpu / (INTERVAL_S * 1e3) * 100;
 	/* When something changed, the console also builds the cluster: the worst steady cycle. */

@@ -46,6 +46,7 @@
 #include "ui.h"
 #include "view.h"
 #include "xp.h"
+#include "testlib.h"
 
 #define N_NODES 10000
 #define N_DEV 8
@@ -73,26 +74,13 @@ struct stats {
 	size_t n;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Sorts v; p90 by nearest rank. An empty set gives NaN everywhere. */
 static struct stats stats_of(double *v, size_t n)
 {
 	struct stats s = {XP_NA, XP_NA, XP_NA, XP_NA, n};
 	if (!n)
 		return s;
-	qsort(v, n, sizeof *v, dbl_cmp);
+	qsort(v, n, sizeof *v, xp_cmp_double);
 	s.med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 	s.p90 = v[(n * 9 + 9) / 10 - 1];
 	s.min = v[0];
@@ -447,7 +435,7 @@ static int con_start(struct con *c, char *const argv[], const char *marker, bool
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	c->t0 = now_ms();
+	c->t0 = xp_now_ms();
 	c->pid = s < 0 ? -1 : fork();
 	if (c->pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -495,7 +483,7 @@ static long con_pump(struct con *c, int timeout_ms, double *at)
 		return -1;
 	struct pollfd p = {c->fd, POLLIN, 0};
 	int r = poll(&p, 1, timeout_ms < 0 ? 0 : timeout_ms);
-	double t = now_ms();
+	double t = xp_now_ms();
 	if (r < 0)
 		return errno == EINTR ? 0 : -1;
 	if (r == 0)
@@ -539,14 +527,14 @@ static long con_pump(struct con *c, int timeout_ms, double *at)
  * within max_ms. */
 static int con_quiet(struct con *c, int quiet_ms, int max_ms)
 {
-	double start = now_ms();
+	double start = xp_now_ms();
 	for (;;) {
 		long n = con_pump(c, quiet_ms, NULL);
 		if (n < 0)
 			return -1;
 		if (n == 0)
 			return 0;
-		if (now_ms() - start > max_ms)
+		if (xp_now_ms() - start > max_ms)
 			return -1;
 	}
 }
@@ -556,7 +544,7 @@ static int con_quiet(struct con *c, int quiet_ms, int max_ms)
 static double con_wait_marker(struct con *c, int max_ms)
 {
 	while (c->marker_at < 0) {
-		double left = c->t0 + max_ms - now_ms();
+		double left = c->t0 + max_ms - xp_now_ms();
 		if (left <= 0 || con_pump(c, (int)left + 1, NULL) < 0)
 			return -1;
 	}
@@ -605,13 +593,13 @@ static int con_key(struct con *c, const char *seq, int settle_ms, bool window, s
 	while (con_pump(c, 0, NULL) > 0)
 		;
 	size_t len = strlen(seq), before = c->bytes;
-	double t0 = now_ms();
+	double t0 = xp_now_ms();
 	if (write(c->fd, seq, len) != (ssize_t)len)
 		return -1;
 	double at, end = -1;
 	a->first = a->last = -1;
 	for (;;) {
-		int wait = end < 0 ? (int)(t0 + 1000 - now_ms()) : (int)(end + settle_ms - now_ms()) + 1;
+		int wait = end < 0 ? (int)(t0 + 1000 - xp_now_ms()) : (int)(end + settle_ms - xp_now_ms()) + 1;
 		if (wait <= 0)
 			break;
 		long n = con_pump(c, wait, &at);
@@ -635,7 +623,7 @@ static int con_stop(struct con *c, const char *quit, int limit_ms, struct rusage
 {
 	int st = 0;
 	if (c->pid > 0) {
-		double t = now_ms();
+		double t = xp_now_ms();
 		if (!quit)
 			kill(c->pid, SIGTERM);
 		else if (!c->eof && write(c->fd, quit, strlen(quit)) != (ssize_t)strlen(quit))
@@ -651,7 +639,7 @@ static int con_stop(struct con *c, const char *quit, int limit_ms, struct rusage
 				st = -1;
 				break;
 			}
-			if (now_ms() - t > limit_ms) {
+			if (xp_now_ms() - t > limit_ms) {
 				kill(c->pid, SIGKILL);
 				while (wait4(c->pid, &st, 0, ru) < 0 && errno == EINTR)
 					;
@@ -767,19 +755,19 @@ static struct inproc run_inproc(struct xp_cluster *c)
 	double reb[5], ref[5];
 	for (int i = 0; i < 5; i++) {
 		c->generation++;
-		double t0 = now_ms();
+		double t0 = xp_now_ms();
 		v->on_data(st, &ui);
 		v->draw(st, &ui, stdscr, body);
-		reb[i] = now_ms() - t0;
+		reb[i] = xp_now_ms() - t0;
 	}
 	/* A `/` filter keystroke: on_data with the new text, same cluster, then the frame. */
 	static const char *const typed[] = {"r", "r1", "r12", "r12", "r1"};
 	for (int i = 0; i < 5; i++) {
 		snprintf(ui.filter, sizeof ui.filter, "%s", typed[i]);
-		double t0 = now_ms();
+		double t0 = xp_now_ms();
 		v->on_data(st, &ui);
 		v->draw(st, &ui, stdscr, body);
-		ref[i] = now_ms() - t0;
+		ref[i] = xp_now_ms() - t0;
 	}
 	ui.filter[0] = '\0';
 	v->on_data(st, &ui);
@@ -789,13 +777,13 @@ static struct inproc run_inproc(struct xp_cluster *c)
 
 	static double draw[FRAMES], frame[FRAMES], page[FRAMES];
 	for (int i = 0; i < FRAMES; i++) {
-		double t0 = now_ms();
+		double t0 = xp_now_ms();
 		v->on_key(st, &ui, KEY_DOWN);
 		v->draw(st, &ui, stdscr, body);
-		double t1 = now_ms();
+		double t1 = xp_now_ms();
 		wnoutrefresh(stdscr);
 		doupdate();
-		double t2 = now_ms();
+		double t2 = xp_now_ms();
 		draw[i] = t1 - t0;
 		frame[i] = t2 - t0;
 	}
@@ -804,12 +792,12 @@ static struct inproc run_inproc(struct xp_cluster *c)
 	for (int i = 0; i < FRAMES; i++) {
 		if (i % 100 == 0)
 			v->on_key(st, &ui, KEY_HOME);
-		double t0 = now_ms();
+		double t0 = xp_now_ms();
 		v->on_key(st, &ui, KEY_NPAGE);
 		v->draw(st, &ui, stdscr, body);
 		wnoutrefresh(stdscr);
 		doupdate();
-		page[i] = now_ms() - t0;
+		page[i] = xp_now_ms() - t0;
 	}
 	v->destroy(st);
 	endwin();
@@ -975,10 +963,10 @@ int main(void)
 		snap_path[0] = '\0';
 		return 1;
 	}
-	double t0 = now_ms();
+	double t0 = xp_now_ms();
 	if (write_snapshot(sfd) < 0)
 		return 1;
-	double gen_ms = now_ms() - t0;
+	double gen_ms = xp_now_ms() - t0;
 	struct stat sst;
 	double snap_mib = stat(snap_path, &sst) == 0 ? (double)sst.st_size / 1048576.0 : 0;
 	printf("bench_console: %s, %d nodes x %d devices (snapshot %.1f MiB, built and written in %.0f ms)\n", bin,

@@ -19,6 +19,7 @@
 
 #include "local/local.h"
 #include "model.h"
+#include "testlib.h"
 
 #define RUNS 10
 #define TARGET_MS 50.0
@@ -41,22 +42,9 @@ struct stats {
 	double med, min, max;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static struct stats stats_of(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, dbl_cmp);
+	qsort(v, n, sizeof *v, xp_cmp_double);
 	struct stats s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
 	return s;
 }
@@ -65,7 +53,7 @@ static struct stats stats_of(double *v, size_t n)
  * child's peak RSS. Returns the exit status, or -1 when it could not run. */
 static int run_once(char *const argv[], double *ms, double *rss_mib)
 {
-	double t0 = now_ms();
+	double t0 = xp_now_ms();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
@@ -84,7 +72,7 @@ static int run_once(char *const argv[], double *ms, double *rss_mib)
 	pid_t w;
 	while ((w = wait4(pid, &st, 0, &ru)) < 0 && errno == EINTR)
 		;
-	*ms = now_ms() - t0;
+	*ms = xp_now_ms() - t0;
 	if (w < 0)
 		return -1;
 	*rss_mib = (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
@@ -146,9 +134,9 @@ int main(void)
 		for (int r = 0; r < RUNS; r++) {
 			struct xp_local_opts opts = {path};
 			struct xp_err err = {{0}};
-			double t0 = now_ms();
+			double t0 = xp_now_ms();
 			struct xp_node *n = xp_local_discover(&opts, &err);
-			dms[r] = now_ms() - t0;
+			dms[r] = xp_now_ms() - t0;
 			if (!n) {
 				fprintf(stderr, "bench_discovery: %s\n", err.msg);
 				return 1;

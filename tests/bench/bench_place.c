@@ -22,6 +22,7 @@
 #include "jobspec.h"
 #include "place.h"
 #include "simgen.h"
+#include "testlib.h"
 
 #define NODES 10000
 #define MIX "nvidia-h100:30,nvidia-h800:10,nvidia-a100:20,ascend-910a:25,amd-mi300x:15"
@@ -30,22 +31,9 @@
 #define LIFE 4000
 #define TARGET_MS 5.0
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double pct(double *v, size_t n, double p)
 {
-	qsort(v, n, sizeof *v, dbl_cmp);
+	qsort(v, n, sizeof *v, xp_cmp_double);
 	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
 	return v[i < n ? i : n - 1];
 }
@@ -62,7 +50,7 @@ static struct xp_job *parse(const char *spec)
 int main(void)
 {
 	struct xp_err err = {{0}};
-	double t0 = now_ms();
+	double t0 = xp_now_ms();
 	/* The issue's cluster: 10,000 nodes of 8 accelerators each (no CPU-only nodes, no 4-GPU
 	 * MI100 boxes), NVIDIA H100/H800/A100, Ascend 910A and AMD MI300X. */
 	struct xp_sim_mix smix;
@@ -80,12 +68,12 @@ int main(void)
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("bench_place: %d nodes, %zu devices (generated in %.0f ms)\n", NODES, xp_cluster_device_count(c),
-	       now_ms() - t0);
+	       xp_now_ms() - t0);
 	double b[RUNS];
 	for (int r = 0; r < RUNS; r++) {
-		double a = now_ms();
+		double a = xp_now_ms();
 		struct xp_place_index *ix = xp_place_index_new(c, cms, nm);
-		b[r] = now_ms() - a;
+		b[r] = xp_now_ms() - a;
 		xp_place_index_free(ix);
 	}
 	struct xp_place_index *ix = xp_place_index_new(c, cms, nm);
@@ -117,7 +105,7 @@ int main(void)
 		size_t placed = 0, refused = 0;
 		uint64_t x = 88172645463325252ULL;
 		struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, true};
-		double a = now_ms();
+		double a = xp_now_ms();
 		for (size_t i = 0; i < STREAM; i++) {
 			x ^= x << 13;
 			x ^= x >> 7;
@@ -132,7 +120,7 @@ int main(void)
 			if (i >= LIFE)
 				xp_place_release(six, ids[i - LIFE]);
 		}
-		double el = now_ms() - a;
+		double el = xp_now_ms() - a;
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double rate = STREAM / (el / 1e3), rss = (double)ru.ru_maxrss / 1024.0;
@@ -173,18 +161,18 @@ int main(void)
 				break;
 			}
 			struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
-			double a = now_ms();
+			double a = xp_now_ms();
 			struct xp_place_result *res = xp_place(c, j0, cms, nm, &o, &err);
-			cli[r] = now_ms() - a;
+			cli[r] = xp_now_ms() - a;
 			placed = res && res->placed;
 			xp_place_result_free(res);
-			a = now_ms();
+			a = xp_now_ms();
 			res = xp_place_ix(ix, j, &o, &err);
-			cold[r] = now_ms() - a;
+			cold[r] = xp_now_ms() - a;
 			xp_place_result_free(res);
-			a = now_ms();
+			a = xp_now_ms();
 			res = xp_place_ix(ix, j0, &o, &err);
-			warm[r] = now_ms() - a;
+			warm[r] = xp_now_ms() - a;
 			xp_place_result_free(res);
 			xp_job_free(j);
 			xp_job_free(j0);

@@ -16,6 +16,7 @@
 #include "model.h"
 #include "store.h"
 #include "validate.h"
+#include "testlib.h"
 
 #define N_ENVS 500
 #define N_CASES 200
@@ -24,19 +25,6 @@
 #define RUNS 5
 #define TARGET_MS 50.0
 #define SLACK 3.0
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static int die(const char *what, const struct xp_err *err)
 {
@@ -90,7 +78,7 @@ static int run(const char *dir)
 
 	/* 100,000 records: cells in turn, each climbing discovered, schedulable, launches
 	 * (every pass allowed by the one below it), the cells spread over every env. */
-	double t0 = now_ms();
+	double t0 = xp_now_ms();
 	for (int i = 0; i < N_RESULTS; i += BATCH) {
 		if (xp_store_begin(s, &err) < 0)
 			goto out;
@@ -103,7 +91,7 @@ static int run(const char *dir)
 		if (xp_store_commit(s, &err) < 0)
 			goto out;
 	}
-	double rec_ms = now_ms() - t0;
+	double rec_ms = xp_now_ms() - t0;
 	printf("bench_validate: %d environments x %d cases\n", N_ENVS, N_CASES);
 	printf("  recorded %d results in batches of %d: %.0f ms, %.0f records/s\n", N_RESULTS, BATCH, rec_ms,
 	       N_RESULTS / (rec_ms / 1e3));
@@ -112,17 +100,17 @@ static int run(const char *dir)
 	size_t filled = 0;
 	for (int r = 0; r < RUNS; r++) {
 		struct xp_matrix m;
-		double a = now_ms();
+		double a = xp_now_ms();
 		if (xp_validate_matrix(s, &m, &err) < 0)
 			goto out;
-		ms[r] = now_ms() - a;
+		ms[r] = xp_now_ms() - a;
 		filled = 0;
 		for (size_t c = 0; c < m.n_envs * m.n_cases; c++)
 			for (int l = 0; l < XP_LAYER_COUNT; l++)
 				filled += m.cells[c].layers[l].status != XP_V_UNTESTED;
 		xp_matrix_free(&m);
 	}
-	qsort(ms, RUNS, sizeof *ms, dbl_cmp);
+	qsort(ms, RUNS, sizeof *ms, xp_cmp_double);
 	double med = ms[RUNS / 2];
 	printf("  matrix read (%d cells, %zu layers recorded): median %.1f ms, min %.1f, max %.1f over %d runs\n",
 	       N_ENVS * N_CASES, filled, med, ms[0], ms[RUNS - 1], RUNS);
@@ -130,9 +118,9 @@ static int run(const char *dir)
 		fprintf(stderr, "bench_validate: the matrix shows %zu recorded layers, not %d\n", filled, N_RESULTS);
 		goto out;
 	}
-	double h = now_ms();
+	double h = xp_now_ms();
 	int best = xp_validate_highest(s, ids[0], NULL);
-	printf("  highest layer for one environment, any case: %s in %.2f ms\n", xp_layer_name(best), now_ms() - h);
+	printf("  highest layer for one environment, any case: %s in %.2f ms\n", xp_layer_name(best), xp_now_ms() - h);
 
 	/* What every `validate matrix` and console refresh does first: sync with the inventory.
 	 * One node per environment, eight devices each; the first sync fills the discovered
@@ -159,13 +147,13 @@ static int run(const char *dir)
 					free(c->nodes[i]->devices[d].driver);
 					c->nodes[i]->devices[d].driver = xp_strdup("550.54.14");
 				}
-		double a = now_ms();
+		double a = xp_now_ms();
 		int src = xp_validate_sync(s, c, time(NULL), &err);
 		if (src < 0) {
 			xp_cluster_free(c);
 			goto out;
 		}
-		printf("  sync with %d nodes, %s: %.1f ms\n", N_ENVS, what[k], now_ms() - a);
+		printf("  sync with %d nodes, %s: %.1f ms\n", N_ENVS, what[k], xp_now_ms() - a);
 	}
 	xp_cluster_free(c);
 	printf("  %s matrix query: %.1f ms (target < %.0f ms)\n", med < TARGET_MS ? "PASS" : "FAIL", med, TARGET_MS);

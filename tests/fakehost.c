@@ -1,0 +1,242 @@
+/* fakehost.c: the adapter suites' fake host and their file helpers, one copy for every adapter
+ * (amd, ascend, cambricon, nvidia), so a change to the host's contract is made once. */
+#include "fakehost.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+struct xp_fake xp_fake;
+
+void xp_fake_reset(void)
+{
+	memset(&xp_fake, 0, sizeof xp_fake);
+	xp_fake.fail = "exit status 1";
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+void xp_fake_answer(struct xp_fake_rule r)
+{
+	size_t i = 0;
+	while (i < xp_fake.n_rules &&
+	       !(same(xp_fake.rules[i].prog, r.prog) && same(xp_fake.rules[i].args, r.args) &&
+		 same(xp_fake.rules[i].has, r.has)))
+		i++;
+	ck_assert_uint_lt(i, XP_FAKE_MAX_RULES);
+	xp_fake.rules[i] = r;
+	if (i == xp_fake.n_rules)
+		xp_fake.n_rules++;
+}
+
+bool xp_fake_saw(const char *arg)
+{
+	for (int i = 1; i < xp_fake.argc; i++)
+		if (strcmp(xp_fake.argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+static bool matches(const struct xp_fake_rule *r, const char *prog, const char *args)
+{
+	return (!r->prog || strcmp(r->prog, prog) == 0) && (!r->args || strcmp(r->args, args) == 0) &&
+	       (!r->has || xp_fake_saw(r->has));
+}
+
+/* The host's run: records the call, then answers from the first matching rule. */
+static int fake_run(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
+		    char *err, size_t errlen)
+{
+	xp_fake.calls++;
+	ck_assert(timeout_s > 0 && max_out > 0);
+	if (xp_fake.want_timeout_s > 0)
+		ck_assert_double_eq_tol(timeout_s, xp_fake.want_timeout_s, 1e-9);
+	if (xp_fake.want_max_out > 0)
+		ck_assert_uint_eq(max_out, xp_fake.want_max_out);
+	char args[4096] = "";
+	size_t al = 0;
+	int n = 0;
+	for (; argv[n]; n++) {
+		ck_assert_int_lt(n, XP_FAKE_MAX_ARGS);
+		ck_assert_uint_lt(strlen(argv[n]), sizeof xp_fake.argv[n]);
+		snprintf(xp_fake.argv[n], sizeof xp_fake.argv[n], "%s", argv[n]);
+		if (n > 0)
+			al += (size_t)snprintf(args + al, sizeof args - al, "%s%s", n > 1 ? " " : "", argv[n]);
+		ck_assert_uint_lt(al, sizeof args);
+	}
+	xp_fake.argc = n;
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	for (size_t i = 0; i < xp_fake.n_rules; i++)
+		if (matches(&xp_fake.rules[i], base, args)) {
+			if (!xp_fake.rules[i].out)
+				break;
+			*out = strdup(xp_fake.rules[i].out);
+			ck_assert_ptr_nonnull(*out);
+			*len = strlen(*out);
+			return 0;
+		}
+	snprintf(err, errlen, "%s", xp_fake.fail ? xp_fake.fail : "exit status 1");
+	return -1;
+}
+
+/* The host's replay, as xpool's own: name in the host's directory, absent is 0, too big is -1. */
+static int fake_replay(const struct xp_host *h, const char *name, size_t max, char **out, size_t *len,
+		       char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", h->replay_dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(max + 1);
+	ck_assert_ptr_nonnull(buf);
+	size_t n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		free(buf);
+		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+		return -1;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 1;
+}
+
+static void fake_free(void *p)
+{
+	free(p);
+}
+
+struct xp_host xp_fake_host(const char *replay_dir)
+{
+	struct xp_host h = {.abi = XP_ADAPTER_ABI, .replay_dir = replay_dir, .run = fake_run,
+			    .replay = fake_replay, .free = fake_free};
+	return h;
+}
+
+char *xp_file_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			ck_assert_ptr_nonnull(buf);
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	ck_assert_msg(!ferror(f), "cannot read %s", path);
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *xp_fixture_text(const char *rel, size_t *len)
+{
+	return xp_file_text(xp_fixture(rel), len);
+}
+
+struct xp_raw_node *xp_fake_node(void)
+{
+	struct xp_raw_node *n = malloc(sizeof *n);
+	ck_assert_ptr_nonnull(n);
+	xp_raw_node_init(n);
+	return n;
+}
+
+bool xp_fake_warned(const struct xp_raw_node *n, const char *part)
+{
+	for (int i = 0; i < n->n_warnings; i++)
+		if (strstr(n->warnings[i], part))
+			return true;
+	return false;
+}
+
+void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	ck_assert_msg(f != NULL, "cannot write %s: %s", path, strerror(errno));
+	ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, (mode_t)mode), 0);
+}
+
+void xp_fake_copy(const char *dir, const char *name, const char *rel)
+{
+	size_t len;
+	char *text = xp_fixture_text(rel, &len);
+	xp_fake_file(dir, name, text, len, 0644);
+	free(text);
+}
+
+void xp_fake_unlink(const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	unlink(path);
+}
+
+const char *xp_fake_tool(const char *dir, const char *name)
+{
+	static char path[4096];
+	xp_fake_file(dir, name, "#!/bin/sh\nexit 1\n", 17, 0755);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return path;
+}
+
+void xp_fake_rmdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			xp_fake_unlink(dir, e->d_name);
+	closedir(d);
+	rmdir(dir);
+}
+
+char *xp_fake_path_set(const char *path)
+{
+	const char *old = getenv("PATH");
+	char *copy = old ? strdup(old) : NULL;
+	ck_assert(!old || copy);
+	setenv("PATH", path, 1);
+	return copy;
+}
+
+void xp_fake_path_restore(char *old)
+{
+	if (old)
+		setenv("PATH", old, 1);
+	else
+		unsetenv("PATH");
+	free(old);
+}

@@ -1,0 +1,74 @@
+/* fakehost.h: what the adapter suites share: a fake xpool host (tools answered from rules, replay
+ * files read from a directory), fixture text, raw nodes and scratch directories. Assertions inside
+ * end the calling test, so these are for check suites only. */
+#ifndef XP_FAKEHOST_H
+#define XP_FAKEHOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "xp_adapter.h"
+
+/* What a faked tool prints: the first rule that matches a run answers it. */
+struct xp_fake_rule {
+	const char *prog; /* the program's base name; NULL: any */
+	const char *args; /* its arguments after argv[0], joined by single spaces; NULL: any */
+	const char *has;  /* one argument it must have among them; NULL: any */
+	const char *out;  /* what it prints (copied at each run); NULL: it fails with xp_fake.fail */
+};
+
+/* Most arguments a run records; a run with more fails the test. */
+#define XP_FAKE_MAX_ARGS 64
+/* Most rules at once. */
+#define XP_FAKE_MAX_RULES 8
+
+/* The fake's settings and what it saw. Global because the host's run gets no context pointer. */
+struct xp_fake {
+	int calls;                              /* runs so far */
+	int argc;                               /* arguments of the last run, argv[0] included */
+	char argv[XP_FAKE_MAX_ARGS][1024];      /* the last run's arguments */
+	const char *fail;                       /* error text of a failing run ("exit status 1") */
+	double want_timeout_s;                  /* when > 0, every run must ask exactly this timeout */
+	size_t want_max_out;                    /* when > 0, every run must ask exactly this limit */
+	size_t n_rules;                         /* rules in use */
+	struct xp_fake_rule rules[XP_FAKE_MAX_RULES]; /* in the order they are tried */
+};
+
+/* The one fake (reset it with xp_fake_reset at the start of each test that counts on it). */
+extern struct xp_fake xp_fake;
+
+/* Forgets every rule and run: no tool answers, runs fail with "exit status 1". */
+void xp_fake_reset(void);
+/* Adds rule r after the others, or replaces the rule with the same prog, args and has. */
+void xp_fake_answer(struct xp_fake_rule r);
+/* True when the last run had arg among its arguments (argv[0] excluded). */
+bool xp_fake_saw(const char *arg);
+/* A host whose run is the fake and whose replay reads replay_dir (NULL: live mode). */
+struct xp_host xp_fake_host(const char *replay_dir);
+
+/* A file's text, NUL-terminated (free it); len may be NULL. Fails the test when unreadable. */
+char *xp_file_text(const char *path, size_t *len);
+/* xp_file_text of fixture rel (see xp_fixture). */
+char *xp_fixture_text(const char *rel, size_t *len);
+/* A new empty raw node on the heap (it is large; free it). */
+struct xp_raw_node *xp_fake_node(void);
+/* True when one of n's warnings contains part. */
+bool xp_fake_warned(const struct xp_raw_node *n, const char *part);
+
+/* Writes len bytes of text to dir/name with the given mode. */
+void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode);
+/* Copies fixture rel to dir/name. */
+void xp_fake_copy(const char *dir, const char *name, const char *rel);
+/* Removes dir/name (when there). */
+void xp_fake_unlink(const char *dir, const char *name);
+/* Puts an executable stand-in named name in dir (the fake host answers for it) and returns its
+ * path (static buffer). */
+const char *xp_fake_tool(const char *dir, const char *name);
+/* Removes dir and the files in it. */
+void xp_fake_rmdir(const char *dir);
+/* Sets PATH to path; returns the old value to give back to xp_fake_path_restore. */
+char *xp_fake_path_set(const char *path);
+/* Sets PATH back to old (unsets it when old is NULL) and frees old. */
+void xp_fake_path_restore(char *old);
+
+#endif
