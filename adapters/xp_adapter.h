@@ -124,6 +124,9 @@ void xp_raw_set(char *dst, size_t size, const char *src, size_t len);
 
 /* Adds a health reason to d unless it is there already or d has XP_RAW_MAX_REASONS. */
 void xp_raw_add_reason(struct xp_raw_device *d, const char *reason);
+/* The next slice of d (MIG device, vNPU), cleared, its ids and memory unknown (-1); NULL with
+ * the warning "GPU N: more than XP_RAW_MAX_SLICES <what>; the rest are left out" when d is full. */
+struct xp_raw_slice *xp_raw_add_slice(struct xp_raw_node *node, struct xp_raw_device *d, const char *what);
 /* Copies what a re-read refreshes from f onto d: the metrics (metrics true) or the health
  * and its reasons, and the error counters either way. */
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics);

@@ -63,6 +63,20 @@ void xp_raw_add_reason(struct xp_raw_device *d, const char *reason)
 		xp_raw_set(d->reasons[d->n_reasons++], sizeof d->reasons[0], reason, strlen(reason));
 }
 
+struct xp_raw_slice *xp_raw_add_slice(struct xp_raw_node *node, struct xp_raw_device *d, const char *what)
+{
+	if (d->n_slices >= XP_RAW_MAX_SLICES) {
+		xp_raw_warn(node, "GPU %d: more than %d %s; the rest are left out", d->index, XP_RAW_MAX_SLICES, what);
+		return NULL;
+	}
+	struct xp_raw_slice *s = &d->slices[d->n_slices++];
+	memset(s, 0, sizeof *s);
+	/* Unknown until the tool says: 0 is a real instance id and a real size. */
+	s->gpu_instance = s->compute_instance = -1;
+	s->memory_mib = -1;
+	return s;
+}
+
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics)
 {
 	if (metrics) {

@@ -264,15 +264,9 @@ static void mig_slices(const struct nvml *nv, nvdev dev, struct xp_raw_device *d
 		nvdev mig;
 		if (nv->mig_handle(dev, i, &mig) != NV_SUCCESS)
 			continue; /* an empty slot */
-		if (d->n_slices >= XP_RAW_MAX_SLICES) {
-			xp_raw_warn(node, "GPU %d: more than %d MIG devices; the rest are left out", d->index,
-				    XP_RAW_MAX_SLICES);
+		struct xp_raw_slice *s = xp_raw_add_slice(node, d, "MIG devices");
+		if (!s)
 			return;
-		}
-		struct xp_raw_slice *s = &d->slices[d->n_slices++];
-		memset(s, 0, sizeof *s);
-		s->gpu_instance = s->compute_instance = -1;
-		s->memory_mib = -1;
 		unsigned int id;
 		if (nv->gpu_instance && nv->gpu_instance(mig, &id) == NV_SUCCESS)
 			s->gpu_instance = (int)id;

@@ -283,13 +283,9 @@ static void mig_devices(const xmlNode *list, struct xp_raw_device *d, struct xp_
 	for (const xmlNode *m = list ? list->children : NULL; m; m = m->next) {
 		if (!is_elem(m, "mig_device"))
 			continue;
-		if (d->n_slices >= XP_RAW_MAX_SLICES) {
-			xp_raw_warn(node, "GPU %d: more than %d MIG devices; the rest are left out", d->index,
-				    XP_RAW_MAX_SLICES);
+		struct xp_raw_slice *s = xp_raw_add_slice(node, d, "MIG devices");
+		if (!s)
 			return;
-		}
-		struct xp_raw_slice *s = &d->slices[d->n_slices++];
-		memset(s, 0, sizeof *s);
 		s->gpu_instance = instance_id(child(m, "gpu_instance_id"));
 		s->compute_instance = instance_id(child(m, "compute_instance_id"));
 		s->memory_mib = count(child(child_suffix(m, "fb_memory_usage"), "total"));
