@@ -12,6 +12,7 @@
 
 #include "amd/amd.h"
 #include "fakehost.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp_adapter.h"
 
@@ -661,33 +662,11 @@ START_TEST(test_live_hy_smi)
 }
 END_TEST
 
-Suite *xp_suite_amd(void);
-
-Suite *xp_suite_amd(void)
-{
-	Suite *s = suite_create("amd");
-	TCase *tc = tcase_create("amd");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_every_fixture_parses);
-	tcase_add_test(tc, test_mi100_x4);
-	tcase_add_test(tc, test_mi50);
-	tcase_add_test(tc, test_rx6700xt);
-	tcase_add_test(tc, test_navi32);
-	tcase_add_test(tc, test_hygon_dcu);
-	tcase_add_test(tc, test_rocminfo_agents);
-	tcase_add_test(tc, test_rocminfo_creates_devices);
-	tcase_add_test(tc, test_rocminfo_match_by_uuid);
-	tcase_add_test(tc, test_rocminfo_bad_input);
-	tcase_add_test(tc, test_xgmi_links);
-	tcase_add_test(tc, test_smi_bad_input);
-	tcase_add_test(tc, test_smi_wrong_types);
-	tcase_add_test(tc, test_smi_leading_text_and_many_cards);
-	tcase_add_test(tc, test_adapter_identity);
-	tcase_add_test(tc, test_replay_mi100);
-	tcase_add_test(tc, test_replay_hygon_with_rocminfo);
-	tcase_add_test(tc, test_replay_empty_dir);
-	tcase_add_test(tc, test_live_rocm_smi);
-	tcase_add_test(tc, test_live_hy_smi);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(amd,
+	{"amd", .timeout_s = 60,
+	 .tests = {test_every_fixture_parses, test_mi100_x4, test_mi50, test_rx6700xt, test_navi32,
+		   test_hygon_dcu, test_rocminfo_agents, test_rocminfo_creates_devices,
+		   test_rocminfo_match_by_uuid, test_rocminfo_bad_input, test_xgmi_links,
+		   test_smi_bad_input, test_smi_wrong_types, test_smi_leading_text_and_many_cards,
+		   test_adapter_identity, test_replay_mi100, test_replay_hygon_with_rocminfo,
+		   test_replay_empty_dir, test_live_rocm_smi, test_live_hy_smi}})

@@ -16,6 +16,7 @@
 
 #include "ascend/ascend.h"
 #include "fakehost.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp_adapter.h"
 
@@ -958,40 +959,15 @@ START_TEST(test_adapter_live)
 }
 END_TEST
 
-Suite *xp_suite_ascend(void);
-
-Suite *xp_suite_ascend(void)
-{
-	Suite *s = suite_create("ascend");
-	TCase *tc = tcase_create("npu-smi");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_info_910a);
-	tcase_add_test(tc, test_map_910a);
-	tcase_add_test(tc, test_map_alone);
-	tcase_add_test(tc, test_info_310_2104);
-	tcase_add_test(tc, test_info_310_old);
-	tcase_add_test(tc, test_empty_and_garbage);
-	tcase_add_test(tc, test_truncated_everywhere);
-	tcase_add_test(tc, test_truncated_mid_table);
-	tcase_add_test(tc, test_oversized);
-	tcase_add_test(tc, test_too_many_chips);
-	tcase_add_test(tc, test_missing_column);
-	tcase_add_test(tc, test_bad_values);
-	tcase_add_test(tc, test_map_bad_rows);
-	suite_add_tcase(s, tc);
-
-	TCase *tm = tcase_create("manifest");
-	tcase_add_loop_test(tm, test_manifest_templates, 0,
-			    (int)(sizeof tpl_models / sizeof tpl_models[0]));
-	tcase_add_test(tm, test_manifest_adapter);
-	suite_add_tcase(s, tm);
-
-	TCase *ta = tcase_create("adapter");
-	tcase_add_test(ta, test_adapter_shape);
-	tcase_add_test(ta, test_adapter_replay);
-	tcase_add_test(ta, test_adapter_replay_empty);
-	tcase_add_test(ta, test_adapter_no_tool);
-	tcase_add_test(ta, test_adapter_live);
-	suite_add_tcase(s, ta);
-	return s;
-}
+XP_DEFINE_SUITE(ascend,
+	{"npu-smi", .timeout_s = 120,
+	 .tests = {test_info_910a, test_map_910a, test_map_alone, test_info_310_2104,
+		   test_info_310_old, test_empty_and_garbage, test_truncated_everywhere,
+		   test_truncated_mid_table, test_oversized, test_too_many_chips,
+		   test_missing_column, test_bad_values, test_map_bad_rows}},
+	{"manifest", .loop = test_manifest_templates,
+	 .loop_n = (int)(sizeof tpl_models / sizeof tpl_models[0]),
+	 .tests = {test_manifest_adapter}},
+	{"adapter",
+	 .tests = {test_adapter_shape, test_adapter_replay, test_adapter_replay_empty,
+		   test_adapter_no_tool, test_adapter_live}})

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -438,19 +439,7 @@ START_TEST(topo_json_bad_utf8)
 }
 END_TEST
 
-Suite *xp_suite_cli(void);
-Suite *xp_suite_cli(void)
-{
-	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("binary");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, inventory_json);
-	tcase_add_test(tc, text_output);
-	tcase_add_test(tc, multi_node_snapshot);
-	tcase_add_test(tc, bad_input);
-	tcase_add_test(tc, batch_and_help);
-	tcase_add_test(tc, review_regressions);
-	tcase_add_test(tc, topo_json_bad_utf8);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(cli,
+	{"binary", .timeout_s = 120,
+	 .tests = {inventory_json, text_output, multi_node_snapshot, bad_input, batch_and_help,
+		   review_regressions, topo_json_bad_utf8}})

@@ -15,6 +15,7 @@
 
 #include "fakehost.h"
 #include "nvidia/nvidia.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 #define NV "nvidia-smi/"
@@ -1097,39 +1098,15 @@ START_TEST(xml_speed)
 }
 END_TEST
 
-Suite *xp_suite_nvidia(void);
-Suite *xp_suite_nvidia(void)
-{
-	Suite *s = suite_create("nvidia");
-	TCase *xml = tcase_create("xml");
-	tcase_add_test(xml, xml_a100_mig);
-	tcase_add_test(xml, xml_t4);
-	tcase_add_test(xml, xml_rtx4000_v13);
-	tcase_add_test(xml, xml_gtx1070ti_v10);
-	tcase_add_test(xml, xml_quadro_p400_418);
-	tcase_add_test(xml, xml_health_fields);
-	tcase_add_test(xml, xml_gpu_counts);
-	tcase_add_test(xml, xml_bad_input);
-	tcase_add_test(xml, xml_doctype_not_loaded);
-	tcase_add_test(xml, xml_speed);
-	suite_add_tcase(s, xml);
-	TCase *cap = tcase_create("captures");
-	tcase_add_test(cap, capture_sections);
-	tcase_add_test(cap, capture_h200_mig_listing);
-	suite_add_tcase(s, cap);
-	TCase *topo = tcase_create("topo");
-	tcase_add_test(topo, topo_2x1080ti);
-	tcase_add_test(topo, topo_4xa10_nics);
-	tcase_add_test(topo, topo_8xh800_truncated_paste);
-	tcase_add_test(topo, topo_onto_devices);
-	tcase_add_test(topo, topo_damaged);
-	tcase_add_test(topo, topo_bad_input);
-	suite_add_tcase(s, topo);
-	TCase *ad = tcase_create("adapter");
-	tcase_add_test(ad, adapter_replay);
-	tcase_add_test(ad, adapter_live_fallback);
-	tcase_add_test(ad, nvml_missing_or_working);
-	tcase_add_test(ad, nvml_stand_in);
-	suite_add_tcase(s, ad);
-	return s;
-}
+XP_DEFINE_SUITE(nvidia,
+	{"xml",
+	 .tests = {xml_a100_mig, xml_t4, xml_rtx4000_v13, xml_gtx1070ti_v10, xml_quadro_p400_418,
+		   xml_health_fields, xml_gpu_counts, xml_bad_input, xml_doctype_not_loaded,
+		   xml_speed}},
+	{"captures", .tests = {capture_sections, capture_h200_mig_listing}},
+	{"topo",
+	 .tests = {topo_2x1080ti, topo_4xa10_nics, topo_8xh800_truncated_paste, topo_onto_devices,
+		   topo_damaged, topo_bad_input}},
+	{"adapter",
+	 .tests = {adapter_replay, adapter_live_fallback, nvml_missing_or_working,
+		   nvml_stand_in}})
