@@ -55,6 +55,12 @@ struct xp_raw_node *xp_fake_node(void);
 /* True when one of n's warnings contains part. */
 bool xp_fake_warned(const struct xp_raw_node *n, const char *part);
 
+/* Checks device d of fixture what against "field=value" strings up to a NULL, one a field
+ * of struct xp_raw_device by its name (index, bus_id, memory_total_mib, temperature_c, ...):
+ * text and whole numbers exactly, fractions within 1e-9, "nan" as NaN. Fields not named are
+ * not checked. */
+void xp_fake_want(const struct xp_raw_device *d, const char *what, const char *const *want);
+
 /* Writes len bytes of text to dir/name with the given mode. */
 void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode);
 /* Copies fixture rel to dir/name. */
