@@ -104,7 +104,7 @@ static int capture_commands(const char *text, char cmds[][96], int max)
 /* ---- nvidia-smi -q -x --------------------------------------------------------------------- */
 
 /* A100 with MIG on: what only this file shows (its slices). */
-static void a100_mig_more(const struct xp_raw_node *n)
+static void a100_mig_more(struct xp_raw_node *n)
 {
 	ck_assert_int_eq(n->n_warnings, 0);
 	const struct xp_raw_device *d = &n->devices[0];
@@ -121,11 +121,7 @@ static void a100_mig_more(const struct xp_raw_node *n)
 
 /* Every recorded `nvidia-smi -q -x` holds one <gpu>; what its device must hold (fields not
  * listed are not checked), read off the file by hand. */
-static const struct {
-	const char *file;
-	const char *want[28];                       /* "field=value", for xp_fake_want */
-	void (*more)(const struct xp_raw_node *n);  /* what only this file shows; NULL: nothing */
-} xml_files[] = {
+static const struct xp_fake_expect xml_files[] = {
 	/* <attached_gpus> says 4 but the recorded file keeps a single <gpu>. */
 	{NV "a100-sxm4-80gb-x4_535.54.03.q.xml",
 	 {"index=0", /* position, not <minor_number>1 */
@@ -179,12 +175,7 @@ static const struct {
 
 START_TEST(xml_fixture_values)
 {
-	struct xp_raw_node *n = xml_fixture(xml_files[_i].file);
-	ck_assert_int_eq(n->n_devices, 1);
-	xp_fake_want(&n->devices[0], xml_files[_i].file, xml_files[_i].want);
-	if (xml_files[_i].more)
-		xml_files[_i].more(n);
-	free(n);
+	free(xp_fake_expect_one(&xml_files[_i], xp_nvsmi_parse_xml));
 }
 END_TEST
 

@@ -238,6 +238,20 @@ void xp_fake_want(const struct xp_raw_device *d, const char *what, const char *c
 	}
 }
 
+struct xp_raw_node *xp_fake_expect_one(const struct xp_fake_expect *e, xp_fake_parser *parse)
+{
+	size_t len;
+	char *text = xp_fixture_text(e->file, &len), err[256] = "";
+	struct xp_raw_node *n = xp_fake_node();
+	ck_assert_msg(parse(text, len, n, err, sizeof err) == 0, "%s: %s", e->file, err);
+	free(text);
+	ck_assert_int_eq(n->n_devices, 1);
+	xp_fake_want(&n->devices[0], e->file, e->want);
+	if (e->more)
+		e->more(n);
+	return n;
+}
+
 void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode)
 {
 	char path[4096];
