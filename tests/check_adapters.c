@@ -12,6 +12,7 @@
 #include "normalize.h"
 #include "run.h"
 #include "source.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 static char dir[128], replay[160];
@@ -258,17 +259,6 @@ START_TEST(bus_ids)
 }
 END_TEST
 
-Suite *xp_suite_adapters(void);
-Suite *xp_suite_adapters(void)
-{
-	Suite *s = suite_create("adapters");
-	TCase *tc = tcase_create("loader");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, loader_states);
-	tcase_add_test(tc, replay_through_fake);
-	tcase_add_test(tc, run_tool);
-	tcase_add_test(tc, bus_ids);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(adapters,
+	{"loader", .timeout_s = 60, .setup = setup, .teardown = teardown,
+	 .tests = {loader_states, replay_through_fake, run_tool, bus_ids}})

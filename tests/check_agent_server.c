@@ -22,6 +22,7 @@
 #include "model.h"
 #include "model_json.h"
 #include "run.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -1090,25 +1091,8 @@ START_TEST(inventory_source)
 }
 END_TEST
 
-Suite *xp_suite_agent_server(void);
-Suite *xp_suite_agent_server(void)
-{
-	Suite *s = suite_create("agent_server");
-	TCase *tc = tcase_create("agent");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, node_etag_health);
-	tcase_add_test(tc, rediscovery);
-	tcase_add_test(tc, metrics_promtool);
-	tcase_add_test(tc, read_token);
-	tcase_add_test(tc, bind_rules);
-	tcase_add_test(tc, probes);
-	tcase_add_test(tc, config_errors);
-	tcase_add_test(tc, slow_and_oversized_clients);
-	tcase_add_test(tc, slow_clients_bounded);
-	tcase_add_test(tc, tool_signals);
-	tcase_add_test(tc, https);
-	tcase_add_test(tc, inventory_source);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(agent_server,
+	{"agent", .timeout_s = 60, .setup = setup, .teardown = teardown,
+	 .tests = {node_etag_health, rediscovery, metrics_promtool, read_token, bind_rules, probes,
+		   config_errors, slow_and_oversized_clients, slow_clients_bounded, tool_signals,
+		   https, inventory_source}})

@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "poller.h"
 #include "model_json.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -773,25 +774,9 @@ START_TEST(bad_agent_lists)
 }
 END_TEST
 
-Suite *xp_suite_agents(void);
-
-Suite *xp_suite_agents(void)
-{
-	Suite *s = suite_create("agents");
-	TCase *tc = tcase_create("client");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, inventory_from_three_agents);
-	tcase_add_test(tc, faults_cost_only_their_agent);
-	tcase_add_test(tc, pool_recovers_and_backs_off);
-	tcase_add_test(tc, identity_is_pinned);
-	tcase_add_test(tc, tokens);
-	tcase_add_test(tc, bad_agent_lists);
-	tcase_add_test(tc, probe_becomes_evidence);
-	tcase_add_test(tc, https_agent);
-	tcase_add_test(tc, baselines_apply_to_agent_nodes);
-	tcase_add_test(tc, etag_cannot_inject_headers);
-	tcase_add_test(tc, poller_stops_during_a_hung_poll);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(agents,
+	{"client", .timeout_s = 120, .setup = setup, .teardown = teardown,
+	 .tests = {inventory_from_three_agents, faults_cost_only_their_agent,
+		   pool_recovers_and_backs_off, identity_is_pinned, tokens, bad_agent_lists,
+		   probe_becomes_evidence, https_agent, baselines_apply_to_agent_nodes,
+		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll}})

@@ -12,6 +12,7 @@
 
 #include "amd/amd.h"
 #include "fakehost.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp_adapter.h"
 
@@ -93,29 +94,27 @@ START_TEST(test_mi100_x4)
 					  "0x1b9dd972253c3736"};
 	static const double junction[] = {55.0, 58.0, 57.0, 53.0};
 	static const double power[] = {36.0, 44.0, 43.0, 39.0};
+	/* What the four cards share. */
+	static const char *const same[] = {
+		"chip=0",
+		/* "Card series" (lower-case s in this version); "Card model" 0x0c34 and SKU lose. */
+		"name=Arcturus GL-XL [Instinct MI100]",
+		"serial=", /* "N/A" */
+		"firmware=113-D3431401-101",
+		"driver=6.3.6", /* from "system" */
+		"arch=",        /* no "GFX Version" in this query */
+		/* 34342961152 B = 32752 MiB exactly; used 6750208 B = 6.44 MiB. */
+		"memory_total_mib=32752", "memory_used_mib=6",
+		"power_limit_w=290", "utilization_pct=0", "numa=1", "ecc_corrected=-1", "mig_mode=-1",
+		"group=", NULL};
 	for (int i = 0; i < 4; i++) {
 		const struct xp_raw_device *d = &n->devices[i];
 		ck_assert_int_eq(d->index, i);
-		ck_assert_int_eq(d->chip, 0);
-		/* "Card series" (lower-case s in this version); "Card model" 0x0c34 and SKU lose. */
-		ck_assert_str_eq(d->name, "Arcturus GL-XL [Instinct MI100]");
 		ck_assert_str_eq(d->bus_id, bus[i]);
 		ck_assert_str_eq(d->uuid, uid[i]);
-		ck_assert_str_eq(d->serial, ""); /* "N/A" */
-		ck_assert_str_eq(d->firmware, "113-D3431401-101");
-		ck_assert_str_eq(d->driver, "6.3.6"); /* from "system" */
-		ck_assert_str_eq(d->arch, "");        /* no "GFX Version" in this query */
-		/* 34342961152 B = 32752 MiB exactly; used 6750208 B = 6.44 MiB. */
-		ck_assert_int_eq(d->memory_total_mib, 32752);
-		ck_assert_int_eq(d->memory_used_mib, 6);
 		ck_assert_double_eq(d->temperature_c, junction[i]);
 		ck_assert_double_eq(d->power_w, power[i]);
-		ck_assert_double_eq(d->power_limit_w, 290.0);
-		ck_assert_double_eq(d->utilization_pct, 0.0);
-		ck_assert_int_eq(d->numa, 1);
-		ck_assert_int_eq(d->ecc_corrected, -1);
-		ck_assert_int_eq(d->mig_mode, -1);
-		ck_assert_str_eq(d->group, "");
+		xp_fake_want(d, "mi100-x4", same);
 	}
 	/* Every "Link type between DRM devices" is PCIE: nothing hwloc does not know. */
 	ck_assert(!n->has_links);
@@ -123,108 +122,64 @@ START_TEST(test_mi100_x4)
 }
 END_TEST
 
-/* mi50-32gb_vega20: 1x Radeon Instinct MI50 32GB (an older rocm-smi: "GPU ID", no "Device ID"). */
-START_TEST(test_mi50)
+/* hygon-dcu_dtk24.04.3: rocminfo adds the ISA, matched by UUID (GPU-7100fa8866904061), the
+ * name left as rocm-smi's. */
+static void hygon_rocminfo(struct xp_raw_node *n)
 {
-	struct xp_raw_node *n = parse_fixture("mi50-32gb_vega20.rocm-smi.json");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_int_eq(d->index, 0);
-	ck_assert_str_eq(d->name, "Radeon Instinct MI50 32GB");
-	ck_assert_str_eq(d->bus_id, "0000:63:00.0");
-	ck_assert_str_eq(d->uuid, "0x2f048617326b1ea");
-	ck_assert_str_eq(d->serial, "692024000810");
-	ck_assert_str_eq(d->firmware, "113-D1631700-111");
-	ck_assert_str_eq(d->driver, "5.9.17");
-	ck_assert_double_eq(d->temperature_c, 38.0); /* junction; edge 36.0 */
-	ck_assert_double_eq(d->power_w, 26.0);
-	ck_assert_double_eq(d->power_limit_w, 225.0);
-	ck_assert_double_eq(d->utilization_pct, 0.0);
-	ck_assert_int_eq(d->memory_total_mib, 32752);
-	ck_assert_int_eq(d->memory_used_mib, 10); /* 10850304 B = 10.35 MiB */
-	ck_assert_int_eq(d->numa, 0);
-	/* The matrix names DRM devices 0-7, but only card0 is in the output, and all are PCIE. */
-	ck_assert(!n->has_links);
-	free(n);
-}
-END_TEST
-
-/* rx6700xt_rocm612: consumer Navi 22 card, ROCm 6.1.2 (has "GFX Version"). */
-START_TEST(test_rx6700xt)
-{
-	struct xp_raw_node *n = parse_fixture("rx6700xt_rocm612.rocm-smi.json");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	/* "Card Series" equals "Device Name" here; "Card Model" is the hex id 0x73df. */
-	ck_assert_str_eq(d->name, "Navi 22 [Radeon RX 6700/6700 XT / 6800M]");
-	ck_assert_str_eq(d->arch, "gfx1031");
-	ck_assert_str_eq(d->bus_id, "0000:07:00.0");
-	ck_assert_str_eq(d->uuid, ""); /* "Unique ID": "N/A" */
-	ck_assert_str_eq(d->firmware, "113-67XA6SSB1-D01");
-	ck_assert_str_eq(d->driver, "6.3.6");
-	ck_assert_double_eq(d->temperature_c, 47.0);
-	ck_assert_double_eq(d->power_w, 6.0);
-	ck_assert_double_eq(d->power_limit_w, 211.0);
-	ck_assert_double_eq(d->utilization_pct, 0.0);
-	ck_assert_int_eq(d->memory_total_mib, 12272);
-	ck_assert_int_eq(d->memory_used_mib, 1500); /* 1572745216 B = 1499.89 MiB */
-	ck_assert_int_eq(d->numa, 0);
-	ck_assert(!n->has_links);
-	free(n);
-}
-END_TEST
-
-/* amd-gpu_rocm6.2.4: gpustack's narrower query on a Navi 32 card: no bus, no driver. */
-START_TEST(test_navi32)
-{
-	struct xp_raw_node *n = parse_fixture("amd-gpu_rocm6.2.4.rocm-smi.json");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_str_eq(d->name, "Navi 32 [Radeon RX 7700 XT / 7800 XT]");
-	ck_assert_str_eq(d->arch, "gfx11001");
-	ck_assert_str_eq(d->uuid, "0x5c88007d760374f3");
-	ck_assert_str_eq(d->bus_id, "");
-	ck_assert_str_eq(d->driver, "");
-	ck_assert_str_eq(d->firmware, "");
-	ck_assert_double_eq(d->temperature_c, 51.0);
-	ck_assert_double_eq(d->power_w, 53.0);
-	ck_assert(isnan(d->power_limit_w));
-	ck_assert_double_eq(d->utilization_pct, 100.0);
-	ck_assert_int_eq(d->memory_total_mib, 16368);
-	ck_assert_int_eq(d->memory_used_mib, 11077);
-	ck_assert_int_eq(d->numa, -1);
-	free(n);
-}
-END_TEST
-
-/* hygon-dcu_dtk24.04.3: Hygon's spelling: "DCU use (%)", "vram ... (MiB)", "Sensor mem". */
-START_TEST(test_hygon_dcu)
-{
-	struct xp_raw_node *n = parse_fixture("hygon-dcu_dtk24.04.3.rocm-smi.json");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_int_eq(d->index, 0);
-	ck_assert_str_eq(d->name, "DCU xxxx"); /* masked in the source, kept as the tool says */
-	ck_assert_str_eq(d->serial, "TPXxxxx");
-	ck_assert_str_eq(d->uuid, "7100fa8866904061");
-	ck_assert_str_eq(d->driver, "");
-	ck_assert_str_eq(d->bus_id, "");
-	ck_assert_double_eq(d->power_w, 80.0);
-	ck_assert_double_eq(d->temperature_c, 39.0); /* junction 39.0 (edge 41.0, mem 44.0) */
-	ck_assert_double_eq(d->utilization_pct, 0.0);
-	ck_assert_int_eq(d->memory_total_mib, 65520);
-	ck_assert_int_eq(d->memory_used_mib, 2);
-	ck_assert_int_eq(n->n_warnings, 0); /* the "": "" entry is ignored quietly */
-
-	/* rocminfo adds the ISA, matched by UUID (GPU-7100fa8866904061), name left as rocm-smi's. */
 	size_t len;
 	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len), err[256] = "";
 	ck_assert_int_eq(xp_rocminfo_parse(text, len, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 1);
-	ck_assert_str_eq(d->arch, "gfx928");
-	ck_assert_str_eq(d->name, "DCU xxxx");
-	ck_assert_str_eq(d->uuid, "7100fa8866904061");
+	xp_fake_want(&n->devices[0], "hygon-dcu + rocminfo",
+		     (const char *const[]){"arch=gfx928", "name=DCU xxxx", "uuid=7100fa8866904061", NULL});
 	free(text);
+}
+
+/* The single-card fixtures: what the card must hold (fields not listed are not checked). None
+ * has a link that hwloc does not know, and none is odd enough to warn about. */
+static const struct xp_fake_expect smi_files[] = {
+	/* 1x Radeon Instinct MI50 32GB (an older rocm-smi: "GPU ID", no "Device ID"). The
+	 * matrix names DRM devices 0-7, but only card0 is in the output, and all are PCIE. */
+	{"amd/mi50-32gb_vega20.rocm-smi.json",
+	 {"index=0", "name=Radeon Instinct MI50 32GB", "bus_id=0000:63:00.0",
+	  "uuid=0x2f048617326b1ea", "serial=692024000810", "firmware=113-D1631700-111",
+	  "driver=5.9.17",
+	  "temperature_c=38", /* junction; edge 36.0 */
+	  "power_w=26", "power_limit_w=225", "utilization_pct=0", "memory_total_mib=32752",
+	  "memory_used_mib=10", /* 10850304 B = 10.35 MiB */
+	  "numa=0"}},
+	/* rx6700xt_rocm612: consumer Navi 22 card, ROCm 6.1.2 (has "GFX Version"). */
+	{"amd/rx6700xt_rocm612.rocm-smi.json",
+	 /* "Card Series" equals "Device Name" here; "Card Model" is the hex id 0x73df. */
+	 {"name=Navi 22 [Radeon RX 6700/6700 XT / 6800M]", "arch=gfx1031",
+	  "bus_id=0000:07:00.0",
+	  "uuid=", /* "Unique ID": "N/A" */
+	  "firmware=113-67XA6SSB1-D01", "driver=6.3.6", "temperature_c=47", "power_w=6",
+	  "power_limit_w=211", "utilization_pct=0", "memory_total_mib=12272",
+	  "memory_used_mib=1500", /* 1572745216 B = 1499.89 MiB */
+	  "numa=0"}},
+	/* amd-gpu_rocm6.2.4: gpustack's narrower query on a Navi 32 card: no bus, no driver. */
+	{"amd/amd-gpu_rocm6.2.4.rocm-smi.json",
+	 {"name=Navi 32 [Radeon RX 7700 XT / 7800 XT]", "arch=gfx11001",
+	  "uuid=0x5c88007d760374f3", "bus_id=", "driver=", "firmware=", "temperature_c=51",
+	  "power_w=53", "power_limit_w=nan", "utilization_pct=100", "memory_total_mib=16368",
+	  "memory_used_mib=11077", "numa=-1"}},
+	/* hygon-dcu_dtk24.04.3: Hygon's spelling: "DCU use (%)", "vram ... (MiB)", "Sensor mem";
+	 * the "": "" entry is ignored quietly. */
+	{"amd/hygon-dcu_dtk24.04.3.rocm-smi.json",
+	 {"index=0",
+	  "name=DCU xxxx", /* masked in the source, kept as the tool says */
+	  "serial=TPXxxxx", "uuid=7100fa8866904061", "driver=", "bus_id=", "power_w=80",
+	  "temperature_c=39", /* junction 39.0 (edge 41.0, mem 44.0) */
+	  "utilization_pct=0", "memory_total_mib=65520", "memory_used_mib=2"},
+	 hygon_rocminfo},
+};
+
+START_TEST(test_smi_fixture)
+{
+	struct xp_raw_node *n = xp_fake_expect_one(&smi_files[_i], xp_rocmsmi_parse_json);
+	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert(!n->has_links);
 	free(n);
 }
 END_TEST
@@ -661,33 +616,11 @@ START_TEST(test_live_hy_smi)
 }
 END_TEST
 
-Suite *xp_suite_amd(void);
-
-Suite *xp_suite_amd(void)
-{
-	Suite *s = suite_create("amd");
-	TCase *tc = tcase_create("amd");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_every_fixture_parses);
-	tcase_add_test(tc, test_mi100_x4);
-	tcase_add_test(tc, test_mi50);
-	tcase_add_test(tc, test_rx6700xt);
-	tcase_add_test(tc, test_navi32);
-	tcase_add_test(tc, test_hygon_dcu);
-	tcase_add_test(tc, test_rocminfo_agents);
-	tcase_add_test(tc, test_rocminfo_creates_devices);
-	tcase_add_test(tc, test_rocminfo_match_by_uuid);
-	tcase_add_test(tc, test_rocminfo_bad_input);
-	tcase_add_test(tc, test_xgmi_links);
-	tcase_add_test(tc, test_smi_bad_input);
-	tcase_add_test(tc, test_smi_wrong_types);
-	tcase_add_test(tc, test_smi_leading_text_and_many_cards);
-	tcase_add_test(tc, test_adapter_identity);
-	tcase_add_test(tc, test_replay_mi100);
-	tcase_add_test(tc, test_replay_hygon_with_rocminfo);
-	tcase_add_test(tc, test_replay_empty_dir);
-	tcase_add_test(tc, test_live_rocm_smi);
-	tcase_add_test(tc, test_live_hy_smi);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(amd,
+	{"amd", .timeout_s = 60,
+	 .loop = test_smi_fixture, .loop_n = (int)(sizeof smi_files / sizeof smi_files[0]),
+	 .tests = {test_every_fixture_parses, test_mi100_x4, test_rocminfo_agents, test_rocminfo_creates_devices,
+		   test_rocminfo_match_by_uuid, test_rocminfo_bad_input, test_xgmi_links,
+		   test_smi_bad_input, test_smi_wrong_types, test_smi_leading_text_and_many_cards,
+		   test_adapter_identity, test_replay_mi100, test_replay_hygon_with_rocminfo,
+		   test_replay_empty_dir, test_live_rocm_smi, test_live_hy_smi}})

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "ascend/ascend.h"
 #include "fakehost.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp_adapter.h"
 
@@ -71,6 +73,22 @@ static void replace_once(char *text, const char *from, const char *to)
 	ck_assert_uint_le(nt, nf);
 	memcpy(p, to, nt);
 	memmove(p + nt, p + nf, strlen(p + nf) + 1);
+}
+
+/* Reads npu-smi info fixture rel, makes the (from, to) replacements that follow (up to a NULL,
+ * each with replace_once) and parses it into n, cleared first; the parser's result. */
+static int parse_edited(struct xp_raw_node *n, const char *rel, ...)
+{
+	char *text = xp_fixture_text(rel, NULL), err[256] = "";
+	va_list ap;
+	va_start(ap, rel);
+	for (const char *from; (from = va_arg(ap, const char *)) != NULL;)
+		replace_once(text, from, va_arg(ap, const char *));
+	va_end(ap);
+	xp_raw_node_init(n);
+	int rc = xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err);
+	free(text);
+	return rc;
 }
 
 /* ---- npu-smi info: the 8 x 910A training server ----------------------------- */
@@ -437,17 +455,12 @@ END_TEST
 /* A table without its Bus-Id column (header and rows), and one row missing a value. */
 START_TEST(test_missing_column)
 {
-	size_t len;
-	char *text = xp_fixture_text(FOLD_INFO, &len);
 	/* Drop the Bus-Id cell: from "| Bus-Id          " and from every chip row. */
-	replace_once(text, "| Bus-Id          ", "");
-	static const char *const cells[] = {"| 0000:DA:00.0    ", "| 0000:DC:00.0    ",
-					    "| 0000:DD:00.0    ", "| 0000:DB:00.0    "};
-	for (int i = 0; i < 4; i++)
-		replace_once(text, cells[i], "");
 	struct xp_raw_node *n = xp_fake_node();
-	char err[256];
-	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(parse_edited(n, FOLD_INFO, "| Bus-Id          ", "", "| 0000:DA:00.0    ", "",
+				      "| 0000:DC:00.0    ", "", "| 0000:DD:00.0    ", "",
+				      "| 0000:DB:00.0    ", "", NULL),
+			 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	ck_assert(xp_fake_warned(n, "no Bus-Id column"));
 	for (int c = 0; c < 4; c++) {
@@ -455,28 +468,20 @@ START_TEST(test_missing_column)
 		ck_assert_int_eq(n->devices[c].memory_total_mib, 8192); /* the rest still read */
 		ck_assert_str_eq(n->devices[c].health, "OK");
 	}
-	free(text);
 
 	/* NPU 215 chip 1's temperature is missing: that cell is not trusted, the rest is. */
-	text = xp_fixture_text(FOLD_INFO, &len);
-	replace_once(text, "| 12.8              57                   |\n| 1",
-		     "| 12.8                                   |\n| 1");
-	xp_raw_node_init(n);
-	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(parse_edited(n, FOLD_INFO, "| 12.8              57                   |\n| 1",
+				      "| 12.8                                   |\n| 1", NULL),
+			 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	ck_assert(xp_fake_warned(n, "1 values for 2 columns"));
 	ck_assert(isnan(dev(n, 215, 1)->temperature_c));
 	ck_assert(isnan(dev(n, 215, 1)->power_w));
 	ck_assert_str_eq(dev(n, 215, 1)->bus_id, "0000:DC:00.0");
 	ck_assert_double_eq_tol(dev(n, 215, 2)->temperature_c, 57, 1e-9);
-	free(text);
 
 	/* A header without the NPU column is no device table. */
-	text = xp_fixture_text(FOLD_INFO, &len);
-	replace_once(text, "| NPU     Name", "| Card    Name");
-	xp_raw_node_init(n);
-	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), -1);
-	free(text);
+	ck_assert_int_eq(parse_edited(n, FOLD_INFO, "| NPU     Name", "| Card    Name", NULL), -1);
 	free(n);
 }
 END_TEST
@@ -516,24 +521,16 @@ START_TEST(test_bad_values)
 	free(text);
 
 	/* Memory in a unit npu-smi does not print is left unread, not misread. */
-	text = xp_fixture_text(F910_INFO, &len);
-	replace_once(text, "HBM-Usage(MB)", "HBM-Usage(KB)");
-	xp_raw_node_init(n);
-	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(parse_edited(n, F910_INFO, "HBM-Usage(MB)", "HBM-Usage(KB)", NULL), 0);
 	ck_assert(xp_fake_warned(n, "HBM-Usage in unknown unit \"KB\""));
 	ck_assert_int_eq(n->n_warnings, 1);
 	ck_assert_int_eq(dev(n, 7, 0)->memory_total_mib, 15039); /* Memory-Usage 4521 / 15039 */
 	ck_assert_int_eq(dev(n, 7, 0)->memory_used_mib, 4521);
-	free(text);
 
 	/* Control characters from a damaged output never reach a field or a warning. */
-	text = xp_fixture_text(F910_INFO, &len);
-	replace_once(text, "Warning ", "War\x1b[2J");
-	xp_raw_node_init(n);
-	ck_assert_int_eq(xp_npusmi_parse_info(text, strlen(text), n, err, sizeof err), 0);
+	ck_assert_int_eq(parse_edited(n, F910_INFO, "Warning ", "War\x1b[2J", NULL), 0);
 	ck_assert_str_eq(dev(n, 3, 0)->health, "War?[2J");
 	ck_assert_str_eq(dev(n, 3, 0)->reasons[0], "npu-smi health: War?[2J");
-	free(text);
 	free(n);
 }
 END_TEST
@@ -958,40 +955,15 @@ START_TEST(test_adapter_live)
 }
 END_TEST
 
-Suite *xp_suite_ascend(void);
-
-Suite *xp_suite_ascend(void)
-{
-	Suite *s = suite_create("ascend");
-	TCase *tc = tcase_create("npu-smi");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_info_910a);
-	tcase_add_test(tc, test_map_910a);
-	tcase_add_test(tc, test_map_alone);
-	tcase_add_test(tc, test_info_310_2104);
-	tcase_add_test(tc, test_info_310_old);
-	tcase_add_test(tc, test_empty_and_garbage);
-	tcase_add_test(tc, test_truncated_everywhere);
-	tcase_add_test(tc, test_truncated_mid_table);
-	tcase_add_test(tc, test_oversized);
-	tcase_add_test(tc, test_too_many_chips);
-	tcase_add_test(tc, test_missing_column);
-	tcase_add_test(tc, test_bad_values);
-	tcase_add_test(tc, test_map_bad_rows);
-	suite_add_tcase(s, tc);
-
-	TCase *tm = tcase_create("manifest");
-	tcase_add_loop_test(tm, test_manifest_templates, 0,
-			    (int)(sizeof tpl_models / sizeof tpl_models[0]));
-	tcase_add_test(tm, test_manifest_adapter);
-	suite_add_tcase(s, tm);
-
-	TCase *ta = tcase_create("adapter");
-	tcase_add_test(ta, test_adapter_shape);
-	tcase_add_test(ta, test_adapter_replay);
-	tcase_add_test(ta, test_adapter_replay_empty);
-	tcase_add_test(ta, test_adapter_no_tool);
-	tcase_add_test(ta, test_adapter_live);
-	suite_add_tcase(s, ta);
-	return s;
-}
+XP_DEFINE_SUITE(ascend,
+	{"npu-smi", .timeout_s = 120,
+	 .tests = {test_info_910a, test_map_910a, test_map_alone, test_info_310_2104,
+		   test_info_310_old, test_empty_and_garbage, test_truncated_everywhere,
+		   test_truncated_mid_table, test_oversized, test_too_many_chips,
+		   test_missing_column, test_bad_values, test_map_bad_rows}},
+	{"manifest", .loop = test_manifest_templates,
+	 .loop_n = (int)(sizeof tpl_models / sizeof tpl_models[0]),
+	 .tests = {test_manifest_adapter}},
+	{"adapter",
+	 .tests = {test_adapter_shape, test_adapter_replay, test_adapter_replay_empty,
+		   test_adapter_no_tool, test_adapter_live}})

@@ -15,6 +15,7 @@
 
 #include "cambricon/cambricon.h"
 #include "fakehost.h"
+#include "suitelib.h"
 #include "xp_adapter.h"
 
 extern const struct xp_adapter xp_adapter_cambricon;
@@ -249,18 +250,7 @@ START_TEST(test_adapter_live)
 }
 END_TEST
 
-Suite *xp_suite_cambricon(void);
-
-Suite *xp_suite_cambricon(void)
-{
-	Suite *s = suite_create("cambricon");
-	TCase *tc = tcase_create("cambricon");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_minimal);
-	tcase_add_test(tc, test_sections);
-	tcase_add_test(tc, test_bad_input);
-	tcase_add_test(tc, test_adapter_replay);
-	tcase_add_test(tc, test_adapter_live);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(cambricon,
+	{"cambricon", .timeout_s = 60,
+	 .tests = {test_minimal, test_sections, test_bad_input, test_adapter_replay,
+		   test_adapter_live}})

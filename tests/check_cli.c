@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -174,69 +175,56 @@ END_TEST
 /* Every kind of bad input: a one-line error naming what was wrong, the right exit code, no crash. */
 START_TEST(bad_input)
 {
+	static const struct {
+		const char *args[4]; /* after the program name; the rest NULL */
+		int status;
+		const char *err;     /* all of stderr; NULL: not checked */
+	} runs[] = {
+		{{"frobnicate"}, XP_EXIT_USAGE, "xpool: unknown command: frobnicate (try 'xpool help')\n"},
+		{{"--frob", "inventory"}, XP_EXIT_USAGE, "xpool: unknown option --frob (try 'xpool help')\n"},
+		{{"inventory", "--frob"}, XP_EXIT_USAGE, "xpool: inventory: unknown option --frob\n"},
+		{{"inventory", "--topology"}, XP_EXIT_USAGE,
+		 "xpool: inventory: option --topology needs a FILE\n"},
+		{{"--topology", "/nonexistent/t.xml", "topo"}, XP_EXIT_ERROR,
+		 "xpool: /nonexistent/t.xml: No such file or directory\n"},
+		{{"-b", "/nonexistent/script"}, XP_EXIT_ERROR,
+		 "xpool: /nonexistent/script: No such file or directory\n"},
+		{{"help", "nope"}, XP_EXIT_USAGE, NULL},
+	};
 	struct xp_run r;
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "frobnicate", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
-	ck_assert_str_eq(r.err, "xpool: unknown command: frobnicate (try 'xpool help')\n");
-	xp_run_free(&r);
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		const char *argv[6] = {xp_bin()};
+		memcpy(argv + 1, runs[i].args, sizeof runs[i].args);
+		ck_assert_int_eq(xp_run_argv(&r, (char *const *)argv, NULL), 0);
+		ck_assert_msg(r.status == runs[i].status, "xpool %s ...: exit %d, want %d", runs[i].args[0],
+			      r.status, runs[i].status);
+		if (runs[i].err)
+			ck_assert_str_eq(r.err, runs[i].err);
+		xp_run_free(&r);
+	}
 
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--frob", "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
-	ck_assert_str_eq(r.err, "xpool: unknown option --frob (try 'xpool help')\n");
-	xp_run_free(&r);
-
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "inventory", "--frob", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
-	ck_assert_str_eq(r.err, "xpool: inventory: unknown option --frob\n");
-	xp_run_free(&r);
-
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "inventory", "--topology", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
-	ck_assert_str_eq(r.err, "xpool: inventory: option --topology needs a FILE\n");
-	xp_run_free(&r);
-
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--topology", "/nonexistent/t.xml", "topo", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
-	ck_assert_str_eq(r.err, "xpool: /nonexistent/t.xml: No such file or directory\n");
-	xp_run_free(&r);
-
-	static const char junk[] = "<topology version=\"2.0\"><object type=";
-	char *bad = xp_tmpfile(junk, sizeof junk - 1);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--topology", bad, "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.err, bad));
-	ck_assert_ptr_null(strchr(strchr(r.err, '\n') + 1, '\n')); /* one line */
-	xp_run_free(&r);
-	unlink(bad);
-	free(bad);
-
-	static const char trunc[] = "{\"schema\": \"xpool.inventory/v1\", \"nodes\": [{\"name\": \"a\",";
-	bad = xp_tmpfile(trunc, sizeof trunc - 1);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", bad, "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.err, bad));
-	xp_run_free(&r);
-	unlink(bad);
-	free(bad);
-
-	static const char wrong[] = "{\"schema\": \"xpool.inventory/v1\", \"nodes\": [{\"name\": \"a\","
-				    " \"devices\": [{\"index\": 0, \"numa\": \"zero\"}]}]}";
-	bad = xp_tmpfile(wrong, sizeof wrong - 1);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", bad, "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
-	ck_assert_ptr_nonnull(strstr(r.err, "$.nodes[0].devices[0].numa"));
-	xp_run_free(&r);
-	unlink(bad);
-	free(bad);
-
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-b", "/nonexistent/script", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
-	ck_assert_str_eq(r.err, "xpool: /nonexistent/script: No such file or directory\n");
-	xp_run_free(&r);
-
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "help", "nope", NULL), 0);
-	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
-	xp_run_free(&r);
+	/* Damaged input files: one error naming the file, or the JSON path of the bad value. */
+	static const struct {
+		const char *option, *text;
+		const char *names; /* what stderr must name; NULL: the file's path */
+	} files[] = {
+		{"--topology", "<topology version=\"2.0\"><object type="},
+		{"--inventory", "{\"schema\": \"xpool.inventory/v1\", \"nodes\": [{\"name\": \"a\","},
+		{"--inventory",
+		 "{\"schema\": \"xpool.inventory/v1\", \"nodes\": [{\"name\": \"a\","
+		 " \"devices\": [{\"index\": 0, \"numa\": \"zero\"}]}]}",
+		 "$.nodes[0].devices[0].numa"},
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *bad = xp_tmpfile(files[i].text, strlen(files[i].text));
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, files[i].option, bad, "inventory", NULL), 0);
+		ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+		ck_assert_ptr_nonnull(strstr(r.err, files[i].names ? files[i].names : bad));
+		ck_assert_ptr_null(strchr(strchr(r.err, '\n') + 1, '\n')); /* one line */
+		xp_run_free(&r);
+		unlink(bad);
+		free(bad);
+	}
 }
 END_TEST
 
@@ -438,19 +426,7 @@ START_TEST(topo_json_bad_utf8)
 }
 END_TEST
 
-Suite *xp_suite_cli(void);
-Suite *xp_suite_cli(void)
-{
-	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("binary");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, inventory_json);
-	tcase_add_test(tc, text_output);
-	tcase_add_test(tc, multi_node_snapshot);
-	tcase_add_test(tc, bad_input);
-	tcase_add_test(tc, batch_and_help);
-	tcase_add_test(tc, review_regressions);
-	tcase_add_test(tc, topo_json_bad_utf8);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(cli,
+	{"binary", .timeout_s = 120,
+	 .tests = {inventory_json, text_output, multi_node_snapshot, bad_input, batch_and_help,
+		   review_regressions, topo_json_bad_utf8}})

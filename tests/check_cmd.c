@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "suitelib.h"
 
 /* A private table so lookup rules (alias, prefix, ambiguity) can be tested on known names. */
 static int noop_exec(struct xp_ctx *ctx, const struct xp_args *a)
@@ -246,16 +247,6 @@ START_TEST(batch_scripts)
 }
 END_TEST
 
-Suite *xp_suite_cmd(void);
-Suite *xp_suite_cmd(void)
-{
-	Suite *s = suite_create("cmd");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, option_tables_fit);
-	tcase_add_test(tc, find_rules);
-	tcase_add_test(tc, parse_options);
-	tcase_add_test(tc, split_words);
-	tcase_add_test(tc, batch_scripts);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(cmd,
+	{"core",
+	 .tests = {option_tables_fit, find_rules, parse_options, split_words, batch_scripts}})

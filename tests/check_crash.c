@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "validate.h"
 
@@ -202,14 +203,6 @@ START_TEST(kill_writer)
 }
 END_TEST
 
-Suite *xp_suite_crash(void);
-Suite *xp_suite_crash(void)
-{
-	Suite *s = suite_create("crash");
-	TCase *tc = tcase_create("sigkill");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, kill_writer);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(crash,
+	{"sigkill", .timeout_s = 120, .setup = setup, .teardown = teardown,
+	 .tests = {kill_writer}})

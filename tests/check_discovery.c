@@ -21,6 +21,7 @@
 #include "local/pci_links.h"
 #include "model.h"
 #include "model_json.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 /* ---- fixture list ------------------------------------------------------ */
@@ -36,12 +37,13 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp((const char *)a, (const char *)b);
 }
 
-static void scan_fixtures(void)
+/* Finds the fixtures and returns how many (the loop test's count). */
+static int scan_fixtures(void)
 {
 	n_fixtures = 0;
 	DIR *d = opendir(xp_fixture("hwloc"));
 	if (!d)
-		return;
+		return 0;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL && n_fixtures < MAX_FIXTURES) {
 		size_t len = strlen(e->d_name);
@@ -52,6 +54,7 @@ static void scan_fixtures(void)
 	closedir(d);
 	/* readdir order is arbitrary; sorted, the loop index names the same file every run. */
 	qsort(fixture_names, (size_t)n_fixtures, sizeof fixture_names[0], name_cmp);
+	return n_fixtures;
 }
 
 /* Copies the fixture path: xp_fixture returns a static buffer that the next call reuses. */
@@ -1133,46 +1136,14 @@ START_TEST(test_env_good)
 }
 END_TEST
 
-Suite *xp_suite_discovery(void);
-
-Suite *xp_suite_discovery(void)
-{
-	scan_fixtures();
-	Suite *s = suite_create("discovery");
-
-	TCase *tc = tcase_create("fixtures");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_fixture_count);
-	tcase_add_loop_test(tc, test_fixture, 0, n_fixtures);
-	tcase_add_test(tc, test_links_pxb);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("known");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_links_wholeio);
-	tcase_add_test(tc, test_links_24em64t);
-	tcase_add_test(tc, test_links_64intel64);
-	tcase_add_test(tc, test_links_other_96em64t);
-	tcase_add_test(tc, test_links_other_192em64t);
-	tcase_add_test(tc, test_links_other_manyvfs);
-	tcase_add_test(tc, test_nics_wholeio);
-	tcase_add_test(tc, test_nics_manyvfs);
-	tcase_add_test(tc, test_names);
-	tcase_add_test(tc, test_env_good);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("bad_input");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_bad_missing);
-	tcase_add_test(tc, test_bad_directory);
-	tcase_add_test(tc, test_bad_empty);
-	tcase_add_test(tc, test_bad_truncated);
-	tcase_add_test(tc, test_bad_text);
-	tcase_add_test(tc, test_bad_huge);
-	tcase_add_test(tc, test_bad_huge_valid);
-	tcase_add_test(tc, test_bad_env);
-	tcase_add_test(tc, test_bad_env_content);
-	tcase_add_test(tc, test_rdma_all_interfaces);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(discovery,
+	{"fixtures", .timeout_s = 30, .loop = test_fixture, .loop_n = scan_fixtures(),
+	 .tests = {test_fixture_count, test_links_pxb}},
+	{"known", .timeout_s = 30,
+	 .tests = {test_links_wholeio, test_links_24em64t, test_links_64intel64,
+		   test_links_other_96em64t, test_links_other_192em64t, test_links_other_manyvfs,
+		   test_nics_wholeio, test_nics_manyvfs, test_names, test_env_good}},
+	{"bad_input", .timeout_s = 30,
+	 .tests = {test_bad_missing, test_bad_directory, test_bad_empty, test_bad_truncated,
+		   test_bad_text, test_bad_huge, test_bad_huge_valid, test_bad_env,
+		   test_bad_env_content, test_rdma_all_interfaces}})

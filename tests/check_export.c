@@ -14,6 +14,7 @@
 #include "place.h"
 #include "place_export.h"
 #include "simgen.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 /* A node of n devices of one vendor, all free and healthy, on one NUMA domain and one link. */
@@ -510,23 +511,8 @@ START_TEST(cli)
 }
 END_TEST
 
-Suite *xp_suite_export(void);
-Suite *xp_suite_export(void)
-{
-	Suite *s = suite_create("export");
-	TCase *tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, load_manifests, free_manifests);
-	tcase_add_test(tc, k8s_exact);
-	tcase_add_test(tc, k8s_ascend_family);
-	tcase_add_test(tc, k8s_unknown_vendor_refused);
-	tcase_add_test(tc, resources_from_manifests);
-	tcase_add_test(tc, manifest_without_names);
-	tcase_add_test(tc, volcano);
-	tcase_add_test(tc, hostile_yaml);
-	tcase_add_test(tc, slurm);
-	tcase_add_test(tc, not_placed);
-	tcase_add_test(tc, cli);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(export,
+	{"core", .timeout_s = 60, .setup = load_manifests, .teardown = free_manifests,
+	 .tests = {k8s_exact, k8s_ascend_family, k8s_unknown_vendor_refused,
+		   resources_from_manifests, manifest_without_names, volcano, hostile_yaml, slurm,
+		   not_placed, cli}})

@@ -10,6 +10,7 @@
 #include "events.h"
 #include "glyphs.h"
 #include "layout.h"
+#include "suitelib.h"
 
 START_TEST(frame_layout)
 {
@@ -159,17 +160,6 @@ START_TEST(event_ring)
 }
 END_TEST
 
-Suite *xp_suite_frame(void);
-Suite *xp_suite_frame(void)
-{
-	Suite *s = suite_create("frame");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, frame_layout);
-	tcase_add_test(tc, tab_positions);
-	tcase_add_test(tc, scrolling);
-	tcase_add_test(tc, glyph_sets);
-	tcase_add_test(tc, event_diff);
-	tcase_add_test(tc, event_ring);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(frame,
+	{"core",
+	 .tests = {frame_layout, tab_positions, scrolling, glyph_sets, event_diff, event_ring}})

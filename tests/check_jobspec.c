@@ -10,6 +10,7 @@
 #include "cluster.h"
 #include "jobspec.h"
 #include "manifest.h"
+#include "suitelib.h"
 #include "validate.h"
 
 /* Ascend-like: the 910A trains in two HCCS rings of 4 (ring:4) and has vNPU templates; the
@@ -628,20 +629,7 @@ START_TEST(hostile_input)
 }
 END_TEST
 
-Suite *xp_suite_jobspec(void);
-Suite *xp_suite_jobspec(void)
-{
-	Suite *s = suite_create("jobspec");
-	TCase *tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, xp_test_mans_free);
-	tcase_add_test(tc, full_form);
-	tcase_add_test(tc, short_form);
-	tcase_add_test(tc, flags);
-	tcase_add_test(tc, to_json);
-	tcase_add_test(tc, parse_errors);
-	tcase_add_test(tc, check_errors);
-	tcase_add_test(tc, flag_errors);
-	tcase_add_test(tc, hostile_input);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(jobspec,
+	{"core", .setup = setup, .teardown = xp_test_mans_free,
+	 .tests = {full_form, short_form, flags, to_json, parse_errors, check_errors, flag_errors,
+		   hostile_input}})

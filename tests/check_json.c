@@ -9,6 +9,7 @@
 #include "model.h"
 #include "model_json.h"
 #include "snapshot.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -879,31 +880,12 @@ START_TEST(test_snapshot_errors)
 }
 END_TEST
 
-Suite *xp_suite_json(void);
-
-Suite *xp_suite_json(void)
-{
-	Suite *s = suite_create("json");
-	TCase *tc = tcase_create("round_trip");
-	tcase_add_test(tc, test_round_trip);
-	tcase_add_test(tc, test_round_trip_values);
-	tcase_add_test(tc, test_encoding_shape);
-	tcase_add_test(tc, test_real_digits);
-	tcase_add_test(tc, test_encode_invalid_utf8);
-	tcase_add_test(tc, test_minimal_and_unknown_keys);
-	tcase_add_test(tc, test_node_alone);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("reject");
-	tcase_add_loop_test(tc, test_reject_case, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
-	tcase_add_test(tc, test_reject_messages);
-	tcase_add_test(tc, test_reject_limits);
-	tcase_add_test(tc, test_reject_nul);
-	tcase_add_test(tc, test_parse_errors);
-	tcase_add_test(tc, test_deep_nesting);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("snapshot");
-	tcase_add_test(tc, test_snapshot_load);
-	tcase_add_test(tc, test_snapshot_errors);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(json,
+	{"round_trip",
+	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
+		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone}},
+	{"reject", .loop = test_reject_case,
+	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),
+	 .tests = {test_reject_messages, test_reject_limits, test_reject_nul, test_parse_errors,
+		   test_deep_nesting}},
+	{"snapshot", .tests = {test_snapshot_load, test_snapshot_errors}})

@@ -10,6 +10,7 @@
 #include "local/local.h"
 #include "map_layout.h"
 #include "model.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "theme.h"
 
@@ -497,31 +498,11 @@ START_TEST(test_fixture)
 }
 END_TEST
 
-Suite *xp_suite_layout(void);
-
-Suite *xp_suite_layout(void)
-{
-	Suite *s = suite_create("layout");
-	TCase *tc = tcase_create("rows");
-	tcase_add_test(tc, test_rows_grouped);
-	tcase_add_test(tc, test_rows_sorted_input);
-	tcase_add_test(tc, test_rows_filtered);
-	tcase_add_test(tc, test_rows_navigation);
-	tcase_add_test(tc, test_rows_big);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("cells");
-	tcase_add_test(tc, test_cells_groups);
-	tcase_add_test(tc, test_cells_overflow);
-	tcase_add_test(tc, test_cells_roles);
-	tcase_add_test(tc, test_dev_order_many);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scroll");
-	tcase_add_test(tc, test_scroll);
-	tcase_add_test(tc, test_text_columns);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("fixture");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_fixture);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(layout,
+	{"rows",
+	 .tests = {test_rows_grouped, test_rows_sorted_input, test_rows_filtered,
+		   test_rows_navigation, test_rows_big}},
+	{"cells",
+	 .tests = {test_cells_groups, test_cells_overflow, test_cells_roles, test_dev_order_many}},
+	{"scroll", .tests = {test_scroll, test_text_columns}},
+	{"fixture", .timeout_s = 30, .tests = {test_fixture}})

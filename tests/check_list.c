@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "list.h"
+#include "suitelib.h"
 
 /* ---- hooks ---- */
 
@@ -330,22 +331,7 @@ START_TEST(test_fit)
 }
 END_TEST
 
-Suite *xp_suite_list(void);
-
-Suite *xp_suite_list(void)
-{
-	Suite *s = suite_create("list");
-	TCase *tc = tcase_create("list");
-	tcase_add_test(tc, test_filter);
-	tcase_add_test(tc, test_sort);
-	tcase_add_test(tc, test_sort_key);
-	tcase_add_test(tc, test_keys);
-	tcase_add_test(tc, test_stops);
-	tcase_add_test(tc, test_frame);
-	tcase_add_test(tc, test_mouse);
-	tcase_add_test(tc, test_pager);
-	tcase_add_test(tc, test_count);
-	tcase_add_test(tc, test_fit);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(list,
+	{"list",
+	 .tests = {test_filter, test_sort, test_sort_key, test_keys, test_stops, test_frame,
+		   test_mouse, test_pager, test_count, test_fit}})

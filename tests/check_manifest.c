@@ -12,6 +12,7 @@
 #include "manifest_path.h"
 #include "model.h"
 #include "normalize.h"
+#include "suitelib.h"
 
 static const char full[] =
 	"# a full manifest\n"
@@ -518,19 +519,7 @@ START_TEST(adapter_order)
 }
 END_TEST
 
-Suite *xp_suite_manifest(void);
-Suite *xp_suite_manifest(void)
-{
-	Suite *s = suite_create("manifest");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, parse_full);
-	tcase_add_test(tc, versions_and_globs);
-	tcase_add_test(tc, parse_errors);
-	tcase_add_test(tc, ecu_affinity_links);
-	tcase_add_test(tc, health_thresholds);
-	tcase_add_test(tc, task_keys);
-	tcase_add_test(tc, shipped_task_keys);
-	tcase_add_test(tc, adapter_order);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(manifest,
+	{"core",
+	 .tests = {parse_full, versions_and_globs, parse_errors, ecu_affinity_links,
+		   health_thresholds, task_keys, shipped_task_keys, adapter_order}})

@@ -9,6 +9,7 @@
 
 #include "glyphs.h"
 #include "matrix_layout.h"
+#include "suitelib.h"
 #include "theme.h"
 
 /* ---- a matrix built by hand ---- */
@@ -348,28 +349,10 @@ START_TEST(test_filter_predicate)
 }
 END_TEST
 
-Suite *xp_suite_matrix_layout(void);
-
-Suite *xp_suite_matrix_layout(void)
-{
-	Suite *s = suite_create("matrix_layout");
-	TCase *tc = tcase_create("marks");
-	tcase_add_test(tc, test_marks);
-	tcase_add_test(tc, test_cell_summary);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("widths");
-	tcase_add_test(tc, test_truncate);
-	tcase_add_test(tc, test_widths);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scroll");
-	tcase_add_test(tc, test_fit);
-	tcase_add_test(tc, test_scroll_left);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("filter");
-	tcase_add_test(tc, test_filter_none);
-	tcase_add_test(tc, test_filter_text);
-	tcase_add_test(tc, test_filter_status);
-	tcase_add_test(tc, test_filter_predicate);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(matrix_layout,
+	{"marks", .tests = {test_marks, test_cell_summary}},
+	{"widths", .tests = {test_truncate, test_widths}},
+	{"scroll", .tests = {test_fit, test_scroll_left}},
+	{"filter",
+	 .tests = {test_filter_none, test_filter_text, test_filter_status,
+		   test_filter_predicate}})

@@ -7,6 +7,7 @@
 #include "model_json.h"
 #include "simgen.h"
 #include "source.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -326,25 +327,9 @@ START_TEST(test_names)
 }
 END_TEST
 
-Suite *xp_suite_model(void);
-
-Suite *xp_suite_model(void)
-{
-	Suite *s = suite_create("model");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, test_node_defaults);
-	tcase_add_test(tc, test_node_append_many);
-	tcase_add_test(tc, test_cluster_lookup);
-	tcase_add_test(tc, test_device_by_bus);
-	tcase_add_test(tc, test_links_reset);
-	tcase_add_test(tc, test_labels);
-	tcase_add_test(tc, test_strv);
-	tcase_add_test(tc, test_link_parse_print);
-	tcase_add_test(tc, test_link_reject);
-	tcase_add_test(tc, test_link_print_edge);
-	tcase_add_test(tc, test_link_rank);
-	tcase_add_test(tc, test_names);
-	tcase_add_test(tc, test_node_clone);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(model,
+	{"core",
+	 .tests = {test_node_defaults, test_node_append_many, test_cluster_lookup,
+		   test_device_by_bus, test_links_reset, test_labels, test_strv,
+		   test_link_parse_print, test_link_reject, test_link_print_edge, test_link_rank,
+		   test_names, test_node_clone}})

@@ -15,6 +15,7 @@
 
 #include "fakehost.h"
 #include "nvidia/nvidia.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 #define NV "nvidia-smi/"
@@ -102,36 +103,11 @@ static int capture_commands(const char *text, char cmds[][96], int max)
 
 /* ---- nvidia-smi -q -x --------------------------------------------------------------------- */
 
-START_TEST(xml_a100_mig)
+/* A100 with MIG on: what only this file shows (its slices). */
+static void a100_mig_more(struct xp_raw_node *n)
 {
-	struct xp_raw_node *n = xml_fixture(NV "a100-sxm4-80gb-x4_535.54.03.q.xml");
-	/* <attached_gpus> says 4 but the recorded file keeps a single <gpu>. */
-	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_int_eq(n->n_warnings, 0);
 	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_int_eq(d->index, 0); /* position, not <minor_number>1 */
-	ck_assert_str_eq(d->bus_id, "00000000:01:00.0");
-	ck_assert_str_eq(d->name, "NVIDIA A100-SXM4-80GB");
-	ck_assert_str_eq(d->arch, "Ampere");
-	ck_assert_str_eq(d->uuid, "GPU-513536b6-7d19-9063-b049-1e69664bb298");
-	ck_assert_str_eq(d->serial, "1650522003820");
-	ck_assert_str_eq(d->driver, "535.54.03");
-	ck_assert_str_eq(d->runtime, "CUDA 12.2");
-	ck_assert_str_eq(d->firmware, "92.00.36.00.02");
-	ck_assert_int_eq(d->memory_total_mib, 81920);
-	ck_assert_int_eq(d->memory_used_mib, 50);
-	ck_assert_double_eq_tol(d->temperature_c, 27, 1e-9);
-	ck_assert_double_eq_tol(d->power_w, 67.03, 1e-9);
-	ck_assert_double_eq_tol(d->power_limit_w, 500, 1e-9);
-	ck_assert(isnan(d->utilization_pct)); /* N/A with MIG on */
-	ck_assert_int_eq(d->ecc_corrected, 0);
-	ck_assert_int_eq(d->ecc_uncorrected, 0);
-	ck_assert_int_eq(d->retired_pages, -1); /* N/A: A100s remap rows instead */
-	ck_assert_int_eq(d->n_reasons, 0);
-	ck_assert_str_eq(d->health, "");
-	ck_assert_int_eq(d->numa, -1);
-	ck_assert_int_eq(d->mig_mode, 1);
-	ck_assert_int_eq(d->n_slices, 4);
 	for (int i = 0; i < 4; i++) {
 		ck_assert_int_eq(d->slices[i].gpu_instance, 3 + i);
 		ck_assert_int_eq(d->slices[i].compute_instance, 0);
@@ -141,114 +117,65 @@ START_TEST(xml_a100_mig)
 	}
 	ck_assert(!n->has_links);
 	ck_assert_str_eq(n->hostname, "");
-	free(n);
 }
-END_TEST
 
-START_TEST(xml_t4)
-{
-	struct xp_raw_node *n = xml_fixture(NV "tesla-t4_515.105.01.q.xml");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_str_eq(d->bus_id, "00000000:00:1E.0");
-	ck_assert_str_eq(d->name, "Tesla T4");
-	ck_assert_str_eq(d->arch, "Turing");
-	ck_assert_str_eq(d->uuid, "GPU-d37e67a5-91dd-3774-a5cb-99096249601a");
-	ck_assert_str_eq(d->serial, "0000000000000");
-	ck_assert_str_eq(d->driver, "515.105.01");
-	ck_assert_str_eq(d->runtime, "CUDA 11.7");
-	ck_assert_str_eq(d->firmware, "90.04.84.00.06");
-	ck_assert_int_eq(d->memory_total_mib, 15360);
-	ck_assert_int_eq(d->memory_used_mib, 1032);
-	ck_assert_double_eq_tol(d->temperature_c, 40, 1e-9);
-	ck_assert_double_eq_tol(d->power_w, 26.78, 1e-9);
-	ck_assert_double_eq_tol(d->power_limit_w, 70, 1e-9);
-	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
-	ck_assert_int_eq(d->ecc_corrected, 0);
-	ck_assert_int_eq(d->ecc_uncorrected, 0);
-	ck_assert_int_eq(d->retired_pages, 0);
-	ck_assert_int_eq(d->n_reasons, 0);
-	ck_assert_int_eq(d->mig_mode, -1); /* N/A */
-	ck_assert_int_eq(d->n_slices, 0);  /* <mig_devices>None</mig_devices> */
-	/* <processes> hold gpu_instance_id elements too; they are not MIG devices. */
-	free(n);
-}
-END_TEST
+/* Every recorded `nvidia-smi -q -x` holds one <gpu>; what its device must hold (fields not
+ * listed are not checked), read off the file by hand. */
+static const struct xp_fake_expect xml_files[] = {
+	/* <attached_gpus> says 4 but the recorded file keeps a single <gpu>. */
+	{NV "a100-sxm4-80gb-x4_535.54.03.q.xml",
+	 {"index=0", /* position, not <minor_number>1 */
+	  "bus_id=00000000:01:00.0", "name=NVIDIA A100-SXM4-80GB", "arch=Ampere",
+	  "uuid=GPU-513536b6-7d19-9063-b049-1e69664bb298", "serial=1650522003820",
+	  "driver=535.54.03", "runtime=CUDA 12.2", "firmware=92.00.36.00.02",
+	  "memory_total_mib=81920", "memory_used_mib=50", "temperature_c=27", "power_w=67.03",
+	  "power_limit_w=500",
+	  "utilization_pct=nan", /* N/A with MIG on */
+	  "ecc_corrected=0", "ecc_uncorrected=0",
+	  "retired_pages=-1", /* N/A: A100s remap rows instead */
+	  "n_reasons=0", "health=", "numa=-1", "mig_mode=1", "n_slices=4"},
+	 a100_mig_more},
+	{NV "tesla-t4_515.105.01.q.xml",
+	 {"bus_id=00000000:00:1E.0", "name=Tesla T4", "arch=Turing",
+	  "uuid=GPU-d37e67a5-91dd-3774-a5cb-99096249601a", "serial=0000000000000",
+	  "driver=515.105.01", "runtime=CUDA 11.7", "firmware=90.04.84.00.06",
+	  "memory_total_mib=15360", "memory_used_mib=1032", "temperature_c=40", "power_w=26.78",
+	  "power_limit_w=70", "utilization_pct=0", "ecc_corrected=0", "ecc_uncorrected=0",
+	  "retired_pages=0", "n_reasons=0",
+	  "mig_mode=-1", /* N/A */
+	  /* <mig_devices>None</mig_devices>; <processes> hold gpu_instance_id elements too,
+	   * they are not MIG devices. */
+	  "n_slices=0"}},
+	{NV "rtx-4000-sff-ada_595.84.q.xml",
+	 {"bus_id=00000000:06:00.0", "name=NVIDIA RTX 4000 SFF Ada Generation",
+	  "arch=Ada Lovelace", "serial=REDACTED", "driver=595.84", "runtime=CUDA 13.2",
+	  "firmware=95.04.53.00.01", "memory_total_mib=20475", "memory_used_mib=3534",
+	  "temperature_c=38",
+	  "power_w=8.44", /* instant_power_draw */
+	  "power_limit_w=70", "utilization_pct=0",
+	  "ecc_corrected=-1", "ecc_uncorrected=-1", "retired_pages=-1", /* ECC disabled: N/A */
+	  "n_reasons=0", /* only gpu_idle is Active */
+	  "mig_mode=-1"}},
+	{NV "gtx-1070-ti.q.xml",
+	 {"bus_id=00000000:01:00.0", "name=GeForce GTX 1070 Ti",
+	  "uuid=GPU-f9ba66fc-a7f5-94c5-da19-019ef2f9c665",
+	  "driver=", /* the abridged file has no driver_version */
+	  "runtime=", "arch=", "memory_total_mib=4096", "memory_used_mib=42", "temperature_c=39",
+	  "power_w=nan", "power_limit_w=nan", "utilization_pct=0", "ecc_corrected=-1",
+	  "retired_pages=-1", "mig_mode=-1"}},
+	{NV "quadro-p400_418.43.q.xml",
+	 {"bus_id=00000000:43:00.0", "name=Quadro P400", "serial=0424418054852",
+	  "uuid=GPU-8f750be4-dfbc-23b9-b33f-da729a536494", "driver=418.43", "runtime=CUDA 10.1",
+	  "firmware=86.07.3B.00.4A", "memory_total_mib=1998", "memory_used_mib=0",
+	  "temperature_c=33", "power_w=nan", "utilization_pct=0",
+	  "ecc_corrected=-1", "ecc_uncorrected=-1", /* single_bit/total N/A */
+	  "retired_pages=-1", "n_reasons=0",
+	  "mig_mode=-1"}}, /* no <mig_mode> before r450 */
+};
 
-START_TEST(xml_rtx4000_v13)
+START_TEST(xml_fixture_values)
 {
-	struct xp_raw_node *n = xml_fixture(NV "rtx-4000-sff-ada_595.84.q.xml");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_str_eq(d->bus_id, "00000000:06:00.0");
-	ck_assert_str_eq(d->name, "NVIDIA RTX 4000 SFF Ada Generation");
-	ck_assert_str_eq(d->arch, "Ada Lovelace");
-	ck_assert_str_eq(d->serial, "REDACTED");
-	ck_assert_str_eq(d->driver, "595.84");
-	ck_assert_str_eq(d->runtime, "CUDA 13.2");
-	ck_assert_str_eq(d->firmware, "95.04.53.00.01");
-	ck_assert_int_eq(d->memory_total_mib, 20475);
-	ck_assert_int_eq(d->memory_used_mib, 3534);
-	ck_assert_double_eq_tol(d->temperature_c, 38, 1e-9);
-	ck_assert_double_eq_tol(d->power_w, 8.44, 1e-9); /* instant_power_draw */
-	ck_assert_double_eq_tol(d->power_limit_w, 70, 1e-9);
-	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
-	ck_assert_int_eq(d->ecc_corrected, -1); /* ECC disabled: every counter N/A */
-	ck_assert_int_eq(d->ecc_uncorrected, -1);
-	ck_assert_int_eq(d->retired_pages, -1);
-	ck_assert_int_eq(d->n_reasons, 0); /* only gpu_idle is Active */
-	ck_assert_int_eq(d->mig_mode, -1);
-	free(n);
-}
-END_TEST
-
-START_TEST(xml_gtx1070ti_v10)
-{
-	struct xp_raw_node *n = xml_fixture(NV "gtx-1070-ti.q.xml");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_str_eq(d->bus_id, "00000000:01:00.0");
-	ck_assert_str_eq(d->name, "GeForce GTX 1070 Ti");
-	ck_assert_str_eq(d->uuid, "GPU-f9ba66fc-a7f5-94c5-da19-019ef2f9c665");
-	ck_assert_str_eq(d->driver, ""); /* the abridged file has no driver_version */
-	ck_assert_str_eq(d->runtime, "");
-	ck_assert_str_eq(d->arch, "");
-	ck_assert_int_eq(d->memory_total_mib, 4096);
-	ck_assert_int_eq(d->memory_used_mib, 42);
-	ck_assert_double_eq_tol(d->temperature_c, 39, 1e-9);
-	ck_assert(isnan(d->power_w));
-	ck_assert(isnan(d->power_limit_w));
-	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
-	ck_assert_int_eq(d->ecc_corrected, -1);
-	ck_assert_int_eq(d->retired_pages, -1);
-	ck_assert_int_eq(d->mig_mode, -1);
-	free(n);
-}
-END_TEST
-
-START_TEST(xml_quadro_p400_418)
-{
-	struct xp_raw_node *n = xml_fixture(NV "quadro-p400_418.43.q.xml");
-	ck_assert_int_eq(n->n_devices, 1);
-	const struct xp_raw_device *d = &n->devices[0];
-	ck_assert_str_eq(d->bus_id, "00000000:43:00.0");
-	ck_assert_str_eq(d->name, "Quadro P400");
-	ck_assert_str_eq(d->serial, "0424418054852");
-	ck_assert_str_eq(d->uuid, "GPU-8f750be4-dfbc-23b9-b33f-da729a536494");
-	ck_assert_str_eq(d->driver, "418.43");
-	ck_assert_str_eq(d->runtime, "CUDA 10.1");
-	ck_assert_str_eq(d->firmware, "86.07.3B.00.4A");
-	ck_assert_int_eq(d->memory_total_mib, 1998);
-	ck_assert_int_eq(d->memory_used_mib, 0);
-	ck_assert_double_eq_tol(d->temperature_c, 33, 1e-9);
-	ck_assert(isnan(d->power_w));
-	ck_assert_double_eq_tol(d->utilization_pct, 0, 1e-9);
-	ck_assert_int_eq(d->ecc_corrected, -1); /* single_bit/total N/A */
-	ck_assert_int_eq(d->ecc_uncorrected, -1);
-	ck_assert_int_eq(d->retired_pages, -1);
-	ck_assert_int_eq(d->n_reasons, 0);
-	ck_assert_int_eq(d->mig_mode, -1); /* no <mig_mode> before r450 */
-	free(n);
+	free(xp_fake_expect_one(&xml_files[_i], xp_nvsmi_parse_xml));
 }
 END_TEST
 
@@ -1097,39 +1024,14 @@ START_TEST(xml_speed)
 }
 END_TEST
 
-Suite *xp_suite_nvidia(void);
-Suite *xp_suite_nvidia(void)
-{
-	Suite *s = suite_create("nvidia");
-	TCase *xml = tcase_create("xml");
-	tcase_add_test(xml, xml_a100_mig);
-	tcase_add_test(xml, xml_t4);
-	tcase_add_test(xml, xml_rtx4000_v13);
-	tcase_add_test(xml, xml_gtx1070ti_v10);
-	tcase_add_test(xml, xml_quadro_p400_418);
-	tcase_add_test(xml, xml_health_fields);
-	tcase_add_test(xml, xml_gpu_counts);
-	tcase_add_test(xml, xml_bad_input);
-	tcase_add_test(xml, xml_doctype_not_loaded);
-	tcase_add_test(xml, xml_speed);
-	suite_add_tcase(s, xml);
-	TCase *cap = tcase_create("captures");
-	tcase_add_test(cap, capture_sections);
-	tcase_add_test(cap, capture_h200_mig_listing);
-	suite_add_tcase(s, cap);
-	TCase *topo = tcase_create("topo");
-	tcase_add_test(topo, topo_2x1080ti);
-	tcase_add_test(topo, topo_4xa10_nics);
-	tcase_add_test(topo, topo_8xh800_truncated_paste);
-	tcase_add_test(topo, topo_onto_devices);
-	tcase_add_test(topo, topo_damaged);
-	tcase_add_test(topo, topo_bad_input);
-	suite_add_tcase(s, topo);
-	TCase *ad = tcase_create("adapter");
-	tcase_add_test(ad, adapter_replay);
-	tcase_add_test(ad, adapter_live_fallback);
-	tcase_add_test(ad, nvml_missing_or_working);
-	tcase_add_test(ad, nvml_stand_in);
-	suite_add_tcase(s, ad);
-	return s;
-}
+XP_DEFINE_SUITE(nvidia,
+	{"xml", .loop = xml_fixture_values, .loop_n = (int)(sizeof xml_files / sizeof xml_files[0]),
+	 .tests = {xml_health_fields, xml_gpu_counts, xml_bad_input, xml_doctype_not_loaded,
+		   xml_speed}},
+	{"captures", .tests = {capture_sections, capture_h200_mig_listing}},
+	{"topo",
+	 .tests = {topo_2x1080ti, topo_4xa10_nics, topo_8xh800_truncated_paste, topo_onto_devices,
+		   topo_damaged, topo_bad_input}},
+	{"adapter",
+	 .tests = {adapter_replay, adapter_live_fallback, nvml_missing_or_working,
+		   nvml_stand_in}})

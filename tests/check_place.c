@@ -18,6 +18,7 @@
 #include "place.h"
 #include "place_index.h"
 #include "simgen.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 /* Ascend-like: 910A in two HCCS rings of 4 (ring:4), vNPU templates. */
@@ -1238,35 +1239,10 @@ START_TEST(cli)
 }
 END_TEST
 
-Suite *xp_suite_place(void);
-Suite *xp_suite_place(void)
-{
-	Suite *s = suite_create("place");
-	TCase *tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, xp_test_mans_free);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, pack_and_spread);
-	tcase_add_test(tc, ring_rule);
-	tcase_add_test(tc, filters_and_reasons);
-	tcase_add_test(tc, gang_all_or_nothing);
-	tcase_add_test(tc, homogeneous);
-	tcase_add_test(tc, slices);
-	tcase_add_test(tc, numa);
-	tcase_add_test(tc, explain);
-	tcase_add_test(tc, network);
-	tcase_add_test(tc, property);
-	tcase_add_test(tc, cli);
-	tcase_add_test(tc, cli_validated);
-	tcase_add_test(tc, closest_devices);
-	tcase_add_test(tc, mig_mix);
-	tcase_add_test(tc, topology_keeps_replicas_close);
-	tcase_add_test(tc, review_regressions);
-	tcase_add_test(tc, gc_many_classes);
-	tcase_add_test(tc, gang_min);
-	tcase_add_test(tc, relaxation);
-	tcase_add_test(tc, commit_release);
-	tcase_add_test(tc, stream_property);
-	tcase_add_test(tc, many_replicas_property);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(place,
+	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
+	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
+		   homogeneous, slices, numa, explain, network, property, cli, cli_validated,
+		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
+		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
+		   many_replicas_property}})

@@ -8,6 +8,7 @@
 #include "line_edit.h"
 #include "place_form.h"
 #include "place_text.h"
+#include "suitelib.h"
 #include "xp.h"
 
 static void type(struct xp_ledit *e, const char *s)
@@ -383,21 +384,7 @@ START_TEST(text_widths)
 }
 END_TEST
 
-Suite *xp_suite_placeform(void);
-Suite *xp_suite_placeform(void)
-{
-	Suite *s = suite_create("placeform");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, ledit_keys);
-	tcase_add_test(tc, ledit_utf8);
-	tcase_add_test(tc, ledit_scroll);
-	tcase_add_test(tc, form_show_and_set);
-	tcase_add_test(tc, form_slice_devices_gang);
-	tcase_add_test(tc, form_gang_min);
-	tcase_add_test(tc, form_cycle);
-	tcase_add_test(tc, text_outcomes);
-	tcase_add_test(tc, text_relax_mounts);
-	tcase_add_test(tc, text_widths);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(placeform,
+	{"core",
+	 .tests = {ledit_keys, ledit_utf8, ledit_scroll, form_show_and_set, form_slice_devices_gang,
+		   form_gang_min, form_cycle, text_outcomes, text_relax_mounts, text_widths}})

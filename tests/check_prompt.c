@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "prompt.h"
+#include "suitelib.h"
 #include "xp.h"
 
 /* ---- completion ---- */
@@ -595,31 +596,10 @@ START_TEST(loop_utf8)
 }
 END_TEST
 
-Suite *xp_suite_prompt(void);
-
-Suite *xp_suite_prompt(void)
-{
-	Suite *s = suite_create("prompt");
-	TCase *tc = tcase_create("complete");
-	tcase_add_test(tc, complete_commands);
-	tcase_add_test(tc, complete_options);
-	tcase_add_test(tc, complete_names);
-	tcase_add_test(tc, complete_files);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("readline");
-	tcase_add_checked_fixture(tc, screen_up, screen_down);
-	tcase_add_test(tc, loop_accept);
-	tcase_add_test(tc, loop_editing);
-	tcase_add_test(tc, loop_cancel);
-	tcase_add_test(tc, loop_history);
-	tcase_add_test(tc, loop_history_limit);
-	tcase_add_test(tc, loop_completion);
-	tcase_add_test(tc, loop_scroll);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("utf8");
-	tcase_add_test(tc, loop_utf8);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(prompt,
+	{"complete",
+	 .tests = {complete_commands, complete_options, complete_names, complete_files}},
+	{"readline", .setup = screen_up, .teardown = screen_down,
+	 .tests = {loop_accept, loop_editing, loop_cancel, loop_history, loop_history_limit,
+		   loop_completion, loop_scroll}},
+	{"utf8", .tests = {loop_utf8}})

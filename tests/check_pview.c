@@ -12,6 +12,7 @@
 #include "place.h"
 #include "place_text.h"
 #include "simgen.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
 #include "xp.h"
@@ -332,18 +333,8 @@ START_TEST(ascii_help_and_small)
 }
 END_TEST
 
-Suite *xp_suite_pview(void);
-Suite *xp_suite_pview(void)
-{
-	Suite *s = suite_create("pview");
-	TCase *tc = tcase_create("tmux");
-	tcase_add_unchecked_fixture(tc, setup_all, xp_tmux_suite_teardown);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, placed_and_strategies);
-	tcase_add_test(tc, not_fit_shows_reasons);
-	tcase_add_test(tc, load_and_errors);
-	tcase_add_test(tc, ascii_help_and_small);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(pview,
+	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
+	 .teardown_all = xp_tmux_suite_teardown,
+	 .tests = {placed_and_strategies, not_fit_shows_reasons, load_and_errors,
+		   ascii_help_and_small}})

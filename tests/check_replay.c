@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
 
@@ -311,19 +312,7 @@ START_TEST(record_and_replay)
 }
 END_TEST
 
-Suite *xp_suite_replay(void);
-Suite *xp_suite_replay(void)
-{
-	Suite *s = suite_create("replay");
-	TCase *tc = tcase_create("e2e");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, ascend_910);
-	tcase_add_test(tc, place_on_atlas);
-	tcase_add_test(tc, nvidia_a100_and_h800);
-	tcase_add_test(tc, amd_mi100);
-	tcase_add_test(tc, replay_errors);
-	tcase_add_test(tc, record_and_replay);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(replay,
+	{"e2e", .timeout_s = 60, .setup = setup, .teardown = teardown,
+	 .tests = {ascend_910, place_on_atlas, nvidia_a100_and_h800, amd_mi100, replay_errors,
+		   record_and_replay}})

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "model_json.h"
 #include "simgen.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 extern const struct xp_cmd_entry xp_cmd_sim_entry;
@@ -665,33 +666,10 @@ START_TEST(ten_thousand)
 }
 END_TEST
 
-Suite *xp_suite_simgen(void);
-
-Suite *xp_suite_simgen(void)
-{
-	Suite *s = suite_create("simgen");
-	TCase *tc = tcase_create("generate");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, rng_stream);
-	tcase_add_test(tc, same_seed_same_bytes);
-	tcase_add_test(tc, mix_counts);
-	tcase_add_test(tc, layout);
-	tcase_add_test(tc, devices_from_manifests);
-	tcase_add_test(tc, links_by_rule);
-	tcase_add_test(tc, allocations_fit);
-	tcase_add_test(tc, drivers_differ);
-	tcase_add_test(tc, ten_thousand);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("json");
-	tcase_add_test(tc, json_round_trip);
-	tcase_add_test(tc, snapshot_through_program);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("command");
-	tcase_add_test(tc, command_output);
-	tcase_add_loop_test(tc, bad_options, 0, (int)(sizeof bad_args / sizeof bad_args[0]));
-	tcase_add_test(tc, bad_usage);
-	tcase_add_test(tc, parse_numbers);
-	tcase_add_test(tc, manifest_missing);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(simgen,
+	{"generate", .timeout_s = 120,
+	 .tests = {rng_stream, same_seed_same_bytes, mix_counts, layout, devices_from_manifests,
+		   links_by_rule, allocations_fit, drivers_differ, ten_thousand}},
+	{"json", .tests = {json_round_trip, snapshot_through_program}},
+	{"command", .loop = bad_options, .loop_n = (int)(sizeof bad_args / sizeof bad_args[0]),
+	 .tests = {command_output, bad_usage, parse_numbers, manifest_missing}})

@@ -12,6 +12,7 @@
 
 #include "normalize.h"
 #include "store.h"
+#include "suitelib.h"
 #include "testlib.h"
 
 static char dir[128], path[192];
@@ -319,21 +320,7 @@ START_TEST(full_database)
 }
 END_TEST
 
-Suite *xp_suite_store(void);
-Suite *xp_suite_store(void)
-{
-	Suite *s = suite_create("store");
-	TCase *tc = tcase_create("core");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, migrations);
-	tcase_add_test(tc, default_path_and_dirs);
-	tcase_add_test(tc, audit_and_baselines);
-	tcase_add_test(tc, snapshots_and_retention);
-	tcase_add_test(tc, two_writers);
-	tcase_add_test(tc, read_only);
-	tcase_add_test(tc, full_database);
-	tcase_add_test(tc, first_open_race);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(store,
+	{"core", .timeout_s = 60, .setup = setup, .teardown = teardown,
+	 .tests = {migrations, default_path_and_dirs, audit_and_baselines, snapshots_and_retention,
+		   two_writers, read_only, full_database, first_open_race}})

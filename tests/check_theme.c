@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "theme.h"
 #include "xp.h"
@@ -671,21 +672,7 @@ START_TEST(command)
 }
 END_TEST
 
-Suite *xp_suite_theme(void);
-Suite *xp_suite_theme(void)
-{
-	Suite *s = suite_create("theme");
-	TCase *tc = tcase_create("core");
-	tcase_add_test(tc, role_names);
-	tcase_add_test(tc, parse_good);
-	tcase_add_test(tc, parse_bad);
-	tcase_add_test(tc, shipped_themes);
-	tcase_add_test(tc, default_matches_file);
-	tcase_add_test(tc, load_and_search);
-	tcase_add_test(tc, util_steps);
-	tcase_add_test(tc, apply_mono);
-	tcase_add_test(tc, apply_colour);
-	tcase_add_test(tc, command);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(theme,
+	{"core",
+	 .tests = {role_names, parse_good, parse_bad, shipped_themes, default_matches_file,
+		   load_and_search, util_steps, apply_mono, apply_colour, command}})

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
 #include "xp.h"
@@ -200,20 +201,8 @@ START_TEST(bad_theme_and_signals)
 }
 END_TEST
 
-Suite *xp_suite_tui(void);
-Suite *xp_suite_tui(void)
-{
-	Suite *s = suite_create("tui");
-	TCase *tc = tcase_create("tmux");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_unchecked_fixture(tc, xp_tmux_runner_setup, xp_tmux_runner_teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, frame_and_views);
-	tcase_add_test(tc, drill_in_and_back);
-	tcase_add_test(tc, filter);
-	tcase_add_test(tc, prompt_and_theme);
-	tcase_add_test(tc, resize_and_ascii);
-	tcase_add_test(tc, bad_theme_and_signals);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(tui,
+	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
+	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
+	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, resize_and_ascii,
+		   bad_theme_and_signals}})

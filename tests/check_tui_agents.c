@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
 #include "xp.h"
@@ -148,15 +149,7 @@ START_TEST(agents_in_the_console)
 }
 END_TEST
 
-Suite *xp_suite_tui_agents(void);
-Suite *xp_suite_tui_agents(void)
-{
-	Suite *s = suite_create("tui_agents");
-	TCase *tc = tcase_create("tmux");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_unchecked_fixture(tc, xp_tmux_runner_setup, xp_tmux_runner_teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, agents_in_the_console);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(tui_agents,
+	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
+	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
+	 .tests = {agents_in_the_console}})

@@ -12,6 +12,7 @@
 
 #include "model_json.h"
 #include "store.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "validate.h"
 
@@ -1112,31 +1113,10 @@ START_TEST(cli)
 }
 END_TEST
 
-Suite *xp_suite_validate(void);
-Suite *xp_suite_validate(void)
-{
-	Suite *s = suite_create("validate");
-	TCase *tc = tcase_create("store");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, sha256_vectors);
-	tcase_add_test(tc, names_and_ids);
-	tcase_add_test(tc, env_declare_resolve);
-	tcase_add_test(tc, case_add_rm_show);
-	tcase_add_test(tc, layer_rules);
-	tcase_add_test(tc, record_with_log);
-	tcase_add_test(tc, sync_and_stale);
-	tcase_add_test(tc, matrix_contents);
-	tcase_add_test(tc, highest_and_history);
-	tcase_add_test(tc, export_import_roundtrip);
-	tcase_add_test(tc, import_errors);
-	tcase_add_test(tc, audit_rows);
-	tcase_add_test(tc, run_probe);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("cli");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, cli);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(validate,
+	{"store", .timeout_s = 60, .setup = setup, .teardown = teardown,
+	 .tests = {sha256_vectors, names_and_ids, env_declare_resolve, case_add_rm_show,
+		   layer_rules, record_with_log, sync_and_stale, matrix_contents,
+		   highest_and_history, export_import_roundtrip, import_errors, audit_rows,
+		   run_probe}},
+	{"cli", .timeout_s = 120, .setup = setup, .teardown = teardown, .tests = {cli}})

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "suitelib.h"
 #include "testlib.h"
 #include "validate.h"
 
@@ -102,15 +103,6 @@ START_TEST(record_defaults_node)
 }
 END_TEST
 
-Suite *xp_suite_vrules(void);
-Suite *xp_suite_vrules(void)
-{
-	Suite *s = suite_create("vrules");
-	TCase *tc = tcase_create("core");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, id_fields_and_text);
-	tcase_add_test(tc, import_layer_rule);
-	tcase_add_test(tc, record_defaults_node);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(vrules,
+	{"core", .timeout_s = 60,
+	 .tests = {id_fields_and_text, import_layer_rule, record_defaults_node}})

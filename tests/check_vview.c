@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
 #include "validate.h"
@@ -287,18 +288,7 @@ START_TEST(scrolling)
 }
 END_TEST
 
-Suite *xp_suite_vview(void);
-Suite *xp_suite_vview(void)
-{
-	Suite *s = suite_create("vview");
-	TCase *tc = tcase_create("tmux");
-	tcase_add_unchecked_fixture(tc, setup_all, xp_tmux_suite_teardown);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, grid_history_filter);
-	tcase_add_test(tc, ascii_marks);
-	tcase_add_test(tc, empty_database);
-	tcase_add_test(tc, scrolling);
-	suite_add_tcase(s, tc);
-	return s;
-}
+XP_DEFINE_SUITE(vview,
+	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
+	 .teardown_all = xp_tmux_suite_teardown,
+	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling}})

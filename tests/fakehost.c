@@ -5,6 +5,9 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +177,79 @@ bool xp_fake_warned(const struct xp_raw_node *n, const char *part)
 		if (strstr(n->warnings[i], part))
 			return true;
 	return false;
+}
+
+/* The fields xp_fake_want knows, by the names struct xp_raw_device gives them. */
+enum want_kind { WANT_STR, WANT_INT, WANT_I64, WANT_DBL };
+static const struct {
+	const char *name;
+	enum want_kind kind;
+	size_t off;
+} want_fields[] = {
+#define F(field, kind) {#field, kind, offsetof(struct xp_raw_device, field)}
+	F(index, WANT_INT), F(chip, WANT_INT), F(bus_id, WANT_STR), F(name, WANT_STR),
+	F(arch, WANT_STR), F(uuid, WANT_STR), F(serial, WANT_STR), F(driver, WANT_STR),
+	F(firmware, WANT_STR), F(runtime, WANT_STR), F(memory_total_mib, WANT_I64),
+	F(memory_used_mib, WANT_I64), F(temperature_c, WANT_DBL), F(power_w, WANT_DBL),
+	F(power_limit_w, WANT_DBL), F(utilization_pct, WANT_DBL), F(ecc_corrected, WANT_I64),
+	F(ecc_uncorrected, WANT_I64), F(retired_pages, WANT_I64), F(health, WANT_STR),
+	F(n_reasons, WANT_INT), F(mig_mode, WANT_INT), F(n_slices, WANT_INT), F(numa, WANT_INT),
+	F(group, WANT_STR),
+#undef F
+};
+
+void xp_fake_want(const struct xp_raw_device *d, const char *what, const char *const *want)
+{
+	for (; *want; want++) {
+		const char *eq = strchr(*want, '=');
+		ck_assert_msg(eq != NULL, "%s: \"%s\" is not field=value", what, *want);
+		size_t nl = (size_t)(eq - *want), i = 0;
+		while (i < sizeof want_fields / sizeof want_fields[0] &&
+		       !(strlen(want_fields[i].name) == nl && strncmp(want_fields[i].name, *want, nl) == 0))
+			i++;
+		ck_assert_msg(i < sizeof want_fields / sizeof want_fields[0], "%s: no field \"%.*s\"", what,
+			      (int)nl, *want);
+		const char *at = (const char *)d + want_fields[i].off, *v = eq + 1;
+		char *end = NULL;
+		switch (want_fields[i].kind) {
+		case WANT_STR:
+			ck_assert_msg(strcmp(at, v) == 0, "%s: %s is \"%s\", want \"%s\"", what,
+				      want_fields[i].name, at, v);
+			break;
+		case WANT_INT:
+		case WANT_I64: {
+			int64_t got = want_fields[i].kind == WANT_INT ? *(const int *)at : *(const int64_t *)at;
+			int64_t w = strtoll(v, &end, 10);
+			ck_assert_msg(*v && !*end, "%s: \"%s\" is not a whole number", what, *want);
+			ck_assert_msg(got == w, "%s: %s is %" PRId64 ", want %s", what, want_fields[i].name,
+				      got, v);
+			break;
+		}
+		case WANT_DBL: {
+			double got = *(const double *)at, w = strtod(v, &end);
+			ck_assert_msg(*v && !*end, "%s: \"%s\" is not a number", what, *want);
+			/* A whole number exactly; a fraction within 1e-9, as the parsers may scale
+			 * ("26.78 W" can come out as 26.779999999999998). */
+			bool ok = isnan(w) ? isnan(got) : w == trunc(w) ? got == w : fabs(got - w) <= 1e-9;
+			ck_assert_msg(ok, "%s: %s is %.17g, want %s", what, want_fields[i].name, got, v);
+			break;
+		}
+		}
+	}
+}
+
+struct xp_raw_node *xp_fake_expect_one(const struct xp_fake_expect *e, xp_fake_parser *parse)
+{
+	size_t len;
+	char *text = xp_fixture_text(e->file, &len), err[256] = "";
+	struct xp_raw_node *n = xp_fake_node();
+	ck_assert_msg(parse(text, len, n, err, sizeof err) == 0, "%s: %s", e->file, err);
+	free(text);
+	ck_assert_int_eq(n->n_devices, 1);
+	xp_fake_want(&n->devices[0], e->file, e->want);
+	if (e->more)
+		e->more(n);
+	return n;
 }
 
 void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode)

@@ -55,6 +55,24 @@ struct xp_raw_node *xp_fake_node(void);
 /* True when one of n's warnings contains part. */
 bool xp_fake_warned(const struct xp_raw_node *n, const char *part);
 
+/* Checks device d of fixture what against "field=value" strings up to a NULL, one a field
+ * of struct xp_raw_device by its name (index, bus_id, memory_total_mib, temperature_c, ...):
+ * text and whole numbers exactly, fractions within 1e-9, "nan" as NaN. Fields not named are
+ * not checked. */
+void xp_fake_want(const struct xp_raw_device *d, const char *what, const char *const *want);
+
+/* A recorded tool output and what the one device it describes must hold. */
+struct xp_fake_expect {
+	const char *file;                    /* the fixture (see xp_fixture) */
+	const char *want[28];                /* "field=value" for xp_fake_want; the rest NULL */
+	void (*more)(struct xp_raw_node *n); /* what only this file shows; NULL: nothing */
+};
+/* A vendor parser: text of len bytes into n; 0, or -1 with err set. */
+typedef int xp_fake_parser(const char *text, size_t len, struct xp_raw_node *n, char *err, size_t errlen);
+/* Parses e->file with parse into a new node, checks that it holds one device as e->want says,
+ * runs e->more and returns the node (free it). */
+struct xp_raw_node *xp_fake_expect_one(const struct xp_fake_expect *e, xp_fake_parser *parse);
+
 /* Writes len bytes of text to dir/name with the given mode. */
 void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode);
 /* Copies fixture rel to dir/name. */
