@@ -414,10 +414,20 @@ static int bad(struct xp_err *err, const char *path, const char *key, const char
 }
 
 /* Paths only ever appear in messages, so a path too long to fit is cut short and says so. */
+void xp_json_path_cut(char *out, size_t cap, int n)
+{
+	if (n >= 0 && (size_t)n >= cap)
+		memcpy(out + cap - 4, "...", 4);
+}
+
+void xp_json_path_idx(char *out, size_t cap, const char *path, size_t i)
+{
+	xp_json_path_cut(out, cap, snprintf(out, cap, "%s[%zu]", path, i));
+}
+
 static void path_cut(char *out, int n)
 {
-	if (n >= PATH_LEN)
-		memcpy(out + PATH_LEN - 4, "...", 4);
+	xp_json_path_cut(out, PATH_LEN, n);
 }
 
 static void path_key(char *out, const char *path, const char *key)
@@ -427,10 +437,10 @@ static void path_key(char *out, const char *path, const char *key)
 
 static void path_idx(char *out, const char *path, size_t i)
 {
-	path_cut(out, snprintf(out, PATH_LEN, "%s[%zu]", path, i));
+	xp_json_path_idx(out, PATH_LEN, path, i);
 }
 
-static const char *jtype(const json_t *j)
+const char *xp_json_type_name(const json_t *j)
 {
 	switch (json_typeof(j)) {
 	case JSON_OBJECT: return "an object";
@@ -454,7 +464,7 @@ static int check_str(json_t *v, const char *path, const char *key, bool nullable
 		     struct xp_err *err)
 {
 	if (!json_is_string(v))
-		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), jtype(v));
+		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), xp_json_type_name(v));
 	size_t n = json_string_length(v);
 	const char *sv = json_string_value(v);
 	if (strlen(sv) != n)
@@ -493,7 +503,7 @@ static int take_int(json_t *v, const char *path, const char *key, int64_t min, i
 {
 	if (!json_is_integer(v))
 		return bad(err, path, key, "expected an integer%s, got %s", or_null(nullable),
-			   jtype(v));
+			   xp_json_type_name(v));
 	json_int_t x = json_integer_value(v);
 	if (x >= min && x <= max) {
 		*out = x;
@@ -542,7 +552,7 @@ static int get_num(json_t *o, const char *path, const char *key, double min, dou
 		return 0;
 	}
 	if (!json_is_number(v))
-		return bad(err, path, key, "expected a number%s, got %s", or_null(nullable), jtype(v));
+		return bad(err, path, key, "expected a number%s, got %s", or_null(nullable), xp_json_type_name(v));
 	double x = json_number_value(v);
 	if (x >= min && x <= max) {
 		*out = x;
@@ -580,7 +590,7 @@ static int get_typed(json_t *o, const char *path, const char *key, json_type t, 
 		return 0;
 	if (json_typeof(v) != t)
 		return bad(err, path, key, "expected %s, got %s",
-			   t == JSON_OBJECT ? "an object" : "an array", jtype(v));
+			   t == JSON_OBJECT ? "an object" : "an array", xp_json_type_name(v));
 	*out = v;
 	return 0;
 }
@@ -645,7 +655,7 @@ static int each_object(json_t *obj, const char *path, const char *key, size_t ma
 	json_array_foreach(a, i, e) {
 		path_idx(ep, p, i);
 		if (!json_is_object(e))
-			return bad(err, ep, NULL, "expected an object, got %s", jtype(e));
+			return bad(err, ep, NULL, "expected an object, got %s", xp_json_type_name(e));
 		if (fn(e, ep, ctx, err))
 			return -1;
 	}
@@ -985,7 +995,7 @@ struct xp_node *xp_node_from_json(json_t *obj, const char *path, struct xp_err *
 	if (!path)
 		path = "$";
 	if (!json_is_object(obj)) {
-		bad(err, path, NULL, "expected an object, got %s", obj ? jtype(obj) : "nothing");
+		bad(err, path, NULL, "expected an object, got %s", obj ? xp_json_type_name(obj) : "nothing");
 		return NULL;
 	}
 	json_t *name = json_object_get(obj, "name");
@@ -1014,7 +1024,7 @@ static int check_schema(json_t *doc, struct xp_err *err)
 		return bad(err, "$", "schema", "missing (expected \"%s\")", XP_INVENTORY_SCHEMA);
 	if (!json_is_string(s))
 		return bad(err, "$", "schema", "expected \"%s\", got %s", XP_INVENTORY_SCHEMA,
-			   jtype(s));
+			   xp_json_type_name(s));
 	if (json_string_length(s) != strlen(XP_INVENTORY_SCHEMA) ||
 	    strcmp(json_string_value(s), XP_INVENTORY_SCHEMA) != 0)
 		return bad(err, "$", "schema", "expected \"%s\", got \"%.64s\"",
@@ -1051,7 +1061,7 @@ struct xp_cluster *xp_cluster_from_json(json_t *doc, struct xp_err *err)
 	json_t *nodes;
 	int64_t gen = -1;
 	if (!json_is_object(doc)) {
-		bad(err, "$", NULL, "expected an object, got %s", doc ? jtype(doc) : "nothing");
+		bad(err, "$", NULL, "expected an object, got %s", doc ? xp_json_type_name(doc) : "nothing");
 		return NULL;
 	}
 	if (check_schema(doc, err) ||
