@@ -54,6 +54,13 @@ int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing)
 	return xp_errf(err, "%s: %s: %s", s->path, doing, s->db ? sqlite3_errmsg(s->db) : "no database");
 }
 
+int xp_store_finish(struct xp_store *s, sqlite3_stmt *st, int rc, struct xp_err *err, const char *doing)
+{
+	int bad = rc != SQLITE_DONE ? xp_store_fail(s, err, doing) : 0;
+	sqlite3_finalize(st);
+	return bad;
+}
+
 char *xp_store_default_path(void)
 {
 	const char *state = getenv("XDG_STATE_HOME");
@@ -307,11 +314,7 @@ int xp_audit_add(struct xp_store *s, const char *action, const char *target, con
 	bind_text(st, 4, target);
 	bind_text(st, 5, before);
 	bind_text(st, 6, after);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return xp_store_fail(s, err, "writing the audit log");
-	return 0;
+	return xp_store_finish(s, st, sqlite3_step(st), err, "writing the audit log");
 }
 
 static int audit_query(struct xp_store *s, const char *sql, sqlite3_int64 arg, size_t limit, struct xp_audit **rows,
@@ -337,12 +340,11 @@ static int audit_query(struct xp_store *s, const char *sql, sqlite3_int64 arg, s
 		a->before = col_text(st, 5);
 		a->after = col_text(st, 6);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	if (xp_store_finish(s, st, rc, err, "reading the audit log") < 0) {
 		xp_audit_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
-		return xp_store_fail(s, err, "reading the audit log");
+		return -1;
 	}
 	return 0;
 }
@@ -487,12 +489,11 @@ int xp_baseline_list(struct xp_store *s, struct xp_baseline **rows, size_t *n, s
 		b->time = (time_t)sqlite3_column_int64(st, 6);
 		b->verified = sqlite3_column_int(st, 7) != 0;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	if (xp_store_finish(s, st, rc, err, "reading baselines") < 0) {
 		xp_baseline_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
-		return xp_store_fail(s, err, "reading baselines");
+		return -1;
 	}
 	return 0;
 }

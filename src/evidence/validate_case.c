@@ -208,8 +208,7 @@ int xpv_case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *
 	xpv_bind_text(st, 6, opt(c->acceptance));
 	xpv_bind_text(st, 7, opt(c->team));
 	sqlite3_bind_int64(st, 8, (sqlite3_int64)c->created);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "adding a case");
-	sqlite3_finalize(st);
+	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "adding a case");
 	free(entry);
 	return rc;
 }

@@ -109,15 +109,12 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 		memset(&(*envs)[*n], 0, sizeof **envs);
 		env_read(st, &(*envs)[(*n)++]);
 	}
-	if (rc != SQLITE_DONE) {
-		xp_store_fail(s, err, "listing environments");
-		sqlite3_finalize(st);
+	if (xp_store_finish(s, st, rc, err, "listing environments") < 0) {
 		xp_env_list_free(*envs, *n);
 		*envs = NULL;
 		*n = 0;
 		return -1;
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 
@@ -129,8 +126,7 @@ static int env_mark_declared(struct xp_store *s, const char *id, struct xp_err *
 	if (xpv_prep(s, "UPDATE environments SET declared = 1 WHERE id = ?", &st, err, "declaring an environment") < 0)
 		return -1;
 	xpv_bind_text(st, 1, id);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "declaring an environment");
-	sqlite3_finalize(st);
+	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "declaring an environment");
 	if (rc == 0)
 		rc = xp_audit_add(s, "env.declare", id, "{\"declared\":false}", "{\"declared\":true}", err);
 	return rc;
@@ -153,8 +149,7 @@ static int env_insert_declared(struct xp_store *s, const struct xp_env *e, char 
 	xpv_bind_text(st, 5, n.firmware);
 	xpv_bind_text(st, 6, n.runtime);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)n.first_seen);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "declaring an environment");
-	sqlite3_finalize(st);
+	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "declaring an environment");
 	if (rc == 0) {
 		char *after = xpv_jdump(xp_env_to_json(&n));
 		rc = xp_audit_add(s, "env.declare", id, NULL, after, err);

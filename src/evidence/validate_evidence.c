@@ -88,13 +88,10 @@ int xpv_cell_read(struct xp_store *s, const char *env, const char *kase, struct 
 		if (l >= 0 && l < XP_LAYER_COUNT)
 			xpv_ev_read(st, &ev[l]);
 	}
-	if (rc != SQLITE_DONE) {
-		xp_store_fail(s, err, "reading a cell");
-		sqlite3_finalize(st);
+	if (xp_store_finish(s, st, rc, err, "reading a cell") < 0) {
 		xp_evidence_clear(ev, XP_LAYER_COUNT);
 		return -1;
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 
@@ -292,15 +289,12 @@ int xp_validate_history(struct xp_store *s, const char *env, const char *kase, s
 		xpv_ev_read(st, &(*rows)[(*n)++]);
 	}
 	free(id);
-	if (rc != SQLITE_DONE) {
-		xp_store_fail(s, err, "reading a cell's history");
-		sqlite3_finalize(st);
+	if (xp_store_finish(s, st, rc, err, "reading a cell's history") < 0) {
 		xp_evidence_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
 		return -1;
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 

@@ -154,10 +154,7 @@ static int matrix_fill(struct xp_store *s, struct xp_matrix *m, struct xp_err *e
 	m->arena = arena;
 	free(envs.slot);
 	free(cases.slot);
-	if (rc != SQLITE_DONE)
-		xp_store_fail(s, err, "reading the matrix");
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return xp_store_finish(s, st, rc, err, "reading the matrix");
 }
 
 /* The cells array: 100,000 cells are 40 MiB, and faulting that in 4 KiB pages costs

@@ -213,9 +213,7 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 		x->kase = xpv_col_text(st, 11);
 		x->now = d;
 	}
-	rc = rc == SQLITE_DONE ? 0 : xp_store_fail(s, err, "checking for stale results");
-	sqlite3_finalize(st);
-	return rc;
+	return xp_store_finish(s, st, rc, err, "checking for stale results");
 }
 
 /* Writes the stale row that replaces one collected pass, and its audit row. */
