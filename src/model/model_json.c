@@ -209,15 +209,15 @@ json_t *xp_json_str(const char *s)
 	return jstr(s);
 }
 
-json_t *xp_json_int(int64_t v)
-{
-	return v < 0 ? json_null() : json_integer((json_int_t)v);
-}
-
 /* Negative means "not known" (-1) in the model. */
 static json_t *jint(int64_t v)
 {
 	return v < 0 ? json_null() : json_integer((json_int_t)v);
+}
+
+json_t *xp_json_int(int64_t v)
+{
+	return jint(v);
 }
 
 /* Counts are never unknown in the model; a negative one would not decode again. */
@@ -232,13 +232,6 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *jclass(int cls);
-
-json_t *xp_json_class(int cls)
-{
-	return jclass(cls);
-}
-
 static json_t *jclass(int cls)
 {
 	if (cls < 0 || cls > 0xffff)
@@ -246,6 +239,11 @@ static json_t *jclass(int cls)
 	char buf[8];
 	snprintf(buf, sizeof buf, "%04x", (unsigned)cls);
 	return json_string(buf);
+}
+
+json_t *xp_json_class(int cls)
+{
+	return jclass(cls);
 }
 
 static json_t *jstrv(char *const *v, size_t n)
