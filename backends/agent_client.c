@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 
 #include "agent_token.h"
+#include "format.h"
 #include "model_json.h"
 
 /* Most lines kept in the change log between two takes; older ones are dropped. */
@@ -437,9 +438,7 @@ static void set_error(struct agent *a, const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	/* What the agent sent is quoted here: no control bytes reach the terminal or the log. */
-	for (char *c = buf; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
+	xp_mask_controls(buf);
 	bool same = a->error && strcmp(a->error, buf) == 0;
 	bool was_up = a->up;
 	free(a->error);

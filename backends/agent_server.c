@@ -30,6 +30,7 @@
 
 #include "agent_int.h"
 #include "agent_token.h"
+#include "format.h"
 #include "model_json.h"
 #include "validate.h"
 
@@ -704,12 +705,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 				 client, sizeof client, false);
 		/* Paths come from the network: no control bytes into the log. Headers (the
 		 * Authorization one above all) are never logged. */
-		for (char *p = r->path; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '?';
-		for (char *p = r->method; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '?';
+		xp_mask_controls(r->path);
+		xp_mask_controls(r->method);
 		fprintf(a->log, "xpool agent: %s %s %u %.1f ms %s\n", r->method, r->path, r->code,
 			(mono_s() - r->t0) * 1000.0, client);
 		fflush(a->log);

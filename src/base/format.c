@@ -22,3 +22,11 @@ const char *xp_fmt_int(char *buf, size_t len, long long v)
 		snprintf(buf, len, "%lld", v);
 	return buf;
 }
+
+char *xp_mask_controls(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return s;
+}

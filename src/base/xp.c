@@ -44,6 +44,16 @@ void xp_err_prefix(struct xp_err *err, const char *fmt, ...)
 	err->msg[k] = '\0';
 }
 
+int xp_where_errf(const struct xp_where *w, const char *fmt, ...)
+{
+	char msg[sizeof w->err->msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return xp_errf(w->err, "%s:%d: %s", w->file, w->line, msg);
+}
+
 static void oom(void)
 {
 	/* Nothing sensible can continue without memory; say so once and stop. */

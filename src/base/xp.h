@@ -30,6 +30,16 @@ int xp_errf(struct xp_err *err, const char *fmt, ...)
 void xp_err_prefix(struct xp_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Where a line-oriented parser (manifests, themes) is, for "FILE:LINE: message" errors. */
+struct xp_where {
+	const char *file;
+	int line;
+	struct xp_err *err;
+};
+
+/* Sets w->err to "FILE:LINE: message" (printf style); always returns -1. */
+int xp_where_errf(const struct xp_where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Aborts with a message when memory runs out: the one failure we do not recover from. */
 void *xp_malloc(size_t n);
 /* calloc that never returns NULL (see xp_malloc). */

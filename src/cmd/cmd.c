@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent_client.h"
+#include "format.h"
 #include "source.h"
 #include "store.h"
 
@@ -114,9 +115,7 @@ void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	/* Messages quote what users and files gave us: keep control bytes off the terminal. */
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	xp_mask_controls(msg);
 	if (ctx->where)
 		fprintf(ctx->err, "xpool: %s: %s\n", ctx->where, msg);
 	else

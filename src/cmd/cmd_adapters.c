@@ -70,11 +70,7 @@ static int adapters_exec(struct xp_ctx *ctx, const struct xp_args *args)
 		json_object_set_new(g, "library", json_null());
 		json_object_set_new(g, "manifest", json_null());
 		json_array_append_new(list, g);
-		json_t *doc = json_object();
-		json_object_set_new(doc, "adapters", list);
-		json_dumpf(doc, ctx->out, JSON_INDENT(2));
-		fputc('\n', ctx->out);
-		json_decref(doc);
+		xp_print_json_list(ctx->out, "adapters", list);
 	} else {
 		struct xp_table t;
 		xp_table_init(&t, ctx->verbose ? 4 : 3);

@@ -92,11 +92,7 @@ static int audit_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			json_object_set_new(o, "after", af ? af : json_null());
 			json_array_append_new(list, o);
 		}
-		json_t *doc = json_object();
-		json_object_set_new(doc, "audit", list);
-		json_dumpf(doc, ctx->out, JSON_INDENT(2));
-		fputc('\n', ctx->out);
-		json_decref(doc);
+		xp_print_json_list(ctx->out, "audit", list);
 	} else if (n == first) {
 		fprintf(ctx->out, "no audit entries%s\n", sv ? " in that time" : "");
 	} else {

@@ -37,11 +37,7 @@ static int list(struct xp_ctx *ctx, struct xp_store *s)
 			json_object_set_new(o, "verified", json_boolean(rows[i].verified));
 			json_array_append_new(a, o);
 		}
-		json_t *doc = json_object();
-		json_object_set_new(doc, "baselines", a);
-		json_dumpf(doc, ctx->out, JSON_INDENT(2));
-		fputc('\n', ctx->out);
-		json_decref(doc);
+		xp_print_json_list(ctx->out, "baselines", a);
 	} else if (!n) {
 		fprintf(ctx->out, "no baselines: ECU uses the manifests' default coefficients\n");
 	} else {

@@ -83,9 +83,7 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		json_object_set_new(doc, "problems", list);
 		json_object_set_new(doc, "devices", json_integer((json_int_t)devices));
 		json_object_set_new(doc, "devices_health_unknown", json_integer((json_int_t)unknown));
-		json_dumpf(doc, ctx->out, JSON_INDENT(2));
-		fputc('\n', ctx->out);
-		json_decref(doc);
+		xp_print_json(ctx->out, doc);
 	} else if (!k) {
 		fprintf(ctx->out, "no problems: %zu device%s", devices, devices == 1 ? "" : "s");
 		if (unknown)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "table.h"
 #include "theme_file.h"
 
 /* The theme the run uses: --theme (or the console's last `:theme`), else the default. */
@@ -38,9 +39,7 @@ static int print_json(struct xp_ctx *ctx, json_t *doc)
 		xp_ctx_error(ctx, "theme: cannot write JSON (a name or path that is not UTF-8?)");
 		return XP_EXIT_ERROR;
 	}
-	json_dumpf(doc, ctx->out, JSON_INDENT(2));
-	fputc('\n', ctx->out);
-	json_decref(doc);
+	xp_print_json(ctx->out, doc);
 	return XP_EXIT_OK;
 }
 

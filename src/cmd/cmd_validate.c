@@ -122,13 +122,6 @@ static const char *fmt_time(char *buf, size_t len, time_t t)
 	return buf;
 }
 
-static void dump_json(struct xp_ctx *ctx, json_t *doc)
-{
-	json_dumpf(doc, ctx->out, JSON_INDENT(2));
-	fputc('\n', ctx->out);
-	json_decref(doc);
-}
-
 /* A CSV field (RFC 4180): quoted when it holds a separator, a quote or a line break. */
 static void csv_field(FILE *f, const char *s, bool last)
 {
@@ -260,7 +253,7 @@ static int do_matrix(struct xp_ctx *ctx, const struct xp_args *a, char **argv, s
 	if (xp_validate_matrix(s, &m, &err) < 0)
 		return fail(ctx, "matrix", &err);
 	if (ctx->json)
-		dump_json(ctx, xp_matrix_to_json(&m));
+		xp_print_json(ctx->out, xp_matrix_to_json(&m));
 	else if (xp_args_has(a, "csv"))
 		print_csv(ctx->out, &m);
 	else
@@ -375,7 +368,7 @@ static int do_case_show(struct xp_ctx *ctx, const struct xp_args *a, char **argv
 			json_array_append_new(cells, o);
 		}
 		json_object_set_new(j, "cells", cells);
-		dump_json(ctx, j);
+		xp_print_json(ctx->out, j);
 	} else {
 		FILE *f = ctx->out;
 		char when[32];
@@ -419,11 +412,10 @@ static int do_case_list(struct xp_ctx *ctx, const struct xp_args *a, char **argv
 	if (xp_validate_case_list(s, &cs, &n, &err) < 0)
 		return fail(ctx, "case list", &err);
 	if (ctx->json) {
-		json_t *arr = json_array(), *doc = json_object();
+		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, xp_case_to_json(&cs[i]));
-		json_object_set_new(doc, "cases", arr);
-		dump_json(ctx, doc);
+		xp_print_json_list(ctx->out, "cases", arr);
 	} else if (!n) {
 		fprintf(ctx->out, "no cases: add one with 'xpool validate case add NAME'\n");
 	} else {
@@ -463,11 +455,10 @@ static int do_env_list(struct xp_ctx *ctx, const struct xp_args *a, char **argv,
 	if (xp_validate_env_list(s, &es, &n, &err) < 0)
 		return fail(ctx, "env list", &err);
 	if (ctx->json) {
-		json_t *arr = json_array(), *doc = json_object();
+		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, xp_env_to_json(&es[i]));
-		json_object_set_new(doc, "environments", arr);
-		dump_json(ctx, doc);
+		xp_print_json_list(ctx->out, "environments", arr);
 	} else if (!n) {
 		fprintf(ctx->out, "no environments: they come from the inventory ('xpool validate sync') or are "
 				  "declared ('xpool validate env declare')\n");
@@ -660,7 +651,7 @@ static int do_history(struct xp_ctx *ctx, const struct xp_args *a, char **argv, 
 		json_object_set_new(doc, "env", xp_json_str(id));
 		json_object_set_new(doc, "case", xp_json_str(argv[1]));
 		json_object_set_new(doc, "history", arr);
-		dump_json(ctx, doc);
+		xp_print_json(ctx->out, doc);
 	} else if (!n) {
 		fprintf(ctx->out, "no records for %s %s: every layer is untested\n", id, argv[1]);
 	} else {

@@ -28,11 +28,7 @@ void xp_source_adapters(struct xp_node *n, const char *replay)
 		else if (s->state == XP_AD_BROKEN ||
 			 (s->state == XP_AD_UNAVAILABLE && strncmp(s->reason, "enumerate:", 10) == 0)) {
 			char *w = xp_asprintf("adapter %s %s: %s", s->name, xp_adapter_state_name(s->state), s->reason);
-			bool seen = false;
-			for (size_t k = 0; k < n->n_warnings && !seen; k++)
-				seen = strcmp(n->warnings[k], w) == 0;
-			if (!seen)
-				xp_strv_add(&n->warnings, &n->n_warnings, w);
+			xp_strv_add_once(&n->warnings, &n->n_warnings, w);
 			free(w);
 		}
 	}

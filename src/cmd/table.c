@@ -1,4 +1,4 @@
-/* table.c: aligned text tables. */
+/* table.c: aligned text tables and --json documents. */
 #include "table.h"
 
 #include <stdarg.h>
@@ -73,4 +73,18 @@ void xp_table_free(struct xp_table *t)
 		free(t->cells[i]);
 	free(t->cells);
 	memset(t, 0, sizeof *t);
+}
+
+void xp_print_json(FILE *f, json_t *doc)
+{
+	json_dumpf(doc, f, JSON_INDENT(2));
+	fputc('\n', f);
+	json_decref(doc);
+}
+
+void xp_print_json_list(FILE *f, const char *key, json_t *list)
+{
+	json_t *doc = json_object();
+	json_object_set_new(doc, key, list);
+	xp_print_json(f, doc);
 }

@@ -1,7 +1,8 @@
-/* table.h: aligned text tables for command output (column widths from the contents). */
+/* table.h: command output: aligned text tables (column widths from the contents) and --json documents. */
 #ifndef XP_TABLE_H
 #define XP_TABLE_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,5 +22,10 @@ void xp_table_rowv(struct xp_table *t, const char *const *cells);
 void xp_table_print(const struct xp_table *t, FILE *f, const char *indent);
 /* Frees the table's cells. */
 void xp_table_free(struct xp_table *t);
+
+/* Prints doc indented by two and a newline (the --json form of a listing), then drops the reference. */
+void xp_print_json(FILE *f, json_t *doc);
+/* Prints {"key": list} as xp_print_json does; takes the reference to list. */
+void xp_print_json_list(FILE *f, const char *key, json_t *list);
 
 #endif

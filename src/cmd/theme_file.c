@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,24 +318,6 @@ static const char *attrs_parse(const char *s, unsigned *bits, size_t *bad_len)
 
 /* ---- Parsing ---- */
 
-/* Where the parser is, for "FILE:LINE: " messages. */
-struct parser {
-	const char *file;
-	int line;
-	struct xp_err *err;
-};
-
-static int perr(const struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int perr(const struct parser *p, const char *fmt, ...)
-{
-	char msg[sizeof p->err->msg];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return xp_errf(p->err, "%s:%d: %s", p->file, p->line, msg);
-}
-
 static char *trim(char *s)
 {
 	while (*s == ' ' || *s == '\t')
@@ -375,7 +356,7 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 }
 
 /* Parses a style value: [FG [, BG]] [, ATTR...] with attributes separated by blanks or commas. */
-static int style_parse(const struct parser *p, const char *key, const char *value, struct xp_style *st)
+static int style_parse(const struct xp_where *p, const char *key, const char *value, struct xp_style *st)
 {
 	char buf[XP_THEME_MAX_LINE + 1];
 	snprintf(buf, sizeof buf, "%s", value);
@@ -389,7 +370,7 @@ static int style_parse(const struct parser *p, const char *key, const char *valu
 			*comma = '\0';
 		char *f = trim(field);
 		if (!*f)
-			return perr(p, "%s: empty item in '%.200s' (items are separated by single commas)", key,
+			return xp_where_errf(p, "%s: empty item in '%.200s' (items are separated by single commas)", key,
 				    value);
 		short c = C_DEF, c8 = C_DEF;
 		const char *why = in_attrs ? "" : colour_parse(f, &c, &c8);
@@ -402,16 +383,16 @@ static int style_parse(const struct parser *p, const char *key, const char *valu
 				st->bg8 = c8;
 			}
 		} else if (!why) {
-			return perr(p, "%s: '%.100s' is a third colour in '%.200s' (a style is FG, BG, then attributes)",
+			return xp_where_errf(p, "%s: '%.100s' is a third colour in '%.200s' (a style is FG, BG, then attributes)",
 				    key, f, value);
 		} else {
 			size_t bad_len = 0;
 			const char *bad = attrs_parse(f, &st->attrs, &bad_len);
 			/* A first word that is no attribute, where a colour may still stand, was meant as a colour. */
 			if (bad && bad == f && !in_attrs && colours < 2)
-				return perr(p, "%s: bad colour '%.100s' in '%.200s': %s", key, f, value, why);
+				return xp_where_errf(p, "%s: bad colour '%.100s' in '%.200s': %s", key, f, value, why);
 			if (bad)
-				return perr(p, "%s: unknown attribute '%.*s' in '%.200s' (expected bold, dim, underline, "
+				return xp_where_errf(p, "%s: unknown attribute '%.*s' in '%.200s' (expected bold, dim, underline, "
 					    "reverse, blink, italic or standout)", key, (int)(bad_len > 100 ? 100 : bad_len),
 					    bad, value);
 			in_attrs = true;
@@ -443,7 +424,7 @@ static void name_from_file(const char *file, char *name, size_t size)
 
 /* Applies one line (NUL-terminated, at most XP_THEME_MAX_LINE bytes) to t. seen[] holds the
  * line that first set each role (index XP_ROLE_COUNT: "name"), to catch duplicates. */
-static int line_parse(const struct parser *p, char *line, struct xp_theme *t, int *seen)
+static int line_parse(const struct xp_where *p, char *line, struct xp_theme *t, int *seen)
 {
 	strip_comment(line);
 	char *s = trim(line);
@@ -451,31 +432,31 @@ static int line_parse(const struct parser *p, char *line, struct xp_theme *t, in
 		return 0;
 	char *eq = strchr(s, '=');
 	if (!eq)
-		return perr(p, "expected 'key = value', got '%.200s'", s);
+		return xp_where_errf(p, "expected 'key = value', got '%.200s'", s);
 	*eq = '\0';
 	char *key = trim(s), *value = trim(eq + 1);
 	if (!*key)
-		return perr(p, "missing key before '= %.200s'", value);
+		return xp_where_errf(p, "missing key before '= %.200s'", value);
 	int idx = XP_ROLE_COUNT;
 	if (strcmp(key, "name") != 0) {
 		for (idx = 0; idx < XP_ROLE_COUNT && strcmp(role_names[idx], key) != 0; idx++)
 			;
 		if (idx == XP_ROLE_COUNT)
-			return perr(p, "unknown key '%.100s' (expected name or a role: normal, header, tab, "
+			return xp_where_errf(p, "unknown key '%.100s' (expected name or a role: normal, header, tab, "
 				    "tab.active, title, selected, ok, warn, fail, dim, status, prompt, border, match, "
 				    "util.0-util.80, link.*)", key);
 	}
 	if (seen[idx])
-		return perr(p, "duplicate key '%.100s' (first set on line %d)", key, seen[idx]);
+		return xp_where_errf(p, "duplicate key '%.100s' (first set on line %d)", key, seen[idx]);
 	seen[idx] = p->line;
 	if (!*value)
-		return perr(p, "%.100s: missing value", key);
+		return xp_where_errf(p, "%.100s: missing value", key);
 	if (idx == XP_ROLE_COUNT) {
 		if (strlen(value) >= sizeof t->name)
-			return perr(p, "name: '%.100s' is longer than %zu bytes", value, sizeof t->name - 1);
+			return xp_where_errf(p, "name: '%.100s' is longer than %zu bytes", value, sizeof t->name - 1);
 		for (const char *c = value; *c; c++)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				return perr(p, "name: control character in '%.100s'", value);
+				return xp_where_errf(p, "name: control character in '%.100s'", value);
 		snprintf(t->name, sizeof t->name, "%s", value);
 		return 0;
 	}
@@ -493,7 +474,7 @@ int xp_theme_parse(const char *text, size_t len, const char *file, struct xp_the
 	xp_theme_default(&t);
 	name_from_file(file, t.name, sizeof t.name);
 	int seen[XP_ROLE_COUNT + 1] = {0};
-	struct parser p = {file, 0, err};
+	struct xp_where p = {file, 0, err};
 	size_t pos = 0;
 	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
 		pos = 3; /* a byte order mark some editors write */
@@ -506,11 +487,11 @@ int xp_theme_parse(const char *text, size_t len, const char *file, struct xp_the
 		if (n && start[n - 1] == '\r')
 			n--;
 		if (n > XP_THEME_MAX_LINE)
-			return perr(&p, "line longer than %d bytes", XP_THEME_MAX_LINE);
+			return xp_where_errf(&p, "line longer than %d bytes", XP_THEME_MAX_LINE);
 		if (memchr(start, '\0', n))
-			return perr(&p, "NUL byte in the line (a theme is UTF-8 text)");
+			return xp_where_errf(&p, "NUL byte in the line (a theme is UTF-8 text)");
 		if (!utf8_valid((const unsigned char *)start, n))
-			return perr(&p, "invalid UTF-8 in the line");
+			return xp_where_errf(&p, "invalid UTF-8 in the line");
 		char line[XP_THEME_MAX_LINE + 1];
 		memcpy(line, start, n);
 		line[n] = '\0';

@@ -54,6 +54,36 @@ int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing)
 	return xp_errf(err, "%s: %s: %s", s->path, doing, s->db ? sqlite3_errmsg(s->db) : "no database");
 }
 
+int xp_store_finish(struct xp_store *s, sqlite3_stmt *st, int rc, struct xp_err *err, const char *doing)
+{
+	int bad = rc != SQLITE_DONE ? xp_store_fail(s, err, doing) : 0;
+	sqlite3_finalize(st);
+	return bad;
+}
+
+int xp_store_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing)
+{
+	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+		*st = NULL;
+		return xp_store_fail(s, err, doing);
+	}
+	return 0;
+}
+
+void xp_store_bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+char *xp_store_col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xp_strdup((const char *)t) : NULL;
+}
+
 char *xp_store_default_path(void)
 {
 	const char *state = getenv("XDG_STATE_HOME");
@@ -121,8 +151,8 @@ static int exec_sql(struct xp_store *s, const char *sql, struct xp_err *err, con
 static int user_version(struct xp_store *s, int *v, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return xp_store_fail(s, err, "reading the schema version");
+	if (xp_store_prep(s, "PRAGMA user_version", &st, err, "reading the schema version") < 0)
+		return -1;
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*v = sqlite3_column_int(st, 0);
@@ -168,8 +198,8 @@ static int use_wal(struct xp_store *s, struct xp_err *err)
 {
 	for (int attempt = 0;; attempt++) {
 		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
-			return xp_store_fail(s, err, "switching to WAL");
+		if (xp_store_prep(s, "PRAGMA journal_mode = WAL", &st, err, "switching to WAL") < 0)
+			return -1;
 		int rc = sqlite3_step(st);
 		sqlite3_finalize(st);
 		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
@@ -279,39 +309,20 @@ void xp_store_rollback(struct xp_store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xp_strdup((const char *)t) : NULL;
-}
-
 int xp_audit_add(struct xp_store *s, const char *action, const char *target, const char *before,
 		 const char *after, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO audit(time, actor, action, target, before, after) VALUES(?,?,?,?,?,?)",
-			       -1, &st, NULL) != SQLITE_OK)
-		return xp_store_fail(s, err, "writing the audit log");
+	if (xp_store_prep(s, "INSERT INTO audit(time, actor, action, target, before, after) VALUES(?,?,?,?,?,?)", &st,
+			  err, "writing the audit log") < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL));
-	bind_text(st, 2, s->actor);
-	bind_text(st, 3, action);
-	bind_text(st, 4, target);
-	bind_text(st, 5, before);
-	bind_text(st, 6, after);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return xp_store_fail(s, err, "writing the audit log");
-	return 0;
+	xp_store_bind_text(st, 2, s->actor);
+	xp_store_bind_text(st, 3, action);
+	xp_store_bind_text(st, 4, target);
+	xp_store_bind_text(st, 5, before);
+	xp_store_bind_text(st, 6, after);
+	return xp_store_finish(s, st, sqlite3_step(st), err, "writing the audit log");
 }
 
 static int audit_query(struct xp_store *s, const char *sql, sqlite3_int64 arg, size_t limit, struct xp_audit **rows,
@@ -320,8 +331,8 @@ static int audit_query(struct xp_store *s, const char *sql, sqlite3_int64 arg, s
 	*rows = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return xp_store_fail(s, err, "reading the audit log");
+	if (xp_store_prep(s, sql, &st, err, "reading the audit log") < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, arg);
 	sqlite3_bind_int64(st, 2, limit ? (sqlite3_int64)limit : -1);
 	int rc;
@@ -331,18 +342,17 @@ static int audit_query(struct xp_store *s, const char *sql, sqlite3_int64 arg, s
 		struct xp_audit *a = &(*rows)[(*n)++];
 		a->id = sqlite3_column_int64(st, 0);
 		a->time = (time_t)sqlite3_column_int64(st, 1);
-		a->actor = col_text(st, 2);
-		a->action = col_text(st, 3);
-		a->target = col_text(st, 4);
-		a->before = col_text(st, 5);
-		a->after = col_text(st, 6);
+		a->actor = xp_store_col_text(st, 2);
+		a->action = xp_store_col_text(st, 3);
+		a->target = xp_store_col_text(st, 4);
+		a->before = xp_store_col_text(st, 5);
+		a->after = xp_store_col_text(st, 6);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	if (xp_store_finish(s, st, rc, err, "reading the audit log") < 0) {
 		xp_audit_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
-		return xp_store_fail(s, err, "reading the audit log");
+		return -1;
 	}
 	return 0;
 }
@@ -411,19 +421,18 @@ int xp_baseline_add(struct xp_store *s, const struct xp_baseline *b, struct xp_e
 	if (xp_store_begin(s, err) < 0)
 		return -1;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-			       "INSERT INTO baselines(model, driver, benchmark, coefficient, actor, time, verified)"
-			       " VALUES(?,?,?,?,?,?,?)",
-			       -1, &st, NULL) != SQLITE_OK) {
-		xp_store_fail(s, err, "recording a baseline");
+	if (xp_store_prep(s,
+			  "INSERT INTO baselines(model, driver, benchmark, coefficient, actor, time, verified)"
+			  " VALUES(?,?,?,?,?,?,?)",
+			  &st, err, "recording a baseline") < 0) {
 		xp_store_rollback(s);
 		return -1;
 	}
-	bind_text(st, 1, b->model);
-	bind_text(st, 2, b->driver);
-	bind_text(st, 3, b->benchmark);
+	xp_store_bind_text(st, 1, b->model);
+	xp_store_bind_text(st, 2, b->driver);
+	xp_store_bind_text(st, 3, b->benchmark);
 	sqlite3_bind_double(st, 4, b->coefficient);
-	bind_text(st, 5, s->actor);
+	xp_store_bind_text(st, 5, s->actor);
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)time(NULL));
 	sqlite3_bind_int(st, 7, b->verified);
 	int rc = sqlite3_step(st);
@@ -456,8 +465,8 @@ double xp_baseline_coefficient(struct xp_store *s, const char *model, const char
 			       " ORDER BY verified DESC, time DESC, id DESC LIMIT 1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return NAN;
-	bind_text(st, 1, model);
-	bind_text(st, 2, driver);
+	xp_store_bind_text(st, 1, model);
+	xp_store_bind_text(st, 2, driver);
 	double c = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
 	sqlite3_finalize(st);
 	return c;
@@ -468,31 +477,30 @@ int xp_baseline_list(struct xp_store *s, struct xp_baseline **rows, size_t *n, s
 	*rows = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT id, model, driver, benchmark, coefficient, actor, time, verified"
-			       " FROM baselines ORDER BY time DESC, id DESC",
-			       -1, &st, NULL) != SQLITE_OK)
-		return xp_store_fail(s, err, "reading baselines");
+	if (xp_store_prep(s,
+			  "SELECT id, model, driver, benchmark, coefficient, actor, time, verified"
+			  " FROM baselines ORDER BY time DESC, id DESC",
+			  &st, err, "reading baselines") < 0)
+		return -1;
 	int rc;
 	size_t cap = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		xp_grow(rows, sizeof **rows, *n, &cap);
 		struct xp_baseline *b = &(*rows)[(*n)++];
 		b->id = sqlite3_column_int64(st, 0);
-		b->model = col_text(st, 1);
-		b->driver = col_text(st, 2);
-		b->benchmark = col_text(st, 3);
+		b->model = xp_store_col_text(st, 1);
+		b->driver = xp_store_col_text(st, 2);
+		b->benchmark = xp_store_col_text(st, 3);
 		b->coefficient = sqlite3_column_double(st, 4);
-		b->actor = col_text(st, 5);
+		b->actor = xp_store_col_text(st, 5);
 		b->time = (time_t)sqlite3_column_int64(st, 6);
 		b->verified = sqlite3_column_int(st, 7) != 0;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	if (xp_store_finish(s, st, rc, err, "reading baselines") < 0) {
 		xp_baseline_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
-		return xp_store_fail(s, err, "reading baselines");
+		return -1;
 	}
 	return 0;
 }
@@ -523,8 +531,8 @@ char *xp_store_setting(struct xp_store *s, const char *key)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, "SELECT value FROM settings WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
 		return NULL;
-	bind_text(st, 1, key);
-	char *v = sqlite3_step(st) == SQLITE_ROW ? col_text(st, 0) : NULL;
+	xp_store_bind_text(st, 1, key);
+	char *v = sqlite3_step(st) == SQLITE_ROW ? xp_store_col_text(st, 0) : NULL;
 	sqlite3_finalize(st);
 	return v;
 }
@@ -538,8 +546,8 @@ int xp_store_set_setting(struct xp_store *s, const char *key, const char *value,
 	int rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings(key, value) VALUES(?, ?)", -1, &st,
 				    NULL);
 	if (rc == SQLITE_OK) {
-		bind_text(st, 1, key);
-		bind_text(st, 2, value);
+		xp_store_bind_text(st, 1, key);
+		xp_store_bind_text(st, 2, value);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 		sqlite3_finalize(st);
 	}
@@ -597,9 +605,9 @@ int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now
 		char *doc = json_dumps(j, JSON_COMPACT);
 		json_decref(j);
 		sqlite3_bind_int64(snap, 1, (sqlite3_int64)now);
-		bind_text(snap, 2, n->name);
-		bind_text(snap, 3, n->source);
-		bind_text(snap, 4, doc);
+		xp_store_bind_text(snap, 2, n->name);
+		xp_store_bind_text(snap, 3, n->source);
+		xp_store_bind_text(snap, 4, doc);
 		ok = sqlite3_step(snap) == SQLITE_DONE;
 		sqlite3_reset(snap);
 		free(doc);
@@ -608,8 +616,8 @@ int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now
 			char idx[32];
 			snprintf(idx, sizeof idx, "ACC%d", d->index);
 			sqlite3_bind_int64(samp, 1, (sqlite3_int64)now);
-			bind_text(samp, 2, n->name);
-			bind_text(samp, 3, d->pci_bus_id ? d->pci_bus_id : idx);
+			xp_store_bind_text(samp, 2, n->name);
+			xp_store_bind_text(samp, 3, d->pci_bus_id ? d->pci_bus_id : idx);
 			if (XP_HAS(d->utilization_pct))
 				sqlite3_bind_double(samp, 4, d->utilization_pct);
 			else
@@ -634,7 +642,7 @@ int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now
 				sqlite3_bind_int64(samp, 9, d->ecc_uncorrected);
 			else
 				sqlite3_bind_null(samp, 9);
-			bind_text(samp, 10, xp_health_name(d->health));
+			xp_store_bind_text(samp, 10, xp_health_name(d->health));
 			ok = sqlite3_step(samp) == SQLITE_DONE;
 			sqlite3_reset(samp);
 		}

@@ -68,6 +68,15 @@ int xp_store_commit(struct xp_store *s, struct xp_err *err);
 void xp_store_rollback(struct xp_store *s);
 /* Sets err from the database's last error, prefixed by what was being done; returns -1. */
 int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing);
+/* Finalizes st, whose last sqlite3_step returned rc: 0 when that was SQLITE_DONE, else -1 with
+ * err set as xp_store_fail does (before finalizing, so the message is the step's). */
+int xp_store_finish(struct xp_store *s, sqlite3_stmt *st, int rc, struct xp_err *err, const char *doing);
+/* Prepares sql; on failure *st is NULL and err says what we were doing (as xp_store_fail). */
+int xp_store_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing);
+/* Binds v as text, or NULL when v is NULL (so that an unknown value stores as NULL). */
+void xp_store_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* A copy of a text column (the caller frees it), NULL for NULL. */
+char *xp_store_col_text(sqlite3_stmt *st, int i);
 
 /* Applies the migrations from version `from` (0 = empty) up to `to` (tests make old databases). */
 int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err);

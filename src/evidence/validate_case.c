@@ -98,12 +98,12 @@ static int entry_parse(const char *text, const char *name, char ***out, struct x
 
 static int case_read(sqlite3_stmt *st, struct xp_case *c, struct xp_err *err)
 {
-	c->name = xpv_col_text(st, 0);
-	c->image = xpv_col_text(st, 1);
-	c->model = xpv_col_text(st, 2);
-	c->data = xpv_col_text(st, 3);
-	c->acceptance = xpv_col_text(st, 5);
-	c->team = xpv_col_text(st, 6);
+	c->name = xp_store_col_text(st, 0);
+	c->image = xp_store_col_text(st, 1);
+	c->model = xp_store_col_text(st, 2);
+	c->data = xp_store_col_text(st, 3);
+	c->acceptance = xp_store_col_text(st, 5);
+	c->team = xp_store_col_text(st, 6);
 	c->created = (time_t)sqlite3_column_int64(st, 7);
 	return entry_parse((const char *)sqlite3_column_text(st, 4), c->name, &c->entry, err);
 }
@@ -112,9 +112,9 @@ static int case_read(sqlite3_stmt *st, struct xp_case *c, struct xp_err *err)
 int xpv_case_exists(struct xp_store *s, const char *name, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT 1 FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
+	if (xp_store_prep(s, "SELECT 1 FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
 		return -1;
-	xpv_bind_text(st, 1, name);
+	xp_store_bind_text(st, 1, name);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		xp_store_fail(s, err, "reading a case");
@@ -126,9 +126,9 @@ int xp_validate_case_get(struct xp_store *s, const char *name, struct xp_case *c
 {
 	memset(c, 0, sizeof *c);
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT " CASE_COLS " FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
+	if (xp_store_prep(s, "SELECT " CASE_COLS " FROM cases WHERE name = ?", &st, err, "reading a case") < 0)
 		return -1;
-	xpv_bind_text(st, 1, name);
+	xp_store_bind_text(st, 1, name);
 	int rc = sqlite3_step(st), ret = 0;
 	if (rc == SQLITE_ROW)
 		ret = case_read(st, c, err);
@@ -147,7 +147,7 @@ int xp_validate_case_list(struct xp_store *s, struct xp_case **cases, size_t *n,
 	*cases = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT " CASE_COLS " FROM cases ORDER BY name", &st, err, "listing cases") < 0)
+	if (xp_store_prep(s, "SELECT " CASE_COLS " FROM cases ORDER BY name", &st, err, "listing cases") < 0)
 		return -1;
 	size_t cap = 0;
 	int rc, bad = 0;
@@ -196,20 +196,19 @@ int xpv_check_case(const struct xp_case *c, struct xp_err *err)
 int xpv_case_insert(struct xp_store *s, const struct xp_case *c, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "INSERT INTO cases(" CASE_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
-		     "adding a case") < 0)
+	if (xp_store_prep(s, "INSERT INTO cases(" CASE_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
+			  "adding a case") < 0)
 		return -1;
 	char *entry = c->entry ? xpv_jdump(entry_json(c->entry)) : NULL;
-	xpv_bind_text(st, 1, c->name);
-	xpv_bind_text(st, 2, opt(c->image));
-	xpv_bind_text(st, 3, opt(c->model));
-	xpv_bind_text(st, 4, opt(c->data));
-	xpv_bind_text(st, 5, entry);
-	xpv_bind_text(st, 6, opt(c->acceptance));
-	xpv_bind_text(st, 7, opt(c->team));
+	xp_store_bind_text(st, 1, c->name);
+	xp_store_bind_text(st, 2, opt(c->image));
+	xp_store_bind_text(st, 3, opt(c->model));
+	xp_store_bind_text(st, 4, opt(c->data));
+	xp_store_bind_text(st, 5, entry);
+	xp_store_bind_text(st, 6, opt(c->acceptance));
+	xp_store_bind_text(st, 7, opt(c->team));
 	sqlite3_bind_int64(st, 8, (sqlite3_int64)c->created);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "adding a case");
-	sqlite3_finalize(st);
+	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "adding a case");
 	free(entry);
 	return rc;
 }
@@ -241,9 +240,9 @@ int xp_validate_case_add(struct xp_store *s, const struct xp_case *c, struct xp_
 static int exec1(struct xp_store *s, const char *sql, const char *arg, const char *doing, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, sql, &st, err, doing) < 0)
+	if (xp_store_prep(s, sql, &st, err, doing) < 0)
 		return -1;
-	xpv_bind_text(st, 1, arg);
+	xp_store_bind_text(st, 1, arg);
 	int rc = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->db) : xp_store_fail(s, err, doing);
 	sqlite3_finalize(st);
 	return rc;

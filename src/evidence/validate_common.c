@@ -1,32 +1,9 @@
 /* validate_common.c: the small helpers the validate_*.c files share (validate_int.h):
- * prepared statements, binding and reading columns, JSON for audit rows, checks on
- * user-given text, and the transaction (or savepoint) each change runs in. */
+ * JSON for audit rows, checks on user-given text, and the transaction (or savepoint)
+ * each change runs in. Statements, binding and reading columns are store.c's. */
 #include "validate_int.h"
 
 #include <string.h>
-
-int xpv_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing)
-{
-	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
-		*st = NULL;
-		return xp_store_fail(s, err, doing);
-	}
-	return 0;
-}
-
-void xpv_bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-char *xpv_col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xp_strdup((const char *)t) : NULL;
-}
 
 /* A JSON value as compact text for the audit log; consumes j. */
 char *xpv_jdump(json_t *j)

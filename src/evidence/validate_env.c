@@ -52,12 +52,12 @@ void xp_env_list_free(struct xp_env *envs, size_t n)
 
 static void env_read(sqlite3_stmt *st, struct xp_env *e)
 {
-	e->id = xpv_col_text(st, 0);
-	e->vendor = xpv_col_text(st, 1);
-	e->model = xpv_col_text(st, 2);
-	e->driver = xpv_col_text(st, 3);
-	e->firmware = xpv_col_text(st, 4);
-	e->runtime = xpv_col_text(st, 5);
+	e->id = xp_store_col_text(st, 0);
+	e->vendor = xp_store_col_text(st, 1);
+	e->model = xp_store_col_text(st, 2);
+	e->driver = xp_store_col_text(st, 3);
+	e->firmware = xp_store_col_text(st, 4);
+	e->runtime = xp_store_col_text(st, 5);
 	e->declared = sqlite3_column_int(st, 6) != 0;
 	e->first_seen = (time_t)sqlite3_column_int64(st, 7);
 	e->last_seen = (time_t)sqlite3_column_int64(st, 8);
@@ -83,9 +83,10 @@ int xpv_env_get(struct xp_store *s, const char *id, struct xp_env *e, struct xp_
 {
 	sqlite3_stmt *st;
 	memset(e, 0, sizeof *e);
-	if (xpv_prep(s, "SELECT " ENV_COLS " FROM environments WHERE id = ?", &st, err, "reading an environment") < 0)
+	if (xp_store_prep(s, "SELECT " ENV_COLS " FROM environments WHERE id = ?",
+			  &st, err, "reading an environment") < 0)
 		return -1;
-	xpv_bind_text(st, 1, id);
+	xp_store_bind_text(st, 1, id);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		env_read(st, e);
@@ -100,7 +101,7 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 	*envs = NULL;
 	*n = 0;
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT " ENV_COLS " FROM environments ORDER BY id", &st, err, "listing environments") < 0)
+	if (xp_store_prep(s, "SELECT " ENV_COLS " FROM environments ORDER BY id", &st, err, "listing environments") < 0)
 		return -1;
 	size_t cap = 0;
 	int rc;
@@ -109,15 +110,12 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 		memset(&(*envs)[*n], 0, sizeof **envs);
 		env_read(st, &(*envs)[(*n)++]);
 	}
-	if (rc != SQLITE_DONE) {
-		xp_store_fail(s, err, "listing environments");
-		sqlite3_finalize(st);
+	if (xp_store_finish(s, st, rc, err, "listing environments") < 0) {
 		xp_env_list_free(*envs, *n);
 		*envs = NULL;
 		*n = 0;
 		return -1;
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 
@@ -126,11 +124,11 @@ int xp_validate_env_list(struct xp_store *s, struct xp_env **envs, size_t *n, st
 static int env_mark_declared(struct xp_store *s, const char *id, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "UPDATE environments SET declared = 1 WHERE id = ?", &st, err, "declaring an environment") < 0)
+	if (xp_store_prep(s, "UPDATE environments SET declared = 1 WHERE id = ?",
+			  &st, err, "declaring an environment") < 0)
 		return -1;
-	xpv_bind_text(st, 1, id);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "declaring an environment");
-	sqlite3_finalize(st);
+	xp_store_bind_text(st, 1, id);
+	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "declaring an environment");
 	if (rc == 0)
 		rc = xp_audit_add(s, "env.declare", id, "{\"declared\":false}", "{\"declared\":true}", err);
 	return rc;
@@ -143,18 +141,17 @@ static int env_insert_declared(struct xp_store *s, const struct xp_env *e, char 
 			   .firmware = (char *)opt(e->firmware), .runtime = (char *)opt(e->runtime),
 			   .declared = true, .first_seen = time(NULL)};
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "INSERT INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, 1, ?, NULL)", &st, err,
-		     "declaring an environment") < 0)
+	if (xp_store_prep(s, "INSERT INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, 1, ?, NULL)", &st, err,
+			  "declaring an environment") < 0)
 		return -1;
-	xpv_bind_text(st, 1, n.id);
-	xpv_bind_text(st, 2, n.vendor);
-	xpv_bind_text(st, 3, n.model);
-	xpv_bind_text(st, 4, n.driver);
-	xpv_bind_text(st, 5, n.firmware);
-	xpv_bind_text(st, 6, n.runtime);
+	xp_store_bind_text(st, 1, n.id);
+	xp_store_bind_text(st, 2, n.vendor);
+	xp_store_bind_text(st, 3, n.model);
+	xp_store_bind_text(st, 4, n.driver);
+	xp_store_bind_text(st, 5, n.firmware);
+	xp_store_bind_text(st, 6, n.runtime);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)n.first_seen);
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : xp_store_fail(s, err, "declaring an environment");
-	sqlite3_finalize(st);
+	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "declaring an environment");
 	if (rc == 0) {
 		char *after = xpv_jdump(xp_env_to_json(&n));
 		rc = xp_audit_add(s, "env.declare", id, NULL, after, err);
@@ -219,10 +216,10 @@ char *xp_validate_env_resolve(struct xp_store *s, const char *q, struct xp_err *
 	sqlite3_stmt *st;
 	/* Ids that start with q sort together from q on: one index range, no LIKE (whose
 	 * wildcards would be read in user text). */
-	if (xpv_prep(s, "SELECT id FROM environments WHERE id >= ? ORDER BY id", &st, err,
-		     "finding an environment") < 0)
+	if (xp_store_prep(s, "SELECT id FROM environments WHERE id >= ? ORDER BY id", &st, err,
+			  "finding an environment") < 0)
 		return NULL;
-	xpv_bind_text(st, 1, q);
+	xp_store_bind_text(st, 1, q);
 	size_t qlen = strlen(q), n = 0;
 	char *first = NULL;
 	char shown[768] = "";

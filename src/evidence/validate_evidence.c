@@ -39,13 +39,13 @@ void xpv_ev_read(sqlite3_stmt *st, struct xp_evidence *e)
 	int status = xp_vstatus_parse((const char *)sqlite3_column_text(st, 2));
 	e->status = status < 0 ? XP_V_UNTESTED : status;
 	e->time = (time_t)sqlite3_column_int64(st, 3);
-	e->actor = xpv_col_text(st, 4);
-	e->note = xpv_col_text(st, 5);
-	e->log_path = xpv_col_text(st, 6);
-	e->log_sha256 = xpv_col_text(st, 7);
-	e->node = xpv_col_text(st, 8);
-	e->driver = xpv_col_text(st, 9);
-	e->firmware = xpv_col_text(st, 10);
+	e->actor = xp_store_col_text(st, 4);
+	e->note = xp_store_col_text(st, 5);
+	e->log_path = xp_store_col_text(st, 6);
+	e->log_sha256 = xp_store_col_text(st, 7);
+	e->node = xp_store_col_text(st, 8);
+	e->driver = xp_store_col_text(st, 9);
+	e->firmware = xp_store_col_text(st, 10);
 }
 
 json_t *xp_evidence_to_json(const struct xp_evidence *e, bool full)
@@ -77,24 +77,21 @@ int xpv_cell_read(struct xp_store *s, const char *env, const char *kase, struct 
 		ev[i].layer = i;
 	sqlite3_stmt *st;
 	/* max() with bare columns: sqlite takes those from the row holding the maximum. */
-	if (xpv_prep(s, "SELECT max(id), " EV_COLS " FROM results WHERE env = ?1 AND case_name = ?2 GROUP BY layer",
-		     &st, err, "reading a cell") < 0)
+	if (xp_store_prep(s, "SELECT max(id), " EV_COLS " FROM results WHERE env = ?1 AND case_name = ?2 GROUP BY layer",
+			  &st, err, "reading a cell") < 0)
 		return -1;
-	xpv_bind_text(st, 1, env);
-	xpv_bind_text(st, 2, kase);
+	xp_store_bind_text(st, 1, env);
+	xp_store_bind_text(st, 2, kase);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int l = sqlite3_column_int(st, 1);
 		if (l >= 0 && l < XP_LAYER_COUNT)
 			xpv_ev_read(st, &ev[l]);
 	}
-	if (rc != SQLITE_DONE) {
-		xp_store_fail(s, err, "reading a cell");
-		sqlite3_finalize(st);
+	if (xp_store_finish(s, st, rc, err, "reading a cell") < 0) {
 		xp_evidence_clear(ev, XP_LAYER_COUNT);
 		return -1;
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 
@@ -111,22 +108,22 @@ int64_t xpv_result_insert(struct xp_store *s, const char *env, const char *kase,
 			  struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s,
-		     "INSERT INTO results(env, case_name, " EV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     &st, err, "recording a result") < 0)
+	if (xp_store_prep(s,
+			  "INSERT INTO results(env, case_name, " EV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			  &st, err, "recording a result") < 0)
 		return -1;
-	xpv_bind_text(st, 1, env);
-	xpv_bind_text(st, 2, kase);
+	xp_store_bind_text(st, 1, env);
+	xp_store_bind_text(st, 2, kase);
 	sqlite3_bind_int(st, 3, e->layer);
-	xpv_bind_text(st, 4, xp_vstatus_name(e->status));
+	xp_store_bind_text(st, 4, xp_vstatus_name(e->status));
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)e->time);
-	xpv_bind_text(st, 6, e->actor);
-	xpv_bind_text(st, 7, opt(e->note));
-	xpv_bind_text(st, 8, opt(e->log_path));
-	xpv_bind_text(st, 9, opt(e->log_sha256));
-	xpv_bind_text(st, 10, opt(e->node));
-	xpv_bind_text(st, 11, opt(e->driver));
-	xpv_bind_text(st, 12, opt(e->firmware));
+	xp_store_bind_text(st, 6, e->actor);
+	xp_store_bind_text(st, 7, opt(e->note));
+	xp_store_bind_text(st, 8, opt(e->log_path));
+	xp_store_bind_text(st, 9, opt(e->log_sha256));
+	xp_store_bind_text(st, 10, opt(e->node));
+	xp_store_bind_text(st, 11, opt(e->driver));
+	xp_store_bind_text(st, 12, opt(e->firmware));
 	int64_t id = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(s->db)
 						     : xp_store_fail(s, err, "recording a result");
 	sqlite3_finalize(st);
@@ -277,13 +274,13 @@ int xp_validate_history(struct xp_store *s, const char *env, const char *kase, s
 		return ex < 0 ? -1 : xp_errf(err, "no case named %s", kase);
 	}
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT id, " EV_COLS " FROM results WHERE env = ? AND case_name = ? ORDER BY id", &st, err,
-		     "reading a cell's history") < 0) {
+	if (xp_store_prep(s, "SELECT id, " EV_COLS " FROM results WHERE env = ? AND case_name = ? ORDER BY id", &st, err,
+			  "reading a cell's history") < 0) {
 		free(id);
 		return -1;
 	}
-	xpv_bind_text(st, 1, id);
-	xpv_bind_text(st, 2, kase);
+	xp_store_bind_text(st, 1, id);
+	xp_store_bind_text(st, 2, kase);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -292,15 +289,12 @@ int xp_validate_history(struct xp_store *s, const char *env, const char *kase, s
 		xpv_ev_read(st, &(*rows)[(*n)++]);
 	}
 	free(id);
-	if (rc != SQLITE_DONE) {
-		xp_store_fail(s, err, "reading a cell's history");
-		sqlite3_finalize(st);
+	if (xp_store_finish(s, st, rc, err, "reading a cell's history") < 0) {
 		xp_evidence_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
 		return -1;
 	}
-	sqlite3_finalize(st);
 	return 0;
 }
 
@@ -308,13 +302,13 @@ int xp_validate_highest(struct xp_store *s, const char *env, const char *kase)
 {
 	sqlite3_stmt *st;
 	struct xp_err err;
-	if (!env || xpv_prep(s,
-			     "SELECT case_name, layer, max(id), status FROM results WHERE env = ?1 AND (?2 IS NULL OR "
-			     "case_name = ?2) GROUP BY case_name, layer ORDER BY case_name, layer",
-			     &st, &err, "reading the matrix") < 0)
+	if (!env || xp_store_prep(s,
+				  "SELECT case_name, layer, max(id), status FROM results WHERE env = ?1 AND (?2 IS NULL OR "
+				  "case_name = ?2) GROUP BY case_name, layer ORDER BY case_name, layer",
+				  &st, &err, "reading the matrix") < 0)
 		return -1;
-	xpv_bind_text(st, 1, env);
-	xpv_bind_text(st, 2, kase);
+	xp_store_bind_text(st, 1, env);
+	xp_store_bind_text(st, 2, kase);
 	int best = -1;
 	char *cur = NULL;
 	bool pass[XP_LAYER_COUNT] = {false};

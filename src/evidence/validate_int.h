@@ -43,12 +43,6 @@ static inline bool same(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-/* Prepares sql; on failure *st is NULL and err says what we were doing. */
-int xpv_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing);
-/* Binds v as text, or NULL when v is NULL. */
-void xpv_bind_text(sqlite3_stmt *st, int i, const char *v);
-/* A copy of a text column (caller frees), NULL for NULL. */
-char *xpv_col_text(sqlite3_stmt *st, int i);
 /* A JSON value as compact text for the audit log; consumes j. */
 char *xpv_jdump(json_t *j);
 /* A time as JSON: seconds since 1970, null when not known. */

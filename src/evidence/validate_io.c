@@ -52,8 +52,8 @@ int xp_validate_export(struct xp_store *s, FILE *f, struct xp_err *err)
 	if (rc == 0)
 		rc = xp_validate_case_list(s, &cases, &nc, err);
 	if (rc == 0)
-		rc = xpv_prep(s, "SELECT id, " EV_COLS ", env, case_name FROM results ORDER BY id", &st, err,
-			      "exporting");
+		rc = xp_store_prep(s, "SELECT id, " EV_COLS ", env, case_name FROM results ORDER BY id", &st, err,
+				   "exporting");
 	json_t *doc = json_object(), *je = json_array(), *jc = json_array(), *jr = json_array();
 	json_object_set_new(doc, "schema", json_string(XP_VALIDATE_SCHEMA));
 	json_object_set_new(doc, "environments", je);
@@ -176,12 +176,12 @@ static int import_env_insert(struct xp_store *s, sqlite3_stmt *st, const char *i
 			     json_t *decl, struct xp_err *err)
 {
 	sqlite3_reset(st);
-	xpv_bind_text(st, 1, id);
-	xpv_bind_text(st, 2, e->vendor);
-	xpv_bind_text(st, 3, e->model);
-	xpv_bind_text(st, 4, e->driver);
-	xpv_bind_text(st, 5, e->firmware);
-	xpv_bind_text(st, 6, e->runtime);
+	xp_store_bind_text(st, 1, id);
+	xp_store_bind_text(st, 2, e->vendor);
+	xp_store_bind_text(st, 3, e->model);
+	xp_store_bind_text(st, 4, e->driver);
+	xp_store_bind_text(st, 5, e->firmware);
+	xp_store_bind_text(st, 6, e->runtime);
 	sqlite3_bind_int(st, 7, json_is_true(decl));
 	if (e->first_seen)
 		sqlite3_bind_int64(st, 8, (sqlite3_int64)e->first_seen);
@@ -200,8 +200,8 @@ static int import_env_insert(struct xp_store *s, sqlite3_stmt *st, const char *i
 static int import_envs(struct xp_store *s, json_t *arr, json_t *seen, int *added, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
-		     "importing an environment") < 0)
+	if (xp_store_prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", &st, err,
+			  "importing an environment") < 0)
 		return -1;
 	size_t i;
 	json_t *o;
@@ -292,7 +292,7 @@ static int import_cases(struct xp_store *s, json_t *arr, json_t *seen, struct xp
 static int exists(struct xp_store *s, sqlite3_stmt *st, const char *key, struct xp_err *err)
 {
 	sqlite3_reset(st);
-	xpv_bind_text(st, 1, key);
+	xp_store_bind_text(st, 1, key);
 	int rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return xp_store_fail(s, err, "importing");
@@ -354,8 +354,8 @@ static int import_result_refs(struct xp_store *s, sqlite3_stmt *env_st, sqlite3_
 static int import_results(struct xp_store *s, json_t *arr, struct xp_err *err)
 {
 	sqlite3_stmt *env_st = NULL, *case_st = NULL;
-	if (xpv_prep(s, "SELECT 1 FROM environments WHERE id = ?", &env_st, err, "importing") < 0 ||
-	    xpv_prep(s, "SELECT 1 FROM cases WHERE name = ?", &case_st, err, "importing") < 0) {
+	if (xp_store_prep(s, "SELECT 1 FROM environments WHERE id = ?", &env_st, err, "importing") < 0 ||
+	    xp_store_prep(s, "SELECT 1 FROM cases WHERE name = ?", &case_st, err, "importing") < 0) {
 		sqlite3_finalize(env_st);
 		return -1;
 	}

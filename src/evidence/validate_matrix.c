@@ -115,8 +115,8 @@ void xp_matrix_free(struct xp_matrix *m)
 static int matrix_fill(struct xp_store *s, struct xp_matrix *m, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT id, layer, status, time, actor, note, log_sha256, node, env, case_name FROM results "
-		     "ORDER BY id", &st, err, "reading the matrix") < 0)
+	if (xp_store_prep(s, "SELECT id, layer, status, time, actor, note, log_sha256, node, env, case_name FROM results "
+			  "ORDER BY id", &st, err, "reading the matrix") < 0)
 		return -1;
 	struct index_map envs, cases;
 	map_init(&envs, m->n_envs, env_name, m->envs);
@@ -154,10 +154,7 @@ static int matrix_fill(struct xp_store *s, struct xp_matrix *m, struct xp_err *e
 	m->arena = arena;
 	free(envs.slot);
 	free(cases.slot);
-	if (rc != SQLITE_DONE)
-		xp_store_fail(s, err, "reading the matrix");
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return xp_store_finish(s, st, rc, err, "reading the matrix");
 }
 
 /* The cells array: 100,000 cells are 40 MiB, and faulting that in 4 KiB pages costs

@@ -81,11 +81,11 @@ static void shown_free(struct shown *v, size_t n)
 static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t now, struct xp_err *err)
 {
 	sqlite3_stmt *ins = NULL, *upd = NULL;
-	if (xpv_prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?7)",
-		     &ins, err, "recording an environment") < 0 ||
-	    xpv_prep(s,
-		     "UPDATE environments SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
-		     &upd, err, "recording an environment") < 0) {
+	if (xp_store_prep(s, "INSERT OR IGNORE INTO environments(" ENV_COLS ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?7)",
+			  &ins, err, "recording an environment") < 0 ||
+	    xp_store_prep(s,
+			  "UPDATE environments SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
+			  &upd, err, "recording an environment") < 0) {
 		sqlite3_finalize(ins);
 		return -1;
 	}
@@ -93,12 +93,12 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct xp_device *d = v[i].dev;
 		sqlite3_reset(ins);
-		xpv_bind_text(ins, 1, v[i].id);
-		xpv_bind_text(ins, 2, d->vendor);
-		xpv_bind_text(ins, 3, d->model);
-		xpv_bind_text(ins, 4, d->driver);
-		xpv_bind_text(ins, 5, opt(d->firmware));
-		xpv_bind_text(ins, 6, opt(d->runtime));
+		xp_store_bind_text(ins, 1, v[i].id);
+		xp_store_bind_text(ins, 2, d->vendor);
+		xp_store_bind_text(ins, 3, d->model);
+		xp_store_bind_text(ins, 4, d->driver);
+		xp_store_bind_text(ins, 5, opt(d->firmware));
+		xp_store_bind_text(ins, 6, opt(d->runtime));
 		sqlite3_bind_int64(ins, 7, (sqlite3_int64)now);
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			rc = xp_store_fail(s, err, "recording an environment");
@@ -116,7 +116,7 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 			free(after);
 		}
 		sqlite3_reset(upd);
-		xpv_bind_text(upd, 1, v[i].id);
+		xp_store_bind_text(upd, 1, v[i].id);
 		sqlite3_bind_int64(upd, 2, (sqlite3_int64)now);
 		if (rc == 0 && sqlite3_step(upd) != SQLITE_DONE)
 			rc = xp_store_fail(s, err, "recording an environment");
@@ -188,10 +188,10 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 			 struct stale **list, size_t *n, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s, "SELECT max(id), " EV_COLS ", case_name FROM results WHERE env = ? GROUP BY case_name, layer",
-		     &st, err, "checking for stale results") < 0)
+	if (xp_store_prep(s, "SELECT max(id), " EV_COLS ", case_name FROM results WHERE env = ? GROUP BY case_name, layer",
+			  &st, err, "checking for stale results") < 0)
 		return -1;
-	xpv_bind_text(st, 1, e->id);
+	xp_store_bind_text(st, 1, e->id);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -210,12 +210,10 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 		struct stale *x = &(*list)[(*n)++];
 		memset(x, 0, sizeof *x);
 		xpv_ev_read(st, &x->was);
-		x->kase = xpv_col_text(st, 11);
+		x->kase = xp_store_col_text(st, 11);
 		x->now = d;
 	}
-	rc = rc == SQLITE_DONE ? 0 : xp_store_fail(s, err, "checking for stale results");
-	sqlite3_finalize(st);
-	return rc;
+	return xp_store_finish(s, st, rc, err, "checking for stale results");
 }
 
 /* Writes the stale row that replaces one collected pass, and its audit row. */
@@ -368,22 +366,22 @@ static int sync_stale(struct xp_store *s, const struct xp_cluster *c, time_t now
 static int sync_discovered(struct xp_store *s, const struct shown *v, size_t n, time_t now, struct xp_err *err)
 {
 	sqlite3_stmt *st;
-	if (xpv_prep(s,
-		     "INSERT INTO results(env, case_name, layer, status, time, actor, node, driver, firmware) "
-		     "SELECT ?1, c.name, 0, 'pass', ?2, '" DISCOVERY "', ?3, ?4, ?5 FROM cases c WHERE "
-		     "coalesce((SELECT r.status FROM results r WHERE r.env = ?1 AND r.case_name = c.name "
-		     "AND r.layer = 0 ORDER BY r.id DESC LIMIT 1), '') <> 'pass' ORDER BY c.name",
-		     &st, err, "recording discovery") < 0)
+	if (xp_store_prep(s,
+			  "INSERT INTO results(env, case_name, layer, status, time, actor, node, driver, firmware) "
+			  "SELECT ?1, c.name, 0, 'pass', ?2, '" DISCOVERY "', ?3, ?4, ?5 FROM cases c WHERE "
+			  "coalesce((SELECT r.status FROM results r WHERE r.env = ?1 AND r.case_name = c.name "
+			  "AND r.layer = 0 ORDER BY r.id DESC LIMIT 1), '') <> 'pass' ORDER BY c.name",
+			  &st, err, "recording discovery") < 0)
 		return -1;
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct xp_device *d = v[i].dev;
 		sqlite3_reset(st);
-		xpv_bind_text(st, 1, v[i].id);
+		xp_store_bind_text(st, 1, v[i].id);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)now);
-		xpv_bind_text(st, 3, v[i].node->name);
-		xpv_bind_text(st, 4, d->driver);
-		xpv_bind_text(st, 5, opt(d->firmware));
+		xp_store_bind_text(st, 3, v[i].node->name);
+		xp_store_bind_text(st, 4, d->driver);
+		xp_store_bind_text(st, 5, opt(d->firmware));
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			rc = xp_store_fail(s, err, "recording discovery");
 			break;

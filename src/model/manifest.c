@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,23 +41,6 @@ void xp_manifest_free(struct xp_manifest *m)
 	free(m);
 }
 
-/* Parser state: where we are, for messages. */
-struct ps {
-	const char *file;
-	int line;
-	struct xp_err *err;
-};
-
-__attribute__((format(printf, 2, 3))) static int fail(struct ps *p, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return xp_errf(p->err, "%s:%d: %s", p->file, p->line, msg);
-}
-
 static char *trim(char *s)
 {
 	while (isspace((unsigned char)*s))
@@ -69,26 +51,26 @@ static char *trim(char *s)
 	return s;
 }
 
-static int copy_field(struct ps *p, char *dst, size_t size, const char *key, const char *val)
+static int copy_field(struct xp_where *p, char *dst, size_t size, const char *key, const char *val)
 {
 	if (strlen(val) >= size)
-		return fail(p, "%s: value longer than %zu bytes", key, size - 1);
+		return xp_where_errf(p, "%s: value longer than %zu bytes", key, size - 1);
 	strcpy(dst, val);
 	return 0;
 }
 
-static int parse_num(struct ps *p, const char *key, const char *s, double *out)
+static int parse_num(struct xp_where *p, const char *key, const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
 	if (end == s || *trim(end) || !isfinite(v) || v < 0)
-		return fail(p, "%s: '%s' is not a non-negative number", key, s);
+		return xp_where_errf(p, "%s: '%s' is not a non-negative number", key, s);
 	*out = v;
 	return 0;
 }
 
 /* "1/7" or "0.25", between 0 and 1. */
-static int parse_fraction(struct ps *p, const char *key, const char *s, double *out)
+static int parse_fraction(struct xp_where *p, const char *key, const char *s, double *out)
 {
 	const char *slash = strchr(s, '/');
 	double v;
@@ -96,24 +78,24 @@ static int parse_fraction(struct ps *p, const char *key, const char *s, double *
 		char *e1, *e2;
 		double a = strtod(s, &e1), b = strtod(slash + 1, &e2);
 		if (e1 != slash || *e2 || !(b > 0) || a < 0)
-			return fail(p, "%s: '%s' is not a fraction", key, s);
+			return xp_where_errf(p, "%s: '%s' is not a fraction", key, s);
 		v = a / b;
 	} else if (parse_num(p, key, s, &v) < 0)
 		return -1;
 	if (v > 1)
-		return fail(p, "%s: '%s' is more than the whole device", key, s);
+		return xp_where_errf(p, "%s: '%s' is more than the whole device", key, s);
 	*out = v;
 	return 0;
 }
 
-static int parse_hex_list(struct ps *p, const char *key, char *val, unsigned **out, size_t *n)
+static int parse_hex_list(struct xp_where *p, const char *key, char *val, unsigned **out, size_t *n)
 {
 	char *save = NULL;
 	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
 		char *end;
 		unsigned long v = strtoul(w, &end, 16);
 		if (*end || end == w || v > 0xffff)
-			return fail(p, "%s: '%s' is not a 4-digit hex PCI id", key, w);
+			return xp_where_errf(p, "%s: '%s' is not a 4-digit hex PCI id", key, w);
 		*out = xp_realloc(*out, (*n + 1) * sizeof **out);
 		(*out)[(*n)++] = (unsigned)v;
 	}
@@ -127,18 +109,18 @@ static void word_list(char *val, char ***out, size_t *n)
 		xp_strv_add(out, n, w);
 }
 
-static int parse_pair(struct ps *p, const char *key, const char *val, double *warn, double *crit)
+static int parse_pair(struct xp_where *p, const char *key, const char *val, double *warn, double *crit)
 {
 	double a, b;
 	char extra;
 	if (sscanf(val, "%lf %lf %c", &a, &b, &extra) != 2 || !(a >= 0) || !(b >= a))
-		return fail(p, "%s: expected 'WARN CRIT' with WARN <= CRIT, got '%s'", key, val);
+		return xp_where_errf(p, "%s: expected 'WARN CRIT' with WARN <= CRIT, got '%s'", key, val);
 	*warn = a;
 	*crit = b;
 	return 0;
 }
 
-static int parse_affinity(struct ps *p, const char *val, int *aff, int *ring)
+static int parse_affinity(struct xp_where *p, const char *val, int *aff, int *ring)
 {
 	if (strcmp(val, "pcie") == 0)
 		*aff = XP_AFF_PCIE;
@@ -150,15 +132,15 @@ static int parse_affinity(struct ps *p, const char *val, int *aff, int *ring)
 		char *end;
 		long k = strtol(val + 5, &end, 10);
 		if (*end || k < 1 || k > XP_MAX_DEVICES)
-			return fail(p, "affinity: '%s': ring size must be 1 to %d", val, XP_MAX_DEVICES);
+			return xp_where_errf(p, "affinity: '%s': ring size must be 1 to %d", val, XP_MAX_DEVICES);
 		*aff = XP_AFF_RING;
 		*ring = (int)k;
 	} else
-		return fail(p, "affinity: '%s' is not pcie, nvlink, xgmi or ring:N", val);
+		return xp_where_errf(p, "affinity: '%s' is not pcie, nvlink, xgmi or ring:N", val);
 	return 0;
 }
 
-static int parse_drivers(struct ps *p, char *val, struct xp_manifest *m)
+static int parse_drivers(struct xp_where *p, char *val, struct xp_manifest *m)
 {
 	char *save = NULL;
 	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
@@ -170,35 +152,35 @@ static int parse_drivers(struct ps *p, char *val, struct xp_manifest *m)
 				return -1;
 		} else if (dash && dash != w && dash[1]) {
 			if ((size_t)(dash - w) >= sizeof r.from || strlen(dash + 1) >= sizeof r.to)
-				return fail(p, "drivers: '%s' is too long", w);
+				return xp_where_errf(p, "drivers: '%s' is too long", w);
 			memcpy(r.from, w, (size_t)(dash - w));
 			strcpy(r.to, dash + 1);
 		} else
-			return fail(p, "drivers: '%s' is not FROM-TO or >=FROM", w);
+			return xp_where_errf(p, "drivers: '%s' is not FROM-TO or >=FROM", w);
 		if (!isdigit((unsigned char)r.from[0]) || (r.to[0] && !isdigit((unsigned char)r.to[0])))
-			return fail(p, "drivers: '%s' does not start with a version number", w);
+			return xp_where_errf(p, "drivers: '%s' does not start with a version number", w);
 		m->drivers = xp_realloc(m->drivers, (m->n_drivers + 1) * sizeof *m->drivers);
 		m->drivers[m->n_drivers++] = r;
 	}
 	return 0;
 }
 
-static int parse_record(struct ps *p, const char *val, struct xp_manifest *m)
+static int parse_record(struct xp_where *p, const char *val, struct xp_manifest *m)
 {
 	const char *colon = strchr(val, ':');
 	if (!colon)
-		return fail(p, "record: expected 'FILE: COMMAND ARGS', got '%s'", val);
+		return xp_where_errf(p, "record: expected 'FILE: COMMAND ARGS', got '%s'", val);
 	struct xp_mrecord r;
 	memset(&r, 0, sizeof r);
 	size_t fl = (size_t)(colon - val);
 	while (fl && isspace((unsigned char)val[fl - 1]))
 		fl--;
 	if (!fl || fl >= sizeof r.file)
-		return fail(p, "record: bad file name in '%s'", val);
+		return xp_where_errf(p, "record: bad file name in '%s'", val);
 	memcpy(r.file, val, fl);
 	/* The replay directory is flat: a file name, never a path. */
 	if (strchr(r.file, '/') || strcmp(r.file, "..") == 0 || strcmp(r.file, ".") == 0)
-		return fail(p, "record: '%s' must be a plain file name", r.file);
+		return xp_where_errf(p, "record: '%s' must be a plain file name", r.file);
 	char *cmd = xp_strdup(colon + 1), *save = NULL;
 	size_t n = 0;
 	for (char *w = strtok_r(cmd, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -208,20 +190,20 @@ static int parse_record(struct ps *p, const char *val, struct xp_manifest *m)
 	}
 	free(cmd);
 	if (!n)
-		return fail(p, "record: no command after '%s:'", r.file);
+		return xp_where_errf(p, "record: no command after '%s:'", r.file);
 	m->records = xp_realloc(m->records, (m->n_records + 1) * sizeof *m->records);
 	m->records[m->n_records++] = r;
 	return 0;
 }
 
 /* An environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
-static int parse_env_name(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+static int parse_env_name(struct xp_where *p, const char *key, const char *val, char *dst, size_t size)
 {
 	bool ok = (isalpha((unsigned char)val[0]) || val[0] == '_');
 	for (const char *q = val; ok && *q; q++)
 		ok = ((unsigned char)*q < 0x80) && (isalnum((unsigned char)*q) || *q == '_');
 	if (!ok)
-		return fail(p, "%s: '%.60s' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", key, val);
+		return xp_where_errf(p, "%s: '%.60s' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", key, val);
 	return copy_field(p, dst, size, key, val);
 }
 
@@ -236,14 +218,15 @@ static size_t count_of(const char *s, const char *ph)
 
 /* Device node paths, space separated: absolute, of [A-Za-z0-9/_.:+-] and, where placeholder is
  * not NULL, that placeholder (at least once); no "." or ".." component, no "//". */
-static int parse_paths(struct ps *p, const char *key, char *val, const char *placeholder, char ***out, size_t *n)
+static int parse_paths(struct xp_where *p, const char *key, char *val, const char *placeholder, char ***out,
+		       size_t *n)
 {
 	char *save = NULL;
 	for (char *w = strtok_r(val, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
 		if (strlen(w) >= 128)
-			return fail(p, "%s: '%.40s...' is longer than 127 bytes", key, w);
+			return xp_where_errf(p, "%s: '%.40s...' is longer than 127 bytes", key, w);
 		if (w[0] != '/')
-			return fail(p, "%s: '%s' is not an absolute path", key, w);
+			return xp_where_errf(p, "%s: '%s' is not an absolute path", key, w);
 		size_t ph = placeholder ? strlen(placeholder) : 0;
 		for (const char *q = w; *q; q++) {
 			if (ph && strncmp(q, placeholder, ph) == 0) {
@@ -251,18 +234,18 @@ static int parse_paths(struct ps *p, const char *key, char *val, const char *pla
 				continue;
 			}
 			if (!((unsigned char)*q < 0x80) || (!isalnum((unsigned char)*q) && !strchr("/_.:+-", *q)))
-				return fail(p, "%s: '%s': byte 0x%02x is not allowed in a device path%s", key, w,
+				return xp_where_errf(p, "%s: '%s': byte 0x%02x is not allowed in a device path%s", key, w,
 					    (unsigned char)*q, placeholder ? " (only {index} may be substituted)" : "");
 		}
 		if (strstr(w, "//") || strstr(w, "/../") || strstr(w, "/./") ||
 		    (strlen(w) >= 3 && strcmp(w + strlen(w) - 3, "/..") == 0) ||
 		    (strlen(w) >= 2 && strcmp(w + strlen(w) - 2, "/.") == 0))
-			return fail(p, "%s: '%s' has an empty, '.' or '..' component", key, w);
+			return xp_where_errf(p, "%s: '%s' has an empty, '.' or '..' component", key, w);
 		if (placeholder && !count_of(w, placeholder))
-			return fail(p, "%s: '%s' has no %s", key, w, placeholder);
+			return xp_where_errf(p, "%s: '%s' has no %s", key, w, placeholder);
 		for (size_t i = 0; i < *n; i++)
 			if (strcmp((*out)[i], w) == 0)
-				return fail(p, "%s: '%s' given twice", key, w);
+				return xp_where_errf(p, "%s: '%s' given twice", key, w);
 		xp_strv_add(out, n, w);
 	}
 	return 0;
@@ -331,39 +314,39 @@ static char *substitute(const char *pattern, const char *ph, const char *val)
 	return out;
 }
 
-static int parse_k8s_resource(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+static int parse_k8s_resource(struct xp_where *p, const char *key, const char *val, char *dst, size_t size)
 {
 	if (!xp_k8s_resource_valid(val))
-		return fail(p, "%s: '%.80s' is not a Kubernetes extended resource name (DOMAIN/NAME, "
+		return xp_where_errf(p, "%s: '%.80s' is not a Kubernetes extended resource name (DOMAIN/NAME, "
 			       "NAME [A-Za-z0-9._-] of at most 63 bytes)", key, val);
 	return copy_field(p, dst, size, key, val);
 }
 
 /* A resource pattern with {slice} once; valid once {slice} is a plain word. */
-static int parse_k8s_slice(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+static int parse_k8s_slice(struct xp_where *p, const char *key, const char *val, char *dst, size_t size)
 {
 	if (count_of(val, "{slice}") != 1)
-		return fail(p, "%s: '%.80s' must hold {slice} once", key, val);
+		return xp_where_errf(p, "%s: '%.80s' must hold {slice} once", key, val);
 	char *probe = substitute(val, "{slice}", "x");
 	bool ok = xp_k8s_resource_valid(probe);
 	free(probe);
 	if (!ok)
-		return fail(p, "%s: '%.80s' is not a Kubernetes extended resource name once {slice} is "
+		return xp_where_errf(p, "%s: '%.80s' is not a Kubernetes extended resource name once {slice} is "
 			       "filled in", key, val);
 	return copy_field(p, dst, size, key, val);
 }
 
 /* A Slurm gres name: [A-Za-z0-9_]+. */
-static int parse_gres(struct ps *p, const char *key, const char *val, char *dst, size_t size)
+static int parse_gres(struct xp_where *p, const char *key, const char *val, char *dst, size_t size)
 {
 	for (const char *q = val; *q; q++)
 		if (!((unsigned char)*q < 0x80) || (!isalnum((unsigned char)*q) && *q != '_'))
-			return fail(p, "%s: '%.60s' is not a Slurm gres name ([A-Za-z0-9_])", key, val);
+			return xp_where_errf(p, "%s: '%.60s' is not a Slurm gres name ([A-Za-z0-9_])", key, val);
 	return copy_field(p, dst, size, key, val);
 }
 
 /* Keys that [adapter] and [model] share: the Kubernetes and Slurm names. 1 when key is not one. */
-static int export_key(struct ps *p, const char *key, const char *val, char *res, char *slice, char *gres)
+static int export_key(struct xp_where *p, const char *key, const char *val, char *res, char *slice, char *gres)
 {
 	if (strcmp(key, "k8s_resource") == 0)
 		return parse_k8s_resource(p, key, val, res, 128);
@@ -376,18 +359,18 @@ static int export_key(struct ps *p, const char *key, const char *val, char *res,
 
 /* `order`: where the adapter stands among the others, 0-999. The build reads it to list the
  * adapters (Makefile); the parser checks it so a typo is an error, not a silent 500. */
-static int parse_order(struct ps *p, const char *val, int *out)
+static int parse_order(struct xp_where *p, const char *val, int *out)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(val, &end, 10);
 	if (end == val || *end || errno || v < 0 || v > 999 || !isdigit((unsigned char)*val))
-		return fail(p, "order: '%s' is not a whole number from 0 to 999", val);
+		return xp_where_errf(p, "order: '%s' is not a whole number from 0 to 999", val);
 	*out = (int)v;
 	return 0;
 }
 
-static int adapter_key(struct ps *p, struct xp_manifest *m, const char *key, char *val)
+static int adapter_key(struct xp_where *p, struct xp_manifest *m, const char *key, char *val)
 {
 	int rc = export_key(p, key, val, m->k8s_resource, m->k8s_slice_resource, m->slurm_gres);
 	if (rc <= 0)
@@ -426,33 +409,33 @@ static int adapter_key(struct ps *p, struct xp_manifest *m, const char *key, cha
 		return parse_pair(p, key, val, &m->power_warn, &m->power_crit);
 	if (strcmp(key, "order") == 0)
 		return parse_order(p, val, &m->order);
-	return fail(p, "unknown key '%s' in [adapter]", key);
+	return xp_where_errf(p, "unknown key '%s' in [adapter]", key);
 }
 
-static int parse_peak(struct ps *p, const char *val, struct xp_mmodel *md)
+static int parse_peak(struct xp_where *p, const char *val, struct xp_mmodel *md)
 {
 	struct xp_mpeak k;
 	memset(&k, 0, sizeof k);
 	char extra;
 	if (sscanf(val, "%15s %lf %15s %c", k.precision, &k.value, k.unit, &extra) != 3 ||
 	    !isfinite(k.value) || k.value < 0)
-		return fail(p, "peak: expected 'PRECISION VALUE UNIT', got '%s'", val);
+		return xp_where_errf(p, "peak: expected 'PRECISION VALUE UNIT', got '%s'", val);
 	md->peaks = xp_realloc(md->peaks, (md->n_peaks + 1) * sizeof *md->peaks);
 	md->peaks[md->n_peaks++] = k;
 	return 0;
 }
 
-static int parse_template(struct ps *p, char *val, struct xp_mmodel *md)
+static int parse_template(struct xp_where *p, char *val, struct xp_mmodel *md)
 {
 	struct xp_mtemplate t = {.memory_mib = -1, .compute = NAN, .count = -1, .aicpu = -1};
 	char *save = NULL;
 	char *w = strtok_r(val, " \t", &save);
 	if (!w || copy_field(p, t.name, sizeof t.name, "template", w) < 0)
-		return w ? -1 : fail(p, "template: missing name");
+		return w ? -1 : xp_where_errf(p, "template: missing name");
 	while ((w = strtok_r(NULL, " \t", &save)) != NULL) {
 		char *eq = strchr(w, '=');
 		if (!eq)
-			return fail(p, "template %s: '%s' is not key=value", t.name, w);
+			return xp_where_errf(p, "template %s: '%s' is not key=value", t.name, w);
 		*eq = '\0';
 		const char *v = eq + 1;
 		double d;
@@ -467,7 +450,7 @@ static int parse_template(struct ps *p, char *val, struct xp_mmodel *md)
 			if (parse_num(p, w, v, &d) < 0)
 				return -1;
 			if (d > 1024 || d != floor(d))
-				return fail(p, "%s: '%s' is not a small whole number", w, v);
+				return xp_where_errf(p, "%s: '%s' is not a small whole number", w, v);
 			*(strcmp(w, "count") == 0 ? &t.count : &t.aicpu) = (int)d;
 		} else if (strcmp(w, "k8s_slice") == 0) {
 			/* Becomes part of a resource name: the same bytes a resource name allows. */
@@ -475,20 +458,20 @@ static int parse_template(struct ps *p, char *val, struct xp_mmodel *md)
 			for (const char *q = v; ok && *q; q++)
 				ok = ((unsigned char)*q < 0x80) && (isalnum((unsigned char)*q) || strchr("-_.", *q));
 			if (!ok)
-				return fail(p, "template %s: k8s_slice '%.40s' is not [A-Za-z0-9._-]", t.name, v);
+				return xp_where_errf(p, "template %s: k8s_slice '%.40s' is not [A-Za-z0-9._-]", t.name, v);
 			if (copy_field(p, t.k8s_slice, sizeof t.k8s_slice, "k8s_slice", v) < 0)
 				return -1;
 		} else
-			return fail(p, "template %s: unknown key '%s'", t.name, w);
+			return xp_where_errf(p, "template %s: unknown key '%s'", t.name, w);
 	}
 	if (t.memory_mib < 0 || isnan(t.compute) || t.count < 1)
-		return fail(p, "template %s: needs memory_mib, compute and count", t.name);
+		return xp_where_errf(p, "template %s: needs memory_mib, compute and count", t.name);
 	md->templates = xp_realloc(md->templates, (md->n_templates + 1) * sizeof *md->templates);
 	md->templates[md->n_templates++] = t;
 	return 0;
 }
 
-static int parse_partition(struct ps *p, char *val, unsigned *out)
+static int parse_partition(struct xp_where *p, char *val, unsigned *out)
 {
 	char *save = NULL;
 	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
@@ -501,12 +484,12 @@ static int parse_partition(struct ps *p, char *val, unsigned *out)
 		else if (strcmp(w, "share") == 0)
 			*out |= XP_PART_SHARE;
 		else
-			return fail(p, "partition: '%s' is not whole, mig, vnpu or share", w);
+			return xp_where_errf(p, "partition: '%s' is not whole, mig, vnpu or share", w);
 	}
 	return 0;
 }
 
-static int model_key(struct ps *p, struct xp_mmodel *md, const char *key, char *val)
+static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, char *val)
 {
 	double d;
 	int rc = export_key(p, key, val, md->k8s_resource, md->k8s_slice_resource, md->slurm_gres);
@@ -524,7 +507,7 @@ static int model_key(struct ps *p, struct xp_mmodel *md, const char *key, char *
 		return copy_field(p, md->generation, sizeof md->generation, key, val);
 	if (strcmp(key, "class") == 0) {
 		if (strcmp(val, "training") != 0 && strcmp(val, "inference") != 0)
-			return fail(p, "class: '%s' is not training or inference", val);
+			return xp_where_errf(p, "class: '%s' is not training or inference", val);
 		return copy_field(p, md->cls, sizeof md->cls, key, val);
 	}
 	if (strcmp(key, "memory_mib") == 0) {
@@ -542,7 +525,7 @@ static int model_key(struct ps *p, struct xp_mmodel *md, const char *key, char *
 	if (strcmp(key, "memory_access") == 0) {
 		int a = xp_mem_access_parse(val);
 		if (a <= 0)
-			return fail(p, "memory_access: '%s' is not explicit or unified", val);
+			return xp_where_errf(p, "memory_access: '%s' is not explicit or unified", val);
 		md->memory_access = a;
 		return 0;
 	}
@@ -556,7 +539,7 @@ static int model_key(struct ps *p, struct xp_mmodel *md, const char *key, char *
 		return parse_pair(p, key, val, &md->temp_warn, &md->temp_crit);
 	if (strcmp(key, "power") == 0)
 		return parse_pair(p, key, val, &md->power_warn, &md->power_crit);
-	return fail(p, "unknown key '%s' in [model %s]", key, md->name);
+	return xp_where_errf(p, "unknown key '%s' in [model %s]", key, md->name);
 }
 
 /* Keys that may appear more than once in a section. */
@@ -581,7 +564,7 @@ static struct xp_mmodel *new_model(struct xp_manifest *m, const char *name, int 
 
 struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *file, struct xp_err *err)
 {
-	struct ps p = {file, 0, err};
+	struct xp_where p = {file, 0, err};
 	if (len > XP_MANIFEST_MAX_BYTES) {
 		xp_errf(err, "%s: %zu bytes, more than the %u allowed", file, len, XP_MANIFEST_MAX_BYTES);
 		return NULL;
@@ -605,7 +588,7 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 		size_t ll = nl ? (size_t)(nl - pos) : (size_t)(end - pos);
 		p.line++;
 		if (ll > LINE_MAX_BYTES) {
-			fail(&p, "line longer than %d bytes", LINE_MAX_BYTES);
+			xp_where_errf(&p, "line longer than %d bytes", LINE_MAX_BYTES);
 			goto bad;
 		}
 		memcpy(line, pos, ll);
@@ -617,7 +600,7 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 		if (*s == '[') {
 			char *close = strrchr(s, ']');
 			if (!close || close[1]) {
-				fail(&p, "section header without its closing ']'");
+				xp_where_errf(&p, "section header without its closing ']'");
 				goto bad;
 			}
 			*close = '\0';
@@ -625,54 +608,54 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 			n_seen = 0;
 			if (strcmp(h, "adapter") == 0) {
 				if (had_adapter) {
-					fail(&p, "a second [adapter] section");
+					xp_where_errf(&p, "a second [adapter] section");
 					goto bad;
 				}
 				had_adapter = true;
 				section = 1;
 			} else if (strncmp(h, "model", 5) == 0 && isspace((unsigned char)h[5])) {
 				if (!had_adapter) {
-					fail(&p, "[model] before [adapter]");
+					xp_where_errf(&p, "[model] before [adapter]");
 					goto bad;
 				}
 				char *name = trim(h + 5);
 				if (!*name || strlen(name) >= sizeof m->models[0].name) {
-					fail(&p, "[model NAME]: the name must have 1 to %zu bytes",
+					xp_where_errf(&p, "[model NAME]: the name must have 1 to %zu bytes",
 					     sizeof m->models[0].name - 1);
 					goto bad;
 				}
 				for (size_t i = 0; i < m->n_models; i++)
 					if (strcmp(m->models[i].name, name) == 0) {
-						fail(&p, "model '%s' again (first at line %d)", name, m->models[i].line);
+						xp_where_errf(&p, "model '%s' again (first at line %d)", name, m->models[i].line);
 						goto bad;
 					}
 				new_model(m, name, p.line);
 				section = 2;
 			} else {
-				fail(&p, "unknown section [%s] (expected [adapter] or [model NAME])", h);
+				xp_where_errf(&p, "unknown section [%s] (expected [adapter] or [model NAME])", h);
 				goto bad;
 			}
 			continue;
 		}
 		char *eq = strchr(s, '=');
 		if (!eq) {
-			fail(&p, "expected 'key = value' or a [section], got '%.40s'", s);
+			xp_where_errf(&p, "expected 'key = value' or a [section], got '%.40s'", s);
 			goto bad;
 		}
 		*eq = '\0';
 		char *key = trim(s), *val = trim(eq + 1);
 		if (!section) {
-			fail(&p, "'%s' before any section", key);
+			xp_where_errf(&p, "'%s' before any section", key);
 			goto bad;
 		}
 		if (!*val) {
-			fail(&p, "%s: empty value", key);
+			xp_where_errf(&p, "%s: empty value", key);
 			goto bad;
 		}
 		if (!repeatable(key)) {
 			for (int i = 0; i < n_seen; i++)
 				if (strcmp(seen[i], key) == 0) {
-					fail(&p, "%s: given twice in one section", key);
+					xp_where_errf(&p, "%s: given twice in one section", key);
 					goto bad;
 				}
 			if (n_seen < 64 && strlen(key) < sizeof seen[0])

@@ -130,6 +130,14 @@ void xp_strv_add(char ***v, size_t *n, const char *s)
 	(*v)[(*n)++] = xp_strdup(s);
 }
 
+void xp_strv_add_once(char ***v, size_t *n, const char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*v)[i], s) == 0)
+			return;
+	xp_strv_add(v, n, s);
+}
+
 void xp_strv_free(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -290,6 +290,8 @@ void xp_node_clean(struct xp_node *n);
 
 /* Appends a copy of s to a string list. */
 void xp_strv_add(char ***v, size_t *n, const char *s);
+/* Appends a copy of s unless the list holds it already (a reason or warning found again). */
+void xp_strv_add_once(char ***v, size_t *n, const char *s);
 /* Frees a string list. */
 void xp_strv_free(char **v, size_t n);
 

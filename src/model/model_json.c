@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,154 @@
 static const char *const part_names[] = {"whole", "mig", "vnpu", "share"};
 #define PART_COUNT (sizeof part_names / sizeof part_names[0])
 static const char *const label_classes[] = {"facts", "governance", "validation"};
+
+/* ---- fields ---- */
+
+/* How a scalar field is stored and spelled. The encoder and the decoder both walk the
+ * tables below, so key order, nullability and bounds cannot drift apart between them. */
+enum fkind {
+	F_STR,   /* char *: a string; null for NULL when nullable */
+	F_I64,   /* int64_t from 0: null for -1 when nullable, else a count (never negative) */
+	F_INT,   /* int from 0 to max: as F_I64 */
+	F_NUM,   /* double from min to max: null for XP_NA (always nullable) */
+	F_CLASS, /* int: a PCI class as 4 hex digits, null for -1 */
+	F_STRV,  /* char ** with its size_t count at n_off: an array of strings */
+	F_ENUM   /* int: one of the names name() gives and parse() reads, listed in choices */
+};
+
+struct field {
+	const char *key; /* NULL ends a table */
+	enum fkind kind;
+	bool nullable;
+	size_t off, n_off;
+	double min, max;
+	const char *(*name)(int);
+	int (*parse)(const char *);
+	const char *choices;
+};
+
+#define FSTR(T, k, m, null) {.key = k, .kind = F_STR, .nullable = null, .off = offsetof(T, m)}
+#define FI64(T, k, m, null) {.key = k, .kind = F_I64, .nullable = null, .off = offsetof(T, m)}
+#define FINT(T, k, m, hi, null) {.key = k, .kind = F_INT, .nullable = null, .off = offsetof(T, m), .max = hi}
+#define FNUM(T, k, m, lo, hi) {.key = k, .kind = F_NUM, .nullable = true, .off = offsetof(T, m), .min = lo, .max = hi}
+#define FCLASS(T, k, m) {.key = k, .kind = F_CLASS, .nullable = true, .off = offsetof(T, m)}
+#define FSTRV(T, k, m) {.key = k, .kind = F_STRV, .off = offsetof(T, m), .n_off = offsetof(T, n_##m)}
+#define FENUM(T, k, m, nm, ps, ch) {.key = k, .kind = F_ENUM, .off = offsetof(T, m), .name = nm, .parse = ps, .choices = ch}
+
+/* A node's scalars between its name and its labels. */
+static const struct field node_head_fields[] = {
+	FSTR(struct xp_node, "source", source, true),
+	FENUM(struct xp_node, "state", state, xp_node_state_name, xp_node_state_parse,
+	      "up, degraded, unreachable, draining, down"),
+	FI64(struct xp_node, "age_s", age_s, false),
+	{0},
+};
+
+static const struct field location_fields[] = {
+	FSTR(struct xp_node, "zone", zone, true),
+	FSTR(struct xp_node, "rack", rack, true),
+	FSTR(struct xp_node, "switch", sw, true),
+	{0},
+};
+
+static const struct field cpu_fields[] = {
+	FINT(struct xp_node, "packages", packages_n, INT_MAX, false),
+	FINT(struct xp_node, "cores", cores, INT_MAX, false),
+	FINT(struct xp_node, "pus", pus, INT_MAX, false),
+	FINT(struct xp_node, "pus_allowed", pus_allowed, INT_MAX, false),
+	FSTR(struct xp_node, "model", cpu_model, true),
+	{0},
+};
+
+static const struct field package_fields[] = {
+	FINT(struct xp_package, "id", id, INT_MAX, false),
+	FSTR(struct xp_package, "model", model, true),
+	FINT(struct xp_package, "cores", cores, INT_MAX, false),
+	FINT(struct xp_package, "pus", pus, INT_MAX, false),
+	FSTR(struct xp_package, "cpus", cpus, true),
+	{0},
+};
+
+static const struct field numa_fields[] = {
+	FINT(struct xp_numa, "id", id, ID_MAX, false),
+	FI64(struct xp_numa, "memory_mib", memory_mib, true),
+	FSTR(struct xp_numa, "cpus", cpus, true),
+	FINT(struct xp_numa, "package", package, INT_MAX, true),
+	{0},
+};
+
+static const struct field nic_fields[] = {
+	FSTR(struct xp_nic, "name", name, false),
+	FSTR(struct xp_nic, "pci_bus_id", pci_bus_id, true),
+	FSTR(struct xp_nic, "rdma", rdma, true),
+	FSTR(struct xp_nic, "address", address, true),
+	FINT(struct xp_nic, "numa", numa, ID_MAX, true),
+	FI64(struct xp_nic, "speed_mbps", speed_mbps, true),
+	{0},
+};
+
+static const struct field pci_fields[] = {
+	FSTR(struct xp_pci, "bus_id", bus_id, false),
+	FSTR(struct xp_pci, "pci_id", pci_id, true),
+	FCLASS(struct xp_pci, "class", pci_class),
+	FSTR(struct xp_pci, "name", name, true),
+	FINT(struct xp_pci, "numa", numa, ID_MAX, true),
+	FINT(struct xp_pci, "accelerator", accel, INT_MAX, true),
+	FSTRV(struct xp_pci, "os_devices", os_devices),
+	{0},
+};
+
+static const struct field alloc_fields[] = {
+	FSTR(struct xp_alloc, "slice", slice, true),
+	FSTR(struct xp_alloc, "job", owner, true),
+	FI64(struct xp_alloc, "memory_mib", memory_mib, true),
+	FINT(struct xp_alloc, "share", share_pct, 100, false),
+	{0},
+};
+
+/* What identifies a device and its software, after "index" and "vendor_index". */
+static const struct field device_id_fields[] = {
+	FSTR(struct xp_device, "vendor", vendor, true),
+	FSTR(struct xp_device, "model", model, true),
+	FSTR(struct xp_device, "arch", arch, true),
+	FSTR(struct xp_device, "uuid", uuid, true),
+	FSTR(struct xp_device, "pci_bus_id", pci_bus_id, true),
+	FSTR(struct xp_device, "pci_id", pci_id, true),
+	FCLASS(struct xp_device, "pci_class", pci_class),
+	FSTRV(struct xp_device, "pci_path", pci_path),
+	FSTRV(struct xp_device, "os_devices", os_devices),
+	FINT(struct xp_device, "numa", numa, ID_MAX, true),
+	FSTR(struct xp_device, "driver", driver, true),
+	FSTR(struct xp_device, "firmware", firmware, true),
+	FSTR(struct xp_device, "runtime", runtime, true),
+	{0},
+};
+
+/* A device's memory, before "peak". */
+static const struct field device_memory_fields[] = {
+	FI64(struct xp_device, "memory_mib", memory_mib, true),
+	FI64(struct xp_device, "memory_used_mib", memory_used_mib, true),
+	{0},
+};
+
+/* A device's compute, health and metrics, between "peak" and "partition". */
+static const struct field device_state_fields[] = {
+	FNUM(struct xp_device, "ecu", ecu, 0, INFINITY),
+	FSTR(struct xp_device, "ecu_basis", ecu_basis, true),
+	FENUM(struct xp_device, "memory_access", mem_access, xp_mem_access_name, xp_mem_access_parse,
+	      "unknown, explicit, unified"),
+	FSTR(struct xp_device, "affinity_group", affinity_group, true),
+	FENUM(struct xp_device, "health", health, xp_health_name, xp_health_parse, "unknown, ok, warn, fail"),
+	FSTRV(struct xp_device, "health_reasons", health_reasons),
+	FNUM(struct xp_device, "temperature_c", temperature_c, -100, 300),
+	FNUM(struct xp_device, "power_w", power_w, 0, INFINITY),
+	FNUM(struct xp_device, "power_limit_w", power_limit_w, 0, INFINITY),
+	FNUM(struct xp_device, "utilization_pct", utilization_pct, 0, 100),
+	FI64(struct xp_device, "ecc_corrected", ecc_corrected, true),
+	FI64(struct xp_device, "ecc_uncorrected", ecc_uncorrected, true),
+	FI64(struct xp_device, "retired_pages", retired_pages, true),
+	{0},
+};
 
 /* ---- encoding ---- */
 
@@ -60,15 +209,15 @@ json_t *xp_json_str(const char *s)
 	return jstr(s);
 }
 
-json_t *xp_json_int(int64_t v)
-{
-	return v < 0 ? json_null() : json_integer((json_int_t)v);
-}
-
 /* Negative means "not known" (-1) in the model. */
 static json_t *jint(int64_t v)
 {
 	return v < 0 ? json_null() : json_integer((json_int_t)v);
+}
+
+json_t *xp_json_int(int64_t v)
+{
+	return jint(v);
 }
 
 /* Counts are never unknown in the model; a negative one would not decode again. */
@@ -83,13 +232,6 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *jclass(int cls);
-
-json_t *xp_json_class(int cls)
-{
-	return jclass(cls);
-}
-
 static json_t *jclass(int cls)
 {
 	if (cls < 0 || cls > 0xffff)
@@ -97,6 +239,11 @@ static json_t *jclass(int cls)
 	char buf[8];
 	snprintf(buf, sizeof buf, "%04x", (unsigned)cls);
 	return json_string(buf);
+}
+
+json_t *xp_json_class(int cls)
+{
+	return jclass(cls);
 }
 
 static json_t *jstrv(char *const *v, size_t n)
@@ -110,6 +257,60 @@ static json_t *jstrv(char *const *v, size_t n)
 static void put(json_t *o, const char *key, json_t *v)
 {
 	json_object_set_new(o, key, v);
+}
+
+/* Puts the fields of the struct at base into o, in table order. */
+static void put_fields(json_t *o, const void *base, const struct field *f)
+{
+	const char *b = base;
+	for (; f->key; f++) {
+		const void *v = b + f->off;
+		json_t *j;
+		switch (f->kind) {
+		case F_STR:
+			j = jstr(*(char *const *)v);
+			break;
+		case F_I64:
+			j = f->nullable ? jint(*(const int64_t *)v) : jcount(*(const int64_t *)v);
+			break;
+		case F_INT:
+			j = f->nullable ? jint(*(const int *)v) : jcount(*(const int *)v);
+			break;
+		case F_NUM:
+			j = jnum(*(const double *)v);
+			break;
+		case F_CLASS:
+			j = jclass(*(const int *)v);
+			break;
+		case F_STRV:
+			j = jstrv(*(char **const *)v, *(const size_t *)(b + f->n_off));
+			break;
+		default: /* F_ENUM */
+			j = json_string(f->name(*(const int *)v));
+			break;
+		}
+		put(o, f->key, j);
+	}
+}
+
+/* An array of the n structs (size bytes each) at arr, each an object of fields f. */
+static json_t *objects_to_json(const void *arr, size_t n, size_t size, const struct field *f)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_object();
+		put_fields(o, (const char *)arr + i * size, f);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* The fields f of the struct at base as the object at key of o. */
+static void put_object(json_t *o, const char *key, const void *base, const struct field *f)
+{
+	json_t *sub = json_object();
+	put_fields(sub, base, f);
+	put(o, key, sub);
 }
 
 static json_t *labels_to_json(const struct xp_labels *l)
@@ -140,21 +341,6 @@ static json_t *peaks_to_json(const struct xp_device *d)
 	return a;
 }
 
-static json_t *allocs_to_json(const struct xp_device *d)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < d->n_allocs; i++) {
-		const struct xp_alloc *al = &d->allocs[i];
-		json_t *o = json_object();
-		put(o, "slice", jstr(al->slice));
-		put(o, "job", jstr(al->owner));
-		put(o, "memory_mib", jint(al->memory_mib));
-		put(o, "share", jcount(al->share_pct));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
 static json_t *partition_to_json(unsigned bits)
 {
 	json_t *a = json_array();
@@ -169,104 +355,13 @@ static json_t *device_to_json(const struct xp_device *d)
 	json_t *o = json_object();
 	put(o, "index", json_integer(d->index));
 	put(o, "vendor_index", d->vendor_index >= 0 ? json_integer(d->vendor_index) : json_null());
-	put(o, "vendor", jstr(d->vendor));
-	put(o, "model", jstr(d->model));
-	put(o, "arch", jstr(d->arch));
-	put(o, "uuid", jstr(d->uuid));
-	put(o, "pci_bus_id", jstr(d->pci_bus_id));
-	put(o, "pci_id", jstr(d->pci_id));
-	put(o, "pci_class", jclass(d->pci_class));
-	put(o, "pci_path", jstrv(d->pci_path, d->n_pci_path));
-	put(o, "os_devices", jstrv(d->os_devices, d->n_os_devices));
-	put(o, "numa", jint(d->numa));
-	put(o, "driver", jstr(d->driver));
-	put(o, "firmware", jstr(d->firmware));
-	put(o, "runtime", jstr(d->runtime));
-	put(o, "memory_mib", jint(d->memory_mib));
-	put(o, "memory_used_mib", jint(d->memory_used_mib));
+	put_fields(o, d, device_id_fields);
+	put_fields(o, d, device_memory_fields);
 	put(o, "peak", peaks_to_json(d));
-	put(o, "ecu", jnum(d->ecu));
-	put(o, "ecu_basis", jstr(d->ecu_basis));
-	put(o, "memory_access", json_string(xp_mem_access_name(d->mem_access)));
-	put(o, "affinity_group", jstr(d->affinity_group));
-	put(o, "health", json_string(xp_health_name(d->health)));
-	put(o, "health_reasons", jstrv(d->health_reasons, d->n_health_reasons));
-	put(o, "temperature_c", jnum(d->temperature_c));
-	put(o, "power_w", jnum(d->power_w));
-	put(o, "power_limit_w", jnum(d->power_limit_w));
-	put(o, "utilization_pct", jnum(d->utilization_pct));
-	put(o, "ecc_corrected", jint(d->ecc_corrected));
-	put(o, "ecc_uncorrected", jint(d->ecc_uncorrected));
-	put(o, "retired_pages", jint(d->retired_pages));
+	put_fields(o, d, device_state_fields);
 	put(o, "partition", partition_to_json(d->partition));
-	put(o, "allocations", allocs_to_json(d));
+	put(o, "allocations", objects_to_json(d->allocs, d->n_allocs, sizeof *d->allocs, alloc_fields));
 	return o;
-}
-
-static json_t *packages_to_json(const struct xp_node *n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n->n_packages; i++) {
-		const struct xp_package *p = &n->packages[i];
-		json_t *o = json_object();
-		put(o, "id", jcount(p->id));
-		put(o, "model", jstr(p->model));
-		put(o, "cores", jcount(p->cores));
-		put(o, "pus", jcount(p->pus));
-		put(o, "cpus", jstr(p->cpus));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static json_t *numa_to_json(const struct xp_node *n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n->n_numa; i++) {
-		const struct xp_numa *m = &n->numa[i];
-		json_t *o = json_object();
-		put(o, "id", jcount(m->id));
-		put(o, "memory_mib", jint(m->memory_mib));
-		put(o, "cpus", jstr(m->cpus));
-		put(o, "package", jint(m->package));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static json_t *nics_to_json(const struct xp_node *n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n->n_nics; i++) {
-		const struct xp_nic *c = &n->nics[i];
-		json_t *o = json_object();
-		put(o, "name", jstr(c->name));
-		put(o, "pci_bus_id", jstr(c->pci_bus_id));
-		put(o, "rdma", jstr(c->rdma));
-		put(o, "address", jstr(c->address));
-		put(o, "numa", jint(c->numa));
-		put(o, "speed_mbps", jint(c->speed_mbps));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-static json_t *pci_to_json(const struct xp_node *n)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < n->n_pci; i++) {
-		const struct xp_pci *p = &n->pci[i];
-		json_t *o = json_object();
-		put(o, "bus_id", jstr(p->bus_id));
-		put(o, "pci_id", jstr(p->pci_id));
-		put(o, "class", jclass(p->pci_class));
-		put(o, "name", jstr(p->name));
-		put(o, "numa", jint(p->numa));
-		put(o, "accelerator", jint(p->accel));
-		put(o, "os_devices", jstrv(p->os_devices, p->n_os_devices));
-		json_array_append_new(a, o);
-	}
-	return a;
 }
 
 static json_t *links_to_json(const struct xp_node *n)
@@ -299,27 +394,15 @@ json_t *xp_node_to_json(const struct xp_node *n)
 {
 	json_t *o = json_object();
 	put(o, "name", jstr(n->name));
-	put(o, "source", jstr(n->source));
-	put(o, "state", json_string(xp_node_state_name(n->state)));
-	put(o, "age_s", jcount(n->age_s));
+	put_fields(o, n, node_head_fields);
 	put(o, "labels", labels_all_to_json(n));
-	json_t *loc = json_object();
-	put(loc, "zone", jstr(n->zone));
-	put(loc, "rack", jstr(n->rack));
-	put(loc, "switch", jstr(n->sw));
-	put(o, "location", loc);
-	json_t *cpu = json_object();
-	put(cpu, "packages", jcount(n->packages_n));
-	put(cpu, "cores", jcount(n->cores));
-	put(cpu, "pus", jcount(n->pus));
-	put(cpu, "pus_allowed", jcount(n->pus_allowed));
-	put(cpu, "model", jstr(n->cpu_model));
-	put(o, "cpu", cpu);
+	put_object(o, "location", n, location_fields);
+	put_object(o, "cpu", n, cpu_fields);
 	put(o, "memory_mib", jint(n->memory_mib));
-	put(o, "packages", packages_to_json(n));
-	put(o, "numa", numa_to_json(n));
-	put(o, "nics", nics_to_json(n));
-	put(o, "pci", pci_to_json(n));
+	put(o, "packages", objects_to_json(n->packages, n->n_packages, sizeof *n->packages, package_fields));
+	put(o, "numa", objects_to_json(n->numa, n->n_numa, sizeof *n->numa, numa_fields));
+	put(o, "nics", objects_to_json(n->nics, n->n_nics, sizeof *n->nics, nic_fields));
+	put(o, "pci", objects_to_json(n->pci, n->n_pci, sizeof *n->pci, pci_fields));
 	json_t *devs = json_array();
 	for (size_t i = 0; i < n->n_devices; i++)
 		json_array_append_new(devs, device_to_json(&n->devices[i]));
@@ -414,10 +497,20 @@ static int bad(struct xp_err *err, const char *path, const char *key, const char
 }
 
 /* Paths only ever appear in messages, so a path too long to fit is cut short and says so. */
+void xp_json_path_cut(char *out, size_t cap, int n)
+{
+	if (n >= 0 && (size_t)n >= cap)
+		memcpy(out + cap - 4, "...", 4);
+}
+
+void xp_json_path_idx(char *out, size_t cap, const char *path, size_t i)
+{
+	xp_json_path_cut(out, cap, snprintf(out, cap, "%s[%zu]", path, i));
+}
+
 static void path_cut(char *out, int n)
 {
-	if (n >= PATH_LEN)
-		memcpy(out + PATH_LEN - 4, "...", 4);
+	xp_json_path_cut(out, PATH_LEN, n);
 }
 
 static void path_key(char *out, const char *path, const char *key)
@@ -427,10 +520,10 @@ static void path_key(char *out, const char *path, const char *key)
 
 static void path_idx(char *out, const char *path, size_t i)
 {
-	path_cut(out, snprintf(out, PATH_LEN, "%s[%zu]", path, i));
+	xp_json_path_idx(out, PATH_LEN, path, i);
 }
 
-static const char *jtype(const json_t *j)
+const char *xp_json_type_name(const json_t *j)
 {
 	switch (json_typeof(j)) {
 	case JSON_OBJECT: return "an object";
@@ -454,7 +547,7 @@ static int check_str(json_t *v, const char *path, const char *key, bool nullable
 		     struct xp_err *err)
 {
 	if (!json_is_string(v))
-		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), jtype(v));
+		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), xp_json_type_name(v));
 	size_t n = json_string_length(v);
 	const char *sv = json_string_value(v);
 	if (strlen(sv) != n)
@@ -493,7 +586,7 @@ static int take_int(json_t *v, const char *path, const char *key, int64_t min, i
 {
 	if (!json_is_integer(v))
 		return bad(err, path, key, "expected an integer%s, got %s", or_null(nullable),
-			   jtype(v));
+			   xp_json_type_name(v));
 	json_int_t x = json_integer_value(v);
 	if (x >= min && x <= max) {
 		*out = x;
@@ -542,7 +635,7 @@ static int get_num(json_t *o, const char *path, const char *key, double min, dou
 		return 0;
 	}
 	if (!json_is_number(v))
-		return bad(err, path, key, "expected a number%s, got %s", or_null(nullable), jtype(v));
+		return bad(err, path, key, "expected a number%s, got %s", or_null(nullable), xp_json_type_name(v));
 	double x = json_number_value(v);
 	if (x >= min && x <= max) {
 		*out = x;
@@ -580,7 +673,7 @@ static int get_typed(json_t *o, const char *path, const char *key, json_type t, 
 		return 0;
 	if (json_typeof(v) != t)
 		return bad(err, path, key, "expected %s, got %s",
-			   t == JSON_OBJECT ? "an object" : "an array", jtype(v));
+			   t == JSON_OBJECT ? "an object" : "an array", xp_json_type_name(v));
 	*out = v;
 	return 0;
 }
@@ -625,6 +718,56 @@ static int get_class(json_t *o, const char *path, const char *key, int *out, str
 	return 0;
 }
 
+/* Decodes the fields f of o into the struct at base, in table order. */
+static int get_fields(json_t *o, const char *p, void *base, const struct field *f, struct xp_err *err)
+{
+	char *b = base;
+	for (; f->key; f++) {
+		void *v = b + f->off;
+		int rc;
+		switch (f->kind) {
+		case F_STR:
+			rc = get_str(o, p, f->key, f->nullable, v, err);
+			break;
+		case F_I64:
+			rc = get_int(o, p, f->key, 0, INT64_MAX, f->nullable, v, err);
+			break;
+		case F_INT:
+			rc = get_i(o, p, f->key, (int)f->max, f->nullable, v, err);
+			break;
+		case F_NUM:
+			rc = get_num(o, p, f->key, f->min, f->max, true, v, err);
+			break;
+		case F_CLASS:
+			rc = get_class(o, p, f->key, v, err);
+			break;
+		case F_STRV:
+			rc = get_strv(o, p, f->key, v, (size_t *)(b + f->n_off), err);
+			break;
+		default: /* F_ENUM */
+			rc = get_enum(o, p, f->key, f->parse, f->choices, v, err);
+			break;
+		}
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* Decodes the object at key of o, when there is one, with the fields f. */
+static int get_object(json_t *o, const char *path, const char *key, void *base, const struct field *f,
+		      struct xp_err *err)
+{
+	char sp[PATH_LEN];
+	json_t *sub;
+	if (get_typed(o, path, key, JSON_OBJECT, &sub, err))
+		return -1;
+	if (!sub)
+		return 0;
+	path_key(sp, path, key);
+	return get_fields(sub, sp, base, f, err);
+}
+
 /* Calls fn on each object of the array at key, with its path ("...devices[3]"). */
 typedef int (*elem_fn)(json_t *o, const char *path, void *ctx, struct xp_err *err);
 
@@ -645,7 +788,7 @@ static int each_object(json_t *obj, const char *path, const char *key, size_t ma
 	json_array_foreach(a, i, e) {
 		path_idx(ep, p, i);
 		if (!json_is_object(e))
-			return bad(err, ep, NULL, "expected an object, got %s", jtype(e));
+			return bad(err, ep, NULL, "expected an object, got %s", xp_json_type_name(e));
 		if (fn(e, ep, ctx, err))
 			return -1;
 	}
@@ -691,60 +834,16 @@ static int node_labels(json_t *o, const char *path, struct xp_node *n, struct xp
 	return 0;
 }
 
-static int node_location(json_t *o, const char *path, struct xp_node *n, struct xp_err *err)
-{
-	char lp[PATH_LEN];
-	json_t *loc;
-	if (get_typed(o, path, "location", JSON_OBJECT, &loc, err))
-		return -1;
-	if (!loc)
-		return 0;
-	path_key(lp, path, "location");
-	if (get_str(loc, lp, "zone", true, &n->zone, err) ||
-	    get_str(loc, lp, "rack", true, &n->rack, err) ||
-	    get_str(loc, lp, "switch", true, &n->sw, err))
-		return -1;
-	return 0;
-}
-
-static int node_cpu(json_t *o, const char *path, struct xp_node *n, struct xp_err *err)
-{
-	char cp[PATH_LEN];
-	json_t *cpu;
-	if (get_typed(o, path, "cpu", JSON_OBJECT, &cpu, err))
-		return -1;
-	if (!cpu)
-		return 0;
-	path_key(cp, path, "cpu");
-	if (get_i(cpu, cp, "packages", INT_MAX, false, &n->packages_n, err) ||
-	    get_i(cpu, cp, "cores", INT_MAX, false, &n->cores, err) ||
-	    get_i(cpu, cp, "pus", INT_MAX, false, &n->pus, err) ||
-	    get_i(cpu, cp, "pus_allowed", INT_MAX, false, &n->pus_allowed, err) ||
-	    get_str(cpu, cp, "model", true, &n->cpu_model, err))
-		return -1;
-	return 0;
-}
-
 static int package_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
-	struct xp_package *k = xp_node_add_package(ctx);
-	if (get_i(o, p, "id", INT_MAX, false, &k->id, err) ||
-	    get_str(o, p, "model", true, &k->model, err) ||
-	    get_i(o, p, "cores", INT_MAX, false, &k->cores, err) ||
-	    get_i(o, p, "pus", INT_MAX, false, &k->pus, err) ||
-	    get_str(o, p, "cpus", true, &k->cpus, err))
-		return -1;
-	return 0;
+	return get_fields(o, p, xp_node_add_package(ctx), package_fields, err);
 }
 
 static int numa_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
 	struct xp_node *n = ctx;
 	struct xp_numa *m = xp_node_add_numa(n);
-	if (get_i(o, p, "id", ID_MAX, false, &m->id, err) ||
-	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &m->memory_mib, err) ||
-	    get_str(o, p, "cpus", true, &m->cpus, err) ||
-	    get_i(o, p, "package", INT_MAX, true, &m->package, err))
+	if (get_fields(o, p, m, numa_fields, err))
 		return -1;
 	/* xp_node_numa_by_id returns the first match, so a second one would be invisible. */
 	for (size_t i = 0; i + 1 < n->n_numa; i++)
@@ -756,12 +855,7 @@ static int numa_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 static int nic_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
 	struct xp_nic *c = xp_node_add_nic(ctx);
-	if (get_str(o, p, "name", false, &c->name, err) ||
-	    get_str(o, p, "pci_bus_id", true, &c->pci_bus_id, err) ||
-	    get_str(o, p, "rdma", true, &c->rdma, err) ||
-	    get_str(o, p, "address", true, &c->address, err) ||
-	    get_i(o, p, "numa", ID_MAX, true, &c->numa, err) ||
-	    get_int(o, p, "speed_mbps", 0, INT64_MAX, true, &c->speed_mbps, err))
+	if (get_fields(o, p, c, nic_fields, err))
 		return -1;
 	/* Every listing prints it: a nameless NIC has nothing to show. */
 	if (!c->name)
@@ -773,13 +867,7 @@ static int pci_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
 	struct xp_node *n = ctx;
 	struct xp_pci *f = xp_node_add_pci(n);
-	if (get_str(o, p, "bus_id", false, &f->bus_id, err) ||
-	    get_str(o, p, "pci_id", true, &f->pci_id, err) ||
-	    get_class(o, p, "class", &f->pci_class, err) ||
-	    get_str(o, p, "name", true, &f->name, err) ||
-	    get_i(o, p, "numa", ID_MAX, true, &f->numa, err) ||
-	    get_i(o, p, "accelerator", INT_MAX, true, &f->accel, err) ||
-	    get_strv(o, p, "os_devices", &f->os_devices, &f->n_os_devices, err))
+	if (get_fields(o, p, f, pci_fields, err))
 		return -1;
 	if (!f->bus_id)
 		return bad(err, p, "bus_id", "missing (every PCI function has a bus id)");
@@ -813,12 +901,7 @@ static int alloc_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	struct xp_alloc *a = &d->allocs[d->n_allocs++];
 	memset(a, 0, sizeof *a);
 	a->memory_mib = -1;
-	if (get_str(o, p, "slice", true, &a->slice, err) ||
-	    get_str(o, p, "job", true, &a->owner, err) ||
-	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &a->memory_mib, err) ||
-	    get_i(o, p, "share", 100, false, &a->share_pct, err))
-		return -1;
-	return 0;
+	return get_fields(o, p, a, alloc_fields, err);
 }
 
 static int get_partition(json_t *o, const char *path, unsigned *out, struct xp_err *err)
@@ -848,46 +931,11 @@ static int get_partition(json_t *o, const char *path, unsigned *out, struct xp_e
 	return 0;
 }
 
-static int device_ids(json_t *o, const char *p, struct xp_device *d, struct xp_err *err)
-{
-	if (get_str(o, p, "vendor", true, &d->vendor, err) ||
-	    get_str(o, p, "model", true, &d->model, err) ||
-	    get_str(o, p, "arch", true, &d->arch, err) ||
-	    get_str(o, p, "uuid", true, &d->uuid, err) ||
-	    get_str(o, p, "pci_bus_id", true, &d->pci_bus_id, err) ||
-	    get_str(o, p, "pci_id", true, &d->pci_id, err) ||
-	    get_class(o, p, "pci_class", &d->pci_class, err) ||
-	    get_strv(o, p, "pci_path", &d->pci_path, &d->n_pci_path, err) ||
-	    get_strv(o, p, "os_devices", &d->os_devices, &d->n_os_devices, err) ||
-	    get_i(o, p, "numa", ID_MAX, true, &d->numa, err) ||
-	    get_str(o, p, "driver", true, &d->driver, err) ||
-	    get_str(o, p, "firmware", true, &d->firmware, err) ||
-	    get_str(o, p, "runtime", true, &d->runtime, err))
-		return -1;
-	return 0;
-}
-
 static int device_metrics(json_t *o, const char *p, struct xp_device *d, struct xp_err *err)
 {
-	if (get_int(o, p, "memory_mib", 0, INT64_MAX, true, &d->memory_mib, err) ||
-	    get_int(o, p, "memory_used_mib", 0, INT64_MAX, true, &d->memory_used_mib, err) ||
+	if (get_fields(o, p, d, device_memory_fields, err) ||
 	    each_object(o, p, "peak", SIZE_MAX, peak_from, d, err) ||
-	    get_num(o, p, "ecu", 0, INFINITY, true, &d->ecu, err) ||
-	    get_str(o, p, "ecu_basis", true, &d->ecu_basis, err) ||
-	    get_enum(o, p, "memory_access", xp_mem_access_parse, "unknown, explicit, unified",
-		     &d->mem_access, err) ||
-	    get_str(o, p, "affinity_group", true, &d->affinity_group, err) ||
-	    get_enum(o, p, "health", xp_health_parse, "unknown, ok, warn, fail", &d->health,
-		     err) ||
-	    get_strv(o, p, "health_reasons", &d->health_reasons, &d->n_health_reasons, err) ||
-	    get_num(o, p, "temperature_c", -100, 300, true, &d->temperature_c, err) ||
-	    get_num(o, p, "power_w", 0, INFINITY, true, &d->power_w, err) ||
-	    get_num(o, p, "power_limit_w", 0, INFINITY, true, &d->power_limit_w, err) ||
-	    get_num(o, p, "utilization_pct", 0, 100, true, &d->utilization_pct, err) ||
-	    get_int(o, p, "ecc_corrected", 0, INT64_MAX, true, &d->ecc_corrected, err) ||
-	    get_int(o, p, "ecc_uncorrected", 0, INT64_MAX, true, &d->ecc_uncorrected, err) ||
-	    get_int(o, p, "retired_pages", 0, INT64_MAX, true, &d->retired_pages, err) ||
-	    get_partition(o, p, &d->partition, err) ||
+	    get_fields(o, p, d, device_state_fields, err) || get_partition(o, p, &d->partition, err) ||
 	    each_object(o, p, "allocations", SIZE_MAX, alloc_from, d, err))
 		return -1;
 	return 0;
@@ -904,7 +952,7 @@ static int device_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	if (index != d->index)
 		return bad(err, p, "index", "expected %d (the position in devices), got %lld",
 			   d->index, (long long)index);
-	if (device_ids(o, p, d, err) || device_metrics(o, p, d, err) ||
+	if (get_fields(o, p, d, device_id_fields, err) || device_metrics(o, p, d, err) ||
 	    get_i(o, p, "vendor_index", ID_MAX, true, &d->vendor_index, err))
 		return -1;
 	return 0;
@@ -963,11 +1011,8 @@ static int node_links(json_t *o, const char *path, struct xp_node *n, struct xp_
 static int node_fields(json_t *o, const char *p, struct xp_node *n, struct xp_err *err)
 {
 	/* Devices before pci and links: both refer to devices by index. */
-	if (get_str(o, p, "source", true, &n->source, err) ||
-	    get_enum(o, p, "state", xp_node_state_parse,
-		     "up, degraded, unreachable, draining, down", &n->state, err) ||
-	    get_int(o, p, "age_s", 0, INT64_MAX, false, &n->age_s, err) ||
-	    node_labels(o, p, n, err) || node_location(o, p, n, err) || node_cpu(o, p, n, err) ||
+	if (get_fields(o, p, n, node_head_fields, err) || node_labels(o, p, n, err) ||
+	    get_object(o, p, "location", n, location_fields, err) || get_object(o, p, "cpu", n, cpu_fields, err) ||
 	    get_int(o, p, "memory_mib", 0, INT64_MAX, true, &n->memory_mib, err) ||
 	    each_object(o, p, "packages", SIZE_MAX, package_from, n, err) ||
 	    each_object(o, p, "numa", XP_MAX_NUMA, numa_from, n, err) ||
@@ -985,7 +1030,7 @@ struct xp_node *xp_node_from_json(json_t *obj, const char *path, struct xp_err *
 	if (!path)
 		path = "$";
 	if (!json_is_object(obj)) {
-		bad(err, path, NULL, "expected an object, got %s", obj ? jtype(obj) : "nothing");
+		bad(err, path, NULL, "expected an object, got %s", obj ? xp_json_type_name(obj) : "nothing");
 		return NULL;
 	}
 	json_t *name = json_object_get(obj, "name");
@@ -1014,7 +1059,7 @@ static int check_schema(json_t *doc, struct xp_err *err)
 		return bad(err, "$", "schema", "missing (expected \"%s\")", XP_INVENTORY_SCHEMA);
 	if (!json_is_string(s))
 		return bad(err, "$", "schema", "expected \"%s\", got %s", XP_INVENTORY_SCHEMA,
-			   jtype(s));
+			   xp_json_type_name(s));
 	if (json_string_length(s) != strlen(XP_INVENTORY_SCHEMA) ||
 	    strcmp(json_string_value(s), XP_INVENTORY_SCHEMA) != 0)
 		return bad(err, "$", "schema", "expected \"%s\", got \"%.64s\"",
@@ -1051,7 +1096,7 @@ struct xp_cluster *xp_cluster_from_json(json_t *doc, struct xp_err *err)
 	json_t *nodes;
 	int64_t gen = -1;
 	if (!json_is_object(doc)) {
-		bad(err, "$", NULL, "expected an object, got %s", doc ? jtype(doc) : "nothing");
+		bad(err, "$", NULL, "expected an object, got %s", doc ? xp_json_type_name(doc) : "nothing");
 		return NULL;
 	}
 	if (check_schema(doc, err) ||

@@ -36,6 +36,13 @@ json_t *xp_json_int(int64_t v);
 /* A PCI class code as four hex digits ("0302"), null when not known. */
 json_t *xp_json_class(int cls);
 
+/* The type of j as decoders' messages name it: "an object", "a real number", "null". */
+const char *xp_json_type_name(const json_t *j);
+/* Ends out (cap bytes, cap >= 4) with "..." when n, snprintf's result, says the path was cut short. */
+void xp_json_path_cut(char *out, size_t cap, int n);
+/* Writes "path[i]" into out (cap bytes), cut short as xp_json_path_cut does. */
+void xp_json_path_idx(char *out, size_t cap, const char *path, size_t i);
+
 /* Writes the document and a newline to f (indented when pretty); -1 with err set on failure. */
 int xp_cluster_write(const struct xp_cluster *c, FILE *f, int pretty, struct xp_err *err);
 

@@ -62,10 +62,7 @@ __attribute__((format(printf, 2, 3))) static void node_warn(struct xp_node *n, c
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	/* The same disagreement found on every refresh is one warning, not many. */
-	for (size_t i = 0; i < n->n_warnings; i++)
-		if (strcmp(n->warnings[i], buf) == 0)
-			return;
-	xp_strv_add(&n->warnings, &n->n_warnings, buf);
+	xp_strv_add_once(&n->warnings, &n->n_warnings, buf);
 }
 
 bool xp_normalize_bus_id(const char *in, char *out, size_t len)
@@ -102,10 +99,7 @@ static void escalate(struct xp_device *d, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < d->n_health_reasons; i++)
-		if (strcmp(d->health_reasons[i], buf) == 0)
-			return;
-	xp_strv_add(&d->health_reasons, &d->n_health_reasons, buf);
+	xp_strv_add_once(&d->health_reasons, &d->n_health_reasons, buf);
 }
 
 /* The vendor's own health word, in our three levels. */

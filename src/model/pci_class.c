@@ -4,10 +4,13 @@
 
 #include <stddef.h>
 
-static const struct {
+/* A class code (or base class) and its name. */
+struct class_name {
 	unsigned cls;
 	const char *name;
-} classes[] = {
+};
+
+static const struct class_name classes[] = {
 	{0x0100, "SCSI storage controller"},
 	{0x0101, "IDE interface"},
 	{0x0104, "RAID bus controller"},
@@ -34,10 +37,7 @@ static const struct {
 	{0x1200, "Processing accelerators"},
 };
 
-static const struct {
-	unsigned cls;
-	const char *name;
-} bases[] = {
+static const struct class_name bases[] = {
 	{0x01, "Mass storage controller"},
 	{0x02, "Network controller"},
 	{0x03, "Display controller"},
@@ -52,14 +52,17 @@ static const struct {
 	{0x12, "Processing accelerators"},
 };
 
+static const char *lookup(const struct class_name *t, size_t n, unsigned cls)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].cls == cls)
+			return t[i].name;
+	return NULL;
+}
+
 const char *xp_pci_class_name(unsigned class_id)
 {
-	for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-		if (classes[i].cls == class_id)
-			return classes[i].name;
+	const char *name = lookup(classes, sizeof classes / sizeof classes[0], class_id);
 	/* Fall back to the base class so that the tree still says something useful. */
-	for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
-		if (bases[i].cls == class_id >> 8)
-			return bases[i].name;
-	return NULL;
+	return name ? name : lookup(bases, sizeof bases / sizeof bases[0], class_id >> 8);
 }

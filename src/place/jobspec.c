@@ -115,37 +115,11 @@ static int bad(struct xp_err *err, const char *path, const char *fmt, ...)
 	return xp_errf(err, "%s: %s", path, msg);
 }
 
-/* Paths only ever appear in messages, so a path too long to fit is cut short and says so. */
-static void path_cut(char *out, int n)
-{
-	if (n >= PATH_LEN)
-		memcpy(out + PATH_LEN - 4, "...", 4);
-}
-
 /* path.key, the key made printable and cut short: unknown keys are the user's text. */
 static void path_key(char *out, const char *path, const char *key)
 {
 	char k[KEY_SHOWN + 8];
-	path_cut(out, snprintf(out, PATH_LEN, "%s.%s", path, shown(key, k, sizeof k)));
-}
-
-static void path_idx(char *out, const char *path, size_t i)
-{
-	path_cut(out, snprintf(out, PATH_LEN, "%s[%zu]", path, i));
-}
-
-static const char *jtype(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
-	}
+	xp_json_path_cut(out, PATH_LEN, snprintf(out, PATH_LEN, "%s.%s", path, shown(key, k, sizeof k)));
 }
 
 static bool in_list(const char *const *keys, const char *k)
@@ -227,7 +201,7 @@ static int get_str(json_t *o, const char *path, const char *key, bool nullable, 
 		return 0;
 	}
 	if (!json_is_string(v))
-		return bad(err, p, "expected a string%s, got %s", nullable ? " or null" : "", jtype(v));
+		return bad(err, p, "expected a string%s, got %s", nullable ? " or null" : "", xp_json_type_name(v));
 	const char *why = str_problem(json_string_value(v), json_string_length(v), buf, sizeof buf);
 	if (why)
 		return bad(err, p, "%s", why);
@@ -245,7 +219,7 @@ static int get_int(json_t *o, const char *path, const char *key, int64_t min, in
 		return 0;
 	path_key(p, path, key);
 	if (!json_is_integer(v))
-		return bad(err, p, "expected an integer, got %s", jtype(v));
+		return bad(err, p, "expected an integer, got %s", xp_json_type_name(v));
 	json_int_t x = json_integer_value(v);
 	if (x < min || x > max) {
 		if (min == 0)
@@ -275,7 +249,7 @@ static int get_bool(json_t *o, const char *path, const char *key, bool *out, str
 		return 0;
 	if (!json_is_boolean(v)) {
 		path_key(p, path, key);
-		return bad(err, p, "expected a boolean, got %s", jtype(v));
+		return bad(err, p, "expected a boolean, got %s", xp_json_type_name(v));
 	}
 	*out = json_is_true(v);
 	return 0;
@@ -308,7 +282,7 @@ static int get_labels(json_t *o, const char *path, struct xp_labels *l, struct x
 		return 0;
 	path_key(p, path, "labels");
 	if (!json_is_object(m))
-		return bad(err, p, "expected an object of \"key\": \"value\" selectors, got %s", jtype(m));
+		return bad(err, p, "expected an object of \"key\": \"value\" selectors, got %s", xp_json_type_name(m));
 	if (json_object_size(m) > XP_JOB_MAX_LABELS)
 		return bad(err, p, "%zu selectors, more than the %d allowed", json_object_size(m),
 			   XP_JOB_MAX_LABELS);
@@ -319,7 +293,7 @@ static int get_labels(json_t *o, const char *path, struct xp_labels *l, struct x
 		if (strchr(k, '=') || strchr(k, ','))
 			return bad(err, kp, "label key: must not contain '=' or ','");
 		if (!json_is_string(v))
-			return bad(err, kp, "expected a string, got %s", jtype(v));
+			return bad(err, kp, "expected a string, got %s", xp_json_type_name(v));
 		/* An empty value is a value (Kubernetes allows it), so only the rest is checked. */
 		if (json_string_length(v) &&
 		    (why = str_problem(json_string_value(v), json_string_length(v), buf, sizeof buf)))
@@ -338,7 +312,7 @@ static int get_validated(json_t *o, const char *path, struct xp_task_group *g, s
 		return 0;
 	path_key(p, path, "validated");
 	if (!json_is_object(v))
-		return bad(err, p, "expected an object {\"layer\", \"case\"} or null, got %s", jtype(v));
+		return bad(err, p, "expected an object {\"layer\", \"case\"} or null, got %s", xp_json_type_name(v));
 	if (known_keys(v, p, keys, NULL, err))
 		return -1;
 	path_key(lp, p, "layer");
@@ -388,7 +362,7 @@ static int group_from(json_t *o, const char *path, bool named, int kind, struct 
 	if ((v = json_object_get(o, "min_ecu"))) {
 		path_key(p, path, "min_ecu");
 		if (!json_is_number(v))
-			return bad(err, p, "expected a number, got %s", jtype(v));
+			return bad(err, p, "expected a number, got %s", xp_json_type_name(v));
 		ecu = json_number_value(v);
 		if (!(ecu >= 0 && isfinite(ecu)))
 			return bad(err, p, "expected a number >= 0, got %g", ecu);
@@ -437,7 +411,7 @@ static struct xp_job *job_from_json(json_t *doc, struct xp_err *err)
 	j->form = XP_JOB_FORM_FULL;
 	path_key(p, "$", "groups");
 	if (!json_is_array(groups)) {
-		bad(err, p, "expected an array of task groups, got %s", jtype(groups));
+		bad(err, p, "expected an array of task groups, got %s", xp_json_type_name(groups));
 		goto fail;
 	}
 	if (json_array_size(groups) > XP_JOB_MAX_GROUPS) {
@@ -448,10 +422,10 @@ static struct xp_job *job_from_json(json_t *doc, struct xp_err *err)
 	size_t i;
 	json_t *g;
 	json_array_foreach(groups, i, g) {
-		path_idx(gp, p, i);
+		xp_json_path_idx(gp, sizeof gp, p, i);
 		j->n_groups = i + 1; /* counted before decoding, so a failure frees what it got */
 		if (!json_is_object(g)) {
-			bad(err, gp, "expected an object, got %s", jtype(g));
+			bad(err, gp, "expected an object, got %s", xp_json_type_name(g));
 			goto fail;
 		}
 		if (known_keys(g, gp, group_keys, NULL, err) || group_from(g, gp, true, j->kind, &j->groups[i], err))
@@ -476,7 +450,7 @@ struct xp_job *xp_job_parse(const char *text, size_t len, const char *name, stru
 			/* jansson quotes the input near the error; it may hold control characters. */
 			xp_errf(err, "%d:%d: %s", je.line, je.column, shown(je.text, buf, sizeof buf));
 		} else if (!json_is_object(doc)) {
-			bad(err, "$", "expected an object, got %s", jtype(doc));
+			bad(err, "$", "expected an object, got %s", xp_json_type_name(doc));
 		} else {
 			j = job_from_json(doc, err);
 		}

@@ -1,6 +1,7 @@
 /* place_relax.c: the placement engine's entry points (xp_place_ix, xp_place): one dry-run and,
  * when it is refused, the smallest change that makes the job fit, tried in the order place.h
  * gives, each a quiet dry-run of a copy of the job with one field changed. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,20 @@ static void variant_init(struct variant *v, const struct xp_job *job)
 	v->groups = xp_calloc(job->n_groups, sizeof *v->groups);
 	memcpy(v->groups, job->groups, job->n_groups * sizeof *v->groups);
 	v->job.groups = v->groups;
+}
+
+/* Resets v's groups to the job's, then turns off the yes/no constraint at off (a bool in
+ * each group) everywhere; false when no group had it, so there is nothing to relax. */
+static bool variant_drop(struct variant *v, const struct xp_job *job, size_t off)
+{
+	bool any = false;
+	memcpy(v->groups, job->groups, job->n_groups * sizeof *v->groups);
+	for (size_t i = 0; i < job->n_groups; i++) {
+		bool *b = (bool *)((char *)&v->groups[i] + off);
+		any |= *b;
+		*b = false;
+	}
+	return any;
 }
 
 /* Whether the variant places; its summary in *summary when it does. */
@@ -97,22 +112,10 @@ static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_j
 		if (fits(&left, ix, &v.job, opts, strategy, &sum))
 			x = relax_new("network", net_names[from_net], step == 0 ? "rack" : "any", sum);
 	}
-	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
-	any = false;
-	for (size_t i = 0; i < v.job.n_groups; i++)
-		if (v.groups[i].same_group) {
-			v.groups[i].same_group = false;
-			any = true;
-		}
+	any = variant_drop(&v, job, offsetof(struct xp_task_group, same_group));
 	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
 		x = relax_new("same_group", "true", "false", sum);
-	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
-	any = false;
-	for (size_t i = 0; i < v.job.n_groups; i++)
-		if (v.groups[i].homogeneous) {
-			v.groups[i].homogeneous = false;
-			any = true;
-		}
+	any = variant_drop(&v, job, offsetof(struct xp_task_group, homogeneous));
 	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
 		x = relax_new("homogeneous", "true", "false", sum);
 	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
