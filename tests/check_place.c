@@ -65,6 +65,15 @@ static struct xp_node *mknode(struct xp_cluster *c, const char *name, int n, boo
 	return xp_test_node(c, name, n, &t);
 }
 
+/* A new cluster of two idle Ascend nodes of 8 (two HCCS rings each), named a and b. */
+static struct xp_cluster *two_nodes(const char *a, const char *b)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	mknode(c, a, 8, true, "1");
+	mknode(c, b, 8, true, "1");
+	return c;
+}
+
 /* Marks device i of nd in use by a whole job (slice NULL) or by one slice. */
 static void busy(struct xp_node *nd, int i, const char *slice)
 {
@@ -111,6 +120,67 @@ static void devs_are(const struct xp_place_replica *p, const char *node, const c
 	ck_assert_str_eq(p->env_value, env);
 }
 
+/* One placement on a hand-made cluster and its right answer. */
+struct want {
+	const char *spec;    /* the job */
+	int strategy;        /* XP_STRAT_* */
+	const char *nodes;   /* placed: each replica in order, "node" or "node=devices", space-separated;
+			      * NULL: refused (no replica kept, reasons adding up to the node count) */
+	const char *reason;  /* refused: the first reason's text; NULL: not checked */
+	const char *summary; /* the whole summary; NULL: not checked */
+	const char *relax;   /* refused: the one change that fits, "field=to"; "": none; NULL: not checked */
+};
+
+/* Places w->spec on c and checks the answer against w. */
+static void expect(const struct xp_cluster *c, const struct want *w)
+{
+	struct xp_place_result *r = place(c, w->spec, w->strategy);
+	if (w->summary)
+		ck_assert_str_eq(r->summary, w->summary);
+	if (!w->nodes) {
+		ck_assert_msg(!r->placed, "%s: placed", w->spec);
+		ck_assert_uint_eq(r->n_replicas, 0);
+		sums(r);
+		if (w->reason)
+			ck_assert_msg(strcmp(r->reasons[0].text, w->reason) == 0, "%s: refused for %s, want %s", w->spec,
+				      r->reasons[0].text, w->reason);
+		if (w->relax && !*w->relax)
+			ck_assert_ptr_null(r->relaxation);
+		if (w->relax && *w->relax) {
+			ck_assert_msg(r->relaxation != NULL, "%s: no relaxation, want %s", w->spec, w->relax);
+			char *got = xp_asprintf("%s=%s", r->relaxation->field, r->relaxation->to);
+			ck_assert_msg(strcmp(got, w->relax) == 0, "%s: relaxed %s, want %s", w->spec, got, w->relax);
+			free(got);
+		}
+		xp_place_result_free(r);
+		return;
+	}
+	ck_assert_msg(r->placed, "%s: %s", w->spec, r->summary);
+	char *words = xp_strdup(w->nodes), *save = NULL;
+	size_t i = 0;
+	for (char *t = strtok_r(words, " ", &save); t; t = strtok_r(NULL, " ", &save), i++) {
+		ck_assert_uint_lt(i, r->n_replicas);
+		char *devs = strchr(t, '=');
+		if (devs)
+			*devs++ = '\0';
+		ck_assert_msg(strcmp(r->replicas[i].node, t) == 0, "%s: replica %zu on %s, want %s", w->spec, i,
+			      r->replicas[i].node, t);
+		if (devs)
+			ck_assert_msg(strcmp(r->replicas[i].env_value, devs) == 0, "%s: replica %zu takes %s, want %s",
+				      w->spec, i, r->replicas[i].env_value, devs);
+	}
+	ck_assert_msg(r->n_replicas == i, "%s: %zu replicas, want %zu", w->spec, r->n_replicas, i);
+	free(words);
+	xp_place_result_free(r);
+}
+
+/* expect for each of the n placements in w, in order, on the same cluster. */
+static void expect_all(const struct xp_cluster *c, const struct want *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		expect(c, &w[i]);
+}
+
 START_TEST(pack_and_spread)
 {
 	/* a: 8 free; b: ring 0 busy, ring 1 free. 4 devices: pack fills b (utilization 1.0
@@ -137,9 +207,7 @@ START_TEST(pack_and_spread)
 	ck_assert(r->replicas[0].breakdown[XP_CRIT_BALANCE] > 0);
 	xp_place_result_free(r);
 	/* green: b already runs something (powered), a does not. */
-	r = place(c, "{\"devices\": 2}", XP_STRAT_GREEN);
-	ck_assert_str_eq(r->replicas[0].node, "b");
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"devices\": 2}", XP_STRAT_GREEN, "b"});
 	xp_cluster_free(c);
 }
 END_TEST
@@ -160,23 +228,16 @@ START_TEST(ring_rule)
 	ck_assert_str_eq(r->reasons[0].text, "fewer than 4 free Ascend 910A in one HCCS group");
 	ck_assert_str_eq(r->summary, "0/1 nodes fit: 1 fewer than 4 free Ascend 910A in one HCCS group");
 	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 3}", XP_STRAT_PACK);
-	devs_are(&r->replicas[0], "n", "5,6,7");
-	xp_place_result_free(r);
-	/* Two devices: pack takes ring 0 (2 free: an exact fit), leaving ring 1's three. */
-	r = place(c, "{\"devices\": 2}", XP_STRAT_PACK);
-	devs_are(&r->replicas[0], "n", "2,3");
-	xp_place_result_free(r);
-	/* 8 needs both rings whole; 6 is not a multiple of the ring. */
-	r = place(c, "{\"devices\": 5}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_str_eq(r->reasons[0].text, "affinity rule ring:4 refuses 5 Ascend 910A devices");
-	xp_place_result_free(r);
+	expect_all(c, (const struct want[]){
+		{"{\"devices\": 3}", XP_STRAT_PACK, "n=5,6,7"},
+		/* Two devices: pack takes ring 0 (2 free: an exact fit), leaving ring 1's three. */
+		{"{\"devices\": 2}", XP_STRAT_PACK, "n=2,3"},
+		/* 8 needs both rings whole; 5 is not a multiple of the ring. */
+		{"{\"devices\": 5}", XP_STRAT_PACK, NULL, "affinity rule ring:4 refuses 5 Ascend 910A devices"},
+	}, 3);
 	struct xp_cluster *c2 = xp_cluster_new();
 	mknode(c2, "m", 8, true, "1");
-	r = place(c2, "{\"devices\": 8}", XP_STRAT_PACK);
-	devs_are(&r->replicas[0], "m", "0,1,2,3,4,5,6,7");
-	xp_place_result_free(r);
+	expect(c2, &(struct want){"{\"devices\": 8}", XP_STRAT_PACK, "m=0,1,2,3,4,5,6,7"});
 	xp_cluster_free(c2);
 	xp_cluster_free(c);
 }
@@ -230,21 +291,12 @@ END_TEST
 START_TEST(gang_all_or_nothing)
 {
 	/* Two nodes of 8: two replicas of 8 fit (one each), three do not, and then nothing is kept. */
-	struct xp_cluster *c = xp_cluster_new();
-	mknode(c, "x", 8, true, "1");
-	mknode(c, "y", 8, true, "1");
-	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK);
-	ck_assert(r->placed);
-	ck_assert_uint_eq(r->n_replicas, 2);
-	ck_assert_str_eq(r->replicas[0].node, "x");
-	ck_assert_str_eq(r->replicas[1].node, "y");
-	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 8, \"replicas\": 3}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_uint_eq(r->n_replicas, 0);
-	sums(r);
-	ck_assert_str_eq(r->summary, "only 2 of 3 replicas fit; for the next, 0/2 nodes fit: 2 fewer than 8 free Ascend 910A");
-	xp_place_result_free(r);
+	struct xp_cluster *c = two_nodes("x", "y");
+	expect_all(c, (const struct want[]){
+		{"{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK, "x y"},
+		{"{\"devices\": 8, \"replicas\": 3}", XP_STRAT_PACK, NULL, NULL,
+		 "only 2 of 3 replicas fit; for the next, 0/2 nodes fit: 2 fewer than 8 free Ascend 910A"},
+	}, 2);
 	xp_cluster_free(c);
 }
 END_TEST
@@ -257,20 +309,12 @@ START_TEST(homogeneous)
 	mknode(c, "x", 8, true, "1");
 	mknode(c, "y", 8, true, "2");
 	mknode(c, "z", 8, true, "2");
-	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2, \"homogeneous\": true}", XP_STRAT_PACK);
-	ck_assert(r->placed);
-	ck_assert_str_eq(r->replicas[0].node, "y");
-	ck_assert_str_eq(r->replicas[1].node, "z");
-	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 8, \"replicas\": 2, \"homogeneous\": false}", XP_STRAT_PACK);
-	ck_assert_str_eq(r->replicas[0].node, "x");
-	ck_assert_str_eq(r->replicas[1].node, "y");
-	xp_place_result_free(r);
-	/* Three homogeneous replicas: no kind has three nodes. */
-	r = place(c, "{\"devices\": 8, \"replicas\": 3, \"homogeneous\": true}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	sums(r);
-	xp_place_result_free(r);
+	expect_all(c, (const struct want[]){
+		{"{\"devices\": 8, \"replicas\": 2, \"homogeneous\": true}", XP_STRAT_PACK, "y z"},
+		{"{\"devices\": 8, \"replicas\": 2, \"homogeneous\": false}", XP_STRAT_PACK, "x y"},
+		/* Three homogeneous replicas: no kind has three nodes. */
+		{"{\"devices\": 8, \"replicas\": 3, \"homogeneous\": true}", XP_STRAT_PACK, NULL},
+	}, 3);
 	xp_cluster_free(c);
 }
 END_TEST
@@ -291,10 +335,8 @@ START_TEST(slices)
 	ck_assert_str_eq(r->replicas[0].slice, "1g.10gb");
 	ck_assert_str_eq(r->replicas[0].env_name, "CUDA_VISIBLE_DEVICES");
 	xp_place_result_free(r);
-	r = place(c, "{\"slice\": \"1g.10gb\", \"replicas\": 3}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_str_eq(r->reasons[0].text, "fewer than 1 free H100 80GB HBM3 with slice 1g.10gb");
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"slice\": \"1g.10gb\", \"replicas\": 3}", XP_STRAT_PACK, NULL,
+				 "fewer than 1 free H100 80GB HBM3 with slice 1g.10gb"});
 	xp_cluster_free(c);
 }
 END_TEST
@@ -310,10 +352,8 @@ START_TEST(numa)
 	devs_are(&r->replicas[0], "g", "2,3");
 	ck_assert_int_eq(r->replicas[0].numa, 1);
 	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 3, \"numa\": \"strict\"}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_str_eq(r->reasons[0].text, "fewer than 3 free H100 80GB HBM3 in one NUMA domain");
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"devices\": 3, \"numa\": \"strict\"}", XP_STRAT_PACK, NULL,
+				 "fewer than 3 free H100 80GB HBM3 in one NUMA domain"});
 	r = place(c, "{\"devices\": 3, \"numa\": \"prefer\"}", XP_STRAT_PACK);
 	devs_are(&r->replicas[0], "g", "0,2,3");
 	ck_assert_int_eq(r->replicas[0].numa, -1);
@@ -346,27 +386,16 @@ START_TEST(network)
 	locate(a, "s1", "r1");
 	locate(b, "s2", "r1");
 	locate(cc, "s2", "r1");
-	struct xp_place_result *r = place(c, "{\"devices\": 4, \"replicas\": 2}", XP_STRAT_PACK);
-	ck_assert(r->placed);
-	ck_assert_str_eq(r->replicas[0].node, "a");
-	ck_assert_str_eq(r->replicas[1].node, "b");
-	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 4, \"replicas\": 2, \"network\": \"switch\"}", XP_STRAT_PACK);
-	ck_assert_msg(r->placed, "%s", r->summary);
-	ck_assert_uint_eq(r->n_replicas, 2);
-	devs_are(&r->replicas[0], "b", "4,5,6,7");
-	devs_are(&r->replicas[1], "c", "0,1,2,3");
-	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 4, \"replicas\": 2, \"network\": \"rack\"}", XP_STRAT_PACK);
-	ck_assert(r->placed);
-	ck_assert_str_eq(r->replicas[0].node, "a");
-	ck_assert_str_eq(r->replicas[1].node, "b");
-	xp_place_result_free(r);
+	expect_all(c, (const struct want[]){
+		{"{\"devices\": 4, \"replicas\": 2}", XP_STRAT_PACK, "a b"},
+		{"{\"devices\": 4, \"replicas\": 2, \"network\": \"switch\"}", XP_STRAT_PACK, "b=4,5,6,7 c=0,1,2,3"},
+		{"{\"devices\": 4, \"replicas\": 2, \"network\": \"rack\"}", XP_STRAT_PACK, "a b"},
+	}, 3);
 
 	/* 2 replicas of 8 under one switch: s1's a has no 8 free (its own reason), s2 holds one
 	 * replica on c but not the second (both its nodes say so), d has no switch: 4 reasons. */
 	mknode(c, "d", 8, true, "1");
-	r = place(c, "{\"devices\": 8, \"replicas\": 2, \"network\": \"switch\"}", XP_STRAT_PACK);
+	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2, \"network\": \"switch\"}", XP_STRAT_PACK);
 	ck_assert(!r->placed);
 	ck_assert_uint_eq(r->n_replicas, 0);
 	sums(r);
@@ -378,9 +407,7 @@ START_TEST(network)
 	ck_assert_str_eq(r->reasons[2].text, "no switch recorded");
 	xp_place_result_free(r);
 	/* Without the constraint the same job fits on c and d. */
-	r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK);
-	ck_assert(r->placed);
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK, "c d"});
 	/* No rack recorded anywhere but r1: d is refused for it, the rest as before. */
 	r = place(c, "{\"devices\": 8, \"replicas\": 3, \"network\": \"rack\"}", XP_STRAT_PACK);
 	ck_assert(!r->placed);
@@ -579,14 +606,9 @@ START_TEST(closest_devices)
 			if (a != b)
 				xp_node_link(nd, (size_t)a, (size_t)b)->cls = a / 2 == b / 2 ? XP_LINK_PIX : XP_LINK_NODE;
 	busy(nd, 0, NULL);
-	struct xp_place_result *r = place(c, "{\"devices\": 2}", XP_STRAT_TOPOLOGY);
-	ck_assert(r->placed);
-	devs_are(&r->replicas[0], "p", "2,3");
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"devices\": 2}", XP_STRAT_TOPOLOGY, "p=2,3"});
 	busy(nd, 3, NULL);
-	r = place(c, "{\"devices\": 2}", XP_STRAT_TOPOLOGY);
-	devs_are(&r->replicas[0], "p", "1,2");
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"devices\": 2}", XP_STRAT_TOPOLOGY, "p=1,2"});
 	xp_cluster_free(c);
 }
 END_TEST
@@ -686,20 +708,13 @@ START_TEST(topology_keeps_replicas_close)
 	a->sw = xp_strdup("s1");
 	b->sw = xp_strdup("s2");
 	cc->sw = xp_strdup("s2");
-	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK);
-	ck_assert_str_eq(r->replicas[0].node, "a");
-	ck_assert_str_eq(r->replicas[1].node, "b");
-	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 8, \"replicas\": 2}", XP_STRAT_TOPOLOGY);
-	ck_assert(r->placed);
-	ck_assert_str_eq(r->replicas[0].node, "b");
-	ck_assert_str_eq(r->replicas[1].node, "c");
-	ck_assert_str_eq(r->summary, "placed 2 replicas on 2 nodes under one switch (topology)");
-	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 8, \"replicas\": 3}", XP_STRAT_TOPOLOGY);
-	ck_assert(r->placed);
-	ck_assert_str_eq(r->summary, "placed 3 replicas on 3 nodes (topology)");
-	xp_place_result_free(r);
+	expect_all(c, (const struct want[]){
+		{"{\"devices\": 8, \"replicas\": 2}", XP_STRAT_PACK, "a b"},
+		{"{\"devices\": 8, \"replicas\": 2}", XP_STRAT_TOPOLOGY, "b c", NULL,
+		 "placed 2 replicas on 2 nodes under one switch (topology)"},
+		{"{\"devices\": 8, \"replicas\": 3}", XP_STRAT_TOPOLOGY, "a b c", NULL,
+		 "placed 3 replicas on 3 nodes (topology)"},
+	}, 3);
 	xp_cluster_free(c);
 }
 END_TEST
@@ -798,9 +813,7 @@ START_TEST(gang_min)
 {
 	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
 	 * and the result says why the third does not fit. Without the minimum: nothing. */
-	struct xp_cluster *c = xp_cluster_new();
-	mknode(c, "a", 8, true, "1");
-	mknode(c, "b", 8, true, "1");
+	struct xp_cluster *c = two_nodes("a", "b");
 	struct xp_place_result *r = place(c, "{\"devices\": 8, \"replicas\": 3, \"gang_min\": 2}", XP_STRAT_PACK);
 	ck_assert(r->placed);
 	ck_assert_uint_eq(r->n_replicas, 2);
@@ -809,10 +822,7 @@ START_TEST(gang_min)
 	ck_assert_uint_eq(r->reasons[0].count, 2);
 	ck_assert_ptr_nonnull(strstr(r->summary, "1 pending"));
 	xp_place_result_free(r);
-	r = place(c, "{\"devices\": 8, \"replicas\": 3, \"gang_min\": 3}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_uint_eq(r->n_replicas, 0);
-	xp_place_result_free(r);
+	expect(c, &(struct want){"{\"devices\": 8, \"replicas\": 3, \"gang_min\": 3}", XP_STRAT_PACK, NULL});
 	xp_cluster_free(c);
 }
 END_TEST
@@ -837,29 +847,16 @@ START_TEST(relaxation)
 	ck_assert_str_eq(r->relaxation->to, "pool=infer");
 	ck_assert_str_eq(r->relaxation->summary, "placed 1 replica on 1 node (pack)");
 	xp_place_result_free(r);
-	/* 6 in one NUMA domain (domains hold 4): strict fails, prefer places. */
-	r = place(c, "{\"devices\": 6, \"numa\": \"strict\"}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_str_eq(r->relaxation->field, "numa");
-	ck_assert_str_eq(r->relaxation->to, "prefer");
-	xp_place_result_free(r);
-	/* 9 devices on nodes of 8: fewer devices (8 is the largest that fits). */
-	r = place(c, "{\"devices\": 9}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_str_eq(r->relaxation->field, "devices");
-	ck_assert_str_eq(r->relaxation->to, "8");
-	xp_place_result_free(r);
-	/* 3 replicas of 8 on 2 nodes: fewer replicas. */
-	r = place(c, "{\"devices\": 3, \"replicas\": 4}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_str_eq(r->relaxation->field, "devices");
-	ck_assert_str_eq(r->relaxation->to, "2");
-	xp_place_result_free(r);
-	/* Nothing helps a model that is not there. */
-	r = place(c, "{\"devices\": 1, \"model\": \"B200*\"}", XP_STRAT_PACK);
-	ck_assert(!r->placed);
-	ck_assert_ptr_null(r->relaxation);
-	xp_place_result_free(r);
+	expect_all(c, (const struct want[]){
+		/* 6 in one NUMA domain (domains hold 4): strict fails, prefer places. */
+		{"{\"devices\": 6, \"numa\": \"strict\"}", XP_STRAT_PACK, .relax = "numa=prefer"},
+		/* 9 devices on nodes of 8: fewer devices (8 is the largest that fits). */
+		{"{\"devices\": 9}", XP_STRAT_PACK, .relax = "devices=8"},
+		/* 4 replicas of 3 on a (8 free) and b (3 free): fewer devices, 4 replicas of 2. */
+		{"{\"devices\": 3, \"replicas\": 4}", XP_STRAT_PACK, .relax = "devices=2"},
+		/* Nothing helps a model that is not there. */
+		{"{\"devices\": 1, \"model\": \"B200*\"}", XP_STRAT_PACK, .relax = ""},
+	}, 4);
 	xp_cluster_free(c);
 }
 END_TEST
@@ -868,9 +865,7 @@ START_TEST(commit_release)
 {
 	/* A kept index: what is committed is busy for the next decision, and a release gives it
 	 * back, so that the answer is again the fresh index's. */
-	struct xp_cluster *c = xp_cluster_new();
-	mknode(c, "a", 8, true, "1");
-	mknode(c, "b", 8, true, "1");
+	struct xp_cluster *c = two_nodes("a", "b");
 	struct xp_place_index *ix = xp_place_index_new(c, XP_TEST_MANS, 2);
 	struct xp_job *j = job("{\"devices\": 4}");
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
