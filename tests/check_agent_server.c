@@ -72,10 +72,7 @@ static void setup(void)
 	unsetenv("XPOOL_ADAPTERS");
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	nv = xp_assemble(dir, "nv", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
-	char *p = xp_asprintf("%s/hostname", nv);
-	write_text(p, "dgx-a100-07\n", 0644);
-	free(p);
+	nv = xp_replay_dgx(dir);
 	asc = xp_assemble(dir, "asc", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
 			  "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
 			  "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
@@ -122,10 +119,7 @@ static void teardown(void)
 			agents[i]->pid = 0;
 			agent_stop(agents[i]);
 		}
-	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(dir);
 	free(nv);
 	free(asc);
 	curl_global_cleanup();

@@ -45,10 +45,7 @@ static void teardown(void)
 			kill(pids[i], SIGKILL);
 			waitpid(pids[i], NULL, 0);
 		}
-	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(dir);
 }
 
 static pid_t track(pid_t p)
@@ -66,18 +63,7 @@ static void untrack(pid_t p)
 			pids[i] = 0;
 }
 
-/* Three nodes of three vendors, each from its recorded tool outputs. */
-static char *replay_dgx(void)
-{
-	char *d = xp_assemble(dir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
-	char *host = xp_asprintf("%s/hostname", d);
-	FILE *f = fopen(host, "w");
-	fputs("dgx-a100-07\n", f);
-	fclose(f);
-	free(host);
-	return d;
-}
-
+/* The Ascend and AMD nodes beside xp_replay_dgx's, each from its recorded tool outputs. */
 static char *replay_atlas(void)
 {
 	return xp_assemble(dir, "atlas-9010-03", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
@@ -124,7 +110,7 @@ static json_t *node_named(json_t *doc, const char *name)
  * itself from the same recorded outputs: only the source differs. */
 START_TEST(inventory_from_three_agents)
 {
-	char *reps[3] = {replay_dgx(), replay_atlas(), replay_mi100()};
+	char *reps[3] = {xp_replay_dgx(dir), replay_atlas(), replay_mi100()};
 	const char *names[3] = {"dgx-a100-07", "atlas-9010-03", "mi100-11"};
 	/* The A100 capture lists one of its four GPUs; the Atlas node has four more accelerators on its PCI bus. */
 	size_t devs[3] = {1, 12, 4};
@@ -220,7 +206,7 @@ static const char *line_with(const char *text, const char *url, const char *b)
  * agents failed and why, and exits 4. */
 START_TEST(faults_cost_only_their_agent)
 {
-	char *rep = replay_dgx();
+	char *rep = xp_replay_dgx(dir);
 	char good[256], stopped[256], garbage[256], notjson[256], trunc[256], big[256], bigclose[256], twin[256],
 		refused[64];
 	agent(good, sizeof good, rep);
@@ -313,7 +299,7 @@ END_TEST
  * back when it returns on the same address. An unchanged node costs a 304. */
 START_TEST(pool_recovers_and_backs_off)
 {
-	char *rep = replay_dgx();
+	char *rep = xp_replay_dgx(dir);
 	char url[256];
 	pid_t p = agent(url, sizeof url, rep);
 	struct xp_agent_pool *pool =
@@ -398,7 +384,7 @@ END_TEST
 /* A node that changes its identity is refused, and its old data kept. */
 START_TEST(identity_is_pinned)
 {
-	char *rep = replay_dgx();
+	char *rep = xp_replay_dgx(dir);
 	char url[256];
 	pid_t p = agent(url, sizeof url, rep);
 	struct xp_agent_pool *pool = xp_agent_pool_new(NULL);
@@ -569,7 +555,7 @@ END_TEST
  * from the peak the agent counted with. */
 START_TEST(baselines_apply_to_agent_nodes)
 {
-	char *rep = replay_dgx();
+	char *rep = xp_replay_dgx(dir);
 	char url[256];
 	agent(url, sizeof url, rep);
 	char *db = xp_asprintf("%s/b.db", dir);

@@ -28,10 +28,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(dir);
 }
 
 static json_t *inventory(const char *replay)
@@ -179,12 +176,7 @@ END_TEST
 
 START_TEST(nvidia_a100_and_h800)
 {
-	char *d = xp_assemble(dir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
-	char *host = xp_asprintf("%s/hostname", d);
-	FILE *f = fopen(host, "w");
-	fputs("dgx-a100-07\n", f);
-	fclose(f);
-	free(host);
+	char *d = xp_replay_dgx(dir);
 	json_t *doc = inventory(d);
 	json_t *n = node0(doc);
 	ck_assert_str_eq(json_string_value(json_object_get(n, "name")), "dgx-a100-07");

@@ -26,10 +26,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(dir);
 }
 
 static int table_has(struct xp_store *s, const char *sql)

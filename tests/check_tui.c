@@ -48,9 +48,7 @@ static void teardown(void)
 	struct xp_run r;
 	xp_run_argv(&r, (char *const *)argv, NULL);
 	xp_run_free(&r);
-	char *rm[] = {"/bin/rm", "-rf", statedir, NULL};
-	xp_run_argv(&r, rm, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(statedir);
 }
 
 START_TEST(frame_and_views)

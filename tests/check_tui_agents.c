@@ -38,20 +38,12 @@ static void teardown(void)
 			waitpid(agents[i], NULL, 0);
 			agents[i] = 0;
 		}
-	char *rm[] = {"/bin/rm", "-rf", statedir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, rm, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(statedir);
 }
 
 START_TEST(agents_in_the_console)
 {
-	char *dgx = xp_assemble(statedir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
-	char *host = xp_asprintf("%s/hostname", dgx);
-	FILE *f = fopen(host, "w");
-	fputs("dgx-a100-07\n", f);
-	fclose(f);
-	free(host);
+	char *dgx = xp_replay_dgx(statedir);
 	char *mi = xp_assemble(statedir, "mi100-11", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
 	char u1[256], u2[256];
 	agents[0] = xp_agent_start(u1, sizeof u1, "--replay", dgx, NULL);

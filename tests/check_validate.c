@@ -31,10 +31,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(dir);
 }
 
 static struct xp_store *open_mem(void)

@@ -177,6 +177,27 @@ char *xp_assemble(const char *dir, const char *sub, ...)
 	return d;
 }
 
+char *xp_replay_dgx(const char *dir)
+{
+	char *d = xp_assemble(dir, "dgx", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	char *host = xp_asprintf("%s/hostname", d);
+	FILE *f = fopen(host, "w");
+	if (!f || fputs("dgx-a100-07\n", f) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "xp_replay_dgx: %s: %s\n", host, strerror(errno));
+		abort();
+	}
+	free(host);
+	return d;
+}
+
+void xp_rm_rf(const char *path)
+{
+	char *argv[] = {"/bin/rm", "-rf", (char *)path, NULL};
+	struct xp_run r;
+	if (path[0] && xp_run_argv(&r, argv, NULL) == 0)
+		xp_run_free(&r);
+}
+
 pid_t xp_agent_startv(char *url, size_t len, const char *listen, const char *const *args, size_t n)
 {
 	int p[2];

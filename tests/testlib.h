@@ -22,6 +22,11 @@ int xp_run_argv(struct xp_run *r, char *const argv[], const char *in);
 int xp_run_xpool(struct xp_run *r, const char *in, ...);
 /* Frees the captured output of a run. */
 void xp_run_free(struct xp_run *r);
+/* rm -rf path (a scratch directory whose files the program under test chose); "" does nothing. */
+void xp_rm_rf(const char *path);
+/* Makes dir/dgx, the replay directory of a DGX with four A100s (recorded nvidia-smi -q -x) whose
+ * hostname file says dgx-a100-07: the node the agent and replay suites start from (free it). */
+char *xp_replay_dgx(const char *dir);
 /* Writes text to a new temporary file and returns its path (caller frees and unlinks). */
 char *xp_tmpfile(const char *text, size_t len);
 

@@ -144,15 +144,6 @@ void xp_tmux_runner_teardown(void)
 
 char xp_tmux_topdir[64];
 
-/* rm -rf: the console under test writes files we do not list. */
-static void remove_dir(const char *dir)
-{
-	char *argv[] = {"/bin/rm", "-rf", (char *)dir, NULL};
-	struct xp_run r;
-	if (dir[0] && xp_run_argv(&r, argv, NULL) == 0)
-		xp_run_free(&r);
-}
-
 void xp_tmux_suite_setup(const char *suite)
 {
 	snprintf(xp_tmux_sock, sizeof xp_tmux_sock, "xpool-%s-%d", suite, (int)getpid());
@@ -162,7 +153,7 @@ void xp_tmux_suite_setup(const char *suite)
 void xp_tmux_suite_teardown(void)
 {
 	xp_tmux_kill_server();
-	remove_dir(xp_tmux_topdir);
+	xp_rm_rf(xp_tmux_topdir);
 }
 
 void xp_tmux_test_dir(char *dir, size_t len)
@@ -179,5 +170,5 @@ void xp_tmux_test_dir(char *dir, size_t len)
 void xp_tmux_test_dir_done(const char *dir)
 {
 	xp_tmux_kill_server();
-	remove_dir(dir);
+	xp_rm_rf(dir);
 }

@@ -167,9 +167,6 @@ int main(void)
 	stop_all(N_AGENTS);
 	for (int i = 0; i < 3; i++)
 		free(reps[i]);
-	char *argv[] = {"/bin/rm", "-rf", dir, NULL};
-	struct xp_run r;
-	xp_run_argv(&r, argv, NULL);
-	xp_run_free(&r);
+	xp_rm_rf(dir);
 	return rc;
 }

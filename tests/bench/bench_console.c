@@ -915,18 +915,14 @@ static struct big_run run_big(char *const argv[], int down_keys, int page_keys)
 
 int main(void)
 {
-	const char *bin = getenv("XPOOL_BIN");
-	const char *root = getenv("XP_FIXTURES");
-	if (!bin || !*bin)
-		bin = "./xpool";
-	if (!root || !*root)
-		root = "tests/fixtures";
+	/* $XPOOL_BIN and $XP_FIXTURES, as the check suites read them. */
+	const char *bin = xp_bin();
 	if (access(bin, X_OK) < 0) {
 		fprintf(stderr, "bench_console: %s: %s\n", bin, strerror(errno));
 		return 1;
 	}
 	char fixture[4096];
-	snprintf(fixture, sizeof fixture, "%s/%s", root, FIXTURE);
+	snprintf(fixture, sizeof fixture, "%s", xp_fixture(FIXTURE));
 	if (access(fixture, R_OK) < 0) {
 		fprintf(stderr, "bench_console: %s: %s\n", fixture, strerror(errno));
 		return 1;

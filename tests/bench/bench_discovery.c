@@ -94,12 +94,8 @@ static int judge(const char *fx, const char *what, double value, double target, 
 
 int main(void)
 {
-	const char *bin = getenv("XPOOL_BIN");
-	const char *root = getenv("XP_FIXTURES");
-	if (!bin || !*bin)
-		bin = "./xpool";
-	if (!root || !*root)
-		root = "tests/fixtures";
+	/* $XPOOL_BIN and $XP_FIXTURES, as the check suites read them. */
+	const char *bin = xp_bin();
 	if (access(bin, X_OK) < 0) {
 		fprintf(stderr, "bench_discovery: %s: %s\n", bin, strerror(errno));
 		return 1;
@@ -116,7 +112,9 @@ int main(void)
 	       "discov ms");
 	for (size_t f = 0; f < nf; f++) {
 		char path[4096];
-		snprintf(path, sizeof path, "%s/hwloc/%s", root, fixtures[f].file);
+		char rel[256];
+		snprintf(rel, sizeof rel, "hwloc/%s", fixtures[f].file);
+		snprintf(path, sizeof path, "%s", xp_fixture(rel));
 		char *argv[] = {(char *)bin, "--topology", path, "inventory", "--json", NULL};
 		double ms[RUNS], mib[RUNS];
 		for (int r = 0; r < RUNS; r++) {
