@@ -245,12 +245,9 @@ END_TEST
 
 START_TEST(test_rocminfo_bad_input)
 {
+	xp_fake_refuses(xp_rocminfo_parse, (const char *const[]){"no agents here\n", NULL});
 	char err[256] = "";
 	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_rocminfo_parse("", 0, n, err, sizeof err), -1);
-	ck_assert_int_eq(xp_rocminfo_parse(NULL, 0, n, err, sizeof err), -1);
-	ck_assert_int_eq(xp_rocminfo_parse("no agents here\n", 15, n, err, sizeof err), -1);
-	ck_assert_int_eq(n->n_devices, 0);
 	/* Cut in the middle of the DCU's block: what was read is kept, nothing breaks. */
 	size_t len;
 	char *text = fixture("hygon-dcu_dtk24.04.3.rocminfo.txt", &len);
@@ -262,15 +259,12 @@ START_TEST(test_rocminfo_bad_input)
 	}
 	free(text);
 	/* 20 MiB of one line with no newline, then 20 MiB of agent headers (more than 64). */
-	size_t big = (size_t)20 << 20;
-	char *g = malloc(big);
-	ck_assert_ptr_nonnull(g);
-	memset(g, 'x', big);
-	ck_assert_int_eq(xp_rocminfo_parse(g, big, n, err, sizeof err), -1);
+	char *g = xp_fake_huge("x", 1, NULL);
+	ck_assert_int_eq(xp_rocminfo_parse(g, XP_FAKE_HUGE, n, err, sizeof err), -1);
+	free(g);
 	static const char agent[] = "Agent 1\n  Name: gfx906\n  Device Type: GPU\n";
-	size_t al = sizeof agent - 1, k = 0;
-	for (; k + al <= big; k += al)
-		memcpy(g + k, agent, al);
+	size_t k;
+	g = xp_fake_huge(agent, sizeof agent - 1, &k);
 	xp_raw_node_init(n);
 	ck_assert_int_eq(xp_rocminfo_parse(g, k, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, XP_RAW_MAX_DEVICES);
@@ -314,37 +308,25 @@ END_TEST
 
 START_TEST(test_smi_bad_input)
 {
+	xp_fake_refuses(xp_rocmsmi_parse_json, (const char *const[]){
+		"   \n", "hello, world\nnot json\n",
+		"[{\"card0\": {}}]", /* array at top */
+		"\"card0\"", "{\"card0\": 5}", "{\"card0\": {}, \"card0\": {}}", "{\"card0\": {\"a\": 1}} trailing",
+		NULL});
 	char err[256];
 	struct xp_raw_node *n = xp_fake_node();
-	snprintf(n->hostname, sizeof n->hostname, "kept");
-	ck_assert_int_eq(xp_rocmsmi_parse_json("", 0, n, err, sizeof err), -1);
-	ck_assert_int_eq(xp_rocmsmi_parse_json(NULL, 0, n, err, sizeof err), -1);
-	ck_assert_int_eq(parse_str("   \n", n, err, sizeof err), -1);
-	ck_assert_int_eq(parse_str("hello, world\nnot json\n", n, err, sizeof err), -1);
-	ck_assert_int_eq(parse_str("[{\"card0\": {}}]", n, err, sizeof err), -1); /* array at top */
-	ck_assert_int_eq(parse_str("\"card0\"", n, err, sizeof err), -1);
-	ck_assert_int_eq(parse_str("{\"card0\": 5}", n, err, sizeof err), -1);
-	ck_assert_int_eq(parse_str("{\"card0\": {}, \"card0\": {}}", n, err, sizeof err), -1);
-	ck_assert_int_eq(parse_str("{\"card0\": {\"a\": 1}} trailing", n, err, sizeof err), -1);
-	ck_assert_int_eq(n->n_devices, 0);
-	ck_assert_str_eq(n->hostname, "kept");
 	/* Truncated anywhere: an error, never a crash. */
 	size_t len;
 	char *text = fixture("mi100-x4_rocm602.rocm-smi.json", &len);
 	for (size_t cut = 0; cut + 2 < len; cut += 101)
 		ck_assert_int_eq(xp_rocmsmi_parse_json(text, cut, n, err, sizeof err), -1);
 	free(text);
-	/* 20 MiB: of garbage, and of '[' past jansson's depth limit. */
-	size_t big = (size_t)20 << 20;
-	char *g = malloc(big);
-	ck_assert_ptr_nonnull(g);
-	memset(g, 'x', big);
-	ck_assert_int_eq(xp_rocmsmi_parse_json(g, big, n, err, sizeof err), -1);
-	memset(g, '[', big);
-	ck_assert_int_eq(xp_rocmsmi_parse_json(g, big, n, err, sizeof err), -1);
-	memset(g, '{', big);
-	ck_assert_int_eq(xp_rocmsmi_parse_json(g, big, n, err, sizeof err), -1);
-	free(g);
+	/* 20 MiB: of garbage, and of '[' (and '{') past jansson's depth limit. */
+	for (const char *fill = "x[{"; *fill; fill++) {
+		char *g = xp_fake_huge(fill, 1, NULL);
+		ck_assert_int_eq(xp_rocmsmi_parse_json(g, XP_FAKE_HUGE, n, err, sizeof err), -1);
+		free(g);
+	}
 	free(n);
 }
 END_TEST

@@ -390,11 +390,8 @@ START_TEST(test_oversized)
 {
 	size_t unit;
 	char *text = xp_fixture_text(F910_INFO, &unit);
-	size_t big = (size_t)20 << 20;
-	char *huge = malloc(big);
-	ck_assert_ptr_nonnull(huge);
-	for (size_t off = 0; off < big; off += unit)
-		memcpy(huge + off, text, big - off < unit ? big - off : unit);
+	size_t big = XP_FAKE_HUGE;
+	char *huge = xp_fake_huge(text, unit, NULL);
 	struct xp_raw_node *n = xp_fake_node();
 	char err[256];
 	ck_assert_int_eq(xp_npusmi_parse_info(huge, big, n, err, sizeof err), -1);

@@ -171,6 +171,35 @@ struct xp_raw_node *xp_fake_node(void)
 	return n;
 }
 
+char *xp_fake_huge(const char *unit, size_t ulen, size_t *whole)
+{
+	char *g = malloc(XP_FAKE_HUGE);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_gt(ulen, 0);
+	if (ulen == 1)
+		memset(g, unit[0], XP_FAKE_HUGE);
+	else
+		for (size_t off = 0; off < XP_FAKE_HUGE; off += ulen)
+			memcpy(g + off, unit, XP_FAKE_HUGE - off < ulen ? XP_FAKE_HUGE - off : ulen);
+	if (whole)
+		*whole = XP_FAKE_HUGE - XP_FAKE_HUGE % ulen;
+	return g;
+}
+
+void xp_fake_refuses(xp_fake_parser *parse, const char *const *texts)
+{
+	char err[256];
+	struct xp_raw_node *n = xp_fake_node();
+	snprintf(n->hostname, sizeof n->hostname, "kept");
+	ck_assert_int_eq(parse("", 0, n, err, sizeof err), -1);
+	ck_assert_int_eq(parse(NULL, 0, n, err, sizeof err), -1);
+	for (size_t i = 0; texts[i]; i++)
+		ck_assert_msg(parse(texts[i], strlen(texts[i]), n, err, sizeof err) == -1, "accepted: %s", texts[i]);
+	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert_str_eq(n->hostname, "kept");
+	free(n);
+}
+
 bool xp_fake_warned(const struct xp_raw_node *n, const char *part)
 {
 	for (int i = 0; i < n->n_warnings; i++)

@@ -73,6 +73,15 @@ typedef int xp_fake_parser(const char *text, size_t len, struct xp_raw_node *n, 
  * runs e->more and returns the node (free it). */
 struct xp_raw_node *xp_fake_expect_one(const struct xp_fake_expect *e, xp_fake_parser *parse);
 
+/* Size of the oversized inputs (20 MiB): past every parser's limit on a tool's output. */
+#define XP_FAKE_HUGE ((size_t)20 << 20)
+/* A new buffer of XP_FAKE_HUGE bytes filled with copies of unit (ulen bytes), the last one cut
+ * short; *whole (may be NULL) is the length the whole copies fill. Free it. */
+char *xp_fake_huge(const char *unit, size_t ulen, size_t *whole);
+/* Checks that parse refuses (-1) empty input, NULL, and each text up to a NULL, and leaves the
+ * node it parsed into as it was: no device, its hostname untouched. */
+void xp_fake_refuses(xp_fake_parser *parse, const char *const *texts);
+
 /* Writes len bytes of text to dir/name with the given mode. */
 void xp_fake_file(const char *dir, const char *name, const char *text, size_t len, unsigned mode);
 /* Copies fixture rel to dir/name. */
