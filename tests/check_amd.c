@@ -418,152 +418,124 @@ END_TEST
 
 START_TEST(test_replay_mi100)
 {
-	char dir[] = "/tmp/xp_amd_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	xp_fake_copy(dir, "rocm-smi.json", "amd/mi100-x4_rocm602.rocm-smi.json");
-	struct xp_host h = xp_fake_host(dir);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_amd, true);
+	const struct xp_adapter *a = s.a;
+	struct xp_raw_node *n = s.n;
+	xp_fake_copy(s.dir, "rocm-smi.json", "amd/mi100-x4_rocm602.rocm-smi.json");
 	fake_tools(NULL, false);
-	void *st = NULL;
-	char why[256] = "";
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	ck_assert_ptr_nonnull(st);
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_ptr_nonnull(s.st);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	ck_assert_str_eq(n->devices[3].bus_id, "0000:E3:00.0");
 	ck_assert_str_eq(n->devices[2].name, "Arcturus GL-XL [Instinct MI100]");
 	/* No rocminfo.txt: no ISA, and no complaint either (a missing file is an absent source). */
 	ck_assert_str_eq(n->devices[0].arch, "");
 	ck_assert_int_eq(n->n_warnings, 0);
-	ck_assert_int_eq(xp_adapter_amd.topology(st, n), 0);
+	ck_assert_int_eq(a->topology(s.st, n), 0);
 	ck_assert(!n->has_links);
 	n->devices[1].temperature_c = NAN;
-	ck_assert_int_eq(xp_adapter_amd.refresh(st, n), 0);
+	ck_assert_int_eq(a->refresh(s.st, n), 0);
 	ck_assert_double_eq(n->devices[1].temperature_c, 58.0);
-	ck_assert_int_eq(xp_adapter_amd.health(st, n), 0);
-	ck_assert_str_eq(xp_adapter_amd.last_error(st), "");
+	ck_assert_int_eq(a->health(s.st, n), 0);
+	ck_assert_str_eq(a->last_error(s.st), "");
 	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs a tool */
 	/* The file vanishing later is an error with a reason, not a crash. */
-	xp_fake_rmdir(dir);
-	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), -1);
-	ck_assert_ptr_nonnull(strstr(xp_adapter_amd.last_error(st), "rocm-smi.json"));
-	xp_adapter_amd.close(st);
-	free(n);
+	xp_fake_rmdir(s.dir);
+	ck_assert_int_eq(a->enumerate(s.st, n), -1);
+	ck_assert_ptr_nonnull(strstr(a->last_error(s.st), "rocm-smi.json"));
+	xp_fake_close(&s);
 }
 END_TEST
 
 START_TEST(test_replay_hygon_with_rocminfo)
 {
-	char dir[] = "/tmp/xp_amd_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	xp_fake_copy(dir, "rocm-smi.json", "amd/hygon-dcu_dtk24.04.3.rocm-smi.json");
-	xp_fake_copy(dir, "rocminfo.txt", "amd/hygon-dcu_dtk24.04.3.rocminfo.txt");
-	struct xp_host h = xp_fake_host(dir);
-	void *st = NULL;
-	char why[256] = "";
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
-	ck_assert_int_eq(n->n_devices, 1);
-	ck_assert_str_eq(n->devices[0].name, "DCU xxxx");
-	ck_assert_str_eq(n->devices[0].arch, "gfx928");
-	ck_assert_int_eq(n->devices[0].memory_total_mib, 65520);
-	xp_adapter_amd.close(st);
-	xp_fake_rmdir(dir);
-	free(n);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_amd, true);
+	xp_fake_copy(s.dir, "rocm-smi.json", "amd/hygon-dcu_dtk24.04.3.rocm-smi.json");
+	xp_fake_copy(s.dir, "rocminfo.txt", "amd/hygon-dcu_dtk24.04.3.rocminfo.txt");
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(s.a->enumerate(s.st, s.n), 0);
+	ck_assert_int_eq(s.n->n_devices, 1);
+	ck_assert_str_eq(s.n->devices[0].name, "DCU xxxx");
+	ck_assert_str_eq(s.n->devices[0].arch, "gfx928");
+	ck_assert_int_eq(s.n->devices[0].memory_total_mib, 65520);
+	xp_fake_close(&s);
 }
 END_TEST
 
 START_TEST(test_replay_empty_dir)
 {
-	char dir[] = "/tmp/xp_amd_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = xp_fake_host(dir);
-	void *st = NULL;
-	char why[256] = "";
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
-	ck_assert_ptr_nonnull(strstr(why, "rocm-smi.json"));
-	xp_adapter_amd.close(st);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_amd, true);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_IDLE);
+	ck_assert_ptr_nonnull(strstr(s.why, "rocm-smi.json"));
 	/* A garbage file still makes the probe ACTIVE (it is there); enumerate says why it fails. */
-	xp_fake_file(dir, "rocm-smi.json", "garbage", 7, 0644);
-	st = NULL;
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), -1);
-	ck_assert_ptr_nonnull(strstr(xp_adapter_amd.last_error(st), "rocm-smi.json"));
-	xp_adapter_amd.close(st);
-	xp_fake_rmdir(dir);
-	free(n);
+	xp_fake_file(s.dir, "rocm-smi.json", "garbage", 7, 0644);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(s.a->enumerate(s.st, s.n), -1);
+	ck_assert_ptr_nonnull(strstr(s.a->last_error(s.st), "rocm-smi.json"));
+	xp_fake_close(&s);
 }
 END_TEST
 
 /* Live: a directory on PATH holds a file named like the tool; the fake host answers for it. */
 START_TEST(test_live_rocm_smi)
 {
-	char dir[] = "/tmp/xp_amd_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	xp_fake_tool(dir, "rocm-smi");
-	xp_fake_tool(dir, "rocminfo");
-	char *old = xp_fake_path_set(dir);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_amd, false);
+	const struct xp_adapter *a = s.a;
+	struct xp_raw_node *n = s.n;
+	xp_fake_tool(s.dir, "rocm-smi");
+	xp_fake_tool(s.dir, "rocminfo");
 	size_t len;
 	char *text = fixture("mi100-x4_rocm602.rocm-smi.json", &len);
 	fake_tools(text, false);
-	struct xp_host h = xp_fake_host(NULL);
-	void *st = NULL;
-	char why[256] = "", want[4096];
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	snprintf(want, sizeof want, "%s/rocm-smi", dir);
+	char want[4096];
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	snprintf(want, sizeof want, "%s/rocm-smi", s.dir);
 	ck_assert_str_eq(xp_fake.argv[0], want); /* found on PATH, run by absolute path */
 	ck_assert_str_eq(xp_fake.argv[xp_fake.argc - 1], "--json");
 	ck_assert(!xp_fake_saw("--showid")); /* telegraf's query first */
 	ck_assert_int_eq(xp_fake.calls, 1);
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	/* The probe's read serves the first enumerate; then rocminfo (which fails: ISA unknown). */
 	ck_assert_int_eq(xp_fake.calls, 2);
 	ck_assert_int_eq(n->n_warnings, 1);
 	ck_assert_ptr_nonnull(strstr(n->warnings[0], "rocminfo"));
-	ck_assert_str_eq(xp_adapter_amd.last_error(st), "");
+	ck_assert_str_eq(a->last_error(s.st), "");
 	/* Later reads run rocm-smi again. */
-	ck_assert_int_eq(xp_adapter_amd.enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(xp_fake.calls, 4);
 	ck_assert_int_eq(n->n_devices, 4);
-	xp_adapter_amd.close(st);
 
-	/* A probe whose result no enumerate takes: close frees it (LeakSanitizer checks). */
-	st = NULL;
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	xp_adapter_amd.close(st);
+	/* A probe whose result no enumerate takes: the next probe's close frees it (LeakSanitizer
+	 * checks). */
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
 
 	/* An rocm-smi that refuses the long query gets gpustack's narrow one. */
 	fake_tools(text, true);
-	st = NULL;
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
 	ck_assert_int_eq(xp_fake.calls, 2);
 	ck_assert(xp_fake_saw("--showid"));
-	xp_adapter_amd.close(st);
 
 	/* A tool that fails outright: no hardware here, said why. */
 	fake_tools(NULL, false);
-	st = NULL;
-	ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
-	ck_assert_ptr_nonnull(strstr(why, "rocm-smi"));
-	xp_adapter_amd.close(st);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_IDLE);
+	ck_assert_ptr_nonnull(strstr(s.why, "rocm-smi"));
 
-	xp_fake_path_restore(old);
 	free(text);
-	free(n);
-	xp_fake_rmdir(dir);
+	xp_fake_close(&s);
 }
 END_TEST
 
 START_TEST(test_live_hy_smi)
 {
-	char dir[] = "/tmp/xp_amd_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	xp_fake_tool(dir, "hy-smi");
-	char *old = xp_fake_path_set(dir);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_amd, false);
+	xp_fake_tool(s.dir, "hy-smi");
 	struct stat sb;
 	/* The adapter also looks where ROCm and DTK install their tools; a real install there
 	 * would be found first, so these checks only run on machines without one. */
@@ -573,28 +545,21 @@ START_TEST(test_live_hy_smi)
 	size_t len;
 	char *text = fixture("hygon-dcu_dtk24.04.3.rocm-smi.json", &len);
 	fake_tools(text, false);
-	struct xp_host h = xp_fake_host(NULL);
-	void *st = NULL;
-	char why[256] = "";
 	if (!rocm_installed) {
-		ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+		ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
 		ck_assert_ptr_nonnull(strstr(xp_fake.argv[0], "/hy-smi"));
 		ck_assert(xp_fake_saw("--showid")); /* only the narrow query for hy-smi */
 		ck_assert_int_eq(xp_fake.calls, 1);
-		xp_adapter_amd.close(st);
 		/* Neither tool: unavailable, with the reason the console shows. */
 		char empty[] = "/tmp/xp_amd_XXXXXX";
 		ck_assert_ptr_nonnull(mkdtemp(empty));
 		setenv("PATH", empty, 1);
-		st = NULL;
-		ck_assert_int_eq(xp_adapter_amd.probe(&h, &st, why, sizeof why), XP_PROBE_UNAVAILABLE);
-		ck_assert_str_eq(why, "no rocm-smi or hy-smi");
-		xp_adapter_amd.close(st);
+		ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_UNAVAILABLE);
+		ck_assert_str_eq(s.why, "no rocm-smi or hy-smi");
 		rmdir(empty);
 	}
-	xp_fake_path_restore(old);
 	free(text);
-	xp_fake_rmdir(dir);
+	xp_fake_close(&s);
 }
 END_TEST
 

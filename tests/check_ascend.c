@@ -784,20 +784,17 @@ END_TEST
 
 START_TEST(test_adapter_replay)
 {
-	char dir[] = "/tmp/xp_ascend_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	xp_fake_copy(dir, "npu-smi-info.txt", F910_INFO);
-	xp_fake_copy(dir, "npu-smi-info-m.txt", F910_MAP);
-	struct xp_host h = xp_fake_host(dir);
-	const struct xp_adapter *a = &xp_adapter_ascend;
-	void *st = NULL;
-	char err[256] = "";
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_ascend, true);
+	const struct xp_adapter *a = s.a;
+	struct xp_raw_node *n = s.n;
+	xp_fake_copy(s.dir, "npu-smi-info.txt", F910_INFO);
+	xp_fake_copy(s.dir, "npu-smi-info-m.txt", F910_MAP);
 	fake_reset();
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	ck_assert_ptr_nonnull(st);
-	struct xp_raw_node *n = xp_fake_node();
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_ptr_nonnull(s.st);
 	n->n_devices = 5; /* enumerate starts from nothing */
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	dump_warnings(n);
 	ck_assert_int_eq(n->n_warnings, 0);
 	ck_assert_int_eq(n->n_devices, 8);
@@ -809,146 +806,123 @@ START_TEST(test_adapter_replay)
 	}
 	ck_assert_str_eq(n->devices[7].health, "Warning");
 	ck_assert_str_eq(n->devices[7].reasons[0], "npu-smi health: Warning");
-	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert_int_eq(a->topology(s.st, n), 0);
 	ck_assert(!n->has_links);
 
 	/* Refresh and health re-read the table; a chip gone from it loses its readings. */
 	n->devices[0].temperature_c = 99;
 	n->devices[3].health[0] = '\0';
 	n->devices[3].n_reasons = 0;
-	ck_assert_int_eq(a->refresh(st, n), 0);
+	ck_assert_int_eq(a->refresh(s.st, n), 0);
 	ck_assert_double_eq_tol(n->devices[0].temperature_c, 42, 1e-9);
-	ck_assert_int_eq(a->health(st, n), 0);
+	ck_assert_int_eq(a->health(s.st, n), 0);
 	ck_assert_str_eq(n->devices[3].health, "Warning");
 	ck_assert_int_eq(n->devices[3].n_reasons, 1);
 	n->devices[0].index = 42;
-	ck_assert_int_eq(a->refresh(st, n), 0);
+	ck_assert_int_eq(a->refresh(s.st, n), 0);
 	ck_assert(isnan(n->devices[0].temperature_c));
 	ck_assert_int_eq(n->devices[0].memory_total_mib, -1);
-	ck_assert_int_eq(a->health(st, n), 0);
+	ck_assert_int_eq(a->health(s.st, n), 0);
 	ck_assert_str_eq(n->devices[0].health, "");
 	ck_assert_str_eq(n->devices[0].reasons[0], "no longer listed by npu-smi info");
 	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs the tool */
 
 	/* The recording damaged: enumerate fails and says why. */
-	xp_fake_file(dir, "npu-smi-info.txt", "garbage\n", 8, 0644);
-	ck_assert_int_eq(a->enumerate(st, n), -1);
-	ck_assert(strstr(a->last_error(st), "npu-smi-info.txt: no device table") != NULL);
-	ck_assert_int_eq(a->refresh(st, n), -1);
-	a->close(st);
+	xp_fake_file(s.dir, "npu-smi-info.txt", "garbage\n", 8, 0644);
+	ck_assert_int_eq(a->enumerate(s.st, n), -1);
+	ck_assert(strstr(a->last_error(s.st), "npu-smi-info.txt: no device table") != NULL);
+	ck_assert_int_eq(a->refresh(s.st, n), -1);
 
 	/* Without the map, names stay as the table prints them. */
-	xp_fake_copy(dir, "npu-smi-info.txt", F310_INFO);
-	xp_fake_unlink(dir, "npu-smi-info-m.txt");
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	xp_fake_copy(s.dir, "npu-smi-info.txt", F310_INFO);
+	xp_fake_unlink(s.dir, "npu-smi-info-m.txt");
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 4);
 	ck_assert_str_eq(n->devices[0].name, "310");
 	ck_assert_int_eq(n->n_warnings, 0);
-	a->close(st);
-	free(n);
-	xp_fake_rmdir(dir);
+	xp_fake_close(&s);
 }
 END_TEST
 
 START_TEST(test_adapter_replay_empty)
 {
-	char dir[] = "/tmp/xp_ascend_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = xp_fake_host(dir);
-	const struct xp_adapter *a = &xp_adapter_ascend;
-	void *st = NULL;
-	char err[256] = "";
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(a->enumerate(st, n), 0);
-	ck_assert_int_eq(n->n_devices, 0);
-	ck_assert_int_eq(n->n_warnings, 0);
-	ck_assert_int_eq(a->refresh(st, n), -1); /* nothing to re-read */
-	a->close(st);
-	free(n);
-	xp_fake_rmdir(dir);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_ascend, true);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_IDLE);
+	ck_assert_int_eq(s.a->enumerate(s.st, s.n), 0);
+	ck_assert_int_eq(s.n->n_devices, 0);
+	ck_assert_int_eq(s.n->n_warnings, 0);
+	ck_assert_int_eq(s.a->refresh(s.st, s.n), -1); /* nothing to re-read */
+	xp_fake_close(&s);
 }
 END_TEST
 
 /* Live mode with PATH pointing at an empty directory: no npu-smi, no tool run. */
 START_TEST(test_adapter_no_tool)
 {
-	char dir[] = "/tmp/xp_ascend_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char *old = xp_fake_path_set(dir);
-	struct xp_host h = xp_fake_host(NULL);
-	const struct xp_adapter *a = &xp_adapter_ascend;
-	void *st = (void *)1;
-	char err[256] = "";
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_ascend, false);
 	fake_reset();
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
-	ck_assert_str_eq(err, "npu-smi not found");
-	ck_assert_ptr_null(st);
+	s.st = (void *)1; /* the probe must clear it: no state without a tool */
+	ck_assert_int_eq(s.a->probe(&s.h, &s.st, s.why, sizeof s.why), XP_PROBE_UNAVAILABLE);
+	ck_assert_str_eq(s.why, "npu-smi not found");
+	ck_assert_ptr_null(s.st);
 	ck_assert_int_eq(xp_fake.calls, 0);
-	a->close(st);
-	xp_fake_path_restore(old);
-	xp_fake_rmdir(dir);
+	xp_fake_close(&s);
 }
 END_TEST
 
 /* Live mode with an npu-smi on PATH, its output faked by the host's run. */
 START_TEST(test_adapter_live)
 {
-	char dir[] = "/tmp/xp_ascend_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_ascend, false);
+	const struct xp_adapter *a = s.a;
+	struct xp_raw_node *n = s.n;
 	char tool[PATH_MAX];
-	snprintf(tool, sizeof tool, "%s", xp_fake_tool(dir, "npu-smi"));
+	snprintf(tool, sizeof tool, "%s", xp_fake_tool(s.dir, "npu-smi"));
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "/nonexistent-xp:%s", dir);
-	char *old = xp_fake_path_set(path);
+	snprintf(path, sizeof path, "/nonexistent-xp:%s", s.dir);
+	setenv("PATH", path, 1); /* a missing directory first: the search goes on past it */
 
 	char *info = xp_fixture_text(F910_INFO, NULL), *map = xp_fixture_text(F910_MAP, NULL);
-	struct xp_host h = xp_fake_host(NULL);
-	const struct xp_adapter *a = &xp_adapter_ascend;
-	void *st = NULL;
-	char err[256] = "";
-
 	fake_reset();
 	fake_npusmi(info, map);
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
 	ck_assert_str_eq(xp_fake.argv[0], tool); /* the full path found on PATH */
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 8);
 	ck_assert_str_eq(n->devices[5].name, "Ascend 910A");
 	ck_assert_int_eq(xp_fake.calls, 3); /* probe's info, enumerate's info and -m */
 
 	/* -m failing leaves the table's names and a warning. */
 	fake_npusmi(info, NULL);
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_str_eq(n->devices[5].name, "xxx");
 	ck_assert(xp_fake_warned(n, "npu-smi info -m: exit status 1"));
 	/* info failing is an error. */
 	fake_npusmi(NULL, NULL);
-	ck_assert_int_eq(a->refresh(st, n), -1);
-	ck_assert_str_eq(a->last_error(st), "npu-smi info: exit status 1");
-	a->close(st);
+	ck_assert_int_eq(a->refresh(s.st, n), -1);
+	ck_assert_str_eq(a->last_error(s.st), "npu-smi info: exit status 1");
+	a->close(s.st);
 
 	/* npu-smi that fails at probe: unavailable, with its reason. */
-	st = (void *)1;
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
-	ck_assert_str_eq(err, "npu-smi info: exit status 1");
-	ck_assert_ptr_null(st);
+	s.st = (void *)1;
+	ck_assert_int_eq(a->probe(&s.h, &s.st, s.why, sizeof s.why), XP_PROBE_UNAVAILABLE);
+	ck_assert_str_eq(s.why, "npu-smi info: exit status 1");
+	ck_assert_ptr_null(s.st);
 
 	/* npu-smi whose table lists no chip: idle. */
 	char *empty = strdup(info);
 	*strstr(empty, "| 0     xxx") = '\0';
 	fake_npusmi(empty, NULL);
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
-	a->close(st);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_IDLE);
 
 	free(empty);
 	free(info);
 	free(map);
-	free(n);
-	xp_fake_path_restore(old);
-	xp_fake_rmdir(dir);
+	xp_fake_close(&s);
 }
 END_TEST
 

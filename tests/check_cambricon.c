@@ -168,77 +168,61 @@ END_TEST
 
 /* ---- the adapter through a fake host -------------------------------------------------- */
 
-/* A fake host whose `cnmon info` prints the constructed two-card output. */
-static struct xp_host fake_cnmon(const char *replay_dir)
+/* The fake host's `cnmon info` prints the constructed two-card output. */
+static void fake_cnmon(void)
 {
-	xp_fake_reset();
 	xp_fake_answer((struct xp_fake_rule){.prog = "cnmon", .args = "info", .out = sections});
-	return xp_fake_host(replay_dir);
 }
 
 START_TEST(test_adapter_replay)
 {
 	ck_assert_int_eq(xp_adapter_cambricon.abi, XP_ADAPTER_ABI);
 	ck_assert_str_eq(xp_adapter_cambricon.name, "cambricon");
-	char dir[] = "/tmp/xp_cambricon_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = fake_cnmon(dir);
-	void *st = NULL;
-	char why[256] = "";
-	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_IDLE);
-	ck_assert_ptr_nonnull(strstr(why, "cnmon-info.txt"));
-	xp_adapter_cambricon.close(st);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_cambricon, true);
+	const struct xp_adapter *a = s.a;
+	struct xp_raw_node *n = s.n;
+	fake_cnmon();
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_IDLE);
+	ck_assert_ptr_nonnull(strstr(s.why, "cnmon-info.txt"));
 
-	xp_fake_file(dir, "cnmon-info.txt", minimal, strlen(minimal), 0644);
-	st = NULL;
-	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), 0);
+	xp_fake_file(s.dir, "cnmon-info.txt", minimal, strlen(minimal), 0644);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_str_eq(n->devices[0].name, "MLU370-X8");
-	ck_assert_int_eq(xp_adapter_cambricon.refresh(st, n), 0);
-	ck_assert_int_eq(xp_adapter_cambricon.health(st, n), 0);
-	ck_assert_int_eq(xp_adapter_cambricon.topology(st, n), 0);
+	ck_assert_int_eq(a->refresh(s.st, n), 0);
+	ck_assert_int_eq(a->health(s.st, n), 0);
+	ck_assert_int_eq(a->topology(s.st, n), 0);
 	ck_assert(!n->has_links);
-	ck_assert_str_eq(xp_adapter_cambricon.last_error(st), "");
+	ck_assert_str_eq(a->last_error(s.st), "");
 	ck_assert_int_eq(xp_fake.calls, 0);
-	xp_fake_file(dir, "cnmon-info.txt", "no cards\n", 9, 0644);
-	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), -1);
-	ck_assert_ptr_nonnull(strstr(xp_adapter_cambricon.last_error(st), "Card"));
-	xp_adapter_cambricon.close(st);
-	xp_fake_rmdir(dir);
-	free(n);
+	xp_fake_file(s.dir, "cnmon-info.txt", "no cards\n", 9, 0644);
+	ck_assert_int_eq(a->enumerate(s.st, n), -1);
+	ck_assert_ptr_nonnull(strstr(a->last_error(s.st), "Card"));
+	xp_fake_close(&s);
 }
 END_TEST
 
 START_TEST(test_adapter_live)
 {
-	char dir[] = "/tmp/xp_cambricon_XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	char *old = xp_fake_path_set(dir);
-	struct xp_host h = fake_cnmon(NULL);
-	void *st = NULL;
-	char why[256] = "";
-	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_UNAVAILABLE);
-	ck_assert_str_eq(why, "no cnmon");
-	xp_adapter_cambricon.close(st);
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_cambricon, false);
+	fake_cnmon();
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_UNAVAILABLE);
+	ck_assert_str_eq(s.why, "no cnmon");
 
-	xp_fake_tool(dir, "cnmon");
-	st = NULL;
-	ck_assert_int_eq(xp_adapter_cambricon.probe(&h, &st, why, sizeof why), XP_PROBE_ACTIVE);
+	xp_fake_tool(s.dir, "cnmon");
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
 	char want[4096];
-	snprintf(want, sizeof want, "%s/cnmon", dir);
+	snprintf(want, sizeof want, "%s/cnmon", s.dir);
 	ck_assert_str_eq(xp_fake.argv[0], want);
 	ck_assert_int_eq(xp_fake.argc, 2);
 	ck_assert_str_eq(xp_fake.argv[1], "info");
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(xp_adapter_cambricon.enumerate(st, n), 0);
-	ck_assert_int_eq(n->n_devices, 2);
+	ck_assert_int_eq(s.a->enumerate(s.st, s.n), 0);
+	ck_assert_int_eq(s.n->n_devices, 2);
 	ck_assert_int_eq(xp_fake.calls, 2);
-	xp_adapter_cambricon.close(st);
-	xp_fake_path_restore(old);
-	xp_fake_rmdir(dir);
-	free(n);
+	xp_fake_close(&s);
 }
 END_TEST
 

@@ -695,8 +695,10 @@ START_TEST(adapter_replay)
 	ck_assert_int_eq(a->abi, XP_ADAPTER_ABI);
 	ck_assert_str_eq(a->name, "nvidia");
 
-	char dir[] = "/tmp/xp-nv-replay-XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct xp_fake_session s;
+	xp_fake_open(&s, a, true);
+	const char *dir = s.dir;
+	struct xp_raw_node *n = s.n;
 	size_t len, sl;
 	char *xml = xp_fixture_text(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
 	xp_fake_file(dir, XP_NVSMI_XML_FILE, xml, len, 0644);
@@ -707,32 +709,26 @@ START_TEST(adapter_replay)
 	free(topo);
 	free(cap);
 
-	struct xp_host h = xp_fake_host(dir);
-	void *st = NULL;
-	char err[256] = "";
-	xp_fake_reset();
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	ck_assert_ptr_nonnull(st);
-	struct xp_raw_node *n = xp_fake_node();
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_ptr_nonnull(s.st);
 	snprintf(n->hostname, sizeof n->hostname, "node7");
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_str_eq(n->hostname, "node7");
 	ck_assert_int_eq(n->n_devices, 1); /* the recorded "4x" file keeps one <gpu> */
 	ck_assert_str_eq(n->devices[0].name, "NVIDIA A100-SXM4-80GB");
 	ck_assert_int_eq(n->devices[0].n_slices, 4);
-	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert_int_eq(a->topology(s.st, n), 0);
 	ck_assert(n->has_links);
 	ck_assert_str_eq(n->links[0][0], "X");
 	ck_assert_int_eq(n->devices[0].numa, 0);
 	n->devices[0].temperature_c = 99;
 	n->devices[0].n_reasons = 0;
-	ck_assert_int_eq(a->refresh(st, n), 0);
+	ck_assert_int_eq(a->refresh(s.st, n), 0);
 	ck_assert_double_eq_tol(n->devices[0].temperature_c, 27, 1e-9);
-	ck_assert_int_eq(a->health(st, n), 0);
+	ck_assert_int_eq(a->health(s.st, n), 0);
 	ck_assert_int_eq(n->devices[0].ecc_uncorrected, 0);
 	ck_assert_int_eq(n->n_warnings, 0);
-	ck_assert_str_eq(a->last_error(st), "");
-	a->close(st);
+	ck_assert_str_eq(a->last_error(s.st), "");
 	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs a tool */
 
 	/* only the matrix: the rows are the devices */
@@ -740,32 +736,29 @@ START_TEST(adapter_replay)
 	char *h800 = xp_fixture_text(NV "topo-matrix_8xH800-nv8_4nics_2numa.txt", &len);
 	xp_fake_file(dir, XP_NVSMI_TOPO_FILE, h800, len, 0644);
 	free(h800);
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 8);
-	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert_int_eq(a->topology(s.st, n), 0);
 	ck_assert_str_eq(n->links[7][0], "NV8");
 	ck_assert_int_eq(n->devices[7].numa, 1);
-	a->close(st);
+	a->close(s.st);
 
 	/* an empty directory: idle, no state, a reason */
 	xp_fake_unlink(dir, XP_NVSMI_XML_FILE);
 	xp_fake_unlink(dir, XP_NVSMI_TOPO_FILE);
-	st = (void *)1;
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_IDLE);
-	ck_assert_ptr_null(st);
-	ck_assert_ptr_nonnull(strstr(err, "no nvidia-smi-q-x.xml or nvidia-smi-topo-m.txt"));
+	s.st = (void *)1; /* the probe must clear it */
+	ck_assert_int_eq(a->probe(&s.h, &s.st, s.why, sizeof s.why), XP_PROBE_IDLE);
+	ck_assert_ptr_null(s.st);
+	ck_assert_ptr_nonnull(strstr(s.why, "no nvidia-smi-q-x.xml or nvidia-smi-topo-m.txt"));
 
 	/* a broken recording: enumerate fails with the parser's message */
 	xp_fake_file(dir, XP_NVSMI_XML_FILE, "<nvidia_smi_log><gpu>", 21, 0644);
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
-	ck_assert_int_eq(a->enumerate(st, n), -1);
-	ck_assert_ptr_nonnull(strstr(a->last_error(st), "nvidia-smi -q -x: "));
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(a->enumerate(s.st, n), -1);
+	ck_assert_ptr_nonnull(strstr(a->last_error(s.st), "nvidia-smi -q -x: "));
 	ck_assert_int_eq(n->n_devices, 0);
-	a->close(st);
-
-	xp_fake_rmdir(dir);
-	free(n);
+	xp_fake_close(&s);
 }
 END_TEST
 
@@ -814,56 +807,51 @@ START_TEST(adapter_live_fallback)
 {
 	if (nvml_present())
 		return; /* the NVML path is taken instead; covered above */
-	const struct xp_adapter *a = &xp_adapter_nvidia;
-	char dir[] = "/tmp/xp-nv-path-XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	struct xp_host h = xp_fake_host(NULL);
-	void *st = (void *)1;
-	char err[256] = "";
+	struct xp_fake_session s;
+	xp_fake_open(&s, &xp_adapter_nvidia, false);
+	const struct xp_adapter *a = s.a;
+	struct xp_raw_node *n = s.n;
 
 	/* neither the library nor the tool: the normal state of a machine without NVIDIA */
-	char *old = xp_fake_path_set(dir);
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
-	ck_assert_ptr_null(st);
-	ck_assert_str_eq(err, "no libnvidia-ml.so.1 and no nvidia-smi");
+	s.st = (void *)1; /* the probe must clear it */
+	ck_assert_int_eq(a->probe(&s.h, &s.st, s.why, sizeof s.why), XP_PROBE_UNAVAILABLE);
+	ck_assert_ptr_null(s.st);
+	ck_assert_str_eq(s.why, "no libnvidia-ml.so.1 and no nvidia-smi");
 
 	/* a stand-in nvidia-smi (never executed: the host's run answers for it) */
 	char tool[4096];
-	snprintf(tool, sizeof tool, "%s", xp_fake_tool(dir, "nvidia-smi"));
+	snprintf(tool, sizeof tool, "%s", xp_fake_tool(s.dir, "nvidia-smi"));
 	size_t len;
 	char *xml = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
 	char *cap = xp_fixture_text(captures[2], &len);
 	char *topo = capture_section(cap, "nvidia-smi topo -m", &len);
-	xp_fake_reset();
 	xp_fake.fail = "unexpected command";
 	xp_fake_answer((struct xp_fake_rule){.prog = "nvidia-smi", .args = "-q -x", .out = xml});
 	xp_fake_answer((struct xp_fake_rule){.prog = "nvidia-smi", .args = "topo -m", .out = topo});
-	ck_assert_int_eq(a->probe(&h, &st, err, sizeof err), XP_PROBE_ACTIVE);
+	ck_assert_int_eq(xp_fake_probe(&s), XP_PROBE_ACTIVE);
 	ck_assert_str_eq(xp_fake.argv[0], tool); /* found on PATH, run by absolute path */
-	struct xp_raw_node *n = xp_fake_node();
-	ck_assert_int_eq(a->enumerate(st, n), 0);
+	ck_assert_int_eq(a->enumerate(s.st, n), 0);
 	ck_assert_int_eq(n->n_devices, 1);
 	ck_assert_str_eq(n->devices[0].name, "Tesla T4");
-	ck_assert_int_eq(a->topology(st, n), 0);
+	ck_assert_int_eq(a->topology(s.st, n), 0);
 	ck_assert_str_eq(n->links[0][0], "X");
 	ck_assert_int_eq(xp_fake.calls, 2); /* probe (whose report enumerate reuses), topology */
-	ck_assert_int_eq(a->refresh(st, n), 0); /* refresh runs the tool again */
+	ck_assert_int_eq(a->refresh(s.st, n), 0); /* refresh runs the tool again */
 	ck_assert_int_eq(xp_fake.calls, 3);
 	ck_assert_double_eq_tol(n->devices[0].temperature_c, 40, 1e-9);
-	a->close(st);
+	a->close(s.st);
+	s.st = NULL;
 
 	/* the tool fails: unavailable, with its error */
-	struct xp_host broken = h;
+	struct xp_host broken = s.h;
 	broken.run = NULL;
-	ck_assert_int_eq(a->probe(&broken, &st, err, sizeof err), XP_PROBE_UNAVAILABLE);
-	ck_assert_ptr_nonnull(strstr(err, "cannot run tools"));
+	ck_assert_int_eq(a->probe(&broken, &s.st, s.why, sizeof s.why), XP_PROBE_UNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(s.why, "cannot run tools"));
 
-	xp_fake_path_restore(old);
-	xp_fake_rmdir(dir);
 	free(topo);
 	free(cap);
 	free(xml);
-	free(n);
+	xp_fake_close(&s);
 }
 END_TEST
 

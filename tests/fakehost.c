@@ -345,3 +345,39 @@ void xp_fake_path_restore(char *old)
 		unsetenv("PATH");
 	free(old);
 }
+
+void xp_fake_open(struct xp_fake_session *s, const struct xp_adapter *a, bool replay)
+{
+	memset(s, 0, sizeof *s);
+	xp_fake_reset();
+	s->a = a;
+	snprintf(s->dir, sizeof s->dir, "/tmp/xp_%s_XXXXXX", a->name);
+	ck_assert_ptr_nonnull(mkdtemp(s->dir));
+	s->h = xp_fake_host(replay ? s->dir : NULL);
+	/* Live: only what the test puts in the directory is on PATH, so no real tool is found. */
+	if (!replay)
+		s->old_path = xp_fake_path_set(s->dir);
+	s->n = xp_fake_node();
+}
+
+int xp_fake_probe(struct xp_fake_session *s)
+{
+	if (s->st)
+		s->a->close(s->st);
+	s->st = NULL;
+	s->why[0] = '\0';
+	return s->a->probe(&s->h, &s->st, s->why, sizeof s->why);
+}
+
+void xp_fake_close(struct xp_fake_session *s)
+{
+	if (s->st)
+		s->a->close(s->st);
+	s->st = NULL;
+	if (!s->h.replay_dir)
+		xp_fake_path_restore(s->old_path);
+	s->old_path = NULL;
+	free(s->n);
+	s->n = NULL;
+	xp_fake_rmdir(s->dir);
+}

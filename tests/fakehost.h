@@ -98,4 +98,23 @@ char *xp_fake_path_set(const char *path);
 /* Sets PATH back to old (unsets it when old is NULL) and frees old. */
 void xp_fake_path_restore(char *old);
 
+/* One adapter under test through the fake host: what every replay and live test sets up and
+ * tears down alike (scratch directory, host, probe state, node). */
+struct xp_fake_session {
+	const struct xp_adapter *a; /* the adapter under test */
+	char dir[64];               /* the scratch directory, /tmp/xp_<adapter>_XXXXXX */
+	struct xp_host h;           /* replays from dir, or runs live (the fake answers its runs) */
+	void *st;                   /* the last probe's state (closed by the next probe and the end) */
+	char why[256];              /* the last probe's reason */
+	struct xp_raw_node *n;      /* an empty node to enumerate into */
+	char *old_path;             /* PATH before a live session pointed it at dir */
+};
+/* Starts s for adapter a: the fake reset, a new scratch directory, and a host that replays from
+ * it (replay) or runs live with PATH set to the directory. */
+void xp_fake_open(struct xp_fake_session *s, const struct xp_adapter *a, bool replay);
+/* Closes the last probe's state, probes again and returns what the probe says. */
+int xp_fake_probe(struct xp_fake_session *s);
+/* Ends s: its state closed, PATH restored, node freed, scratch directory removed. */
+void xp_fake_close(struct xp_fake_session *s);
+
 #endif
