@@ -310,50 +310,55 @@ static json_t *http_json(const struct http *h)
 	return j;
 }
 
-/* A raw TCP connection to the agent (http://127.0.0.1:PORT) from the loopback address src:
- * another client, as far as the agent can tell. */
+/* A raw TCP connection to the agent (http://127.0.0.1:PORT) from the loopback address src
+ * (NULL: any): with another src, another client as far as the agent can tell. */
 static int raw_connect_from(const struct agent *a, const char *src)
 {
 	const char *colon = strrchr(a->url, ':');
 	ck_assert_ptr_nonnull(colon);
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
 	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	struct sockaddr_in from = {.sin_family = AF_INET};
-	inet_pton(AF_INET, src, &from.sin_addr);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_msg(bind(fd, (struct sockaddr *)&from, sizeof from) == 0, "bind %s: %s", src, strerror(errno));
+	if (src) {
+		struct sockaddr_in from = {.sin_family = AF_INET};
+		inet_pton(AF_INET, src, &from.sin_addr);
+		ck_assert_msg(bind(fd, (struct sockaddr *)&from, sizeof from) == 0, "bind %s: %s", src,
+			      strerror(errno));
+	}
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
 	return fd;
+}
+
+/* A raw TCP connection to the agent (http://127.0.0.1:PORT). */
+static int raw_connect(const struct agent *a)
+{
+	return raw_connect_from(a, NULL);
+}
+
+/* Waits (in 50 ms polls, so a deadline is never overslept by much) until fd is readable;
+ * false when end passes first. */
+static bool raw_readable(int fd, double end)
+{
+	while (now_s() < end) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		if (poll(&pf, 1, 50) > 0)
+			return true;
+	}
+	return false;
 }
 
 /* True when the agent closed fd within timeout_s (what it sent before is dropped). */
 static bool raw_closed(int fd, double timeout_s)
 {
 	double end = now_s() + timeout_s;
-	while (now_s() < end) {
-		struct pollfd pf = {fd, POLLIN, 0};
-		if (poll(&pf, 1, 50) <= 0)
-			continue;
+	while (raw_readable(fd, end)) {
 		char tmp[4096];
 		ssize_t k = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
 		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
 			return true;
 	}
 	return false;
-}
-
-/* A raw TCP connection to the agent (http://127.0.0.1:PORT). */
-static int raw_connect(const struct agent *a)
-{
-	const char *colon = strrchr(a->url, ':');
-	ck_assert_ptr_nonnull(colon);
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
-	return fd;
 }
 
 static void raw_send(int fd, const char *s, size_t n)
@@ -373,10 +378,7 @@ static char *raw_read(int fd, double timeout_s)
 	size_t len = 0;
 	char *buf = xp_calloc(1, 1);
 	double end = now_s() + timeout_s;
-	while (now_s() < end) {
-		struct pollfd pf = {fd, POLLIN, 0};
-		if (poll(&pf, 1, 50) <= 0)
-			continue;
+	while (raw_readable(fd, end)) {
 		char tmp[4096];
 		ssize_t k = recv(fd, tmp, sizeof tmp, 0);
 		if (k <= 0)
@@ -599,8 +601,7 @@ END_TEST
 
 START_TEST(read_token)
 {
-	char *tok = path_in("read.token");
-	write_text(tok, "s3cret-read\n", 0600);
+	char *tok = xp_write_file(dir, "read.token", "s3cret-read\n", 0600);
 	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--token-file", tok);
 	const char *paths[] = {"/v1/node", "/v1/health", "/metrics", "/nowhere"};
 	for (size_t i = 0; i < 4; i++) {
@@ -676,8 +677,7 @@ START_TEST(bind_rules)
 	ck_assert_int_eq(st, 2);
 	free(err);
 	/* With a token, any address; the loopback ::1 without one. */
-	char *tok = path_in("t");
-	write_text(tok, "tok\n", 0600);
+	char *tok = xp_write_file(dir, "t", "tok\n", 0600);
 	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "0.0.0.0:0", "--token-file", tok);
 	ck_assert_msg(strncmp(a->url, "http://0.0.0.0:", 15) == 0, "%s", a->url);
 	ck_assert_int_eq(agent_stop(a), 0);
@@ -694,25 +694,19 @@ START_TEST(bind_rules)
 }
 END_TEST
 
-static char *write_config(const char *name, const char *text)
-{
-	char *p = path_in(name);
-	write_text(p, text, 0644);
-	return p;
-}
-
 START_TEST(probes)
 {
-	char *rt = path_in("r.token"), *wt = path_in("w.token");
-	write_text(rt, "reader\n", 0600);
-	write_text(wt, "writer\n", 0600);
-	char *cfg = write_config("agent.conf", "# probes this node may run\n"
-					       "\n"
-					       "probe hello -- /bin/echo hello \"big world\"\n"
-					       "probe nope layer=launches -- false\n"
-					       "probe slow timeout=0.5 -- /bin/sleep 5\n"
-					       "probe sleep2 timeout=10 -- /bin/sleep 2\n"
-					       "probe long timeout=30 -- /bin/sleep 20\n");
+	char *rt = xp_write_file(dir, "r.token", "reader\n", 0600);
+	char *wt = xp_write_file(dir, "w.token", "writer\n", 0600);
+	char *cfg = xp_write_file(dir, "agent.conf",
+				  "# probes this node may run\n"
+				  "\n"
+				  "probe hello -- /bin/echo hello \"big world\"\n"
+				  "probe nope layer=launches -- false\n"
+				  "probe slow timeout=0.5 -- /bin/sleep 5\n"
+				  "probe sleep2 timeout=10 -- /bin/sleep 2\n"
+				  "probe long timeout=30 -- /bin/sleep 20\n",
+				  0644);
 	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--token-file", rt,
 				"--write-token-file", wt, "--config", cfg, "--name", "probe-node");
 	struct http h = http("POST", a, "/v1/probe/hello", NULL, NULL, NULL);
@@ -855,7 +849,7 @@ START_TEST(config_errors)
 		{"probe a -- /bin/echo \"unterminated\n", ":1: "},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char *cfg = write_config("bad.conf", cases[i].text);
+		char *cfg = xp_write_file(dir, "bad.conf", cases[i].text, 0644);
 		int st;
 		char *err;
 		ck_assert_ptr_null(agent_try(&st, &err, "--replay", nv, "agent", "--listen", "127.0.0.1:0", "--config", cfg, NULL));
@@ -1060,8 +1054,7 @@ END_TEST
 START_TEST(inventory_source)
 {
 	const char *doc = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"n1\"},{\"name\":\"n2\"}]}";
-	char *snap = path_in("snap.json");
-	write_text(snap, doc, 0644);
+	char *snap = xp_write_file(dir, "snap.json", doc, 0644);
 	int st;
 	char *err;
 	ck_assert_ptr_null(agent_try(&st, &err, "--inventory", snap, "agent", "--listen", "127.0.0.1:0", NULL));

@@ -83,15 +83,20 @@ static pid_t agent(char *url, size_t len, const char *replay)
 	return track(p);
 }
 
-static char *write_file(const char *name, const char *text, mode_t mode)
+/* Runs xpool with the NULL-terminated arguments and checks its exit status and that its stderr
+ * holds err_part (NULL: not checked). */
+static void expect_xpool(int status, const char *err_part, ...)
 {
-	char *path = xp_asprintf("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	chmod(path, mode);
-	return path;
+	struct xp_run r;
+	va_list ap;
+	va_start(ap, err_part);
+	int rc = xp_run_xpoolv(&r, NULL, ap);
+	va_end(ap);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(r.status == status, "exit %d, want %d: %s", r.status, status, r.err);
+	if (err_part)
+		ck_assert_msg(strstr(r.err, err_part), "%s", r.err);
+	xp_run_free(&r);
 }
 
 static json_t *node_named(json_t *doc, const char *name)
@@ -119,7 +124,7 @@ START_TEST(inventory_from_three_agents)
 		agent(urls[i], sizeof urls[i], reps[i]);
 	char *list = xp_asprintf("# the test cluster\n%s\n\n  %s/   # trailing slash is the same agent\n%s\n", urls[0],
 				 urls[1], urls[2]);
-	char *file = write_file("agents.txt", list, 0644);
+	char *file = xp_write_file(dir, "agents.txt", list, 0644);
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "inventory", "--json", NULL), 0);
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
@@ -326,8 +331,6 @@ START_TEST(pool_recovers_and_backs_off)
 	free(log);
 
 	/* Killed: last data kept, unreachable. */
-	char port[16];
-	snprintf(port, sizeof port, "%s", strrchr(url, ':') + 1);
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 	untrack(p);
@@ -355,16 +358,9 @@ START_TEST(pool_recovers_and_backs_off)
 	ck_assert_uint_eq(st.polls, polls);
 
 	/* Back on the same port: a forced poll takes it back. */
-	char listen[64], url2[256];
-	snprintf(listen, sizeof listen, "127.0.0.1:%s", port);
+	char url2[256];
 	const char *args[] = {"--replay", rep};
-	pid_t p2 = -1;
-	for (int i = 0; i < 50 && p2 < 0; i++) {
-		p2 = xp_agent_startv(url2, sizeof url2, listen, args, 2);
-		if (p2 < 0)
-			usleep(100000);
-	}
-	track(p2);
+	track(xp_agent_restart(url2, sizeof url2, url, args, 2));
 	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
 	xp_agent_pool_status(pool, 0, &st);
 	ck_assert(st.up);
@@ -391,19 +387,11 @@ START_TEST(identity_is_pinned)
 	struct xp_err err = {{0}};
 	ck_assert_int_eq(xp_agent_pool_add(pool, url, NULL, &err), 0);
 	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
-	char listen[64];
-	snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(url, ':') + 1);
 	xp_agent_stop(p);
 	untrack(p);
 	const char *args[] = {"--replay", rep, "--name", "impostor"};
 	char url2[256];
-	pid_t p2 = -1;
-	for (int i = 0; i < 50 && p2 < 0; i++) {
-		p2 = xp_agent_startv(url2, sizeof url2, listen, args, 4);
-		if (p2 < 0)
-			usleep(100000);
-	}
-	track(p2);
+	track(xp_agent_restart(url2, sizeof url2, url, args, 4));
 	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 1);
 	struct xp_agent_status st;
 	xp_agent_pool_status(pool, 0, &st);
@@ -423,9 +411,9 @@ END_TEST
 START_TEST(tokens)
 {
 	char *rep = replay_mi100();
-	char *tok = write_file("agent.token", "s3cret-token-value\n", 0600);
-	char *wrong = write_file("wrong.token", "not-the-token\n", 0600);
-	char *open_tok = write_file("open.token", "s3cret-token-value\n", 0644);
+	char *tok = xp_write_file(dir, "agent.token", "s3cret-token-value\n", 0600);
+	char *wrong = xp_write_file(dir, "wrong.token", "not-the-token\n", 0600);
+	char *open_tok = xp_write_file(dir, "open.token", "s3cret-token-value\n", 0644);
 	char url[256];
 	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--token-file", tok, NULL);
 	ck_assert_msg(p > 0, "%s", url);
@@ -436,23 +424,15 @@ START_TEST(tokens)
 	ck_assert_msg(strstr(r.err, "refused the token (none given)"), "%s", r.err);
 	ck_assert_ptr_null(strstr(r.err, "s3cret"));
 	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-token", wrong, "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, 4);
-	ck_assert_msg(strstr(r.err, "HTTP 401"), "%s", r.err);
-	xp_run_free(&r);
+	expect_xpool(4, "HTTP 401", "--agent", url, "--agent-token", wrong, "inventory", NULL);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-token", tok, "inventory", NULL), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_ptr_nonnull(strstr(r.out, "mi100-11"));
 	xp_run_free(&r);
 	char *line = xp_asprintf("%s agent.token\n", url);
-	char *file = write_file("agents.txt", line, 0644);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "inventory", NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-token", open_tok, "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "others may read it"), "%s", r.err);
-	xp_run_free(&r);
+	char *file = xp_write_file(dir, "agents.txt", line, 0644);
+	expect_xpool(0, NULL, "--agents", file, "inventory", NULL);
+	expect_xpool(1, "others may read it", "--agent", url, "--agent-token", open_tok, "inventory", NULL);
 	free(line);
 	free(file);
 	free(tok);
@@ -467,9 +447,9 @@ END_TEST
 START_TEST(probe_becomes_evidence)
 {
 	char *rep = replay_mi100();
-	char *wtok = write_file("write.token", "probe-writer-token\n", 0600);
-	char *rtok = write_file("read.token", "probe-reader-token\n", 0600);
-	char *conf = write_file("agent.conf",
+	char *wtok = xp_write_file(dir, "write.token", "probe-writer-token\n", 0600);
+	char *rtok = xp_write_file(dir, "read.token", "probe-reader-token\n", 0600);
+	char *conf = xp_write_file(dir, "agent.conf",
 				"# what this node may be asked to run\n"
 				"probe smoke timeout=30 layer=discovered -- /bin/echo hello from the probe\n"
 				"probe broken -- /bin/false\n"
@@ -483,9 +463,7 @@ START_TEST(probe_becomes_evidence)
 	setenv("XDG_STATE_HOME", state, 1);
 	char *db = xp_asprintf("%s/x.db", dir);
 	struct xp_run r;
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "llama", "--entry", "/bin/true", NULL), 0);
-	ck_assert_int_eq(r.status, 0);
-	xp_run_free(&r);
+	expect_xpool(0, NULL, "--db", db, "validate", "case", "add", "llama", "--entry", "/bin/true", NULL);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "smoke", "--case", "llama",
 				      "--write-token-file", wtok, NULL),
 			 0);
@@ -522,25 +500,12 @@ START_TEST(probe_becomes_evidence)
 	ck_assert_msg(strstr(r.err, "HTTP 401") || strstr(r.err, "HTTP 403"), "%s", r.err);
 	ck_assert_ptr_null(strstr(r.err, "probe-reader-token"));
 	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "nope", "--write-token-file", wtok, NULL), 0);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_ptr_nonnull(strstr(r.err, "HTTP 404"));
-	xp_run_free(&r);
+	expect_xpool(1, "HTTP 404", "agent", "probe", url, "nope", "--write-token-file", wtok, NULL);
 	/* A probe longer than the console waits: a clear error, not a day's hang. */
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "slow", "--timeout", "1", "--write-token-file",
-				      wtok, NULL),
-			 0);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(strstr(r.err, "no reply within 1 s"), "%s", r.err);
-	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "slow", "--timeout", "0", "--write-token-file",
-				      wtok, NULL),
-			 0);
-	ck_assert_int_eq(r.status, 2);
-	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "../etc", "--write-token-file", wtok, NULL), 0);
-	ck_assert_int_eq(r.status, 2);
-	xp_run_free(&r);
+	expect_xpool(1, "no reply within 1 s", "agent", "probe", url, "slow", "--timeout", "1", "--write-token-file",
+		     wtok, NULL);
+	expect_xpool(2, NULL, "agent", "probe", url, "slow", "--timeout", "0", "--write-token-file", wtok, NULL);
+	expect_xpool(2, NULL, "agent", "probe", url, "../etc", "--write-token-file", wtok, NULL);
 	unsetenv("XDG_STATE_HOME");
 	free(state);
 	free(db);
@@ -733,7 +698,7 @@ START_TEST(bad_agent_lists)
 		{"http://node:7447/v1?x=1\n", "no query"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char *file = write_file("bad.txt", cases[i].text, 0644);
+		char *file = xp_write_file(dir, "bad.txt", cases[i].text, 0644);
 		struct xp_run r;
 		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", file, "inventory", NULL), 0);
 		ck_assert_msg(r.status == 1, "case %zu: status %d", i, r.status);
@@ -741,22 +706,11 @@ START_TEST(bad_agent_lists)
 		xp_run_free(&r);
 		free(file);
 	}
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", "gopher://x", "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, 2);
-	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agents", "/nonexistent/agents", "inventory", NULL), 0);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/agents"));
-	xp_run_free(&r);
+	expect_xpool(2, NULL, "--agent", "gopher://x", "inventory", NULL);
+	expect_xpool(1, "/nonexistent/agents", "--agents", "/nonexistent/agents", "inventory", NULL);
 	/* add and rm belong to a running console. */
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "add", "http://x:1", NULL), 0);
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_ptr_nonnull(strstr(r.err, "running console"));
-	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "ls", NULL), 0);
-	ck_assert_int_eq(r.status, 2);
-	xp_run_free(&r);
+	expect_xpool(2, "running console", "agent", "add", "http://x:1", NULL);
+	expect_xpool(2, NULL, "agent", "ls", NULL);
 }
 END_TEST
 

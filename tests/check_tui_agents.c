@@ -91,16 +91,9 @@ START_TEST(agents_in_the_console)
 	xp_tmux_keys("Escape");
 
 	/* Back on the same port: `r` asks at once, whatever the backoff says. */
-	char listen[64];
-	snprintf(listen, sizeof listen, "127.0.0.1:%s", strrchr(u2, ':') + 1);
 	const char *args[] = {"--replay", mi};
 	char u3[256];
-	pid_t p = -1;
-	for (int i = 0; i < 50 && p < 0; i++) {
-		p = xp_agent_startv(u3, sizeof u3, listen, args, 2);
-		if (p < 0)
-			usleep(100000);
-	}
+	pid_t p = xp_agent_restart(u3, sizeof u3, u2, args, 2);
 	ck_assert_int_gt(p, 0);
 	agents[1] = p;
 	xp_tmux_keys("r");

@@ -109,19 +109,25 @@ int xp_run_argv(struct xp_run *r, char *const argv[], const char *in)
 	return 0;
 }
 
-int xp_run_xpool(struct xp_run *r, const char *in, ...)
+int xp_run_xpoolv(struct xp_run *r, const char *in, va_list ap)
 {
 	const char *argv[64];
 	int n = 0;
-	va_list ap;
 	argv[n++] = xp_bin();
-	va_start(ap, in);
 	const char *a;
 	while ((a = va_arg(ap, const char *)) != NULL && n < 63)
 		argv[n++] = a;
-	va_end(ap);
 	argv[n] = NULL;
 	return xp_run_argv(r, (char *const *)argv, in);
+}
+
+int xp_run_xpool(struct xp_run *r, const char *in, ...)
+{
+	va_list ap;
+	va_start(ap, in);
+	int rc = xp_run_xpoolv(r, in, ap);
+	va_end(ap);
+	return rc;
 }
 
 void xp_run_free(struct xp_run *r)
@@ -331,4 +337,36 @@ int xp_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+pid_t xp_agent_restart(char *url, size_t len, const char *old_url, const char *const *args, size_t n)
+{
+	const char *colon = strrchr(old_url, ':');
+	if (!colon)
+		return -1;
+	char listen[64];
+	snprintf(listen, sizeof listen, "127.0.0.1:%s", colon + 1);
+	pid_t p = -1;
+	/* The old agent's socket may linger a moment after it exits. */
+	for (int i = 0; i < 50 && p < 0; i++) {
+		p = xp_agent_startv(url, len, listen, args, n);
+		if (p < 0)
+			usleep(100000);
+	}
+	return p;
+}
+
+char *xp_write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *path = malloc(n);
+	if (!path)
+		abort();
+	snprintf(path, n, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f || fputs(text, f) == EOF || fclose(f) != 0 || chmod(path, mode) != 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		abort();
+	}
+	return path;
 }

@@ -2,6 +2,7 @@
 #ifndef XP_TESTLIB_H
 #define XP_TESTLIB_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -20,6 +21,8 @@ const char *xp_bin(void);
 int xp_run_argv(struct xp_run *r, char *const argv[], const char *in);
 /* Runs the built xpool with the NULL-terminated arguments after in. */
 int xp_run_xpool(struct xp_run *r, const char *in, ...);
+/* xp_run_xpool with the arguments in ap (NULL-terminated). */
+int xp_run_xpoolv(struct xp_run *r, const char *in, va_list ap);
 /* Frees the captured output of a run. */
 void xp_run_free(struct xp_run *r);
 /* rm -rf path (a scratch directory whose files the program under test chose); "" does nothing. */
@@ -27,6 +30,9 @@ void xp_rm_rf(const char *path);
 /* Makes dir/dgx, the replay directory of a DGX with four A100s (recorded nvidia-smi -q -x) whose
  * hostname file says dgx-a100-07: the node the agent and replay suites start from (free it). */
 char *xp_replay_dgx(const char *dir);
+/* Writes text to dir/name with mode (whatever umask says) and returns the path (caller frees);
+ * aborts on failure. */
+char *xp_write_file(const char *dir, const char *name, const char *text, mode_t mode);
 /* Writes text to a new temporary file and returns its path (caller frees and unlinks). */
 char *xp_tmpfile(const char *text, size_t len);
 
@@ -40,6 +46,9 @@ char *xp_assemble(const char *dir, const char *sub, ...);
 pid_t xp_agent_start(char *url, size_t len, ...);
 /* Like xp_agent_start with the arguments in an array (n of them) and the address to listen on. */
 pid_t xp_agent_startv(char *url, size_t len, const char *listen, const char *const *args, size_t n);
+/* Starts an agent (xp_agent_startv's arguments) on the port of old_url, an agent stopped just
+ * before: tries for up to 5 s while the port is still taken. The pid, or -1. */
+pid_t xp_agent_restart(char *url, size_t len, const char *old_url, const char *const *args, size_t n);
 /* Stops an agent (SIGTERM, then SIGKILL after 10 s) and returns its exit status (128+signal when killed). */
 int xp_agent_stop(pid_t pid);
 /* Forks a server on 127.0.0.1 that answers every connection with the same raw bytes (after
