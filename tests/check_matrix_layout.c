@@ -73,11 +73,28 @@ static const char *shown_str(const struct xp_mx_shown *sh, char *buf, size_t len
 	return buf;
 }
 
-static const char *filtered(const struct xp_matrix *m, const char *filter, struct xp_mx_shown *sh, char *buf,
-			    size_t len)
+/* The filter tests' fixture: the sample matrix, what the last filter shows and its text. */
+static struct xp_matrix mx;
+static struct xp_mx_shown vis;
+static char vis_text[128];
+
+static void filter_setup(void)
 {
-	xp_mx_shown_build(sh, m, filter, NULL, NULL);
-	return shown_str(sh, buf, len);
+	build(&mx, sample);
+	memset(&vis, 0, sizeof vis);
+}
+
+static void filter_teardown(void)
+{
+	xp_mx_shown_free(&vis);
+	unbuild(&mx);
+}
+
+/* What filter shows of mx (into vis), as shown_str writes it. */
+static const char *filtered(const char *filter)
+{
+	xp_mx_shown_build(&vis, &mx, filter, NULL, NULL);
+	return shown_str(&vis, vis_text, sizeof vis_text);
 }
 
 /* ---- marks ---- */
@@ -229,72 +246,56 @@ END_TEST
 
 START_TEST(test_filter_none)
 {
-	struct xp_matrix m;
-	build(&m, sample);
-	struct xp_mx_shown sh = {0};
-	char buf[128];
-	ck_assert_str_eq(filtered(&m, "", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
-	ck_assert_str_eq(filtered(&m, NULL, &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
+	ck_assert_str_eq(filtered(""), "rows 0 1 2 / cols 0 1 2");
+	ck_assert_str_eq(filtered(NULL), "rows 0 1 2 / cols 0 1 2");
 	/* Totals: H100 has two accepted cells, MI300X two failing. */
-	ck_assert_uint_eq(sh.row_ok[0], 2);
-	ck_assert_uint_eq(sh.row_fail[0], 0);
-	ck_assert_uint_eq(sh.row_ok[1], 0);
-	ck_assert_uint_eq(sh.row_fail[1], 2);
-	ck_assert_uint_eq(sh.row_ok[2], 0);
-	ck_assert_uint_eq(sh.col_ok[0], 1);
-	ck_assert_uint_eq(sh.col_fail[0], 1);
-	ck_assert_uint_eq(sh.col_ok[2], 1);
-	ck_assert_uint_eq(sh.col_fail[1], 1);
-	ck_assert_uint_eq(sh.ok, 2);
-	ck_assert_uint_eq(sh.fail, 2);
-	ck_assert_int_eq(sh.env_widest, (int)strlen("Huawei:Ascend910B:23.0.3"));
-	ck_assert_int_eq(xp_mx_find_env(&m, &sh, "AMD:MI300X:6.1.0"), 1);
-	ck_assert_int_eq(xp_mx_find_case(&m, &sh, "resnet50"), 2);
-	ck_assert_int_eq(xp_mx_find_case(&m, &sh, "nope"), -1);
-	ck_assert_int_eq(xp_mx_find_env(&m, &sh, NULL), -1);
-	xp_mx_shown_free(&sh);
-	unbuild(&m);
+	ck_assert_uint_eq(vis.row_ok[0], 2);
+	ck_assert_uint_eq(vis.row_fail[0], 0);
+	ck_assert_uint_eq(vis.row_ok[1], 0);
+	ck_assert_uint_eq(vis.row_fail[1], 2);
+	ck_assert_uint_eq(vis.row_ok[2], 0);
+	ck_assert_uint_eq(vis.col_ok[0], 1);
+	ck_assert_uint_eq(vis.col_fail[0], 1);
+	ck_assert_uint_eq(vis.col_ok[2], 1);
+	ck_assert_uint_eq(vis.col_fail[1], 1);
+	ck_assert_uint_eq(vis.ok, 2);
+	ck_assert_uint_eq(vis.fail, 2);
+	ck_assert_int_eq(vis.env_widest, (int)strlen("Huawei:Ascend910B:23.0.3"));
+	ck_assert_int_eq(xp_mx_find_env(&mx, &vis, "AMD:MI300X:6.1.0"), 1);
+	ck_assert_int_eq(xp_mx_find_case(&mx, &vis, "resnet50"), 2);
+	ck_assert_int_eq(xp_mx_find_case(&mx, &vis, "nope"), -1);
+	ck_assert_int_eq(xp_mx_find_env(&mx, &vis, NULL), -1);
 }
 END_TEST
 
 START_TEST(test_filter_text)
 {
-	struct xp_matrix m;
-	build(&m, sample);
-	struct xp_mx_shown sh = {0};
-	char buf[128];
 	/* A vendor keeps its environments and every case. */
-	ck_assert_str_eq(filtered(&m, "amd", &sh, buf, sizeof buf), "rows 1 / cols 0 1 2");
-	ck_assert_int_eq(xp_mx_find_env(&m, &sh, "AMD:MI300X:6.1.0"), 0);
-	ck_assert_int_eq(xp_mx_find_env(&m, &sh, "NVIDIA:H100:535.54.03"), -1);
-	ck_assert_uint_eq(sh.fail, 2);
-	ck_assert_uint_eq(sh.col_fail[2], 0);
+	ck_assert_str_eq(filtered("amd"), "rows 1 / cols 0 1 2");
+	ck_assert_int_eq(xp_mx_find_env(&mx, &vis, "AMD:MI300X:6.1.0"), 0);
+	ck_assert_int_eq(xp_mx_find_env(&mx, &vis, "NVIDIA:H100:535.54.03"), -1);
+	ck_assert_uint_eq(vis.fail, 2);
+	ck_assert_uint_eq(vis.col_fail[2], 0);
 	/* A driver version is in the id too. */
-	ck_assert_str_eq(filtered(&m, "535.54", &sh, buf, sizeof buf), "rows 0 / cols 0 1 2");
+	ck_assert_str_eq(filtered("535.54"), "rows 0 / cols 0 1 2");
 	/* A team keeps its cases and every environment. */
-	ck_assert_str_eq(filtered(&m, "vision", &sh, buf, sizeof buf), "rows 0 1 2 / cols 2");
-	ck_assert_uint_eq(sh.ok, 1);
-	ck_assert_uint_eq(sh.row_ok[0], 1);
-	ck_assert_str_eq(filtered(&m, "NLP", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1");
+	ck_assert_str_eq(filtered("vision"), "rows 0 1 2 / cols 2");
+	ck_assert_uint_eq(vis.ok, 1);
+	ck_assert_uint_eq(vis.row_ok[0], 1);
+	ck_assert_str_eq(filtered("NLP"), "rows 0 1 2 / cols 0 1");
 	/* A case name. */
-	ck_assert_str_eq(filtered(&m, "bert", &sh, buf, sizeof buf), "rows 0 1 2 / cols 1");
+	ck_assert_str_eq(filtered("bert"), "rows 0 1 2 / cols 1");
 	/* Text on both sides filters both: "e" is in Huawei, bert-infer and resnet50. */
-	ck_assert_str_eq(filtered(&m, "e", &sh, buf, sizeof buf), "rows 2 / cols 1 2");
+	ck_assert_str_eq(filtered("e"), "rows 2 / cols 1 2");
 	/* Nothing matches: nothing shown, and no crash on the empty totals. */
-	ck_assert_str_eq(filtered(&m, "zzz", &sh, buf, sizeof buf), "rows / cols");
-	ck_assert_uint_eq(sh.ok + sh.fail, 0);
-	ck_assert_int_eq(sh.env_widest, 0);
-	xp_mx_shown_free(&sh);
-	unbuild(&m);
+	ck_assert_str_eq(filtered("zzz"), "rows / cols");
+	ck_assert_uint_eq(vis.ok + vis.fail, 0);
+	ck_assert_int_eq(vis.env_widest, 0);
 }
 END_TEST
 
 START_TEST(test_filter_status)
 {
-	struct xp_matrix m;
-	build(&m, sample);
-	struct xp_mx_shown sh = {0};
-	char buf[128];
 	ck_assert_int_eq(xp_mx_status_word("fail"), XP_V_FAIL);
 	ck_assert_int_eq(xp_mx_status_word("Stale"), XP_V_STALE);
 	ck_assert_int_eq(xp_mx_status_word("untested"), XP_V_UNTESTED);
@@ -303,23 +304,21 @@ START_TEST(test_filter_status)
 	ck_assert_int_eq(xp_mx_status_word(""), -1);
 	ck_assert_int_eq(xp_mx_status_word(NULL), -1);
 	/* fail: the MI300X row, and the columns of its failing cells. */
-	ck_assert_str_eq(filtered(&m, "fail", &sh, buf, sizeof buf), "rows 1 / cols 0 1");
-	ck_assert_uint_eq(sh.fail, 2);
-	ck_assert_str_eq(filtered(&m, "stale", &sh, buf, sizeof buf), "rows 1 / cols 2");
+	ck_assert_str_eq(filtered("fail"), "rows 1 / cols 0 1");
+	ck_assert_uint_eq(vis.fail, 2);
+	ck_assert_str_eq(filtered("stale"), "rows 1 / cols 2");
 	/* untested: every cell but the accepted ones has some. */
-	ck_assert_str_eq(filtered(&m, "untested", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
-	ck_assert_str_eq(filtered(&m, "pass", &sh, buf, sizeof buf), "rows 0 1 2 / cols 0 1 2");
-	xp_mx_shown_free(&sh);
-	unbuild(&m);
+	ck_assert_str_eq(filtered("untested"), "rows 0 1 2 / cols 0 1 2");
+	ck_assert_str_eq(filtered("pass"), "rows 0 1 2 / cols 0 1 2");
+	xp_mx_shown_free(&vis);
+	unbuild(&mx);
 
 	/* Nothing stale anywhere: nothing shown. */
 	static const char *const fresh[9] = {"PPPPP", "PP...", "PPPPP", "F....", "PPPF.", ".....",
 					     "PP...", "PPP..", "PPPP."};
-	build(&m, fresh);
-	memset(&sh, 0, sizeof sh);
-	ck_assert_str_eq(filtered(&m, "stale", &sh, buf, sizeof buf), "rows / cols");
-	xp_mx_shown_free(&sh);
-	unbuild(&m);
+	build(&mx, fresh);
+	memset(&vis, 0, sizeof vis);
+	ck_assert_str_eq(filtered("stale"), "rows / cols");
 }
 END_TEST
 
@@ -331,21 +330,15 @@ static bool prefix_match(const char *text, void *arg)
 
 START_TEST(test_filter_predicate)
 {
-	struct xp_matrix m;
-	build(&m, sample);
-	struct xp_mx_shown sh = {0};
-	char buf[128];
-	xp_mx_shown_build(&sh, &m, "a", prefix_match, "a");
-	ck_assert_str_eq(shown_str(&sh, buf, sizeof buf), "rows 1 / cols 0 1 2");
+	xp_mx_shown_build(&vis, &mx, "a", prefix_match, "a");
+	ck_assert_str_eq(shown_str(&vis, vis_text, sizeof vis_text), "rows 1 / cols 0 1 2");
 	/* An empty matrix: nothing shown, nothing NULL. */
 	struct xp_matrix none = {0};
-	xp_mx_shown_build(&sh, &none, "", NULL, NULL);
-	ck_assert_uint_eq(sh.n_rows + sh.n_cols, 0);
-	ck_assert_ptr_nonnull(sh.rows);
-	xp_mx_shown_build(&sh, &none, "fail", NULL, NULL);
-	ck_assert_uint_eq(sh.n_rows + sh.n_cols, 0);
-	xp_mx_shown_free(&sh);
-	unbuild(&m);
+	xp_mx_shown_build(&vis, &none, "", NULL, NULL);
+	ck_assert_uint_eq(vis.n_rows + vis.n_cols, 0);
+	ck_assert_ptr_nonnull(vis.rows);
+	xp_mx_shown_build(&vis, &none, "fail", NULL, NULL);
+	ck_assert_uint_eq(vis.n_rows + vis.n_cols, 0);
 }
 END_TEST
 
@@ -353,6 +346,6 @@ XP_DEFINE_SUITE(matrix_layout,
 	{"marks", .tests = {test_marks, test_cell_summary}},
 	{"widths", .tests = {test_truncate, test_widths}},
 	{"scroll", .tests = {test_fit, test_scroll_left}},
-	{"filter",
+	{"filter", .setup = filter_setup, .teardown = filter_teardown,
 	 .tests = {test_filter_none, test_filter_text, test_filter_status,
 		   test_filter_predicate}})
