@@ -260,6 +260,14 @@ static int run_line(struct xp_prompt *p, const char *s)
 	return xp_prompt_feed(p, '\r');
 }
 
+/* The line the prompt gives back for keys s and Enter, which must finish it. */
+static const char *entered(struct xp_prompt *p, const char *s)
+{
+	int got = run_line(p, s);
+	ck_assert_msg(got == XP_PROMPT_DONE, "keys \"%s\" ended in state %d, not done", s, got);
+	return xp_prompt_line(p);
+}
+
 /* The text of the prompt row (static buffer); the cursor stays where the prompt left it. */
 static const char *row(void)
 {
@@ -302,8 +310,7 @@ END_TEST
 START_TEST(loop_editing)
 {
 	struct xp_prompt *p = xp_prompt_new(NULL, NULL, NULL);
-	ck_assert_int_eq(run_line(p, "abc\001x"), XP_PROMPT_DONE); /* Ctrl-A */
-	ck_assert_str_eq(xp_prompt_line(p), "xabc");
+	ck_assert_str_eq(entered(p, "abc\001x"), "xabc"); /* Ctrl-A */
 
 	/* Left arrow as the raw bytes a terminal sends, fed one at a time. */
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
@@ -316,14 +323,10 @@ START_TEST(loop_editing)
 	ck_assert_str_eq(xp_prompt_line(p), "aXb");
 
 	/* Home, Delete, Backspace, Ctrl-W, Alt-b (Esc b). */
-	ck_assert_int_eq(run_line(p, "xyz\033[H\033[3~"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "yz");
-	ck_assert_int_eq(run_line(p, "abcd\177\010"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "ab");
-	ck_assert_int_eq(run_line(p, "one two\027three"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "one three");
-	ck_assert_int_eq(run_line(p, "one two\033bX"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "one Xtwo");
+	ck_assert_str_eq(entered(p, "xyz\033[H\033[3~"), "yz");
+	ck_assert_str_eq(entered(p, "abcd\177\010"), "ab");
+	ck_assert_str_eq(entered(p, "one two\027three"), "one three");
+	ck_assert_str_eq(entered(p, "one two\033bX"), "one Xtwo");
 
 	/* Keys ncurses decoded (keypad left on) still work. */
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
@@ -335,13 +338,10 @@ START_TEST(loop_editing)
 	ck_assert_str_eq(xp_prompt_line(p), "a-b");
 
 	/* Unknown sequences are dropped whole: F5, an SGR mouse report, an X10 mouse report. */
-	ck_assert_int_eq(run_line(p, "a\033[15~b\033[<0;12;5Mc\033[M !!d"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "abcd");
+	ck_assert_str_eq(entered(p, "a\033[15~b\033[<0;12;5Mc\033[M !!d"), "abcd");
 	/* Esc then Enter in quick succession is not a switch to vi mode. */
-	ck_assert_int_eq(run_line(p, "ab\033\r"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "ab");
-	ck_assert_int_eq(run_line(p, "x\033\r"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "x");
+	ck_assert_str_eq(entered(p, "ab\033\r"), "ab");
+	ck_assert_str_eq(entered(p, "x\033\r"), "x");
 	/* ERR with nothing pending does nothing. */
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
 	type(p, "q");
@@ -373,8 +373,7 @@ START_TEST(loop_cancel)
 	ck_assert_int_eq(xp_prompt_feed(p, 27), XP_PROMPT_CANCEL); /* Esc Esc */
 
 	/* Ctrl-D on a non-empty line deletes; the next line starts empty after a cancel. */
-	ck_assert_int_eq(run_line(p, "ab\001\004"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "b");
+	ck_assert_str_eq(entered(p, "ab\001\004"), "b");
 
 	/* Cancel from inside an incremental search and from a half-typed Ctrl-X prefix. */
 	ck_assert_int_eq(run_line(p, "version"), XP_PROMPT_DONE);
@@ -386,8 +385,7 @@ START_TEST(loop_cancel)
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
 	type(p, "zz\030");
 	ck_assert_int_eq(xp_prompt_feed(p, 3), XP_PROMPT_CANCEL);
-	ck_assert_int_eq(run_line(p, "ok"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "ok");
+	ck_assert_str_eq(entered(p, "ok"), "ok");
 
 	/* Freeing an open prompt cancels it cleanly. */
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
@@ -422,10 +420,8 @@ START_TEST(loop_history)
 	ck_assert_int_eq(run_line(p, "inventory"), XP_PROMPT_DONE);
 	ck_assert_int_eq(run_line(p, "topo --all"), XP_PROMPT_DONE);
 	ck_assert_int_eq(run_line(p, "topo --all"), XP_PROMPT_DONE); /* a repeat is kept once */
-	ck_assert_int_eq(run_line(p, "\033[A"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "topo --all");
-	ck_assert_int_eq(run_line(p, "\033[A\033[A"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "inventory");
+	ck_assert_str_eq(entered(p, "\033[A"), "topo --all");
+	ck_assert_str_eq(entered(p, "\033[A\033[A"), "inventory");
 	/* Editing a recalled line and leaving it does not rewrite history. */
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
 	type(p, "\033[A!!\033[Bnew");
@@ -448,10 +444,8 @@ START_TEST(loop_history)
 
 	/* A new prompt on the same file recalls them. */
 	p = xp_prompt_new(path, NULL, NULL);
-	ck_assert_int_eq(run_line(p, "\033[A"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "new");
-	ck_assert_int_eq(run_line(p, "\033[A\033[A\033[A"), XP_PROMPT_DONE);
-	ck_assert_str_eq(xp_prompt_line(p), "topo --all");
+	ck_assert_str_eq(entered(p, "\033[A"), "new");
+	ck_assert_str_eq(entered(p, "\033[A\033[A\033[A"), "topo --all");
 	xp_prompt_open(p, stdscr, LINES - 1, COLS, ":");
 	ck_assert_int_eq(xp_prompt_feed(p, KEY_UP), XP_PROMPT_EDITING);
 	ck_assert_int_eq(xp_prompt_feed(p, '\r'), XP_PROMPT_DONE);
@@ -504,10 +498,8 @@ END_TEST
 START_TEST(loop_completion)
 {
 	struct xp_prompt *p = xp_prompt_new(NULL, node_names, NULL);
-	ck_assert_int_eq(run_line(p, "top\t"), XP_PROMPT_DONE);
-	ck_assert(strncmp(xp_prompt_line(p), "topo", 4) == 0);
-	ck_assert_int_eq(run_line(p, "inventory --j\t"), XP_PROMPT_DONE);
-	ck_assert(strncmp(xp_prompt_line(p), "inventory --json", 16) == 0);
+	ck_assert(strncmp(entered(p, "top\t"), "topo", 4) == 0);
+	ck_assert(strncmp(entered(p, "inventory --j\t"), "inventory --json", 16) == 0);
 
 	/* Several matches: the common part is inserted and the list shows after the input
 	 * until the next key. */
