@@ -334,6 +334,19 @@ static struct xp_cluster *make_cluster(void)
 	return c;
 }
 
+/* Blocks the signals whose handlers stop live_pid (the alarm, ^C, TERM, HUP) and saves the
+ * old mask in old: between a fork and live_pid's assignment, a handler would miss the child. */
+static void block_stops(sigset_t *old)
+{
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGALRM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, old);
+}
+
 /* Builds the cluster and writes it to fd (snap_path) in a child process. The consoles
  * are forked from this process, and Linux counts in a child's ru_maxrss what it had
  * before exec, the parent's resident pages included: building the cluster here would
@@ -341,13 +354,8 @@ static struct xp_cluster *make_cluster(void)
 static int write_snapshot(int fd)
 {
 	fflush(stdout);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGALRM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	block_stops(&old);
 	pid_t pid = fork();
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -428,13 +436,8 @@ static int con_start(struct con *c, char *const argv[], const char *marker, bool
 		tcsetattr(s, TCSANOW, &tio);
 	}
 	/* The alarm must not strike between the fork and live_pid, or the child would be missed. */
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGALRM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
+	sigset_t old;
+	block_stops(&old);
 	c->t0 = xp_now_ms();
 	c->pid = s < 0 ? -1 : fork();
 	if (c->pid < 0) {
