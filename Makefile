@@ -75,7 +75,7 @@ ADAPTER_SO     = $(ADAPTER_NAMES:%=$(B)/adapters/xp_%.so)
 ADAPTER_LIBS   = $(shell $(PKG_CONFIG) --libs jansson libxml-2.0 2>/dev/null) -ldl -lm
 TEST_SRC = $(sort $(wildcard tests/check_*.c))
 TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/tmuxlib.o $(B)/obj/tests/fakehost.o \
-           $(B)/obj/tests/cluster.o $(B)/obj/tests/suitelib.o $(B)/obj/tests/runner.o
+           $(B)/obj/tests/cluster.o $(B)/obj/tests/suitelib.o $(B)/obj/tests/checklib.o $(B)/obj/tests/runner.o
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 

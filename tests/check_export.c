@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checklib.h"
 #include "cluster.h"
 #include "jobspec.h"
 #include "model.h"
@@ -249,8 +250,7 @@ START_TEST(k8s_ascend_family)
 	char *t = export(c, "{\"name\": \"t\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}", NULL,
 			 XP_EXPORT_K8S, &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
-	ck_assert_ptr_nonnull(strstr(t, "\n---\n"));
-	ck_assert_ptr_nonnull(strstr(t, "\"huawei.com/Ascend910\": 8\n"));
+	xp_want_parts(t, "\n---\n", "\"huawei.com/Ascend910\": 8\n", NULL);
 	ck_assert_ptr_null(strstr(t, "env:"));
 	char *n0 = yaml_check(t, "name", 0);
 	ck_assert_str_eq(n0, "t-0");
@@ -366,8 +366,8 @@ START_TEST(volcano)
 	is(t, "replicas", "2");
 	is(t, "key", "kubernetes.io/hostname");
 	is(t, "operator", "In");
-	ck_assert_ptr_nonnull(strstr(t, "                  - \"npu-b\"\n                  - \"npu-c\"\n"));
-	ck_assert_ptr_nonnull(strstr(t, "              \"huawei.com/Ascend910\": 8\n"));
+	xp_want_parts(t, "                  - \"npu-b\"\n                  - \"npu-c\"\n",
+		      "              \"huawei.com/Ascend910\": 8\n", NULL);
 	free(t);
 	/* No queue: "default". */
 	t = export(c, "{\"devices\": 1}", NULL, XP_EXPORT_VOLCANO, &err);

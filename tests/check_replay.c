@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checklib.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
@@ -85,8 +86,8 @@ START_TEST(place_on_atlas)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "5", "--model", "Ascend*",
 				      NULL), 0);
 	ck_assert_int_eq(r.status, 3);
-	ck_assert_ptr_nonnull(strstr(r.out, "affinity rule ring:4 refuses 5 Ascend 910A devices"));
-	ck_assert_ptr_nonnull(strstr(r.out, "would fit with devices 5 -> 4"));
+	xp_want_parts(r.out, "affinity rule ring:4 refuses 5 Ascend 910A devices",
+		      "would fit with devices 5 -> 4", NULL);
 	xp_run_free(&r);
 	free(d);
 }
@@ -166,9 +167,7 @@ START_TEST(ascend_910)
 	xp_run_free(&r);
 	/* adapters: ascend active with 8 devices, the others idle (no recorded files). */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "adapters", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "ascend     active"));
-	ck_assert_ptr_nonnull(strstr(r.out, "8 devices"));
-	ck_assert_ptr_nonnull(strstr(r.out, "nvidia     idle"));
+	xp_want_parts(r.out, "ascend     active", "8 devices", "nvidia     idle", NULL);
 	xp_run_free(&r);
 	free(d);
 }
@@ -242,8 +241,7 @@ START_TEST(replay_errors)
 	char *d = xp_assemble(dir, "empty", NULL);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "inventory", NULL), 0);
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "empty  up  replay:"));
-	ck_assert_ptr_nonnull(strstr(r.out, "Accelerators: 0"));
+	xp_want_parts(r.out, "empty  up  replay:", "Accelerators: 0", NULL);
 	xp_run_free(&r);
 	/* A damaged vendor file costs that vendor, not the run. */
 	char *bad = xp_asprintf("%s/rocm-smi.json", d);
@@ -271,12 +269,9 @@ START_TEST(record_and_replay)
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "record", d, NULL), 0);
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, "wrote    hwloc.xml"));
-	ck_assert_ptr_nonnull(strstr(r.out, "rehearse with: xpool --replay"));
+	xp_want_parts(r.out, "wrote    hwloc.xml", "rehearse with: xpool --replay", NULL);
 	/* Every manifest's tools are accounted for: written, or skipped as not installed. */
-	ck_assert_ptr_nonnull(strstr(r.out, "nvidia-smi-q-x.xml"));
-	ck_assert_ptr_nonnull(strstr(r.out, "npu-smi-info.txt"));
-	ck_assert_ptr_nonnull(strstr(r.out, "rocm-smi.json"));
+	xp_want_parts(r.out, "nvidia-smi-q-x.xml", "npu-smi-info.txt", "rocm-smi.json", NULL);
 	xp_run_free(&r);
 	struct xp_run live, back;
 	ck_assert_int_eq(xp_run_xpool(&live, NULL, "inventory", "--json", NULL), 0);

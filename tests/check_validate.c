@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checklib.h"
 #include "model_json.h"
 #include "store.h"
 #include "suitelib.h"
@@ -238,9 +239,7 @@ START_TEST(env_declare_resolve)
 	ck_assert_str_eq(id, "NVIDIA:A100:535");
 	free(id);
 	ck_assert_ptr_null(xp_validate_env_resolve(s, "NVIDIA:H100:5", &err));
-	ck_assert_ptr_nonnull(strstr(err.msg, "ambiguous"));
-	ck_assert_ptr_nonnull(strstr(err.msg, "NVIDIA:H100:535.54.03"));
-	ck_assert_ptr_nonnull(strstr(err.msg, "NVIDIA:H100:550.54.14"));
+	xp_want_parts(err.msg, "ambiguous", "NVIDIA:H100:535.54.03", "NVIDIA:H100:550.54.14", NULL);
 	ck_assert_ptr_null(xp_validate_env_resolve(s, "NVIDIA", &err));
 	ck_assert_ptr_nonnull(strstr(err.msg, "ambiguous"));
 	ck_assert_ptr_null(xp_validate_env_resolve(s, "Intel", &err));
@@ -888,9 +887,8 @@ START_TEST(run_probe)
 	unsetenv("XPOOL_SECRET");
 	ck_assert_int_eq(xp_validate_cell(s, "NVIDIA", "envp", ev, &err), 0);
 	text = read_all(ev[0].log_path);
-	ck_assert_ptr_nonnull(strstr(text, "XPOOL_CASE=envp\n"));
-	ck_assert_ptr_nonnull(strstr(text, "XPOOL_ENV=NVIDIA:H100:535\n"));
-	ck_assert_ptr_nonnull(strstr(text, "XPOOL_LAYER=discovered\n"));
+	xp_want_parts(text, "XPOOL_CASE=envp\n", "XPOOL_ENV=NVIDIA:H100:535\n", "XPOOL_LAYER=discovered\n",
+		      NULL);
 	ck_assert_ptr_null(strstr(text, "hunter2"));
 	free(text);
 	xp_evidence_clear(ev, XP_LAYER_COUNT);
