@@ -323,9 +323,9 @@ START_TEST(ascii_help_and_small)
 	xp_tmux_expect("q1");
 	xp_tmux_keys("Escape");
 	xp_tmux_expect("replicas     1");
-	xp_tmux_do("resize-window", "-t", "t", "-x", "60", "-y", "20", NULL);
+	xp_tmux_resize(60, 20);
 	xp_tmux_expect("terminal too small");
-	xp_tmux_do("resize-window", "-t", "t", "-x", "80", "-y", "24", NULL);
+	xp_tmux_resize(80, 24);
 	xp_tmux_expect("[ Run dry-run ]");
 	xp_tmux_expect("placed 1 replica");
 	xp_tmux_keys("q");

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checklib.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -55,10 +56,7 @@ START_TEST(frame_and_views)
 {
 	start("C.UTF-8", 120, 32, NULL);
 	char *s = xp_tmux_wait("conan", false, 10);
-	ck_assert_ptr_nonnull(strstr(s, "1 node"));
-	ck_assert_ptr_nonnull(strstr(s, "1 Topology"));
-	ck_assert_ptr_nonnull(strstr(s, "5 Events"));
-	ck_assert_ptr_nonnull(strstr(s, "q quit"));
+	xp_want_parts(s, "1 node", "1 Topology", "5 Events", "q quit", NULL);
 	free(s);
 	xp_tmux_keys("2");
 	xp_tmux_expect("Queues: not built yet");
@@ -126,24 +124,16 @@ START_TEST(prompt_and_theme)
 {
 	start("C.UTF-8", 120, 32, NULL);
 	xp_tmux_expect("conan");
-	xp_tmux_keys(":");
-	xp_tmux_literal("version");
-	xp_tmux_keys("Enter");
+	xp_tmux_command("version");
 	xp_tmux_expect("xpool " XP_VERSION);
-	xp_tmux_keys(":");
-	xp_tmux_literal("inventory");
-	xp_tmux_keys("Enter");
+	xp_tmux_command("inventory");
 	xp_tmux_expect("Command output");
 	xp_tmux_expect("Accelerators: 4");
 	xp_tmux_keys("Escape");
 	xp_tmux_expect_gone("Command output");
-	xp_tmux_keys(":");
-	xp_tmux_literal("theme mono");
-	xp_tmux_keys("Enter");
+	xp_tmux_command("theme mono");
 	xp_tmux_expect("theme mono");
-	xp_tmux_keys(":");
-	xp_tmux_literal("nosuchcommand");
-	xp_tmux_keys("Enter");
+	xp_tmux_command("nosuchcommand");
 	xp_tmux_expect("unknown command: nosuchcommand");
 	/* history: Up recalls the last line */
 	xp_tmux_keys(":");
@@ -167,9 +157,9 @@ START_TEST(resize_and_ascii)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		ck_assert_msg(*p < 0x80, "non-ASCII byte 0x%02x on an ASCII screen:\n%s", *p, s);
 	free(s);
-	xp_tmux_do("resize-window", "-t", "t", "-x", "60", "-y", "20", NULL);
+	xp_tmux_resize(60, 20);
 	xp_tmux_expect("terminal too small");
-	xp_tmux_do("resize-window", "-t", "t", "-x", "100", "-y", "30", NULL);
+	xp_tmux_resize(100, 30);
 	xp_tmux_expect_gone("terminal too small");
 	xp_tmux_expect("conan");
 	xp_tmux_keys("q");

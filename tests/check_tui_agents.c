@@ -82,9 +82,7 @@ START_TEST(agents_in_the_console)
 	xp_tmux_keys("1");
 
 	/* `:agent ls` lists both, one down with the reason. */
-	xp_tmux_keys(":");
-	xp_tmux_literal("agent ls");
-	xp_tmux_keys("Enter");
+	xp_tmux_command("agent ls");
 	s = xp_tmux_wait("DATA AGE", false, 10);
 	ck_assert_msg(strstr(s, "down") && strstr(s, "connect"), "%s", s);
 	free(s);
@@ -102,25 +100,21 @@ START_TEST(agents_in_the_console)
 	free(s);
 
 	/* Removed and added again from the prompt. */
-	xp_tmux_keys(":");
 	char line[512];
 	snprintf(line, sizeof line, "agent rm %s", u2);
-	xp_tmux_literal(line);
-	xp_tmux_keys("Enter");
+	xp_tmux_command(line);
 	s = xp_tmux_wait("agents 1 up 0 down", false, 15);
 	ck_assert_msg(strstr(s, "1 node"), "%s", s);
 	free(s);
 	xp_tmux_keys("Escape");
-	xp_tmux_keys(":");
 	snprintf(line, sizeof line, "agent add %s", u2);
-	xp_tmux_literal(line);
-	xp_tmux_keys("Enter");
+	xp_tmux_command(line);
 	s = xp_tmux_wait("agents 2 up 0 down", false, 15);
 	ck_assert_msg(strstr(s, "2 nodes"), "%s", s);
 	free(s);
 	xp_tmux_keys("Escape");
 	/* On an 80-column terminal the header drops the source; the status line keeps the count. */
-	xp_tmux_do("resize-window", "-t", "t", "-x", "80", "-y", "24", NULL);
+	xp_tmux_resize(80, 24);
 	s = xp_tmux_wait("agents 2 up 0 down", false, 10);
 	const char *last = strrchr(s, '\n');
 	while (last && last > s && last[1] == '\0') /* the capture ends in newlines */

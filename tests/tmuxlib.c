@@ -88,6 +88,21 @@ void xp_tmux_literal(const char *text)
 	xp_tmux_do("send-keys", "-t", "t", "-l", text, NULL);
 }
 
+void xp_tmux_command(const char *line)
+{
+	xp_tmux_keys(":");
+	xp_tmux_literal(line);
+	xp_tmux_keys("Enter");
+}
+
+void xp_tmux_resize(int cols, int rows)
+{
+	char x[16], y[16];
+	snprintf(x, sizeof x, "%d", cols);
+	snprintf(y, sizeof y, "%d", rows);
+	xp_tmux_do("resize-window", "-t", "t", "-x", x, "-y", y, NULL);
+}
+
 void xp_tmux_start(const char *cmd, int cols, int rows)
 {
 	char geom_x[16], geom_y[16];

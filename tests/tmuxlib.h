@@ -24,6 +24,10 @@ void xp_tmux_expect_gone(const char *text);
 void xp_tmux_keys(const char *k);
 /* Types text literally into session "t". */
 void xp_tmux_literal(const char *text);
+/* Runs a console command: ':' opens the prompt, line is typed, Enter runs it. */
+void xp_tmux_command(const char *line);
+/* Resizes session "t"'s window to cols x rows (the console sees SIGWINCH). */
+void xp_tmux_resize(int cols, int rows);
 /* Starts cmd (through sh) in a detached session "t" of cols x rows that stays after it exits. */
 void xp_tmux_start(const char *cmd, int cols, int rows);
 /* Kills the private server, if one runs. */
