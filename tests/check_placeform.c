@@ -107,12 +107,21 @@ static struct xp_job *new_job(void)
 	return j;
 }
 
+/* What the last set said: a note on what else it changed, or why it refused. */
+static char note[256];
+static struct xp_err err;
+
+/* Sets field f of group gi of j from text, as the form does; note and err say what came of it. */
+static int set(struct xp_job *j, size_t gi, int f, const char *text)
+{
+	return xp_pf_set(j, gi, f, text, note, sizeof note, &err);
+}
+
 START_TEST(form_show_and_set)
 {
 	struct xp_job *j = new_job();
 	struct xp_task_group *g = &j->groups[0];
-	char buf[256], note[256];
-	struct xp_err err = {{0}};
+	char buf[256];
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_VENDOR, buf, sizeof buf), "any");
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_SLICE, buf, sizeof buf), "none");
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_DEVICES, buf, sizeof buf), "1");
@@ -120,41 +129,41 @@ START_TEST(form_show_and_set)
 	ck_assert(xp_pf_is_default(g, XP_PF_MODEL));
 	ck_assert(!xp_pf_is_default(g, XP_PF_DEVICES));
 	/* patterns */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MODEL, "H100*", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_MODEL, "H100*"), 0);
 	ck_assert_str_eq(g->model, "H100*");
 	ck_assert_str_eq(note, "");
 	ck_assert(!xp_pf_is_default(g, XP_PF_MODEL));
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MODEL, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_MODEL, ""), 0);
 	ck_assert_ptr_null(g->model);
 	/* a refused value names the field as the form does, and changes nothing */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_DEVICES, "two", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_DEVICES, "two"), -1);
 	ck_assert_msg(strncmp(err.msg, "devices: expected an integer", 28) == 0, "%s", err.msg);
 	ck_assert_int_eq(g->devices, 1);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MEMORY, "8k", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_MEMORY, "8k"), -1);
 	ck_assert_msg(strncmp(err.msg, "memory MiB: ", 12) == 0, "%s", err.msg);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MODEL, "a\tb", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_MODEL, "a\tb"), -1);
 	ck_assert_msg(strncmp(err.msg, "model: ", 7) == 0, "%s", err.msg);
 	/* memory: "" is any */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MEMORY, "40000", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_MEMORY, "40000"), 0);
 	ck_assert_int_eq(g->memory_mib, 40000);
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_MEMORY, buf, sizeof buf), "40000");
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_MEMORY, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_MEMORY, ""), 0);
 	ck_assert_int_eq(g->memory_mib, 0);
 	/* labels round-trip */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_LABELS, "pool=a,zone=z1", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_LABELS, "pool=a,zone=z1"), 0);
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_LABELS, buf, sizeof buf), "pool=a,zone=z1");
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_LABELS, "pool", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_LABELS, "pool"), -1);
 	ck_assert_msg(strncmp(err.msg, "labels: ", 8) == 0, "%s", err.msg);
 	ck_assert_uint_eq(g->labels.n, 2);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_LABELS, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_LABELS, ""), 0);
 	ck_assert_uint_eq(g->labels.n, 0);
 	/* choices typed as text too */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_NUMA, "strict", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_NUMA, "strict"), 0);
 	ck_assert_int_eq(g->numa, XP_NUMA_STRICT);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_NUMA, "tight", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_NUMA, "tight"), -1);
 	/* out of range */
-	ck_assert_int_eq(xp_pf_set(j, 1, XP_PF_MODEL, "x", note, sizeof note, &err), -1);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_COUNT, "x", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 1, XP_PF_MODEL, "x"), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_COUNT, "x"), -1);
 	ck_assert_ptr_null(xp_pf_name(XP_PF_COUNT));
 	ck_assert_str_eq(xp_pf_name(XP_PF_SAME_GROUP), "same-group");
 	xp_job_free(j);
@@ -165,36 +174,35 @@ START_TEST(form_slice_devices_gang)
 {
 	struct xp_job *j = new_job();
 	struct xp_task_group *g = &j->groups[0];
-	char buf[256], note[256];
-	struct xp_err err = {{0}};
+	char buf[256];
 	/* a slice takes the place of whole devices, and says so */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_SLICE, "1g.10gb", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_SLICE, "1g.10gb"), 0);
 	ck_assert_str_eq(g->slice, "1g.10gb");
 	ck_assert_int_eq(g->devices, 0);
 	ck_assert_msg(strstr(note, "devices set to 0"), "%s", note);
 	/* whole devices clear the slice */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_DEVICES, "2", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_DEVICES, "2"), 0);
 	ck_assert_ptr_null(g->slice);
 	ck_assert_int_eq(g->devices, 2);
 	ck_assert_msg(strstr(note, "slice cleared"), "%s", note);
 	/* a share is shown and typed as share:N */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_SLICE, "share:50", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_SLICE, "share:50"), 0);
 	ck_assert_int_eq(g->share_pct, 50);
 	ck_assert_int_eq(g->devices, 0);
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_SLICE, buf, sizeof buf), "share:50");
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_SLICE, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_SLICE, ""), 0);
 	ck_assert_int_eq(g->share_pct, 0);
 	ck_assert_int_eq(g->devices, 1);
 	ck_assert_msg(strstr(note, "devices set to 1"), "%s", note);
 	/* gang_min follows replicas while it is all of them */
 	ck_assert_int_eq(g->gang_min, 1);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "4", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_REPLICAS, "4"), 0);
 	ck_assert_int_eq(g->replicas, 4);
 	ck_assert_int_eq(g->gang_min, 4);
 	g->gang_min = 2;
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "8", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_REPLICAS, "8"), 0);
 	ck_assert_int_eq(g->gang_min, 2);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "1", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_REPLICAS, "1"), 0);
 	ck_assert_int_eq(g->gang_min, 1);
 	xp_job_free(j);
 }
@@ -204,8 +212,7 @@ START_TEST(form_gang_min)
 {
 	struct xp_job *j = new_job();
 	struct xp_task_group *g = &j->groups[0];
-	char buf[256], note[256];
-	struct xp_err err = {{0}};
+	char buf[256];
 	/* right after replicas; a gang of every replica is the default, shown as "all" */
 	ck_assert_int_eq(XP_PF_GANG_MIN, XP_PF_REPLICAS + 1);
 	ck_assert_str_eq(xp_pf_name(XP_PF_GANG_MIN), "gang min");
@@ -213,28 +220,28 @@ START_TEST(form_gang_min)
 	ck_assert(xp_pf_is_default(g, XP_PF_GANG_MIN));
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_GANG_MIN, buf, sizeof buf), "all");
 	ck_assert_str_eq(xp_pf_text(g, XP_PF_GANG_MIN, buf, sizeof buf), "1");
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_REPLICAS, "8", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_REPLICAS, "8"), 0);
 	ck_assert_int_eq(g->gang_min, 8);
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_GANG_MIN, buf, sizeof buf), "all");
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "3", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_GANG_MIN, "3"), 0);
 	ck_assert_int_eq(g->gang_min, 3);
 	ck_assert_str_eq(note, "");
 	ck_assert(!xp_pf_is_default(g, XP_PF_GANG_MIN));
 	ck_assert_str_eq(xp_pf_show(g, XP_PF_GANG_MIN, buf, sizeof buf), "3");
 	ck_assert_str_eq(xp_pf_text(g, XP_PF_GANG_MIN, buf, sizeof buf), "3");
 	/* refused: not a number, 0, more than the replicas; the minimum stays */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "two", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_GANG_MIN, "two"), -1);
 	ck_assert_msg(strncmp(err.msg, "gang min: expected an integer", 29) == 0, "%s", err.msg);
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "0", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_GANG_MIN, "0"), -1);
 	ck_assert_str_eq(err.msg, "gang min: expected 1 to the 8 replicas, got 0");
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "9", note, sizeof note, &err), -1);
+	ck_assert_int_eq(set(j, 0, XP_PF_GANG_MIN, "9"), -1);
 	ck_assert_str_eq(err.msg, "gang min: expected 1 to the 8 replicas, got 9");
 	ck_assert_int_eq(g->gang_min, 3);
 	/* "" is every replica again */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_GANG_MIN, ""), 0);
 	ck_assert_int_eq(g->gang_min, 8);
 	/* the job the form built passes the engine's own check */
-	ck_assert_int_eq(xp_pf_set(j, 0, XP_PF_GANG_MIN, "8", note, sizeof note, &err), 0);
+	ck_assert_int_eq(set(j, 0, XP_PF_GANG_MIN, "8"), 0);
 	ck_assert_int_eq(xp_job_check(j, NULL, 0, &err), 0);
 	xp_job_free(j);
 }
