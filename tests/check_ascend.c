@@ -64,6 +64,16 @@ static void dump_warnings(const struct xp_raw_node *n)
 		fprintf(stderr, "warning: %s\n", n->warnings[i]);
 }
 
+/* parse_fixture for fixtures that parse without a warning into ndev devices. */
+static struct xp_raw_node *parse_quiet(const char *info, const char *map, int ndev)
+{
+	struct xp_raw_node *n = parse_fixture(info, map);
+	dump_warnings(n);
+	ck_assert_msg(n->n_warnings == 0, "%s: %d warnings (above)", info, n->n_warnings);
+	ck_assert_msg(n->n_devices == ndev, "%s: %d devices, not %d", info, n->n_devices, ndev);
+	return n;
+}
+
 /* Replaces the first occurrence of from in text (same length or shorter) in place. */
 static void replace_once(char *text, const char *from, const char *to)
 {
@@ -109,10 +119,8 @@ static const struct {
 
 START_TEST(test_info_910a)
 {
-	struct xp_raw_node *n = parse_fixture(F910_INFO, NULL);
-	dump_warnings(n);
-	ck_assert_int_eq(n->n_warnings, 0); /* the trailing URL and the process table are quiet */
-	ck_assert_int_eq(n->n_devices, 8);  /* the process table adds none */
+	/* The trailing URL and the process table are quiet; the process table adds no device. */
+	struct xp_raw_node *n = parse_quiet(F910_INFO, NULL, 8);
 	ck_assert(!n->has_links);
 	for (int i = 0; i < 8; i++) {
 		const struct xp_raw_device *d = &n->devices[i];
@@ -149,10 +157,7 @@ END_TEST
 
 START_TEST(test_map_910a)
 {
-	struct xp_raw_node *n = parse_fixture(F910_INFO, F910_MAP);
-	dump_warnings(n);
-	ck_assert_int_eq(n->n_warnings, 0);
-	ck_assert_int_eq(n->n_devices, 8); /* the map matches, adds nothing */
+	struct xp_raw_node *n = parse_quiet(F910_INFO, F910_MAP, 8); /* the map matches, adds nothing */
 	for (int i = 0; i < 8; i++) {
 		const struct xp_raw_device *d = dev(n, i, 0);
 		ck_assert_str_eq(d->name, "Ascend 910A");
@@ -195,10 +200,8 @@ END_TEST
 
 START_TEST(test_info_310_2104)
 {
-	struct xp_raw_node *n = parse_fixture(F310_INFO, F310_MAP);
-	dump_warnings(n);
-	ck_assert_int_eq(n->n_warnings, 0);
-	ck_assert_int_eq(n->n_devices, 4); /* NPU 6, chips 0-3; the MCU row of -m is skipped */
+	/* NPU 6, chips 0-3; the MCU row of -m is skipped */
+	struct xp_raw_node *n = parse_quiet(F310_INFO, F310_MAP, 4);
 	static const char *const bus[4] = {"0000:89:00.0", "0000:8A:00.0", "0000:8B:00.0",
 					   "0000:8C:00.0"};
 	static const double temp[4] = {73, 74, 70, 65};
@@ -230,10 +233,8 @@ END_TEST
 
 START_TEST(test_info_310_old)
 {
-	struct xp_raw_node *n = parse_fixture(FOLD_INFO, FOLD_MAP);
-	dump_warnings(n);
-	ck_assert_int_eq(n->n_warnings, 0); /* no Hugepages column: not one we read */
-	ck_assert_int_eq(n->n_devices, 4);
+	/* No warning for the missing Hugepages column: not one we read. */
+	struct xp_raw_node *n = parse_quiet(FOLD_INFO, FOLD_MAP, 4);
 	static const char *const bus[4] = {"0000:DA:00.0", "0000:DC:00.0", "0000:DD:00.0",
 					   "0000:DB:00.0"};
 	static const double temp[4] = {56, 57, 57, 55};
