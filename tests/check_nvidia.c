@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,20 @@ static char *replace(char *text, const char *from, const char *to)
 	memcpy(out + pre + tl, at + fl, rest + 1);
 	free(text);
 	return out;
+}
+
+/* Fixture rel's text with each pair of strings that follows (from, to; up to a NULL from)
+ * replaced at its first place (caller frees): a real document with values the fixtures lack. */
+static char *edited(const char *rel, ...)
+{
+	char *t = xp_fixture_text(rel, NULL);
+	va_list ap;
+	va_start(ap, rel);
+	const char *from;
+	while ((from = va_arg(ap, const char *)) != NULL)
+		t = replace(t, from, va_arg(ap, const char *));
+	va_end(ap);
+	return t;
 }
 
 static int parse_xml_str(const char *text, struct xp_raw_node *n, char *err, size_t errlen)
@@ -187,14 +202,13 @@ START_TEST(xml_health_fields)
 	struct xp_raw_node *n = xp_fake_node();
 
 	/* v11 throttle reasons: benign ones are not reasons, the others use nvidia-smi's words. */
-	char *t = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &len);
-	t = replace(t, "<clocks_throttle_reason_hw_slowdown>Not Active",
-		    "<clocks_throttle_reason_hw_slowdown>Active");
-	t = replace(t, "<clocks_throttle_reason_sw_thermal_slowdown>Not Active",
-		    "<clocks_throttle_reason_sw_thermal_slowdown>Active");
-	t = replace(t, "<clocks_throttle_reason_gpu_idle>Not Active", "<clocks_throttle_reason_gpu_idle>Active");
-	t = replace(t, "<pending_retirement>No", "<pending_retirement>Yes");
-	t = replace(t, "<retired_count>0</retired_count>", "<retired_count>2</retired_count>");
+	char *t = edited(NV "tesla-t4_515.105.01.q.xml",
+			 "<clocks_throttle_reason_hw_slowdown>Not Active", "<clocks_throttle_reason_hw_slowdown>Active",
+			 "<clocks_throttle_reason_sw_thermal_slowdown>Not Active",
+			 "<clocks_throttle_reason_sw_thermal_slowdown>Active",
+			 "<clocks_throttle_reason_gpu_idle>Not Active", "<clocks_throttle_reason_gpu_idle>Active",
+			 "<pending_retirement>No", "<pending_retirement>Yes",
+			 "<retired_count>0</retired_count>", "<retired_count>2</retired_count>", NULL);
 	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
 	const struct xp_raw_device *d = &n->devices[0];
 	ck_assert_int_eq(d->n_reasons, 3);
@@ -205,16 +219,17 @@ START_TEST(xml_health_fields)
 	free(t);
 
 	/* v12 ECC: sram + dram per scope, the larger of volatile and aggregate. */
-	t = xp_fixture_text(NV "a100-sxm4-80gb-x4_535.54.03.q.xml", &len);
-	t = replace(t, "<sram_correctable>0</sram_correctable>", "<sram_correctable>2</sram_correctable>");
-	t = replace(t, "<dram_correctable>0</dram_correctable>", "<dram_correctable>1</dram_correctable>");
+	t = edited(NV "a100-sxm4-80gb-x4_535.54.03.q.xml",
+		   "<sram_correctable>0</sram_correctable>", "<sram_correctable>2</sram_correctable>",
+		   "<dram_correctable>0</dram_correctable>", "<dram_correctable>1</dram_correctable>",
+		   "<reset_required>No", "<reset_required>Yes",
+		   "<clocks_event_reason_hw_thermal_slowdown>Not Active",
+		   "<clocks_event_reason_hw_thermal_slowdown>Active", NULL);
+	/* the first (volatile) counts are set above; these are the aggregate's */
 	char *agg = strstr(t, "<aggregate>");
 	ck_assert_ptr_nonnull(agg);
 	memcpy(strstr(agg, "<dram_correctable>0<") + 18, "5", 1);
 	memcpy(strstr(agg, "<dram_uncorrectable>0<") + 20, "1", 1);
-	t = replace(t, "<reset_required>No", "<reset_required>Yes");
-	t = replace(t, "<clocks_event_reason_hw_thermal_slowdown>Not Active",
-		    "<clocks_event_reason_hw_thermal_slowdown>Active");
 	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
 	d = &n->devices[0];
 	ck_assert_int_eq(d->ecc_corrected, 5);   /* volatile 2+1=3, aggregate 0+5=5 */
@@ -225,11 +240,11 @@ START_TEST(xml_health_fields)
 	free(t);
 
 	/* v13 ECC: sram_uncorrectable_parity and _secded are both uncorrected. */
-	t = xp_fixture_text(NV "rtx-4000-sff-ada_595.84.q.xml", &len);
-	t = replace(t, "<sram_uncorrectable_parity>N/A", "<sram_uncorrectable_parity>1");
-	t = replace(t, "<sram_uncorrectable_secded>N/A", "<sram_uncorrectable_secded>2");
-	t = replace(t, "<remapped_row_failure>No", "<remapped_row_failure>Yes");
-	t = replace(t, "<mig_mode>\n\t\t\t<current_mig>N/A", "<mig_mode>\n\t\t\t<current_mig>Disabled");
+	t = edited(NV "rtx-4000-sff-ada_595.84.q.xml",
+		   "<sram_uncorrectable_parity>N/A", "<sram_uncorrectable_parity>1",
+		   "<sram_uncorrectable_secded>N/A", "<sram_uncorrectable_secded>2",
+		   "<remapped_row_failure>No", "<remapped_row_failure>Yes",
+		   "<mig_mode>\n\t\t\t<current_mig>N/A", "<mig_mode>\n\t\t\t<current_mig>Disabled", NULL);
 	ck_assert_int_eq(parse_xml_str(t, n, err, sizeof err), 0);
 	d = &n->devices[0];
 	ck_assert_int_eq(d->ecc_uncorrected, 3);
