@@ -77,11 +77,16 @@ static char *replay_mi100(void)
 	return xp_assemble(dir, "mi100-11", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
 }
 
-static pid_t agent(char *url, size_t len, const char *replay)
+/* Tracks p, an agent xp_agent_start started; when it did not, url says what it printed. */
+static pid_t started(pid_t p, const char *url)
 {
-	pid_t p = xp_agent_start(url, len, "--replay", replay, "--interval", "0.5", NULL);
 	ck_assert_msg(p > 0, "agent did not start: %s", url);
 	return track(p);
+}
+
+static pid_t agent(char *url, size_t len, const char *replay)
+{
+	return started(xp_agent_start(url, len, "--replay", replay, "--interval", "0.5", NULL), url);
 }
 
 /* Runs xpool with the NULL-terminated arguments and checks its exit status and that its stderr
@@ -416,9 +421,7 @@ START_TEST(tokens)
 	char *wrong = xp_write_file(dir, "wrong.token", "not-the-token\n", 0600);
 	char *open_tok = xp_write_file(dir, "open.token", "s3cret-token-value\n", 0644);
 	char url[256];
-	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--token-file", tok, NULL);
-	ck_assert_msg(p > 0, "%s", url);
-	track(p);
+	started(xp_agent_start(url, sizeof url, "--replay", rep, "--token-file", tok, NULL), url);
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "inventory", NULL), 0);
 	ck_assert_int_eq(r.status, 4);
@@ -457,9 +460,8 @@ START_TEST(probe_becomes_evidence)
 				"probe slow timeout=30 -- /bin/sleep 5\n",
 				0644);
 	char url[256];
-	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--config", conf, "--write-token-file", wtok, NULL);
-	ck_assert_msg(p > 0, "%s", url);
-	track(p);
+	started(xp_agent_start(url, sizeof url, "--replay", rep, "--config", conf, "--write-token-file", wtok, NULL),
+		url);
 	char *state = xp_asprintf("%s/state", dir);
 	setenv("XDG_STATE_HOME", state, 1);
 	char *db = xp_asprintf("%s/x.db", dir);
@@ -569,9 +571,7 @@ START_TEST(https_agent)
 	xp_run_free(&r);
 	chmod(key, 0600);
 	char url[256];
-	pid_t p = xp_agent_start(url, sizeof url, "--replay", rep, "--tls-cert", cert, "--tls-key", key, NULL);
-	ck_assert_msg(p > 0, "%s", url);
-	track(p);
+	started(xp_agent_start(url, sizeof url, "--replay", rep, "--tls-cert", cert, "--tls-key", key, NULL), url);
 	ck_assert_msg(strncmp(url, "https://", 8) == 0, "%s", url);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-ca", cert, "inventory", NULL), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
