@@ -93,17 +93,6 @@ struct bm {
 	bool inf;             /* every bit above the explicit words is set */
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parses s into b; false when s is not a bitmap hwloc could have written. */
 static bool bm_parse(const char *s, struct bm *b)
 {
@@ -134,7 +123,7 @@ static bool bm_parse(const char *s, struct bm *b)
 		uint32_t v = 0;
 		int digits = 0;
 		for (; *s && *s != ','; s++, digits++) {
-			int h = hexval(*s);
+			int h = xp_hex_digit(*s);
 			if (h < 0 || digits >= 8)
 				return false;
 			v = v << 4 | (uint32_t)h;

@@ -54,6 +54,17 @@ int xp_where_errf(const struct xp_where *w, const char *fmt, ...)
 	return xp_errf(w->err, "%s:%d: %s", w->file, w->line, msg);
 }
 
+int xp_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 static void oom(void)
 {
 	/* Nothing sensible can continue without memory; say so once and stop. */

@@ -40,6 +40,9 @@ struct xp_where {
 /* Sets w->err to "FILE:LINE: message" (printf style); always returns -1. */
 int xp_where_errf(const struct xp_where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The value of one hex digit (either case), -1 when c is none: colours, bitmaps, ids. */
+int xp_hex_digit(char c);
+
 /* Aborts with a message when memory runs out: the one failure we do not recover from. */
 void *xp_malloc(size_t n);
 /* calloc that never returns NULL (see xp_malloc). */

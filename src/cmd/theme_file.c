@@ -166,17 +166,6 @@ static short fallback8(int n)
 	return (short)nearest(rgb, 0, 7);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool word_is(const char *s, size_t n, const char *w)
 {
 	return strlen(w) == n && strncasecmp(s, w, n) == 0;
@@ -230,7 +219,7 @@ static const char *colour_plain(const char *s, size_t n, short *v, short *v8)
 		if (n != 7)
 			return "expected #rrggbb, six hex digits";
 		for (int i = 0; i < 3; i++) {
-			int hi = hexval(s[1 + 2 * i]), lo = hexval(s[2 + 2 * i]);
+			int hi = xp_hex_digit(s[1 + 2 * i]), lo = xp_hex_digit(s[2 + 2 * i]);
 			if (hi < 0 || lo < 0)
 				return "expected #rrggbb, six hex digits";
 			rgb[i] = hi * 16 + lo;
@@ -340,7 +329,7 @@ static void strip_comment(char *s)
 		return;
 	}
 	for (char *c = first; *c; c++)
-		if (*c == '#' && (c[-1] == ' ' || c[-1] == '\t') && hexval(c[1]) < 0) {
+		if (*c == '#' && (c[-1] == ' ' || c[-1] == '\t') && xp_hex_digit(c[1]) < 0) {
 			*c = '\0';
 			return;
 		}
