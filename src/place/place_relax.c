@@ -87,8 +87,6 @@ static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_j
 			x = relax_new("strategy", xp_strategy_name(strategy), xp_strategy_name(s), sum);
 	struct variant v;
 	variant_init(&v, job);
-	static const char *const numa_names[] = {"none", "prefer", "strict"};
-	static const char *const net_names[] = {"any", "switch", "rack"};
 	/* One change to every group at once for the job-wide constraints. */
 	bool any = false;
 	for (size_t i = 0; i < v.job.n_groups; i++)
@@ -97,7 +95,7 @@ static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_j
 			any = true;
 		}
 	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
-		x = relax_new("numa", numa_names[XP_NUMA_STRICT], numa_names[XP_NUMA_PREFER], sum);
+		x = relax_new("numa", xp_numa_policy_name(XP_NUMA_STRICT), xp_numa_policy_name(XP_NUMA_PREFER), sum);
 	memcpy(v.groups, job->groups, job->n_groups * sizeof *v.groups);
 	for (int step = 0; step < 2 && !x; step++) {
 		int from_net = XP_NET_ANY;
@@ -110,7 +108,8 @@ static struct xp_place_relax *relax(struct xp_place_index *ix, const struct xp_j
 		if (from_net == XP_NET_ANY || (step == 0 && from_net != XP_NET_SWITCH))
 			continue;
 		if (fits(&left, ix, &v.job, opts, strategy, &sum))
-			x = relax_new("network", net_names[from_net], step == 0 ? "rack" : "any", sum);
+			x = relax_new("network", xp_network_name(from_net),
+				      xp_network_name(step == 0 ? XP_NET_RACK : XP_NET_ANY), sum);
 	}
 	any = variant_drop(&v, job, offsetof(struct xp_task_group, same_group));
 	if (!x && any && fits(&left, ix, &v.job, opts, strategy, &sum))
