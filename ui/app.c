@@ -20,6 +20,7 @@
 #include "poller.h"
 #include "prompt.h"
 #include "source.h"
+#include "store_open.h"
 #include "theme.h"
 #include "ui.h"
 #include "view.h"
@@ -89,6 +90,7 @@ struct xp_ui {
 	/* Header figures, counted once per new cluster rather than on every frame. */
 	struct xp_store *store;        /* opened on first use */
 	bool store_failed;
+	bool store_standin;            /* store is the empty in-memory stand-in: no file yet */
 	int64_t audit_seen;            /* audit rows up to this id are in the event log */
 	bool audit_started;
 	const struct xp_cluster *counted;
@@ -143,9 +145,16 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 
 struct xp_store *xp_ui_store(struct xp_ui *ui)
 {
+	/* The console looks: read-only, and while there is no database an empty stand-in in
+	 * memory, until a command or a live source records something and makes the file. */
+	if (ui->store && ui->store_standin && xp_store_for_reading_exists(ui->ctx->db)) {
+		xp_store_close(ui->store);
+		ui->store = NULL;
+		ui->audit_started = false;
+	}
 	if (!ui->store && !ui->store_failed) {
 		struct xp_err err = {{0}};
-		ui->store = xp_store_open(ui->ctx->db, &err);
+		ui->store = xp_store_for_reading(ui->ctx->db, &ui->store_standin, &err);
 		if (!ui->store) {
 			/* Say it once; the views that need the database say what is missing. */
 			ui->store_failed = true;
@@ -153,6 +162,11 @@ struct xp_store *xp_ui_store(struct xp_ui *ui)
 		}
 	}
 	return ui->store;
+}
+
+int xp_ui_sync(struct xp_ui *ui, const struct xp_cluster *c, struct xp_err *err)
+{
+	return xp_sync_if_changed(ui->ctx->db, xp_ui_store(ui), c, 0, err);
 }
 
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)

@@ -28,9 +28,12 @@ const struct xp_glyphs *xp_ui_glyphs(const struct xp_ui *ui);
 const struct xp_event_log *xp_ui_events(const struct xp_ui *ui);
 /* Shows a one-line message in the status line in a theme role (XP_ROLE_FAIL for errors). */
 void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The database (opened on first use from --db or the default path); NULL after a message when it
- * cannot be opened. */
+/* The database (opened read-only on first use from --db or the default path); NULL when there is
+ * none yet, or after a message when it cannot be opened. */
 struct xp_store *xp_ui_store(struct xp_ui *ui);
+/* Records what the live sources of c show that the database does not (see xp_sync_if_changed):
+ * 1 when it wrote, 0 when nothing was new or c is only files, -1 with err set. */
+int xp_ui_sync(struct xp_ui *ui, const struct xp_cluster *c, struct xp_err *err);
 /* True when text matches the filter (case-insensitive substring; always true without a filter). */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text);
 

@@ -15,6 +15,7 @@
 #include "draw.h"
 #include "list.h"
 #include "list_draw.h"
+#include "store_open.h"
 #include "map_layout.h"
 #include "matrix_layout.h"
 #include "styled_doc.h"
@@ -53,6 +54,7 @@ struct vv {
 	int mode;
 	/* what the shown data was read for */
 	bool read;                       /* read at least once */
+	bool unrecorded;                 /* the cluster is (partly) a file the store does not show yet */
 	const struct xp_cluster *seen;   /* the cluster it was read with */
 	uint64_t seen_gen;
 	const struct xp_cluster *synced; /* the last cluster synced into the store (a write) */
@@ -303,11 +305,20 @@ static void load(struct vv *v, struct xp_ui *ui, const struct xp_cluster *c)
 	v->no_store = !s;
 	struct xp_err err = {{0}};
 	/* The console shows an empty cluster until the first load: nothing to sync from that. */
-	if (s && c->n_nodes && (c != v->synced || c->generation != v->synced_gen)) {
+	if (c->n_nodes && (c != v->synced || c->generation != v->synced_gen)) {
 		v->synced = c;
 		v->synced_gen = c->generation;
-		if (xp_validate_sync(s, c, time(NULL), &err) < 0)
+		/* A live source records what is new (the first time, that makes the database); a
+		 * file is only looked at. */
+		int w = xp_ui_sync(ui, c, &err);
+		if (w < 0)
 			xp_ui_message(ui, XP_ROLE_FAIL, "validation: syncing discovery: %s", err.msg);
+		else if (w > 0)
+			s = xp_ui_store(ui); /* the file it made replaces the empty stand-in */
+		v->unrecorded = xp_files_unrecorded(s, c);
+		if (v->unrecorded)
+			xp_ui_message(ui, XP_ROLE_WARN, "validation: the cluster is read from a file: what it shows is "
+							"not recorded (:validate sync records it)");
 	}
 	if (s && xp_validate_matrix(s, &v->m, &err) < 0) {
 		v->error = xp_strdup(err.msg);
@@ -377,6 +388,9 @@ static bool draw_empty(struct vv *v, WINDOW *w, struct xp_rect r)
 		}
 		if (!v->m.n_envs) {
 			SAY(XP_ROLE_TITLE, "No environments yet.");
+			if (v->unrecorded)
+				SAY(XP_ROLE_WARN, "The cluster is read from a file: looking records nothing; "
+						  ":validate sync records what it shows.");
 			SAY(XP_ROLE_NORMAL, "Environments come from discovery: each vendor, model and driver "
 					    "the cluster shows");
 			SAY(XP_ROLE_NORMAL, "is one (a device whose driver is not known is none); r refreshes.");

@@ -141,7 +141,7 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 	}
 	/* The node's environments enter the matrix (and pass discovered) as inventory says. */
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
-	if (c && xp_validate_sync(s, c, time(NULL), &err) < 0)
+	if (c && xp_validate_sync(s, c, time(NULL), 0, &err) < 0)
 		xp_ctx_error(ctx, "agent probe: sync: %s", err.msg);
 	/* Evidence is only taken for what this agent's node is known to have: a node that claims
 	 * another name, or environments it does not show, cannot write into other rows. */

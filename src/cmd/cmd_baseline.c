@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "model_json.h"
 #include "store.h"
+#include "store_open.h"
 #include "table.h"
 
 static const struct xp_opt baseline_opts[] = {
@@ -70,7 +71,7 @@ static int baseline_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return XP_EXIT_USAGE;
 	}
 	struct xp_err err = {{0}};
-	struct xp_store *s = xp_store_open(ctx->db, &err);
+	struct xp_store *s = add ? xp_store_open(ctx->db, &err) : xp_store_for_reading(ctx->db, NULL, &err);
 	if (!s) {
 		xp_ctx_error(ctx, "baseline: %s", err.msg);
 		return XP_EXIT_ERROR;

@@ -12,6 +12,7 @@
 #include "model_json.h"
 #include "store.h"
 #include "table.h"
+#include "store_open.h"
 #include "validate.h"
 
 /* A probe that says nothing for ten minutes is not coming back. */
@@ -49,6 +50,7 @@ struct sub {
 	const char *opts;         /* options that apply, each between spaces */
 	int min, max;             /* positional arguments after the words */
 	sub_fn fn;
+	bool writes;              /* opens the database writable; the others only look */
 };
 
 static int do_matrix(struct xp_ctx *ctx, const struct xp_args *a, char **argv, struct xp_store *s);
@@ -67,22 +69,22 @@ static int do_export(struct xp_ctx *ctx, const struct xp_args *a, char **argv, s
 
 static const struct sub subs[] = {
 	{NULL, "matrix", "[--json|--csv]", " csv ", 0, 0, do_matrix},
-	{NULL, "sync", "", " ", 0, 0, do_sync},
+	{NULL, "sync", "", " ", 0, 0, do_sync, true},
 	{"case", "add",
 	 "NAME [--image I] [--model M] [--data D] [--entry \"CMD ARGS\"] [--acceptance TEXT] [--team T]",
-	 " image model data entry acceptance team ", 1, 1, do_case_add},
-	{"case", "rm", "NAME", " ", 1, 1, do_case_rm},
+	 " image model data entry acceptance team ", 1, 1, do_case_add, true},
+	{"case", "rm", "NAME", " ", 1, 1, do_case_rm, true},
 	{"case", "show", "NAME [--json]", " ", 1, 1, do_case_show},
 	{"case", "list", "[--json]", " ", 0, 0, do_case_list},
 	{"env", "declare", "VENDOR MODEL DRIVER [--firmware F] [--runtime R]", " firmware runtime ", 3, 3,
-	 do_env_declare},
+	 do_env_declare, true},
 	{"env", "list", "[--json]", " ", 0, 0, do_env_list},
 	{NULL, "record", "ENV CASE LAYER pass|fail [--log FILE] [--note TEXT] [--node N]", " log note node ", 4, 4,
-	 do_record},
+	 do_record, true},
 	{NULL, "run", "CASE --node NODE [--env ENV] [--layer L] [--timeout S] [--log-dir DIR]",
-	 " node env layer timeout log-dir ", 1, 1, do_run},
+	 " node env layer timeout log-dir ", 1, 1, do_run, true},
 	{NULL, "history", "ENV CASE [--json]", " ", 2, 2, do_history},
-	{NULL, "import", "FILE", " ", 1, 1, do_import},
+	{NULL, "import", "FILE", " ", 1, 1, do_import, true},
 	{NULL, "export", "[FILE]", " ", 0, 1, do_export},
 };
 #define N_SUBS (sizeof subs / sizeof subs[0])
@@ -240,17 +242,28 @@ static int do_matrix(struct xp_ctx *ctx, const struct xp_args *a, char **argv, s
 	(void)argv;
 	struct xp_err err = {{0}};
 	int rc = XP_EXIT_OK;
-	/* The discovered layer is what the inventory shows now: bring it up to date first. */
+	/* The discovered layer is what a live source (this machine, a replay, agents) shows
+	 * now: recorded first when it shows something new. A file (snapshot, sim gen) is only
+	 * looked at; `validate sync` records it. */
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	struct xp_store *fresh = NULL; /* after a sync: s may be the empty stand-in for no file */
+	int synced = c ? xp_sync_if_changed(ctx->db, s, c, 0, &err) : 0;
+	if (synced > 0 && (fresh = xp_store_for_reading(ctx->db, NULL, &err)))
+		s = fresh;
 	if (!c) {
 		xp_ctx_error(ctx, "validate matrix: the inventory could not be read; showing the stored matrix");
 		rc = XP_EXIT_PARTIAL;
-	} else if (xp_validate_sync(s, c, time(NULL), &err) < 0) {
+	} else if (synced < 0) {
 		xp_ctx_error(ctx, "validate matrix: sync: %s; showing the stored matrix", err.msg);
 		rc = XP_EXIT_PARTIAL;
+	} else if (!ctx->json && !xp_args_has(a, "csv") && xp_files_unrecorded(s, c)) {
+		fprintf(ctx->err, "validate matrix: the inventory is a file: what it shows is not recorded "
+				  "('xpool validate sync' records it)\n");
 	}
 	struct xp_matrix m;
-	if (xp_validate_matrix(s, &m, &err) < 0)
+	int got = xp_validate_matrix(s, &m, &err);
+	xp_store_close(fresh);
+	if (got < 0)
 		return fail(ctx, "matrix", &err);
 	if (ctx->json)
 		xp_print_json(ctx->out, xp_matrix_to_json(&m));
@@ -270,7 +283,7 @@ static int do_sync(struct xp_ctx *ctx, const struct xp_args *a, char **argv, str
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
 	if (!c)
 		return XP_EXIT_ERROR;
-	if (xp_validate_sync(s, c, time(NULL), &err) < 0)
+	if (xp_validate_sync(s, c, time(NULL), XP_SYNC_FILES, &err) < 0)
 		return fail(ctx, "sync", &err);
 	fprintf(ctx->out, "synced with %zu node%s, %zu accelerator%s\n", c->n_nodes, c->n_nodes == 1 ? "" : "s",
 		xp_cluster_device_count(c), xp_cluster_device_count(c) == 1 ? "" : "s");
@@ -494,7 +507,7 @@ static void sync_quietly(struct xp_ctx *ctx, struct xp_store *s)
 	struct xp_err err = {{0}};
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
 	if (c)
-		xp_validate_sync(s, c, time(NULL), &err);
+		xp_validate_sync(s, c, time(NULL), XP_SYNC_FILES, &err);
 }
 
 /* The node evidence comes from. Staleness follows nodes, so evidence without one would
@@ -772,7 +785,9 @@ static int validate_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return XP_EXIT_USAGE;
 	}
 	struct xp_err err = {{0}};
-	struct xp_store *s = xp_store_open(ctx->db, &err);
+	/* Looking (matrix, list, show, history, export) opens the database read-only, or an
+	 * empty one when there is none yet: it never creates or changes the file. */
+	struct xp_store *s = u->writes ? xp_store_open(ctx->db, &err) : xp_store_for_reading(ctx->db, NULL, &err);
 	if (!s) {
 		xp_ctx_error(ctx, "validate %s: %s", words, err.msg);
 		return XP_EXIT_ERROR;

@@ -106,8 +106,12 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 		xp_errf(err, "--inventory and --%s both name a source; give one", o->topology ? "topology" : "replay");
 		return NULL;
 	}
-	if (o->inventory)
-		return xp_snapshot_load(o->inventory, err);
+	if (o->inventory) {
+		struct xp_cluster *c = xp_snapshot_load(o->inventory, err);
+		for (size_t i = 0; c && i < c->n_nodes; i++)
+			c->nodes[i]->from_file = true;
+		return c;
+	}
 	struct xp_node *n;
 	if (o->replay) {
 		n = load_replay(o, err);
@@ -121,6 +125,8 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 			xp_source_adapters(n, NULL);
 			xp_node_clean(n);
 		}
+		if (n)
+			n->from_file = !live;
 	}
 	if (!n)
 		return NULL;

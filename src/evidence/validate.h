@@ -110,13 +110,21 @@ char xp_vstatus_mark(int status);
 char *xp_env_id(const char *vendor, const char *model, const char *driver, const char *firmware,
 		const char *runtime);
 
+/* Flags of xp_validate_sync. */
+enum {
+	XP_SYNC_FILES = 1, /* count nodes read from files too: the user asked (`validate sync`, `record`) */
+};
+
 /* Records what inventory shows, in one transaction. Nodes that are unreachable or down are
  * skipped (they show what they had, not what they have); devices without vendor, model and
  * driver too. Then:
- * 1. every shown environment is upserted (last_seen = now; new ones audited "env.discover");
+ * 0. when none of what follows would change anything, nothing is written (not even
+ *    last_seen): a console refreshing an unchanged cluster writes no row;
+ * 1. every shown environment is upserted (last_seen = now; new ones audited "env.discover",
+ *    with the node and its source);
  * 2. staleness: each cell layer whose latest record is pass, taken on a node of c that now
  *    has devices of the environment's vendor and model but none with the record's driver and
- *    firmware, gets a stale row (actor "discovery", note "driver A -> B on NODE", the node's
+ *    firmware, gets a stale row (actor "discovery", note "driver A -> B on NODE (seen by SOURCE)", the node's
  *    new versions) and an audit row "validate.stale" with the pass it replaces. A node
  *    without such devices any more is not a version change and stales nothing;
  * 3. the discovered layer is set pass (actor "discovery", node and versions of the first
@@ -125,8 +133,14 @@ char *xp_env_id(const char *vendor, const char *model, const char *driver, const
  *    that layer belongs to the inventory.
  * Staleness runs before discovery so that evidence from a changed node turns stale even
  * when another node still shows the environment (which then passes it again). Running it
- * twice with the same cluster writes nothing the second time. */
-int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err);
+ * twice with the same cluster writes nothing the second time.
+ * Which nodes count: live ones (not down or unreachable) and, unless flags has
+ * XP_SYNC_FILES, not read from a file (xp_node.from_file); and only real machines (not
+ * sim gen nodes, source "sim") turn evidence stale, since evidence is made stale only by
+ * the node it was taken on. */
+int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now, unsigned flags, struct xp_err *err);
+/* 1 when xp_validate_sync with these flags would write, 0 when not; -1 with err set. Reads only. */
+int xp_validate_sync_pending(struct xp_store *s, const struct xp_cluster *c, unsigned flags, struct xp_err *err);
 /* Declares an environment by hand (audited); e->id is ignored (derived from the fields).
  * 0 when created or newly marked declared, 1 when it was declared already (nothing changed). */
 int xp_validate_env_declare(struct xp_store *s, const struct xp_env *e, struct xp_err *err);

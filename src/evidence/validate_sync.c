@@ -11,10 +11,21 @@
 /* The actor of rows written by inventory sync. */
 #define DISCOVERY "discovery"
 
-/* An unreachable or down node shows what it had, not what it has: it proves nothing new. */
-static bool node_live(const struct xp_node *n)
+/* An unreachable or down node shows what it had, not what it has: it proves nothing new.
+ * Nor does a node read from a file, unless the user asked for the file to be recorded
+ * (XP_SYNC_FILES): looking at a snapshot or a sim gen cluster never writes. */
+static bool node_live(const struct xp_node *n, unsigned flags)
 {
-	return n->state != XP_NODE_UNREACHABLE && n->state != XP_NODE_DOWN;
+	return n->state != XP_NODE_UNREACHABLE && n->state != XP_NODE_DOWN &&
+	       (!n->from_file || (flags & XP_SYNC_FILES));
+}
+
+/* A node that may turn evidence stale: a live one that is a real machine. A synthetic
+ * node (sim gen) shares names with others of its kind, not the machine the evidence was
+ * taken on, so it never speaks for one. */
+static bool node_speaks(const struct xp_node *n, unsigned flags)
+{
+	return node_live(n, flags) && !(n->source && strcmp(n->source, "sim") == 0);
 }
 
 static bool dev_known(const struct xp_device *d)
@@ -42,13 +53,13 @@ static int shown_cmp(const void *a, const void *b)
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static struct shown *shown_envs(const struct xp_cluster *c, size_t *n)
+static struct shown *shown_envs(const struct xp_cluster *c, unsigned flags, size_t *n)
 {
 	struct shown *v = NULL;
 	size_t k = 0, cap = 0;
 	for (size_t ni = 0; ni < c->n_nodes; ni++) {
 		const struct xp_node *nd = c->nodes[ni];
-		for (size_t i = 0; node_live(nd) && i < nd->n_devices; i++) {
+		for (size_t i = 0; node_live(nd, flags) && i < nd->n_devices; i++) {
 			const struct xp_device *d = &nd->devices[i];
 			if (!dev_known(d))
 				continue;
@@ -111,6 +122,7 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 					   .first_seen = now, .last_seen = now};
 			json_t *j = xp_env_to_json(&e);
 			json_object_set_new(j, "node", xp_json_str(v[i].node->name));
+			json_object_set_new(j, "source", xp_json_str(v[i].node->source));
 			char *after = xpv_jdump(j);
 			rc = xp_audit_add(s, "env.discover", v[i].id, NULL, after, err);
 			free(after);
@@ -146,8 +158,10 @@ static const struct xp_device *changed_device(const struct xp_node *n, const cha
 	return first;
 }
 
-/* "driver 535.54.03 -> 550.54.14, firmware A -> B on node7" */
-static char *change_note(const struct xp_evidence *ev, const struct xp_device *d, const char *node)
+/* "driver 535.54.03 -> 550.54.14, firmware A -> B on node7 (seen by SOURCE)": the source
+ * says which view of the node did it (this machine, a replay, an agent's URL, a file). */
+static char *change_note(const struct xp_evidence *ev, const struct xp_device *d, const char *node,
+			 const char *source)
 {
 	char buf[1024] = "";
 	size_t used = 0;
@@ -159,7 +173,9 @@ static char *change_note(const struct xp_evidence *ev, const struct xp_device *d
 					 known(ev->firmware) ? ev->firmware : "unknown",
 					 known(d->firmware) ? d->firmware : "unknown");
 	if (used < sizeof buf)
-		snprintf(buf + used, sizeof buf - used, " on %s", node);
+		used += (size_t)snprintf(buf + used, sizeof buf - used, " on %s", node);
+	if (used < sizeof buf && source && *source)
+		snprintf(buf + used, sizeof buf - used, " (seen by %s)", source);
 	return xp_strdup(buf);
 }
 
@@ -179,6 +195,7 @@ struct stale {
 	char *kase;
 	struct xp_evidence was; /* the pass that no longer holds */
 	const struct xp_device *now;
+	const char *source; /* the source of the node that shows the change */
 };
 
 /* The current passes of environment e taken on a node in changed (sorted by name) that now
@@ -212,6 +229,7 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 		xpv_ev_read(st, &x->was);
 		x->kase = xp_store_col_text(st, 11);
 		x->now = d;
+		x->source = nd->source;
 	}
 	return xp_store_finish(s, st, rc, err, "checking for stale results");
 }
@@ -220,7 +238,7 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 static int stale_write(struct xp_store *s, const struct xp_env *e, const struct stale *x, time_t now,
 		       struct xp_err *err)
 {
-	char *note = change_note(&x->was, x->now, x->was.node);
+	char *note = change_note(&x->was, x->now, x->was.node, x->source);
 	struct xp_evidence ev = {.layer = x->was.layer, .status = XP_V_STALE, .time = now, .actor = DISCOVERY,
 				 .note = note, .node = x->was.node, .driver = x->now->driver,
 				 .firmware = x->now->firmware};
@@ -232,15 +250,17 @@ static int stale_write(struct xp_store *s, const struct xp_env *e, const struct 
 }
 
 /* Marks stale the current passes of environment e taken on the nodes in changed (sorted
- * by name): nodes that show e's model with another driver or firmware. */
+ * by name): nodes that show e's model with another driver or firmware. With now == 0 it
+ * only counts them into *found (a read). */
 static int stale_env(struct xp_store *s, const struct xp_env *e, struct xp_node *const *changed, size_t n_changed,
-		     time_t now, struct xp_err *err)
+		     time_t now, size_t *found, struct xp_err *err)
 {
 	/* Collected first and written after: rows added while the scan runs could be seen by it. */
 	struct stale *list = NULL;
 	size_t n = 0;
 	int rc = stale_collect(s, e, changed, n_changed, &list, &n, err);
-	for (size_t i = 0; rc == 0 && i < n; i++)
+	*found += n;
+	for (size_t i = 0; rc == 0 && now && i < n; i++)
 		rc = stale_write(s, e, &list[i], now, err);
 	for (size_t i = 0; i < n; i++) {
 		free(list[i].kase);
@@ -300,8 +320,8 @@ static size_t vm_lower(const struct xp_env *const *by, size_t n, const struct xp
 
 /* Every (environment, live node) pair where the node shows the environment's vendor and
  * model with another driver or firmware, sorted by environment, then node name. */
-static struct pair *changed_pairs(const struct xp_cluster *c, const struct xp_env *envs, size_t n_envs,
-				  size_t *n_pairs)
+static struct pair *changed_pairs(const struct xp_cluster *c, unsigned flags, const struct xp_env *envs,
+				  size_t n_envs, size_t *n_pairs)
 {
 	const struct xp_env **by = xp_calloc(n_envs + 1, sizeof *by);
 	for (size_t i = 0; i < n_envs; i++)
@@ -312,7 +332,7 @@ static struct pair *changed_pairs(const struct xp_cluster *c, const struct xp_en
 	size_t n = 0, cap = 0;
 	for (size_t ni = 0; ni < c->n_nodes; ni++) {
 		const struct xp_node *nd = c->nodes[ni];
-		for (size_t i = 0; node_live(nd) && i < nd->n_devices; i++) {
+		for (size_t i = 0; node_speaks(nd, flags) && i < nd->n_devices; i++) {
 			if (!first_of_model(nd, i))
 				continue;
 			/* The first environment of this vendor and model, then each of them. */
@@ -340,20 +360,21 @@ static struct pair *changed_pairs(const struct xp_cluster *c, const struct xp_en
  * change under the evidence" is first asked of the environments (cheap: each node's
  * models against the environments of those models), and only the results of the
  * environments that some node changed under are read. */
-static int sync_stale(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err)
+static int sync_stale(struct xp_store *s, const struct xp_cluster *c, unsigned flags, time_t now, size_t *found,
+		      struct xp_err *err)
 {
 	struct xp_env *envs;
 	size_t n_envs, n_pairs;
 	if (xp_validate_env_list(s, &envs, &n_envs, err) < 0)
 		return -1;
-	struct pair *pairs = changed_pairs(c, envs, n_envs, &n_pairs);
+	struct pair *pairs = changed_pairs(c, flags, envs, n_envs, &n_pairs);
 	struct xp_node **changed = xp_calloc(n_pairs + 1, sizeof *changed);
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < n_pairs;) {
 		size_t k = 0, env = pairs[i].env;
 		for (; i < n_pairs && pairs[i].env == env; i++)
 			changed[k++] = (struct xp_node *)pairs[i].node;
-		rc = stale_env(s, &envs[env], changed, k, now, err);
+		rc = stale_env(s, &envs[env], changed, k, now, found, err);
 	}
 	free(changed);
 	free(pairs);
@@ -393,6 +414,7 @@ static int sync_discovered(struct xp_store *s, const struct shown *v, size_t n, 
 			json_object_set_new(j, "layer", json_string("discovered"));
 			json_object_set_new(j, "status", json_string("pass"));
 			json_object_set_new(j, "node", xp_json_str(v[i].node->name));
+			json_object_set_new(j, "source", xp_json_str(v[i].node->source));
 			json_object_set_new(j, "driver", xp_json_str(d->driver));
 			json_object_set_new(j, "firmware", xp_json_str(opt(d->firmware)));
 			json_object_set_new(j, "cases", json_integer(k));
@@ -405,10 +427,56 @@ static int sync_discovered(struct xp_store *s, const struct shown *v, size_t n, 
 	return rc;
 }
 
-int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err)
+/* What a sync would write, found by reading: a shown environment not stored yet, a shown
+ * one whose discovered layer is not pass for some case, a pass a node changed under. */
+static int pending(struct xp_store *s, const struct xp_cluster *c, unsigned flags, const struct shown *v, size_t n,
+		   struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (xp_store_prep(s,
+			  "SELECT (SELECT count(*) FROM environments WHERE id = ?1) = 0 OR EXISTS (SELECT 1 FROM "
+			  "cases c WHERE coalesce((SELECT r.status FROM results r WHERE r.env = ?1 AND "
+			  "r.case_name = c.name AND r.layer = 0 ORDER BY r.id DESC LIMIT 1), '') <> 'pass')",
+			  &st, err, "comparing with discovery") < 0)
+		return -1;
+	int found = 0;
+	for (size_t i = 0; !found && i < n; i++) {
+		sqlite3_reset(st);
+		xp_store_bind_text(st, 1, v[i].id);
+		int rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW) {
+			sqlite3_finalize(st);
+			return xp_store_fail(s, err, "comparing with discovery");
+		}
+		found = sqlite3_column_int(st, 0) != 0;
+	}
+	sqlite3_finalize(st);
+	size_t stale = 0;
+	if (!found && sync_stale(s, c, flags, 0, &stale, err) < 0)
+		return -1;
+	return found || stale;
+}
+
+int xp_validate_sync_pending(struct xp_store *s, const struct xp_cluster *c, unsigned flags, struct xp_err *err)
 {
 	size_t n;
-	struct shown *v = shown_envs(c, &n);
+	struct shown *v = shown_envs(c, flags, &n);
+	int rc = pending(s, c, flags, v, n, err);
+	shown_free(v, n);
+	return rc;
+}
+
+int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now, unsigned flags, struct xp_err *err)
+{
+	size_t n;
+	struct shown *v = shown_envs(c, flags, &n);
+	/* Nothing new: no transaction, no row, not even last_seen. A console refreshing an
+	 * unchanged cluster, or a cron job asking for the matrix, never writes. */
+	int p = pending(s, c, flags, v, n, err);
+	if (p <= 0) {
+		shown_free(v, n);
+		return p;
+	}
 	bool nested;
 	if (xpv_tx_begin(s, &nested, err) < 0) {
 		shown_free(v, n);
@@ -417,9 +485,10 @@ int xp_validate_sync(struct xp_store *s, const struct xp_cluster *c, time_t now,
 	/* Staleness before discovery: when an environment's evidence node changed but another
 	 * node still has it, the discovered layer turns stale and then pass again on the other
 	 * node in the same sync, and the history says both. */
+	size_t stale = 0;
 	int rc = sync_envs(s, v, n, now, err);
 	if (rc == 0)
-		rc = sync_stale(s, c, now, err);
+		rc = sync_stale(s, c, flags, now, &stale, err);
 	if (rc == 0)
 		rc = sync_discovered(s, v, n, now, err);
 	shown_free(v, n);
