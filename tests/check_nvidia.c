@@ -416,6 +416,74 @@ START_TEST(xml_bad_input)
 }
 END_TEST
 
+/* The fixture with ins put after "<product_name>"; caller frees. */
+static char *t4_with(const char *ins, size_t ins_len, size_t *len)
+{
+	size_t tlen;
+	char *t = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &tlen);
+	char *at = strstr(t, "<product_name>");
+	ck_assert_ptr_nonnull(at);
+	size_t head = (size_t)(at - t) + strlen("<product_name>");
+	char *d = malloc(tlen + ins_len + 1);
+	ck_assert_ptr_nonnull(d);
+	memcpy(d, t, head);
+	memcpy(d + head, ins, ins_len);
+	memcpy(d + head + ins_len, t + head, tlen - head + 1);
+	*len = tlen + ins_len;
+	free(t);
+	return d;
+}
+
+/* A parse error whose message holds no control byte. */
+static void expect_clean_error(const char *text, size_t len, const char *part)
+{
+	struct xp_raw_node *n = xp_fake_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_xml(text, len, n, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, part) != NULL, "error \"%s\" lacks \"%s\"", err, part);
+	for (const char *p = err; *p; p++)
+		ck_assert_msg((unsigned char)*p >= 0x20 && *p != 0x7f, "control byte in \"%s\"", err);
+	free(n);
+}
+
+static void hostile_xml_inputs(void)
+{
+	/* A text node past libxml2's 10 MB limit with terminal escapes (retitle, recolour)
+	 * around it: libxml2 reports "huge text node" through the validity handler, which
+	 * XML_PARSE_NOERROR leaves alone, quoting the input line, escapes and all. */
+	size_t big = 10000100, len;
+	char *fill = malloc(big);
+	ck_assert_ptr_nonnull(fill);
+	memset(fill, 'x', big);
+	char *d;
+	const char esc[] = "\x1b]0;pwned\x07\x1b[41;37m";
+	memcpy(fill, esc, sizeof esc - 1);
+	memcpy(fill + big - (sizeof esc - 1), esc, sizeof esc - 1);
+	d = t4_with(fill, big, &len);
+	expect_clean_error(d, len, "nvidia-smi -q -x: line 9: ");
+	free(d);
+	free(fill);
+	/* A 10 MiB end-tag name. */
+	size_t nl = (size_t)10 << 20;
+	char *tag = malloc(nl + 8);
+	ck_assert_ptr_nonnull(tag);
+	memcpy(tag, "<a></", 5);
+	memset(tag + 5, 'b', nl);
+	tag[5 + nl] = '>';
+	d = t4_with(tag, nl + 6, &len);
+	expect_clean_error(d, len, "nvidia-smi -q -x: ");
+	free(d);
+	free(tag);
+}
+
+/* Hostile text never reaches the terminal: no libxml2 output, and the error xpool gives
+ * has its control bytes masked. */
+START_TEST(xml_hostile_text)
+{
+	ck_assert_int_eq(stderr_bytes_during(hostile_xml_inputs), 0);
+}
+END_TEST
+
 /* A DOCTYPE naming the external DTD, as every real report has, is fine and is not loaded. */
 START_TEST(xml_doctype_not_loaded)
 {
@@ -1029,7 +1097,7 @@ END_TEST
 
 XP_DEFINE_SUITE(nvidia,
 	{"xml", .loop = xml_fixture_values, .loop_n = (int)(sizeof xml_files / sizeof xml_files[0]),
-	 .tests = {xml_health_fields, xml_gpu_counts, xml_bad_input, xml_doctype_not_loaded,
+	 .tests = {xml_health_fields, xml_gpu_counts, xml_bad_input, xml_hostile_text, xml_doctype_not_loaded,
 		   xml_speed}},
 	{"captures", .tests = {capture_sections, capture_h200_mig_listing}},
 	{"topo",
