@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "local/hwloc_xml.h"
 #include "local/pci_links.h"
 #include "pci_ids.h"
 
@@ -307,6 +308,12 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	char *xml_text = NULL;
 	if (src && !(xml_text = xp_read_file(src, XP_TOPOLOGY_MAX_BYTES, &xml_len, err)))
 		return NULL;
+	/* The file may come from another site: refuse what libhwloc would crash on. */
+	if (src && xp_hwloc_xml_check(src, xml_text, xml_len, err) < 0) {
+		free(xml_text);
+		return NULL;
+	}
+	xp_hwloc_no_libxml();
 
 	hwloc_topology_t topo;
 	if (hwloc_topology_init(&topo) < 0) {
