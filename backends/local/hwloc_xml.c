@@ -102,7 +102,10 @@ int xp_hwloc_xml_check(const char *what, const char *text, size_t len, struct xp
 	if (ctxt) {
 		ctxt->vctxt.error = NULL;
 		ctxt->vctxt.warning = NULL;
-		doc = xmlCtxtReadMemory(ctxt, text, (int)len, NULL, NULL,
+		/* Read as ISO-8859-1, where every byte is a character: the check is about the
+		 * document's structure, and hwloc's reader takes a host name that is not UTF-8
+		 * (discovery then masks it), so libxml2 must not refuse the file for it. */
+		doc = xmlCtxtReadMemory(ctxt, text, (int)len, NULL, "ISO-8859-1",
 					XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	}
 	xmlSetStructuredErrorFunc(NULL, NULL);
