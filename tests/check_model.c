@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format.h"
 #include "model.h"
 #include "model_json.h"
 #include "simgen.h"
@@ -327,9 +328,28 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Bidirectional controls (U+202E and friends) in discovered names and fields become one '?'
+ * each, as control bytes do: they would reorder what a terminal shows around them. */
+START_TEST(test_clean_bidi)
+{
+	struct xp_node *n = xp_node_new("gpu\xe2\x80\xae" "evil");
+	struct xp_device *d = xp_node_add_device(n);
+	d->model = xp_strdup("H100\xe2\x81\xa6x\xe2\x81\xa9 \xe2\x80\x8f\xd8\x9c\xe2\x80\xaa\x1b[31m");
+	d->vendor = xp_strdup("caf\xc3\xa9 \xe2\x80\x94 ok"); /* e acute, em dash: kept */
+	xp_node_clean(n);
+	ck_assert_str_eq(n->name, "gpu?evil");
+	ck_assert_str_eq(d->model, "H100?x? ????[31m");
+	ck_assert_str_eq(d->vendor, "caf\xc3\xa9 \xe2\x80\x94 ok");
+	xp_node_free(n);
+	/* Error messages: the same masking. */
+	char msg[] = "no such file: a\xe2\x80\xae" "b\x07.xml \xe2\x81\xa7";
+	ck_assert_str_eq(xp_mask_controls(msg), "no such file: a?b?.xml ?");
+}
+END_TEST
+
 XP_DEFINE_SUITE(model,
 	{"core",
 	 .tests = {test_node_defaults, test_node_append_many, test_cluster_lookup,
 		   test_device_by_bus, test_links_reset, test_labels, test_strv,
 		   test_link_parse_print, test_link_reject, test_link_print_edge, test_link_rank,
-		   test_names, test_node_clone}})
+		   test_names, test_node_clone, test_clean_bidi}})
