@@ -121,7 +121,9 @@ static int capture_commands(const char *text, char cmds[][96], int max)
 /* A100 with MIG on: what only this file shows (its slices). */
 static void a100_mig_more(struct xp_raw_node *n)
 {
-	ck_assert_int_eq(n->n_warnings, 0);
+	/* telegraf kept one <gpu> of the four the report counts: a cut report is a warning. */
+	ck_assert_int_eq(n->n_warnings, 1);
+	ck_assert(xp_fake_warned(n, "nvidia-smi says attached_gpus 4 but lists 1 <gpu>"));
 	const struct xp_raw_device *d = &n->devices[0];
 	for (int i = 0; i < 4; i++) {
 		ck_assert_int_eq(d->slices[i].gpu_instance, 3 + i);
@@ -292,7 +294,19 @@ START_TEST(xml_gpu_counts)
 	strcpy(none + (g0 - t), g1);
 	ck_assert_int_eq(parse_xml_str(none, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert_int_eq(n->n_warnings, 1); /* it still says <attached_gpus>1 */
+	ck_assert(xp_fake_warned(n, "attached_gpus 1 but lists 0 <gpu>"));
+	/* and with the count it should have: zero GPUs is a valid report */
+	char *zero = malloc(len + 1);
+	ck_assert_ptr_nonnull(zero);
+	strcpy(zero, none);
+	char *at = strstr(zero, "<attached_gpus>1<");
+	ck_assert_ptr_nonnull(at);
+	at[strlen("<attached_gpus>")] = '0';
+	ck_assert_int_eq(parse_xml_str(zero, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 0);
 	ck_assert_int_eq(n->n_warnings, 0);
+	free(zero);
 	free(none);
 
 	/* 70 copies of it */
@@ -810,7 +824,8 @@ START_TEST(adapter_replay)
 	ck_assert_double_eq_tol(n->devices[0].temperature_c, 27, 1e-9);
 	ck_assert_int_eq(a->health(s.st, n), 0);
 	ck_assert_int_eq(n->devices[0].ecc_uncorrected, 0);
-	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(n->n_warnings, 1);
+	ck_assert(xp_fake_warned(n, "attached_gpus 4 but lists 1 <gpu>"));
 	ck_assert_str_eq(a->last_error(s.st), "");
 	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs a tool */
 

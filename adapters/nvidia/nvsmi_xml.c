@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -491,6 +492,14 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 		if (seen > XP_RAW_MAX_DEVICES)
 			xp_raw_warn(node, "nvidia-smi lists %d GPUs; only the first %d are kept", seen,
 				    XP_RAW_MAX_DEVICES);
+		/* The report counts the GPUs the driver has attached before listing them; fewer
+		 * <gpu> elements is a cut report (or a GPU the driver lost while writing it). */
+		char attached[32];
+		text(child(root, "attached_gpus"), attached, sizeof attached);
+		char *end = NULL;
+		long want = attached[0] ? strtol(attached, &end, 10) : -1;
+		if (end && !*end && want >= 0 && want != seen)
+			xp_raw_warn(node, "nvidia-smi says attached_gpus %ld but lists %d <gpu>", want, seen);
 	}
 	xmlFreeDoc(doc);
 	xmlFreeParserCtxt(ctxt);
