@@ -6,6 +6,7 @@
 #include "format.h"
 #include "model.h"
 #include "model_json.h"
+#include "normalize.h"
 #include "simgen.h"
 #include "source.h"
 #include "suitelib.h"
@@ -347,9 +348,34 @@ START_TEST(test_clean_bidi)
 }
 END_TEST
 
+/* Two names of one device disagree only when they name different products: the PCI
+ * database's names (pci.ids, as hwloc gives them) and the vendor tools' names of the same
+ * parts agree; a Tesla M2075 id with a K40m name does not. */
+START_TEST(test_names_disagree)
+{
+	static const char *const same[][2] = {
+		{"NVIDIA Corporation GA100 [A100 SXM4 80GB]", "NVIDIA A100-SXM4-80GB"},
+		{"NVIDIA Corporation GH100 [H100 SXM5 80GB]", "NVIDIA H100 80GB HBM3"},
+		{"NVIDIA Corporation TU104GL [Tesla T4]", "Tesla T4"},
+		{"NVIDIA Corporation GP104 [GeForce GTX 1070 Ti]", "NVIDIA GeForce GTX 1070 Ti"},
+		{"NVIDIA Corporation AD104GL [RTX 4000 SFF Ada Generation]", "NVIDIA RTX 4000 SFF Ada Generation"},
+		{"NVIDIA Corporation GP107GL [Quadro P400]", "Quadro P400"},
+		{"Advanced Micro Devices, Inc. [AMD/ATI] Arcturus GL-XL [Instinct MI100]", "Arcturus GL-XL [Instinct MI100]"},
+		{"Huawei Technologies Co., Ltd. Device d801", "910A"},
+		{"Chengdu Haiguang IC Design Co., Ltd. Device 6210", "DCU xxxx"},
+		{"NVIDIA Corporation GK110BGL [Tesla K40m]", "Tesla K40m"},
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+		ck_assert_msg(!xp_normalize_names_disagree(same[i][0], same[i][1]), "%s / %s", same[i][0], same[i][1]);
+	ck_assert(xp_normalize_names_disagree("Tesla M2075 Dual-Slot Computing Processor Module", "Tesla K40m"));
+	ck_assert(xp_normalize_names_disagree("NVIDIA Corporation GA100 [A100 SXM4 80GB]", "NVIDIA H100 80GB HBM3"));
+	ck_assert(!xp_normalize_names_disagree(NULL, "Tesla K40m"));
+}
+END_TEST
+
 XP_DEFINE_SUITE(model,
 	{"core",
 	 .tests = {test_node_defaults, test_node_append_many, test_cluster_lookup,
 		   test_device_by_bus, test_links_reset, test_labels, test_strv,
 		   test_link_parse_print, test_link_reject, test_link_print_edge, test_link_rank,
-		   test_names, test_node_clone, test_clean_bidi}})
+		   test_names, test_node_clone, test_clean_bidi, test_names_disagree}})
