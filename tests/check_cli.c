@@ -413,7 +413,59 @@ START_TEST(topo_json_bad_utf8)
 }
 END_TEST
 
+/* Unicode bidirectional controls (U+202E and friends) never reach the terminal as they are:
+ * a discovered name shows '?' for each, an error message too, a snapshot refuses them. */
+START_TEST(bidi_masked)
+{
+	static const char rlo[] = "\xe2\x80\xae";
+	/* The host name of a real fixture, with an override and an isolate in it. */
+	size_t len;
+	struct xp_err err = {{0}};
+	char *xml = xp_read_file(xp_fixture(WHOLEIO), 1 << 24, &len, &err);
+	ck_assert_ptr_nonnull(xml);
+	char *at = strstr(xml, "value=\"conan\"");
+	ck_assert_ptr_nonnull(at);
+	char *edited = xp_asprintf("%.*svalue=\"co%snan\xe2\x81\xa7x\"%s", (int)(at - xml), xml, rlo,
+				   at + strlen("value=\"conan\""));
+	char *topo = xp_tmpfile(edited, strlen(edited));
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--topology", topo, "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_want_parts(r.out, "co?nan?x  up", NULL);
+	ck_assert_ptr_null(strstr(r.out, rlo));
+	xp_run_free(&r);
+	/* A snapshot naming a device model with one is refused, and the message shows none. */
+	struct xp_run j;
+	ck_assert_int_eq(xp_run_xpool(&j, NULL, "--topology", xp_fixture(WHOLEIO), "inventory", "--json", NULL), 0);
+	json_t *doc = json_loads(j.out, 0, NULL);
+	json_t *node = json_array_get(json_object_get(doc, "nodes"), 0);
+	char *model = xp_asprintf("H100%sevil", rlo);
+	json_object_set_new(json_array_get(json_object_get(node, "devices"), 1), "model", json_string(model));
+	char *text = json_dumps(doc, 0);
+	ck_assert_int_eq(xp_run_xpool(&r, text, "--inventory", "-", "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	xp_want_parts(r.err, "$.nodes[0].devices[1].model", "bidirectional controls (U+202E at 4)", NULL);
+	xp_run_free(&r);
+	/* An error message quoting a file name with one. */
+	char *missing = xp_asprintf("/nonexistent/a%sb.xml", rlo);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--topology", missing, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	xp_want_parts(r.err, "/nonexistent/a?b.xml", NULL);
+	ck_assert_ptr_null(strstr(r.err, rlo));
+	xp_run_free(&r);
+	free(missing);
+	free(text);
+	free(model);
+	json_decref(doc);
+	xp_run_free(&j);
+	remove(topo);
+	free(topo);
+	free(edited);
+	free(xml);
+}
+END_TEST
+
 XP_DEFINE_SUITE(cli,
 	{"binary", .timeout_s = 120,
 	 .tests = {inventory_json, text_output, multi_node_snapshot, bad_input, batch_and_help,
-		   review_regressions, topo_json_bad_utf8}})
+		   review_regressions, topo_json_bad_utf8, bidi_masked}})

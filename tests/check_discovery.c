@@ -8,6 +8,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <dlfcn.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdbool.h>
@@ -1122,6 +1123,61 @@ START_TEST(test_env_good)
 }
 END_TEST
 
+/* An hwloc XML written by hand (tests/hostile): a PU with a cpuset and no complete_cpuset,
+ * on which libhwloc 2.9's importer dereferences NULL. Refused, naming file, line and object. */
+START_TEST(test_bad_no_complete_cpuset)
+{
+	char *p = strdup(xp_fixture("../hostile/hwloc-pu-no-complete-cpuset.xml"));
+	struct xp_local_opts opts = {p};
+	struct xp_err err = {{0}};
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	xp_node_free(n);
+	ck_assert_msg(n == NULL, "%s: discovery succeeded", p);
+	ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, "line 9: object PU P#1 has a cpuset but no complete_cpuset"),
+		      "message \"%s\"", err.msg);
+	free(p);
+	/* The same hole cut in a real fixture: the Machine's complete_nodeset. */
+	char *fx = fixture_path("Hygon-Dhyana-32cores.xml");
+	size_t len;
+	struct xp_err rerr = {{0}};
+	char *xml = xp_read_file(fx, 1 << 24, &len, &rerr);
+	ck_assert_ptr_nonnull(xml);
+	const char *cut = " complete_nodeset=\"0x0000000f\"";
+	char *at = strstr(xml, cut);
+	ck_assert_ptr_nonnull(at);
+	memmove(at, at + strlen(cut), strlen(at + strlen(cut)) + 1);
+	char *tmp = xp_tmpfile(xml, strlen(xml));
+	opts.topology_xml = tmp;
+	n = xp_local_discover(&opts, &err);
+	xp_node_free(n);
+	remove(tmp);
+	ck_assert_msg(n == NULL, "discovery succeeded");
+	ck_assert_msg(strstr(err.msg, "line 4: object Machine P#0 has a nodeset but no complete_nodeset"),
+		      "message \"%s\"", err.msg);
+	free(tmp);
+	free(xml);
+	free(fx);
+}
+END_TEST
+
+/* libhwloc's libxml plugin sets libxml2's generic error handler to a function of its own and
+ * is unloaded with the last topology: the handler must not be left pointing at unmapped code
+ * (a later libxml2 error without a parser context jumped there). */
+START_TEST(test_libxml_handler_after_hwloc)
+{
+	char *fx = fixture_path("24em64t-2n6c2t-pci.xml");
+	struct xp_local_opts opts = {fx};
+	struct xp_err err = {{0}};
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	xp_node_free(n);
+	Dl_info di;
+	ck_assert_msg(dladdr((void *)xmlGenericError, &di) != 0, "libxml2's error handler points at unmapped code");
+	xmlGenericError(xmlGenericErrorContext, "%s", "");
+	free(fx);
+}
+END_TEST
+
 XP_DEFINE_SUITE(discovery,
 	{"fixtures", .timeout_s = 30, .loop = test_fixture, .loop_n = scan_fixtures(),
 	 .tests = {test_fixture_count, test_links_pxb}},
@@ -1132,4 +1188,5 @@ XP_DEFINE_SUITE(discovery,
 	{"bad_input", .timeout_s = 30,
 	 .tests = {test_bad_missing, test_bad_directory, test_bad_empty, test_bad_truncated,
 		   test_bad_text, test_bad_huge, test_bad_huge_valid, test_bad_env,
-		   test_bad_env_content, test_rdma_all_interfaces}})
+		   test_bad_env_content, test_rdma_all_interfaces, test_bad_no_complete_cpuset,
+		   test_libxml_handler_after_hwloc}})

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format.h"
 #include "model.h"
 #include "model_json.h"
+#include "normalize.h"
 #include "simgen.h"
 #include "source.h"
 #include "suitelib.h"
@@ -327,9 +329,53 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Bidirectional controls (U+202E and friends) in discovered names and fields become one '?'
+ * each, as control bytes do: they would reorder what a terminal shows around them. */
+START_TEST(test_clean_bidi)
+{
+	struct xp_node *n = xp_node_new("gpu\xe2\x80\xae" "evil");
+	struct xp_device *d = xp_node_add_device(n);
+	d->model = xp_strdup("H100\xe2\x81\xa6x\xe2\x81\xa9 \xe2\x80\x8f\xd8\x9c\xe2\x80\xaa\x1b[31m");
+	d->vendor = xp_strdup("caf\xc3\xa9 \xe2\x80\x94 ok"); /* e acute, em dash: kept */
+	xp_node_clean(n);
+	ck_assert_str_eq(n->name, "gpu?evil");
+	ck_assert_str_eq(d->model, "H100?x? ????[31m");
+	ck_assert_str_eq(d->vendor, "caf\xc3\xa9 \xe2\x80\x94 ok");
+	xp_node_free(n);
+	/* Error messages: the same masking. */
+	char msg[] = "no such file: a\xe2\x80\xae" "b\x07.xml \xe2\x81\xa7";
+	ck_assert_str_eq(xp_mask_controls(msg), "no such file: a?b?.xml ?");
+}
+END_TEST
+
+/* Two names of one device disagree only when they name different products: the PCI
+ * database's names (pci.ids, as hwloc gives them) and the vendor tools' names of the same
+ * parts agree; a Tesla M2075 id with a K40m name does not. */
+START_TEST(test_names_disagree)
+{
+	static const char *const same[][2] = {
+		{"NVIDIA Corporation GA100 [A100 SXM4 80GB]", "NVIDIA A100-SXM4-80GB"},
+		{"NVIDIA Corporation GH100 [H100 SXM5 80GB]", "NVIDIA H100 80GB HBM3"},
+		{"NVIDIA Corporation TU104GL [Tesla T4]", "Tesla T4"},
+		{"NVIDIA Corporation GP104 [GeForce GTX 1070 Ti]", "NVIDIA GeForce GTX 1070 Ti"},
+		{"NVIDIA Corporation AD104GL [RTX 4000 SFF Ada Generation]", "NVIDIA RTX 4000 SFF Ada Generation"},
+		{"NVIDIA Corporation GP107GL [Quadro P400]", "Quadro P400"},
+		{"Advanced Micro Devices, Inc. [AMD/ATI] Arcturus GL-XL [Instinct MI100]", "Arcturus GL-XL [Instinct MI100]"},
+		{"Huawei Technologies Co., Ltd. Device d801", "910A"},
+		{"Chengdu Haiguang IC Design Co., Ltd. Device 6210", "DCU xxxx"},
+		{"NVIDIA Corporation GK110BGL [Tesla K40m]", "Tesla K40m"},
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+		ck_assert_msg(!xp_normalize_names_disagree(same[i][0], same[i][1]), "%s / %s", same[i][0], same[i][1]);
+	ck_assert(xp_normalize_names_disagree("Tesla M2075 Dual-Slot Computing Processor Module", "Tesla K40m"));
+	ck_assert(xp_normalize_names_disagree("NVIDIA Corporation GA100 [A100 SXM4 80GB]", "NVIDIA H100 80GB HBM3"));
+	ck_assert(!xp_normalize_names_disagree(NULL, "Tesla K40m"));
+}
+END_TEST
+
 XP_DEFINE_SUITE(model,
 	{"core",
 	 .tests = {test_node_defaults, test_node_append_many, test_cluster_lookup,
 		   test_device_by_bus, test_links_reset, test_labels, test_strv,
 		   test_link_parse_print, test_link_reject, test_link_print_edge, test_link_rank,
-		   test_names, test_node_clone}})
+		   test_names, test_node_clone, test_clean_bidi, test_names_disagree}})

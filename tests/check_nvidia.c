@@ -121,7 +121,9 @@ static int capture_commands(const char *text, char cmds[][96], int max)
 /* A100 with MIG on: what only this file shows (its slices). */
 static void a100_mig_more(struct xp_raw_node *n)
 {
-	ck_assert_int_eq(n->n_warnings, 0);
+	/* telegraf kept one <gpu> of the four the report counts: a cut report is a warning. */
+	ck_assert_int_eq(n->n_warnings, 1);
+	ck_assert(xp_fake_warned(n, "nvidia-smi says attached_gpus 4 but lists 1 <gpu>"));
 	const struct xp_raw_device *d = &n->devices[0];
 	for (int i = 0; i < 4; i++) {
 		ck_assert_int_eq(d->slices[i].gpu_instance, 3 + i);
@@ -292,7 +294,19 @@ START_TEST(xml_gpu_counts)
 	strcpy(none + (g0 - t), g1);
 	ck_assert_int_eq(parse_xml_str(none, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 0);
+	ck_assert_int_eq(n->n_warnings, 1); /* it still says <attached_gpus>1 */
+	ck_assert(xp_fake_warned(n, "attached_gpus 1 but lists 0 <gpu>"));
+	/* and with the count it should have: zero GPUs is a valid report */
+	char *zero = malloc(len + 1);
+	ck_assert_ptr_nonnull(zero);
+	strcpy(zero, none);
+	char *at = strstr(zero, "<attached_gpus>1<");
+	ck_assert_ptr_nonnull(at);
+	at[strlen("<attached_gpus>")] = '0';
+	ck_assert_int_eq(parse_xml_str(zero, n, err, sizeof err), 0);
+	ck_assert_int_eq(n->n_devices, 0);
 	ck_assert_int_eq(n->n_warnings, 0);
+	free(zero);
 	free(none);
 
 	/* 70 copies of it */
@@ -413,6 +427,74 @@ START_TEST(xml_bad_input)
 {
 	/* libxml2 must not print its complaints: the console owns the terminal. */
 	ck_assert_int_eq(stderr_bytes_during(bad_xml_inputs), 0);
+}
+END_TEST
+
+/* The fixture with ins put after "<product_name>"; caller frees. */
+static char *t4_with(const char *ins, size_t ins_len, size_t *len)
+{
+	size_t tlen;
+	char *t = xp_fixture_text(NV "tesla-t4_515.105.01.q.xml", &tlen);
+	char *at = strstr(t, "<product_name>");
+	ck_assert_ptr_nonnull(at);
+	size_t head = (size_t)(at - t) + strlen("<product_name>");
+	char *d = malloc(tlen + ins_len + 1);
+	ck_assert_ptr_nonnull(d);
+	memcpy(d, t, head);
+	memcpy(d + head, ins, ins_len);
+	memcpy(d + head + ins_len, t + head, tlen - head + 1);
+	*len = tlen + ins_len;
+	free(t);
+	return d;
+}
+
+/* A parse error whose message holds no control byte. */
+static void expect_clean_error(const char *text, size_t len, const char *part)
+{
+	struct xp_raw_node *n = xp_fake_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_xml(text, len, n, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, part) != NULL, "error \"%s\" lacks \"%s\"", err, part);
+	for (const char *p = err; *p; p++)
+		ck_assert_msg((unsigned char)*p >= 0x20 && *p != 0x7f, "control byte in \"%s\"", err);
+	free(n);
+}
+
+static void hostile_xml_inputs(void)
+{
+	/* A text node past libxml2's 10 MB limit with terminal escapes (retitle, recolour)
+	 * around it: libxml2 reports "huge text node" through the validity handler, which
+	 * XML_PARSE_NOERROR leaves alone, quoting the input line, escapes and all. */
+	size_t big = 10000100, len;
+	char *fill = malloc(big);
+	ck_assert_ptr_nonnull(fill);
+	memset(fill, 'x', big);
+	char *d;
+	const char esc[] = "\x1b]0;pwned\x07\x1b[41;37m";
+	memcpy(fill, esc, sizeof esc - 1);
+	memcpy(fill + big - (sizeof esc - 1), esc, sizeof esc - 1);
+	d = t4_with(fill, big, &len);
+	expect_clean_error(d, len, "nvidia-smi -q -x: line 9: ");
+	free(d);
+	free(fill);
+	/* A 10 MiB end-tag name. */
+	size_t nl = (size_t)10 << 20;
+	char *tag = malloc(nl + 8);
+	ck_assert_ptr_nonnull(tag);
+	memcpy(tag, "<a></", 5);
+	memset(tag + 5, 'b', nl);
+	tag[5 + nl] = '>';
+	d = t4_with(tag, nl + 6, &len);
+	expect_clean_error(d, len, "nvidia-smi -q -x: ");
+	free(d);
+	free(tag);
+}
+
+/* Hostile text never reaches the terminal: no libxml2 output, and the error xpool gives
+ * has its control bytes masked. */
+START_TEST(xml_hostile_text)
+{
+	ck_assert_int_eq(stderr_bytes_during(hostile_xml_inputs), 0);
 }
 END_TEST
 
@@ -742,7 +824,8 @@ START_TEST(adapter_replay)
 	ck_assert_double_eq_tol(n->devices[0].temperature_c, 27, 1e-9);
 	ck_assert_int_eq(a->health(s.st, n), 0);
 	ck_assert_int_eq(n->devices[0].ecc_uncorrected, 0);
-	ck_assert_int_eq(n->n_warnings, 0);
+	ck_assert_int_eq(n->n_warnings, 1);
+	ck_assert(xp_fake_warned(n, "attached_gpus 4 but lists 1 <gpu>"));
 	ck_assert_str_eq(a->last_error(s.st), "");
 	ck_assert_int_eq(xp_fake.calls, 0); /* replay never runs a tool */
 
@@ -1029,7 +1112,7 @@ END_TEST
 
 XP_DEFINE_SUITE(nvidia,
 	{"xml", .loop = xml_fixture_values, .loop_n = (int)(sizeof xml_files / sizeof xml_files[0]),
-	 .tests = {xml_health_fields, xml_gpu_counts, xml_bad_input, xml_doctype_not_loaded,
+	 .tests = {xml_health_fields, xml_gpu_counts, xml_bad_input, xml_hostile_text, xml_doctype_not_loaded,
 		   xml_speed}},
 	{"captures", .tests = {capture_sections, capture_h200_mig_listing}},
 	{"topo",

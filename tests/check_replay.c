@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,7 +300,95 @@ START_TEST(record_and_replay)
 }
 END_TEST
 
+/* A Hygon host with hy-smi and no rocm-smi: record runs hy-smi (its narrow query) into the
+ * file the AMD adapter replays, and the replay reads the DCU back. The tool is a fake on
+ * PATH that prints the recorded Hygon output and keeps its arguments. */
+START_TEST(record_hy_smi)
+{
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* live hwloc, as in record_and_replay */
+	char *bin = xp_asprintf("%s/bin", dir);
+	mkdir(bin, 0755);
+	char *script = xp_asprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > '%s/args'\nexec /bin/cat '%s'\n", dir,
+				   xp_fixture("amd/hygon-dcu_dtk24.04.3.rocm-smi.json"));
+	free(xp_write_file(bin, "hy-smi", script, 0755));
+	char *old = getenv("PATH") ? xp_strdup(getenv("PATH")) : NULL;
+	setenv("PATH", bin, 1);
+	char *d = xp_asprintf("%s/rec", dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "record", d, NULL), 0);
+	if (old)
+		setenv("PATH", old, 1);
+	else
+		unsetenv("PATH");
+	ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+	xp_want_parts(r.out, "wrote    rocm-smi.json (", "from hy-smi)", "skipped  rocminfo.txt (rocminfo not found)",
+		      NULL);
+	xp_run_free(&r);
+	size_t len;
+	struct xp_err err = {{0}};
+	char *path = xp_asprintf("%s/args", dir);
+	char *args = xp_read_file(path, 4096, &len, &err);
+	ck_assert_msg(args != NULL, "%s", err.msg);
+	ck_assert_str_eq(args, "--showid\n--showmeminfo\nvram\n--showpower\n--showserial\n--showuse\n--showtemp\n"
+			       "--showproductname\n--showuniqueid\n--json\n");
+	json_t *doc = inventory(d);
+	json_t *devs = json_object_get(node0(doc), "devices");
+	bool dcu = false;
+	for (size_t i = 0; i < json_array_size(devs); i++)
+		dcu |= strcmp(dstr(json_array_get(devs, i), "vendor"), "Hygon") == 0 &&
+		       json_integer_value(json_object_get(json_array_get(devs, i), "memory_mib")) == 65520;
+	ck_assert_msg(dcu, "no Hygon DCU read back");
+	json_decref(doc);
+	free(args);
+	free(path);
+	free(d);
+	free(old);
+	free(script);
+	free(bin);
+	unsetenv("ASAN_OPTIONS");
+}
+END_TEST
+
+/* Sources that disagree are discovery warnings, visible in health: a report that counts more
+ * GPUs than it lists, a PCI id naming another product than the vendor tool (or the runtime
+ * hwloc recorded) does. The inputs are real fixtures, edited. */
+START_TEST(sources_disagree)
+{
+	/* The recorded A100 report: <attached_gpus>4 and one <gpu> (telegraf kept one). */
+	char *d = xp_assemble(dir, "cut", "nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml", "nvidia-smi-q-x.xml", NULL);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "health", NULL), 0);
+	xp_want_parts(r.out, "warn   nvidia: nvidia-smi says attached_gpus 4 but lists 1 <gpu>", NULL);
+	ck_assert_ptr_null(strstr(r.out, "no problems"));
+	xp_run_free(&r);
+	free(d);
+
+	/* hwloc's XML of a machine whose PCI id 10de:1094 is a Tesla M2075 (pci.ids), with the
+	 * Tesla T4 report's bus id moved onto that function; the same XML's CUDA runtime calls
+	 * 0000:84:00.0 a Tesla K40m. */
+	d = xp_assemble(dir, "mixed", "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
+	size_t len;
+	struct xp_err err = {{0}};
+	char *t4 = xp_read_file(xp_fixture("nvidia-smi/tesla-t4_515.105.01.q.xml"), 1 << 24, &len, &err);
+	ck_assert_ptr_nonnull(t4);
+	for (char *p; (p = strstr(t4, "00000000:00:1E.0")) != NULL;)
+		memcpy(p, "00000000:03:00.0", 16);
+	free(xp_write_file(d, "nvidia-smi-q-x.xml", t4, 0644));
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "health", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_want_parts(r.out,
+		      "ACC0 0000:03:00.0: PCI id 10de:1094 is NVIDIA Corporation Tesla M2075 Dual-Slot Computing "
+		      "Processor Module, nvidia says Tesla T4",
+		      "ACC2 0000:84:00.0: PCI id 10de:1094 is Tesla M2075 Dual-Slot Computing Processor Module, "
+		      "the runtime (cuda0) says Tesla K40m",
+		      NULL);
+	xp_run_free(&r);
+	free(t4);
+	free(d);
+}
+END_TEST
+
 XP_DEFINE_SUITE(replay,
 	{"e2e", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {ascend_910, place_on_atlas, nvidia_a100_and_h800, amd_mi100, replay_errors,
-		   record_and_replay}})
+		   record_and_replay, sources_disagree, record_hy_smi}})

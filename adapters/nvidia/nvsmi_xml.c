@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <libxml/xmlerror.h>
 
 #include "nvidia.h"
 
@@ -373,6 +375,39 @@ static void parse_gpu(const xmlNode *g, const char *driver, const char *cuda, st
 	mig_devices(child(g, "mig_devices"), d, node);
 }
 
+/* The first error libxml2 reported during a parse (its count, line and message). */
+struct xml_errs {
+	int n, line;
+	char msg[160];
+};
+
+/* Keeps the first error (warnings are not kept), its message cut and its control bytes shown as '?': the message
+ * quotes the document, and the document is not trusted. */
+#if LIBXML_VERSION >= 21200
+static void on_xml_error(void *data, const xmlError *e)
+#else
+static void on_xml_error(void *data, xmlErrorPtr e)
+#endif
+{
+	struct xml_errs *x = data;
+	if (!x || !e || e->level == XML_ERR_WARNING || x->n++)
+		return;
+	x->line = e->line;
+	xp_raw_set(x->msg, sizeof x->msg, e->message ? e->message : "error", e->message ? strlen(e->message) : 5);
+	for (char *p = x->msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+/* What libxml2 writes without a parser context: counted, never printed. */
+static void on_generic_error(void *data, const char *fmt, ...)
+{
+	struct xml_errs *x = data;
+	(void)fmt;
+	if (x && x->n++ == 0)
+		snprintf(x->msg, sizeof x->msg, "libxml2 error");
+}
+
 int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node, char *err, size_t errlen)
 {
 	xp_raw_node_init(node);
@@ -400,23 +435,38 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 		return -1;
 	}
 
+	/* libxml2 reports through handlers that are global to the thread: the default ones print
+	 * the offending input line to stderr (terminal escapes included), and another library
+	 * (hwloc's libxml plugin) may have left one pointing into code it has since unloaded.
+	 * Ours are installed for this parse only and cleared after it, so that none points into
+	 * this adapter once it is closed either; XML_PARSE_NOERROR/NOWARNING quiet the rest. */
+	struct xml_errs xe = {0};
+	xmlSetGenericErrorFunc(&xe, on_generic_error);
+	xmlSetStructuredErrorFunc(&xe, on_xml_error);
 	xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+	xmlDocPtr doc = NULL;
+	if (ctxt) {
+		ctxt->vctxt.error = NULL; /* "huge text node" goes there, not through NOERROR */
+		ctxt->vctxt.warning = NULL;
+		doc = xmlCtxtReadMemory(ctxt, text_in, (int)len, NULL, NULL,
+					XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	}
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	xmlSetGenericErrorFunc(NULL, NULL);
 	if (!ctxt) {
 		xp_text_err(err, errlen, "nvidia-smi -q -x: out of memory");
 		return -1;
 	}
-	xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text_in, (int)len, NULL, NULL,
-					  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (!doc) {
-		const xmlError *e = xmlCtxtGetLastError(ctxt);
-		char msg[160] = "not well-formed";
-		if (e && e->message) {
-			xp_raw_set(msg, sizeof msg, e->message, strlen(e->message));
-		}
-		if (e && e->line > 0)
-			xp_text_err(err, errlen, "nvidia-smi -q -x: line %d: %s", e->line, msg);
+	/* libxml2 may keep a document after an error it stopped at (a huge text node): any
+	 * error makes the document unusable. */
+	if (!doc || xe.n || !ctxt->wellFormed) {
+		if (!xe.n)
+			snprintf(xe.msg, sizeof xe.msg, "not well-formed");
+		if (xe.line > 0)
+			xp_text_err(err, errlen, "nvidia-smi -q -x: line %d: %s", xe.line, xe.msg);
 		else
-			xp_text_err(err, errlen, "nvidia-smi -q -x: %s", msg);
+			xp_text_err(err, errlen, "nvidia-smi -q -x: %s", xe.msg);
+		xmlFreeDoc(doc);
 		xmlFreeParserCtxt(ctxt);
 		return -1;
 	}
@@ -442,6 +492,14 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 		if (seen > XP_RAW_MAX_DEVICES)
 			xp_raw_warn(node, "nvidia-smi lists %d GPUs; only the first %d are kept", seen,
 				    XP_RAW_MAX_DEVICES);
+		/* The report counts the GPUs the driver has attached before listing them; fewer
+		 * <gpu> elements is a cut report (or a GPU the driver lost while writing it). */
+		char attached[32];
+		text(child(root, "attached_gpus"), attached, sizeof attached);
+		char *end = NULL;
+		long want = attached[0] ? strtol(attached, &end, 10) : -1;
+		if (end && !*end && want >= 0 && want != seen)
+			xp_raw_warn(node, "nvidia-smi says attached_gpus %ld but lists %d <gpu>", want, seen);
 	}
 	xmlFreeDoc(doc);
 	xmlFreeParserCtxt(ctxt);

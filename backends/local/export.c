@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "local.h"
+#include "local/hwloc_xml.h"
 
 int xp_local_export_xml(char **xml, size_t *len, struct xp_err *err)
 {
 	hwloc_topology_t topo;
+	xp_hwloc_no_libxml();
 	if (hwloc_topology_init(&topo) < 0)
 		return xp_errf(err, "hwloc: cannot initialise a topology");
 	/* The same view discovery uses: whole machine, all PCI, important OS devices. */

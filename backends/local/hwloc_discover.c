@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "local/hwloc_xml.h"
 #include "local/pci_links.h"
+#include "normalize.h"
 #include "pci_ids.h"
 
 static char *cpuset_list(hwloc_const_bitmap_t set)
@@ -111,14 +113,24 @@ static void os_devices(hwloc_obj_t pci, char ***v, size_t *nv)
 
 /* The model name of an accelerator: a runtime's GPUModel beats the PCI database
  * name, which beats the bare ids. */
-static char *accel_model(hwloc_obj_t pci)
+static char *accel_model(struct xp_node *n, hwloc_obj_t pci, const char *bus)
 {
+	const char *d = hwloc_obj_get_info_by_name(pci, "PCIDevice");
 	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
 		const char *m = c->type == HWLOC_OBJ_OS_DEVICE ? hwloc_obj_get_info_by_name(c, "GPUModel") : NULL;
-		if (m && *m)
-			return xp_strdup(m);
+		if (!m || !*m)
+			continue;
+		/* Two sources, one device: the PCI database by the device id, the runtime by asking
+		 * the board. When they name different products, say so (the runtime's name is kept). */
+		if (d && xp_normalize_names_disagree(d, m)) {
+			char *w = xp_asprintf("ACC%zu %s: PCI id %04x:%04x is %s, the runtime (%s) says %s", n->n_devices - 1,
+					      bus, pci->attr->pcidev.vendor_id, pci->attr->pcidev.device_id, d,
+					      c->name ? c->name : "hwloc", m);
+			xp_strv_add_once(&n->warnings, &n->n_warnings, w);
+			free(w);
+		}
+		return xp_strdup(m);
 	}
-	const char *d = hwloc_obj_get_info_by_name(pci, "PCIDevice");
 	if (d && *d)
 		return xp_strdup(d);
 	return xp_asprintf("[%04x:%04x]", pci->attr->pcidev.vendor_id, pci->attr->pcidev.device_id);
@@ -153,7 +165,7 @@ static void add_accelerator(struct xp_node *n, hwloc_obj_t o, const char *bus, s
 	if (!vname)
 		vname = hwloc_obj_get_info_by_name(o, "PCIVendor");
 	d->vendor = vname ? xp_strdup(vname) : xp_asprintf("0x%04x", vid);
-	d->model = accel_model(o);
+	d->model = accel_model(n, o, bus);
 	d->pci_bus_id = xp_strdup(bus);
 	d->pci_id = xp_strdup(p->pci_id);
 	d->pci_class = p->pci_class;
@@ -307,6 +319,12 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	char *xml_text = NULL;
 	if (src && !(xml_text = xp_read_file(src, XP_TOPOLOGY_MAX_BYTES, &xml_len, err)))
 		return NULL;
+	/* The file may come from another site: refuse what libhwloc would crash on. */
+	if (src && xp_hwloc_xml_check(src, xml_text, xml_len, err) < 0) {
+		free(xml_text);
+		return NULL;
+	}
+	xp_hwloc_no_libxml();
 
 	hwloc_topology_t topo;
 	if (hwloc_topology_init(&topo) < 0) {

@@ -85,30 +85,50 @@ static int record_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	int written = 0, failed = 0;
 	for (size_t i = 0; i < ad.n; i++) {
 		const struct xp_manifest *m = ad.slots[i].manifest;
+		/* Records naming one file are alternatives, tried in order (rocm-smi, else Hygon's
+		 * hy-smi): the first installed tool that succeeds writes the file replay reads. */
 		for (size_t r = 0; m && r < m->n_records; r++) {
 			const struct xp_mrecord *rec = &m->records[r];
-			char *prog = xp_which(rec->argv[0]);
-			if (!prog) {
-				fprintf(ctx->out, "skipped  %s (%s not found)\n", rec->file, rec->argv[0]);
+			bool earlier = false;
+			for (size_t k = 0; k < r; k++)
+				earlier |= strcmp(m->records[k].file, rec->file) == 0;
+			if (earlier)
 				continue;
+			char tried[256] = "", why[512] = "";
+			bool done = false, ran = false;
+			for (size_t k = r; k < m->n_records && !done; k++) {
+				const struct xp_mrecord *alt = &m->records[k];
+				if (strcmp(alt->file, rec->file) != 0)
+					continue;
+				char *prog = xp_which(alt->argv[0]);
+				if (!prog) {
+					size_t tl = strlen(tried);
+					snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", alt->argv[0]);
+					continue;
+				}
+				free(prog);
+				ran = true;
+				char *out = NULL;
+				size_t olen = 0;
+				if (xp_run_tool((const char *const *)alt->argv, RECORD_TIMEOUT_S, RECORD_MAX_BYTES, &out,
+						&olen, why, sizeof why) < 0)
+					continue;
+				done = true;
+				if (write_file(dir, alt->file, out, olen, &err) < 0) {
+					xp_ctx_error(ctx, "record: %s", err.msg);
+					failed++;
+				} else {
+					fprintf(ctx->out, "wrote    %s (%zu bytes, from %s)\n", alt->file, olen, alt->argv[0]);
+					written++;
+				}
+				free(out);
 			}
-			free(prog);
-			char *out = NULL, why[512];
-			size_t olen = 0;
-			if (xp_run_tool((const char *const *)rec->argv, RECORD_TIMEOUT_S, RECORD_MAX_BYTES, &out, &olen,
-					why, sizeof why) < 0) {
+			if (!ran) {
+				fprintf(ctx->out, "skipped  %s (%s not found)\n", rec->file, tried);
+			} else if (!done) {
 				fprintf(ctx->out, "failed   %s (%s)\n", rec->file, why);
 				failed++;
-				continue;
 			}
-			if (write_file(dir, rec->file, out, olen, &err) < 0) {
-				xp_ctx_error(ctx, "record: %s", err.msg);
-				failed++;
-			} else {
-				fprintf(ctx->out, "wrote    %s (%zu bytes, from %s)\n", rec->file, olen, rec->argv[0]);
-				written++;
-			}
-			free(out);
 		}
 	}
 	xp_adapters_close(&ad);

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "format.h"
+
 /* A JSON value as compact text for the audit log; consumes j. */
 char *xpv_jdump(json_t *j)
 {
@@ -37,8 +39,7 @@ int xpv_check_text(const char *what, const char *v, size_t max, bool required, s
 			return xp_errf(err, "%s is not valid UTF-8", what);
 		if (p[0] < 0x20 || p[0] == 0x7f || (k == 2 && p[0] == 0xc2 && p[1] < 0xa0))
 			return xp_errf(err, "%s holds a control character", what);
-		if (k == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xae || p[2] == 0xab || p[2] == 0xaa ||
-							       p[2] == 0xac || p[2] == 0xad))
+		if (xp_bidi_len((const char *)p))
 			return xp_errf(err, "%s holds a bidirectional override", what);
 		p += k;
 	}

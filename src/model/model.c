@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "format.h"
 #include "names.h"
 #include "xp.h"
 
@@ -484,23 +485,32 @@ static void clean_str(char *s, size_t max)
 	if (!s)
 		return;
 	unsigned char *p = (unsigned char *)s;
-	size_t i = 0;
+	size_t i = 0, o = 0;
 	while (p[i] && i < max) {
 		size_t k = utf8_seq(p + i);
 		/* C0 and DEL, C1 (U+0080-U+009F, which terminals read as CSI and friends), and bytes
-		 * that are not UTF-8 at all all become '?': nothing from a device may steer a terminal. */
+		 * that are not UTF-8 at all all become '?': nothing from a device may steer a terminal.
+		 * A bidirectional control (U+202E and friends) becomes one '?': it would reorder what
+		 * is shown around it. */
+		if (k && xp_bidi_len((const char *)p + i)) {
+			p[o++] = '?';
+			i += k;
+			continue;
+		}
 		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f || (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
 			size_t n = k ? k : 1;
 			for (size_t j = 0; j < n; j++)
-				p[i + j] = '?';
+				p[o++] = '?';
 			i += n;
 			continue;
 		}
 		if (i + k > max)
 			break;
+		for (size_t j = 0; j < k; j++)
+			p[o++] = p[i + j];
 		i += k;
 	}
-	p[i] = '\0';
+	p[o] = '\0';
 }
 
 static void clean_strv(char **v, size_t n)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
+
 /* Bounds on what a document may hold; they keep hostile input from bloating
  * every later view (each string is printed, measured and copied many times). */
 #define STR_MAX XP_MAX_STRING /* bytes in any string */
@@ -562,6 +564,15 @@ static int check_str(json_t *v, const char *path, const char *key, bool nullable
 		if ((unsigned char)sv[i] == 0xc2 && i + 1 < n && (unsigned char)sv[i + 1] < 0xa0)
 			return bad(err, path, key, "a string must not contain control characters (U+%04X at %zu)",
 				   (unsigned char)sv[i + 1], i);
+		/* U+202E and friends reorder what is shown around them. */
+		size_t b = xp_bidi_len(sv + i);
+		if (b) {
+			const unsigned char *u = (const unsigned char *)sv + i;
+			unsigned cp = b == 2 ? (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu)
+					     : (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu);
+			return bad(err, path, key, "a string must not contain bidirectional controls (U+%04X at %zu)",
+				   cp, i);
+		}
 	}
 	if (n > max)
 		return bad(err, path, key, "a string of %zu bytes, more than the %zu allowed", n, max);

@@ -239,11 +239,99 @@ static size_t add_device(struct xp_node *n)
 	return k;
 }
 
+/* A token that names a product (H100, M2075, K40m, MI100, T4): letters and digits both, not
+ * a memory size (80GB), a memory kind (HBM3), a form factor (SXM5, PCIe4, Gen4) or the bare id
+ * of a function pci.ids does not name ("Device d801"); base is the whole name t is in. */
+static bool model_token(const char *base, const char *t, size_t n)
+{
+	if (t - base >= 7 && strncasecmp(t - 7, "Device ", 7) == 0)
+		return false;
+	bool alpha = false, digit = false;
+	for (size_t i = 0; i < n; i++) {
+		alpha |= isalpha((unsigned char)t[i]) != 0;
+		digit |= isdigit((unsigned char)t[i]) != 0;
+	}
+	if (n < 2 || !alpha || !digit)
+		return false;
+	size_t d = 0;
+	while (d < n && isdigit((unsigned char)t[d]))
+		d++;
+	if (d && n - d <= 2 && (t[d] == 'G' || t[d] == 'g' || t[d] == 'M' || t[d] == 'm' || t[d] == 'T' || t[d] == 't'))
+		return false; /* 80GB, 16G, 512MB */
+	static const char *const forms[] = {"sxm", "pcie", "gen", "hbm", "gddr", "oam"};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		size_t l = strlen(forms[i]);
+		if (n > l && strncasecmp(t, forms[i], l) == 0)
+			return false;
+	}
+	return true;
+}
+
+/* Does the word of n bytes at w appear among the product tokens of s? *any is set when s has one. */
+static bool has_token(const char *s, const char *w, size_t n, bool *any)
+{
+	const char *base = s;
+	bool found = false;
+	while (*s) {
+		while (*s && !isalnum((unsigned char)*s))
+			s++;
+		size_t l = 0;
+		while (s[l] && isalnum((unsigned char)s[l]))
+			l++;
+		if (l && model_token(base, s, l)) {
+			*any = true;
+			if (l == n && strncasecmp(s, w, n) == 0)
+				found = true;
+		}
+		s += l;
+	}
+	return found;
+}
+
+bool xp_normalize_names_disagree(const char *a, const char *b)
+{
+	if (!a || !b)
+		return false;
+	bool any_a = false, any_b = false, shared = false;
+	has_token(b, "", 0, &any_b);
+	for (const char *s = a; *s;) {
+		while (*s && !isalnum((unsigned char)*s))
+			s++;
+		size_t l = 0;
+		while (s[l] && isalnum((unsigned char)s[l]))
+			l++;
+		if (l && model_token(a, s, l)) {
+			any_a = true;
+			bool ignored = false;
+			if (has_token(b, s, l, &ignored))
+				shared = true;
+		}
+		s += l;
+	}
+	/* Without a product token on both sides there is nothing to compare. */
+	return any_a && any_b && !shared;
+}
+
+/* The PCI database's name of the function at bus (hwloc's PCIVendor and PCIDevice), or NULL. */
+static const char *pci_name(const struct xp_node *n, const char *bus)
+{
+	for (size_t i = 0; bus && i < n->n_pci; i++)
+		if (n->pci[i].bus_id && strcasecmp(n->pci[i].bus_id, bus) == 0)
+			return n->pci[i].name;
+	return NULL;
+}
+
 static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_device *r,
 			 const struct xp_manifest *m, const char *adapter)
 {
 	struct xp_device *d = &n->devices[idx];
 	const struct xp_mmodel *md = xp_manifest_model(m, r->name, pci_device_id(d));
+	/* The PCI id names one product, the vendor tool another: a flashed or misreported board,
+	 * or a bus id that is not the device the tool means. The tool's name is kept. */
+	const char *pn = pci_name(n, d->pci_bus_id);
+	if (r->name[0] && xp_normalize_names_disagree(pn, r->name))
+		node_warn(n, "ACC%d %s: PCI id %s is %s, %s says %s", d->index, d->pci_bus_id, d->pci_id ? d->pci_id : "-",
+			  pn, adapter, r->name);
 	if (r->index >= 0)
 		d->vendor_index = r->index;
 	set_str(&d->vendor, md && md->vendor[0] ? md->vendor : m->vendor);

@@ -36,6 +36,9 @@ void xp_normalize_health(struct xp_device *d, double temp_warn, double temp_crit
 			 double power_crit);
 /* Rewrites a PCI bus id the way hwloc spells it ("00000000:3B:00.0" -> "0000:3b:00.0"); false if not one. */
 bool xp_normalize_bus_id(const char *in, char *out, size_t len);
+/* True when two names of one device name different products: each holds a product token
+ * (letters and digits: H100, M2075, K40m; not 80GB, HBM3, SXM5) and they share none. */
+bool xp_normalize_names_disagree(const char *a, const char *b);
 /* Sets the node's facts labels (accelerator vendor, model, driver) from its devices. */
 void xp_normalize_facts(struct xp_node *node);
 
