@@ -462,6 +462,11 @@ START_TEST(corrupt_settings)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "check", NULL), 0);
 	ck_assert_msg(r.status == 1, "%d: %s%s", r.status, r.out, r.err);
 	xp_run_free(&r);
+	/* db info counts the rows themselves: the damaged table is an error, not a count. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "info", NULL), 0);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "counting settings") && strstr(r.err, "run `xpool db check`"),
+		      "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
 }
 END_TEST
 

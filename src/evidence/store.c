@@ -311,8 +311,9 @@ static int use_wal(struct xp_store *s, struct xp_err *err)
 	}
 }
 
-/* Opens name (a path, or a file: URI with SQLITE_OPEN_URI in flags) as the database at path. */
-static struct xp_store *open_db(const char *path, const char *name, int flags, struct xp_err *err)
+/* Opens name (a path, or a file: URI with SQLITE_OPEN_URI in flags) as the database at path;
+ * when that fails, *rc (if not NULL) gets sqlite's result code. */
+static struct xp_store *open_db(const char *path, const char *name, int flags, struct xp_err *err, int *rc)
 {
 	struct xp_store *s = xp_calloc(1, sizeof *s);
 	s->path = xp_strdup(path);
@@ -320,7 +321,10 @@ static struct xp_store *open_db(const char *path, const char *name, int flags, s
 	s->read_only = (flags & SQLITE_OPEN_READONLY) != 0;
 	/* NOMUTEX: a connection is only ever used by one thread (the console's refresh thread
 	 * opens its own), so sqlite's per-call locking is pure cost. */
-	if (sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	int orc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc)
+		*rc = orc;
+	if (orc != SQLITE_OK) {
 		xp_errf(err, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
 		xp_store_close(s);
 		return NULL;
@@ -329,6 +333,8 @@ static struct xp_store *open_db(const char *path, const char *name, int flags, s
 	sqlite3_busy_timeout(s->db, XP_STORE_BUSY_MS);
 	/* A file that is not a database says so here rather than halfway through a write. */
 	if (exec_sql(s, "PRAGMA foreign_keys = ON", err, "opening") < 0 || user_version(s, &s->version, err) < 0) {
+		if (rc)
+			*rc = sqlite3_extended_errcode(s->db);
 		xp_store_close(s);
 		return NULL;
 	}
@@ -345,7 +351,7 @@ struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 		free(def);
 		return NULL;
 	}
-	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
+	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err, NULL);
 	free(def);
 	if (!s)
 		return NULL;
@@ -402,21 +408,29 @@ static struct xp_store *open_ro(const char *path, struct xp_err *err)
 			       errno == ENOENT ? "no database yet (the first command that writes creates it)"
 					       : strerror(errno)),
 		       NULL;
-	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READONLY, err);
+	int rc = SQLITE_OK;
+	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READONLY, err, &rc);
 	if (s || strcmp(path, ":memory:") == 0)
 		return s;
-	/* A WAL database without its -wal file holds every committed change in the file itself;
-	 * when reading failed (the -shm cannot be created: a directory the user may only read, a
-	 * read-only mount), read the file alone. With a -wal file there, its changes would be
-	 * missed: the first error stands. */
+	/* Only a WAL database that cannot be read as such (its -shm cannot be created or opened:
+	 * a directory the user may only read, a read-only mount) is read another way; a busy or
+	 * damaged file keeps its error. */
+	if ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN)
+		return NULL;
+	/* Without its -wal file, the file itself holds every committed change: read it alone
+	 * (immutable). With one, its changes would be missed: say what would help. */
 	char *wal = xp_asprintf("%s-wal", path);
 	bool no_wal = lstat(wal, &st) < 0 && errno == ENOENT;
 	free(wal);
-	if (!no_wal)
+	if (!no_wal) {
+		xp_errf(err, "%s: cannot be read without write access here: its -wal file holds changes not yet"
+			" in the database file, and sqlite cannot create or open its -shm file (a user who may"
+			" write it must open it once, or copy the three files somewhere writable)", path);
 		return NULL;
+	}
 	struct xp_err e2 = {{0}};
 	char *uri = immutable_uri(path);
-	s = open_db(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &e2);
+	s = open_db(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &e2, NULL);
 	free(uri);
 	return s;
 }
