@@ -462,6 +462,22 @@ START_TEST(corrupt_settings)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "check", NULL), 0);
 	ck_assert_msg(r.status == 1, "%d: %s%s", r.status, r.out, r.err);
 	xp_run_free(&r);
+	/* Reads with no error return (the ECU hook's baseline, the audit log's last id) keep the
+	 * damage for their caller to report. */
+	s = xp_store_open(db, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	struct xp_baseline b = {.model = "A100", .driver = "535", .benchmark = "b", .coefficient = 1.5};
+	ck_assert_int_eq(xp_baseline_add(s, &b, &err), 0);
+	xp_store_close(s);
+	smash_table(db, "baselines");
+	s = xp_store_open(db, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_ptr_null(xp_store_damage(s));
+	ck_assert(isnan(xp_baseline_coefficient(s, "A100", "535")));
+	ck_assert_msg(xp_store_damage(s) && strstr(xp_store_damage(s), "reading baselines") &&
+			      strstr(xp_store_damage(s), "run `xpool db check`"),
+		      "%s", xp_store_damage(s));
+	xp_store_close(s);
 	/* db info counts the rows themselves: the damaged table is an error, not a count. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "info", NULL), 0);
 	ck_assert_msg(r.status == 1 && strstr(r.err, "counting settings") && strstr(r.err, "run `xpool db check`"),

@@ -469,10 +469,26 @@ struct xp_store *xp_store_open_read(const char *path, struct xp_err *err)
 	return NULL;
 }
 
+const char *xp_store_damage(const struct xp_store *s)
+{
+	return s ? s->damage : NULL;
+}
+
+/* Remembers the first corruption a read without an error return met (rc: its result code). */
+static void note_damage(struct xp_store *s, int rc, const char *doing)
+{
+	if (s->damage || ((rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB))
+		return;
+	struct xp_err e = {{0}};
+	fail_msg(s, &e, doing, rc, sqlite3_errmsg(s->db));
+	s->damage = xp_strdup(e.msg);
+}
+
 void xp_store_close(struct xp_store *s)
 {
 	if (!s)
 		return;
+	free(s->damage);
 	if (s->db)
 		sqlite3_close_v2(s->db);
 	free(s->path);
@@ -570,11 +586,17 @@ int64_t xp_audit_last_id(struct xp_store *s)
 {
 	sqlite3_stmt *st;
 	int64_t id = 0;
-	if (sqlite3_prepare_v2(s->db, "SELECT max(id) FROM audit", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
+	int rc = sqlite3_prepare_v2(s->db, "SELECT max(id) FROM audit", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
 			id = sqlite3_column_int64(st, 0);
+		else
+			rc = sqlite3_extended_errcode(s->db);
 		sqlite3_finalize(st);
 	}
+	if (rc != SQLITE_OK && rc != SQLITE_ROW)
+		note_damage(s, rc, "reading the audit log");
 	return id;
 }
 
@@ -651,14 +673,20 @@ double xp_baseline_coefficient(struct xp_store *s, const char *model, const char
 	if (!model || !driver)
 		return NAN;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT coefficient FROM baselines WHERE model = ? AND driver = ?"
-			       " ORDER BY verified DESC, time DESC, id DESC LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT coefficient FROM baselines WHERE model = ? AND driver = ?"
+				    " ORDER BY verified DESC, time DESC, id DESC LIMIT 1",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		note_damage(s, rc, "reading baselines");
 		return NAN;
+	}
 	xp_store_bind_text(st, 1, model);
 	xp_store_bind_text(st, 2, driver);
-	double c = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
+	rc = sqlite3_step(st);
+	double c = rc == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		note_damage(s, sqlite3_extended_errcode(s->db), "reading baselines");
 	sqlite3_finalize(st);
 	return c;
 }

@@ -31,6 +31,7 @@ struct xp_store {
 	char *actor;      /* who changes things: $XPOOL_ACTOR, else the user name */
 	int version;      /* schema version found at open, before migrating */
 	bool read_only;   /* opened for reading (xp_store_open_read, _existing): every write fails */
+	char *damage;     /* the first corruption a read without an error return met (xp_store_damage) */
 };
 
 /* One audit row. */
@@ -76,6 +77,10 @@ struct xp_store *xp_store_open_read(const char *path, struct xp_err *err);
 bool xp_store_missing(const char *path);
 /* As xp_store_open_read but any schema version, even none (for `db info` and `db check` on any file). */
 struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err);
+/* The first corruption (SQLITE_CORRUPT, SQLITE_NOTADB) met by a read that has no error return
+ * (xp_baseline_coefficient, hence the normalization hook, and xp_audit_last_id), as a message
+ * naming the file and `xpool db check`; NULL when none. Check it after such reads. */
+const char *xp_store_damage(const struct xp_store *s);
 /* Closes the database; NULL is fine. */
 void xp_store_close(struct xp_store *s);
 
