@@ -192,7 +192,8 @@ static const char *const migration_objects[XP_STORE_VERSION][12] = {
 	{"results_cell", "audit_time", NULL},
 };
 
-/* True when the database has a table or index called name. */
+/* Sets *has to whether the database has a table or index called name; -1 with err set
+ * when the schema cannot be read. */
 static int has_object(struct xp_store *s, const char *name, bool *has, struct xp_err *err)
 {
 	sqlite3_stmt *st;
