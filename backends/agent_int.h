@@ -66,6 +66,7 @@ struct xp_agent {
 	pthread_t watcher;
 	bool watching, watch_stop;
 	unsigned per_ip;          /* connections one client address may hold */
+	unsigned shed_at;         /* open connections past which the longest-waiting one is shed */
 	atomic_int inflight;      /* requests begun and not completed */
 
 	atomic_int probe_busy;    /* a probe runs: a second one gets 409 */

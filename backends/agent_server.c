@@ -5,9 +5,11 @@
  * thread, and cannot hold up the others. Slow clients are bounded three ways: a connection
  * idle for CONN_TIMEOUT_S is cut, one that has not sent a complete request (head and body)
  * REQUEST_DEADLINE_S after it opened or after its last reply is cut however it trickles
- * (the watcher thread shuts its socket down), and one client address holds at most
- * a->per_ip of the --max-connections; request headers are bounded by the per-connection
- * memory pool (32 KiB). Every GET is answered at once from copies kept under a->mu.
+ * (the watcher thread shuts its socket down), one client address holds at most
+ * a->per_ip of the --max-connections, and an eighth of the slots stays free: past the rest,
+ * each new connection sheds the one that has waited longest for its request (shed()), so
+ * slow clients from many addresses cannot make a new one wait; request headers are bounded
+ * by the per-connection memory pool (32 KiB). Every GET is answered at once from copies kept under a->mu.
  * A probe runs for seconds, so it must not run on the polling thread: its connection is
  * suspended (MHD_ALLOW_SUSPEND_RESUME), one worker thread runs the probe and resumes the
  * connection with the reply. Probes run one at a time (a second gets 409), so at most
@@ -138,6 +140,10 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 	a->per_ip = a->max_connections / 4 < 8 ? 8 : a->max_connections / 4;
 	if (a->per_ip > a->max_connections)
 		a->per_ip = a->max_connections;
+	/* An eighth of the slots (at least one) stays free for new clients: past the rest, a new
+	 * connection sheds the one that has waited longest for its request. */
+	unsigned reserve = a->max_connections / 8 ? a->max_connections / 8 : 1;
+	a->shed_at = a->max_connections > reserve ? a->max_connections - reserve : 0;
 	a->verbose = o->verbose;
 	a->log = o->log ? o->log : stderr;
 	a->config = o->config;
@@ -271,6 +277,31 @@ static void conn_waiting(struct xp_agent *a, struct xpa_conn *cc, bool waiting)
 	pthread_mutex_unlock(&a->conn_mu);
 }
 
+/* Keeps room for new clients; a->conn_mu held, fresh just added. Past a->shed_at open
+ * connections, the one that has waited longest for a complete request (idle after its reply,
+ * or still trickling one in) is shut down, as the watcher does at the deadline: many slow
+ * clients from many addresses (each within its per-address share) then cost each other their
+ * slots, never a new client its turn. A connection with a request being answered or a probe
+ * running is never shed. */
+static void shed(struct xp_agent *a, struct xpa_conn *fresh)
+{
+	unsigned open = 0;
+	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
+		open += !cc->cut;
+	while (open > a->shed_at) {
+		struct xpa_conn *oldest = NULL;
+		for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
+			if (cc != fresh && cc->fd >= 0 && cc->waiting && !cc->cut && !cc->probing &&
+			    (!oldest || cc->wait_since < oldest->wait_since))
+				oldest = cc;
+		if (!oldest)
+			return;
+		shutdown(oldest->fd, SHUT_RDWR);
+		oldest->cut = true;
+		open--;
+	}
+}
+
 /* libmicrohttpd's connection start and close: the context the watcher sees. Close comes
  * before the socket is closed, so a socket in the list is always the connection's own. */
 static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -289,6 +320,7 @@ static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_co
 		if (a->conns)
 			a->conns->prev = cc;
 		a->conns = cc;
+		shed(a, cc);
 		/* Stopping: a probe that starts from now on is cancelled at once. */
 		if (atomic_load(&a->cancel))
 			atomic_store(&cc->cancel, 1);
@@ -553,9 +585,14 @@ static enum MHD_Result start_probe(struct req *r)
 static enum MHD_Result post_probe_head(struct req *r, const char *url)
 {
 	struct xp_agent *a = r->a;
-	if (!a->write_token)
+	/* The token first: how the agent is configured (probes off) is only told to a caller
+	 * who may read it, the read token's holder (anyone, on an agent without one). */
+	if (!a->write_token) {
+		if (a->read_token && !bearer_ok(r->conn, a->read_token))
+			return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
 		return fail(r, 403, "probes are disabled: the agent was started without --write-token-file", NULL,
 			    false);
+	}
 	if (!bearer_ok(r->conn, a->write_token))
 		return fail(r, 401, "a probe needs the write token (Authorization: Bearer)", NULL, true);
 	const char *name = url + strlen("/v1/probe/");
@@ -604,10 +641,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		/* GETs are answered on the next call, once the request is complete: a reply queued
 		 * before that makes libmicrohttpd close the connection instead of keeping it alive. */
 		if (r->route != XPA_PROBE) {
-			/* Except a body announced too large: refused now rather than read. */
+			/* Except a body announced too large: refused now rather than read, and a caller
+			 * without the read token learns only that it needs one (401 before 413). */
 			const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 			if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY) {
 				r->answered = true;
+				if (a->read_token && !bearer_ok(conn, a->read_token))
+					return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
 				return fail(r, 413, "request body too large", NULL, false);
 			}
 			return MHD_YES;

@@ -832,6 +832,41 @@ START_TEST(probes)
 }
 END_TEST
 
+/* The token is checked before anything else is said: no token gets 401, never the 413 of
+ * a large body nor the 403 that tells how the agent is configured (probes off). */
+START_TEST(token_first)
+{
+	char *rt = xp_write_file(dir, "r1.token", "reader\n", 0600);
+	char *cfg = xp_write_file(dir, "a1.conf", "probe hello -- /bin/echo hello\n", 0644);
+	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--token-file", rt, "--config", cfg);
+	struct http h = http("POST", a, "/v1/probe/hello", NULL, NULL, NULL);
+	ck_assert_msg(h.code == 401 && !strstr(h.body, "disabled"), "%ld %s", h.code, h.body);
+	ck_assert_msg(strncmp(h.www_auth, "Bearer", 6) == 0, "WWW-Authenticate: %s", h.www_auth);
+	free(h.body);
+	/* The read token's holder may know that probes are off. */
+	expect_code("POST", a, "/v1/probe/hello", "reader", 403);
+	/* A large Content-Length without the token: 401; with it: 413. */
+	const char *paths[] = {"/v1/node", "/v1/health", "/nowhere"};
+	for (size_t i = 0; i < 3; i++) {
+		for (int tok = 0; tok < 2; tok++) {
+			int fd = raw_connect(a);
+			char *req = xp_asprintf("POST %s HTTP/1.1\r\nHost: x\r\n%sContent-Length: 100000000\r\n\r\n", paths[i],
+						tok ? "Authorization: Bearer reader\r\n" : "");
+			raw_send(fd, req, strlen(req));
+			char *got = raw_read(fd, 5);
+			close(fd);
+			ck_assert_msg(strncmp(got, tok ? "HTTP/1.1 413" : "HTTP/1.1 401", 12) == 0, "%s token %d: %s",
+				      paths[i], tok, got);
+			free(got);
+			free(req);
+		}
+	}
+	ck_assert_int_eq(agent_stop(a), 0);
+	free(cfg);
+	free(rt);
+}
+END_TEST
+
 START_TEST(config_errors)
 {
 	struct {
@@ -982,6 +1017,48 @@ START_TEST(slow_clients_bounded)
 }
 END_TEST
 
+/* Eight addresses with 16 trickling connections each (each within its per-address share,
+ * together twice the 64 slots): a new client is still answered, and before the request
+ * deadline (10 s) would have freed any slot, the earliest a full agent could take it. */
+START_TEST(crowded_slots)
+{
+	struct agent *a = AGENT("--replay", asc, "agent", "--listen", "127.0.0.1:0", "--max-connections", "64");
+	enum { ADDRS = 8, EACH = 16, DEADLINE_S = 10 };
+	int slow[ADDRS * EACH];
+	double t_first = now_s();
+	for (int i = 0; i < ADDRS * EACH; i++) {
+		char src[32];
+		snprintf(src, sizeof src, "127.0.0.%d", 2 + i / EACH);
+		slow[i] = raw_connect_from(a, src);
+		raw_send(slow[i], "GET /v1/health HTTP/1.1\r\n", 25);
+	}
+	int good = raw_connect(a);
+	const char *req = "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	raw_send(good, req, strlen(req));
+	/* The tricklers send a header line a second (never idle for the 5 s timeout) while the
+	 * good client waits; given up a little after the deadline so that a full agent fails
+	 * here rather than passing late. */
+	bool answered = false;
+	double answered_at = 0;
+	while (!answered && now_s() < t_first + DEADLINE_S + 2) {
+		answered = raw_readable(good, now_s() + 1);
+		answered_at = now_s();
+		for (int i = 0; !answered && i < ADDRS * EACH; i++)
+			raw_send(slow[i], "X-A: b\r\n", 8);
+	}
+	ck_assert_msg(answered, "the good client got nothing in %.1f s", now_s() - t_first);
+	char *got = raw_read(good, 3);
+	close(good);
+	ck_assert_msg(strncmp(got, "HTTP/1.1 200", 12) == 0, "%s", got);
+	ck_assert_msg(answered_at < t_first + DEADLINE_S, "answered only after %.1f s: slots freed by the deadline",
+		      answered_at - t_first);
+	free(got);
+	for (int i = 0; i < ADDRS * EACH; i++)
+		close(slow[i]);
+	ck_assert_int_eq(agent_stop(a), 0);
+}
+END_TEST
+
 /* Vendor tools the agent runs on rediscovery start from the default signal state, not the
  * agent's (SIGTERM, SIGINT, SIGHUP blocked, SIGPIPE ignored). */
 START_TEST(tool_signals)
@@ -1080,6 +1157,6 @@ END_TEST
 
 XP_DEFINE_SUITE(agent_server,
 	{"agent", .timeout_s = 60, .setup = setup, .teardown = teardown,
-	 .tests = {node_etag_health, rediscovery, metrics_promtool, read_token, bind_rules, probes,
-		   config_errors, slow_and_oversized_clients, slow_clients_bounded, tool_signals,
+	 .tests = {node_etag_health, rediscovery, metrics_promtool, read_token, bind_rules, probes, token_first,
+		   config_errors, slow_and_oversized_clients, slow_clients_bounded, crowded_slots, tool_signals,
 		   https, inventory_source}})

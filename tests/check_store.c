@@ -1,6 +1,9 @@
 /* check_store.c: the database: migrations, version refusal, audit rows, baselines
  * feeding ECU, settings and retention, two writers at once, read-only files. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -195,7 +198,8 @@ START_TEST(snapshots_and_retention)
 	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM samples"), 1);
 	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM snapshots"), 1);
 	ck_assert_int_eq(xp_store_set_setting(s, "retention_days", "30", &err), 0);
-	char *v = xp_store_setting(s, "retention_days");
+	char *v;
+	ck_assert_int_eq(xp_store_setting(s, "retention_days", &v, &err), 0);
 	ck_assert_str_eq(v, "30");
 	free(v);
 	ck_assert_int_eq(xp_store_snapshot(s, c, now - 20 * 86400, &err), 0);
@@ -295,6 +299,238 @@ START_TEST(read_only)
 }
 END_TEST
 
+/* A database made by xp_store_open at p with a setting and an audit row, closed (so its WAL
+ * was checkpointed into the file and the -wal and -shm files are gone). */
+static void make_db(const char *p)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(p, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(xp_store_set_setting(s, "retention_days", "30", &err), 0);
+	xp_store_close(s);
+	char side[256];
+	snprintf(side, sizeof side, "%s-wal", p);
+	ck_assert_int_ne(access(side, F_OK), 0);
+}
+
+/* In a child that dropped to the nobody user (file modes do not stop root): reads through
+ * xp_store_open_read work, a write is refused naming the file; exits 0 when all held, 77
+ * when the uid cannot be dropped. */
+static int as_nobody(const char *p)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(77);
+		struct xp_err err = {{0}};
+		struct xp_store *s = xp_store_open_read(p, &err);
+		if (!s) {
+			fprintf(stderr, "open_read: %s\n", err.msg);
+			_exit(1);
+		}
+		char *v = NULL;
+		if (xp_store_setting(s, "retention_days", &v, &err) < 0 || !v || strcmp(v, "30") != 0) {
+			fprintf(stderr, "setting: %s\n", err.msg);
+			_exit(2);
+		}
+		free(v);
+		if (xp_store_set_setting(s, "retention_days", "3", &err) == 0 || !strstr(err.msg, p) ||
+		    !strstr(err.msg, "reading only")) {
+			fprintf(stderr, "write: %s\n", err.msg);
+			_exit(3);
+		}
+		xp_store_close(s);
+		/* The command line too: db info and db check read it, a write says why it cannot. */
+		struct xp_run r;
+		if (xp_run_xpool(&r, NULL, "--db", p, "db", "info", NULL) != 0 || r.status != 0 ||
+		    !strstr(r.out, "settings   1 row")) {
+			fprintf(stderr, "db info: %d: %s%s\n", r.status, r.out, r.err);
+			_exit(4);
+		}
+		xp_run_free(&r);
+		if (xp_run_xpool(&r, NULL, "--db", p, "db", "check", NULL) != 0 || r.status != 0) {
+			fprintf(stderr, "db check: %d: %s%s\n", r.status, r.out, r.err);
+			_exit(5);
+		}
+		xp_run_free(&r);
+		if (xp_run_xpool(&r, NULL, "--db", p, "db", "set", "retention_days", "3", NULL) != 0 ||
+		    r.status != 1 || !strstr(r.err, "read-only")) {
+			fprintf(stderr, "db set: %d: %s%s\n", r.status, r.out, r.err);
+			_exit(6);
+		}
+		xp_run_free(&r);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A database the user may only read (file 0444 in a directory 0555, no -wal or -shm that
+ * could be created): read commands work, writes are refused naming the file. */
+START_TEST(read_only_user)
+{
+	struct xp_err err = {{0}};
+	char ro[256], db[300];
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(ro, sizeof ro, "%s/ro", dir);
+	ck_assert_int_eq(mkdir(ro, 0755), 0);
+	snprintf(db, sizeof db, "%s/x.db", ro);
+	/* No database yet: an error that names the file, and a way to tell. */
+	ck_assert_ptr_null(xp_store_open_read(db, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, db));
+	ck_assert_ptr_nonnull(strstr(err.msg, "no database yet"));
+	ck_assert(xp_store_missing(db));
+	make_db(db);
+	ck_assert(!xp_store_missing(db));
+	ck_assert_int_eq(chmod(db, 0444), 0);
+	ck_assert_int_eq(chmod(ro, 0555), 0);
+	/* The nobody user must reach the directory (the scratch one is 0755 under /tmp). */
+	int rc = as_nobody(db);
+	chmod(ro, 0755);
+	if (rc == 77) {
+		fprintf(stderr, "check_store read_only_user: SKIPPED the unprivileged part: cannot become nobody\n");
+		return;
+	}
+	ck_assert_msg(rc == 0, "as nobody: step %d failed (see stderr)", rc);
+	/* Reading left nothing behind: no -wal, no -shm, the file unchanged. */
+	char side[320];
+	snprintf(side, sizeof side, "%s-shm", db);
+	ck_assert_int_ne(access(side, F_OK), 0);
+}
+END_TEST
+
+/* Overwrites the page of the database at p where table's rows start (its root page). */
+static void smash_table(const char *p, const char *table)
+{
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(p, &raw), SQLITE_OK);
+	sqlite3_stmt *st;
+	ck_assert_int_eq(sqlite3_prepare_v2(raw,
+					    "SELECT rootpage, (SELECT page_size FROM pragma_page_size)"
+					    " FROM sqlite_schema WHERE type = 'table' AND name = ?",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	long long page = sqlite3_column_int64(st, 0), size = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	sqlite3_close(raw);
+	ck_assert_int_gt(page, 1);
+	char *junk = malloc((size_t)size);
+	memset(junk, 0xa5, (size_t)size);
+	int fd = open(p, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, junk, (size_t)size, (off_t)((page - 1) * size)), size);
+	close(fd);
+	free(junk);
+}
+
+/* A damaged settings page is an error with the file and what to do, never "unset": the
+ * retention would silently fall back to the default. */
+START_TEST(corrupt_settings)
+{
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char db[256];
+	snprintf(db, sizeof db, "%s/c.db", dir);
+	make_db(db);
+	smash_table(db, "settings");
+	struct xp_store *s = xp_store_open(db, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	char *v = NULL;
+	ck_assert_int_eq(xp_store_setting(s, "retention_days", &v, &err), -1);
+	ck_assert_ptr_null(v);
+	ck_assert_msg(strstr(err.msg, db) && strstr(err.msg, "run `xpool db check`"), "%s", err.msg);
+	struct xp_cluster *c = xp_cluster_new();
+	xp_cluster_add(c, xp_node_new("n1"));
+	err.msg[0] = '\0';
+	ck_assert_int_eq(xp_store_snapshot(s, c, 1700000000, &err), -1);
+	ck_assert_msg(strstr(err.msg, "run `xpool db check`"), "%s", err.msg);
+	ck_assert_int_eq(xp_store_set_setting(s, "retention_days", "3", &err), -1);
+	ck_assert_msg(strstr(err.msg, "run `xpool db check`"), "%s", err.msg);
+	xp_cluster_free(c);
+	xp_store_close(s);
+	/* The commands: the snapshot fails instead of keeping 7 days; db check names the damage. */
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--topology", xp_fixture("hwloc/16amd64-4distances.xml"),
+				      "db", "snapshot", NULL),
+			 0);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "db check"), "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "check", NULL), 0);
+	ck_assert_msg(r.status == 1, "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+	/* Reads with no error return (the ECU hook's baseline, the audit log's last id) keep the
+	 * damage for their caller to report. */
+	s = xp_store_open(db, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	struct xp_baseline b = {.model = "A100", .driver = "535", .benchmark = "b", .coefficient = 1.5};
+	ck_assert_int_eq(xp_baseline_add(s, &b, &err), 0);
+	xp_store_close(s);
+	smash_table(db, "baselines");
+	s = xp_store_open(db, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_ptr_null(xp_store_damage(s));
+	ck_assert(isnan(xp_baseline_coefficient(s, "A100", "535")));
+	ck_assert_msg(xp_store_damage(s) && strstr(xp_store_damage(s), "reading baselines") &&
+			      strstr(xp_store_damage(s), "run `xpool db check`"),
+		      "%s", xp_store_damage(s));
+	xp_store_close(s);
+	/* db info counts the rows themselves: the damaged table is an error, not a count. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "info", NULL), 0);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "counting settings") && strstr(r.err, "run `xpool db check`"),
+		      "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+}
+END_TEST
+
+/* A user_version that does not match the tables is refused before any migration step, saying
+ * what it is and what was expected (not sqlite's "table already exists"). */
+START_TEST(migration_mismatch)
+{
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char db[256];
+	snprintf(db, sizeof db, "%s/m.db", dir);
+	make_db(db);
+	const struct {
+		const char *pragma, *want;
+	} cases[] = {
+		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 2"},
+		{"PRAGMA user_version = -1", "schema version -1 is not one xpool writes (expected 0"},
+		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 2"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sqlite3 *raw;
+		ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_exec(raw, cases[i].pragma, NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(raw);
+		err.msg[0] = '\0';
+		ck_assert_ptr_null(xp_store_open(db, &err));
+		ck_assert_msg(strstr(err.msg, cases[i].want) && strstr(err.msg, db), "%s: %s", cases[i].pragma,
+			      err.msg);
+		ck_assert_ptr_null(strstr(err.msg, "already exists"));
+	}
+	/* Read-only opens refuse a version they cannot read, naming it. */
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = -1", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	ck_assert_ptr_null(xp_store_open_read(db, &err));
+	ck_assert_msg(strstr(err.msg, "schema version -1 is not one xpool writes"), "%s", err.msg);
+	/* Set back, the file opens and still holds its data. */
+	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+	struct xp_store *s = xp_store_open(db, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM settings"), 1);
+	xp_store_close(s);
+}
+END_TEST
+
 /* A full database: the write fails with a clear message and leaves nothing behind. */
 START_TEST(full_database)
 {
@@ -320,4 +556,5 @@ END_TEST
 XP_DEFINE_SUITE(store,
 	{"core", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {migrations, default_path_and_dirs, audit_and_baselines, snapshots_and_retention,
-		   two_writers, read_only, full_database, first_open_race}})
+		   two_writers, read_only, read_only_user, corrupt_settings, migration_mismatch, full_database,
+		   first_open_race}})

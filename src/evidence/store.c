@@ -49,9 +49,30 @@ static const char *const migrations[XP_STORE_VERSION] = {
 	"CREATE INDEX audit_time ON audit(time);",
 };
 
+/* The message of a failed call whose result code is rc and text msg: a read-only database
+ * and a corrupt one say what to do about it. */
+static int fail_msg(struct xp_store *s, struct xp_err *err, const char *doing, int rc, const char *msg)
+{
+	switch (rc & 0xff) {
+	case SQLITE_READONLY:
+		return xp_errf(err, "%s: %s: %s (%s)", s->path, doing,
+			       s->read_only ? "the database was opened for reading only"
+					    : "the database is read-only here: writing needs write access to the file"
+					      " and its directory",
+			       msg);
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return xp_errf(err, "%s: %s: %s: run `xpool db check`", s->path, doing, msg);
+	default:
+		return xp_errf(err, "%s: %s: %s", s->path, doing, msg);
+	}
+}
+
 int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing)
 {
-	return xp_errf(err, "%s: %s: %s", s->path, doing, s->db ? sqlite3_errmsg(s->db) : "no database");
+	if (!s->db)
+		return xp_errf(err, "%s: %s: no database", s->path, doing);
+	return fail_msg(s, err, doing, sqlite3_extended_errcode(s->db), sqlite3_errmsg(s->db));
 }
 
 int xp_store_finish(struct xp_store *s, sqlite3_stmt *st, int rc, struct xp_err *err, const char *doing)
@@ -140,8 +161,9 @@ static char *actor_name(void)
 static int exec_sql(struct xp_store *s, const char *sql, struct xp_err *err, const char *doing)
 {
 	char *msg = NULL;
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		xp_errf(err, "%s: %s: %s", s->path, doing, msg ? msg : sqlite3_errmsg(s->db));
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		fail_msg(s, err, doing, rc, msg ? msg : sqlite3_errmsg(s->db));
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -162,6 +184,82 @@ static int user_version(struct xp_store *s, int *v, struct xp_err *err)
 	return 0;
 }
 
+/* What each migration creates (tables and indexes), in the order of migrations[]: how the
+ * tables tell which version a file really has. Keep it in step with migrations[]. */
+static const char *const migration_objects[XP_STORE_VERSION][12] = {
+	{"settings", "snapshots", "snapshots_time", "samples", "samples_time", "audit", "environments", "cases",
+	 "results", "baselines", NULL},
+	{"results_cell", "audit_time", NULL},
+};
+
+/* Sets *has to whether the database has a table or index called name; -1 with err set
+ * when the schema cannot be read. */
+static int has_object(struct xp_store *s, const char *name, bool *has, struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (xp_store_prep(s, "SELECT 1 FROM sqlite_schema WHERE name = ?", &st, err, "reading the schema") < 0)
+		return -1;
+	xp_store_bind_text(st, 1, name);
+	int rc = sqlite3_step(st);
+	*has = rc == SQLITE_ROW;
+	return xp_store_finish(s, st, rc == SQLITE_ROW ? SQLITE_DONE : rc, err, "reading the schema");
+}
+
+/* Checks, before migrating from version v, that the tables are those of version v: a
+ * user_version set by hand (or a file from elsewhere) must not get half a migration. */
+static int check_schema(struct xp_store *s, int v, struct xp_err *err)
+{
+	if (v < 0)
+		return xp_errf(err, "%s: schema version %d is not one xpool writes (expected 0, an empty database,"
+			       " to %d): refusing to migrate; was user_version changed by hand? restore a backup",
+			       s->path, v, XP_STORE_VERSION);
+	/* The version the tables show: every object of migrations 1..k there and none of the later
+	 * ones' (-1: no version looks like this). */
+	int shown = 0;
+	bool later = false; /* past the first migration not fully there */
+	for (int k = 0; k < XP_STORE_VERSION && shown >= 0; k++) {
+		int present = 0, total = 0;
+		for (const char *const *o = migration_objects[k]; *o; o++) {
+			bool h;
+			if (has_object(s, *o, &h, err) < 0)
+				return -1;
+			present += h;
+			total++;
+		}
+		if (!later && present == total)
+			shown = k + 1;
+		else if (present > 0)
+			shown = -1;
+		else
+			later = true;
+	}
+	if (v == 0 && shown == 0) {
+		/* Empty, or someone else's database: only an empty one is ours to create tables in. */
+		sqlite3_stmt *st;
+		if (xp_store_prep(s, "SELECT count(*) FROM sqlite_schema", &st, err, "reading the schema") < 0)
+			return -1;
+		int rc = sqlite3_step(st);
+		long long n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		if (xp_store_finish(s, st, rc == SQLITE_ROW ? SQLITE_DONE : rc, err, "reading the schema") < 0)
+			return -1;
+		if (n > 0)
+			return xp_errf(err, "%s: schema version 0 (empty), but it holds %lld tables or indexes xpool did"
+				       " not create: not an xpool database? refusing to create tables in it",
+				       s->path, n);
+		return 0;
+	}
+	if (shown == v)
+		return 0;
+	if (shown < 0)
+		return xp_errf(err, "%s: its user_version says schema version %d, but its tables match no xpool"
+			       " schema version: refusing to migrate (run `xpool db check`, or restore a backup)",
+			       s->path, v);
+	return xp_errf(err, "%s: its user_version says schema version %d, but its tables are those of version %d"
+		       " (expected version %d's to migrate from): refusing to migrate; was user_version changed by"
+		       " hand? set it back to %d or restore a backup",
+		       s->path, v, shown, v, shown);
+}
+
 int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
 {
 	(void)from;
@@ -178,6 +276,10 @@ int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
 		if (v >= to) {
 			xp_store_rollback(s);
 			return 0;
+		}
+		if (check_schema(s, v, err) < 0) {
+			xp_store_rollback(s);
+			return -1;
 		}
 		char pragma[64];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
@@ -210,14 +312,20 @@ static int use_wal(struct xp_store *s, struct xp_err *err)
 	}
 }
 
-static struct xp_store *open_db(const char *path, int flags, struct xp_err *err)
+/* Opens name (a path, or a file: URI with SQLITE_OPEN_URI in flags) as the database at path;
+ * when that fails, *rc (if not NULL) gets sqlite's result code. */
+static struct xp_store *open_db(const char *path, const char *name, int flags, struct xp_err *err, int *rc)
 {
 	struct xp_store *s = xp_calloc(1, sizeof *s);
 	s->path = xp_strdup(path);
 	s->actor = actor_name();
+	s->read_only = (flags & SQLITE_OPEN_READONLY) != 0;
 	/* NOMUTEX: a connection is only ever used by one thread (the console's refresh thread
 	 * opens its own), so sqlite's per-call locking is pure cost. */
-	if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	int orc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc)
+		*rc = orc;
+	if (orc != SQLITE_OK) {
 		xp_errf(err, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
 		xp_store_close(s);
 		return NULL;
@@ -226,6 +334,8 @@ static struct xp_store *open_db(const char *path, int flags, struct xp_err *err)
 	sqlite3_busy_timeout(s->db, XP_STORE_BUSY_MS);
 	/* A file that is not a database says so here rather than halfway through a write. */
 	if (exec_sql(s, "PRAGMA foreign_keys = ON", err, "opening") < 0 || user_version(s, &s->version, err) < 0) {
+		if (rc)
+			*rc = sqlite3_extended_errcode(s->db);
 		xp_store_close(s);
 		return NULL;
 	}
@@ -242,7 +352,7 @@ struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 		free(def);
 		return NULL;
 	}
-	struct xp_store *s = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
+	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err, NULL);
 	free(def);
 	if (!s)
 		return NULL;
@@ -262,26 +372,124 @@ struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 	return s;
 }
 
-struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err)
+bool xp_store_missing(const char *path)
 {
 	char *def = NULL;
 	if (!path || !*path)
 		path = def = xp_store_default_path();
 	struct stat st;
-	if (strcmp(path, ":memory:") != 0 && stat(path, &st) < 0) {
-		xp_errf(err, "%s: %s (the first command that writes creates it)", path, strerror(errno));
-		free(def);
+	bool missing = strcmp(path, ":memory:") != 0 && lstat(path, &st) < 0 && errno == ENOENT;
+	free(def);
+	return missing;
+}
+
+/* "file:PATH?immutable=1", PATH percent-encoded where a URI needs it; caller frees. */
+static char *immutable_uri(const char *path)
+{
+	size_t n = strlen(path);
+	char *u = xp_malloc(3 * n + 32), *o = u;
+	o += sprintf(o, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("/-._~", *p))
+			*o++ = (char)*p;
+		else
+			o += sprintf(o, "%%%02X", *p);
+	}
+	strcpy(o, "?immutable=1");
+	return u;
+}
+
+/* The read-only open shared by xp_store_open_read and xp_store_open_existing. */
+static struct xp_store *open_ro(const char *path, struct xp_err *err)
+{
+	struct stat st;
+	if (strcmp(path, ":memory:") != 0 && stat(path, &st) < 0)
+		return xp_errf(err, "%s: %s", path,
+			       errno == ENOENT ? "no database yet (the first command that writes creates it)"
+					       : strerror(errno)),
+		       NULL;
+	int rc = SQLITE_OK;
+	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READONLY, err, &rc);
+	if (s || strcmp(path, ":memory:") == 0)
+		return s;
+	/* Only a WAL database that cannot be read as such (its -shm cannot be created or opened:
+	 * a directory the user may only read, a read-only mount) is read another way; a busy or
+	 * damaged file keeps its error. */
+	if ((rc & 0xff) != SQLITE_READONLY && (rc & 0xff) != SQLITE_CANTOPEN)
+		return NULL;
+	/* Without its -wal file, the file itself holds every committed change: read it alone
+	 * (immutable). With one, its changes would be missed: say what would help. */
+	char *wal = xp_asprintf("%s-wal", path);
+	bool no_wal = lstat(wal, &st) < 0 && errno == ENOENT;
+	free(wal);
+	if (!no_wal) {
+		xp_errf(err, "%s: cannot be read without write access here: its -wal file holds changes not yet"
+			" in the database file, and sqlite cannot create or open its -shm file (a user who may"
+			" write it must open it once, or copy the three files somewhere writable)", path);
 		return NULL;
 	}
-	struct xp_store *s = open_db(path, SQLITE_OPEN_READONLY, err);
+	struct xp_err e2 = {{0}};
+	char *uri = immutable_uri(path);
+	s = open_db(path, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &e2, NULL);
+	free(uri);
+	return s;
+}
+
+struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err)
+{
+	char *def = NULL;
+	if (!path || !*path)
+		path = def = xp_store_default_path();
+	struct xp_store *s = open_ro(path, err);
 	free(def);
 	return s;
+}
+
+struct xp_store *xp_store_open_read(const char *path, struct xp_err *err)
+{
+	struct xp_store *s = xp_store_open_existing(path, err);
+	if (!s)
+		return NULL;
+	if (s->version > XP_STORE_VERSION)
+		xp_errf(err, "%s: schema version %d is newer than this xpool understands (%d): use a newer xpool",
+			s->path, s->version, XP_STORE_VERSION);
+	else if (s->version < 0)
+		xp_errf(err, "%s: schema version %d is not one xpool writes (expected %d to %d): was user_version"
+			" changed by hand? restore a backup", s->path, s->version, XP_STORE_READ_MIN, XP_STORE_VERSION);
+	else if (s->version == 0 && strcmp(s->path, ":memory:") != 0)
+		xp_errf(err, "%s: holds no xpool tables yet (schema version 0): the first command that writes"
+			" creates them", s->path);
+	else if (s->version < XP_STORE_READ_MIN && strcmp(s->path, ":memory:") != 0)
+		xp_errf(err, "%s: schema version %d: this xpool reads versions %d to %d; a command that writes"
+			" (for example `xpool db vacuum`) upgrades it", s->path, s->version, XP_STORE_READ_MIN,
+			XP_STORE_VERSION);
+	else
+		return s;
+	xp_store_close(s);
+	return NULL;
+}
+
+const char *xp_store_damage(const struct xp_store *s)
+{
+	return s ? s->damage : NULL;
+}
+
+/* Remembers the first corruption a read without an error return met (rc: its result code). */
+static void note_damage(struct xp_store *s, int rc, const char *doing)
+{
+	if (s->damage || ((rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB))
+		return;
+	struct xp_err e = {{0}};
+	fail_msg(s, &e, doing, rc, sqlite3_errmsg(s->db));
+	s->damage = xp_strdup(e.msg);
 }
 
 void xp_store_close(struct xp_store *s)
 {
 	if (!s)
 		return;
+	free(s->damage);
 	if (s->db)
 		sqlite3_close_v2(s->db);
 	free(s->path);
@@ -379,11 +587,17 @@ int64_t xp_audit_last_id(struct xp_store *s)
 {
 	sqlite3_stmt *st;
 	int64_t id = 0;
-	if (sqlite3_prepare_v2(s->db, "SELECT max(id) FROM audit", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
+	int rc = sqlite3_prepare_v2(s->db, "SELECT max(id) FROM audit", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
 			id = sqlite3_column_int64(st, 0);
+		else
+			rc = sqlite3_extended_errcode(s->db);
 		sqlite3_finalize(st);
 	}
+	if (rc != SQLITE_OK && rc != SQLITE_ROW)
+		note_damage(s, rc, "reading the audit log");
 	return id;
 }
 
@@ -460,14 +674,20 @@ double xp_baseline_coefficient(struct xp_store *s, const char *model, const char
 	if (!model || !driver)
 		return NAN;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db,
-			       "SELECT coefficient FROM baselines WHERE model = ? AND driver = ?"
-			       " ORDER BY verified DESC, time DESC, id DESC LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	int rc = sqlite3_prepare_v2(s->db,
+				    "SELECT coefficient FROM baselines WHERE model = ? AND driver = ?"
+				    " ORDER BY verified DESC, time DESC, id DESC LIMIT 1",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		note_damage(s, rc, "reading baselines");
 		return NAN;
+	}
 	xp_store_bind_text(st, 1, model);
 	xp_store_bind_text(st, 2, driver);
-	double c = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
+	rc = sqlite3_step(st);
+	double c = rc == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		note_damage(s, sqlite3_extended_errcode(s->db), "reading baselines");
 	sqlite3_finalize(st);
 	return c;
 }
@@ -526,22 +746,30 @@ void xp_store_use_baselines(struct xp_store *s)
 	xp_normalize_set_coefficient_hook(s ? baseline_hook : NULL, s);
 }
 
-char *xp_store_setting(struct xp_store *s, const char *key)
+int xp_store_setting(struct xp_store *s, const char *key, char **value, struct xp_err *err)
 {
+	*value = NULL;
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "SELECT value FROM settings WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
-		return NULL;
+	if (xp_store_prep(s, "SELECT value FROM settings WHERE key = ?", &st, err, "reading a setting") < 0)
+		return -1;
 	xp_store_bind_text(st, 1, key);
-	char *v = sqlite3_step(st) == SQLITE_ROW ? xp_store_col_text(st, 0) : NULL;
-	sqlite3_finalize(st);
-	return v;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*value = xp_store_col_text(st, 0);
+		rc = SQLITE_DONE;
+	}
+	return xp_store_finish(s, st, rc, err, "reading a setting");
 }
 
 int xp_store_set_setting(struct xp_store *s, const char *key, const char *value, struct xp_err *err)
 {
 	if (xp_store_begin(s, err) < 0)
 		return -1;
-	char *before = xp_store_setting(s, key);
+	char *before;
+	if (xp_store_setting(s, key, &before, err) < 0) {
+		xp_store_rollback(s);
+		return -1;
+	}
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO settings(key, value) VALUES(?, ?)", -1, &st,
 				    NULL);
@@ -549,8 +777,11 @@ int xp_store_set_setting(struct xp_store *s, const char *key, const char *value,
 		xp_store_bind_text(st, 1, key);
 		xp_store_bind_text(st, 2, value);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		if (rc != SQLITE_OK)
+			xp_store_fail(s, err, "writing a setting");
 		sqlite3_finalize(st);
-	}
+	} else
+		xp_store_fail(s, err, "writing a setting");
 	char target[128];
 	snprintf(target, sizeof target, "setting %s", key);
 	json_t *b = before ? json_string(before) : NULL, *a = json_string(value);
@@ -559,8 +790,6 @@ int xp_store_set_setting(struct xp_store *s, const char *key, const char *value,
 	json_decref(a);
 	free(before);
 	if (rc != SQLITE_OK || xp_audit_add(s, "setting.set", target, bt, at, err) < 0) {
-		if (rc != SQLITE_OK)
-			xp_store_fail(s, err, "writing a setting");
 		free(bt);
 		free(at);
 		xp_store_rollback(s);
@@ -571,9 +800,13 @@ int xp_store_set_setting(struct xp_store *s, const char *key, const char *value,
 	return xp_store_commit(s, err);
 }
 
-static int retention_days(struct xp_store *s)
+/* The retention setting, or the default when unset (or not a number of days); -1 with err
+ * set when the settings cannot be read: a damaged table must not silently mean "default". */
+static int retention_days(struct xp_store *s, struct xp_err *err)
 {
-	char *v = xp_store_setting(s, "retention_days");
+	char *v;
+	if (xp_store_setting(s, "retention_days", &v, err) < 0)
+		return -1;
 	int d = XP_STORE_RETENTION_DAYS;
 	if (v) {
 		char *end;
@@ -647,14 +880,18 @@ int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now
 			sqlite3_reset(samp);
 		}
 	}
+	bool failed = false; /* err already says why */
 	if (ok) {
 		/* Bounded retention: what is older than the setting goes in the same transaction. */
-		sqlite3_int64 cut = (sqlite3_int64)now - (sqlite3_int64)retention_days(s) * 86400;
+		int days = retention_days(s, err);
+		failed = days < 0;
+		ok = !failed;
+		sqlite3_int64 cut = (sqlite3_int64)now - (sqlite3_int64)days * 86400;
 		sqlite3_bind_int64(del1, 1, cut);
 		sqlite3_bind_int64(del2, 1, cut);
-		ok = sqlite3_step(del1) == SQLITE_DONE && sqlite3_step(del2) == SQLITE_DONE;
+		ok = ok && sqlite3_step(del1) == SQLITE_DONE && sqlite3_step(del2) == SQLITE_DONE;
 	}
-	if (!ok)
+	if (!ok && !failed)
 		xp_store_fail(s, err, "saving a snapshot");
 	sqlite3_finalize(snap);
 	sqlite3_finalize(samp);

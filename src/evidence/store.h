@@ -30,6 +30,8 @@ struct xp_store {
 	char *path;       /* as given; ":memory:" for a throwaway one */
 	char *actor;      /* who changes things: $XPOOL_ACTOR, else the user name */
 	int version;      /* schema version found at open, before migrating */
+	bool read_only;   /* opened for reading (xp_store_open_read, _existing): every write fails */
+	char *damage;     /* the first corruption a read without an error return met (xp_store_damage) */
 };
 
 /* One audit row. */
@@ -55,8 +57,30 @@ char *xp_store_default_path(void);
  * (NULL: the default; ":memory:" for a throwaway one). NULL with err set on failure, including
  * a database written by a newer xpool. */
 struct xp_store *xp_store_open(const char *path, struct xp_err *err);
-/* Opens without migrating and without creating anything (for `db info` on any file). */
+/* The oldest schema version read commands use without migrating: each migration so far only
+ * added, so everything a reader queries is there from version 1 on. Raise it when a migration
+ * changes a table or column that readers use. */
+#define XP_STORE_READ_MIN 1
+/* Opens an existing database for reading only (NULL: the default path): no migration, no
+ * write, nothing created, so it works on a file or directory the user may only read.
+ * A WAL database is read through its -wal and -shm files; when those cannot be used
+ * (no -wal file, and the -shm cannot be created because the directory is not writable)
+ * it is opened immutable (the file alone holds every committed change then; a writer that
+ * starts meanwhile is not seen). Schema versions XP_STORE_READ_MIN to XP_STORE_VERSION
+ * are read as they are (a read-only file cannot be upgraded by its reader); older, negative
+ * and newer ones are refused with a message. NULL with err set on failure; when it failed
+ * because there is no database yet, xp_store_missing(path) is true. Any write through the
+ * store fails with a message naming the file. */
+struct xp_store *xp_store_open_read(const char *path, struct xp_err *err);
+/* True when there is no file at path (NULL: the default path): how a caller tells "no
+ * database yet" (say so, or read as empty) from a failure after xp_store_open_read. */
+bool xp_store_missing(const char *path);
+/* As xp_store_open_read but any schema version, even none (for `db info` and `db check` on any file). */
 struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err);
+/* The first corruption (SQLITE_CORRUPT, SQLITE_NOTADB) met by a read that has no error return
+ * (xp_baseline_coefficient, hence the normalization hook, and xp_audit_last_id), as a message
+ * naming the file and `xpool db check`; NULL when none. Check it after such reads. */
+const char *xp_store_damage(const struct xp_store *s);
 /* Closes the database; NULL is fine. */
 void xp_store_close(struct xp_store *s);
 
@@ -66,7 +90,9 @@ int xp_store_begin(struct xp_store *s, struct xp_err *err);
 int xp_store_commit(struct xp_store *s, struct xp_err *err);
 /* Rolls back whatever the transaction did. */
 void xp_store_rollback(struct xp_store *s);
-/* Sets err from the database's last error, prefixed by what was being done; returns -1. */
+/* Sets err from the database's last error, prefixed by the file and what was being done; a
+ * write refused because the database is read-only says so, and corruption (SQLITE_CORRUPT,
+ * SQLITE_NOTADB) adds "run `xpool db check`". Returns -1. */
 int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing);
 /* Finalizes st, whose last sqlite3_step returned rc: 0 when that was SQLITE_DONE, else -1 with
  * err set as xp_store_fail does (before finalizing, so the message is the step's). */
@@ -78,7 +104,9 @@ void xp_store_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* A copy of a text column (the caller frees it), NULL for NULL. */
 char *xp_store_col_text(sqlite3_stmt *st, int i);
 
-/* Applies the migrations from version `from` (0 = empty) up to `to` (tests make old databases). */
+/* Applies the migrations from version `from` (0 = empty) up to `to` (tests make old databases).
+ * Before each step, the tables must be those of the version user_version claims: a negative or
+ * unknown version, or tables of another version, is refused with what was found and expected. */
 int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err);
 
 /* Appends one audit row (inside the caller's transaction, if any). before/after are JSON or NULL. */
@@ -109,8 +137,9 @@ void xp_store_use_baselines(struct xp_store *s);
 /* Saves each node's inventory and a metric sample per device, then drops what is older than
  * the retention (one transaction). */
 int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err);
-/* Reads a setting (NULL when unset; caller frees). */
-char *xp_store_setting(struct xp_store *s, const char *key);
+/* Reads a setting into *value (NULL when unset; caller frees). -1 with err set when the
+ * database cannot be read (corruption is an error, never "unset"). */
+int xp_store_setting(struct xp_store *s, const char *key, char **value, struct xp_err *err);
 /* Writes a setting (audited). */
 int xp_store_set_setting(struct xp_store *s, const char *key, const char *value, struct xp_err *err);
 
