@@ -192,6 +192,8 @@ static void audit_events(struct xp_ui *ui)
 		return;
 	if (!ui->audit_started) {
 		int64_t last = xp_audit_last_id(s);
+		if (xp_store_damage(s))
+			xp_ui_message(ui, XP_ROLE_FAIL, "database: %s", xp_store_damage(s));
 		ui->audit_seen = last > 50 ? last - 50 : 0;
 		ui->audit_started = true;
 	}

@@ -208,6 +208,12 @@ struct xp_cluster *xp_source_load_all(const struct xp_source_opts *o, const char
 	if (c && pool)
 		xp_source_merge_agents(c, pool, time(NULL));
 	xp_store_use_baselines(NULL);
+	/* A damaged baselines table would silently give the manifests' coefficients: an error. */
+	if (c && store && xp_store_damage(store)) {
+		xp_errf(err, "%s", xp_store_damage(store));
+		xp_cluster_free(c);
+		c = NULL;
+	}
 	xp_store_close(store);
 	return c;
 }

@@ -10,11 +10,7 @@
 
 bool xp_store_for_reading_exists(const char *db)
 {
-	char *def = db && *db ? NULL : xp_store_default_path();
-	const char *path = def ? def : db;
-	bool there = strcmp(path, ":memory:") == 0 || access(path, F_OK) == 0;
-	free(def);
-	return there;
+	return (db && strcmp(db, ":memory:") == 0) || !xp_store_missing(db);
 }
 
 struct xp_store *xp_store_for_reading(const char *db, bool *missing, struct xp_err *err)
@@ -24,7 +20,7 @@ struct xp_store *xp_store_for_reading(const char *db, bool *missing, struct xp_e
 		*missing = none;
 	/* An empty database answers every read the way no database would, and nothing is
 	 * created on disk: the first command that writes does that. */
-	return none ? xp_store_open(":memory:", err) : xp_store_open_existing(db, err);
+	return none ? xp_store_open(":memory:", err) : xp_store_open_read(db, err);
 }
 
 int xp_sync_if_changed(const char *db, struct xp_store *read, const struct xp_cluster *c, unsigned flags,
