@@ -436,7 +436,7 @@ START_TEST(test_text_columns)
 {
 	char buf[64];
 	struct xp_node *n = xp_node_new("t");
-	ck_assert_str_eq(xp_map_cpu_summary(n, buf, sizeof buf), "?c/?t ?N ?");
+	ck_assert_str_eq(xp_map_cpu_summary(n, buf, sizeof buf), "-c/-t -N -");
 	n->cores = 16;
 	n->pus = 32;
 	n->memory_mib = 65507;
