@@ -138,9 +138,10 @@ const char *xp_map_group_label(const struct xp_map_group *g, char *buf, size_t l
 		snprintf(buf, len, "(no location)");
 		return buf;
 	}
-	/* Unknown parts are written as "?" so that "rack ?" still says a rack was expected. */
-	snprintf(buf, len, "zone %s / rack %s / switch %s", g->zone ? g->zone : "?", g->rack ? g->rack : "?",
-		 g->sw ? g->sw : "?");
+	/* Unknown parts are written as "-", as every unknown value, so that "rack -" still says a
+	 * rack was expected. */
+	snprintf(buf, len, "zone %s / rack %s / switch %s", g->zone ? g->zone : "-", g->rack ? g->rack : "-",
+		 g->sw ? g->sw : "-");
 	return buf;
 }
 

@@ -19,9 +19,12 @@ static void print_node(FILE *f, const struct xp_node *n)
 		/* A replay without hwloc.xml, or a snapshot from a tool that knows only devices. */
 		fprintf(f, "  CPU     not known (no topology)\n");
 	} else {
-		fprintf(f, "  CPU     %d package%s, %d cores, %d PUs", n->packages_n,
-			n->packages_n == 1 ? "" : "s", n->cores, n->pus);
-		if (n->pus_allowed != n->pus)
+		char pk[16], co[16], pu[16]; /* 0: not known, "-" */
+		fprintf(f, "  CPU     %s package%s, %s cores, %s PUs",
+			xp_fmt_int(pk, sizeof pk, n->packages_n > 0 ? n->packages_n : -1), n->packages_n == 1 ? "" : "s",
+			xp_fmt_int(co, sizeof co, n->cores > 0 ? n->cores : -1),
+			xp_fmt_int(pu, sizeof pu, n->pus > 0 ? n->pus : -1));
+		if (n->pus_allowed > 0 && n->pus_allowed != n->pus)
 			fprintf(f, " (%d allowed)", n->pus_allowed);
 		if (n->cpu_model)
 			fprintf(f, "  %s", n->cpu_model);
