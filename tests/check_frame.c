@@ -158,6 +158,22 @@ START_TEST(event_diff)
 	ck_assert_int_eq(fails, 3); /* health fail, device gone, node gone */
 	/* No change, no events. */
 	ck_assert_uint_eq(xp_events_diff(b, b, 300, &log), 0);
+	/* A number moving in a reason is no new problem (a temperature, an agent error's "after N
+	 * ms"): no event, or a refresh a second would flood the log; other words are one. */
+	struct xp_cluster *b2 = xp_cluster_new();
+	struct xp_node *m = node("n1", 2);
+	m->state = XP_NODE_DEGRADED;
+	free(m->devices[0].pci_bus_id);
+	m->devices[0].pci_bus_id = xp_strdup("0000:99:00.0");
+	m->devices[1].health = XP_HEALTH_FAIL;
+	xp_strv_add(&m->devices[1].health_reasons, &m->devices[1].n_health_reasons, "XID 48");
+	xp_cluster_add(b2, m);
+	xp_cluster_add(b2, node("n3", 0));
+	ck_assert_uint_eq(xp_events_diff(b, b2, 300, &log), 0);
+	free(m->devices[1].health_reasons[0]);
+	m->devices[1].health_reasons[0] = xp_strdup("XID 48 again");
+	ck_assert_uint_eq(xp_events_diff(b, b2, 300, &log), 2); /* the new words, the old resolved */
+	xp_cluster_free(b2);
 	/* Back to a: n1's problems clear, each an info "resolved" with the same words. */
 	size_t before = log.n;
 	xp_events_diff(b, a, 400, &log);

@@ -62,9 +62,31 @@ static int level_sev(int level)
 	return level == XP_HEALTH_FAIL ? XP_SEV_FAIL : level == XP_HEALTH_WARN ? XP_SEV_WARN : XP_SEV_INFO;
 }
 
+/* Equal but for the digits: a reading that moves ("temperature 91 C", "after 3 ms" in an agent's
+ * connect error) is the same problem still, or every refresh would log it again and flood the log. */
+static bool same_words(const char *a, const char *b)
+{
+	for (;;) {
+		bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
+		if (da && db) {
+			while (*a >= '0' && *a <= '9')
+				a++;
+			while (*b >= '0' && *b <= '9')
+				b++;
+			continue;
+		}
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+		a++;
+		b++;
+	}
+}
+
 static bool same_problem(const struct xp_problem *a, const struct xp_problem *b)
 {
-	return a->level == b->level && strcmp(a->what, b->what) == 0 && strcmp(a->reason, b->reason) == 0;
+	return a->level == b->level && strcmp(a->what, b->what) == 0 && same_words(a->reason, b->reason);
 }
 
 static bool has_problem(const struct xp_problem *p, size_t n, const struct xp_problem *x)
