@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "problems.h"
 #include "glyphs.h"
 #include "layout.h"
 #include "suitelib.h"
@@ -67,7 +68,7 @@ START_TEST(glyph_sets)
 	/* Every ASCII glyph is ASCII: the LANG=C screen must hold no UTF-8. */
 	const struct xp_glyphs *g = &xp_glyphs_ascii;
 	const char *all[] = {g->hline, g->vline, g->tl, g->tr, g->bl, g->br, g->unknown, g->fail,
-			     g->warn, g->arrow, g->tree_mid, g->tree_last, g->tree_pipe, g->ellipsis};
+			     g->warn, g->down, g->stale, g->arrow, g->tree_mid, g->tree_last, g->tree_pipe, g->ellipsis};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		for (const char *p = all[i]; *p; p++)
 			ck_assert_msg((unsigned char)*p < 0x80, "glyph %zu is not ASCII", i);
@@ -94,6 +95,28 @@ static struct xp_node *node(const char *name, int ndev)
 	return n;
 }
 
+/* Every kind of device cell has a legend entry, and no two share a glyph in either set: NO_COLOR
+ * and mono themes tell them apart by the glyph alone (a down node's cells are not idle ones). */
+START_TEST(glyph_cells)
+{
+	const struct xp_glyphs *sets[] = {&xp_glyphs_utf8, &xp_glyphs_ascii};
+	size_t n = 0;
+	while (xp_glyph_cells[n].name)
+		n++;
+	ck_assert_uint_ge(n, 8);
+	for (size_t s = 0; s < 2; s++)
+		for (size_t i = 0; i < n; i++) {
+			const char *gi = xp_glyph_cell_str(sets[s], &xp_glyph_cells[i]);
+			ck_assert(gi && *gi && xp_glyph_cells[i].meaning);
+			for (size_t j = i + 1; j < n; j++)
+				ck_assert_msg(strcmp(gi, xp_glyph_cell_str(sets[s], &xp_glyph_cells[j])) != 0,
+					      "%s and %s share a glyph", xp_glyph_cells[i].name, xp_glyph_cells[j].name);
+		}
+	ck_assert_str_eq(xp_glyphs_ascii.down, "x");
+	ck_assert_str_eq(xp_glyphs_ascii.stale, "?");
+}
+END_TEST
+
 START_TEST(event_diff)
 {
 	struct xp_event_log log;
@@ -116,7 +139,8 @@ START_TEST(event_diff)
 	xp_cluster_add(b, n1);
 	xp_cluster_add(b, node("n3", 0));
 	size_t k = xp_events_diff(a, b, 200, &log);
-	/* state change, appeared (99:00.0), health change, disappeared (10:00.0), n3 new, n2 gone */
+	/* appeared (99:00.0), disappeared (10:00.0), n3 new, n2 gone, and n1's two new problems
+	 * (degraded, ACC1 failed) as `health` words them */
 	ck_assert_uint_eq(k, 6);
 	int fails = 0, warns = 0;
 	bool saw_reason = false, saw_gone = false;
@@ -125,7 +149,7 @@ START_TEST(event_diff)
 		ck_assert_int_eq((int)e->time, 200);
 		fails += e->severity == XP_SEV_FAIL;
 		warns += e->severity == XP_SEV_WARN;
-		saw_reason |= strstr(e->msg, "health ok -> fail: XID 79") != NULL;
+		saw_reason |= e->severity == XP_SEV_FAIL && strcmp(e->msg, "ACC1 XID 79") == 0;
 		saw_gone |= strcmp(e->node, "n2") == 0 && strstr(e->msg, "left") != NULL;
 	}
 	ck_assert(saw_reason);
@@ -134,8 +158,79 @@ START_TEST(event_diff)
 	ck_assert_int_eq(fails, 3); /* health fail, device gone, node gone */
 	/* No change, no events. */
 	ck_assert_uint_eq(xp_events_diff(b, b, 300, &log), 0);
+	/* A number moving in a reason is no new problem (a temperature, an agent error's "after N
+	 * ms"): no event, or a refresh a second would flood the log; other words are one. */
+	struct xp_cluster *b2 = xp_cluster_new();
+	struct xp_node *m = node("n1", 2);
+	m->state = XP_NODE_DEGRADED;
+	free(m->devices[0].pci_bus_id);
+	m->devices[0].pci_bus_id = xp_strdup("0000:99:00.0");
+	m->devices[1].health = XP_HEALTH_FAIL;
+	xp_strv_add(&m->devices[1].health_reasons, &m->devices[1].n_health_reasons, "XID 48");
+	xp_cluster_add(b2, m);
+	xp_cluster_add(b2, node("n3", 0));
+	ck_assert_uint_eq(xp_events_diff(b, b2, 300, &log), 0);
+	free(m->devices[1].health_reasons[0]);
+	m->devices[1].health_reasons[0] = xp_strdup("XID 48 again");
+	ck_assert_uint_eq(xp_events_diff(b, b2, 300, &log), 2); /* the new words, the old resolved */
+	xp_cluster_free(b2);
+	/* Back to a: n1's problems clear, each an info "resolved" with the same words. */
+	size_t before = log.n;
+	xp_events_diff(b, a, 400, &log);
+	int resolved = 0;
+	for (size_t i = before; i < log.n; i++) {
+		const struct xp_event *e = xp_event_get(&log, i);
+		if (strncmp(e->msg, "resolved: ", 10) == 0) {
+			ck_assert_int_eq(e->severity, XP_SEV_INFO);
+			ck_assert(strcmp(e->msg + 10, "ACC1 XID 79") == 0 || strcmp(e->msg + 10, "node degraded") == 0);
+			resolved++;
+		}
+	}
+	ck_assert_int_eq(resolved, 2);
 	xp_cluster_free(a);
 	xp_cluster_free(b);
+	xp_event_log_free(&log);
+}
+END_TEST
+
+/* At start every problem there is (the list `health` prints, from the same function) is an
+ * event of its level, worded alike, after the discoveries, so the newest events are problems. */
+START_TEST(event_problems_at_start)
+{
+	struct xp_event_log log;
+	xp_event_log_init(&log, 100);
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n1 = node("n1", 2);
+	n1->state = XP_NODE_DEGRADED;
+	n1->devices[1].health = XP_HEALTH_FAIL;
+	xp_strv_add(&n1->devices[1].health_reasons, &n1->devices[1].n_health_reasons, "XID 79");
+	n1->devices[0].health = XP_HEALTH_WARN; /* no reason given */
+	xp_strv_add(&n1->warnings, &n1->n_warnings, "PCI and runtime disagree");
+	xp_cluster_add(c, n1);
+	struct xp_node *n2 = node("n2", 1);
+	n2->state = XP_NODE_DOWN;
+	xp_cluster_add(c, n2);
+	xp_cluster_add(c, node("n3", 1));
+	size_t k = xp_events_diff(NULL, c, 100, &log);
+	struct xp_problem *p = NULL;
+	size_t np = 0;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_node_problems(c->nodes[i], &p, &np, NULL);
+	ck_assert_uint_eq(np, 5);
+	ck_assert_uint_eq(k, 3 + np);
+	for (size_t i = 0; i < np; i++) {
+		const struct xp_event *e = xp_event_get(&log, 3 + i);
+		char text[192];
+		ck_assert_str_eq(e->node, p[i].node);
+		ck_assert_str_eq(e->msg, xp_problem_text(&p[i], text, sizeof text));
+		ck_assert_int_eq(e->severity, p[i].level == XP_HEALTH_FAIL ? XP_SEV_FAIL : XP_SEV_WARN);
+	}
+	ck_assert_str_eq(xp_event_get(&log, 3)->msg, "node degraded");
+	ck_assert_int_eq(xp_event_get(&log, 3)->severity, XP_SEV_WARN);
+	ck_assert_str_eq(xp_event_get(&log, 7)->msg, "node down");
+	ck_assert_int_eq(xp_event_get(&log, 7)->severity, XP_SEV_FAIL);
+	free(p);
+	xp_cluster_free(c);
 	xp_event_log_free(&log);
 }
 END_TEST
@@ -162,4 +257,4 @@ END_TEST
 
 XP_DEFINE_SUITE(frame,
 	{"core",
-	 .tests = {frame_layout, tab_positions, scrolling, glyph_sets, event_diff, event_ring}})
+	 .tests = {frame_layout, tab_positions, scrolling, glyph_sets, glyph_cells, event_diff, event_problems_at_start, event_ring}})

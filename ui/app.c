@@ -273,12 +273,17 @@ static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT
 {
 	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
 	/* 10,000 nodes x 8 devices is 80,000 steps: once per cluster, not per frame. */
-	for (size_t i = 0; i < c->n_nodes; i++)
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		/* A down or unreachable node's devices are not known to be fine: count them with the
+		 * unknown, whatever their last report said. */
+		int st = c->nodes[i]->state;
+		bool gone = st == XP_NODE_DOWN || st == XP_NODE_UNREACHABLE;
 		for (size_t j = 0; j < c->nodes[i]->n_devices; j++) {
-			int h = c->nodes[i]->devices[j].health;
+			int h = gone ? XP_HEALTH_UNKNOWN : c->nodes[i]->devices[j].health;
 			if (h >= 0 && h < XP_HEALTH_COUNT)
 				cnt[h]++;
 		}
+	}
 }
 
 static const char *base_name(const char *path)

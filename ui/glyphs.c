@@ -2,8 +2,30 @@
 #include "glyphs.h"
 
 #include <langinfo.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
+
+#include "theme_file.h"
+
+/* Each differs from the others in glyph, not only in colour, so that NO_COLOR and mono themes
+ * tell them apart too. */
+const struct xp_glyph_cell xp_glyph_cells[] = {
+	{"idle", offsetof(struct xp_glyphs, level[0]), XP_ROLE_UTIL_0, "device idle (0 % utilization)"},
+	{"busy", offsetof(struct xp_glyphs, level[4]), XP_ROLE_UTIL_40, "device busy: the block's height is its utilization"},
+	{"full", offsetof(struct xp_glyphs, level[8]), XP_ROLE_UTIL_80, "device fully used (100 %)"},
+	{"unknown", offsetof(struct xp_glyphs, unknown), XP_ROLE_DIM, "utilization not known (green: health ok)"},
+	{"warn", offsetof(struct xp_glyphs, warn), XP_ROLE_WARN, "device health warn"},
+	{"fail", offsetof(struct xp_glyphs, fail), XP_ROLE_FAIL, "device health fail"},
+	{"stale", offsetof(struct xp_glyphs, stale), XP_ROLE_WARN, "node unreachable: its last data, not current"},
+	{"down", offsetof(struct xp_glyphs, down), XP_ROLE_FAIL, "node down: the device cannot be used"},
+	{NULL, 0, 0, NULL},
+};
+
+const char *xp_glyph_cell_str(const struct xp_glyphs *g, const struct xp_glyph_cell *c)
+{
+	return *(const char *const *)(const void *)((const char *)g + c->off);
+}
 
 const struct xp_glyphs xp_glyphs_utf8 = {
 	.utf8 = true,
@@ -15,6 +37,8 @@ const struct xp_glyphs xp_glyphs_utf8 = {
 	.unknown = "\u25a0",
 	.fail = "\u2716",
 	.warn = "!",
+	.down = "\u2573",
+	.stale = "\u2591",
 	.group_open = "[", .group_close = "]",
 	.ellipsis = "\u2026",
 	.arrow = "\u203a",
@@ -30,6 +54,8 @@ const struct xp_glyphs xp_glyphs_ascii = {
 	.unknown = "#",
 	.fail = "X",
 	.warn = "!",
+	.down = "x",
+	.stale = "?",
 	.group_open = "[", .group_close = "]",
 	.ellipsis = "~",
 	.arrow = ">",

@@ -4,6 +4,7 @@
 #define XP_GLYPHS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* A glyph set; every member is a NUL-terminated string one column wide. */
 struct xp_glyphs {
@@ -14,11 +15,27 @@ struct xp_glyphs {
 	const char *level[9];               /* utilization: " ", ▁ .. █ */
 	const char *unknown;                /* a device whose utilization is not known: ■ */
 	const char *fail, *warn;            /* device cells for failed and warned health */
+	const char *down;                   /* a device of a node that is down: ╳ (x) */
+	const char *stale;                  /* a device of an unreachable node, last data stale: ░ (?) */
 	const char *group_open, *group_close; /* around an affinity group of device cells */
 	const char *ellipsis;               /* … */
 	const char *arrow;                  /* › in breadcrumbs */
 	const char *tree_mid, *tree_last, *tree_pipe; /* ├─ └─ │  (two columns each) */
 };
+
+/* One kind of device cell, for a legend: the glyph's member, the role (theme_file.h) it is drawn
+ * in, and what it means. Every cell glyph the map draws has an entry in xp_glyph_cells. */
+struct xp_glyph_cell {
+	const char *name;    /* short name: "fail", "down" */
+	size_t off;          /* offsetof the member of struct xp_glyphs holding the glyph */
+	int role;            /* enum xp_role it is drawn in */
+	const char *meaning; /* one line */
+};
+
+/* The device cells, in the order a legend lists them; ends with a NULL name. */
+extern const struct xp_glyph_cell xp_glyph_cells[];
+/* The glyph of a cell kind in set g. */
+const char *xp_glyph_cell_str(const struct xp_glyphs *g, const struct xp_glyph_cell *c);
 
 /* The UTF-8 set. */
 extern const struct xp_glyphs xp_glyphs_utf8;

@@ -138,9 +138,10 @@ const char *xp_map_group_label(const struct xp_map_group *g, char *buf, size_t l
 		snprintf(buf, len, "(no location)");
 		return buf;
 	}
-	/* Unknown parts are written as "?" so that "rack ?" still says a rack was expected. */
-	snprintf(buf, len, "zone %s / rack %s / switch %s", g->zone ? g->zone : "?", g->rack ? g->rack : "?",
-		 g->sw ? g->sw : "?");
+	/* Unknown parts are written as "-", as every unknown value, so that "rack -" still says a
+	 * rack was expected. */
+	snprintf(buf, len, "zone %s / rack %s / switch %s", g->zone ? g->zone : "-", g->rack ? g->rack : "-",
+		 g->sw ? g->sw : "-");
 	return buf;
 }
 
@@ -237,8 +238,19 @@ void xp_map_dev_order(const struct xp_node *n, int *order, int *group_of)
 	}
 }
 
-int xp_map_cell_role(const struct xp_device *d, const struct xp_glyphs *g, const char **glyph)
+int xp_map_cell_role(const struct xp_node *n, const struct xp_device *d, const struct xp_glyphs *g,
+		     const char **glyph)
 {
+	/* The node first: a down or silent node's devices are neither idle nor fine, whatever
+	 * their last reported utilization and health said. */
+	if (n && n->state == XP_NODE_DOWN) {
+		*glyph = g->down;
+		return XP_ROLE_FAIL;
+	}
+	if (n && n->state == XP_NODE_UNREACHABLE) {
+		*glyph = g->stale;
+		return XP_ROLE_WARN;
+	}
 	/* Health wins over utilization: a failed device at 0 % must not look idle and fine. */
 	if (d->health == XP_HEALTH_FAIL) {
 		*glyph = g->fail;
@@ -315,7 +327,7 @@ void xp_map_cells(const struct xp_node *n, const struct xp_glyphs *g, int width,
 		if (grp[i] >= 0 && (i == 0 || grp[i - 1] != grp[i]))
 			add_seg(out, XP_ROLE_DIM, -1, g->group_open, 1);
 		const char *glyph;
-		int role = xp_map_cell_role(d, g, &glyph);
+		int role = xp_map_cell_role(n, d, g, &glyph);
 		add_seg(out, role, order[i], glyph, 1);
 		if (grp[i] >= 0 && (i == shown - 1 || grp[i + 1] != grp[i]))
 			add_seg(out, XP_ROLE_DIM, -1, g->group_close, 1);
@@ -376,7 +388,7 @@ size_t xp_scroll_page(size_t cursor, size_t height, size_t n, int dir)
 static void short_mib(char *buf, size_t len, int64_t mib)
 {
 	if (mib < 0)
-		snprintf(buf, len, "?");
+		snprintf(buf, len, "-");
 	else if (mib < 1024)
 		snprintf(buf, len, "%lldM", (long long)mib);
 	else if (mib < 1024LL * 1024)
@@ -387,19 +399,20 @@ static void short_mib(char *buf, size_t len, int64_t mib)
 
 const char *xp_map_cpu_summary(const struct xp_node *n, char *buf, size_t len)
 {
+	/* Not known (0: no topology) is "-", as everywhere else. */
 	char c[24], t[24], m[24], numa[24];
 	if (n->cores > 0)
 		snprintf(c, sizeof c, "%d", n->cores);
 	else
-		snprintf(c, sizeof c, "?");
+		snprintf(c, sizeof c, "-");
 	if (n->pus > 0)
 		snprintf(t, sizeof t, "%d", n->pus);
 	else
-		snprintf(t, sizeof t, "?");
+		snprintf(t, sizeof t, "-");
 	if (n->n_numa)
 		snprintf(numa, sizeof numa, "%zu", n->n_numa);
 	else
-		snprintf(numa, sizeof numa, "?");
+		snprintf(numa, sizeof numa, "-");
 	short_mib(m, sizeof m, n->memory_mib);
 	snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
 	return buf;

@@ -86,8 +86,10 @@ struct xp_cells {
  * devices of one group together; order receives n_devices indexes, group_of each position's
  * group number (-1 for a device in no group). */
 void xp_map_dev_order(const struct xp_node *n, int *order, int *group_of);
-/* The role and glyph of a device cell: fail/warn health first, then utilization, else unknown. */
-int xp_map_cell_role(const struct xp_device *d, const struct xp_glyphs *g, const char **glyph);
+/* The role and glyph of a device cell of node n (NULL: not known): a down or unreachable node
+ * first, then fail/warn health, then utilization, else unknown. */
+int xp_map_cell_role(const struct xp_node *n, const struct xp_device *d, const struct xp_glyphs *g,
+		     const char **glyph);
 /* Lays out n's device cells in at most width columns: one glyph per device, each affinity group
  * between group_open/group_close, and "+N" at the end when not every device fits. */
 void xp_map_cells(const struct xp_node *n, const struct xp_glyphs *g, int width, struct xp_cells *out);

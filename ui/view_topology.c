@@ -531,7 +531,10 @@ static void add_device(struct tnode *parent, const struct xp_node *n, const stru
 	char vm[256];
 	struct tnode *k = tnode_add(parent);
 	k->line.dev = (int)(d - n->devices);
-	line_add(&k->line, health_role(d->health), "ACC%d", d->index);
+	/* A down or unreachable node's device is not usable or not current, whatever it last said. */
+	int role = n->state == XP_NODE_DOWN ? XP_ROLE_FAIL : n->state == XP_NODE_UNREACHABLE ? XP_ROLE_WARN
+											: health_role(d->health);
+	line_add(&k->line, role, "ACC%d", d->index);
 	line_add(&k->line, XP_ROLE_NORMAL, "  %s  %s  ", vendor_model(d, vm, sizeof vm),
 		 d->pci_bus_id ? d->pci_bus_id : "no bus id");
 	add_mib(&k->line, d->memory_mib);
@@ -697,17 +700,19 @@ static void build_node_doc(struct topo *t, const struct xp_node *n)
 	struct line *l = &root->line;
 	line_add(l, XP_ROLE_TITLE, "Machine %s", n->name);
 	line_add(l, XP_ROLE_NORMAL, "  ");
-	char st[48];
+	char st[48], pk_s[16], co_s[16], pu_s[16];
 	line_add(l, xp_map_state_role(n->state), "%s", xp_map_state_str(n, st, sizeof st));
 	if (n->pus == 0 && n->n_numa == 0)
 		line_add(l, XP_ROLE_DIM, "  topology not known (no hwloc topology for this node)");
 	else
-		line_add(l, XP_ROLE_NORMAL, "  %d package%s, %d cores, %d PUs, %s", n->packages_n,
-			 n->packages_n == 1 ? "" : "s", n->cores, n->pus,
+		line_add(l, XP_ROLE_NORMAL, "  %s package%s, %s cores, %s PUs, %s", /* 0: not known, "-" */
+			 xp_fmt_int(pk_s, sizeof pk_s, n->packages_n > 0 ? n->packages_n : -1),
+			 n->packages_n == 1 ? "" : "s", xp_fmt_int(co_s, sizeof co_s, n->cores > 0 ? n->cores : -1),
+			 xp_fmt_int(pu_s, sizeof pu_s, n->pus > 0 ? n->pus : -1),
 			 n->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, n->memory_mib));
 	if (n->zone || n->rack || n->sw)
-		line_add(l, XP_ROLE_DIM, "  zone %s / rack %s / switch %s", n->zone ? n->zone : "?", n->rack ? n->rack : "?",
-			 n->sw ? n->sw : "?");
+		line_add(l, XP_ROLE_DIM, "  zone %s / rack %s / switch %s", n->zone ? n->zone : "-", n->rack ? n->rack : "-",
+			 n->sw ? n->sw : "-");
 	for (size_t p = 0; p < n->n_packages; p++) {
 		const struct xp_package *pk = &n->packages[p];
 		struct tnode *x = tnode_add(root);

@@ -14,7 +14,8 @@ enum xp_exit {
 	XP_EXIT_ERROR = 1,       /* runtime error: bad file, failed discovery */
 	XP_EXIT_USAGE = 2,       /* unknown command or option, bad argument */
 	XP_EXIT_UNPLACEABLE = 3, /* a dry-run found no placement */
-	XP_EXIT_PARTIAL = 4      /* some sources (agents) did not answer */
+	XP_EXIT_PARTIAL = 4,     /* some sources (agents) did not answer */
+	XP_EXIT_PROBLEMS = 5     /* `health` listed a problem at its --fail-on level */
 };
 
 /* One error message, filled by the function that failed; callers print it. */

@@ -1,55 +1,36 @@
-/* cmd_health.c: `xpool health [--json] [NODE...]`: every problem, with its reason. */
+/* cmd_health.c: `xpool health [--json] [--fail-on LEVEL] [NODE...]`: every problem, with its
+ * reason; the exit status says whether one is bad enough to act on. */
 #include <jansson.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "model_json.h"
+#include "problems.h"
 #include "table.h"
 
-struct problem {
-	const char *node;
-	char what[32];    /* "node", "ACC3" */
-	const char *level; /* "warn", "fail" */
-	const char *reason;
+static const struct xp_opt health_opts[] = {
+	{"fail-on", 0, "LEVEL", "exit 5 when a problem of LEVEL or worse is listed: fail (default), warn, never"},
+	{NULL, 0, NULL, NULL},
 };
-
-static void add(struct problem **p, size_t *n, const char *node, const char *what, const char *level,
-		const char *reason)
-{
-	*p = xp_realloc(*p, (*n + 1) * sizeof **p);
-	struct problem *x = &(*p)[(*n)++];
-	x->node = node;
-	snprintf(x->what, sizeof x->what, "%s", what);
-	x->level = level;
-	x->reason = reason;
-}
-
-static void collect(const struct xp_node *n, struct problem **p, size_t *k, size_t *unknown)
-{
-	if (n->state != XP_NODE_UP)
-		add(p, k, n->name, "node",
-		    n->state == XP_NODE_DEGRADED || n->state == XP_NODE_DRAINING ? "warn" : "fail",
-		    xp_node_state_name(n->state));
-	for (size_t i = 0; i < n->n_warnings; i++)
-		add(p, k, n->name, "node", "warn", n->warnings[i]);
-	for (size_t i = 0; i < n->n_devices; i++) {
-		const struct xp_device *d = &n->devices[i];
-		char what[32];
-		snprintf(what, sizeof what, "ACC%d", d->index);
-		if (d->health == XP_HEALTH_UNKNOWN)
-			(*unknown)++;
-		if (d->health < XP_HEALTH_WARN)
-			continue;
-		const char *lvl = xp_health_name(d->health);
-		if (!d->n_health_reasons)
-			add(p, k, n->name, what, lvl, "no reason given");
-		for (size_t r = 0; r < d->n_health_reasons; r++)
-			add(p, k, n->name, what, lvl, d->health_reasons[r]);
-	}
-}
 
 static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
+	/* The level that makes the exit status 5, for cron and monitoring checks; checked before
+	 * discovery so that a typo is a usage error, not a slow one. */
+	int gate = XP_HEALTH_FAIL;
+	const char *fo = xp_args_get(a, "fail-on");
+	if (fo) {
+		if (strcmp(fo, "fail") == 0)
+			gate = XP_HEALTH_FAIL;
+		else if (strcmp(fo, "warn") == 0)
+			gate = XP_HEALTH_WARN;
+		else if (strcmp(fo, "never") == 0)
+			gate = XP_HEALTH_COUNT;
+		else {
+			xp_ctx_error(ctx, "health: --fail-on %s: not fail, warn or never", fo);
+			return XP_EXIT_USAGE;
+		}
+	}
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
 	if (!c)
 		return XP_EXIT_ERROR;
@@ -58,7 +39,7 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			xp_ctx_error(ctx, "health: no node named %s", a->argv[i]);
 			return XP_EXIT_ERROR;
 		}
-	struct problem *p = NULL;
+	struct xp_problem *p = NULL;
 	size_t k = 0, unknown = 0, devices = 0;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		bool want = a->argc == 0;
@@ -66,7 +47,7 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			want = strcmp(a->argv[j], c->nodes[i]->name) == 0;
 		if (!want)
 			continue;
-		collect(c->nodes[i], &p, &k, &unknown);
+		xp_node_problems(c->nodes[i], &p, &k, &unknown);
 		devices += c->nodes[i]->n_devices;
 	}
 	if (ctx->json) {
@@ -75,7 +56,7 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			json_t *o = json_object();
 			json_object_set_new(o, "node", xp_json_str(p[i].node));
 			json_object_set_new(o, "what", xp_json_str(p[i].what));
-			json_object_set_new(o, "level", xp_json_str(p[i].level));
+			json_object_set_new(o, "level", xp_json_str(xp_health_name(p[i].level)));
 			json_object_set_new(o, "reason", xp_json_str(p[i].reason));
 			json_array_append_new(list, o);
 		}
@@ -94,23 +75,27 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_table_init(&t, 4);
 		xp_table_row(&t, "NODE", "WHAT", "LEVEL", "REASON");
 		for (size_t i = 0; i < k; i++)
-			xp_table_row(&t, p[i].node, p[i].what, p[i].level, p[i].reason);
+			xp_table_row(&t, p[i].node, p[i].what, xp_health_name(p[i].level), p[i].reason);
 		xp_table_print(&t, ctx->out, "");
 		xp_table_free(&t);
 		if (unknown)
 			fprintf(ctx->out, "%zu device%s without health data (no vendor adapter reported them)\n",
 				unknown, unknown == 1 ? "" : "s");
 	}
+	int rc = XP_EXIT_OK;
+	for (size_t i = 0; i < k; i++)
+		if (p[i].level >= gate)
+			rc = XP_EXIT_PROBLEMS;
 	free(p);
-	return XP_EXIT_OK;
+	return rc;
 }
 
 const struct xp_cmd_entry xp_cmd_health_entry = {
 	.name = "health",
 	.alias = NULL,
-	.usage = "[--json] [NODE...]",
+	.usage = "[--json] [--fail-on LEVEL] [NODE...]",
 	.summary = "list every health problem (nodes, devices, discovery warnings) with its reason",
-	.opts = NULL,
+	.opts = health_opts,
 	.min_args = 0,
 	.max_args = -1,
 	.exec = health_exec,

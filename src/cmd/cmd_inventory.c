@@ -19,9 +19,12 @@ static void print_node(FILE *f, const struct xp_node *n)
 		/* A replay without hwloc.xml, or a snapshot from a tool that knows only devices. */
 		fprintf(f, "  CPU     not known (no topology)\n");
 	} else {
-		fprintf(f, "  CPU     %d package%s, %d cores, %d PUs", n->packages_n,
-			n->packages_n == 1 ? "" : "s", n->cores, n->pus);
-		if (n->pus_allowed != n->pus)
+		char pk[16], co[16], pu[16]; /* 0: not known, "-" */
+		fprintf(f, "  CPU     %s package%s, %s cores, %s PUs",
+			xp_fmt_int(pk, sizeof pk, n->packages_n > 0 ? n->packages_n : -1), n->packages_n == 1 ? "" : "s",
+			xp_fmt_int(co, sizeof co, n->cores > 0 ? n->cores : -1),
+			xp_fmt_int(pu, sizeof pu, n->pus > 0 ? n->pus : -1));
+		if (n->pus_allowed > 0 && n->pus_allowed != n->pus)
 			fprintf(f, " (%d allowed)", n->pus_allowed);
 		if (n->cpu_model)
 			fprintf(f, "  %s", n->cpu_model);
@@ -106,9 +109,15 @@ static void print_summary(FILE *f, struct xp_node *const *nodes, size_t k)
 	size_t devs = 0;
 	for (size_t i = 0; i < k; i++) {
 		const struct xp_node *n = nodes[i];
-		char cpus[48], mem[32], numa[16], acc[16];
-		snprintf(cpus, sizeof cpus, "%d/%d", n->cores, n->pus);
-		snprintf(numa, sizeof numa, "%zu", n->n_numa);
+		char cpus[48], cb[16], pb[16], mem[32], numa[16], acc[16];
+		/* 0 is "not known" (no topology: an agent's or a device-only snapshot's node), shown
+		 * as "-" like every unknown value, never as a count of none. */
+		if (n->cores > 0 || n->pus > 0)
+			snprintf(cpus, sizeof cpus, "%s/%s", xp_fmt_int(cb, sizeof cb, n->cores > 0 ? n->cores : -1),
+				 xp_fmt_int(pb, sizeof pb, n->pus > 0 ? n->pus : -1));
+		else
+			snprintf(cpus, sizeof cpus, "-");
+		xp_fmt_int(numa, sizeof numa, n->n_numa ? (long long)n->n_numa : -1);
 		snprintf(acc, sizeof acc, "%zu", n->n_devices);
 		char models[256];
 		xp_table_row(&t, n->name, xp_node_state_name(n->state), cpus,

@@ -129,13 +129,14 @@ static void print_links(FILE *f, const struct xp_node *n)
 
 static void print_tree(FILE *f, const struct xp_node *n, bool all)
 {
-	char mem[32];
+	char mem[32], pks[16], co[16], pu[16];
 	if (n->pus == 0 && n->n_numa == 0)
 		fprintf(f, "Machine %s: topology not known (no hwloc topology for it)\n", n->name);
 	else
-		fprintf(f, "Machine %s: %d package%s, %d cores, %d PUs, %s\n", n->name, n->packages_n,
-			n->packages_n == 1 ? "" : "s", n->cores, n->pus,
-			xp_fmt_mib(mem, sizeof mem, n->memory_mib));
+		fprintf(f, "Machine %s: %s package%s, %s cores, %s PUs, %s\n", n->name, /* 0: not known, "-" */
+			xp_fmt_int(pks, sizeof pks, n->packages_n > 0 ? n->packages_n : -1), n->packages_n == 1 ? "" : "s",
+			xp_fmt_int(co, sizeof co, n->cores > 0 ? n->cores : -1),
+			xp_fmt_int(pu, sizeof pu, n->pus > 0 ? n->pus : -1), xp_fmt_mib(mem, sizeof mem, n->memory_mib));
 	for (size_t p = 0; p < n->n_packages; p++) {
 		const struct xp_package *pk = &n->packages[p];
 		fprintf(f, "  Package %d: %s%s%d cores, %d PUs, cpus %s\n", pk->id, pk->model ? pk->model : "",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "problems.h"
 #include "xp.h"
 
 const char *xp_severity_name(int sev)
@@ -56,11 +57,72 @@ static int health_sev(int h)
 	return h == XP_HEALTH_FAIL ? XP_SEV_FAIL : h == XP_HEALTH_WARN ? XP_SEV_WARN : XP_SEV_INFO;
 }
 
-static int state_sev(int s)
+static int level_sev(int level)
 {
-	return s == XP_NODE_DOWN || s == XP_NODE_UNREACHABLE ? XP_SEV_FAIL
-	       : s == XP_NODE_DEGRADED || s == XP_NODE_DRAINING ? XP_SEV_WARN
-								  : XP_SEV_INFO;
+	return level == XP_HEALTH_FAIL ? XP_SEV_FAIL : level == XP_HEALTH_WARN ? XP_SEV_WARN : XP_SEV_INFO;
+}
+
+/* Equal but for the digits: a reading that moves ("temperature 91 C", "after 3 ms" in an agent's
+ * connect error) is the same problem still, or every refresh would log it again and flood the log. */
+static bool same_words(const char *a, const char *b)
+{
+	for (;;) {
+		bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
+		if (da && db) {
+			while (*a >= '0' && *a <= '9')
+				a++;
+			while (*b >= '0' && *b <= '9')
+				b++;
+			continue;
+		}
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+		a++;
+		b++;
+	}
+}
+
+static bool same_problem(const struct xp_problem *a, const struct xp_problem *b)
+{
+	return a->level == b->level && strcmp(a->what, b->what) == 0 && same_words(a->reason, b->reason);
+}
+
+static bool has_problem(const struct xp_problem *p, size_t n, const struct xp_problem *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (same_problem(&p[i], x))
+			return true;
+	return false;
+}
+
+/* The node's problems (xp_node_problems, the list `health` prints) that o did not have, each an
+ * event of its level; those o had and n has not, an info "resolved". o NULL: every problem. */
+static size_t diff_problems(const struct xp_node *o, const struct xp_node *n, time_t now,
+			    struct xp_event_log *log)
+{
+	struct xp_problem *was = NULL, *is = NULL;
+	size_t n_was = 0, n_is = 0, k = 0;
+	char text[192];
+	if (o)
+		xp_node_problems(o, &was, &n_was, NULL);
+	xp_node_problems(n, &is, &n_is, NULL);
+	for (size_t i = 0; i < n_is; i++)
+		if (!has_problem(was, n_was, &is[i])) {
+			xp_event_add(log, now, level_sev(is[i].level), n->name, "%s",
+				     xp_problem_text(&is[i], text, sizeof text));
+			k++;
+		}
+	for (size_t i = 0; i < n_was; i++)
+		if (!has_problem(is, n_is, &was[i])) {
+			xp_event_add(log, now, XP_SEV_INFO, n->name, "resolved: %s",
+				     xp_problem_text(&was[i], text, sizeof text));
+			k++;
+		}
+	free(was);
+	free(is);
+	return k;
 }
 
 /* Devices are matched by bus id (stable across reboots), by index when there is none. */
@@ -77,12 +139,9 @@ static const struct xp_device *find_dev(const struct xp_node *n, const struct xp
 static size_t diff_node(const struct xp_node *o, const struct xp_node *n, time_t now,
 			struct xp_event_log *log)
 {
+	/* A node's state and a device's health in warn or fail are problems: diff_problems says
+	 * when they appear and clear, with their reasons, so they are not repeated here. */
 	size_t k = 0;
-	if (o->state != n->state) {
-		xp_event_add(log, now, state_sev(n->state), n->name, "node %s -> %s",
-			     xp_node_state_name(o->state), xp_node_state_name(n->state));
-		k++;
-	}
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct xp_device *d = &n->devices[i];
 		const struct xp_device *was = find_dev(o, d);
@@ -91,7 +150,9 @@ static size_t diff_node(const struct xp_node *o, const struct xp_node *n, time_t
 				     d->vendor ? d->vendor : "?", d->model ? d->model : "?",
 				     d->pci_bus_id ? d->pci_bus_id : "?");
 			k++;
-		} else if (was->health != d->health) {
+		} else if (was->health != d->health && health_sev(was->health) == XP_SEV_INFO &&
+			   health_sev(d->health) == XP_SEV_INFO) {
+			/* ok <-> unknown: no problem appears or clears, but health data came or went */
 			xp_event_add(log, now, health_sev(d->health), n->name, "device ACC%d health %s -> %s%s%s",
 				     d->index, xp_health_name(was->health), xp_health_name(d->health),
 				     d->n_health_reasons ? ": " : "",
@@ -115,6 +176,8 @@ size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new
 		      struct xp_event_log *log)
 {
 	size_t k = 0;
+	/* Discoveries first, then problems: the newest events, which view 5 shows on top, are
+	 * what is wrong now, not that a node was found. */
 	for (size_t i = 0; new_c && i < new_c->n_nodes; i++) {
 		const struct xp_node *n = new_c->nodes[i];
 		/* Refreshes keep the order, so look at the same position before searching. */
@@ -130,6 +193,15 @@ size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new
 			continue;
 		}
 		k += diff_node(o, n, now, log);
+	}
+	for (size_t i = 0; new_c && i < new_c->n_nodes; i++) {
+		const struct xp_node *n = new_c->nodes[i];
+		const struct xp_node *o = NULL;
+		if (old && i < old->n_nodes && strcmp(old->nodes[i]->name, n->name) == 0)
+			o = old->nodes[i];
+		else if (old)
+			o = xp_cluster_node(old, n->name);
+		k += diff_problems(o, n, now, log);
 	}
 	for (size_t i = 0; old && i < old->n_nodes; i++) {
 		const struct xp_node *o = old->nodes[i];

@@ -40,8 +40,10 @@ void xp_event_add(struct xp_event_log *log, time_t t, int sev, const char *node,
 	__attribute__((format(printf, 5, 6)));
 /* The i-th event, 0 being the oldest kept. */
 const struct xp_event *xp_event_get(const struct xp_event_log *log, size_t i);
-/* Records what changed from old to new (nodes and devices appearing or leaving, node state and
- * device health changes); old NULL records every node as discovered. Returns the events added. */
+/* Records what changed from old to new: nodes and devices appearing or leaving, and each problem
+ * (problems.h, what `health` lists) that appeared, at its level, or cleared, as an info
+ * "resolved: ..."; old NULL records every node as discovered, then every problem there is.
+ * Returns the events added. */
 size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new_c, time_t now,
 		      struct xp_event_log *log);
 

@@ -45,11 +45,14 @@ struct field {
 	const char *(*name)(int);
 	int (*parse)(const char *);
 	const char *choices;
+	bool zero_null;  /* F_INT: 0 means "not known" (a machine has at least one core): null */
 };
 
 #define FSTR(T, k, m, null) {.key = k, .kind = F_STR, .nullable = null, .off = offsetof(T, m)}
 #define FI64(T, k, m, null) {.key = k, .kind = F_I64, .nullable = null, .off = offsetof(T, m)}
 #define FINT(T, k, m, hi, null) {.key = k, .kind = F_INT, .nullable = null, .off = offsetof(T, m), .max = hi}
+/* A count that is 0 only when not known (no topology): null in JSON, 0 in memory. */
+#define FCNT(T, k, m) {.key = k, .kind = F_INT, .nullable = true, .off = offsetof(T, m), .max = INT_MAX, .zero_null = true}
 #define FNUM(T, k, m, lo, hi) {.key = k, .kind = F_NUM, .nullable = true, .off = offsetof(T, m), .min = lo, .max = hi}
 #define FCLASS(T, k, m) {.key = k, .kind = F_CLASS, .nullable = true, .off = offsetof(T, m)}
 #define FSTRV(T, k, m) {.key = k, .kind = F_STRV, .off = offsetof(T, m), .n_off = offsetof(T, n_##m)}
@@ -72,10 +75,10 @@ static const struct field location_fields[] = {
 };
 
 static const struct field cpu_fields[] = {
-	FINT(struct xp_node, "packages", packages_n, INT_MAX, false),
-	FINT(struct xp_node, "cores", cores, INT_MAX, false),
-	FINT(struct xp_node, "pus", pus, INT_MAX, false),
-	FINT(struct xp_node, "pus_allowed", pus_allowed, INT_MAX, false),
+	FCNT(struct xp_node, "packages", packages_n),
+	FCNT(struct xp_node, "cores", cores),
+	FCNT(struct xp_node, "pus", pus),
+	FCNT(struct xp_node, "pus_allowed", pus_allowed),
 	FSTR(struct xp_node, "model", cpu_model, true),
 	{0},
 };
@@ -276,7 +279,10 @@ static void put_fields(json_t *o, const void *base, const struct field *f)
 			j = f->nullable ? jint(*(const int64_t *)v) : jcount(*(const int64_t *)v);
 			break;
 		case F_INT:
-			j = f->nullable ? jint(*(const int *)v) : jcount(*(const int *)v);
+			if (f->zero_null && *(const int *)v <= 0)
+				j = json_null();
+			else
+				j = f->nullable ? jint(*(const int *)v) : jcount(*(const int *)v);
 			break;
 		case F_NUM:
 			j = jnum(*(const double *)v);
@@ -745,6 +751,8 @@ static int get_fields(json_t *o, const char *p, void *base, const struct field *
 			break;
 		case F_INT:
 			rc = get_i(o, p, f->key, (int)f->max, f->nullable, v, err);
+			if (f->zero_null && *(int *)v < 0)
+				*(int *)v = 0;
 			break;
 		case F_NUM:
 			rc = get_num(o, p, f->key, f->min, f->max, true, v, err);
