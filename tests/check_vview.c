@@ -169,7 +169,7 @@ START_TEST(grid_history_filter)
 	xp_tmux_expect("vview-tester");
 	xp_tmux_expect(sha);
 	xp_tmux_expect("schedulable  \u2713 pass");
-	char *s = xp_tmux_wait("nvml sees", false, 10);
+	char *s = xp_tmux_wait_all(10, "scheduled on gpu07", "nvml sees", NULL);
 	const char *newer = strstr(s, "scheduled on gpu07"), *older = strstr(s, "nvml sees");
 	ck_assert_msg(newer && older && newer < older, "not newest first:\n%s", s);
 	free(s);
