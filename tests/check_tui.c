@@ -55,9 +55,7 @@ static void teardown(void)
 START_TEST(frame_and_views)
 {
 	start("C.UTF-8", 120, 32, NULL);
-	char *s = xp_tmux_wait("conan", false, 10);
-	xp_want_parts(s, "1 node", "1 Topology", "5 Events", "q quit", NULL);
-	free(s);
+	xp_tmux_expect_all("conan", "^1 node", "1 Topology", "5 Events", "$q quit");
 	xp_tmux_keys("2");
 	xp_tmux_expect("Queues: not built yet");
 	xp_tmux_keys("3");
@@ -149,6 +147,34 @@ START_TEST(prompt_and_theme)
 }
 END_TEST
 
+/* Tab completes what the command table says follows (subcommands, an option's values, node
+ * names for --explain), and `:q` quits as in vi. */
+START_TEST(prompt_completion_and_quit)
+{
+	start("C.UTF-8", 120, 32, NULL);
+	xp_tmux_expect("conan");
+	xp_tmux_keys(":");
+	xp_tmux_literal("validate ");
+	xp_tmux_keys("Tab");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$matrix", "$sync", "$case");
+	xp_tmux_literal("ca");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$:validate case");
+	xp_tmux_keys("C-c");
+	xp_tmux_keys(":");
+	xp_tmux_literal("place --dry-run --strategy sp");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$:place --dry-run --strategy spread");
+	xp_tmux_literal("--explain co");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$--strategy spread --explain conan");
+	xp_tmux_keys("C-c");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 START_TEST(resize_and_ascii)
 {
 	start("C", 100, 30, NULL);
@@ -192,5 +218,6 @@ END_TEST
 XP_DEFINE_SUITE(tui,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
-	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, resize_and_ascii,
+	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, prompt_completion_and_quit,
+		   resize_and_ascii,
 		   bad_theme_and_signals}})

@@ -42,7 +42,7 @@ static const struct xp_view_key global_keys[] = {
 	{":", "command prompt (Tab completes, Up/Down history)"},
 	{"r", "refresh the data now"},
 	{"?", "this help"},
-	{"q  Ctrl-C", "quit"},
+	{"q  :q  Ctrl-C", "quit"},
 	{NULL, NULL},
 };
 
@@ -638,6 +638,16 @@ static int agent_list_hook(struct xp_ctx *ctx, FILE *out)
 	return 0;
 }
 
+/* `:q` and `:quit` leave the console, as in vi and k9s; they are the console's, not commands. */
+static bool is_quit(const char *line)
+{
+	line += strspn(line, " \t");
+	size_t n = strcspn(line, " \t");
+	bool word = (n == 1 && line[0] == 'q') || (n == 4 && strncmp(line, "quit", 4) == 0) ||
+		    (n == 2 && strncmp(line, "q!", 2) == 0);
+	return word && line[n + strspn(line + n, " \t")] == '\0';
+}
+
 static void run_command(struct xp_ui *ui, const char *line)
 {
 	struct xp_ctx *ctx = ui->ctx;
@@ -770,7 +780,8 @@ static void close_prompt(struct xp_ui *ui)
 	ui->dirty = true;
 }
 
-static void prompt_key(struct xp_ui *ui, int ch)
+/* Feeds the prompt one key; returns false when the line was `:q`. */
+static bool prompt_key(struct xp_ui *ui, int ch)
 {
 	int st;
 	if (ch == 27) {
@@ -785,13 +796,16 @@ static void prompt_key(struct xp_ui *ui, int ch)
 		st = xp_prompt_feed(ui->prompt, ch);
 	}
 	if (st == XP_PROMPT_EDITING)
-		return;
+		return true;
 	close_prompt(ui);
 	if (st == XP_PROMPT_DONE) {
+		if (is_quit(xp_prompt_line(ui->prompt)))
+			return false;
 		char *line = xp_strdup(xp_prompt_line(ui->prompt));
 		run_command(ui, line);
 		free(line);
 	}
+	return true;
 }
 
 static void filter_changed(struct xp_ui *ui)
@@ -909,9 +923,8 @@ static bool react(struct xp_ui *ui, int r)
 static bool key(struct xp_ui *ui, int ch)
 {
 	if (xp_prompt_active(ui->prompt)) {
-		prompt_key(ui, ch);
 		ui->dirty = true;
-		return true;
+		return prompt_key(ui, ch);
 	}
 	if (ch == KEY_RESIZE) {
 		ui->dirty = true;
