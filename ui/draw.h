@@ -19,4 +19,21 @@ int xp_draw_width(const char *s);
 /* Writes s at (y, x) in the current attributes, at most width terminal columns; returns the columns used. */
 int xp_draw_clip(WINDOW *w, int y, int x, int width, const char *s);
 
+/* Where xp_draw_cut takes the text out of a string that is too long. */
+enum xp_cut {
+	XP_CUT_END,    /* "llm-tra…": the start says what it is */
+	XP_CUT_MIDDLE, /* "nvidia…cuda12.4": ids that differ only at their end */
+	XP_CUT_START   /* "…node7 › ACC3": a path, where the end says where one is */
+};
+/* The one way text is cut to width columns (code points): whole when it fits, else cut as
+ * how says with ellipsis (the glyph set's: UTF-8 "…" or ASCII "~") marking the cut; no room
+ * for the mark leaves the plain start. Writes buf (len bytes) and returns it. */
+const char *xp_draw_cut(const char *s, int width, int how, const char *ellipsis, char *buf, size_t len);
+/* The mark xp_draw_ellipsis returns: the glyph set's (the console sets it at start; "~" before). */
+void xp_draw_set_ellipsis(const char *ellipsis);
+/* The mark set by xp_draw_set_ellipsis, for drawing code that has no glyph set at hand. */
+const char *xp_draw_ellipsis(void);
+/* xp_draw_clip of s cut by xp_draw_cut to width; returns the columns used. */
+int xp_draw_clip_cut(WINDOW *w, int y, int x, int width, const char *s, int how, const char *ellipsis);
+
 #endif
