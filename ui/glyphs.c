@@ -1,7 +1,9 @@
 /* glyphs.c: UTF-8 and ASCII glyph sets, and the choice between them. */
 #include "glyphs.h"
+#include "theme_file.h"
 
 #include <langinfo.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -35,6 +37,22 @@ const struct xp_glyphs xp_glyphs_ascii = {
 	.arrow = ">",
 	.tree_mid = "|-", .tree_last = "`-", .tree_pipe = "| ",
 };
+
+const struct xp_glyph_cell xp_glyph_cells[] = {
+	{offsetof(struct xp_glyphs, level), 9, -1, "utilization 0 to 100 %, by eighths"},
+	{offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_OK, "healthy, utilization not known"},
+	{offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_DIM, "health and utilization not known"},
+	{offsetof(struct xp_glyphs, warn), 1, XP_ROLE_WARN, "health warning"},
+	{offsetof(struct xp_glyphs, fail), 1, XP_ROLE_FAIL, "failed"},
+	{offsetof(struct xp_glyphs, group_open), 2, XP_ROLE_DIM, "around the devices of one affinity group"},
+	{0, 0, 0, NULL},
+};
+
+const char *xp_glyph_at(const struct xp_glyphs *g, size_t offset, int i)
+{
+	const char *const *p = (const char *const *)(const void *)((const char *)g + offset);
+	return p[i];
+}
 
 const struct xp_glyphs *xp_glyphs_pick(bool force_ascii)
 {

@@ -4,6 +4,7 @@
 #define XP_GLYPHS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* A glyph set; every member is a NUL-terminated string one column wide. */
 struct xp_glyphs {
@@ -19,6 +20,19 @@ struct xp_glyphs {
 	const char *arrow;                  /* › in breadcrumbs */
 	const char *tree_mid, *tree_last, *tree_pipe; /* ├─ └─ │  (two columns each) */
 };
+
+/* One entry of the legend the `?` help draws: a device cell glyph of the map, in its colour. */
+struct xp_glyph_cell {
+	size_t offset;       /* offsetof(struct xp_glyphs, member): a const char * member */
+	int count;           /* glyphs from there (the utilization ramp: 9), else 1 */
+	int role;            /* the theme role it is drawn in; -1: by utilization, per glyph */
+	const char *meaning; /* what it says, for the legend */
+};
+/* The map's device cells, in the order the legend lists them; ends with meaning NULL. A new
+ * cell glyph gets a row here, and the `?` legend shows it. */
+extern const struct xp_glyph_cell xp_glyph_cells[];
+/* The glyph at offset (a xp_glyph_cell's) plus i in a set. */
+const char *xp_glyph_at(const struct xp_glyphs *g, size_t offset, int i);
 
 /* The UTF-8 set. */
 extern const struct xp_glyphs xp_glyphs_utf8;
