@@ -238,6 +238,23 @@ START_TEST(test_mouse)
 	ck_assert_uint_eq(l.cursor, 2);
 	xp_list_wheel(&l, -1);
 	ck_assert_uint_eq(l.cursor, 0);
+	/* The wheel scrolls the window at once, the cursor on the same row of it. */
+	l.top = 0;
+	l.cursor = 2;
+	xp_list_wheel(&l, 1);
+	ck_assert_uint_eq(l.top, XP_LIST_WHEEL);
+	ck_assert_uint_eq(l.cursor, 2 + XP_LIST_WHEEL);
+	xp_list_frame(&l, 10);
+	ck_assert_uint_eq(l.top, XP_LIST_WHEEL);
+	xp_list_wheel(&l, -1);
+	ck_assert_uint_eq(l.top, 0);
+	ck_assert_uint_eq(l.cursor, 2);
+	/* At the last page the window stays and the cursor goes on down. */
+	l.top = xp_list_max_top(&l);
+	l.cursor = l.top;
+	xp_list_wheel(&l, 1);
+	ck_assert_uint_eq(l.top, xp_list_max_top(&l));
+	ck_assert_uint_eq(l.cursor, xp_list_max_top(&l) + XP_LIST_WHEEL);
 }
 END_TEST
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "draw.h"
 #include "glyphs.h"
 #include "matrix_layout.h"
 #include "suitelib.h"
@@ -152,6 +153,31 @@ START_TEST(test_cell_summary)
 END_TEST
 
 /* ---- widths ---- */
+
+/* The one cutting helper: the middle cut keeps the tail that tells ids of one family apart,
+ * the start cut keeps a path's end; each marks the cut, UTF-8 or ASCII. */
+START_TEST(test_cut_where)
+{
+	char a[64], b[64];
+	const char *ell = xp_glyphs_utf8.ellipsis;
+	const char *e1 = "nvidia/H100-SXM5-80GB/550.54.15/cuda-12.4", *e2 = "nvidia/H100-SXM5-80GB/550.54.15/cuda-12.2";
+	xp_draw_cut(e1, 20, XP_CUT_MIDDLE, ell, a, sizeof a);
+	xp_draw_cut(e2, 20, XP_CUT_MIDDLE, ell, b, sizeof b);
+	ck_assert_str_ne(a, b);
+	ck_assert_str_eq(a, "nvidia/\u202615/cuda-12.4");
+	ck_assert_int_eq(xp_mx_cols(a), 20);
+	/* The end cut (what view 4 did) made them one. */
+	xp_draw_cut(e1, 20, XP_CUT_END, ell, a, sizeof a);
+	xp_draw_cut(e2, 20, XP_CUT_END, ell, b, sizeof b);
+	ck_assert_str_eq(a, b);
+	ck_assert_str_eq(xp_draw_cut("Placement \u203a pack (editing)", 12, XP_CUT_START, ell, a, sizeof a),
+			 "\u2026k (editing)");
+	ck_assert_str_eq(xp_draw_cut("abcdefgh", 5, XP_CUT_MIDDLE, xp_glyphs_ascii.ellipsis, a, sizeof a), "a~fgh");
+	ck_assert_str_eq(xp_draw_cut("abcdefgh", 5, XP_CUT_START, "...", a, sizeof a), "...gh");
+	ck_assert_str_eq(xp_draw_cut("abc", 5, XP_CUT_MIDDLE, ell, a, sizeof a), "abc");
+	ck_assert_str_eq(xp_draw_cut("abcdef", 0, XP_CUT_MIDDLE, ell, a, sizeof a), "");
+}
+END_TEST
 
 START_TEST(test_truncate)
 {
@@ -344,7 +370,7 @@ END_TEST
 
 XP_DEFINE_SUITE(matrix_layout,
 	{"marks", .tests = {test_marks, test_cell_summary}},
-	{"widths", .tests = {test_truncate, test_widths}},
+	{"widths", .tests = {test_truncate, test_cut_where, test_widths}},
 	{"scroll", .tests = {test_fit, test_scroll_left}},
 	{"filter", .setup = filter_setup, .teardown = filter_teardown,
 	 .tests = {test_filter_none, test_filter_text, test_filter_status,

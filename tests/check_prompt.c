@@ -199,6 +199,53 @@ START_TEST(complete_names)
 }
 END_TEST
 
+/* Subcommands come from the command table (each entry's sub hook), never node names; an
+ * option's value from its own list (--strategy, --export) or the nodes (--explain NODE). */
+START_TEST(complete_subcommands_and_values)
+{
+	struct xp_prompt *p = xp_prompt_new(NULL, node_names, NULL);
+	char **m = xp_prompt_complete(p, "validate ", 9, "");
+	ck_assert_msg(contains(m, "matrix") && contains(m, "sync") && contains(m, "case") && contains(m, "env") &&
+			      contains(m, "help"),
+		      "validate's subcommands");
+	ck_assert_msg(!contains(m, "conan") && !contains(m, "add"), "node names or second words after validate");
+	free_list(m);
+	m = xp_prompt_complete(p, "validate ca", 9, "ca");
+	expect_set(m, (const char *const[]){"case"}, 1);
+	m = xp_prompt_complete(p, "validate case ", 14, "");
+	expect_set(m, (const char *const[]){"add", "list", "rm", "show"}, 4);
+	m = xp_prompt_complete(p, "validate env d", 13, "d");
+	expect_set(m, (const char *const[]){"declare"}, 1);
+	/* After a whole subcommand its own arguments follow: no node names. */
+	m = xp_prompt_complete(p, "validate case show ", 19, "");
+	ck_assert_uint_eq(count(m), 0);
+	free_list(m);
+	m = xp_prompt_complete(p, "db ", 3, "");
+	ck_assert_msg(contains(m, "info") && contains(m, "check") && !contains(m, "conan"), "db's subcommands");
+	free_list(m);
+	m = xp_prompt_complete(p, "agent ", 6, "");
+	ck_assert_msg(contains(m, "ls") && contains(m, "add") && contains(m, "rm"), "agent's subcommands");
+	free_list(m);
+	/* An option's values, from the engine's own names. */
+	m = xp_prompt_complete(p, "place --dry-run --strategy ", 27, "");
+	expect_set(m, (const char *const[]){"pack", "spread", "topology", "green"}, 4);
+	m = xp_prompt_complete(p, "place --strategy sp", 17, "sp");
+	expect_set(m, (const char *const[]){"spread"}, 1);
+	m = xp_prompt_complete(p, "place --export ", 15, "");
+	expect_set(m, (const char *const[]){"k8s", "volcano", "slurm"}, 3);
+	m = xp_prompt_complete(p, "place --explain co", 16, "co");
+	expect_set(m, (const char *const[]){"conan", "condor"}, 2);
+	m = xp_prompt_complete(p, "validate run x --node b", 22, "b");
+	expect_set(m, (const char *const[]){"bertha"}, 1);
+	m = xp_prompt_complete(p, "validate run x --layer ex", 23, "ex");
+	expect_set(m, (const char *const[]){"executes"}, 1);
+	/* Commands without subcommands still take node names. */
+	m = xp_prompt_complete(p, "inventory b", 10, "b");
+	expect_set(m, (const char *const[]){"bertha"}, 1);
+	xp_prompt_free(p);
+}
+END_TEST
+
 START_TEST(complete_files)
 {
 	char dir[] = "/tmp/xp-prompt-XXXXXX";
@@ -590,7 +637,8 @@ END_TEST
 
 XP_DEFINE_SUITE(prompt,
 	{"complete",
-	 .tests = {complete_commands, complete_options, complete_names, complete_files}},
+	 .tests = {complete_commands, complete_options, complete_names, complete_subcommands_and_values,
+		   complete_files}},
 	{"readline", .setup = screen_up, .teardown = screen_down,
 	 .tests = {loop_accept, loop_editing, loop_cancel, loop_history, loop_history_limit,
 		   loop_completion, loop_scroll}},

@@ -2,6 +2,7 @@
  * and key), the shipped themes, the search path, applying a theme to a terminal, and the
  * `theme` command. Tests run from the repository root, so "themes" is the shipped directory. */
 #include <check.h>
+#include <locale.h>
 #include <curses.h>
 #include <jansson.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "cmd.h"
 #include "suitelib.h"
 #include "testlib.h"
+#include "draw.h"
 #include "theme.h"
 #include "xp.h"
 
@@ -672,7 +674,31 @@ START_TEST(command)
 }
 END_TEST
 
+/* Bidirectional controls in drawn text (an agent's error, a file name) are '?' on the screen,
+ * as control bytes are, and the text still ends where the caller said. */
+START_TEST(draw_masks_bidi)
+{
+	FILE *out, *in;
+	setlocale(LC_ALL, "C.UTF-8");
+	SCREEN *s = fake_screen("xterm", &out, &in);
+	if (!s)
+		return;
+	WINDOW *w = newwin(2, 20, 0, 0);
+	int end = xp_draw_put(w, 0, 0, 20, XP_ROLE_NORMAL, "ab\xe2\x80\xae" "exe.txt\x1b" "[2Jz", 0);
+	char got[64] = "";
+	mvwinnstr(w, 0, 0, got, 19);
+	ck_assert_msg(strncmp(got, "ab?exe.txt?[2Jz", 15) == 0, "%s", got);
+	ck_assert_int_eq(end, 15);
+	/* A bidi control's '?' takes a column the raw text did not: still cut at maxx. */
+	end = xp_draw_put(w, 1, 0, 4, XP_ROLE_NORMAL, "\xe2\x81\xa6\xe2\x81\xa6" "abcdef", 0);
+	ck_assert_int_eq(end, 4);
+	delwin(w);
+	close_screen(s, out, in);
+	setlocale(LC_ALL, "C");
+}
+END_TEST
+
 XP_DEFINE_SUITE(theme,
 	{"core",
 	 .tests = {role_names, parse_good, parse_bad, shipped_themes, default_matches_file,
-		   load_and_search, util_steps, apply_mono, apply_colour, command}})
+		   load_and_search, util_steps, apply_mono, apply_colour, command, draw_masks_bidi}})

@@ -55,9 +55,7 @@ static void teardown(void)
 START_TEST(frame_and_views)
 {
 	start("C.UTF-8", 120, 32, NULL);
-	char *s = xp_tmux_wait("conan", false, 10);
-	xp_want_parts(s, "1 node", "1 Topology", "5 Events", "q quit", NULL);
-	free(s);
+	xp_tmux_expect_all("conan", "^1 node", "1 Topology", "5 Events", "$q quit");
 	xp_tmux_keys("2");
 	xp_tmux_expect("Queues: not built yet");
 	xp_tmux_keys("3");
@@ -149,6 +147,101 @@ START_TEST(prompt_and_theme)
 }
 END_TEST
 
+/* Tab completes what the command table says follows (subcommands, an option's values, node
+ * names for --explain), and `:q` quits as in vi. */
+START_TEST(prompt_completion_and_quit)
+{
+	start("C.UTF-8", 120, 32, NULL);
+	xp_tmux_expect("conan");
+	xp_tmux_keys(":");
+	xp_tmux_literal("validate ");
+	xp_tmux_keys("Tab");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$matrix", "$sync", "$case");
+	xp_tmux_literal("ca");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$:validate case");
+	xp_tmux_keys("C-c");
+	xp_tmux_keys(":");
+	xp_tmux_literal("place --dry-run --strategy sp");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$:place --dry-run --strategy spread");
+	xp_tmux_literal("--explain co");
+	xp_tmux_keys("Tab");
+	xp_tmux_expect_all("$--strategy spread --explain conan");
+	xp_tmux_keys("C-c");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
+/* A 2,000-node cluster at 100x30, 80x24 and 200x50: the header keeps the source and whole
+ * words, in the bar's colours; the wheel scrolls the map; a filter jumps to its first match
+ * and says how many match; view 3's breadcrumb loses its start, not its end; the result pane
+ * says what is below on its own row; `?` has the cells' legend. */
+START_TEST(sizes_filter_wheel_legend)
+{
+	char inv[128], cmd[1024];
+	snprintf(inv, sizeof inv, "%s/big.json", statedir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "2000", "-o", inv, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s; "
+		 "echo $? > %s/rc",
+		 statedir, xp_bin(), statedir, inv, statedir);
+	xp_tmux_start(cmd, 100, 30);
+	xp_tmux_expect_all("^snapshot big.json", "^2000 nodes", "^devices  ok", "h100-00001 ", "$1 of 2000");
+	/* The health counts keep the header's background (no "default background" inside it). */
+	char *e = xp_tmux("capture-pane", "-p", "-e", "-t", "t", NULL);
+	e[strcspn(e, "\n")] = '\0';
+	ck_assert_msg(strstr(e, "\033[49m") == NULL && strstr(e, "\033[0m") == NULL, "a hole in the header: %s", e);
+	free(e);
+
+	/* Two notches of the wheel (X10 reports, as tmux sends them) move the window 6 rows. */
+	for (int i = 0; i < 2; i++)
+		xp_tmux_do("send-keys", "-t", "t", "-H", "1b", "5b", "4d", "61", "2b", "2b", NULL);
+	xp_tmux_expect_all("!h100-00001 ", "h100-00006 ", "$7 of 2000");
+
+	/* From the end of the map, a filter jumps back to its first match and counts them. */
+	xp_tmux_keys("G");
+	xp_tmux_expect_all("$2000 of 2000");
+	xp_tmux_keys("/");
+	xp_tmux_literal("h100-0000");
+	xp_tmux_expect_all("$/h100-0000", "$1 of 9 (1991 filtered from 2000)", "h100-00001 ", "h100-00009 ");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("$[h100-0000]", "$1 of 9", "h100-00001 ");
+	xp_tmux_keys("Escape");
+
+	/* 80 columns: whole words in the header; the breadcrumb keeps its end. */
+	xp_tmux_resize(80, 24);
+	xp_tmux_expect_all("^2000 nodes", "^devices  ok", "!h100-0000]");
+	xp_tmux_keys("3");
+	xp_tmux_keys("r");
+	xp_tmux_expect_all("placed 1 replica", "pack", "!ent \u203a pack");
+	/* A long result at the top: its last row says how much is below, in place of a line. */
+	xp_tmux_keys("x");
+	xp_tmux_literal("h100-00001");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect("Checks for h100-00001");
+	for (int i = 0; i < 12; i++)
+		xp_tmux_keys("K");
+	xp_tmux_expect_all("STRATEGY", "more lines (J, PgDn)");
+
+	/* 200 columns: everything, the clock too; `?` lists the cells. */
+	xp_tmux_resize(200, 50);
+	xp_tmux_keys("1");
+	xp_tmux_expect_all("^snapshot big.json", "^data ", "h100-00001 ");
+	xp_tmux_keys("?");
+	xp_tmux_expect_all("Device cells on the map", "\u00b7\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588",
+			   "\u2716 ", "failed", "health warning");
+	xp_tmux_keys("Escape");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 START_TEST(resize_and_ascii)
 {
 	start("C", 100, 30, NULL);
@@ -192,5 +285,6 @@ END_TEST
 XP_DEFINE_SUITE(tui,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
-	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, resize_and_ascii,
+	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, prompt_completion_and_quit,
+		   sizes_filter_wheel_legend, resize_and_ascii,
 		   bad_theme_and_signals}})

@@ -169,7 +169,7 @@ START_TEST(grid_history_filter)
 	xp_tmux_expect("vview-tester");
 	xp_tmux_expect(sha);
 	xp_tmux_expect("schedulable  \u2713 pass");
-	char *s = xp_tmux_wait("nvml sees", false, 10);
+	char *s = xp_tmux_wait_all(10, "scheduled on gpu07", "nvml sees", NULL);
 	const char *newer = strstr(s, "scheduled on gpu07"), *older = strstr(s, "nvml sees");
 	ck_assert_msg(newer && older && newer < older, "not newest first:\n%s", s);
 	free(s);
@@ -288,7 +288,25 @@ START_TEST(scrolling)
 }
 END_TEST
 
+/* Two environments whose ids differ only at their end stay two rows at 80 columns: the id is
+ * cut in the middle, with the mark, keeping the driver that tells them apart. */
+START_TEST(long_env_ids)
+{
+	struct xp_store *s = open_db();
+	add_case(s, "llm-train", "nlp");
+	declare(s, "NVIDIA", "H100-SXM5-80GB-HBM3-reference-board", "535.54.03");
+	declare(s, "NVIDIA", "H100-SXM5-80GB-HBM3-reference-board", "535.54.04");
+	xp_store_close(s);
+	start("C.UTF-8", 80, 24);
+	xp_tmux_expect("conan");
+	xp_tmux_keys("4");
+	xp_tmux_expect_all("llm-train", "\u2026", "eference-board:535.54.03", "eference-board:535.54.04");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(vview,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
-	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling}})
+	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, long_env_ids}})

@@ -10,6 +10,7 @@
 
 #include "testlib.h"
 #include "tmuxlib.h"
+#include "xp.h"
 
 char xp_tmux_sock[64];
 
@@ -68,6 +69,68 @@ char *xp_tmux_wait(const char *text, bool absent, double seconds)
 	}
 }
 
+char *xp_tmux_last_row(const char *screen)
+{
+	size_t end = strlen(screen);
+	while (end && (screen[end - 1] == '\n' || screen[end - 1] == ' '))
+		end--;
+	size_t b = end;
+	while (b && screen[b - 1] != '\n')
+		b--;
+	return xp_strndup(screen + b, end - b);
+}
+
+/* Whether one condition of xp_tmux_wait_all holds on screen s. */
+static bool holds(const char *s, const char *cond)
+{
+	switch (cond[0]) {
+	case '!':
+		return strstr(s, cond + 1) == NULL;
+	case '^': {
+		size_t n = strcspn(s, "\n");
+		char *row = xp_strndup(s, n);
+		bool ok = strstr(row, cond + 1) != NULL;
+		free(row);
+		return ok;
+	}
+	case '$': {
+		char *row = xp_tmux_last_row(s);
+		bool ok = strstr(row, cond + 1) != NULL;
+		free(row);
+		return ok;
+	}
+	default:
+		return strstr(s, cond) != NULL;
+	}
+}
+
+char *xp_tmux_wait_all(double seconds, const char *first, ...)
+{
+	const char *conds[32];
+	int n = 0;
+	va_list ap;
+	va_start(ap, first);
+	for (const char *c = first; c && n < 32; c = va_arg(ap, const char *))
+		conds[n++] = c;
+	va_end(ap);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		char *s = xp_tmux_capture();
+		int bad = 0;
+		while (bad < n && holds(s, conds[bad]))
+			bad++;
+		if (bad == n)
+			return s;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+			ck_abort_msg("after %.0f s the screen does not hold \"%s\" (with the %d condition%s before it):\n%s",
+				     seconds, conds[bad], bad, bad == 1 ? "" : "s", s);
+		free(s);
+		usleep(50 * 1000);
+	}
+}
+
 void xp_tmux_expect(const char *text)
 {
 	free(xp_tmux_wait(text, false, 10));
@@ -85,7 +148,8 @@ void xp_tmux_keys(const char *k)
 
 void xp_tmux_literal(const char *text)
 {
-	xp_tmux_do("send-keys", "-t", "t", "-l", text, NULL);
+	/* "--": text that starts with a dash ("--explain") is text, not tmux's options. */
+	xp_tmux_do("send-keys", "-t", "t", "-l", "--", text, NULL);
 }
 
 void xp_tmux_command(const char *line)

@@ -16,6 +16,17 @@ void xp_tmux_do(const char *first, ...);
 char *xp_tmux_capture(void);
 /* Waits until the screen holds text (or, with absent, until it does not); returns the screen. */
 char *xp_tmux_wait(const char *text, bool absent, double seconds);
+/* Waits until one capture of the screen holds every condition of the NULL-terminated list
+ * together, or aborts with the screen and the first condition that failed after seconds.
+ * A condition is text on the screen; "!text": not on the screen; "^text": on the first row
+ * (the header); "$text": on the last non-blank row (the status line). Waiting for the whole
+ * state, not one string of it, keeps a test from reading a frame the console is still
+ * drawing (the header one refresh behind the status line). Returns the screen (caller frees). */
+char *xp_tmux_wait_all(double seconds, const char *first, ...) __attribute__((sentinel));
+/* xp_tmux_wait_all for up to 10 s, screen freed. */
+#define xp_tmux_expect_all(...) free(xp_tmux_wait_all(10, __VA_ARGS__, (const char *)NULL))
+/* The last non-blank row of a captured screen, copied (caller frees). */
+char *xp_tmux_last_row(const char *screen);
 /* Waits up to 10 s for text on the screen. */
 void xp_tmux_expect(const char *text);
 /* Waits up to 10 s for text to leave the screen. */

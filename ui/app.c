@@ -43,7 +43,7 @@ static const struct xp_view_key global_keys[] = {
 	{":", "command prompt (Tab completes, Up/Down history)"},
 	{"r", "refresh the data now"},
 	{"?", "this help"},
-	{"q  Ctrl-C", "quit"},
+	{"q  :q  Ctrl-C", "quit"},
 	{NULL, NULL},
 };
 
@@ -332,7 +332,7 @@ static void draw_header(struct xp_ui *ui)
 		ui->counted_gen = c->generation;
 	}
 	const size_t *h = ui->health;
-	char src[256], left[512], right[128], age[48];
+	char src[256], right[128], age[48], sage[48];
 	time_t now = time(NULL);
 	if (!ui->loaded)
 		snprintf(age, sizeof age, "loading");
@@ -340,43 +340,74 @@ static void draw_header(struct xp_ui *ui)
 		snprintf(age, sizeof age, "STALE %lds", (long)(now - ui->last_ok));
 	else
 		snprintf(age, sizeof age, "data %lds old", (long)(now - ui->last_ok));
+	/* The short form for a narrow line keeps what matters: stale or not, and how old. */
+	snprintf(sage, sizeof sage, "%s", ui->loaded && !ui->load_error[0] ? age + 5 : age);
 	char counts[64];
-	snprintf(counts, sizeof counts, "  %zu node%s  %zu device%s", c->n_nodes, c->n_nodes == 1 ? "" : "s",
+	snprintf(counts, sizeof counts, "  %zu node%s  %zu device%s  ", c->n_nodes, c->n_nodes == 1 ? "" : "s",
 		 ui->devices, ui->devices == 1 ? "" : "s");
 	struct tm tm;
 	localtime_r(&now, &tm);
-	snprintf(right, sizeof right, " %s  %02d:%02d:%02d ", age, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	int rw = (int)strlen(right);
 	/* Health counts in their colours, between the source and the clock. */
 	static const int hroles[XP_HEALTH_COUNT] = {XP_ROLE_DIM, XP_ROLE_OK, XP_ROLE_WARN, XP_ROLE_FAIL};
 	static const char *const hnames[XP_HEALTH_COUNT] = {"n/a", "ok", "warn", "fail"};
 	static const int order[XP_HEALTH_COUNT] = {XP_HEALTH_OK, XP_HEALTH_WARN, XP_HEALTH_FAIL,
 						   XP_HEALTH_UNKNOWN};
 	char hs[XP_HEALTH_COUNT][32];
-	int hw = 0;
-	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
-		snprintf(hs[i], sizeof hs[i], "%s %zu", hnames[order[i]], h[order[i]]);
-		hw += (int)strlen(hs[i]) + 2;
-	}
-	/* The source gives way first when the line is short: counts and health matter more. */
-	int room = r.w - rw - hw - (int)strlen(counts) - 2;
 	bool alarm;
-	snprintf(left, sizeof left, " xpool  %s", source_name(ui, src, sizeof src, &alarm));
+	source_name(ui, src, sizeof src, &alarm);
+	const char *brand = " xpool  ";
+	int bw = (int)strlen(brand), cw = (int)strlen(counts), sw = xp_draw_width(src);
+	/* What gives way on a short line, in turn, before the source is cut: the clock, the long
+	 * form of the age, the zero health counts. Counts are never cut inside a word. */
+	int hw = 0, rw = 0;
+	for (int step = 0; step < 4; step++) {
+		if (step == 0)
+			snprintf(right, sizeof right, " %s  %02d:%02d:%02d ", age, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		else if (step == 1)
+			snprintf(right, sizeof right, " %s ", age);
+		else
+			snprintf(right, sizeof right, " %s ", sage);
+		rw = (int)strlen(right);
+		hw = 0;
+		for (int i = 0; i < XP_HEALTH_COUNT; i++) {
+			int hh = order[i];
+			/* "n/a 0" says nothing; at the last step neither does any other zero */
+			if (!h[hh] && (hh == XP_HEALTH_UNKNOWN || (step == 3 && hh != XP_HEALTH_OK)))
+				hs[i][0] = '\0';
+			else
+				snprintf(hs[i], sizeof hs[i], "%s %zu  ", hnames[hh], h[hh]);
+			hw += (int)strlen(hs[i]);
+		}
+		if (bw + sw + cw + hw + rw <= r.w)
+			break;
+	}
+	int room = r.w - bw - cw - hw - rw;
+	/* A file's name says more than its kind ("snapshot") when only one of them fits. */
+	const char *sp = strchr(src, ' ');
+	const char *shown = sw > room && sp && !alarm && strncmp(src, "agents ", 7) != 0 ? sp + 1 : src;
+	int x = xp_draw_clip(stdscr, r.y, r.x, r.w, brand);
 	/* Agents that do not answer are the header's alarm, as failed devices are. */
-	if (alarm)
-		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
-	int x = xp_draw_clip(stdscr, r.y, r.x, room, left);
-	wattrset(stdscr, attr);
-	x += xp_draw_clip(stdscr, r.y, x, r.w - rw - hw - x, counts) + 2;
+	if (room >= 6) {
+		if (alarm)
+			wattrset(stdscr, xp_theme_attr_on(XP_ROLE_FAIL, XP_ROLE_HEADER));
+		x += xp_draw_clip_cut(stdscr, r.y, x, room, shown, XP_CUT_END, ui->g->ellipsis);
+		wattrset(stdscr, attr);
+	} else
+		x -= 1; /* no source: one blank between the name and the counts */
+	x += xp_draw_clip(stdscr, r.y, x, r.w - rw - x, counts);
 	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
 		int hh = order[i];
-		if (hh == XP_HEALTH_UNKNOWN && !h[hh])
-			continue; /* "n/a 0" says nothing */
-		if (x + (int)strlen(hs[i]) >= r.w - rw)
+		int len = (int)strlen(hs[i]);
+		if (!len)
+			continue;
+		if (x + len - 2 > r.w - rw)
 			break;
-		/* Colour a count only when it is non-zero, so the eye finds problems. */
-		wattrset(stdscr, h[hh] ? xp_theme_attr(hroles[hh]) : attr);
-		x += xp_draw_clip(stdscr, r.y, x, r.w - x, hs[i]) + 2;
+		/* Colour a count only when it is non-zero, so the eye finds problems; the bar's
+		 * background stays under it. */
+		wattrset(stdscr, h[hh] ? xp_theme_attr_on(hroles[hh], XP_ROLE_HEADER) : attr);
+		x += xp_draw_clip(stdscr, r.y, x, len - 2, hs[i]);
+		wattrset(stdscr, attr);
+		x += xp_draw_clip(stdscr, r.y, x, r.w - rw - x, "  ");
 	}
 	wattrset(stdscr, attr);
 	if (r.w > rw)
@@ -405,16 +436,15 @@ static void draw_tabs(struct xp_ui *ui)
 	if (where && *where && end < r.w - 2) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
 		int avail = r.w - end - 1;
-		int len = xp_draw_width(where);
-		/* Too long: keep the end of the path, which says where the user is now. */
-		const char *shown = where;
-		while (len > avail && *shown) {
-			shown++;
-			while ((*shown & 0xc0) == 0x80)
-				shown++;
-			len = xp_draw_width(shown);
-		}
-		xp_draw_clip(stdscr, r.y, r.w - 1 - len, avail, shown);
+		/* Too long: the view's name goes first (its tab is lit), then the start of the path
+		 * gives way to an ellipsis; the end says where the user is now. */
+		const char *shown = where, *arrow = strstr(where, ui->g->arrow);
+		if (xp_draw_cols(shown) > avail && arrow && arrow[strlen(ui->g->arrow)] == ' ')
+			shown = arrow + strlen(ui->g->arrow) + 1;
+		char cut[512];
+		xp_draw_cut(shown, avail, XP_CUT_START, ui->g->ellipsis, cut, sizeof cut);
+		int len = xp_draw_width(cut);
+		xp_draw_clip(stdscr, r.y, r.w - 1 - len, avail, cut);
 	}
 }
 
@@ -425,11 +455,21 @@ static void draw_status(struct xp_ui *ui)
 		xp_prompt_draw(ui->prompt);
 		return;
 	}
+	/* How many rows match ("3 of 12 (188 filtered from 200)"), at the right end: what a
+	 * filter is for, so it keeps its place before the hint does. */
+	const struct slot *s = &ui->views[ui->cur];
+	char count[128] = "";
+	const char *c = s->v->count && !ui->out_open ? s->v->count(s->st, count, sizeof count) : NULL;
+	int cw = c && *c ? xp_draw_width(c) + 1 : 0;
+	if (cw > r.w / 2)
+		cw = 0;
 	if (ui->filtering) {
 		fill_row(stdscr, r, xp_theme_attr(XP_ROLE_PROMPT));
+		if (cw)
+			xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
 		wmove(stdscr, r.y, 0);
 		xp_draw_clip(stdscr, r.y, 0, r.w - 1, "/");
-		xp_draw_clip(stdscr, r.y, 1, r.w - 2, ui->filter);
+		xp_draw_clip(stdscr, r.y, 1, r.w - 2 - cw, ui->filter);
 		return;
 	}
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_STATUS));
@@ -467,16 +507,11 @@ static void draw_status(struct xp_ui *ui)
 		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
 			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
-	int hw = xp_draw_clip(stdscr, r.y, 0, r.w, hint);
-	/* Where the view's list cursor is, right-aligned, only where the hint leaves room for it. */
-	const struct slot *s = &ui->views[ui->cur];
-	char count[128] = "";
-	const char *c = s->v->count && !ui->out_open ? s->v->count(s->st, count, sizeof count) : NULL;
-	if (c && *c) {
-		int cw = xp_draw_width(c) + 1;
-		if (hw + 2 + cw <= r.w)
-			xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
-	}
+	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */
+	bool keep = cw && ui->filter[0];
+	int hw = xp_draw_clip(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint);
+	if (cw && (keep || hw + 2 + cw <= r.w))
+		xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
 }
 
 /* A box over the body with a title, for the help overlay and the output pane. */
@@ -528,10 +563,31 @@ static int help_lines(const struct xp_ui *ui, char ***out)
 		snprintf(buf, sizeof buf, "  %-22s %s", k->keys, k->help);
 		xp_strv_add(&lines, &n, buf);
 	}
+	/* The legend of the map's cells, from the glyph table: the set in use (UTF-8 or ASCII),
+	 * coloured as the map colours them when drawn (legend_glyphs). */
+	xp_strv_add(&lines, &n, "");
+	xp_strv_add(&lines, &n, "Device cells on the map");
+	for (const struct xp_glyph_cell *e = xp_glyph_cells; e->name; e++) {
+		char glyphs[64] = "";
+		for (int i = 0; i < e->count; i++)
+			strncat(glyphs, xp_glyph_at(ui->g, e->offset, i), sizeof glyphs - strlen(glyphs) - 1);
+		snprintf(buf, sizeof buf, "  %-*s %s", 22 + (int)(strlen(glyphs) - (size_t)xp_draw_cols(glyphs)), glyphs,
+			 e->meaning);
+		xp_strv_add(&lines, &n, buf);
+	}
 	xp_strv_add(&lines, &n, "");
 	xp_strv_add(&lines, &n, "Any key closes this help.");
 	*out = lines;
 	return (int)n;
+}
+
+/* Colours the glyphs of the legend's row for entry e at (y, x), as the map draws them. */
+static void legend_glyphs(const struct xp_ui *ui, const struct xp_glyph_cell *e, int y, int x, int maxx)
+{
+	for (int i = 0; i < e->count && x < maxx; i++) {
+		int role = e->role >= 0 ? e->role : xp_role_for_util(i * 100.0 / (e->count - 1));
+		x = xp_draw_put(stdscr, y, x, maxx, role, xp_glyph_at(ui->g, e->offset, i), 0);
+	}
 }
 
 static void draw_help(struct xp_ui *ui)
@@ -539,9 +595,17 @@ static void draw_help(struct xp_ui *ui)
 	struct xp_rect in = draw_box(ui, "Help");
 	char **lines;
 	int n = help_lines(ui, &lines);
-	wattrset(stdscr, xp_theme_attr(XP_ROLE_NORMAL));
-	for (int i = 0; i < in.h && ui->help_top + i < n; i++)
-		xp_draw_clip(stdscr, in.y + i, in.x, in.w, lines[ui->help_top + i]);
+	int ncells = 0;
+	while (xp_glyph_cells[ncells].name)
+		ncells++;
+	int first = n - 2 - ncells; /* the legend's rows end before the closing two */
+	for (int i = 0; i < in.h && ui->help_top + i < n; i++) {
+		int li = ui->help_top + i;
+		wattrset(stdscr, xp_theme_attr(li == first - 1 ? XP_ROLE_TITLE : XP_ROLE_NORMAL));
+		xp_draw_clip(stdscr, in.y + i, in.x, in.w, lines[li]);
+		if (li >= first && li < first + ncells)
+			legend_glyphs(ui, &xp_glyph_cells[li - first], in.y + i, in.x + 2, in.x + in.w);
+	}
 	xp_strv_free(lines, (size_t)n);
 }
 
@@ -657,6 +721,16 @@ static int agent_list_hook(struct xp_ctx *ctx, FILE *out)
 	fputs(t, out);
 	free(t);
 	return 0;
+}
+
+/* `:q` and `:quit` leave the console, as in vi and k9s; they are the console's, not commands. */
+static bool is_quit(const char *line)
+{
+	line += strspn(line, " \t");
+	size_t n = strcspn(line, " \t");
+	bool word = (n == 1 && line[0] == 'q') || (n == 4 && strncmp(line, "quit", 4) == 0) ||
+		    (n == 2 && strncmp(line, "q!", 2) == 0);
+	return word && line[n + strspn(line + n, " \t")] == '\0';
 }
 
 static void run_command(struct xp_ui *ui, const char *line)
@@ -791,7 +865,8 @@ static void close_prompt(struct xp_ui *ui)
 	ui->dirty = true;
 }
 
-static void prompt_key(struct xp_ui *ui, int ch)
+/* Feeds the prompt one key; returns false when the line was `:q`. */
+static bool prompt_key(struct xp_ui *ui, int ch)
 {
 	int st;
 	if (ch == 27) {
@@ -806,13 +881,16 @@ static void prompt_key(struct xp_ui *ui, int ch)
 		st = xp_prompt_feed(ui->prompt, ch);
 	}
 	if (st == XP_PROMPT_EDITING)
-		return;
+		return true;
 	close_prompt(ui);
 	if (st == XP_PROMPT_DONE) {
+		if (is_quit(xp_prompt_line(ui->prompt)))
+			return false;
 		char *line = xp_strdup(xp_prompt_line(ui->prompt));
 		run_command(ui, line);
 		free(line);
 	}
+	return true;
 }
 
 static void filter_changed(struct xp_ui *ui)
@@ -871,12 +949,23 @@ static int pane_key(struct xp_ui *ui, int ch, int *top, int total)
 	return 1;
 }
 
-/* A wheel notch over the body: the view's list scrolls (the overlays keep theirs to keys). */
+/* A wheel notch over the body: the help, the command output or the view's list scrolls. */
 static void wheel(struct xp_ui *ui, const MEVENT *ev, int dir)
 {
 	struct xp_rect b = ui->lay.body;
 	const struct slot *s = &ui->views[ui->cur];
-	if (ui->help_open || ui->out_open || ev->y < b.y || ev->y >= b.y + b.h || !s->v->on_wheel)
+	if (ev->y < b.y || ev->y >= b.y + b.h)
+		return;
+	if (ui->help_open || ui->out_open) {
+		char **lines = NULL;
+		int n = ui->help_open ? help_lines(ui, &lines) : (int)ui->n_out;
+		if (lines)
+			xp_strv_free(lines, (size_t)n);
+		for (int i = 0; i < 3; i++)
+			pane_key(ui, dir < 0 ? KEY_UP : KEY_DOWN, ui->help_open ? &ui->help_top : &ui->out_top, n);
+		return;
+	}
+	if (!s->v->on_wheel)
 		return;
 	if (s->v->on_wheel(s->st, ui, dir) & XP_REACT_REFRESH)
 		xp_poller_request(ui->poll, false);
@@ -930,9 +1019,8 @@ static bool react(struct xp_ui *ui, int r)
 static bool key(struct xp_ui *ui, int ch)
 {
 	if (xp_prompt_active(ui->prompt)) {
-		prompt_key(ui, ch);
 		ui->dirty = true;
-		return true;
+		return prompt_key(ui, ch);
 	}
 	if (ch == KEY_RESIZE) {
 		ui->dirty = true;
@@ -1065,6 +1153,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	ui->ctx = ctx;
 	xp_event_log_init(&ui->events, EVENT_LOG_CAP);
 	ui->g = xp_glyphs_pick(ctx->ascii);
+	xp_draw_set_ellipsis(ui->g->ellipsis);
 	for (size_t i = 0; i < N_VIEWS; i++)
 		ui->views[i].v = all_views[i];
 	ui->nviews = N_VIEWS;

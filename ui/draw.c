@@ -2,10 +2,13 @@
  *
  * Views lay out by code points (glyphs are one column by contract, and model
  * strings are ASCII in practice); the frame measures with wcwidth. */
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
 #include "draw.h"
+
+#include "format.h"
 #include "theme.h"
 
 int xp_draw_cols(const char *s)
@@ -42,11 +45,24 @@ int xp_draw_put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int 
 		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	}
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[n] = '\0';
+	/* Control bytes and bidirectional controls (which would reorder what follows on the
+	 * screen: a file name or an agent's error can carry them) are drawn as '?'. A bidi
+	 * control is zero columns wide and '?' one, so the result is measured again. */
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		size_t b = xp_bidi_len(s + i);
+		if (b && i + b <= n) {
+			buf[k++] = '?';
+			i += b;
+			continue;
+		}
+		buf[k++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+		i++;
+	}
+	buf[k] = '\0';
+	buf[xp_draw_bytes(buf, maxx - x)] = '\0';
 	wattrset(w, xp_theme_attr(role));
-	mvwaddnstr(w, y, x, buf, (int)n);
+	mvwaddstr(w, y, x, buf);
 	return x + xp_draw_cols(buf);
 }
 
@@ -94,6 +110,52 @@ int xp_draw_width(const char *s)
 		left -= n;
 	}
 	return w;
+}
+
+/* One process, one console, one glyph set: the mark is set once, read from the draw thread. */
+static const char *ellipsis_mark = "~";
+
+void xp_draw_set_ellipsis(const char *ellipsis)
+{
+	ellipsis_mark = ellipsis ? ellipsis : "~";
+}
+
+const char *xp_draw_ellipsis(void)
+{
+	return ellipsis_mark;
+}
+
+const char *xp_draw_cut(const char *s, int width, int how, const char *ellipsis, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!s || width <= 0)
+		return buf;
+	int cols = xp_draw_cols(s);
+	if (cols <= width) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	int keep = width - xp_draw_cols(ellipsis);
+	if (keep < 0) {
+		/* No room even for the mark: the start of the text says more than half a mark. */
+		snprintf(buf, len, "%.*s", (int)xp_draw_bytes(s, width), s);
+		return buf;
+	}
+	/* Columns kept before and after the mark; the middle cut favours the tail, which is where
+	 * ids of one family differ (driver and runtime versions). */
+	int head = how == XP_CUT_END ? keep : how == XP_CUT_START ? 0 : keep * 2 / 5;
+	int tail = keep - head;
+	const char *t = s + xp_draw_bytes(s, cols - tail);
+	snprintf(buf, len, "%.*s%s%s", (int)xp_draw_bytes(s, head), s, ellipsis, tail ? t : "");
+	return buf;
+}
+
+int xp_draw_clip_cut(WINDOW *w, int y, int x, int width, const char *s, int how, const char *ellipsis)
+{
+	char buf[1024];
+	return xp_draw_clip(w, y, x, width, xp_draw_cut(s, width, how, ellipsis, buf, sizeof buf));
 }
 
 int xp_draw_clip(WINDOW *w, int y, int x, int width, const char *s)

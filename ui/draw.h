@@ -10,7 +10,7 @@ int xp_draw_cols(const char *s);
 /* Byte offset of the code point after the first cols ones of s. */
 size_t xp_draw_bytes(const char *s, int cols);
 /* Draws s at (y, x) in role, skipping its first skip columns, stopping before column maxx
- * and at a bounded byte count; control characters become '?'; returns the column after it. */
+ * and at a bounded byte count; control characters and bidirectional controls become '?'; returns the column after it. */
 int xp_draw_put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int skip);
 /* Fills columns x..maxx-1 of row y with blanks in role. */
 void xp_draw_fill(WINDOW *w, int y, int x, int maxx, int role);
@@ -18,5 +18,22 @@ void xp_draw_fill(WINDOW *w, int y, int x, int maxx, int role);
 int xp_draw_width(const char *s);
 /* Writes s at (y, x) in the current attributes, at most width terminal columns; returns the columns used. */
 int xp_draw_clip(WINDOW *w, int y, int x, int width, const char *s);
+
+/* Where xp_draw_cut takes the text out of a string that is too long. */
+enum xp_cut {
+	XP_CUT_END,    /* "llm-tra…": the start says what it is */
+	XP_CUT_MIDDLE, /* "nvidia…cuda12.4": ids that differ only at their end */
+	XP_CUT_START   /* "…node7 › ACC3": a path, where the end says where one is */
+};
+/* The one way text is cut to width columns (code points): whole when it fits, else cut as
+ * how says with ellipsis (the glyph set's: UTF-8 "…" or ASCII "~") marking the cut; no room
+ * for the mark leaves the plain start. Writes buf (len bytes) and returns it. */
+const char *xp_draw_cut(const char *s, int width, int how, const char *ellipsis, char *buf, size_t len);
+/* The mark xp_draw_ellipsis returns: the glyph set's (the console sets it at start; "~" before). */
+void xp_draw_set_ellipsis(const char *ellipsis);
+/* The mark set by xp_draw_set_ellipsis, for drawing code that has no glyph set at hand. */
+const char *xp_draw_ellipsis(void);
+/* xp_draw_clip of s cut by xp_draw_cut to width; returns the columns used. */
+int xp_draw_clip_cut(WINDOW *w, int y, int x, int width, const char *s, int how, const char *ellipsis);
 
 #endif

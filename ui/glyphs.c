@@ -8,25 +8,6 @@
 
 #include "theme_file.h"
 
-/* Each differs from the others in glyph, not only in colour, so that NO_COLOR and mono themes
- * tell them apart too. */
-const struct xp_glyph_cell xp_glyph_cells[] = {
-	{"idle", offsetof(struct xp_glyphs, level[0]), XP_ROLE_UTIL_0, "device idle (0 % utilization)"},
-	{"busy", offsetof(struct xp_glyphs, level[4]), XP_ROLE_UTIL_40, "device busy: the block's height is its utilization"},
-	{"full", offsetof(struct xp_glyphs, level[8]), XP_ROLE_UTIL_80, "device fully used (100 %)"},
-	{"unknown", offsetof(struct xp_glyphs, unknown), XP_ROLE_DIM, "utilization not known (green: health ok)"},
-	{"warn", offsetof(struct xp_glyphs, warn), XP_ROLE_WARN, "device health warn"},
-	{"fail", offsetof(struct xp_glyphs, fail), XP_ROLE_FAIL, "device health fail"},
-	{"stale", offsetof(struct xp_glyphs, stale), XP_ROLE_WARN, "node unreachable: its last data, not current"},
-	{"down", offsetof(struct xp_glyphs, down), XP_ROLE_FAIL, "node down: the device cannot be used"},
-	{NULL, 0, 0, NULL},
-};
-
-const char *xp_glyph_cell_str(const struct xp_glyphs *g, const struct xp_glyph_cell *c)
-{
-	return *(const char *const *)(const void *)((const char *)g + c->off);
-}
-
 const struct xp_glyphs xp_glyphs_utf8 = {
 	.utf8 = true,
 	.hline = "\u2500", .vline = "\u2502",
@@ -61,6 +42,27 @@ const struct xp_glyphs xp_glyphs_ascii = {
 	.arrow = ">",
 	.tree_mid = "|-", .tree_last = "`-", .tree_pipe = "| ",
 };
+
+/* Each kind differs from the others in glyph, or at least in colour where the glyph is shared
+ * (healthy and not known): a down or unreachable node's cells never look like idle ones, also
+ * with NO_COLOR. */
+const struct xp_glyph_cell xp_glyph_cells[] = {
+	{"util", offsetof(struct xp_glyphs, level), 9, -1, "utilization 0 to 100 %, by eighths"},
+	{"ok", offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_OK, "healthy, utilization not known"},
+	{"unknown", offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_DIM, "health and utilization not known"},
+	{"warn", offsetof(struct xp_glyphs, warn), 1, XP_ROLE_WARN, "health warning"},
+	{"fail", offsetof(struct xp_glyphs, fail), 1, XP_ROLE_FAIL, "failed"},
+	{"stale", offsetof(struct xp_glyphs, stale), 1, XP_ROLE_WARN, "node unreachable: its last data, not current"},
+	{"down", offsetof(struct xp_glyphs, down), 1, XP_ROLE_FAIL, "node down: the device cannot be used"},
+	{"group", offsetof(struct xp_glyphs, group_open), 2, XP_ROLE_DIM, "around the devices of one affinity group"},
+	{NULL, 0, 0, 0, NULL},
+};
+
+const char *xp_glyph_at(const struct xp_glyphs *g, size_t offset, int i)
+{
+	const char *const *p = (const char *const *)(const void *)((const char *)g + offset);
+	return p[i];
+}
 
 const struct xp_glyphs *xp_glyphs_pick(bool force_ascii)
 {

@@ -23,19 +23,20 @@ struct xp_glyphs {
 	const char *tree_mid, *tree_last, *tree_pipe; /* ├─ └─ │  (two columns each) */
 };
 
-/* One kind of device cell, for a legend: the glyph's member, the role (theme_file.h) it is drawn
- * in, and what it means. Every cell glyph the map draws has an entry in xp_glyph_cells. */
+/* One entry of the legend the `?` help draws: a device cell glyph of the map, in its colour.
+ * Every cell glyph the map draws has an entry in xp_glyph_cells. */
 struct xp_glyph_cell {
-	const char *name;    /* short name: "fail", "down" */
-	size_t off;          /* offsetof the member of struct xp_glyphs holding the glyph */
-	int role;            /* enum xp_role it is drawn in */
-	const char *meaning; /* one line */
+	const char *name;    /* short name: "fail", "down"; NULL ends the table */
+	size_t offset;       /* offsetof(struct xp_glyphs, member): a const char * member */
+	int count;           /* glyphs from there (the utilization ramp: 9), else 1 */
+	int role;            /* the theme role it is drawn in; -1: by utilization, per glyph */
+	const char *meaning; /* what it says, for the legend */
 };
-
-/* The device cells, in the order a legend lists them; ends with a NULL name. */
+/* The map's device cells, in the order the legend lists them; ends with a NULL name. A new
+ * cell glyph gets a row here, and the `?` legend shows it. */
 extern const struct xp_glyph_cell xp_glyph_cells[];
-/* The glyph of a cell kind in set g. */
-const char *xp_glyph_cell_str(const struct xp_glyphs *g, const struct xp_glyph_cell *c);
+/* The glyph at offset (a xp_glyph_cell's) plus i in a set. */
+const char *xp_glyph_at(const struct xp_glyphs *g, size_t offset, int i);
 
 /* The UTF-8 set. */
 extern const struct xp_glyphs xp_glyphs_utf8;

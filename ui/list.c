@@ -253,10 +253,16 @@ bool xp_list_key(struct xp_list *l, int key)
 void xp_list_wheel(struct xp_list *l, int dir)
 {
 	long by = dir < 0 ? -XP_LIST_WHEEL : XP_LIST_WHEEL;
-	if (l->pager)
+	if (l->pager) {
 		pager_scroll(l, by);
-	else
-		xp_list_move_to(l, (long)l->cursor + by, dir);
+		return;
+	}
+	/* A wheel scrolls what is shown, at once; the cursor goes with it (the same row of the
+	 * window while the window can move, then on to the first or last row). Moving only the
+	 * cursor left the window still until the cursor reached its edge. */
+	if (l->top <= xp_list_max_top(l))
+		pager_scroll(l, by);
+	xp_list_move_to(l, (long)l->cursor + by, dir);
 }
 
 long xp_list_row_at(const struct xp_list *l, int y)

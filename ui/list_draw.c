@@ -34,7 +34,10 @@ int xp_list_draw_cell(WINDOW *w, int y, int x, int width, int maxx, int role, in
 	}
 	if (x >= end)
 		return x;
-	return xp_draw_put(w, y, x, end, role, text, 0);
+	/* Cut text says so: the mark in its last column. */
+	char buf[1024];
+	return xp_draw_put(w, y, x, end, role, xp_draw_cut(text, end - x, XP_CUT_END, xp_draw_ellipsis(), buf, sizeof buf),
+			   0);
 }
 
 void xp_list_draw_rows(const struct xp_list *l, WINDOW *w, struct xp_rect body, xp_list_draw_row draw_row,

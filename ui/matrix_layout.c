@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "draw.h"
 #include "theme.h"
 #include "xp.h"
 
@@ -91,37 +92,9 @@ int xp_mx_cols(const char *s)
 	return c;
 }
 
-/* Byte length of the first cols code points of s. */
-static size_t prefix_bytes(const char *s, int cols)
-{
-	size_t i = 0;
-	for (int c = 0; s[i]; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && c++ == cols)
-			break;
-	return i;
-}
-
 const char *xp_mx_truncate(const char *s, int width, const char *ellipsis, char *buf, size_t len)
 {
-	if (!len)
-		return buf;
-	buf[0] = '\0';
-	if (!s || width <= 0)
-		return buf;
-	if (xp_mx_cols(s) <= width) {
-		snprintf(buf, len, "%s", s);
-		return buf;
-	}
-	int ew = xp_mx_cols(ellipsis);
-	int keep = width - ew;
-	if (keep < 0) {
-		/* No room even for the ellipsis: the start of the text says more than half a mark. */
-		keep = width;
-		ellipsis = "";
-	}
-	size_t n = prefix_bytes(s, keep);
-	snprintf(buf, len, "%.*s%s", (int)n, s, ellipsis);
-	return buf;
+	return xp_draw_cut(s, width, XP_CUT_END, ellipsis, buf, len);
 }
 
 int xp_mx_case_width(const char *name)

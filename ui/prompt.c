@@ -204,12 +204,16 @@ static const struct xp_opt *word_opt(const struct xp_cmd_entry *e, const char *w
 	return o;
 }
 
+/* Positional words kept to match subcommands ("case add" is two). */
+#define CTX_WORDS 4
+
 /* What the words before the one being completed say about it. */
 struct context {
 	bool have_cmd;                 /* a command word was seen */
 	const struct xp_cmd_entry *cmd; /* which (NULL when unknown) */
 	const struct xp_opt *value_of; /* the word is the value of this option */
 	int positional;                /* arguments seen after the command */
+	char *pos[CTX_WORDS];          /* the first of them (owned), to match subcommand words */
 	bool only_args;                /* after "--" */
 };
 
@@ -244,10 +248,57 @@ static void scan_context(const char *line, int start, struct context *c)
 			struct xp_err err;
 			c->have_cmd = true;
 			c->cmd = xp_cmd_find(w, &err);
-		} else
+		} else {
+			if (c->positional < CTX_WORDS) {
+				c->pos[c->positional] = w;
+				w = NULL;
+			}
 			c->positional++;
+		}
 		free(w);
 	}
+}
+
+static void context_free(struct context *c)
+{
+	for (int i = 0; i < CTX_WORDS; i++)
+		free(c->pos[i]);
+}
+
+/* Offers the next word of the command's subcommands whose first words are those typed
+ * (none once the subcommand is complete). */
+static void add_subs(struct list *l, const struct xp_cmd_entry *e, const struct context *c, const char *text)
+{
+	char buf[128];
+	for (int i = 0; e->sub(i, buf, sizeof buf); i++) {
+		/* Walk the subcommand's words alongside the typed ones. */
+		char *save = NULL, *w = strtok_r(buf, " ", &save);
+		int k = 0;
+		while (w && k < c->positional && k < CTX_WORDS && strcmp(w, c->pos[k]) == 0) {
+			w = strtok_r(NULL, " ", &save);
+			k++;
+		}
+		if (w && k == c->positional && has_prefix(w, text))
+			list_add(l, xp_strdup(w));
+	}
+}
+
+/* Offers an option's value: its own list, node names, or file names (sets *files). */
+static void add_values(const struct xp_prompt *p, struct list *l, const struct xp_opt *o, const char *text,
+		       bool *files)
+{
+	if (o->value) {
+		const char *v;
+		for (int i = 0; (v = o->value(i)) != NULL; i++)
+			if (has_prefix(v, text))
+				list_add(l, xp_strdup(v));
+	} else if (o->arg && strcmp(o->arg, "NODE") == 0) {
+		add_names(p, l, text);
+	} else if (o->arg && (strstr(o->arg, "FILE") || strstr(o->arg, "PATH"))) {
+		add_files(l, text);
+		*files = true;
+	}
+	/* A number or a free-form name has no list. */
 }
 
 /* The candidates for text at start of line; *files tells whether they are file names. */
@@ -263,11 +314,7 @@ static char **complete(const struct xp_prompt *p, const char *line, int start, c
 		text = "";
 	scan_context(line, start, &c);
 	if (c.value_of) {
-		/* Only file-like values can be completed; a number or a name has no list. */
-		if (c.value_of->arg && (strstr(c.value_of->arg, "FILE") || strstr(c.value_of->arg, "PATH"))) {
-			add_files(&l, text);
-			*files = true;
-		}
+		add_values(p, &l, c.value_of, text, files);
 	} else if (text[0] == '-' && !c.only_args) {
 		if (c.cmd)
 			add_opts(&l, c.cmd->opts, text);
@@ -278,9 +325,14 @@ static char **complete(const struct xp_prompt *p, const char *line, int start, c
 		/* `help COMMAND` takes a command name, not a node. */
 		if (c.positional == 0)
 			add_commands(&l, text);
+	} else if (c.cmd && c.cmd->sub) {
+		/* A command with subcommands takes their words first; what follows a subcommand
+		 * is its own (a case, an environment, a URL), never a node name. */
+		add_subs(&l, c.cmd, &c, text);
 	} else {
 		add_names(p, &l, text);
 	}
+	context_free(&c);
 	return list_finish(&l);
 }
 

@@ -62,8 +62,9 @@ void xp_prompt_resize(struct xp_prompt *p, int y, int width);
 /* The completions of text at position start of line, sorted, NULL-terminated (never NULL);
  * works whether or not the prompt is open. Caller frees each and the array. First word:
  * command names; a word starting with '-': --options of the command (and global ones);
- * the value of a FILE or PATH option: file names; `help`'s argument: command names;
- * other words: node names from the names callback. */
+ * an option's value: the values it lists (xp_opt.value), node names for a NODE, file names
+ * for a FILE or PATH; `help`'s argument: command names; after a command with subcommands
+ * (xp_cmd_entry.sub): their next word, then nothing; other words: node names. */
 char **xp_prompt_complete(struct xp_prompt *p, const char *line, int start, const char *text);
 
 #endif

@@ -48,14 +48,23 @@ void xp_sdoc_draw(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *
 
 void xp_sdoc_draw_from(WINDOW *w, int y, int x, int maxx, const struct xp_sdoc_line *l, int xoff)
 {
-	int col = 0;
+	int col = 0, x0 = x, total = 0;
+	for (size_t i = 0; l && i < l->n; i++)
+		total += xp_draw_cols(l->segs[i].text);
+	/* A line cut at the right edge ends in the mark, in the role of the run it cuts. */
+	bool cut = total - xoff > maxx - x0 && maxx - x0 > 1;
+	int last_role = XP_ROLE_NORMAL;
 	for (size_t i = 0; l && i < l->n && x < maxx; i++) {
 		int c = xp_draw_cols(l->segs[i].text);
 		/* Runs wholly left of the scroll are skipped; the one it cuts starts part way. */
-		if (col + c > xoff)
+		if (col + c > xoff) {
 			x = xp_draw_put(w, y, x, maxx, l->segs[i].role, l->segs[i].text, xoff > col ? xoff - col : 0);
+			last_role = l->segs[i].role;
+		}
 		col += c;
 	}
+	if (cut)
+		xp_draw_put(w, y, maxx - 1, maxx, last_role, xp_draw_ellipsis(), 0);
 	xp_draw_fill(w, y, x, maxx, XP_ROLE_NORMAL);
 }
 

@@ -12,6 +12,9 @@ static struct {
 	bool colour;
 	struct xp_theme theme;
 	int attr[XP_ROLE_COUNT];
+	short fg[XP_ROLE_COUNT], bg[XP_ROLE_COUNT]; /* the colours sent for each role */
+	int on[XP_ROLE_COUNT][XP_ROLE_COUNT];       /* xp_theme_attr_on's pairs, made on first use */
+	int next_pair;
 } cur;
 
 static int curses_attrs(unsigned a)
@@ -70,6 +73,8 @@ void xp_theme_apply(const struct xp_theme *t, bool colour)
 	cur.theme = *t;
 	cur.applied = true;
 	cur.colour = colour && has_colors() && start_color() == OK;
+	memset(cur.on, 0, sizeof cur.on);
+	cur.next_pair = XP_ROLE_COUNT + 1;
 	if (!cur.colour) {
 		attrs_mono(t, cur.attr);
 		return;
@@ -84,6 +89,8 @@ void xp_theme_apply(const struct xp_theme *t, bool colour)
 			bg = bg < 0 ? COLOR_BLACK : bg;
 		}
 		int a = curses_attrs(st->attrs);
+		cur.fg[r] = fg;
+		cur.bg[r] = bg;
 		if (r + 1 < COLOR_PAIRS && init_pair((short)(r + 1), fg, bg) == OK)
 			a |= (int)COLOR_PAIR(r + 1);
 		else
@@ -105,6 +112,30 @@ int xp_theme_attr(int role)
 		return attr[role];
 	}
 	return cur.attr[role];
+}
+
+int xp_theme_attr_on(int role, int bar)
+{
+	if (role < 0 || role >= XP_ROLE_COUNT || bar < 0 || bar >= XP_ROLE_COUNT)
+		return xp_theme_attr(role);
+	if (!cur.applied || !cur.colour) {
+		/* Attributes only: the bar's own (reverse video) with the role's bold or dim. */
+		struct xp_theme t;
+		xp_theme_default(&t);
+		const struct xp_theme *th = cur.applied ? &cur.theme : &t;
+		return curses_attrs(mono_attrs(bar, th->roles[bar].attrs) | th->roles[role].attrs);
+	}
+	if (!cur.on[bar][role]) {
+		/* The role's foreground on the bar's background: one more pair, made once. */
+		short bg = cur.bg[bar] >= 0 ? cur.bg[bar] : cur.bg[role];
+		int a = curses_attrs(cur.theme.roles[role].attrs | cur.theme.roles[bar].attrs);
+		if (cur.next_pair < COLOR_PAIRS && init_pair((short)cur.next_pair, cur.fg[role], bg) == OK)
+			a |= (int)COLOR_PAIR(cur.next_pair++);
+		else
+			a = cur.attr[role];
+		cur.on[bar][role] = a ? a : (int)A_NORMAL;
+	}
+	return cur.on[bar][role];
 }
 
 const struct xp_theme *xp_theme_current(void)

@@ -15,5 +15,8 @@ bool xp_theme_has_colour(void);
 void xp_theme_apply(const struct xp_theme *t, bool colour);
 /* The ncurses attribute (colour pair and attributes) of a role under the current theme. */
 int xp_theme_attr(int role);
+/* A role's colour and attributes drawn on a bar (XP_ROLE_HEADER, XP_ROLE_STATUS): its
+ * foreground on the bar's background, so a coloured word does not cut a hole in the bar. */
+int xp_theme_attr_on(int role, int bar);
 
 #endif

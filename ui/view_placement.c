@@ -718,6 +718,11 @@ static void draw_result(struct pv *v, struct xp_ui *ui, WINDOW *w, struct xp_rec
 	int h = r.h - head;
 	xp_list_set_count(&v->pane, v->doc.n - (size_t)head, 0);
 	xp_list_frame(&v->pane, h);
+	/* More below: the last row says so, in place of a line (a mark drawn over a line's end
+	 * would hide what it says). */
+	bool more = v->pane.top < xp_list_max_top(&v->pane) && h > 2;
+	if (more)
+		xp_list_frame(&v->pane, --h);
 	for (int i = 0; i < h; i++) {
 		size_t li = (size_t)head + v->pane.top + (size_t)i;
 		xp_draw_fill(w, r.y + head + i, r.x, r.x + 1, XP_ROLE_NORMAL);
@@ -726,9 +731,14 @@ static void draw_result(struct pv *v, struct xp_ui *ui, WINDOW *w, struct xp_rec
 	if (head)
 		for (int i = 0; i < head; i++)
 			xp_draw_fill(w, r.y + i, r.x, r.x + 1, XP_ROLE_NORMAL);
-	/* More below: say so on the last row's right edge. */
-	if (v->pane.top < xp_list_max_top(&v->pane) && r.w > 8)
-		xp_draw_put(w, r.y + r.h - 1, maxx - 6, maxx, XP_ROLE_DIM, " more ", 0);
+	if (more) {
+		char m[96];
+		size_t below = v->doc.n - (size_t)head - v->pane.top - (size_t)h;
+		snprintf(m, sizeof m, " %s %zu more line%s (J, PgDn)", v->g->utf8 ? "\u2193" : "v", below,
+			 below == 1 ? "" : "s");
+		xp_draw_fill(w, r.y + r.h - 1, r.x, maxx, XP_ROLE_NORMAL);
+		xp_draw_put(w, r.y + r.h - 1, r.x, maxx, XP_ROLE_DIM, m, 0);
+	}
 }
 
 static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)

@@ -382,10 +382,15 @@ static bool is_node_row(size_t pos, void *arg)
 	return t->rows.rows[pos].kind == XP_MAP_NODE;
 }
 
-/* Puts the map cursor on a node row: prefer the named node, else stay near the old row. */
-static void place_cursor(struct topo *t, const struct xp_cluster *c, size_t old_row)
+/* Puts the map cursor on a node row: the first match for a new filter (with the window at
+ * the top, so no match hides above it), else the named node, else near the old row. */
+static void place_cursor(struct topo *t, const struct xp_cluster *c, size_t old_row, bool first)
 {
-	long at = -1, ni = find_node(c, t->name);
+	long at = -1, ni = first ? -1 : find_node(c, t->name);
+	if (first) {
+		at = xp_map_snap_node(&t->rows, 0, 1);
+		t->map.top = 0;
+	}
 	if (ni >= 0)
 		at = xp_map_row_of_node(&t->rows, (size_t)ni);
 	if (at < 0)
@@ -425,12 +430,14 @@ static void rebuild(struct topo *t, struct xp_ui *ui)
 		xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, t);
 	else
 		xp_map_rows_refilter(&t->rows, c, f && *f ? node_matches : NULL, t);
+	/* A filter typed (not cleared) jumps to its first match. */
+	bool first = f && *f && (!t->filter || strcmp(t->filter, f) != 0);
 	free(t->filter);
 	t->filter = xp_strdup(f ? f : "");
 	t->built = c;
 	t->built_gen = c->generation;
 	measure_columns(t);
-	place_cursor(t, c, old_row);
+	place_cursor(t, c, old_row, first && t->mode == MODE_MAP);
 	if (t->mode == MODE_MAP)
 		return;
 	long ni = find_node(c, t->name);

@@ -464,7 +464,8 @@ static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
 	size_t nvis = f->nvis;
 	char buf[512];
 	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
-	xp_mx_truncate(v->m.envs[v->sh.rows[i]].id, env_w, v->g->ellipsis, buf, sizeof buf);
+	/* Ids of one family differ at their end (driver, runtime): cut in the middle. */
+	xp_draw_cut(v->m.envs[v->sh.rows[i]].id, env_w, XP_CUT_MIDDLE, v->g->ellipsis, buf, sizeof buf);
 	int end = xp_draw_put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
 	if (sel)
 		xp_draw_fill(w, y, end, x0 + env_w, XP_ROLE_SELECTED);

@@ -61,6 +61,7 @@ struct xp_opt {
 	char short_name;  /* 'j', or 0 */
 	const char *arg;  /* name of its argument ("FILE"), or NULL for a flag */
 	const char *help; /* one line for `help COMMAND` */
+	const char *(*value)(int i); /* the i-th value it takes, NULL past the last (prompt completion); NULL: any */
 };
 
 struct xp_cmd_entry;
@@ -86,6 +87,9 @@ struct xp_cmd_entry {
 	int min_args, max_args;    /* positional counts; max -1 for no limit */
 	int (*exec)(struct xp_ctx *ctx, const struct xp_args *args); /* returns an exit code */
 	bool stop_at_args; /* options end at the first positional (the program's own, before a command) */
+	/* The i-th subcommand's words ("case add") written to buf, NULL past the last; NULL for a
+	 * command without subcommands. The prompt completes them from here. */
+	const char *(*sub)(int i, char *buf, size_t len);
 };
 
 /* Every command, NULL-terminated, in the order `help` lists them. */

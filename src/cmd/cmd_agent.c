@@ -255,6 +255,16 @@ static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+/* The subcommands agent_exec knows (without one it serves), for the prompt's completion. */
+static const char *agent_sub(int i, char *buf, size_t len)
+{
+	static const char *const words[] = {"ls", "add", "rm", "probe"};
+	if (i < 0 || (size_t)i >= sizeof words / sizeof words[0])
+		return NULL;
+	snprintf(buf, len, "%s", words[i]);
+	return buf;
+}
+
 const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.name = "agent",
 	.alias = NULL,
@@ -266,4 +276,5 @@ const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = agent_exec,
+	.sub = agent_sub,
 };

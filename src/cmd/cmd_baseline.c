@@ -99,6 +99,15 @@ static int baseline_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+/* The subcommands baseline_exec knows, for the prompt's completion. */
+static const char *baseline_sub(int i, char *buf, size_t len)
+{
+	if (i < 0 || i > 1)
+		return NULL;
+	snprintf(buf, len, "%s", i ? "list" : "add");
+	return buf;
+}
+
 const struct xp_cmd_entry xp_cmd_baseline_entry = {
 	.name = "baseline",
 	.alias = NULL,
@@ -108,4 +117,5 @@ const struct xp_cmd_entry xp_cmd_baseline_entry = {
 	.min_args = 1,
 	.max_args = 5,
 	.exec = baseline_exec,
+	.sub = baseline_sub,
 };

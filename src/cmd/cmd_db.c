@@ -208,6 +208,16 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+/* The subcommands db_exec knows, for the prompt's completion. */
+static const char *db_sub(int i, char *buf, size_t len)
+{
+	static const char *const words[] = {"info", "check", "backup", "vacuum", "snapshot", "set"};
+	if (i < 0 || (size_t)i >= sizeof words / sizeof words[0])
+		return NULL;
+	snprintf(buf, len, "%s", words[i]);
+	return buf;
+}
+
 const struct xp_cmd_entry xp_cmd_db_entry = {
 	.name = "db",
 	.alias = NULL,
@@ -217,4 +227,5 @@ const struct xp_cmd_entry xp_cmd_db_entry = {
 	.min_args = 1,
 	.max_args = 3,
 	.exec = db_exec,
+	.sub = db_sub,
 };

@@ -17,12 +17,23 @@
 
 #include <sys/stat.h>
 
+/* The values --strategy and --export take, from the engine's own name tables (prompt completion). */
+static const char *strategy_value(int i)
+{
+	return i >= 0 && i < XP_STRAT_COUNT ? xp_strategy_name(i) : NULL;
+}
+
+static const char *export_value(int i)
+{
+	return i >= 0 && i < XP_EXPORT_COUNT ? xp_export_name(i) : NULL;
+}
+
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
-	{"strategy", 0, "S", "pack (default), spread, topology or green"},
+	{"strategy", 0, "S", "pack (default), spread, topology or green", strategy_value},
 	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
-	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script"},
+	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},

@@ -20,6 +20,11 @@
 /* Largest import document read: a matrix of 100,000 records is about 40 MiB of JSON. */
 #define IMPORT_MAX ((size_t)256 << 20)
 
+static const char *layer_value(int i)
+{
+	return i >= 0 && i < XP_LAYER_COUNT ? xp_layer_name(i) : NULL;
+}
+
 static const struct xp_opt validate_opts[] = {
 	{"image", 0, "IMAGE", "case add: the container image"},
 	{"model", 0, "MODEL", "case add: the model (name and version)"},
@@ -33,7 +38,7 @@ static const struct xp_opt validate_opts[] = {
 	{"note", 0, "TEXT", "record: a note kept with the record"},
 	{"node", 0, "NODE", "record, run: the node the evidence comes from"},
 	{"env", 0, "ENV", "run: the environment (default: the only one the node's devices show)"},
-	{"layer", 0, "LAYER", "run: the layer to record (default executes)"},
+	{"layer", 0, "LAYER", "run: the layer to record (default executes)", layer_value},
 	{"timeout", 0, "SECONDS", "run: kill the probe after SECONDS (default 600)"},
 	{"log-dir", 0, "DIR", "run: where logs go (default $XDG_STATE_HOME/xpool/logs)"},
 	{"csv", 0, NULL, "matrix: print CSV, one line per cell layer"},
@@ -801,6 +806,18 @@ static int validate_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+/* The subcommands for the prompt's completion: the table above, then `help`. */
+static const char *validate_sub(int i, char *buf, size_t len)
+{
+	if (i < 0 || (size_t)i > N_SUBS)
+		return NULL;
+	if ((size_t)i == N_SUBS)
+		snprintf(buf, len, "help");
+	else
+		sub_words(&subs[i], buf, len);
+	return buf;
+}
+
 const struct xp_cmd_entry xp_cmd_validate_entry = {
 	.name = "validate",
 	.alias = NULL,
@@ -811,4 +828,5 @@ const struct xp_cmd_entry xp_cmd_validate_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = validate_exec,
+	.sub = validate_sub,
 };
