@@ -255,6 +255,9 @@ static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+static const struct xp_subcmd agent_subs[] = {
+	{"ls", true}, {"list", true}, {"add", false}, {"rm", false}, {"remove", false}, {"probe", true}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.name = "agent",
 	.alias = NULL,
@@ -266,4 +269,5 @@ const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = agent_exec,
+	.subs = agent_subs,
 };

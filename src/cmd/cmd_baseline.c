@@ -98,6 +98,9 @@ static int baseline_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+static const struct xp_subcmd baseline_subs[] = {
+	{"add", false}, {"list", true}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_baseline_entry = {
 	.name = "baseline",
 	.alias = NULL,
@@ -107,4 +110,5 @@ const struct xp_cmd_entry xp_cmd_baseline_entry = {
 	.min_args = 1,
 	.max_args = 5,
 	.exec = baseline_exec,
+	.subs = baseline_subs,
 };

@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "model_json.h"
+#include "table.h"
 #include "store.h"
 
 static const char *const tables[] = {"environments", "cases", "results", "baselines", "audit",
@@ -45,8 +47,27 @@ static int db_info(struct xp_ctx *ctx, struct xp_store *s)
 {
 	struct stat st;
 	char *mode = pragma_text(s, "PRAGMA journal_mode");
+	bool sized = stat(s->path, &st) == 0;
+	if (ctx->json) {
+		json_t *doc = json_object(), *rows = json_object();
+		json_object_set_new(doc, "database", xp_json_str(s->path));
+		json_object_set_new(doc, "size", sized ? json_integer((json_int_t)st.st_size) : json_null());
+		json_object_set_new(doc, "schema_version", json_integer(s->version));
+		json_object_set_new(doc, "schema_version_written", json_integer(XP_STORE_VERSION));
+		json_object_set_new(doc, "journal", xp_json_str(mode));
+		json_object_set_new(doc, "sqlite", json_string(sqlite3_libversion()));
+		for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+			long long n = count_rows(s, tables[i]);
+			/* A table this file lacks (an older schema) is null, not zero. */
+			json_object_set_new(rows, tables[i], n >= 0 ? json_integer((json_int_t)n) : json_null());
+		}
+		json_object_set_new(doc, "rows", rows);
+		xp_print_json(ctx->out, doc);
+		free(mode);
+		return XP_EXIT_OK;
+	}
 	fprintf(ctx->out, "database   %s\n", s->path);
-	if (stat(s->path, &st) == 0)
+	if (sized)
 		fprintf(ctx->out, "size       %lld bytes\n", (long long)st.st_size);
 	fprintf(ctx->out, "schema     version %d (this xpool writes %d)\n", s->version, XP_STORE_VERSION);
 	fprintf(ctx->out, "journal    %s\n", mode ? mode : "?");
@@ -195,13 +216,18 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+static const struct xp_subcmd db_subs[] = {
+	{"info", true}, {"check", false}, {"backup", false}, {"vacuum", false}, {"snapshot", false}, {"set", false},
+	{NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_db_entry = {
 	.name = "db",
 	.alias = NULL,
-	.usage = "info|check|backup FILE|vacuum|snapshot|set KEY VALUE",
+	.usage = "info [--json]|check|backup FILE|vacuum|snapshot|set KEY VALUE",
 	.summary = "the database: contents, integrity check, online backup, vacuum, inventory snapshot",
 	.opts = NULL,
 	.min_args = 1,
 	.max_args = 3,
 	.exec = db_exec,
+	.subs = db_subs,
 };

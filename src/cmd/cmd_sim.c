@@ -71,6 +71,10 @@ static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+/* gen writes inventory JSON whatever --json says: the option would change nothing. */
+static const struct xp_subcmd sim_subs[] = {
+	{"gen", false}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_sim_entry = {
 	.name = "sim",
 	.alias = NULL,
@@ -80,4 +84,5 @@ const struct xp_cmd_entry xp_cmd_sim_entry = {
 	.min_args = 1,
 	.max_args = 1,
 	.exec = sim_exec,
+	.subs = sim_subs,
 };

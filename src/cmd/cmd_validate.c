@@ -786,6 +786,12 @@ static int validate_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
+/* The forms for the dispatcher's --json rule (the table above runs them). */
+static const struct xp_subcmd validate_subs[] = {
+	{"matrix", true}, {"sync", false}, {"case add", false}, {"case rm", false}, {"case show", true},
+	{"case list", true}, {"env declare", false}, {"env list", true}, {"record", false}, {"run", false},
+	{"history", true}, {"import", false}, {"export", true}, {"help", false}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_validate_entry = {
 	.name = "validate",
 	.alias = NULL,
@@ -796,4 +802,5 @@ const struct xp_cmd_entry xp_cmd_validate_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = validate_exec,
+	.subs = validate_subs,
 };
