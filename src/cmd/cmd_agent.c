@@ -33,7 +33,8 @@ static const struct xp_opt agent_opts[] = {
 	{"tls-cert", 0, "FILE", "serve HTTPS with this PEM certificate (chain); needs --tls-key"},
 	{"tls-key", 0, "FILE", "the PEM private key of --tls-cert"},
 	{"max-connections", 0, "N", "at most N connections at once (default 64; a quarter, at least 8, per client address)"},
-	{"case", 0, "CASE", "agent probe: record the result as evidence for this workload case"},
+	{"case", 0, "CASE", "agent probe: record the result as evidence for this workload case (with --layer)"},
+	{"layer", 0, "LAYER", "agent probe: the layer the agent's config gives the probe (checked before it runs)"},
 	{"timeout", 0, "SECONDS", "agent probe: wait at most SECONDS for the reply (default 660)"},
 	{NULL, 0, NULL, NULL},
 };
@@ -263,7 +264,7 @@ const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.alias = NULL,
 	.usage = "[--listen ADDR:PORT] [--token-file F] [--write-token-file F] [--interval S] [--name NAME] "
 		 "[--config FILE] [--tls-cert F --tls-key F] [--max-connections N] | ls | add URL... | rm URL... | "
-		 "probe URL NAME [--case CASE] [--timeout S] --write-token-file F",
+		 "probe URL NAME [--case CASE --layer L] [--timeout S] --write-token-file F",
 	.summary = "serve this node to consoles (inventory, health, metrics, probes); ls|add|rm|probe: the console's agents",
 	.opts = agent_opts,
 	.min_args = 0,
