@@ -563,6 +563,9 @@ START_TEST(probe_checks_first)
 			 0);
 	ck_assert_msg(r.status == 0 && !strstr(r.out, "executes"), "%s%s", r.out, r.err);
 	xp_run_free(&r);
+	/* The id as shown, "-" for the unknown runtime, names the environment. */
+	expect_xpool(0, NULL, "--db", db, "validate", "history", "AMD:AMD Instinct MI100:6.3.6:113-D3431401-101:-", "llama",
+		     NULL);
 	unsetenv("XDG_STATE_HOME");
 	free(state);
 	free(db);
