@@ -542,7 +542,7 @@ START_TEST(probe_checks_first)
 		     "executes", "--write-token-file", wtok, NULL);
 	ck_assert_int_ne(access(mark, F_OK), 0);
 	/* The agent's default layer, executes, on a fresh matrix: schedulable is untested. */
-	expect_xpool(1, "a executes pass could not be recorded for AMD:AMD Instinct MI100", "--db", db, "agent", "probe",
+	expect_xpool(1, "cannot record executes pass for AMD:AMD Instinct MI100", "--db", db, "agent", "probe",
 		     url, "mark", "--case", "llama", "--layer", "executes", "--write-token-file", wtok, NULL);
 	ck_assert_int_ne(access(mark, F_OK), 0);
 	expect_xpool(2, "--case needs --layer", "--db", db, "agent", "probe", url, "mark", "--case", "llama",

@@ -27,6 +27,15 @@ for tool in curl jq; do
 	command -v $tool >/dev/null 2>&1 || { echo "readme: the examples need $tool (make check installs it)"; exit 1; }
 done
 
+# The examples' agents listen on the ports the README names: one taken by something else would
+# show up as a drifted example; say so plainly instead.
+for port in $(grep -oE '^\$ .*(localhost|127\.0\.0\.1):[0-9]+' "$readme" | grep -oE ':[0-9]+' | tr -d : | sort -u); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		echo "readme: port $port is in use; the README's agents need it (stop what listens there)"
+		exit 1
+	fi
+done
+
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/xpool-readme.XXXXXX") || exit 1
 work=$scratch/work
 mkdir -p "$work/tests" "$scratch/bin" "$scratch/home" "$scratch/run"
@@ -64,6 +73,7 @@ mask() {
 		-e 's/"(discovered|started|time|last_ok|age_s|next_try)": ?[0-9]+/"\1":<N>/g' \
 		-e 's/"(discovery_ms|duration_s|latency_ms)": ?[-0-9.eE+]+/"\1":<N>/g' \
 		-e 's/[0-9]+(\.[0-9]+)? ms\b/<N> ms/g' \
+		-e 's/\b[0-9]+s\b/<N>s/g' \
 		-e 's/\b[0-9]+\.[0-9]+ s\b/<N> s/g' \
 		-e 's/[0-9a-f]{16,}/<HEX>/g' \
 		-e 's/(127\.0\.0\.1|localhost|\[::1\]):[0-9]+/\1:<PORT>/g' \

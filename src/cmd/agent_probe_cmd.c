@@ -251,9 +251,8 @@ static int preflight(struct xp_ctx *ctx, const char *url, const char *kase, int 
 		for (int l = 0; rc == 0 && l < layer; l++)
 			if (cur[l].status != XP_V_PASS) {
 				char *shown = xp_env_id_show(id);
-				xp_ctx_error(ctx, "agent probe: a %s pass could not be recorded for %s, case %s: %s is %s; "
-						  "nothing run", xp_layer_name(layer), shown, kase, xp_layer_name(l),
-					     xp_vstatus_name(cur[l].status));
+				xp_ctx_error(ctx, "agent probe: cannot record %s pass for %s, case %s: %s is %s; nothing run",
+					     xp_layer_name(layer), shown, kase, xp_layer_name(l), xp_vstatus_name(cur[l].status));
 				free(shown);
 				rc = -1;
 			}
