@@ -529,7 +529,7 @@ START_TEST(probe_checks_first)
 	char *rep = replay_mi100();
 	char *wtok = xp_write_file(dir, "write.token", "probe-writer-token\n", 0600);
 	char *mark = xp_asprintf("%s/ran", dir);
-	char *line = xp_asprintf("probe mark timeout=30 -- touch %s\n", mark);
+	char *line = xp_asprintf("probe mark timeout=30 -- touch %s\nprobe ok layer=discovered -- /bin/true\n", mark);
 	char *conf = xp_write_file(dir, "agent.conf", line, 0644);
 	char url[256];
 	started(xp_agent_start(url, sizeof url, "--replay", rep, "--config", conf, "--write-token-file", wtok, NULL),
@@ -562,6 +562,16 @@ START_TEST(probe_checks_first)
 				      NULL),
 			 0);
 	ck_assert_msg(r.status == 0 && !strstr(r.out, "executes"), "%s%s", r.out, r.err);
+	xp_run_free(&r);
+	/* Recorded with --json: standard output is the agent's reply alone. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "ok", "--case", "llama", "--layer",
+				      "discovered", "--write-token-file", wtok, "--json", NULL),
+			 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_error_t je;
+	json_t *doc = json_loads(r.out, 0, &je);
+	ck_assert_msg(doc != NULL, "not JSON: %s: %s", je.text, r.out);
+	json_decref(doc);
 	xp_run_free(&r);
 	/* The id as shown, "-" for the unknown runtime, names the environment. */
 	expect_xpool(0, NULL, "--db", db, "validate", "history", "AMD:AMD Instinct MI100:6.3.6:113-D3431401-101:-", "llama",

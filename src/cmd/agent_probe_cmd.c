@@ -180,7 +180,8 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 		    xp_validate_record(s, env, kase, layer, status, full, path, node, &err) < 0) {
 			xp_ctx_error(ctx, "agent probe: %s: %s", env, err.msg);
 			rc = -1;
-		} else {
+		} else if (!ctx->json) {
+			/* With --json, standard output is the agent's reply alone: a script parses it. */
 			char *shown = xp_env_id_show(env);
 			fprintf(ctx->out, "recorded %s %s for %s, case %s\nlog %s\n", xp_layer_name(layer),
 				xp_vstatus_name(status), shown, kase, path);
