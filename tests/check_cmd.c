@@ -409,6 +409,11 @@ START_TEST(json_or_refused)
 			xp_run_free(&r);
 		}
 	}
+	/* A form the table does not know is refused too, never run to print text. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "bogus", "--json", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(r.err, "validate bogus: --json: not a subcommand that prints JSON"));
+	xp_run_free(&r);
 	ck_assert_int_ge(json_forms, 15);
 	ck_assert_int_ge(refused, 10);
 	free(db);

@@ -590,8 +590,9 @@ bool xp_cmd_speaks_json(const struct xp_cmd_entry *e, int argc, char *const *arg
 	if (!e->subs || argc == 0)
 		return e->json;
 	const struct xp_subcmd *u = find_sub(e, argc, argv);
-	/* An unknown subcommand (or a group without one): the command gives the usage error. */
-	return u ? u->json : true;
+	/* A form the table does not list (a typo, or a subcommand added without its flag) is
+	 * refused: --json must never be ignored quietly. */
+	return u && u->json;
 }
 
 /* The program's global options before a command name on a batch or prompt line, parsed as on
@@ -644,8 +645,12 @@ int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 		if (ctx->json && !xp_cmd_speaks_json(e, args.argc, args.argv)) {
 			/* Text where a script asked for JSON would break the script later, and quietly. */
 			const struct xp_subcmd *u = e->subs ? find_sub(e, args.argc, args.argv) : NULL;
-			xp_ctx_error(ctx, "%s%s%s: --json: this command prints no JSON (leave --json out)", e->name,
-				     u ? " " : "", u ? u->words : "");
+			if (e->subs && args.argc && !u)
+				xp_ctx_error(ctx, "%s %s: --json: not a subcommand that prints JSON (leave --json out)",
+					     e->name, args.argv[0]);
+			else
+				xp_ctx_error(ctx, "%s%s%s: --json: this command prints no JSON (leave --json out)",
+					     e->name, u ? " " : "", u ? u->words : "");
 		} else
 			rc = exec_to(ctx, e, &args);
 		free(args.argv);

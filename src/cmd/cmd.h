@@ -131,8 +131,8 @@ bool xp_args_has(const struct xp_args *a, const char *name);
 /* The value of option name, or NULL. */
 const char *xp_args_get(const struct xp_args *a, const char *name);
 /* Whether the command line argv (argc positionals after the command's name, as parsed) prints
- * JSON under --json: the subcommand's flag, else the command's. An unknown subcommand counts
- * as JSON so that the command itself says it is unknown. */
+ * JSON under --json: the subcommand's flag, else the command's. A subcommand the table does not
+ * list does not (so that one added without its flag is refused, never quietly text). */
 bool xp_cmd_speaks_json(const struct xp_cmd_entry *e, int argc, char *const *argv);
 /* Finds, parses and runs one command (global options may stand before its name, as on the
  * command line); returns its exit code (2 for usage errors). */
