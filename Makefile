@@ -23,9 +23,10 @@ DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjanss
            libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base tmux \
            ncurses-term
 # Tools only the tests run (promtool checks the agent's /metrics, openssl makes its test
-# certificate), installed by `make check` and not by `make run`.
-TEST_TOOLS    = promtool openssl
-DEB_TEST_PKGS = prometheus openssl
+# certificate, the README's examples use jq and curl), installed by `make check` and not by
+# `make run`.
+TEST_TOOLS    = promtool openssl jq curl
+DEB_TEST_PKGS = prometheus openssl jq curl
 
 ifeq ($(SANITIZE),1)
 B        = build/san
@@ -171,13 +172,14 @@ $(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/liba
 check: deps test-deps
 	@$(MAKE) --no-print-directory test
 
-# The manual and layer checks run first so that the check runner's summary is the last line.
+# The manual, README and layer checks run first so that the check runner's summary is the last line.
 # hwloc's PCI plugin and libpciaccess keep allocations for the process's life;
 # LeakSanitizer is told so, and nothing of ours is suppressed.
 export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 
 test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/readme_check.sh
 	@sh tests/layers.sh $(B)/obj
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/internals_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \

@@ -456,7 +456,7 @@ START_TEST(probe_becomes_evidence)
 	char *conf = xp_write_file(dir, "agent.conf",
 				"# what this node may be asked to run\n"
 				"probe smoke timeout=30 layer=discovered -- /bin/echo hello from the probe\n"
-				"probe broken -- /bin/false\n"
+				"probe broken layer=schedulable -- /bin/false\n"
 				"probe slow timeout=30 -- /bin/sleep 5\n",
 				0644);
 	char url[256];
@@ -468,11 +468,13 @@ START_TEST(probe_becomes_evidence)
 	struct xp_run r;
 	expect_xpool(0, NULL, "--db", db, "validate", "case", "add", "llama", "--entry", "/bin/true", NULL);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "smoke", "--case", "llama",
-				      "--write-token-file", wtok, NULL),
+				      "--layer", "discovered", "--write-token-file", wtok, NULL),
 			 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	xp_want_parts(r.out, "probe smoke on mi100-11: discovered pass", "hello from the probe",
 		      "recorded discovered pass for AMD:AMD Instinct MI100", NULL);
+	/* The unknown runtime reads "-", not an empty field after a ':'. */
+	ck_assert_msg(strstr(r.out, ":-, case llama\n") && !strstr(r.out, ":, case"), "%s", r.out);
 	/* The log holds what the probe printed. */
 	const char *log = strstr(r.out, "\nlog ");
 	ck_assert_ptr_nonnull(log);
@@ -487,14 +489,14 @@ START_TEST(probe_becomes_evidence)
 	free(path);
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "broken", "--case", "llama",
-				      "--write-token-file", wtok, NULL),
+				      "--layer", "schedulable", "--write-token-file", wtok, NULL),
 			 0);
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_ptr_nonnull(strstr(r.out, "recorded executes fail"));
+	ck_assert_ptr_nonnull(strstr(r.out, "recorded schedulable fail"));
 	ck_assert_ptr_nonnull(strstr(r.err, "the fail is recorded"));
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "matrix", NULL), 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "P..F."));
+	ck_assert_ptr_nonnull(strstr(r.out, "PF..."));
 	xp_run_free(&r);
 	/* The read token is not the write token; a name not in the config is refused by the agent. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "agent", "probe", url, "smoke", "--write-token-file", rtok, NULL), 0);
@@ -514,6 +516,73 @@ START_TEST(probe_becomes_evidence)
 	free(wtok);
 	free(rtok);
 	free(conf);
+	free(rep);
+}
+END_TEST
+
+/* `agent probe --case`: what would keep the result out of the matrix (an unknown case, a layer
+ * whose lower layers are not pass, no --layer) is refused before the agent is asked, so the
+ * probe never runs for nothing; a layer the agent's config does not give the probe records
+ * nothing. */
+START_TEST(probe_checks_first)
+{
+	char *rep = replay_mi100();
+	char *wtok = xp_write_file(dir, "write.token", "probe-writer-token\n", 0600);
+	char *mark = xp_asprintf("%s/ran", dir);
+	char *line = xp_asprintf("probe mark timeout=30 -- touch %s\nprobe ok layer=discovered -- /bin/true\n", mark);
+	char *conf = xp_write_file(dir, "agent.conf", line, 0644);
+	char url[256];
+	started(xp_agent_start(url, sizeof url, "--replay", rep, "--config", conf, "--write-token-file", wtok, NULL),
+		url);
+	char *state = xp_asprintf("%s/state", dir);
+	setenv("XDG_STATE_HOME", state, 1);
+	char *db = xp_asprintf("%s/x.db", dir);
+	expect_xpool(0, NULL, "--db", db, "validate", "case", "add", "llama", NULL);
+	expect_xpool(1, "no case named nope", "--db", db, "agent", "probe", url, "mark", "--case", "nope", "--layer",
+		     "executes", "--write-token-file", wtok, NULL);
+	ck_assert_int_ne(access(mark, F_OK), 0);
+	/* The agent's default layer, executes, on a fresh matrix: schedulable is untested. */
+	expect_xpool(1, "cannot record executes pass for AMD:AMD Instinct MI100", "--db", db, "agent", "probe",
+		     url, "mark", "--case", "llama", "--layer", "executes", "--write-token-file", wtok, NULL);
+	ck_assert_int_ne(access(mark, F_OK), 0);
+	expect_xpool(2, "--case needs --layer", "--db", db, "agent", "probe", url, "mark", "--case", "llama",
+		     "--write-token-file", wtok, NULL);
+	expect_xpool(2, "not a layer", "--db", db, "agent", "probe", url, "mark", "--case", "llama", "--layer", "bogus",
+		     "--write-token-file", wtok, NULL);
+	ck_assert_int_ne(access(mark, F_OK), 0);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "matrix", NULL), 0);
+	ck_assert_msg(strstr(r.out, ":-  P....  1/5"), "%s", r.out);
+	xp_run_free(&r);
+	/* The agent says the probe is executes evidence, not discovered: it ran, nothing is recorded. */
+	expect_xpool(1, "the agent ran mark as executes evidence, not discovered", "--db", db, "agent", "probe", url,
+		     "mark", "--case", "llama", "--layer", "discovered", "--write-token-file", wtok, NULL);
+	ck_assert_int_eq(access(mark, F_OK), 0);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "history", "AMD:AMD Instinct MI100", "llama",
+				      NULL),
+			 0);
+	ck_assert_msg(r.status == 0 && !strstr(r.out, "executes"), "%s%s", r.out, r.err);
+	xp_run_free(&r);
+	/* Recorded with --json: standard output is the agent's reply alone. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "agent", "probe", url, "ok", "--case", "llama", "--layer",
+				      "discovered", "--write-token-file", wtok, "--json", NULL),
+			 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_error_t je;
+	json_t *doc = json_loads(r.out, 0, &je);
+	ck_assert_msg(doc != NULL, "not JSON: %s: %s", je.text, r.out);
+	json_decref(doc);
+	xp_run_free(&r);
+	/* The id as shown, "-" for the unknown runtime, names the environment. */
+	expect_xpool(0, NULL, "--db", db, "validate", "history", "AMD:AMD Instinct MI100:6.3.6:113-D3431401-101:-", "llama",
+		     NULL);
+	unsetenv("XDG_STATE_HOME");
+	free(state);
+	free(db);
+	free(wtok);
+	free(conf);
+	free(line);
+	free(mark);
 	free(rep);
 }
 END_TEST
@@ -718,5 +787,5 @@ XP_DEFINE_SUITE(agents,
 	{"client", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .tests = {inventory_from_three_agents, faults_cost_only_their_agent,
 		   pool_recovers_and_backs_off, identity_is_pinned, tokens, bad_agent_lists,
-		   probe_becomes_evidence, https_agent, baselines_apply_to_agent_nodes,
+		   probe_becomes_evidence, probe_checks_first, https_agent, baselines_apply_to_agent_nodes,
 		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll}})

@@ -1,11 +1,17 @@
 /* check_cmd.c: the command table: lookup, argument parsing, line splitting, batch scripts. */
 #include <check.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "suitelib.h"
+#include "testlib.h"
 
 /* A private table so lookup rules (alias, prefix, ambiguity) can be tested on known names. */
 static int noop_exec(struct xp_ctx *ctx, const struct xp_args *a)
@@ -247,6 +253,176 @@ START_TEST(batch_scripts)
 }
 END_TEST
 
+
+/* A global option before the command on a batch line works as on the command line, and lasts
+ * for that line only. */
+START_TEST(batch_leading_options)
+{
+	char *out, *err;
+	char *script = xp_asprintf("--topology %s inventory\n--json version\nversion\n",
+				   xp_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml"));
+	int rc = batch(script, false, &out, &err);
+	free(script);
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, err);
+	ck_assert_str_eq(err, "");
+	ck_assert_ptr_nonnull(strstr(out, "conan  up  hwloc-xml:"));
+	char *json = strstr(out, "{\n");
+	ck_assert_ptr_nonnull(json);
+	ck_assert_ptr_nonnull(strstr(json, "\"version\": \"" XP_VERSION "\""));
+	/* The line after it is text again. */
+	ck_assert_ptr_nonnull(strstr(json, "}\nxpool " XP_VERSION "\n"));
+	free(out);
+	free(err);
+
+	/* The same parser as the command line: its messages, and no command is a usage error. */
+	rc = batch("--bogus version\n", true, &out, &err);
+	ck_assert_int_eq(rc, XP_EXIT_USAGE);
+	ck_assert_str_eq(err, "xpool: t.xps:1: unknown option --bogus (try 'xpool help')\n");
+	free(out);
+	free(err);
+	rc = batch("-q\n--db\n", true, &out, &err);
+	ck_assert_int_eq(rc, XP_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(err, "t.xps:1: options but no command"));
+	ck_assert_ptr_nonnull(strstr(err, "t.xps:2: option --db needs a PATH"));
+	free(out);
+	free(err);
+	/* A source option before the command does not outlive its line. */
+	script = xp_asprintf("--inventory /nonexistent.json inventory\nversion\n");
+	rc = batch(script, true, &out, &err);
+	free(script);
+	ck_assert_int_eq(rc, XP_EXIT_ERROR);
+	ck_assert_ptr_nonnull(strstr(err, "t.xps:1: /nonexistent.json"));
+	ck_assert_str_eq(out, "xpool " XP_VERSION "\n");
+	free(out);
+	free(err);
+}
+END_TEST
+
+/* Arguments (after the form's words) that let a form run, and extra global options. */
+struct form_args {
+	const char *form;
+	const char *args[4];
+};
+
+static char walk_dir[96];
+static pid_t walk_agent = -1;
+
+static void walk_teardown(void)
+{
+	if (walk_agent > 0)
+		xp_agent_stop(walk_agent);
+	walk_agent = -1;
+	xp_rm_rf(walk_dir);
+}
+
+/* Runs xpool with the global options, then words (a form and its arguments) and --json. */
+static int run_json(struct xp_run *r, const char *db, const char *agent, char *const *words, int n)
+{
+	char *argv[32];
+	int k = 0;
+	argv[k++] = (char *)xp_bin();
+	argv[k++] = "--db";
+	argv[k++] = (char *)db;
+	if (agent) {
+		argv[k++] = "--agent";
+		argv[k++] = (char *)agent;
+	} else {
+		argv[k++] = "--topology";
+		argv[k++] = (char *)xp_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml");
+	}
+	for (int i = 0; i < n && k < 29; i++)
+		argv[k++] = words[i];
+	argv[k++] = "--json";
+	argv[k] = NULL;
+	return xp_run_argv(r, argv, NULL);
+}
+
+/* Every command and subcommand of the table either prints JSON under --json or refuses it with
+ * exit 2: none prints text to a script that asked for JSON. */
+START_TEST(json_or_refused)
+{
+	snprintf(walk_dir, sizeof walk_dir, "/tmp/xpool-cmdjson-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(walk_dir, 0700), 0);
+	char *db = xp_asprintf("%s/x.db", walk_dir);
+	char *conf = xp_write_file(walk_dir, "agent.conf", "probe hello -- /bin/echo hello\n", 0600);
+	char *tok = xp_write_file(walk_dir, "write.token", "s3cret-token-for-the-walk\n", 0600);
+	char url[256];
+	walk_agent = xp_agent_start(url, sizeof url, "--topology", xp_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml"),
+				    "--config", conf, "--write-token-file", tok, NULL);
+	ck_assert_msg(walk_agent > 0, "agent did not start: %s", url);
+	struct xp_run r;
+	/* A case and an environment for the forms that name them. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "c1", NULL), 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "env", "declare", "V", "M", "D", NULL), 0);
+	xp_run_free(&r);
+	const struct form_args need[] = {
+		{"validate case show", {"c1"}},
+		{"validate history", {"V:M:D", "c1"}},
+		{"agent probe", {url, "hello", "--write-token-file", tok}},
+		{"place", {"--dry-run", "--devices", "1"}},
+		{NULL, {NULL}},
+	};
+	int json_forms = 0, refused = 0;
+	for (int i = 0; xp_cmd_table[i]; i++) {
+		const struct xp_cmd_entry *e = xp_cmd_table[i];
+		/* The bare command (f -1) when it may stand alone, then each subcommand. */
+		int n_subs = 0;
+		while (e->subs && e->subs[n_subs].words)
+			n_subs++;
+		for (int f = e->min_args > 0 ? 0 : -1; f < n_subs; f++) {
+			char form[96];
+			snprintf(form, sizeof form, "%s%s%s", e->name, f < 0 ? "" : " ", f < 0 ? "" : e->subs[f].words);
+			bool json = f < 0 ? e->json : e->subs[f].json;
+			char *words[16];
+			char buf[96];
+			snprintf(buf, sizeof buf, "%s", form);
+			int n = 0;
+			for (char *w = strtok(buf, " "); w && n < 8; w = strtok(NULL, " "))
+				words[n++] = w;
+			int positional = n - 1;
+			for (int k = 0; need[k].form; k++)
+				if (strcmp(need[k].form, form) == 0)
+					for (int j = 0; j < 4 && need[k].args[j]; j++) {
+						words[n++] = (char *)need[k].args[j];
+						positional += need[k].args[j][0] != '-';
+					}
+			/* Enough arguments to pass the parser: what is refused must be --json itself. */
+			for (; positional < e->min_args; positional++)
+				words[n++] = "x";
+			const char *agent = strcmp(form, "agent ls") == 0 || strcmp(form, "agent list") == 0 ? url : NULL;
+			ck_assert_int_eq(run_json(&r, db, agent, words, n), 0);
+			if (json) {
+				json_error_t je;
+				json_t *doc = json_loads(r.out, 0, &je);
+				ck_assert_msg(doc != NULL, "%s --json: not JSON (%s), exit %d: %s%s", form, je.text, r.status,
+					      r.out, r.err);
+				ck_assert_msg(r.status == 0 || r.status == 3, "%s --json: exit %d: %s", form, r.status, r.err);
+				json_decref(doc);
+				json_forms++;
+			} else {
+				ck_assert_msg(r.status == XP_EXIT_USAGE && strstr(r.err, "--json: this command prints no JSON"),
+					      "%s --json: exit %d, not refused: %s%s", form, r.status, r.out, r.err);
+				ck_assert_str_eq(r.out, "");
+				refused++;
+			}
+			xp_run_free(&r);
+		}
+	}
+	/* A form the table does not know is refused too, never run to print text. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "bogus", "--json", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(r.err, "validate bogus: --json: not a subcommand that prints JSON"));
+	xp_run_free(&r);
+	ck_assert_int_ge(json_forms, 15);
+	ck_assert_int_ge(refused, 10);
+	free(db);
+	free(conf);
+	free(tok);
+}
+END_TEST
+
 XP_DEFINE_SUITE(cmd,
 	{"core",
-	 .tests = {option_tables_fit, find_rules, parse_options, split_words, batch_scripts}})
+	 .tests = {option_tables_fit, find_rules, parse_options, split_words, batch_scripts, batch_leading_options}},
+	{"json", .timeout_s = 120, .teardown = walk_teardown, .tests = {json_or_refused}})

@@ -270,7 +270,8 @@ static void context_free(struct context *c)
 static void add_subs(struct list *l, const struct xp_cmd_entry *e, const struct context *c, const char *text)
 {
 	char buf[128];
-	for (int i = 0; e->sub(i, buf, sizeof buf); i++) {
+	for (const struct xp_subcmd *u = e->subs; u->words; u++) {
+		snprintf(buf, sizeof buf, "%s", u->words);
 		/* Walk the subcommand's words alongside the typed ones. */
 		char *save = NULL, *w = strtok_r(buf, " ", &save);
 		int k = 0;
@@ -325,7 +326,7 @@ static char **complete(const struct xp_prompt *p, const char *line, int start, c
 		/* `help COMMAND` takes a command name, not a node. */
 		if (c.positional == 0)
 			add_commands(&l, text);
-	} else if (c.cmd && c.cmd->sub) {
+	} else if (c.cmd && c.cmd->subs) {
 		/* A command with subcommands takes their words first; what follows a subcommand
 		 * is its own (a case, an environment, a URL), never a node name. */
 		add_subs(&l, c.cmd, &c, text);

@@ -113,7 +113,8 @@ int xp_agent_ctl(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	if (strcmp(sub, "probe") == 0) {
 		if (a->argc != 3) {
-			xp_ctx_error(ctx, "usage: xpool agent probe URL NAME [--case CASE] [--timeout S] --write-token-file FILE");
+			xp_ctx_error(ctx, "usage: xpool agent probe URL NAME [--case CASE --layer LAYER] [--timeout S] "
+					  "--write-token-file FILE");
 			return XP_EXIT_USAGE;
 		}
 		/* The evidence names the node's environments: read them from this agent (with the
@@ -123,7 +124,7 @@ int xp_agent_ctl(struct xp_ctx *ctx, const struct xp_args *a)
 			xp_ctx_error(ctx, "agent probe: %s", err.msg);
 			return XP_EXIT_USAGE;
 		}
-		return xp_agent_probe_cmd(ctx, a->argv[1], a->argv[2], xp_args_get(a, "case"),
+		return xp_agent_probe_cmd(ctx, a->argv[1], a->argv[2], xp_args_get(a, "case"), xp_args_get(a, "layer"),
 					  xp_args_get(a, "write-token-file"), xp_args_get(a, "timeout"));
 	}
 	bool add = strcmp(sub, "add") == 0;

@@ -17,9 +17,11 @@ struct xp_args;
 void xp_agent_list_print(const struct xp_agent_pool *p, FILE *f, bool json, time_t now);
 
 /* `agent probe URL NAME`: runs a probe on the agent (with the write token in token_file), waits
- * at most timeout seconds (NULL: 660) and prints its result; with kase, records it for every environment of the node. An exit code. */
+ * at most timeout seconds (NULL: 660) and prints its result; with kase (which needs layer, the
+ * probe's layer), checks first that the result can be recorded, then records it for every
+ * environment of the node. An exit code. */
 int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, const char *kase,
-		       const char *token_file, const char *timeout);
+		       const char *layer, const char *token_file, const char *timeout);
 /* Runs `agent SUB ARGS...` (a->argv[0] is SUB: ls, add, rm or probe); returns an exit code. */
 int xp_agent_ctl(struct xp_ctx *ctx, const struct xp_args *a);
 

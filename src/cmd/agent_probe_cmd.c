@@ -1,7 +1,8 @@
-/* agent_probe_cmd.c: `xpool agent probe URL NAME [--case CASE]`: asks a node's agent to run
- * one of its whitelisted probes and, with --case, records what came back as evidence in the
- * validation matrix, one record per environment the node has (as `validate run` does for a
- * probe run here). */
+/* agent_probe_cmd.c: `xpool agent probe URL NAME [--case CASE --layer L]`: asks a node's agent
+ * to run one of its whitelisted probes and, with --case, records what came back as evidence in
+ * the validation matrix, one record per environment the node has (as `validate run` does for a
+ * probe run here). Everything that could keep the result out of the matrix is checked before
+ * the agent is asked: a probe's run is not thrown away afterwards. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,9 +180,13 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 		    xp_validate_record(s, env, kase, layer, status, full, path, node, &err) < 0) {
 			xp_ctx_error(ctx, "agent probe: %s: %s", env, err.msg);
 			rc = -1;
-		} else
+		} else if (!ctx->json) {
+			/* With --json, standard output is the agent's reply alone: a script parses it. */
+			char *shown = xp_env_id_show(env);
 			fprintf(ctx->out, "recorded %s %s for %s, case %s\nlog %s\n", xp_layer_name(layer),
-				xp_vstatus_name(status), env, kase, path);
+				xp_vstatus_name(status), shown, kase, path);
+			free(shown);
+		}
 		free(path);
 	}
 	free(dir);
@@ -190,8 +195,83 @@ static int record(struct xp_ctx *ctx, json_t *doc, const char *url, const char *
 	return rc;
 }
 
+/* The node the agent at url serves in the context's cluster (NULL after printing why). */
+static const struct xp_node *agent_node(struct xp_ctx *ctx, const char *url)
+{
+	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	if (!c)
+		return NULL;
+	char *norm = xp_agent_url_norm(url);
+	const struct xp_node *n = NULL;
+	for (size_t i = 0; i < c->n_nodes && !n; i++) {
+		const struct xp_node *x = c->nodes[i];
+		if (x->source && strcmp(x->source, norm) == 0 && x->state != XP_NODE_UNREACHABLE)
+			n = x;
+	}
+	free(norm);
+	if (!n)
+		xp_ctx_error(ctx, "agent probe: the agent at %s did not answer; nothing run", url);
+	return n;
+}
+
+/* Before the probe runs: the case exists, and a pass at layer could be recorded for every
+ * environment of the agent's node (each layer below it pass, after bringing the discovered
+ * layer up to date from the agent's inventory), so that the run is not wasted. 0, or -1
+ * after printing why. */
+static int preflight(struct xp_ctx *ctx, const char *url, const char *kase, int layer)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(ctx->db, &err);
+	if (!s) {
+		xp_ctx_error(ctx, "agent probe: %s", err.msg);
+		return -1;
+	}
+	struct xp_case kc = {0};
+	int rc = xp_validate_case_get(s, kase, &kc, &err);
+	xp_case_clear(&kc);
+	if (rc < 0)
+		xp_ctx_error(ctx, "agent probe: %s; nothing run (add it: xpool validate case add %s)", err.msg, kase);
+	const struct xp_node *n = rc == 0 ? agent_node(ctx, url) : NULL;
+	if (rc == 0 && !n)
+		rc = -1;
+	if (rc == 0 && xp_validate_sync(s, ctx->cluster, time(NULL), 0, &err) < 0) {
+		xp_ctx_error(ctx, "agent probe: sync: %s", err.msg);
+		rc = -1;
+	}
+	size_t envs = 0;
+	for (size_t i = 0; rc == 0 && n && i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		if (!d->vendor || !d->model || !d->driver)
+			continue;
+		char *id = xp_env_id(d->vendor, d->model, d->driver, d->firmware, d->runtime);
+		struct xp_evidence cur[XP_LAYER_COUNT] = {{0}};
+		if (xp_validate_cell(s, id, kase, cur, &err) < 0) {
+			xp_ctx_error(ctx, "agent probe: %s", err.msg);
+			rc = -1;
+		}
+		for (int l = 0; rc == 0 && l < layer; l++)
+			if (cur[l].status != XP_V_PASS) {
+				char *shown = xp_env_id_show(id);
+				xp_ctx_error(ctx, "agent probe: cannot record %s pass for %s, case %s: %s is %s; nothing run",
+					     xp_layer_name(layer), shown, kase, xp_layer_name(l), xp_vstatus_name(cur[l].status));
+				free(shown);
+				rc = -1;
+			}
+		xp_evidence_clear(cur, XP_LAYER_COUNT);
+		free(id);
+		envs++;
+	}
+	if (rc == 0 && envs == 0) {
+		xp_ctx_error(ctx, "agent probe: %s has no device with a vendor, model and driver: no environment "
+				  "to record for; nothing run", n->name);
+		rc = -1;
+	}
+	xp_store_close(s);
+	return rc;
+}
+
 int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, const char *kase,
-		       const char *token_file, const char *timeout)
+		       const char *layer_opt, const char *token_file, const char *timeout)
 {
 	double wait_s = PROBE_WAIT_S;
 	if (timeout) {
@@ -215,6 +295,25 @@ int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, co
 		xp_ctx_error(ctx, "agent probe: give the agent's write token (--write-token-file FILE)");
 		return XP_EXIT_USAGE;
 	}
+	/* The agent's config fixes the probe's layer (layer=, executes when left out); the console
+	 * must know it before the run to check that the result can be recorded. */
+	int want = -1;
+	if (kase && !layer_opt) {
+		xp_ctx_error(ctx, "agent probe: --case needs --layer LAYER, the layer the agent's config gives the probe "
+				  "(its layer=; executes when left out)");
+		return XP_EXIT_USAGE;
+	}
+	if (layer_opt && !kase) {
+		xp_ctx_error(ctx, "agent probe: --layer goes with --case (the layer of the evidence to record)");
+		return XP_EXIT_USAGE;
+	}
+	if (layer_opt && (want = xp_layer_parse(layer_opt)) < 0) {
+		xp_ctx_error(ctx, "agent probe: --layer %.40s: not a layer (discovered, schedulable, launches, executes, "
+				  "accepted)", layer_opt);
+		return XP_EXIT_USAGE;
+	}
+	if (kase && preflight(ctx, url, kase, want) < 0)
+		return XP_EXIT_ERROR;
 	char *token = xp_token_read(token_file, &err);
 	if (!token) {
 		xp_ctx_error(ctx, "agent probe: %s", err.msg);
@@ -251,7 +350,11 @@ int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, co
 			if (out && *out && !ctx->quiet)
 				print_output(ctx->out, out);
 		}
-		if (kase && record(ctx, doc, url, kase, layer, pass ? XP_V_PASS : XP_V_FAIL, node) < 0)
+		if (kase && layer != want) {
+			xp_ctx_error(ctx, "agent probe: the agent ran %s as %s evidence, not %s (its config's layer=): "
+					  "nothing recorded", name, xp_layer_name(layer), xp_layer_name(want));
+			rc = XP_EXIT_ERROR;
+		} else if (kase && record(ctx, doc, url, kase, layer, pass ? XP_V_PASS : XP_V_FAIL, node) < 0)
 			rc = XP_EXIT_ERROR;
 		if (!pass) {
 			xp_ctx_error(ctx, "agent probe: %s failed on %s%s", name, node, kase ? " (the fail is recorded)" : "");

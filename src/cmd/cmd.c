@@ -572,29 +572,90 @@ static int exec_to(struct xp_ctx *ctx, const struct xp_cmd_entry *e, const struc
 	return rc;
 }
 
+/* The subcommand argv names (argc positionals after the command's name), or NULL. */
+static const struct xp_subcmd *find_sub(const struct xp_cmd_entry *e, int argc, char *const *argv)
+{
+	for (const struct xp_subcmd *u = e->subs; u && argc > 0 && u->words; u++) {
+		const char *sp = strchr(u->words, ' ');
+		size_t len = sp ? (size_t)(sp - u->words) : strlen(u->words);
+		if (strncmp(u->words, argv[0], len) == 0 && argv[0][len] == '\0' &&
+		    (!sp || (argc > 1 && strcmp(sp + 1, argv[1]) == 0)))
+			return u;
+	}
+	return NULL;
+}
+
+bool xp_cmd_speaks_json(const struct xp_cmd_entry *e, int argc, char *const *argv)
+{
+	if (!e->subs || argc == 0)
+		return e->json;
+	const struct xp_subcmd *u = find_sub(e, argc, argv);
+	/* A form the table does not list (a typo, or a subcommand added without its flag) is
+	 * refused: --json must never be ignored quietly. */
+	return u && u->json;
+}
+
+/* The program's global options before a command name on a batch or prompt line, parsed as on
+ * the command line (main.c parses them with its own entry, which adds -b and --help). */
+static const struct xp_cmd_entry lead_entry = {
+	.name = "xpool",
+	.usage = "[GLOBAL OPTIONS] COMMAND [ARGS]",
+	.summary = "global options before a command",
+	.min_args = 0,
+	.max_args = -1,
+	.stop_at_args = true,
+};
+
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 {
 	struct xp_err err = {{0}};
 	if (argc < 1)
 		return XP_EXIT_OK;
-	const struct xp_cmd_entry *e = xp_cmd_find(argv[0], &err);
-	if (!e) {
-		xp_ctx_error(ctx, "%s", err.msg);
-		return XP_EXIT_USAGE;
-	}
 	struct saved s;
 	save(ctx, &s);
 	unsigned outer = ctx->touched;
 	ctx->touched = 0;
-	struct xp_args args;
-	int rc;
-	if (xp_cmd_parse(ctx, e, argc, argv, &args, &err) < 0) {
+	struct xp_args lead = {0};
+	const struct xp_cmd_entry *e = NULL;
+	int rc = XP_EXIT_USAGE;
+	if (argv[0][0] == '-' && argv[0][1]) {
+		/* `--inventory F inventory`: the options last for this command, as those after it. */
+		char **v = xp_calloc((size_t)argc + 2, sizeof *v);
+		v[0] = (char *)lead_entry.name;
+		memcpy(v + 1, argv, (size_t)argc * sizeof *v);
+		if (xp_cmd_parse(ctx, &lead_entry, argc + 1, v, &lead, &err) < 0)
+			xp_ctx_error(ctx, "%s (try 'xpool help')", err.msg);
+		else if (lead.argc == 0)
+			xp_ctx_error(ctx, "options but no command (try 'xpool help')");
+		else {
+			argc = lead.argc;
+			argv = lead.argv;
+			if (!(e = xp_cmd_find(argv[0], &err)))
+				xp_ctx_error(ctx, "%s", err.msg);
+		}
+		free(v);
+	} else if (!(e = xp_cmd_find(argv[0], &err)))
 		xp_ctx_error(ctx, "%s", err.msg);
-		rc = XP_EXIT_USAGE;
+	struct xp_args args;
+	if (!e) {
+		/* rc stays a usage error */
+	} else if (xp_cmd_parse(ctx, e, argc, argv, &args, &err) < 0) {
+		xp_ctx_error(ctx, "%s", err.msg);
 	} else {
-		rc = exec_to(ctx, e, &args);
+		if (ctx->json && !xp_cmd_speaks_json(e, args.argc, args.argv)) {
+			/* Text where a script asked for JSON would break the script later, and quietly. */
+			const struct xp_subcmd *u = e->subs ? find_sub(e, args.argc, args.argv) : NULL;
+			if (e->subs && args.argc && !u)
+				xp_ctx_error(ctx, "%s %s: --json: not a subcommand that prints JSON (leave --json out)",
+					     e->name, args.argv[0]);
+			else
+				xp_ctx_error(ctx, "%s%s%s: --json: this command prints no JSON (leave --json out)",
+					     e->name, u ? " " : "", u ? u->words : "");
+		} else
+			rc = exec_to(ctx, e, &args);
 		free(args.argv);
 	}
+	free(lead.argv);
 	restore(ctx, &s);
 	ctx->touched = outer;
 	return rc;

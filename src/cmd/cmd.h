@@ -66,6 +66,12 @@ struct xp_opt {
 
 struct xp_cmd_entry;
 struct xp_agent_pool;
+
+/* One subcommand of a command: its words and whether it prints JSON under --json. */
+struct xp_subcmd {
+	const char *words; /* "info", or a group and a name: "case list" */
+	bool json;         /* honours --json; the dispatcher refuses --json for the others */
+};
 struct xp_source_opts;
 
 /* A parsed command line: option values by the position of the option in the entry's table. */
@@ -87,9 +93,8 @@ struct xp_cmd_entry {
 	int min_args, max_args;    /* positional counts; max -1 for no limit */
 	int (*exec)(struct xp_ctx *ctx, const struct xp_args *args); /* returns an exit code */
 	bool stop_at_args; /* options end at the first positional (the program's own, before a command) */
-	/* The i-th subcommand's words ("case add") written to buf, NULL past the last; NULL for a
-	 * command without subcommands. The prompt completes them from here. */
-	const char *(*sub)(int i, char *buf, size_t len);
+	bool json;         /* the command without a subcommand prints JSON under --json */
+	const struct xp_subcmd *subs; /* its subcommands, ended by {NULL}; NULL when it has none */
 };
 
 /* Every command, NULL-terminated, in the order `help` lists them. */
@@ -126,7 +131,12 @@ int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, cha
 bool xp_args_has(const struct xp_args *a, const char *name);
 /* The value of option name, or NULL. */
 const char *xp_args_get(const struct xp_args *a, const char *name);
-/* Finds, parses and runs one command; returns its exit code (2 for usage errors). */
+/* Whether the command line argv (argc positionals after the command's name, as parsed) prints
+ * JSON under --json: the subcommand's flag, else the command's. A subcommand the table does not
+ * list does not (so that one added without its flag is refused, never quietly text). */
+bool xp_cmd_speaks_json(const struct xp_cmd_entry *e, int argc, char *const *argv);
+/* Finds, parses and runs one command (global options may stand before its name, as on the
+ * command line); returns its exit code (2 for usage errors). */
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv);
 /* Runs a batch script from f (named name in messages): one command a line, `#` comments.
  * Stops at the first failing line unless keep_going; returns the first non-zero exit code. */

@@ -115,4 +115,5 @@ const struct xp_cmd_entry xp_cmd_adapters_entry = {
 	.min_args = 0,
 	.max_args = 0,
 	.exec = adapters_exec,
+	.json = true,
 };

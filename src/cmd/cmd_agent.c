@@ -33,7 +33,8 @@ static const struct xp_opt agent_opts[] = {
 	{"tls-cert", 0, "FILE", "serve HTTPS with this PEM certificate (chain); needs --tls-key"},
 	{"tls-key", 0, "FILE", "the PEM private key of --tls-cert"},
 	{"max-connections", 0, "N", "at most N connections at once (default 64; a quarter, at least 8, per client address)"},
-	{"case", 0, "CASE", "agent probe: record the result as evidence for this workload case"},
+	{"case", 0, "CASE", "agent probe: record the result as evidence for this workload case (with --layer)"},
+	{"layer", 0, "LAYER", "agent probe: the layer the agent's config gives the probe (checked before it runs)"},
 	{"timeout", 0, "SECONDS", "agent probe: wait at most SECONDS for the reply (default 660)"},
 	{NULL, 0, NULL, NULL},
 };
@@ -255,26 +256,19 @@ static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
-/* The subcommands agent_exec knows (without one it serves), for the prompt's completion. */
-static const char *agent_sub(int i, char *buf, size_t len)
-{
-	static const char *const words[] = {"ls", "add", "rm", "probe"};
-	if (i < 0 || (size_t)i >= sizeof words / sizeof words[0])
-		return NULL;
-	snprintf(buf, len, "%s", words[i]);
-	return buf;
-}
-
+static const struct xp_subcmd agent_subs[] = {
+	{"ls", true}, {"list", true}, {"add", false}, {"rm", false}, {"remove", false}, {"probe", true}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.name = "agent",
 	.alias = NULL,
 	.usage = "[--listen ADDR:PORT] [--token-file F] [--write-token-file F] [--interval S] [--name NAME] "
 		 "[--config FILE] [--tls-cert F --tls-key F] [--max-connections N] | ls | add URL... | rm URL... | "
-		 "probe URL NAME [--case CASE] [--timeout S] --write-token-file F",
+		 "probe URL NAME [--case CASE --layer L] [--timeout S] --write-token-file F",
 	.summary = "serve this node to consoles (inventory, health, metrics, probes); ls|add|rm|probe: the console's agents",
 	.opts = agent_opts,
 	.min_args = 0,
 	.max_args = -1,
 	.exec = agent_exec,
-	.sub = agent_sub,
+	.subs = agent_subs,
 };

@@ -126,4 +126,5 @@ const struct xp_cmd_entry xp_cmd_audit_entry = {
 	.min_args = 0,
 	.max_args = 0,
 	.exec = audit_exec,
+	.json = true,
 };

@@ -99,15 +99,9 @@ static int baseline_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
-/* The subcommands baseline_exec knows, for the prompt's completion. */
-static const char *baseline_sub(int i, char *buf, size_t len)
-{
-	if (i < 0 || i > 1)
-		return NULL;
-	snprintf(buf, len, "%s", i ? "list" : "add");
-	return buf;
-}
-
+static const struct xp_subcmd baseline_subs[] = {
+	{"add", false}, {"list", true}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_baseline_entry = {
 	.name = "baseline",
 	.alias = NULL,
@@ -117,5 +111,5 @@ const struct xp_cmd_entry xp_cmd_baseline_entry = {
 	.min_args = 1,
 	.max_args = 5,
 	.exec = baseline_exec,
-	.sub = baseline_sub,
+	.subs = baseline_subs,
 };

@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "model_json.h"
+#include "table.h"
 #include "store.h"
 
 static const char *const tables[] = {"environments", "cases", "results", "baselines", "audit",
@@ -50,8 +52,34 @@ static int db_info(struct xp_ctx *ctx, struct xp_store *s)
 {
 	struct stat st;
 	char *mode = pragma_text(s, "PRAGMA journal_mode");
+	bool sized = stat(s->path, &st) == 0;
+	if (ctx->json) {
+		json_t *doc = json_object(), *rows = json_object();
+		json_object_set_new(doc, "database", xp_json_str(s->path));
+		json_object_set_new(doc, "size", sized ? json_integer((json_int_t)st.st_size) : json_null());
+		json_object_set_new(doc, "schema_version", json_integer(s->version));
+		json_object_set_new(doc, "schema_version_written", json_integer(XP_STORE_VERSION));
+		json_object_set_new(doc, "journal", xp_json_str(mode));
+		json_object_set_new(doc, "sqlite", json_string(sqlite3_libversion()));
+		int rc = XP_EXIT_OK;
+		for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+			struct xp_err err = {{0}};
+			long long n = count_rows(s, tables[i], &err);
+			/* A table this file lacks (an older schema) is null, not zero; one that
+			 * cannot be read is an error, as in the text form. */
+			if (n == -1) {
+				xp_ctx_error(ctx, "db info: %s", err.msg);
+				rc = XP_EXIT_ERROR;
+			}
+			json_object_set_new(rows, tables[i], n >= 0 ? json_integer((json_int_t)n) : json_null());
+		}
+		json_object_set_new(doc, "rows", rows);
+		xp_print_json(ctx->out, doc);
+		free(mode);
+		return rc;
+	}
 	fprintf(ctx->out, "database   %s\n", s->path);
-	if (stat(s->path, &st) == 0)
+	if (sized)
 		fprintf(ctx->out, "size       %lld bytes\n", (long long)st.st_size);
 	fprintf(ctx->out, "schema     version %d (this xpool writes %d)\n", s->version, XP_STORE_VERSION);
 	fprintf(ctx->out, "journal    %s\n", mode ? mode : "?");
@@ -208,24 +236,18 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
-/* The subcommands db_exec knows, for the prompt's completion. */
-static const char *db_sub(int i, char *buf, size_t len)
-{
-	static const char *const words[] = {"info", "check", "backup", "vacuum", "snapshot", "set"};
-	if (i < 0 || (size_t)i >= sizeof words / sizeof words[0])
-		return NULL;
-	snprintf(buf, len, "%s", words[i]);
-	return buf;
-}
-
+static const struct xp_subcmd db_subs[] = {
+	{"info", true}, {"check", false}, {"backup", false}, {"vacuum", false}, {"snapshot", false}, {"set", false},
+	{NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_db_entry = {
 	.name = "db",
 	.alias = NULL,
-	.usage = "info|check|backup FILE|vacuum|snapshot|set KEY VALUE",
+	.usage = "info [--json]|check|backup FILE|vacuum|snapshot|set KEY VALUE",
 	.summary = "the database: contents, integrity check, online backup, vacuum, inventory snapshot",
 	.opts = NULL,
 	.min_args = 1,
 	.max_args = 3,
 	.exec = db_exec,
-	.sub = db_sub,
+	.subs = db_subs,
 };

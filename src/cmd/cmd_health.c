@@ -99,4 +99,5 @@ const struct xp_cmd_entry xp_cmd_health_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = health_exec,
+	.json = true,
 };

@@ -184,4 +184,5 @@ const struct xp_cmd_entry xp_cmd_inventory_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = inventory_exec,
+	.json = true,
 };

@@ -389,4 +389,5 @@ const struct xp_cmd_entry xp_cmd_place_entry = {
 	.min_args = 0,
 	.max_args = 0,
 	.exec = place_exec,
+	.json = true,
 };

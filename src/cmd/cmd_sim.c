@@ -71,15 +71,10 @@ static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
-/* The one subcommand sim_exec knows, for the prompt's completion. */
-static const char *sim_sub(int i, char *buf, size_t len)
-{
-	if (i != 0)
-		return NULL;
-	snprintf(buf, len, "gen");
-	return buf;
-}
-
+/* gen writes inventory JSON whatever --json says: the option would change nothing. */
+static const struct xp_subcmd sim_subs[] = {
+	{"gen", false}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_sim_entry = {
 	.name = "sim",
 	.alias = NULL,
@@ -89,5 +84,5 @@ const struct xp_cmd_entry xp_cmd_sim_entry = {
 	.min_args = 1,
 	.max_args = 1,
 	.exec = sim_exec,
-	.sub = sim_sub,
+	.subs = sim_subs,
 };

@@ -134,4 +134,5 @@ const struct xp_cmd_entry xp_cmd_theme_entry = {
 	.min_args = 0,
 	.max_args = 1,
 	.exec = theme_exec,
+	.json = true,
 };

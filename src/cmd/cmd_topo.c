@@ -299,4 +299,5 @@ const struct xp_cmd_entry xp_cmd_topo_entry = {
 	.min_args = 0,
 	.max_args = 1,
 	.exec = topo_exec,
+	.json = true,
 };

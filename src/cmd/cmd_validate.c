@@ -205,7 +205,8 @@ static void print_matrix(FILE *f, const struct xp_matrix *m)
 	xp_table_rowv(&t, row);
 	for (size_t e = 0; e < m->n_envs; e++) {
 		size_t passes = 0;
-		row[0] = m->envs[e].id;
+		char *shown = xp_env_id_show(m->envs[e].id);
+		row[0] = shown;
 		for (size_t k = 0; k < m->n_cases; k++) {
 			size_t before = passes;
 			cell_marks(&m->cells[e * m->n_cases + k], text + 32 * (k + 1), &passes);
@@ -216,6 +217,7 @@ static void print_matrix(FILE *f, const struct xp_matrix *m)
 		snprintf(text, 32, "%zu/%zu", passes, m->n_cases * XP_LAYER_COUNT);
 		row[ncols - 1] = text;
 		xp_table_rowv(&t, row);
+		free(shown);
 	}
 	row[0] = "PASS";
 	for (size_t k = 0; k < m->n_cases; k++) {
@@ -559,8 +561,11 @@ static int do_record(struct xp_ctx *ctx, const struct xp_args *a, char **argv, s
 		return fail(ctx, "record", &err);
 	int rc = xp_validate_record(s, id, argv[1], layer, status, xp_args_get(a, "note"), xp_args_get(a, "log"),
 				    node, &err);
-	if (rc == 0)
-		fprintf(ctx->out, "recorded %s %s %s %s\n", id, argv[1], xp_layer_name(layer), xp_vstatus_name(status));
+	if (rc == 0) {
+		char *shown = xp_env_id_show(id);
+		fprintf(ctx->out, "recorded %s %s %s %s\n", shown, argv[1], xp_layer_name(layer), xp_vstatus_name(status));
+		free(shown);
+	}
 	free(id);
 	return rc < 0 ? fail(ctx, "record", &err) : XP_EXIT_OK;
 }
@@ -806,18 +811,12 @@ static int validate_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
-/* The subcommands for the prompt's completion: the table above, then `help`. */
-static const char *validate_sub(int i, char *buf, size_t len)
-{
-	if (i < 0 || (size_t)i > N_SUBS)
-		return NULL;
-	if ((size_t)i == N_SUBS)
-		snprintf(buf, len, "help");
-	else
-		sub_words(&subs[i], buf, len);
-	return buf;
-}
-
+/* The forms for the dispatcher's --json rule (the table above runs them). */
+static const struct xp_subcmd validate_subs[] = {
+	{"matrix", true}, {"sync", false}, {"case add", false}, {"case rm", false}, {"case show", true},
+	{"case list", true}, {"env declare", false}, {"env list", true}, {"record", false}, {"run", false},
+	{"history", true}, {"import", false}, {"export", true}, {"help", false}, {NULL, false},
+};
 const struct xp_cmd_entry xp_cmd_validate_entry = {
 	.name = "validate",
 	.alias = NULL,
@@ -828,5 +827,5 @@ const struct xp_cmd_entry xp_cmd_validate_entry = {
 	.min_args = 0,
 	.max_args = -1,
 	.exec = validate_exec,
-	.sub = validate_sub,
+	.subs = validate_subs,
 };

@@ -109,6 +109,10 @@ char xp_vstatus_mark(int status);
  * count alone says which is which. */
 char *xp_env_id(const char *vendor, const char *model, const char *driver, const char *firmware,
 		const char *runtime);
+/* An environment id as people read it: an empty firmware or runtime field as "-"
+ * ("NVIDIA:H100:535.54.03:96.00.5E:-"), not a bare ':'; xp_validate_env_resolve takes this
+ * form too. Caller frees. */
+char *xp_env_id_show(const char *id);
 
 /* Flags of xp_validate_sync. */
 enum {

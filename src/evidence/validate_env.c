@@ -19,6 +19,40 @@ char *xp_env_id(const char *vendor, const char *model, const char *driver, const
 	return xp_asprintf("%s:%s:%s", vendor ? vendor : "", model ? model : "", driver ? driver : "");
 }
 
+char *xp_env_id_show(const char *id)
+{
+	if (!id)
+		return xp_strdup("-");
+	/* Five fields: vendor:model:driver:firmware:runtime; only the last two may be empty. */
+	const char *c3 = NULL;
+	int colons = 0;
+	for (const char *p = id; *p; p++)
+		if (*p == ':' && ++colons == 3)
+			c3 = p;
+	if (colons != 4)
+		return xp_strdup(id);
+	const char *fw = c3 + 1, *c4 = strchr(fw, ':'), *rt = c4 + 1;
+	return xp_asprintf("%.*s:%.*s:%s", (int)(c3 - id), id, (int)(c4 - fw), c4 == fw ? "-" : fw, *rt ? rt : "-");
+}
+
+/* The id an xp_env_id_show form stands for: "-" firmware or runtime back to empty (NULL when
+ * q is not such a form). */
+static char *id_unshow(const char *q)
+{
+	int colons = 0;
+	const char *c3 = NULL;
+	for (const char *p = q; *p; p++)
+		if (*p == ':' && ++colons == 3)
+			c3 = p;
+	if (colons != 4)
+		return NULL;
+	const char *fw = c3 + 1, *c4 = strchr(fw, ':'), *rt = c4 + 1;
+	bool fw_dash = c4 - fw == 1 && *fw == '-', rt_dash = strcmp(rt, "-") == 0;
+	if (!fw_dash && !rt_dash)
+		return NULL;
+	return xp_asprintf("%.*s:%.*s:%s", (int)(c3 - q), q, fw_dash ? 0 : (int)(c4 - fw), fw, rt_dash ? "" : rt);
+}
+
 /* The fields of an environment id are separated by ':'; a ':' inside one would make two
  * environments share an id. */
 static int check_id_field(const char *what, const char *v, bool required, struct xp_err *err)
@@ -207,7 +241,23 @@ static void resolve_fail(const char *q, size_t n, const char *shown, struct xp_e
 		xp_errf(err, "environment %s is ambiguous: %s", q, shown);
 }
 
+static char *resolve(struct xp_store *s, const char *q, struct xp_err *err);
+
 char *xp_validate_env_resolve(struct xp_store *s, const char *q, struct xp_err *err)
+{
+	/* An id as shown ("-" for an empty firmware or runtime) names the stored one. */
+	char *plain = q ? id_unshow(q) : NULL;
+	if (plain) {
+		struct xp_err e2 = {{0}};
+		char *id = resolve(s, plain, &e2);
+		free(plain);
+		if (id)
+			return id;
+	}
+	return resolve(s, q, err);
+}
+
+static char *resolve(struct xp_store *s, const char *q, struct xp_err *err)
 {
 	if (!known(q)) {
 		xp_errf(err, "no environment given");
