@@ -430,6 +430,32 @@ START_TEST(record_with_log)
 }
 END_TEST
 
+/* Ids as people read them: an empty firmware or runtime field is "-", and that form resolves. */
+START_TEST(env_id_shown)
+{
+	const char *pairs[][2] = {
+		{"NVIDIA:H100:535.54.03", "NVIDIA:H100:535.54.03"},
+		{"NVIDIA:H100:535.54.03:96.00.5E:", "NVIDIA:H100:535.54.03:96.00.5E:-"},
+		{"AMD:MI300X:6.7::ROCm 6.2", "AMD:MI300X:6.7:-:ROCm 6.2"},
+		{"AMD:MI300X:6.7:113-D:ROCm 6.2", "AMD:MI300X:6.7:113-D:ROCm 6.2"},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		char *s = xp_env_id_show(pairs[i][0]);
+		ck_assert_str_eq(s, pairs[i][1]);
+		free(s);
+	}
+	struct xp_store *s = open_mem();
+	struct xp_env e = {.vendor = "AMD", .model = "MI300X", .driver = "6.7", .runtime = "ROCm 6.2"};
+	struct xp_err err = {{0}};
+	ck_assert_int_ge(xp_validate_env_declare(s, &e, &err), 0);
+	char *id = xp_validate_env_resolve(s, "AMD:MI300X:6.7:-:ROCm 6.2", &err);
+	ck_assert_msg(id != NULL, "%s", err.msg);
+	ck_assert_str_eq(id, "AMD:MI300X:6.7::ROCm 6.2");
+	free(id);
+	xp_store_close(s);
+}
+END_TEST
+
 /* Evidence on node7, a driver update there, and the cells that rested on it turn stale. */
 START_TEST(sync_and_stale)
 {
@@ -967,7 +993,7 @@ START_TEST(cli)
 	XP(&r, "validate", "env", "list");
 	expect(&r, 0, H100_OLD, NULL);
 	XP(&r, "validate", "env", "declare", "AMD", "MI300X", "6.7", "--runtime", "ROCm 6.2");
-	expect(&r, 0, "declared environment AMD:MI300X:6.7::ROCm 6.2", NULL);
+	expect(&r, 0, "declared environment AMD:MI300X:6.7:-:ROCm 6.2", NULL);
 
 	XP(&r, "validate", "record", "NVIDIA:H100", "llama", "schedulable", "pass", "--note", "dry-run ok", "--node", "node7");
 	expect(&r, 0, "recorded " H100_OLD " llama schedulable pass", NULL);
@@ -1120,7 +1146,7 @@ END_TEST
 XP_DEFINE_SUITE(validate,
 	{"store", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {sha256_vectors, names_and_ids, env_declare_resolve, case_add_rm_show,
-		   layer_rules, record_with_log, sync_and_stale, matrix_contents,
+		   layer_rules, record_with_log, env_id_shown, sync_and_stale, matrix_contents,
 		   highest_and_history, export_import_roundtrip, import_errors, audit_rows,
 		   run_probe}},
 	{"cli", .timeout_s = 120, .setup = setup, .teardown = teardown, .tests = {cli}})

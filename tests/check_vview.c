@@ -296,11 +296,16 @@ START_TEST(long_env_ids)
 	add_case(s, "llm-train", "nlp");
 	declare(s, "NVIDIA", "H100-SXM5-80GB-HBM3-reference-board", "535.54.03");
 	declare(s, "NVIDIA", "H100-SXM5-80GB-HBM3-reference-board", "535.54.04");
+	/* An empty firmware field reads '-', as on the command line, not a bare "::". */
+	struct xp_env e = {.vendor = "AMD", .model = "MI300X", .driver = "6.7", .runtime = "ROCm 6.2"};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_validate_env_declare(s, &e, &err) >= 0, "%s", err.msg);
 	xp_store_close(s);
 	start("C.UTF-8", 80, 24);
 	xp_tmux_expect("conan");
 	xp_tmux_keys("4");
-	xp_tmux_expect_all("llm-train", "\u2026", "eference-board:535.54.03", "eference-board:535.54.04");
+	xp_tmux_expect_all("llm-train", "\u2026", "eference-board:535.54.03", "eference-board:535.54.04",
+			   "AMD:MI300X:6.7:-:ROCm 6.2", "!6.7::ROCm");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }

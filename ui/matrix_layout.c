@@ -244,7 +244,9 @@ void xp_mx_shown_build(struct xp_mx_shown *sh, const struct xp_matrix *m, const 
 	sh->col_ok = xp_calloc(sh->n_cols + 1, sizeof *sh->col_ok);
 	sh->col_fail = xp_calloc(sh->n_cols + 1, sizeof *sh->col_fail);
 	for (size_t i = 0; i < sh->n_rows; i++) {
-		int w = xp_mx_cols(m->envs[sh->rows[i]].id);
+		char *shown = xp_env_id_show(m->envs[sh->rows[i]].id); /* as drawn: "-" for an empty field */
+		int w = xp_mx_cols(shown);
+		free(shown);
 		if (w > sh->env_widest)
 			sh->env_widest = w;
 		for (size_t j = 0; j < sh->n_cols; j++) {

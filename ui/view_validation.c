@@ -180,7 +180,9 @@ static void hist_head(struct vv *v, struct xp_ui *ui, size_t n_rows)
 {
 	const struct xp_glyphs *g = v->g;
 	struct xp_sdoc_line *l = xp_sdoc_line(&v->hd);
-	xp_sdoc_add(l, XP_ROLE_TITLE, "%s %s %s", v->h_env, g->arrow, v->h_case);
+	char *shown = xp_env_id_show(v->h_env);
+	xp_sdoc_add(l, XP_ROLE_TITLE, "%s %s %s", shown, g->arrow, v->h_case);
+	free(shown);
 	xp_sdoc_add(l, XP_ROLE_DIM, "   %zu record%s, newest first", n_rows, n_rows == 1 ? "" : "s");
 	/* What the case runs, so that the evidence can be read against it. */
 	l = xp_sdoc_line(&v->hd);
@@ -465,7 +467,10 @@ static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
 	char buf[512];
 	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
 	/* Ids of one family differ at their end (driver, runtime): cut in the middle. */
-	xp_draw_cut(v->m.envs[v->sh.rows[i]].id, env_w, XP_CUT_MIDDLE, v->g->ellipsis, buf, sizeof buf);
+	/* An empty firmware or runtime field reads "-", as in the command line's matrix. */
+	char *shown = xp_env_id_show(v->m.envs[v->sh.rows[i]].id);
+	xp_draw_cut(shown, env_w, XP_CUT_MIDDLE, v->g->ellipsis, buf, sizeof buf);
+	free(shown);
 	int end = xp_draw_put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
 	if (sel)
 		xp_draw_fill(w, y, end, x0 + env_w, XP_ROLE_SELECTED);

@@ -459,8 +459,9 @@ static int do_env_declare(struct xp_ctx *ctx, const struct xp_args *a, char **ar
 	int rc = xp_validate_env_declare(s, &e, &err);
 	if (rc < 0)
 		return fail(ctx, "env declare", &err);
-	char *id = xp_env_id(e.vendor, e.model, e.driver, e.firmware, e.runtime);
-	fprintf(ctx->out, rc == 1 ? "environment %s was declared already\n" : "declared environment %s\n", id);
+	char *id = xp_env_id(e.vendor, e.model, e.driver, e.firmware, e.runtime), *shown = xp_env_id_show(id);
+	fprintf(ctx->out, rc == 1 ? "environment %s was declared already\n" : "declared environment %s\n", shown);
+	free(shown);
 	free(id);
 	return XP_EXIT_OK;
 }
@@ -487,9 +488,10 @@ static int do_env_list(struct xp_ctx *ctx, const struct xp_args *a, char **argv,
 		xp_table_init(&t, 4);
 		xp_table_row(&t, "ENVIRONMENT", "DECLARED", "FIRST SEEN", "LAST SEEN");
 		for (size_t i = 0; i < n; i++) {
-			char f1[32], f2[32];
-			xp_table_row(&t, es[i].id, es[i].declared ? "yes" : "no", fmt_time(f1, sizeof f1, es[i].first_seen),
+			char f1[32], f2[32], *shown = xp_env_id_show(es[i].id);
+			xp_table_row(&t, shown, es[i].declared ? "yes" : "no", fmt_time(f1, sizeof f1, es[i].first_seen),
 				     fmt_time(f2, sizeof f2, es[i].last_seen));
+			free(shown);
 		}
 		xp_table_print(&t, ctx->out, "");
 		xp_table_free(&t);

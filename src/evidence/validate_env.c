@@ -32,7 +32,9 @@ char *xp_env_id_show(const char *id)
 	if (colons != 4)
 		return xp_strdup(id);
 	const char *fw = c3 + 1, *c4 = strchr(fw, ':'), *rt = c4 + 1;
-	return xp_asprintf("%.*s:%.*s:%s", (int)(c3 - id), id, (int)(c4 - fw), c4 == fw ? "-" : fw, *rt ? rt : "-");
+	/* An empty field is "-" (a precision of 0 would print nothing of it). */
+	int fw_len = c4 == fw ? 1 : (int)(c4 - fw);
+	return xp_asprintf("%.*s:%.*s:%s", (int)(c3 - id), id, fw_len, c4 == fw ? "-" : fw, *rt ? rt : "-");
 }
 
 /* The id an xp_env_id_show form stands for: "-" firmware or runtime back to empty (NULL when
