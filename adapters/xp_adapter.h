@@ -150,4 +150,11 @@ char *xp_text_trim(char *s);
 /* Formats a parser's error message into err (errlen bytes); does nothing when err is NULL. */
 void xp_text_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+struct _xmlDoc;
+/* Parses len bytes of XML with libxml2 (encoding NULL: as the document says), quietly: xpool's
+ * own error handlers for this parse only (never libxml2's, which print the input to stderr, nor
+ * one another library left behind), no network. The document (free it with xmlFreeDoc), or
+ * NULL with "line N: MESSAGE" (control bytes as '?') in err on any error. */
+struct _xmlDoc *xp_xml_read(const char *text, size_t len, const char *encoding, char *err, size_t errlen);
+
 #endif

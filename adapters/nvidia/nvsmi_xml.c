@@ -375,39 +375,6 @@ static void parse_gpu(const xmlNode *g, const char *driver, const char *cuda, st
 	mig_devices(child(g, "mig_devices"), d, node);
 }
 
-/* The first error libxml2 reported during a parse (its count, line and message). */
-struct xml_errs {
-	int n, line;
-	char msg[160];
-};
-
-/* Keeps the first error (warnings are not kept), its message cut and its control bytes shown as '?': the message
- * quotes the document, and the document is not trusted. */
-#if LIBXML_VERSION >= 21200
-static void on_xml_error(void *data, const xmlError *e)
-#else
-static void on_xml_error(void *data, xmlErrorPtr e)
-#endif
-{
-	struct xml_errs *x = data;
-	if (!x || !e || e->level == XML_ERR_WARNING || x->n++)
-		return;
-	x->line = e->line;
-	xp_raw_set(x->msg, sizeof x->msg, e->message ? e->message : "error", e->message ? strlen(e->message) : 5);
-	for (char *p = x->msg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-}
-
-/* What libxml2 writes without a parser context: counted, never printed. */
-static void on_generic_error(void *data, const char *fmt, ...)
-{
-	struct xml_errs *x = data;
-	(void)fmt;
-	if (x && x->n++ == 0)
-		snprintf(x->msg, sizeof x->msg, "libxml2 error");
-}
-
 int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node, char *err, size_t errlen)
 {
 	xp_raw_node_init(node);
@@ -435,39 +402,10 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 		return -1;
 	}
 
-	/* libxml2 reports through handlers that are global to the thread: the default ones print
-	 * the offending input line to stderr (terminal escapes included), and another library
-	 * (hwloc's libxml plugin) may have left one pointing into code it has since unloaded.
-	 * Ours are installed for this parse only and cleared after it, so that none points into
-	 * this adapter once it is closed either; XML_PARSE_NOERROR/NOWARNING quiet the rest. */
-	struct xml_errs xe = {0};
-	xmlSetGenericErrorFunc(&xe, on_generic_error);
-	xmlSetStructuredErrorFunc(&xe, on_xml_error);
-	xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-	xmlDocPtr doc = NULL;
-	if (ctxt) {
-		ctxt->vctxt.error = NULL; /* "huge text node" goes there, not through NOERROR */
-		ctxt->vctxt.warning = NULL;
-		doc = xmlCtxtReadMemory(ctxt, text_in, (int)len, NULL, NULL,
-					XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	}
-	xmlSetStructuredErrorFunc(NULL, NULL);
-	xmlSetGenericErrorFunc(NULL, NULL);
-	if (!ctxt) {
-		xp_text_err(err, errlen, "nvidia-smi -q -x: out of memory");
-		return -1;
-	}
-	/* libxml2 may keep a document after an error it stopped at (a huge text node): any
-	 * error makes the document unusable. */
-	if (!doc || xe.n || !ctxt->wellFormed) {
-		if (!xe.n)
-			snprintf(xe.msg, sizeof xe.msg, "not well-formed");
-		if (xe.line > 0)
-			xp_text_err(err, errlen, "nvidia-smi -q -x: line %d: %s", xe.line, xe.msg);
-		else
-			xp_text_err(err, errlen, "nvidia-smi -q -x: %s", xe.msg);
-		xmlFreeDoc(doc);
-		xmlFreeParserCtxt(ctxt);
+	char why[200];
+	xmlDocPtr doc = xp_xml_read(text_in, len, NULL, why, sizeof why);
+	if (!doc) {
+		xp_text_err(err, errlen, "nvidia-smi -q -x: %s", why);
 		return -1;
 	}
 
@@ -502,6 +440,5 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 			xp_raw_warn(node, "nvidia-smi says attached_gpus %ld but lists %d <gpu>", want, seen);
 	}
 	xmlFreeDoc(doc);
-	xmlFreeParserCtxt(ctxt);
 	return rc;
 }

@@ -26,38 +26,8 @@
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
 
-/* The first error libxml2 reported during the parse. */
-struct xml_errs {
-	int n, line;
-	char msg[160];
-};
-
-#if LIBXML_VERSION >= 21200
-static void on_xml_error(void *data, const xmlError *e)
-#else
-static void on_xml_error(void *data, xmlErrorPtr e)
-#endif
-{
-	struct xml_errs *x = data;
-	if (!x || !e || e->level == XML_ERR_WARNING || x->n++)
-		return;
-	x->line = e->line;
-	snprintf(x->msg, sizeof x->msg, "%s", e->message ? e->message : "error");
-	size_t l = strlen(x->msg);
-	while (l && (x->msg[l - 1] == '\n' || x->msg[l - 1] == ' '))
-		x->msg[--l] = '\0';
-}
-
-/* What libxml2 writes without a parser context: counted, never printed. */
-static void on_generic_error(void *data, const char *fmt, ...)
-{
-	struct xml_errs *x = data;
-	(void)fmt;
-	if (x && x->n++ == 0)
-		snprintf(x->msg, sizeof x->msg, "libxml2 error");
-}
+#include "xp_adapter.h"
 
 static bool is_elem(const xmlNode *n, const char *name)
 {
@@ -92,49 +62,27 @@ int xp_hwloc_xml_check(const char *what, const char *text, size_t len, struct xp
 		return xp_errf(err, "%s: too large for an hwloc XML topology", what);
 	if (memmem(text, len, "<!ENTITY", 8))
 		return xp_errf(err, "%s: entity declarations are not accepted in an hwloc XML topology", what);
-	/* Ours for this parse only, cleared after it: libxml2's default handlers print the
-	 * offending input line to stderr. */
-	struct xml_errs xe = {0};
-	xmlSetGenericErrorFunc(&xe, on_generic_error);
-	xmlSetStructuredErrorFunc(&xe, on_xml_error);
-	xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-	xmlDocPtr doc = NULL;
-	if (ctxt) {
-		ctxt->vctxt.error = NULL;
-		ctxt->vctxt.warning = NULL;
-		/* Read as ISO-8859-1, where every byte is a character: the check is about the
-		 * document's structure, and hwloc's reader takes a host name that is not UTF-8
-		 * (discovery then masks it), so libxml2 must not refuse the file for it. */
-		doc = xmlCtxtReadMemory(ctxt, text, (int)len, NULL, "ISO-8859-1",
-					XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	}
-	xmlSetStructuredErrorFunc(NULL, NULL);
-	xmlSetGenericErrorFunc(NULL, NULL);
+	/* Read as ISO-8859-1, where every byte is a character: the check is about the
+	 * document's structure, and hwloc's reader takes a host name that is not UTF-8
+	 * (discovery then masks it), so libxml2 must not refuse the file for it. */
+	char why[200];
+	xmlDocPtr doc = xp_xml_read(text, len, "ISO-8859-1", why, sizeof why);
+	if (!doc)
+		return xp_errf(err, "%s: not an hwloc XML topology: %s", what, why);
 	int rc = 0;
-	if (!ctxt) {
-		rc = xp_errf(err, "%s: out of memory", what);
-	} else if (!doc || xe.n || !ctxt->wellFormed) {
-		if (xe.line > 0)
-			rc = xp_errf(err, "%s: line %d: not an hwloc XML topology: %s", what, xe.line,
-				     xe.n ? xe.msg : "not well-formed");
-		else
-			rc = xp_errf(err, "%s: not an hwloc XML topology: %s", what, xe.n ? xe.msg : "not well-formed");
-	} else {
-		const xmlNode *root = xmlDocGetRootElement(doc);
-		const char *has = NULL, *lacks = NULL;
-		const xmlNode *bad = root ? bad_object(root, &has, &lacks) : NULL;
-		if (bad) {
-			xmlChar *type = xmlGetProp(bad, BAD_CAST "type");
-			xmlChar *os = xmlGetProp(bad, BAD_CAST "os_index");
-			rc = xp_errf(err, "%s: line %ld: object %.40s%s%.20s has a %s but no %s (hwloc cannot import it)",
-				     what, xmlGetLineNo(bad), type ? (const char *)type : "?", os ? " P#" : "",
-				     os ? (const char *)os : "", has, lacks);
-			xmlFree(type);
-			xmlFree(os);
-		}
+	const xmlNode *root = xmlDocGetRootElement(doc);
+	const char *has = NULL, *lacks = NULL;
+	const xmlNode *bad = root ? bad_object(root, &has, &lacks) : NULL;
+	if (bad) {
+		xmlChar *type = xmlGetProp(bad, BAD_CAST "type");
+		xmlChar *os = xmlGetProp(bad, BAD_CAST "os_index");
+		rc = xp_errf(err, "%s: line %ld: object %.40s%s%.20s has a %s but no %s (hwloc cannot import it)",
+			     what, xmlGetLineNo(bad), type ? (const char *)type : "?", os ? " P#" : "",
+			     os ? (const char *)os : "", has, lacks);
+		xmlFree(type);
+		xmlFree(os);
 	}
 	xmlFreeDoc(doc);
-	xmlFreeParserCtxt(ctxt);
 	return rc;
 }
 
