@@ -172,6 +172,16 @@ static size_t diff_node(const struct xp_node *o, const struct xp_node *n, time_t
 	return k;
 }
 
+/* Node i of new_c as old had it (NULL when old did not). Refreshes keep the order, so the
+ * same position is looked at before searching. */
+static const struct xp_node *was(const struct xp_cluster *old, const struct xp_cluster *new_c, size_t i)
+{
+	const struct xp_node *n = new_c->nodes[i];
+	if (old && i < old->n_nodes && strcmp(old->nodes[i]->name, n->name) == 0)
+		return old->nodes[i];
+	return old ? xp_cluster_node(old, n->name) : NULL;
+}
+
 size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new_c, time_t now,
 		      struct xp_event_log *log)
 {
@@ -179,13 +189,7 @@ size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new
 	/* Discoveries first, then problems: the newest events, which view 5 shows on top, are
 	 * what is wrong now, not that a node was found. */
 	for (size_t i = 0; new_c && i < new_c->n_nodes; i++) {
-		const struct xp_node *n = new_c->nodes[i];
-		/* Refreshes keep the order, so look at the same position before searching. */
-		const struct xp_node *o = NULL;
-		if (old && i < old->n_nodes && strcmp(old->nodes[i]->name, n->name) == 0)
-			o = old->nodes[i];
-		else if (old)
-			o = xp_cluster_node(old, n->name);
+		const struct xp_node *n = new_c->nodes[i], *o = was(old, new_c, i);
 		if (!o) {
 			xp_event_add(log, now, XP_SEV_INFO, n->name, "node discovered: %zu accelerator%s, %s",
 				     n->n_devices, n->n_devices == 1 ? "" : "s", xp_node_state_name(n->state));
@@ -194,15 +198,8 @@ size_t xp_events_diff(const struct xp_cluster *old, const struct xp_cluster *new
 		}
 		k += diff_node(o, n, now, log);
 	}
-	for (size_t i = 0; new_c && i < new_c->n_nodes; i++) {
-		const struct xp_node *n = new_c->nodes[i];
-		const struct xp_node *o = NULL;
-		if (old && i < old->n_nodes && strcmp(old->nodes[i]->name, n->name) == 0)
-			o = old->nodes[i];
-		else if (old)
-			o = xp_cluster_node(old, n->name);
-		k += diff_problems(o, n, now, log);
-	}
+	for (size_t i = 0; new_c && i < new_c->n_nodes; i++)
+		k += diff_problems(was(old, new_c, i), new_c->nodes[i], now, log);
 	for (size_t i = 0; old && i < old->n_nodes; i++) {
 		const struct xp_node *o = old->nodes[i];
 		bool same_place = new_c && i < new_c->n_nodes && strcmp(new_c->nodes[i]->name, o->name) == 0;
