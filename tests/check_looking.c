@@ -91,6 +91,29 @@ static char *contents(void)
 	return all;
 }
 
+/* The database as a file and as its owner reads it. */
+struct state {
+	char digest[65];
+	char *contents;
+};
+
+static void take(struct state *st)
+{
+	digest(st->digest);
+	st->contents = contents();
+}
+
+/* Checks the database is as st found it, and frees st. */
+static void unchanged(struct state *st)
+{
+	struct state now;
+	take(&now);
+	ck_assert_str_eq(now.contents, st->contents);
+	ck_assert_str_eq(now.digest, st->digest);
+	free(now.contents);
+	free(st->contents);
+}
+
 /* Two sim gen clusters with the same node names, h100-00002 with another driver in b. */
 static void two_sims(void)
 {
@@ -165,16 +188,11 @@ START_TEST(reads_on_files_write_nothing)
 	char *env = h100_env();
 	xp_ok(0, "--db", db, "--inventory", sim_a, "validate", "record", env, "llama", "schedulable", "pass", "--node",
 	      "h100-00002", NULL);
-	char before[65], after[65];
-	digest(before);
-	char *was = contents();
+	struct state st;
+	take(&st);
 	look_at(sim_a);
 	look_at(sim_b);
-	digest(after);
-	char *is = contents();
-	ck_assert_str_eq(is, was);
-	ck_assert_str_eq(after, before);
-	free(is);
+	unchanged(&st);
 
 	/* Asked to record sim b: its environments join, but a sim node shares only a name with
 	 * the node the evidence was taken on: nothing turns stale. */
@@ -185,7 +203,6 @@ START_TEST(reads_on_files_write_nothing)
 	ck_assert_msg(strstr(csv, want) != NULL, "%s", csv);
 	ck_assert_ptr_null(strstr(csv, ",stale,"));
 	free(csv);
-	free(was);
 	free(env);
 }
 END_TEST
@@ -227,23 +244,17 @@ START_TEST(live_records_only_changes)
 {
 	char *dgx = replay_with_driver("dgx", "535.54.03");
 	xp_ok(0, "--db", db, "validate", "case", "add", "llama", NULL);
-	char before[65], after[65];
 	/* The first look at a live source records what it found... */
 	xp_ok(0, "--db", db, "--replay", dgx, "validate", "matrix", NULL);
 	char *audit = xp_out("audit", NULL);
 	ck_assert_msg(strstr(audit, "env.discover") && strstr(audit, "validate.discover"), "%s", audit);
 	free(audit);
 	/* ...and the second, on an unchanged node, nothing at all. */
-	digest(before);
-	char *was = contents();
+	struct state st;
+	take(&st);
 	xp_ok(0, "--db", db, "--replay", dgx, "validate", "matrix", NULL);
 	xp_ok(0, "--db", db, "--replay", dgx, "validate", "matrix", "--json", NULL);
-	digest(after);
-	char *is = contents();
-	ck_assert_str_eq(is, was);
-	ck_assert_str_eq(after, before);
-	free(was);
-	free(is);
+	unchanged(&st);
 
 	/* Evidence on the node, then a driver update there: stale, and the note names the source. */
 	char *out = xp_out("--replay", dgx, "validate", "env", "list", "--json", NULL);
@@ -263,23 +274,26 @@ START_TEST(live_records_only_changes)
 END_TEST
 
 /* The console on one sim file, then another, as an operator flips between clusters. */
-static void console_on(const char *sim)
+static void console_on(const char *how, const char *what, const char *node, const char *view4)
 {
 	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "env LANG=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --inventory %s; "
+	snprintf(cmd, sizeof cmd, "env LANG=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s %s %s; "
 				  "echo $? > %s/rc",
-		 dir, xp_bin(), db, sim, dir);
+		 dir, xp_bin(), db, how, what, dir);
 	char rc[256];
 	snprintf(rc, sizeof rc, "%s/rc", dir);
 	unlink(rc);
 	xp_tmux_start(cmd, 160, 40);
-	xp_tmux_expect("h100-00002");
+	xp_tmux_expect(node);
 	xp_tmux_keys("4"); /* the validation view reads (and, for a live source, syncs) the store */
-	xp_tmux_expect("looking records nothing");
+	xp_tmux_expect(view4);
+	xp_tmux_keys("r"); /* a refresh reloads the source: a new cluster for the view to sync */
 	xp_tmux_keys("5");
 	xp_tmux_keys("1");
-	xp_tmux_keys("r"); /* a refresh reloads the file */
-	xp_tmux_expect("h100-00002");
+	xp_tmux_keys("r");
+	xp_tmux_expect(node);
+	xp_tmux_keys("4");
+	xp_tmux_expect(view4);
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(dir, 0);
 	xp_tmux_kill_server();
@@ -289,17 +303,18 @@ START_TEST(console_on_files_writes_nothing)
 {
 	two_sims();
 	xp_ok(0, "--db", db, "validate", "case", "add", "llama", NULL);
-	char before[65], after[65];
-	digest(before);
-	char *was = contents();
-	console_on(sim_a);
-	console_on(sim_b);
-	digest(after);
-	char *is = contents();
-	ck_assert_str_eq(is, was);
-	ck_assert_str_eq(after, before);
-	free(was);
-	free(is);
+	struct state st;
+	take(&st);
+	console_on("--inventory", sim_a, "h100-00002", "looking records nothing");
+	console_on("--inventory", sim_b, "h100-00002", "looking records nothing");
+	unchanged(&st);
+	/* A live source recorded once: the console, refreshing it, writes nothing more. */
+	char *dgx = replay_with_driver("dgx", "535.54.03");
+	xp_ok(0, "--db", db, "--replay", dgx, "validate", "matrix", NULL);
+	take(&st);
+	console_on("--replay", dgx, "dgx-a100-07", "A100");
+	unchanged(&st);
+	free(dgx);
 }
 END_TEST
 
