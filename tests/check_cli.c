@@ -454,6 +454,15 @@ START_TEST(bidi_masked)
 	ck_assert_ptr_null(strstr(r.err, rlo));
 	xp_run_free(&r);
 	free(missing);
+	/* C1 controls: an 8-bit CSI as a raw byte and as UTF-8 (U+009B), an OSC (U+009D). */
+	missing = xp_strdup("/nonexistent/x\x9b" "31mY\xc2\x9b" "2J\xc2\x9d" "0;t.xml");
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--topology", missing, "inventory", NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	xp_want_parts(r.err, "/nonexistent/x?31mY?2J?0;t.xml", NULL);
+	ck_assert_ptr_null(strchr(r.err, '\x9b'));
+	ck_assert_ptr_null(strchr(r.err, '\xc2'));
+	xp_run_free(&r);
+	free(missing);
 	free(text);
 	free(model);
 	json_decref(doc);

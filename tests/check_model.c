@@ -345,6 +345,11 @@ START_TEST(test_clean_bidi)
 	/* Error messages: the same masking. */
 	char msg[] = "no such file: a\xe2\x80\xae" "b\x07.xml \xe2\x81\xa7";
 	ck_assert_str_eq(xp_mask_controls(msg), "no such file: a?b?.xml ?");
+	/* C1 controls (an 8-bit CSI or OSC, as UTF-8 or as a raw byte), bytes that start no
+	 * UTF-8 character, overlong forms and surrogates: one '?' each; good UTF-8 is kept. */
+	char c1[] = "x\x9b" "31mY \xc2\x9b" "31m \xc2\x9d" "]0;t \xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 "
+		    "\xe2\x82 caf\xc3\xa9 \xf0\x9f\x98\x80 \x80" "end";
+	ck_assert_str_eq(xp_mask_controls(c1), "x?31mY ?31m ?]0;t ?? ??? ???? ?? caf\xc3\xa9 \xf0\x9f\x98\x80 ?end");
 }
 END_TEST
 

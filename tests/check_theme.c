@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "cmd.h"
 #include "suitelib.h"
@@ -689,6 +690,12 @@ START_TEST(draw_masks_bidi)
 	mvwinnstr(w, 0, 0, got, 19);
 	ck_assert_msg(strncmp(got, "ab?exe.txt?[2Jz", 15) == 0, "%s", got);
 	ck_assert_int_eq(end, 15);
+	/* C1 controls and bytes that are no UTF-8 too; good UTF-8 is drawn as it is. */
+	end = xp_draw_put(w, 1, 0, 20, XP_ROLE_NORMAL, "\xc2\x9b" "1m\x9b" "2m caf\xc3\xa9", 0);
+	ck_assert_int_eq(end, 11);
+	wchar_t wide[32] = {0};
+	mvwinnwstr(w, 1, 0, wide, 11);
+	ck_assert_msg(wcscmp(wide, L"?1m?2m caf\u00e9") == 0, "%ls", wide);
 	/* A bidi control's '?' takes a column the raw text did not: still cut at maxx. */
 	end = xp_draw_put(w, 1, 0, 4, XP_ROLE_NORMAL, "\xe2\x81\xa6\xe2\x81\xa6" "abcdef", 0);
 	ck_assert_int_eq(end, 4);

@@ -45,19 +45,22 @@ int xp_draw_put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int 
 		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 			n--;
 	}
-	/* Control bytes and bidirectional controls (which would reorder what follows on the
-	 * screen: a file name or an agent's error can carry them) are drawn as '?'. A bidi
-	 * control is zero columns wide and '?' one, so the result is measured again. */
+	/* Control bytes, C1 controls, bytes that are no UTF-8 and bidirectional controls (which
+	 * would reorder what follows on the screen: a file name or an agent's error can carry
+	 * them) are drawn as '?' (xp_unsafe_len). A bidi control is zero columns wide and '?'
+	 * one, so the result is measured again. */
 	size_t k = 0;
 	for (size_t i = 0; i < n;) {
-		size_t b = xp_bidi_len(s + i);
+		size_t b = xp_unsafe_len(s + i);
 		if (b && i + b <= n) {
 			buf[k++] = '?';
 			i += b;
-			continue;
+		} else if (b) {
+			break; /* a sequence cut by the byte cap */
+		} else {
+			for (size_t c = xp_utf8_len((const unsigned char *)s + i, n - i); c-- && i < n;)
+				buf[k++] = s[i++];
 		}
-		buf[k++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-		i++;
 	}
 	buf[k] = '\0';
 	buf[xp_draw_bytes(buf, maxx - x)] = '\0';

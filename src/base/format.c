@@ -1,6 +1,8 @@
 /* format.c: small formatters shared by text output. */
 #include "format.h"
 
+#include "xp.h"
+
 #include <stdio.h>
 
 const char *xp_fmt_mib(char *buf, size_t len, int64_t mib)
@@ -37,13 +39,32 @@ size_t xp_bidi_len(const char *s)
 	return 0;
 }
 
+size_t xp_unsafe_len(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (u[0] < 0x20 || u[0] == 0x7f)
+		return 1;
+	size_t n = xp_utf8_len(u, 4); /* a NUL ends a sequence early: no read past it */
+	if (!n)
+		return 1; /* a byte that starts no character: an 8-bit CSI (0x9b) among others */
+	if (n == 2 && u[0] == 0xc2 && u[1] <= 0x9f)
+		return 2; /* U+0080-U+009F: C1 controls, CSI and OSC among them */
+	return xp_bidi_len(s);
+}
+
 char *xp_mask_controls(char *s)
 {
 	char *w = s;
 	for (const char *p = s; *p;) {
-		size_t b = xp_bidi_len(p);
-		*w++ = b || (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-		p += b ? b : 1;
+		size_t b = xp_unsafe_len(p);
+		if (b) {
+			*w++ = '?';
+			p += b;
+		} else {
+			/* A safe character is copied whole. */
+			for (size_t n = xp_utf8_len((const unsigned char *)p, 4); n--;)
+				*w++ = *p++;
+		}
 	}
 	*w = '\0';
 	return s;

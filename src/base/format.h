@@ -9,10 +9,15 @@
 const char *xp_fmt_mib(char *buf, size_t len, int64_t mib);
 /* Formats an integer, or "-" when negative (unknown). */
 const char *xp_fmt_int(char *buf, size_t len, long long v);
-/* Replaces each C0 control byte and DEL of s, and each bidirectional control (xp_bidi_len),
- * with one '?', in place, so that quoted text from users, files or the network cannot steer
- * a terminal, forge log lines or reorder what is shown; returns s. */
+/* Replaces each unsafe sequence of s (xp_unsafe_len) with one '?', in place, so that quoted
+ * text from users, files or the network cannot steer a terminal, forge log lines or reorder
+ * what is shown; returns s. */
 char *xp_mask_controls(char *s);
+/* Byte length of an unsafe sequence at s, 0 when s starts a safe character: a C0 control or
+ * DEL (1), a byte that starts no well-formed UTF-8 character (1: a raw 8-bit CSI 0x9b, a stray
+ * continuation, an overlong form), a C1 control U+0080-U+009F (2), a bidirectional control
+ * (xp_bidi_len). */
+size_t xp_unsafe_len(const char *s);
 /* Byte length of the Unicode bidirectional control at s (U+061C, U+200E, U+200F,
  * U+202A-U+202E, U+2066-U+2069, which reorder the text shown around them), 0 if none. */
 size_t xp_bidi_len(const char *s);
