@@ -36,6 +36,13 @@ for port in $(grep -oE '^\$ .*(localhost|127\.0\.0\.1):[0-9]+' "$readme" | grep 
 	fi
 done
 
+# The examples run in a scratch directory: one naming a file under /tmp would pass only where
+# such a file happens to exist (and fail on a clean machine).
+if grep -nE '^\$ .*[ =]/tmp/' "$readme"; then
+	echo "readme: the lines above use /tmp; examples must use files of their own directory"
+	exit 1
+fi
+
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/xpool-readme.XXXXXX") || exit 1
 work=$scratch/work
 mkdir -p "$work/tests" "$scratch/bin" "$scratch/home" "$scratch/run"

@@ -47,7 +47,7 @@ static int help_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		"run the commands in FILE, one a line", "-k, --keep-going",
 		"with -b: carry on after a failing line", "-h, --help", "show this help");
 	fprintf(f, "\nRun 'xpool help COMMAND' for a command's options. Exit status: 0 ok, 1 error,\n"
-		   "2 usage, 3 not placeable, 4 partial data.\n");
+		   "2 usage, 3 not placeable, 4 partial data, 5 problems found (health).\n");
 	return XP_EXIT_OK;
 }
 
