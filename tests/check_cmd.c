@@ -409,6 +409,19 @@ START_TEST(json_or_refused)
 			xp_run_free(&r);
 		}
 	}
+	/* An option that makes text of a JSON command is refused with --json: export writes
+	 * YAML or an sbatch script. */
+	for (int f = 0; f < 3; f++) {
+		const char *fmt[] = {"k8s", "volcano", "slurm"};
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--topology",
+					      xp_fixture("hwloc/32em64t-2n8c2t-pci-wholeio.xml"), "place", "--dry-run",
+					      "--devices", "1", "--export", fmt[f], "--json", NULL),
+				 0);
+		ck_assert_msg(r.status == XP_EXIT_USAGE && strstr(r.err, "not JSON"), "--export %s --json: exit %d: %s%s",
+			      fmt[f], r.status, r.out, r.err);
+		ck_assert_str_eq(r.out, "");
+		xp_run_free(&r);
+	}
 	/* A form the table does not know is refused too, never run to print text. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "bogus", "--json", NULL), 0);
 	ck_assert_int_eq(r.status, XP_EXIT_USAGE);

@@ -267,6 +267,12 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --export: unknown format %s (k8s, volcano, slurm)", ename);
 		return XP_EXIT_USAGE;
 	}
+	/* An export is YAML or a shell script: a script that asked for JSON must not get one. */
+	if (ename && ctx->json) {
+		xp_ctx_error(ctx, "place: --export %s writes %s, not JSON: give --export or --json", ename,
+			     efmt == XP_EXPORT_SLURM ? "an sbatch script" : "YAML");
+		return XP_EXIT_USAGE;
+	}
 	struct xp_err err = {{0}};
 	struct xp_job *job = NULL;
 	const char *file = xp_args_get(a, "file");
