@@ -203,6 +203,24 @@ START_TEST(reads_on_files_write_nothing)
 	ck_assert_msg(strstr(csv, want) != NULL, "%s", csv);
 	ck_assert_ptr_null(strstr(csv, ",stale,"));
 	free(csv);
+
+	/* The same file with h100-00002 a real machine (an inventory --json of it): synced, it
+	 * speaks for the node, and the stale note names the file it was seen in. */
+	json_error_t je;
+	json_t *j = json_load_file(sim_b, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	size_t i;
+	json_t *n;
+	json_array_foreach(json_object_get(j, "nodes"), i, n)
+		json_object_set_new(n, "source", json_string("local"));
+	char real[256];
+	snprintf(real, sizeof real, "%s/real.json", dir);
+	ck_assert_int_eq(json_dump_file(j, real, JSON_INDENT(1)), 0);
+	json_decref(j);
+	xp_ok(0, "--db", db, "--inventory", real, "validate", "sync", NULL);
+	char *hist = xp_out("validate", "history", env, "llama", "--json", NULL);
+	ck_assert_msg(strstr(hist, "-> 999.99.99 on h100-00002 (seen in ") && strstr(hist, real), "%s", hist);
+	free(hist);
 	free(env);
 }
 END_TEST

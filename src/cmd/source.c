@@ -109,7 +109,7 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 	if (o->inventory) {
 		struct xp_cluster *c = xp_snapshot_load(o->inventory, err);
 		for (size_t i = 0; c && i < c->n_nodes; i++)
-			c->nodes[i]->from_file = true;
+			c->nodes[i]->from_file = xp_strdup(o->inventory);
 		return c;
 	}
 	struct xp_node *n;
@@ -125,8 +125,8 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 			xp_source_adapters(n, NULL);
 			xp_node_clean(n);
 		}
-		if (n)
-			n->from_file = !live;
+		if (n && !live)
+			n->from_file = xp_strdup(o->topology ? o->topology : env);
 	}
 	if (!n)
 		return NULL;

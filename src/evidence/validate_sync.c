@@ -123,6 +123,8 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 			json_t *j = xp_env_to_json(&e);
 			json_object_set_new(j, "node", xp_json_str(v[i].node->name));
 			json_object_set_new(j, "source", xp_json_str(v[i].node->source));
+			if (v[i].node->from_file)
+				json_object_set_new(j, "file", xp_json_str(v[i].node->from_file));
 			char *after = xpv_jdump(j);
 			rc = xp_audit_add(s, "env.discover", v[i].id, NULL, after, err);
 			free(after);
@@ -159,9 +161,10 @@ static const struct xp_device *changed_device(const struct xp_node *n, const cha
 }
 
 /* "driver 535.54.03 -> 550.54.14, firmware A -> B on node7 (seen by SOURCE)": the source
- * says which view of the node did it (this machine, a replay, an agent's URL, a file). */
+ * says which view of the node did it (this machine, a replay, an agent's URL), or "(seen in
+ * FILE)" for a node read from a file the user synced. */
 static char *change_note(const struct xp_evidence *ev, const struct xp_device *d, const char *node,
-			 const char *source)
+			 const char *source, const char *file)
 {
 	char buf[1024] = "";
 	size_t used = 0;
@@ -174,7 +177,9 @@ static char *change_note(const struct xp_evidence *ev, const struct xp_device *d
 					 known(d->firmware) ? d->firmware : "unknown");
 	if (used < sizeof buf)
 		used += (size_t)snprintf(buf + used, sizeof buf - used, " on %s", node);
-	if (used < sizeof buf && source && *source)
+	if (used < sizeof buf && file)
+		snprintf(buf + used, sizeof buf - used, " (seen in %s)", file);
+	else if (used < sizeof buf && source && *source)
 		snprintf(buf + used, sizeof buf - used, " (seen by %s)", source);
 	return xp_strdup(buf);
 }
@@ -196,6 +201,7 @@ struct stale {
 	struct xp_evidence was; /* the pass that no longer holds */
 	const struct xp_device *now;
 	const char *source; /* the source of the node that shows the change */
+	const char *file;   /* the file it was read from, NULL when live */
 };
 
 /* The current passes of environment e taken on a node in changed (sorted by name) that now
@@ -230,6 +236,7 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 		x->kase = xp_store_col_text(st, 11);
 		x->now = d;
 		x->source = nd->source;
+		x->file = nd->from_file;
 	}
 	return xp_store_finish(s, st, rc, err, "checking for stale results");
 }
@@ -238,7 +245,7 @@ static int stale_collect(struct xp_store *s, const struct xp_env *e, struct xp_n
 static int stale_write(struct xp_store *s, const struct xp_env *e, const struct stale *x, time_t now,
 		       struct xp_err *err)
 {
-	char *note = change_note(&x->was, x->now, x->was.node, x->source);
+	char *note = change_note(&x->was, x->now, x->was.node, x->source, x->file);
 	struct xp_evidence ev = {.layer = x->was.layer, .status = XP_V_STALE, .time = now, .actor = DISCOVERY,
 				 .note = note, .node = x->was.node, .driver = x->now->driver,
 				 .firmware = x->now->firmware};
@@ -415,6 +422,8 @@ static int sync_discovered(struct xp_store *s, const struct shown *v, size_t n, 
 			json_object_set_new(j, "status", json_string("pass"));
 			json_object_set_new(j, "node", xp_json_str(v[i].node->name));
 			json_object_set_new(j, "source", xp_json_str(v[i].node->source));
+			if (v[i].node->from_file)
+				json_object_set_new(j, "file", xp_json_str(v[i].node->from_file));
 			json_object_set_new(j, "driver", xp_json_str(d->driver));
 			json_object_set_new(j, "firmware", xp_json_str(opt(d->firmware)));
 			json_object_set_new(j, "cases", json_integer(k));

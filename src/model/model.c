@@ -228,6 +228,7 @@ void xp_node_free(struct xp_node *n)
 		return;
 	free(n->name);
 	free(n->source);
+	free(n->from_file);
 	xp_labels_clear(&n->facts);
 	xp_labels_clear(&n->governance);
 	xp_labels_clear(&n->validation);
@@ -330,6 +331,7 @@ struct xp_node *xp_node_clone(const struct xp_node *src)
 	*n = *src; /* the numbers; every pointer is replaced below */
 	n->name = xp_strdup(src->name);
 	n->source = xp_strdup(src->source);
+	n->from_file = xp_strdup(src->from_file);
 	labels_dup(&n->facts, &src->facts);
 	labels_dup(&n->governance, &src->governance);
 	labels_dup(&n->validation, &src->validation);

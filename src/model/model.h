@@ -183,9 +183,9 @@ struct xp_pci {
 struct xp_node {
 	char *name;
 	char *source;      /* "local", "snapshot", an agent URL, ... */
-	bool from_file;    /* read from a file (an inventory snapshot, a sim gen cluster, a topology
-			    * XML): it shows what was, not what is, so it writes no evidence by itself */
-	int state;         /* enum xp_node_state */
+	char *from_file;   /* the file it was read from (an inventory snapshot, a sim gen cluster, a
+			    * topology XML), NULL when seen live: a file shows what was, not what is,
+			    * so it writes no evidence by itself */	int state;         /* enum xp_node_state */
 	int64_t age_s;     /* age of the last good data, 0 when fresh */
 	struct xp_labels facts;      /* set by discovery: vendor, model, driver */
 	struct xp_labels governance; /* set by operators: pool, queue, tenant */
