@@ -599,6 +599,21 @@ static enum MHD_Result post_probe_head(struct req *r, const char *url)
 	const struct xp_agent_probe *p = xp_agent_probe_name_ok(name) ? xp_agent_config_find(a->config, name) : NULL;
 	if (!p)
 		return fail(r, 404, "no such probe in the agent's config", NULL, false);
+	/* ?layer=L: the caller will record the result as L evidence; when the config gives the
+	 * probe another layer, say so before running it rather than have the run thrown away. */
+	const char *want = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "layer");
+	if (want) {
+		int l = xp_layer_parse(want);
+		char msg[160];
+		if (l < 0)
+			return fail(r, 400, "layer: not a layer (discovered, schedulable, launches, executes, accepted)", NULL,
+				    false);
+		if (l != p->layer) {
+			snprintf(msg, sizeof msg, "probe %s gives %s evidence (its config's layer=), not %s: nothing run",
+				 p->name, xp_layer_name(p->layer), xp_layer_name(l));
+			return fail(r, 409, msg, NULL, false);
+		}
+	}
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY)
 		return fail(r, 413, "request body too large (probes take none)", NULL, false);

@@ -554,10 +554,12 @@ START_TEST(probe_checks_first)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "matrix", NULL), 0);
 	ck_assert_msg(strstr(r.out, ":-  P....  1/5"), "%s", r.out);
 	xp_run_free(&r);
-	/* The agent says the probe is executes evidence, not discovered: it ran, nothing is recorded. */
-	expect_xpool(1, "the agent ran mark as executes evidence, not discovered", "--db", db, "agent", "probe", url,
-		     "mark", "--case", "llama", "--layer", "discovered", "--write-token-file", wtok, NULL);
-	ck_assert_int_eq(access(mark, F_OK), 0);
+	/* The agent's config makes the probe executes evidence, not discovered: the agent says so
+	 * before running it (409), and nothing is run or recorded. */
+	expect_xpool(1, "probe mark gives executes evidence (its config's layer=), not discovered: nothing run", "--db",
+		     db, "agent", "probe", url, "mark", "--case", "llama", "--layer", "discovered", "--write-token-file",
+		     wtok, NULL);
+	ck_assert_int_ne(access(mark, F_OK), 0);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "history", "AMD:AMD Instinct MI100", "llama",
 				      NULL),
 			 0);

@@ -46,9 +46,12 @@ static size_t take(char *data, size_t size, size_t nmemb, void *user)
 }
 
 /* POSTs the probe; the reply document, or NULL after printing why. */
-static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, const char *token, double wait_s)
+static json_t *post(struct xp_ctx *ctx, const char *url, const char *name, int layer, const char *token, double wait_s)
 {
-	char *u = xp_asprintf("%s%sv1/probe/%s", url, url[strlen(url) - 1] == '/' ? "" : "/", name);
+	/* ?layer= names the layer the evidence is for: an agent whose config gives the probe
+	 * another layer refuses before running it (409), so no run is thrown away. */
+	char *u = xp_asprintf("%s%sv1/probe/%s%s%s", url, url[strlen(url) - 1] == '/' ? "" : "/", name,
+			      layer >= 0 ? "?layer=" : "", layer >= 0 ? xp_layer_name(layer) : "");
 	struct buf b = {0};
 	char errbuf[CURL_ERROR_SIZE] = "";
 	/* The agent says nothing until the probe ends: the wait is the probe's, not a request's. */
@@ -319,7 +322,7 @@ int xp_agent_probe_cmd(struct xp_ctx *ctx, const char *url, const char *name, co
 		xp_ctx_error(ctx, "agent probe: %s", err.msg);
 		return XP_EXIT_ERROR;
 	}
-	json_t *doc = post(ctx, url, name, token, wait_s);
+	json_t *doc = post(ctx, url, name, want, token, wait_s);
 	explicit_bzero(token, strlen(token));
 	free(token);
 	if (!doc)
