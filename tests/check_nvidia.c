@@ -18,6 +18,7 @@
 #include "nvidia/nvidia.h"
 #include "suitelib.h"
 #include "testlib.h"
+#include "xp.h"
 
 #define NV "nvidia-smi/"
 
@@ -306,6 +307,17 @@ START_TEST(xml_gpu_counts)
 	ck_assert_int_eq(parse_xml_str(zero, n, err, sizeof err), 0);
 	ck_assert_int_eq(n->n_devices, 0);
 	ck_assert_int_eq(n->n_warnings, 0);
+	/* a count that is no count (words, negative, past what a long holds) is said as written */
+	const char *odd[] = {"abc", "-3", "99999999999999999999"};
+	for (size_t i = 0; i < 3; i++) {
+		char *bad = xp_asprintf("%.*s<attached_gpus>%s%s", (int)(at - zero), zero, odd[i],
+					at + strlen("<attached_gpus>0"));
+		ck_assert_int_eq(parse_xml_str(bad, n, err, sizeof err), 0);
+		char want[96];
+		snprintf(want, sizeof want, "nvidia-smi says attached_gpus %s, not a count; it lists 0 <gpu>", odd[i]);
+		ck_assert_msg(xp_fake_warned(n, want), "%s", want);
+		free(bad);
+	}
 	free(zero);
 	free(none);
 

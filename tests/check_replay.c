@@ -227,6 +227,13 @@ START_TEST(amd_mi100)
 		ck_assert(fabs(json_real_value(json_object_get(dv, "ecu")) - 184.6) < 1e-9);
 	}
 	json_decref(doc);
+	/* Without a hostname file the node is named after the directory, also when it is given
+	 * as "DIR/." (or "." from inside it). */
+	char *dot = xp_asprintf("%s/.", d);
+	doc = inventory(dot);
+	ck_assert_str_eq(json_string_value(json_object_get(node0(doc), "name")), "mi100");
+	json_decref(doc);
+	free(dot);
 	free(d);
 }
 END_TEST
@@ -311,6 +318,8 @@ START_TEST(record_hy_smi)
 	char *script = xp_asprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > '%s/args'\nexec /bin/cat '%s'\n", dir,
 				   xp_fixture("amd/hygon-dcu_dtk24.04.3.rocm-smi.json"));
 	free(xp_write_file(bin, "hy-smi", script, 0755));
+	/* A rocm-smi that is there but fails: said, and hy-smi tried next. */
+	free(xp_write_file(bin, "rocm-smi", "#!/bin/sh\necho 'no ROCm here' >&2\nexit 1\n", 0755));
 	char *old = getenv("PATH") ? xp_strdup(getenv("PATH")) : NULL;
 	setenv("PATH", bin, 1);
 	char *d = xp_asprintf("%s/rec", dir);
@@ -321,8 +330,8 @@ START_TEST(record_hy_smi)
 	else
 		unsetenv("PATH");
 	ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
-	xp_want_parts(r.out, "wrote    rocm-smi.json (", "from hy-smi)", "skipped  rocminfo.txt (rocminfo not found)",
-		      NULL);
+	xp_want_parts(r.out, "failed   rocm-smi.json with rocm-smi (", "; trying the next tool",
+		      "wrote    rocm-smi.json (", "from hy-smi)", "skipped  rocminfo.txt (rocminfo not found)", NULL);
 	xp_run_free(&r);
 	size_t len;
 	struct xp_err err = {{0}};

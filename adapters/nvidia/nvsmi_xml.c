@@ -7,6 +7,7 @@
  * below is read from whichever spelling is present; "N/A" and missing elements leave it
  * unknown. The document is untrusted text: no DTD is loaded, no network is used, and entity
  * declarations are refused before libxml2 sees them. */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -435,9 +436,14 @@ int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node
 		char attached[32];
 		text(child(root, "attached_gpus"), attached, sizeof attached);
 		char *end = NULL;
+		errno = 0;
 		long want = attached[0] ? strtol(attached, &end, 10) : -1;
-		if (end && !*end && want >= 0 && want != seen)
+		bool count = end && end != attached && !*end && want >= 0 && errno == 0;
+		if (count && want != seen)
 			xp_raw_warn(node, "nvidia-smi says attached_gpus %ld but lists %d <gpu>", want, seen);
+		else if (attached[0] && !count)
+			xp_raw_warn(node, "nvidia-smi says attached_gpus %.20s, not a count; it lists %d <gpu>", attached,
+				    seen);
 	}
 	xmlFreeDoc(doc);
 	return rc;

@@ -111,8 +111,16 @@ static int record_exec(struct xp_ctx *ctx, const struct xp_args *a)
 				char *out = NULL;
 				size_t olen = 0;
 				if (xp_run_tool((const char *const *)alt->argv, RECORD_TIMEOUT_S, RECORD_MAX_BYTES, &out,
-						&olen, why, sizeof why) < 0)
+						&olen, why, sizeof why) < 0) {
+					/* Said even when an alternative then succeeds: a tool that is there
+					 * but fails is worth knowing about at bring-up. */
+					bool more = false;
+					for (size_t j = k + 1; j < m->n_records; j++)
+						more |= strcmp(m->records[j].file, rec->file) == 0;
+					fprintf(ctx->out, "failed   %s with %s (%s)%s\n", alt->file, alt->argv[0], why,
+						more ? "; trying the next tool" : "");
 					continue;
+				}
 				done = true;
 				if (write_file(dir, alt->file, out, olen, &err) < 0) {
 					xp_ctx_error(ctx, "record: %s", err.msg);
@@ -126,8 +134,7 @@ static int record_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			if (!ran) {
 				fprintf(ctx->out, "skipped  %s (%s not found)\n", rec->file, tried);
 			} else if (!done) {
-				fprintf(ctx->out, "failed   %s (%s)\n", rec->file, why);
-				failed++;
+				failed++; /* each tool's failure is said above */
 			}
 		}
 	}

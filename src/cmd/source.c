@@ -56,13 +56,20 @@ static char *replay_name(const char *dir)
 		}
 		free(text);
 	}
-	size_t l = strlen(dir);
-	while (l > 1 && dir[l - 1] == '/')
+	/* No hostname file: the directory's own name, resolved so that `.` or `..` name the
+	 * directory they stand for. */
+	char *real = realpath(dir, NULL);
+	const char *d = real ? real : dir;
+	size_t l = strlen(d);
+	while (l > 1 && d[l - 1] == '/')
 		l--;
-	const char *b = dir + l;
-	while (b > dir && b[-1] != '/')
+	const char *b = d + l;
+	while (b > d && b[-1] != '/')
 		b--;
-	return l > (size_t)(b - dir) ? xp_strndup(b, l - (size_t)(b - dir)) : xp_strdup("node");
+	bool named = l > (size_t)(b - d) && !(l - (size_t)(b - d) <= 2 && b[0] == '.') && b[0] != '/';
+	char *name = named ? xp_strndup(b, l - (size_t)(b - d)) : xp_strdup("node");
+	free(real);
+	return name;
 }
 
 static struct xp_node *load_replay(const struct xp_source_opts *o, struct xp_err *err)
