@@ -32,6 +32,8 @@ struct xpa_conn {
 	bool probing;             /* its probe runs (the connection is suspended) */
 	bool gone;                /* the client hung up while its probe ran */
 	atomic_int cancel;        /* the running probe's cancel flag */
+	unsigned char addr[16];   /* the client's address, IPv4 as IPv4-mapped IPv6 (the per-address share) */
+	bool has_addr;            /* addr is known */
 };
 
 struct xp_agent {

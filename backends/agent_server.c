@@ -6,7 +6,10 @@
  * idle for CONN_TIMEOUT_S is cut, one that has not sent a complete request (head and body)
  * REQUEST_DEADLINE_S after it opened or after its last reply is cut however it trickles
  * (the watcher thread shuts its socket down), one client address holds at most
- * a->per_ip of the --max-connections, and an eighth of the slots stays free: past the rest,
+ * a->per_ip of the --max-connections (past it, a new connection from the address sheds that
+ * address's longest-waiting one: one local console or NAT address is shared by good clients
+ * and slow ones, and the slow ones must not lock the good ones out), and an eighth of the
+ * slots stays free: past the rest,
  * each new connection sheds the one that has waited longest for its request (shed()), so
  * slow clients from many addresses cannot make a new one wait; request headers are bounded
  * by the per-connection memory pool (32 KiB). Every GET is answered at once from copies kept under a->mu.
@@ -136,7 +139,8 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 	a->interval_s = o->interval_s;
 	a->max_connections = o->max_connections ? o->max_connections : 64;
 	/* A quarter of the slots per client address, at least 8 (one console, a Prometheus and a
-	 * few curls behind one NAT), never more than all of them. */
+	 * few curls behind one NAT), never more than all of them; past it, the address's
+	 * longest-waiting connection is shed (shed_same_address). */
 	a->per_ip = a->max_connections / 4 < 8 ? 8 : a->max_connections / 4;
 	if (a->per_ip > a->max_connections)
 		a->per_ip = a->max_connections;
@@ -277,6 +281,51 @@ static void conn_waiting(struct xp_agent *a, struct xpa_conn *cc, bool waiting)
 	pthread_mutex_unlock(&a->conn_mu);
 }
 
+/* Shuts a connection down as the watcher does at the deadline (libmicrohttpd then closes it);
+ * a->conn_mu held. */
+static void cut(struct xpa_conn *cc)
+{
+	shutdown(cc->fd, SHUT_RDWR);
+	cc->cut = true;
+}
+
+/* The connection that has waited longest for a complete request among those open (not cut,
+ * not fresh, not being answered, no probe running) that match (same address as `like`
+ * when not NULL); NULL when none may be shed. a->conn_mu held. */
+static struct xpa_conn *longest_waiting(struct xp_agent *a, const struct xpa_conn *fresh, const struct xpa_conn *like)
+{
+	struct xpa_conn *oldest = NULL;
+	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
+		if (cc != fresh && cc->fd >= 0 && cc->waiting && !cc->cut && !cc->probing &&
+		    (!like || (cc->has_addr && memcmp(cc->addr, like->addr, sizeof cc->addr) == 0)) &&
+		    (!oldest || cc->wait_since < oldest->wait_since))
+			oldest = cc;
+	return oldest;
+}
+
+/* The per-address share; a->conn_mu held, fresh just added. Past a->per_ip open connections
+ * from fresh's address, that address's longest-waiting one is shed (not the new one: a good
+ * client behind the same address as slow ones must get its turn); when every other one from
+ * it is being answered, the new one is closed. */
+static void shed_same_address(struct xp_agent *a, struct xpa_conn *fresh)
+{
+	if (!fresh->has_addr)
+		return;
+	unsigned open = 0;
+	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
+		open += !cc->cut && cc->has_addr && memcmp(cc->addr, fresh->addr, sizeof cc->addr) == 0;
+	while (open > a->per_ip) {
+		struct xpa_conn *oldest = longest_waiting(a, fresh, fresh);
+		if (!oldest) {
+			if (fresh->fd >= 0)
+				cut(fresh);
+			return;
+		}
+		cut(oldest);
+		open--;
+	}
+}
+
 /* Keeps room for new clients; a->conn_mu held, fresh just added. Past a->shed_at open
  * connections, the one that has waited longest for a complete request (idle after its reply,
  * or still trickling one in) is shut down, as the watcher does at the deadline: many slow
@@ -289,15 +338,10 @@ static void shed(struct xp_agent *a, struct xpa_conn *fresh)
 	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
 		open += !cc->cut;
 	while (open > a->shed_at) {
-		struct xpa_conn *oldest = NULL;
-		for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
-			if (cc != fresh && cc->fd >= 0 && cc->waiting && !cc->cut && !cc->probing &&
-			    (!oldest || cc->wait_since < oldest->wait_since))
-				oldest = cc;
+		struct xpa_conn *oldest = longest_waiting(a, fresh, NULL);
 		if (!oldest)
 			return;
-		shutdown(oldest->fd, SHUT_RDWR);
-		oldest->cut = true;
+		cut(oldest);
 		open--;
 	}
 }
@@ -312,6 +356,17 @@ static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_co
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		struct xpa_conn *cc = xp_calloc(1, sizeof *cc);
 		cc->fd = ci ? ci->connect_fd : -1;
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+		if (sa && sa->sa_family == AF_INET6) {
+			memcpy(cc->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+			cc->has_addr = true;
+		} else if (sa && sa->sa_family == AF_INET) {
+			/* As IPv4-mapped IPv6, the form a dual-stack socket gives the same client. */
+			cc->addr[10] = cc->addr[11] = 0xff;
+			memcpy(cc->addr + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+			cc->has_addr = true;
+		}
 		cc->waiting = true;
 		cc->wait_since = mono_s();
 		atomic_init(&cc->cancel, 0);
@@ -320,7 +375,9 @@ static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_co
 		if (a->conns)
 			a->conns->prev = cc;
 		a->conns = cc;
-		shed(a, cc);
+		shed_same_address(a, cc);
+		if (!cc->cut)
+			shed(a, cc);
 		/* Stopping: a probe that starts from now on is cancelled at once. */
 		if (atomic_load(&a->cancel))
 			atomic_store(&cc->cancel, 1);
@@ -354,10 +411,8 @@ static void *watcher(void *arg)
 		for (struct xpa_conn *cc = a->conns; cc; cc = cc->next) {
 			if (cc->fd < 0)
 				continue;
-			if (cc->waiting && !cc->cut && now - cc->wait_since > REQUEST_DEADLINE_S) {
-				shutdown(cc->fd, SHUT_RDWR);
-				cc->cut = true;
-			}
+			if (cc->waiting && !cc->cut && now - cc->wait_since > REQUEST_DEADLINE_S)
+				cut(cc);
 			if (cc->probing && !cc->gone) {
 				struct pollfd pf = {cc->fd, POLLRDHUP, 0};
 				if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
@@ -807,9 +862,9 @@ int xp_agent_serve(struct xp_agent *a, char *url, size_t urllen, struct xp_err *
 		flags |= MHD_USE_TLS;
 	struct MHD_OptionItem opts[] = {
 		{MHD_OPTION_SOCK_ADDR, 0, &ss},
+		/* One address cannot take every slot: its share is kept by shed_same_address, not by
+		 * libmicrohttpd's per-IP limit, which would refuse a good client behind the address. */
 		{MHD_OPTION_CONNECTION_LIMIT, (intptr_t)a->max_connections, NULL},
-		/* One address cannot take every slot (a connection over its share is closed at once). */
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)a->per_ip, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONN_MEMORY, NULL},
 		{tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, a->tls_key},

@@ -314,9 +314,10 @@ static void make_db(const char *p)
 }
 
 /* In a child that dropped to the nobody user (file modes do not stop root): reads through
- * xp_store_open_read work, a write is refused naming the file; exits 0 when all held, 77
+ * xp_store_open_read work, a write is refused naming the file and the write, `db backup`
+ * copies it to backup; exits 0 when all held, 77
  * when the uid cannot be dropped. */
-static int as_nobody(const char *p)
+static int as_nobody(const char *p, const char *backup)
 {
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -354,10 +355,32 @@ static int as_nobody(const char *p)
 			_exit(5);
 		}
 		xp_run_free(&r);
+		/* The refusal names the file and the write that was refused, not the open's first read. */
 		if (xp_run_xpool(&r, NULL, "--db", p, "db", "set", "retention_days", "3", NULL) != 0 ||
-		    r.status != 1 || !strstr(r.err, "read-only")) {
+		    r.status != 1 || !strstr(r.err, "read-only") || !strstr(r.err, p) ||
+		    !strstr(r.err, "writing a setting") || strstr(r.err, "schema version")) {
 			fprintf(stderr, "db set: %d: %s%s\n", r.status, r.out, r.err);
 			_exit(6);
+		}
+		xp_run_free(&r);
+		struct xp_baseline b = {.model = "A100", .driver = "535", .benchmark = "b", .coefficient = 1.5};
+		s = xp_store_open(p, &err);
+		if (!s || xp_baseline_add(s, &b, &err) == 0 || !strstr(err.msg, p) ||
+		    !strstr(err.msg, "recording a baseline") || !strstr(err.msg, "read-only here")) {
+			fprintf(stderr, "baseline add: %s\n", err.msg);
+			_exit(7);
+		}
+		xp_store_close(s);
+		if (xp_run_xpool(&r, NULL, "--db", p, "db", "vacuum", NULL) != 0 || r.status != 1 ||
+		    !strstr(r.err, p) || !strstr(r.err, "vacuuming: the database is read-only here")) {
+			fprintf(stderr, "db vacuum: %d: %s%s\n", r.status, r.out, r.err);
+			_exit(9);
+		}
+		xp_run_free(&r);
+		/* A backup only reads the database. */
+		if (xp_run_xpool(&r, NULL, "--db", p, "db", "backup", backup, NULL) != 0 || r.status != 0) {
+			fprintf(stderr, "db backup: %d: %s%s\n", r.status, r.out, r.err);
+			_exit(8);
 		}
 		xp_run_free(&r);
 		_exit(0);
@@ -387,13 +410,27 @@ START_TEST(read_only_user)
 	ck_assert_int_eq(chmod(db, 0444), 0);
 	ck_assert_int_eq(chmod(ro, 0555), 0);
 	/* The nobody user must reach the directory (the scratch one is 0755 under /tmp). */
-	int rc = as_nobody(db);
+	/* Somewhere the nobody user may write the backup. */
+	char out[256], backup[300];
+	snprintf(out, sizeof out, "%s/out", dir);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	ck_assert_int_eq(chmod(out, 0777), 0);
+	snprintf(backup, sizeof backup, "%s/b.db", out);
+	int rc = as_nobody(db, backup);
 	chmod(ro, 0755);
 	if (rc == 77) {
 		fprintf(stderr, "check_store read_only_user: SKIPPED the unprivileged part: cannot become nobody\n");
 		return;
 	}
 	ck_assert_msg(rc == 0, "as nobody: step %d failed (see stderr)", rc);
+	/* The backup holds the database's setting. */
+	struct xp_store *b = xp_store_open_read(backup, &err);
+	ck_assert_msg(b != NULL, "%s", err.msg);
+	char *v = NULL;
+	ck_assert_int_eq(xp_store_setting(b, "retention_days", &v, &err), 0);
+	ck_assert_str_eq(v, "30");
+	free(v);
+	xp_store_close(b);
 	/* Reading left nothing behind: no -wal, no -shm, the file unchanged. */
 	char side[320];
 	snprintf(side, sizeof side, "%s-shm", db);
@@ -531,6 +568,60 @@ START_TEST(migration_mismatch)
 }
 END_TEST
 
+/* Sets the user_version of the database at p. */
+static void set_user_version(const char *p, int v)
+{
+	sqlite3 *raw;
+	char pragma[64];
+	snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v);
+	ck_assert_int_eq(sqlite3_open(p, &raw), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, pragma, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(raw);
+}
+
+/* Reads check the tables against the user_version as migrations do: a version-2 file whose
+ * user_version says 0 or 1 is refused with the same message (not "holds no xpool tables yet",
+ * not read silently), and `db check` reports any mismatch (exit 1). */
+START_TEST(read_version_mismatch)
+{
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char db[256];
+	snprintf(db, sizeof db, "%s/v.db", dir);
+	make_db(db);
+	struct xp_run r;
+	for (int v = 0; v <= 1; v++) {
+		set_user_version(db, v);
+		char want[128];
+		snprintf(want, sizeof want, "says schema version %d, but its tables are those of version 2", v);
+		err.msg[0] = '\0';
+		ck_assert_ptr_null(xp_store_open_read(db, &err));
+		ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, db), "%d: %s", v, err.msg);
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "baseline", "list", NULL), 0);
+		ck_assert_msg(r.status == 1 && strstr(r.err, want) && !strstr(r.err, "no xpool tables"), "%d: %d: %s%s",
+			      v, r.status, r.out, r.err);
+		xp_run_free(&r);
+	}
+	const int bad[] = {-1, 0, 1, 3};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		set_user_version(db, bad[i]);
+		char want[64];
+		snprintf(want, sizeof want, "schema version %d", bad[i]);
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "check", NULL), 0);
+		ck_assert_msg(r.status == 1 && strstr(r.err, want) && strstr(r.err, db) && !strstr(r.out, ": ok"),
+			      "%d: %d: %s%s", bad[i], r.status, r.out, r.err);
+		xp_run_free(&r);
+	}
+	set_user_version(db, 2);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "check", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, ": ok"), "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "baseline", "list", NULL), 0);
+	ck_assert_msg(r.status == 0, "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+}
+END_TEST
+
 /* A full database: the write fails with a clear message and leaves nothing behind. */
 START_TEST(full_database)
 {
@@ -556,5 +647,5 @@ END_TEST
 XP_DEFINE_SUITE(store,
 	{"core", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {migrations, default_path_and_dirs, audit_and_baselines, snapshots_and_retention,
-		   two_writers, read_only, read_only_user, corrupt_settings, migration_mismatch, full_database,
+		   two_writers, read_only, read_only_user, corrupt_settings, migration_mismatch, read_version_mismatch, full_database,
 		   first_open_race}})

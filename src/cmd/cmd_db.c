@@ -126,6 +126,13 @@ static int db_check(struct xp_ctx *ctx, struct xp_store *s)
 		}
 		sqlite3_finalize(st);
 	}
+	/* The schema version the file claims must be the one its tables show: a user_version set
+	 * by hand is refused by every command, so it is a problem here too. */
+	struct xp_err err = {{0}};
+	if (xp_store_check_schema(s, &err) < 0) {
+		xp_ctx_error(ctx, "db check: %s", err.msg);
+		rc = XP_EXIT_ERROR;
+	}
 	if (rc == XP_EXIT_OK)
 		fprintf(ctx->out, "%s: ok\n", s->path);
 	return rc;
@@ -195,8 +202,11 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (snapshot && !(c = xp_ctx_cluster(ctx)))
 		return XP_EXIT_ERROR;
 	struct xp_err err = {{0}};
-	/* info and check look at any file as it is; backup and vacuum need our schema. */
-	struct xp_store *s = info || check ? xp_store_open_existing(ctx->db, &err) : xp_store_open(ctx->db, &err);
+	/* info and check look at any file as it is; backup needs our schema and only reads (so it
+	 * works on a database the user may only read); the rest write. */
+	struct xp_store *s = info || check ? xp_store_open_existing(ctx->db, &err)
+			     : backup	   ? xp_store_open_read(ctx->db, &err)
+					   : xp_store_open(ctx->db, &err);
 	if (!s) {
 		xp_ctx_error(ctx, "db %s: %s", sub, err.msg);
 		return XP_EXIT_ERROR;
@@ -224,13 +234,13 @@ static int db_exec(struct xp_ctx *ctx, const struct xp_args *a)
 				c->n_nodes == 1 ? "" : "s", xp_cluster_device_count(c),
 				xp_cluster_device_count(c) == 1 ? "" : "s");
 	} else {
-		char *msg = NULL;
-		rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, &msg) == SQLITE_OK ? XP_EXIT_OK : XP_EXIT_ERROR;
-		if (rc)
-			xp_ctx_error(ctx, "db vacuum: %s", msg ? msg : sqlite3_errmsg(s->db));
-		else
+		/* Refused like every write: the file, the write, and why (read-only here, damaged). */
+		rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL) == SQLITE_OK ? XP_EXIT_OK : XP_EXIT_ERROR;
+		if (rc) {
+			xp_store_fail(s, &err, "vacuuming");
+			xp_ctx_error(ctx, "db vacuum: %s", err.msg);
+		} else
 			fprintf(ctx->out, "%s: vacuumed\n", s->path);
-		sqlite3_free(msg);
 	}
 	xp_store_close(s);
 	return rc;

@@ -56,9 +56,10 @@ static int fail_msg(struct xp_store *s, struct xp_err *err, const char *doing, i
 	switch (rc & 0xff) {
 	case SQLITE_READONLY:
 		return xp_errf(err, "%s: %s: %s (%s)", s->path, doing,
-			       s->read_only ? "the database was opened for reading only"
-					    : "the database is read-only here: writing needs write access to the file"
-					      " and its directory",
+			       s->read_only && !s->no_write
+				       ? "the database was opened for reading only"
+				       : "the database is read-only here: writing needs write access to the file"
+					 " and its directory",
 			       msg);
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
@@ -205,14 +206,40 @@ static int has_object(struct xp_store *s, const char *name, bool *has, struct xp
 	return xp_store_finish(s, st, rc == SQLITE_ROW ? SQLITE_DONE : rc, err, "reading the schema");
 }
 
-/* Checks, before migrating from version v, that the tables are those of version v: a
- * user_version set by hand (or a file from elsewhere) must not get half a migration. */
-static int check_schema(struct xp_store *s, int v, struct xp_err *err)
+/* Who checks the tables against the version, for the message. */
+enum schema_use { USE_MIGRATE, USE_READ, USE_CHECK };
+
+/* Sets *n to how many tables and indexes the database holds that no migration creates
+ * (sqlite's own aside); -1 with err set when the schema cannot be read. */
+static int foreign_objects(struct xp_store *s, long long *n, struct xp_err *err)
 {
+	sqlite3_stmt *st;
+	if (xp_store_prep(s, "SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", &st,
+			  err, "reading the schema") < 0)
+		return -1;
+	*n = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		bool ours = false;
+		for (int k = 0; k < XP_STORE_VERSION && !ours; k++)
+			for (const char *const *o = migration_objects[k]; *o && !ours; o++)
+				ours = name && strcmp(name, *o) == 0;
+		*n += !ours;
+	}
+	return xp_store_finish(s, st, rc, err, "reading the schema");
+}
+
+/* Checks that the tables are those of version v (the user_version): a version set by hand (or
+ * a file from elsewhere) must not get half a migration, nor be read as what it is not. use
+ * says who asks: a migration from v, a reader, or `db check`. */
+static int check_schema(struct xp_store *s, int v, enum schema_use use, struct xp_err *err)
+{
+	const char *refusing = use == USE_MIGRATE ? ": refusing to migrate" : use == USE_READ ? ": refusing to read it" : "";
 	if (v < 0)
 		return xp_errf(err, "%s: schema version %d is not one xpool writes (expected 0, an empty database,"
-			       " to %d): refusing to migrate; was user_version changed by hand? restore a backup",
-			       s->path, v, XP_STORE_VERSION);
+			       " to %d)%s; was user_version changed by hand? restore a backup",
+			       s->path, v, XP_STORE_VERSION, refusing);
 	/* The version the tables show: every object of migrations 1..k there and none of the later
 	 * ones' (-1: no version looks like this). */
 	int shown = 0;
@@ -233,6 +260,16 @@ static int check_schema(struct xp_store *s, int v, struct xp_err *err)
 		else
 			later = true;
 	}
+	if (v > XP_STORE_VERSION) {
+		/* Only `db check` gets here (opening refuses a newer version first): a newer xpool's
+		 * tables cannot be judged, but ours alone under a newer number are a mismatch. */
+		long long n;
+		if (foreign_objects(s, &n, err) < 0)
+			return -1;
+		if (shown < 0 || n > 0)
+			return xp_errf(err, "%s: schema version %d is newer than this xpool understands (%d): its tables"
+				       " cannot be checked here; use a newer xpool", s->path, v, XP_STORE_VERSION);
+	}
 	if (v == 0 && shown == 0) {
 		/* Empty, or someone else's database: only an empty one is ours to create tables in. */
 		sqlite3_stmt *st;
@@ -244,20 +281,26 @@ static int check_schema(struct xp_store *s, int v, struct xp_err *err)
 			return -1;
 		if (n > 0)
 			return xp_errf(err, "%s: schema version 0 (empty), but it holds %lld tables or indexes xpool did"
-				       " not create: not an xpool database? refusing to create tables in it",
-				       s->path, n);
+				       " not create: not an xpool database?%s",
+				       s->path, n, use == USE_MIGRATE ? " refusing to create tables in it"
+						   : use == USE_READ ? " refusing to read it" : "");
 		return 0;
 	}
 	if (shown == v)
 		return 0;
 	if (shown < 0)
 		return xp_errf(err, "%s: its user_version says schema version %d, but its tables match no xpool"
-			       " schema version: refusing to migrate (run `xpool db check`, or restore a backup)",
-			       s->path, v);
+			       " schema version%s (%srestore a backup)",
+			       s->path, v, refusing, use == USE_CHECK ? "" : "run `xpool db check`, or ");
 	return xp_errf(err, "%s: its user_version says schema version %d, but its tables are those of version %d"
-		       " (expected version %d's to migrate from): refusing to migrate; was user_version changed by"
-		       " hand? set it back to %d or restore a backup",
-		       s->path, v, shown, v, shown);
+		       " (expected version %d's%s)%s; was user_version changed by hand? set it back to %d or restore"
+		       " a backup",
+		       s->path, v, shown, v, use == USE_MIGRATE ? " to migrate from" : " tables", refusing, shown);
+}
+
+int xp_store_check_schema(struct xp_store *s, struct xp_err *err)
+{
+	return check_schema(s, s->version, USE_CHECK, err);
 }
 
 int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
@@ -277,7 +320,7 @@ int xp_store_migrate(struct xp_store *s, int from, int to, struct xp_err *err)
 			xp_store_rollback(s);
 			return 0;
 		}
-		if (check_schema(s, v, err) < 0) {
+		if (check_schema(s, v, USE_MIGRATE, err) < 0) {
 			xp_store_rollback(s);
 			return -1;
 		}
@@ -342,6 +385,30 @@ static struct xp_store *open_db(const char *path, const char *name, int flags, s
 	return s;
 }
 
+static struct xp_store *open_ro(const char *path, struct xp_err *err);
+
+/* xp_store_open's way for a file the user may only read: opened for reading, so that its
+ * reads work and each write fails saying which write and why; a schema that would need a
+ * migration (a write) is refused here. */
+static struct xp_store *open_unwritable(const char *path, struct xp_err *err)
+{
+	struct xp_store *s = open_ro(path, err);
+	if (!s)
+		return NULL;
+	s->no_write = true;
+	if (s->version > XP_STORE_VERSION)
+		xp_errf(err, "%s: schema version %d is newer than this xpool understands (%d): use a newer xpool",
+			s->path, s->version, XP_STORE_VERSION);
+	else if (s->version != XP_STORE_VERSION && check_schema(s, s->version, USE_MIGRATE, err) == 0)
+		xp_errf(err, "%s: schema version %d needs migrating to %d, a write: the database is read-only here:"
+			" writing needs write access to the file and its directory",
+			s->path, s->version, XP_STORE_VERSION);
+	else if (s->version == XP_STORE_VERSION && check_schema(s, s->version, USE_READ, err) == 0)
+		return s;
+	xp_store_close(s);
+	return NULL;
+}
+
 struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 {
 	char *def = NULL;
@@ -352,7 +419,18 @@ struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 		free(def);
 		return NULL;
 	}
-	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err, NULL);
+	int rc = SQLITE_OK;
+	struct xp_store *s = open_db(path, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err, &rc);
+	/* sqlite opens a file it may not write for reading without a word (and a WAL one then
+	 * fails its first read): such a file is opened for reading on purpose instead. */
+	struct stat st;
+	if (!memory && ((s && sqlite3_db_readonly(s->db, "main") == 1) || (!s && (rc & 0xff) == SQLITE_READONLY) ||
+			(!s && (rc & 0xff) == SQLITE_CANTOPEN && stat(path, &st) == 0 && access(path, W_OK) < 0))) {
+		xp_store_close(s);
+		s = open_unwritable(path, err);
+		free(def);
+		return s;
+	}
 	free(def);
 	if (!s)
 		return NULL;
@@ -454,9 +532,10 @@ struct xp_store *xp_store_open_read(const char *path, struct xp_err *err)
 	if (s->version > XP_STORE_VERSION)
 		xp_errf(err, "%s: schema version %d is newer than this xpool understands (%d): use a newer xpool",
 			s->path, s->version, XP_STORE_VERSION);
-	else if (s->version < 0)
-		xp_errf(err, "%s: schema version %d is not one xpool writes (expected %d to %d): was user_version"
-			" changed by hand? restore a backup", s->path, s->version, XP_STORE_READ_MIN, XP_STORE_VERSION);
+	/* The tables are checked against the version as a migration checks them: a user_version
+	 * set by hand is refused, never read as what it is not. */
+	else if (strcmp(s->path, ":memory:") != 0 && check_schema(s, s->version, USE_READ, err) < 0)
+		;
 	else if (s->version == 0 && strcmp(s->path, ":memory:") != 0)
 		xp_errf(err, "%s: holds no xpool tables yet (schema version 0): the first command that writes"
 			" creates them", s->path);
@@ -499,7 +578,9 @@ void xp_store_close(struct xp_store *s)
 
 int xp_store_begin(struct xp_store *s, struct xp_err *err)
 {
-	return exec_sql(s, "BEGIN IMMEDIATE", err, "starting a transaction");
+	/* A read-only store takes no write lock up front: the write the transaction holds is the
+	 * statement that fails, with its own words ("writing a setting"). */
+	return exec_sql(s, s->read_only ? "BEGIN" : "BEGIN IMMEDIATE", err, "starting a transaction");
 }
 
 int xp_store_commit(struct xp_store *s, struct xp_err *err)

@@ -31,6 +31,8 @@ struct xp_store {
 	char *actor;      /* who changes things: $XPOOL_ACTOR, else the user name */
 	int version;      /* schema version found at open, before migrating */
 	bool read_only;   /* opened for reading (xp_store_open_read, _existing): every write fails */
+	bool no_write;    /* xp_store_open found the file or its directory read-only here: opened for
+			   * reading, and every write fails saying so */
 	char *damage;     /* the first corruption a read without an error return met (xp_store_damage) */
 };
 
@@ -55,7 +57,9 @@ struct xp_baseline {
 char *xp_store_default_path(void);
 /* Opens (creating directories 0700 and the file as needed) and migrates the database at path
  * (NULL: the default; ":memory:" for a throwaway one). NULL with err set on failure, including
- * a database written by a newer xpool. */
+ * a database written by a newer xpool. A file the user may only read (file mode, directory,
+ * mount) is opened for reading when its schema needs no migration: reads work, and each write
+ * fails naming the file and the write. */
 struct xp_store *xp_store_open(const char *path, struct xp_err *err);
 /* The oldest schema version read commands use without migrating: each migration so far only
  * added, so everything a reader queries is there from version 1 on. Raise it when a migration
@@ -77,6 +81,10 @@ struct xp_store *xp_store_open_read(const char *path, struct xp_err *err);
 bool xp_store_missing(const char *path);
 /* As xp_store_open_read but any schema version, even none (for `db info` and `db check` on any file). */
 struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err);
+/* Checks that the tables are those of the schema version the file's user_version says (what
+ * migrating and reading check before they trust it; for `db check`); -1 with err saying which
+ * version the file claims and which its tables are. */
+int xp_store_check_schema(struct xp_store *s, struct xp_err *err);
 /* The first corruption (SQLITE_CORRUPT, SQLITE_NOTADB) met by a read that has no error return
  * (xp_baseline_coefficient, hence the normalization hook, and xp_audit_last_id), as a message
  * naming the file and `xpool db check`; NULL when none. Check it after such reads. */
