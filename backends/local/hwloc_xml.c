@@ -87,6 +87,10 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 {
 	static const char *const pairs[][2] = {{"cpuset", "complete_cpuset"}, {"nodeset", "complete_nodeset"}};
 	for (; n; n = n->next) {
+		if (n->type == XML_CDATA_SECTION_NODE) {
+			snprintf(why, len, "line %ld: a CDATA section (hwloc's reader cannot read it)", xmlGetLineNo(n));
+			return n;
+		}
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
 		if (n->nsDef) {
@@ -148,6 +152,22 @@ static bool bad_root(const xmlNode *top, char *why, size_t len)
 	return !ok;
 }
 
+/* Removes comments and processing instructions below n (its siblings too): they say nothing
+ * to hwloc, whose reader takes "<!--" and "<?" for tags and gives up on the file. */
+static void strip_remarks(xmlNode *n)
+{
+	while (n) {
+		xmlNode *next = n->next;
+		if (n->type == XML_COMMENT_NODE || n->type == XML_PI_NODE) {
+			xmlUnlinkNode(n);
+			xmlFreeNode(n);
+		} else if (n->type == XML_ELEMENT_NODE) {
+			strip_remarks(n->children);
+		}
+		n = next;
+	}
+}
+
 int xp_hwloc_xml_check(const char *what, const char *text, size_t len, char **out, size_t *out_len,
 		       struct xp_err *err)
 {
@@ -173,6 +193,7 @@ int xp_hwloc_xml_check(const char *what, const char *text, size_t len, char **ou
 	 * space between attributes, references resolved and the escapes written as &lt; &gt;
 	 * &amp; &quot; &#10; &#13; &#9;, which its reader knows, the other bytes as they were
 	 * (ISO-8859-1 again). What the check approved is what hwloc imports. */
+	strip_remarks(doc->children);
 	*out = xp_xml_dump(doc, "ISO-8859-1", out_len);
 	xmlFreeDoc(doc);
 	if (!*out)
