@@ -64,7 +64,8 @@ static bool latin1(const xmlChar *s)
 }
 
 /* Why hwloc's reader would not read the attribute a as libxml2 did, or NULL. That reader
- * takes name="value" with a name of [a-z_] and five escapes, and stops reading an element's
+ * takes name="value" with a name of [a-z_] and seven escapes (&lt; &gt; &amp; &quot; &#10;
+ * &#13; &#9;, all libxml2 writes in a value), and stops reading an element's
  * attributes at the first other one without a word: the rest of the element, a
  * complete_cpuset say, is silently lost. */
 static const char *unreadable_attr(const xmlAttr *a)
