@@ -1309,6 +1309,49 @@ START_TEST(test_hwloc_said_is_error)
 }
 END_TEST
 
+/* With stderr closed (xpool 2>&-), hwloc's messages are still captured and fd 2 is closed
+ * again afterwards: discovery must not fail for want of a stderr to save. */
+START_TEST(test_hwloc_said_stderr_closed)
+{
+	char *p = strdup(xp_fixture("../hostile/hwloc-bidi-out-of-order.xml"));
+	struct xp_local_opts opts = {p};
+	struct xp_err err = {{0}};
+	fflush(stderr);
+	int saved = dup(2);
+	ck_assert_int_ge(saved, 0);
+	close(2);
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	bool closed = fcntl(2, F_GETFD) < 0;
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	ck_assert_msg(closed, "fd 2 was left open");
+	ck_assert_uint_eq(n->n_warnings, 1);
+	ck_assert_msg(strstr(n->warnings[0], "hwloc has encountered an out-of-order XML topology load."), "warning \"%s\"",
+		      n->warnings[0]);
+	xp_node_free(n);
+	free(p);
+}
+END_TEST
+
+/* hwloc prints its out-of-order box once per process; the console and the agent load the same
+ * file at every refresh, and the warning must stay. */
+START_TEST(test_hwloc_said_every_load)
+{
+	char *p = strdup(xp_fixture("../hostile/hwloc-bidi-out-of-order.xml"));
+	struct xp_local_opts opts = {p};
+	for (int i = 0; i < 3; i++) {
+		struct xp_err err = {{0}};
+		struct xp_node *n = xp_local_discover(&opts, &err);
+		ck_assert_msg(n != NULL, "%s", err.msg);
+		ck_assert_msg(n->n_warnings == 1 && strstr(n->warnings[0], "out-of-order XML topology load."),
+			      "load %d: %zu warnings", i, n->n_warnings);
+		xp_node_free(n);
+	}
+	free(p);
+}
+END_TEST
+
 /* libhwloc's libxml plugin sets libxml2's generic error handler to a function of its own and
  * is unloaded with the last topology: the handler must not be left pointing at unmapped code
  * (a later libxml2 error without a parser context jumped there). */
@@ -1338,6 +1381,7 @@ XP_DEFINE_SUITE(discovery,
 	 .tests = {test_bad_missing, test_bad_directory, test_bad_empty, test_bad_truncated,
 		   test_bad_text, test_bad_huge, test_bad_huge_valid, test_bad_env,
 		   test_bad_env_content, test_rdma_all_interfaces, test_bad_no_complete_cpuset,
-		   test_libxml_handler_after_hwloc, test_bad_unreadable_attrs, test_hwloc_said_is_error}},
+		   test_libxml_handler_after_hwloc, test_bad_unreadable_attrs, test_hwloc_said_is_error,
+		   test_hwloc_said_stderr_closed, test_hwloc_said_every_load}},
 	{"hostile_hwloc", .timeout_s = 30,
 	 .loop = test_hostile_hwloc, .loop_n = (int)(sizeof hostile_hwloc / sizeof hostile_hwloc[0])})

@@ -367,6 +367,7 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	char **said = NULL;
 	size_t n_said = 0;
 	xp_hwloc_capture_end(&cap, &said, &n_said);
+	xp_hwloc_said_again(checked, checked_len, &said, &n_said);
 	free(checked);
 	if (set_errno)
 		xp_errf(err, "%s: cannot use as an hwloc XML topology: %s", src, strerror(set_errno));

@@ -45,6 +45,7 @@
 
 #include "format.h"
 #include "model.h"
+#include "sha256.h"
 #include "xp_adapter.h"
 
 static bool is_elem(const xmlNode *n, const char *name)
@@ -219,13 +220,19 @@ int xp_hwloc_capture_begin(struct xp_hwloc_capture *c, struct xp_err *err)
 {
 	pthread_mutex_lock(&capture_lock);
 	fflush(stderr);
+	/* fd 2 may be closed (xpool 2>&-): it is closed again afterwards. */
+	bool open2 = fcntl(2, F_GETFD) >= 0;
+	c->saved = open2 ? fcntl(2, F_DUPFD_CLOEXEC, 3) : -1;
 	/* An unlinked file, not a pipe: hwloc writes while the load runs in this thread, and a
 	 * pipe nobody reads would fill and block it. When no file can be made, hwloc's words are
 	 * lost rather than let through. */
-	c->file = tmpfile();
-	int fd = c->file ? fileno(c->file) : open("/dev/null", O_WRONLY | O_CLOEXEC);
-	c->saved = fd < 0 ? -1 : fcntl(2, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0 || c->saved < 0 || dup2(fd, 2) < 0) {
+	c->file = NULL;
+	int fd = -1;
+	if (!open2 || c->saved >= 0) {
+		c->file = tmpfile();
+		fd = c->file ? fileno(c->file) : open("/dev/null", O_WRONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || (fd != 2 && dup2(fd, 2) < 0)) {
 		int e = errno;
 		if (c->saved >= 0)
 			close(c->saved);
@@ -236,7 +243,7 @@ int xp_hwloc_capture_begin(struct xp_hwloc_capture *c, struct xp_err *err)
 		pthread_mutex_unlock(&capture_lock);
 		return xp_errf(err, "hwloc: cannot capture its messages: %s", strerror(e));
 	}
-	if (!c->file)
+	if (!c->file && fd != 2)
 		close(fd);
 	return 0;
 }
@@ -277,17 +284,22 @@ static void add_msg(char ***v, size_t *nv, const char *s, size_t n)
 void xp_hwloc_capture_end(struct xp_hwloc_capture *c, char ***v, size_t *nv)
 {
 	fflush(stderr);
-	dup2(c->saved, 2);
-	close(c->saved);
-	pthread_mutex_unlock(&capture_lock);
+	if (c->saved >= 0) {
+		dup2(c->saved, 2);
+		close(c->saved);
+	} else if (!c->file || fileno(c->file) != 2) {
+		close(2); /* closed before; a file on fd 2 itself is closed with it below */
+	}
 	*v = NULL;
 	*nv = 0;
-	if (!c->file)
-		return;
+	size_t len = 0;
 	char *buf = xp_malloc(XP_HWLOC_MAX_CAPTURE + 1);
-	rewind(c->file);
-	size_t len = fread(buf, 1, XP_HWLOC_MAX_CAPTURE, c->file);
-	fclose(c->file);
+	if (c->file) {
+		rewind(c->file);
+		len = fread(buf, 1, XP_HWLOC_MAX_CAPTURE, c->file);
+		fclose(c->file);
+	}
+	pthread_mutex_unlock(&capture_lock);
 	buf[len] = '\0';
 	/* hwloc reports a line at a time ("hwloc: Topology became empty, aborting!") or in a
 	 * box of '*' lines, each line of it starting with "* ": a box is one message. */
@@ -321,4 +333,47 @@ void xp_hwloc_capture_end(struct xp_hwloc_capture *c, char ***v, size_t *nv)
 	add_msg(v, nv, joined, cur_len);
 	free(joined);
 	free(buf);
+}
+
+/* What hwloc said about a document, by the SHA-256 of the document (of nothing for this
+ * machine): hwloc reports some problems once per process (its out-of-order box and its OS
+ * error report keep a static flag), and the console and the agent load the same file at every
+ * refresh. Kept for the process's life, a few documents at a time. */
+#define SAID_DOCS 16
+static struct said {
+	unsigned char key[32];
+	char **v;
+	size_t n;
+} said[SAID_DOCS];
+static size_t said_next;
+
+void xp_hwloc_said_again(const char *doc, size_t len, char ***v, size_t *nv)
+{
+	unsigned char key[32];
+	struct xp_sha256 h;
+	xp_sha256_init(&h);
+	xp_sha256_update(&h, doc ? doc : "", doc ? len : 0);
+	xp_sha256_final(&h, key);
+	pthread_mutex_lock(&capture_lock);
+	struct said *s = NULL;
+	for (size_t i = 0; i < SAID_DOCS && !s; i++)
+		if (said[i].n && memcmp(said[i].key, key, sizeof key) == 0)
+			s = &said[i];
+	if (*nv) {
+		/* hwloc spoke: what it said now replaces what it said before. */
+		if (!s) {
+			s = &said[said_next];
+			said_next = (said_next + 1) % SAID_DOCS;
+		}
+		xp_strv_free(s->v, s->n);
+		s->v = NULL;
+		s->n = 0;
+		memcpy(s->key, key, sizeof key);
+		for (size_t i = 0; i < *nv; i++)
+			xp_strv_add(&s->v, &s->n, (*v)[i]);
+	} else if (s) {
+		for (size_t i = 0; i < s->n; i++)
+			xp_strv_add(v, nv, s->v[i]);
+	}
+	pthread_mutex_unlock(&capture_lock);
 }

@@ -30,7 +30,7 @@ void xp_hwloc_no_libxml(void);
 /* What hwloc prints to stderr during a load, captured (xp_hwloc_capture_begin/end). */
 struct xp_hwloc_capture {
 	FILE *file; /* the unlinked file fd 2 points at, or NULL (then /dev/null) */
-	int saved;  /* fd 2 as it was */
+	int saved;  /* fd 2 as it was, or -1 when it was closed */
 };
 
 /* Points fd 2 at an unlinked temporary file until xp_hwloc_capture_end (one capture at a time
@@ -39,5 +39,9 @@ int xp_hwloc_capture_begin(struct xp_hwloc_capture *c, struct xp_err *err);
 /* Puts fd 2 back and returns what hwloc printed meanwhile as one-line messages ("hwloc: ...",
  * a box of '*' lines as one), cut and masked, in *v (*nv, the caller frees them). */
 void xp_hwloc_capture_end(struct xp_hwloc_capture *c, char ***v, size_t *nv);
+/* hwloc says some things once per process: when a load of doc (len bytes; NULL for this
+ * machine) said nothing (*nv 0), fills *v with what an earlier load of the same document said;
+ * when it said something, remembers it. */
+void xp_hwloc_said_again(const char *doc, size_t len, char ***v, size_t *nv);
 
 #endif
