@@ -148,8 +148,8 @@ static bool bad_root(const xmlNode *top, char *why, size_t len)
 	bool ok = strcasecmp(type, "Machine") == 0 ||
 		  (v1 && (strcasecmp(type, "System") == 0 || strcasecmp(type, "NUMANode") == 0));
 	if (!ok)
-		snprintf(why, len, "line %ld: the root object is %s%.40s%s, not a Machine (hwloc cannot import it)",
-			 xmlGetLineNo(o), t ? "of type " : "without a type", type, t ? "" : "");
+		snprintf(why, len, "line %ld: the root object is %s%.40s, not a Machine (hwloc cannot import it)",
+			 xmlGetLineNo(o), t ? "of type " : "without a type", type);
 	xmlFree(t);
 	return !ok;
 }
