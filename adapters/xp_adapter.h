@@ -156,5 +156,8 @@ struct _xmlDoc;
  * one another library left behind), no network. The document (free it with xmlFreeDoc), or
  * NULL with "line N: MESSAGE" (control bytes as '?') in err on any error. */
 struct _xmlDoc *xp_xml_read(const char *text, size_t len, const char *encoding, char *err, size_t errlen);
+/* Writes doc back as text in encoding (characters it cannot hold as character references),
+ * quietly as above: a NUL-terminated copy the caller frees (length in len), or NULL. */
+char *xp_xml_dump(struct _xmlDoc *doc, const char *encoding, size_t *len);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "local/local.h"
@@ -1160,6 +1161,197 @@ START_TEST(test_bad_no_complete_cpuset)
 }
 END_TEST
 
+/* The hwloc XMLs of tests/hostile, each run through the CLI twice: as --topology and as the
+ * hwloc.xml of a replay directory. Each crashed libhwloc 2.9 inside xpool (exit 139) or let
+ * hwloc print text of the file to the terminal. */
+static const struct {
+	const char *file;
+	int status;
+	const char *want; /* in stdout when status is 0, in stderr otherwise */
+} hostile_hwloc[] = {
+	/* Read otherwise by the check (libxml2) and hwloc's own reader, which stopped at the
+	 * spaces, the quote or the reference and lost complete_cpuset: now hwloc reads what
+	 * libxml2 read, written back, and the file is the valid topology it says. */
+	{"hwloc-spaces-around-equals.xml", 0, "\"pus\": 2,"},
+	{"hwloc-single-quoted.xml", 0, "\"pus\": 2,"},
+	{"hwloc-charref-value.xml", 0, "\"pus\": 2,"},
+	/* hwloc's reader took "<!--" and "<?" for tags and gave up: they are left out of what it
+	 * is given; a CDATA section, which it would take for one too, is refused. */
+	{"hwloc-comment-in-object.xml", 0, "\"pus\": 2,"},
+	{"hwloc-pi-in-object.xml", 0, "\"pus\": 2,"},
+	{"hwloc-cdata-in-object.xml", 1, ": line 5: a CDATA section (hwloc's reader cannot read it)"},
+	/* x:complete_cpuset is not complete_cpuset: hwloc's reader cannot read namespaces. */
+	{"hwloc-namespaced-attr.xml", 1, ": line 5: <object> declares a namespace (hwloc's reader cannot read it)"},
+	/* hwloc 2.9: "Topology became empty, aborting!", then a crash. */
+	{"hwloc-root-numanode.xml", 1, ": line 4: the root object is of type NUMANode, not a Machine (hwloc cannot import it)"},
+	{"hwloc-root-memcache.xml", 1, ": line 3: the root object is of type MemCache, not a Machine (hwloc cannot import it)"},
+	/* hwloc's out-of-order box quotes the file's bidi override and C1 controls (UTF-8 and a
+	 * raw 0x9b byte): a warning of the node, masked, and nothing on stderr. */
+	{"hwloc-bidi-out-of-order.xml", 0, "\"hwloc has encountered an out-of-order XML topology load. Object PU cpuset"},
+	{"hwloc-c1-out-of-order.xml", 0, "\"hwloc has encountered an out-of-order XML topology load. Object PU cpuset"},
+};
+
+static void check_hostile_run(const char *how, const struct xp_run *r, int i)
+{
+	const char *f = hostile_hwloc[i].file;
+	ck_assert_msg(r->status == hostile_hwloc[i].status, "%s %s: exit %d, stderr \"%s\"", how, f, r->status, r->err);
+	if (hostile_hwloc[i].status == 0) {
+		ck_assert_msg(strstr(r->out, hostile_hwloc[i].want), "%s %s: stdout \"%s\"", how, f, r->out);
+		ck_assert_msg(r->err[0] == '\0', "%s %s: stderr \"%s\"", how, f, r->err);
+	} else {
+		ck_assert_msg(strstr(r->err, hostile_hwloc[i].want), "%s %s: stderr \"%s\"", how, f, r->err);
+		ck_assert_msg(!strstr(r->err, "hwloc: "), "%s %s: hwloc printed \"%s\"", how, f, r->err);
+	}
+	/* No ESC, C1 CSI/OSC/ST (UTF-8 or raw) or bidi override of the file on the terminal. */
+	static const char *const raw[] = {"\x1b", "\xc2\x9b", "\xc2\x9d", "\xc2\x9c", "\x9b", "\xe2\x80\xae"};
+	for (size_t k = 0; k < sizeof raw / sizeof raw[0]; k++)
+		ck_assert_msg(!strstr(r->out, raw[k]) && !strstr(r->err, raw[k]), "%s %s: raw bytes %zu reached the terminal",
+			      how, f, k);
+}
+
+START_TEST(test_hostile_hwloc)
+{
+	char *rel = NULL;
+	ck_assert_int_ge(asprintf(&rel, "../hostile/%s", hostile_hwloc[_i].file), 0);
+	char *file = strdup(xp_fixture(rel));
+	const char *cmd = hostile_hwloc[_i].status == 0 ? "--json" : NULL;
+	struct xp_run r;
+	ck_assert_int_ge(xp_run_xpool(&r, NULL, "--topology", file, "inventory", cmd, NULL), 0);
+	check_hostile_run("--topology", &r, _i);
+	xp_run_free(&r);
+	char dir[] = "/tmp/xp-hostile-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *d = xp_assemble(dir, "node", rel, "hwloc.xml", NULL);
+	ck_assert_int_ge(xp_run_xpool(&r, NULL, "--replay", d, "inventory", cmd, NULL), 0);
+	check_hostile_run("--replay", &r, _i);
+	xp_run_free(&r);
+	xp_rm_rf(dir);
+	free(d);
+	free(file);
+	free(rel);
+}
+END_TEST
+
+/* Documents, written by hand, that the check passed and hwloc's reader read otherwise: it stops
+ * at an attribute it cannot read and drops the rest of the element, complete_cpuset included
+ * (an uppercase name, a reference beyond U+00FF, a namespace). The check now refuses them. */
+START_TEST(test_bad_unreadable_attrs)
+{
+	static const struct {
+		const char *machine, *pu, *want;
+	} cases[] = {
+		{"", "cpuset=\"0x1\" Foo=\"1\" complete_cpuset=\"0x1\"",
+		 "line 4: attribute Foo of <object> has a name hwloc's reader cannot read"},
+		{"", "cpuset=\"0x1\" name=\"&#x202E;\" complete_cpuset=\"0x1\"",
+		 "line 4: attribute name of <object> has a character reference beyond U+00FF"},
+		{" xmlns:x=\"u\"", "cpuset=\"0x1\" x:complete_cpuset=\"0x1\"",
+		 "line 3: <object> declares a namespace (hwloc's reader cannot read it)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *xml = NULL;
+		ck_assert_int_ge(asprintf(&xml,
+					  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n"
+					  "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" "
+					  "nodeset=\"0x1\" complete_nodeset=\"0x1\"%s>\n"
+					  "<object type=\"PU\" os_index=\"0\" %s nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
+					  "<object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" "
+					  "nodeset=\"0x1\" complete_nodeset=\"0x1\" local_memory=\"1000\"/>\n"
+					  "</object>\n</topology>\n",
+					  cases[i].machine, cases[i].pu),
+				 0);
+		char *tmp = xp_tmpfile(xml, strlen(xml));
+		struct xp_local_opts opts = {tmp};
+		struct xp_err err = {{0}};
+		struct xp_node *n = xp_local_discover(&opts, &err);
+		xp_node_free(n);
+		remove(tmp);
+		ck_assert_msg(n == NULL, "case %zu: discovery succeeded", i);
+		ck_assert_msg(strstr(err.msg, tmp) && strstr(err.msg, cases[i].want), "case %zu: message \"%s\"", i, err.msg);
+		free(tmp);
+		free(xml);
+	}
+}
+END_TEST
+
+/* What hwloc prints while it loads is captured: a failed load's reason is the error, stderr
+ * stays as it was (a v2 file without a NUMA node: "Topology does not contain any NUMA node"). */
+START_TEST(test_hwloc_said_is_error)
+{
+	const char *xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n"
+			  "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" "
+			  "nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
+			  "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" "
+			  "complete_nodeset=\"0x1\"/>\n</object>\n</topology>\n";
+	char *tmp = xp_tmpfile(xml, strlen(xml));
+	/* The suite's own stderr, pointed at a file for the call. */
+	FILE *caught = tmpfile();
+	ck_assert_ptr_nonnull(caught);
+	fflush(stderr);
+	int saved = dup(2);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(dup2(fileno(caught), 2), 0);
+	struct xp_local_opts opts = {tmp};
+	struct xp_err err = {{0}};
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	xp_node_free(n);
+	remove(tmp);
+	ck_assert_msg(n == NULL, "discovery succeeded");
+	ck_assert_msg(strstr(err.msg, ": not a valid hwloc XML topology: hwloc: Topology does not contain any NUMA node, aborting!"),
+		      "message \"%s\"", err.msg);
+	struct stat st;
+	ck_assert_int_eq(fstat(fileno(caught), &st), 0);
+	ck_assert_msg(st.st_size == 0, "%lld bytes on stderr", (long long)st.st_size);
+	fclose(caught);
+	free(tmp);
+}
+END_TEST
+
+/* With stderr closed (xpool 2>&-), hwloc's messages are still captured and fd 2 is closed
+ * again afterwards: discovery must not fail for want of a stderr to save. */
+START_TEST(test_hwloc_said_stderr_closed)
+{
+	char *p = strdup(xp_fixture("../hostile/hwloc-bidi-out-of-order.xml"));
+	struct xp_local_opts opts = {p};
+	struct xp_err err = {{0}};
+	fflush(stderr);
+	int saved = dup(2);
+	ck_assert_int_ge(saved, 0);
+	close(2);
+	struct xp_node *n = xp_local_discover(&opts, &err);
+	bool closed = fcntl(2, F_GETFD) < 0;
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_msg(n != NULL, "%s", err.msg);
+	ck_assert_msg(closed, "fd 2 was left open");
+	ck_assert_uint_eq(n->n_warnings, 1);
+	ck_assert_msg(strstr(n->warnings[0], "hwloc has encountered an out-of-order XML topology load."), "warning \"%s\"",
+		      n->warnings[0]);
+	xp_node_free(n);
+	free(p);
+}
+END_TEST
+
+/* hwloc prints its out-of-order box once per process; the console and the agent load the same
+ * file at every refresh, and the warning must stay. */
+START_TEST(test_hwloc_said_every_load)
+{
+	char *p = strdup(xp_fixture("../hostile/hwloc-bidi-out-of-order.xml"));
+	struct xp_local_opts opts = {p};
+	for (int i = 0; i < 3; i++) {
+		struct xp_err err = {{0}};
+		struct xp_node *n = xp_local_discover(&opts, &err);
+		ck_assert_msg(n != NULL, "%s", err.msg);
+		ck_assert_msg(n->n_warnings == 1 && strstr(n->warnings[0], "out-of-order XML topology load."),
+			      "load %d: %zu warnings", i, n->n_warnings);
+		xp_node_free(n);
+	}
+	free(p);
+}
+END_TEST
+
 /* libhwloc's libxml plugin sets libxml2's generic error handler to a function of its own and
  * is unloaded with the last topology: the handler must not be left pointing at unmapped code
  * (a later libxml2 error without a parser context jumped there). */
@@ -1189,4 +1381,7 @@ XP_DEFINE_SUITE(discovery,
 	 .tests = {test_bad_missing, test_bad_directory, test_bad_empty, test_bad_truncated,
 		   test_bad_text, test_bad_huge, test_bad_huge_valid, test_bad_env,
 		   test_bad_env_content, test_rdma_all_interfaces, test_bad_no_complete_cpuset,
-		   test_libxml_handler_after_hwloc}})
+		   test_libxml_handler_after_hwloc, test_bad_unreadable_attrs, test_hwloc_said_is_error,
+		   test_hwloc_said_stderr_closed, test_hwloc_said_every_load}},
+	{"hostile_hwloc", .timeout_s = 30,
+	 .loop = test_hostile_hwloc, .loop_n = (int)(sizeof hostile_hwloc / sizeof hostile_hwloc[0])})

@@ -1,12 +1,15 @@
-/* xml.c: parsing an XML document with libxml2 quietly, for every xpool use of libxml2 (the
- * nvidia-smi report, the check of hwloc topologies before hwloc reads them). */
+/* xml.c: parsing an XML document with libxml2 quietly, and writing one back, for every xpool
+ * use of libxml2 (the nvidia-smi report, the check of hwloc topologies before hwloc reads
+ * them, the checked topology hwloc is given). */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <libxml/xmlmemory.h>
 #include <libxml/xmlerror.h>
 
 #include "xp_adapter.h"
@@ -89,4 +92,29 @@ struct _xmlDoc *xp_xml_read(const char *text, size_t len, const char *encoding, 
 	}
 	xmlFreeParserCtxt(ctxt);
 	return doc;
+}
+
+char *xp_xml_dump(struct _xmlDoc *doc, const char *encoding, size_t *len)
+{
+	/* The serializer reports only through the generic handler (out of memory, an encoder
+	 * failing): quiet too, for the same reasons as the parse. */
+	struct xml_errs xe = {0};
+	xmlSetGenericErrorFunc(&xe, on_generic_error);
+	xmlSetStructuredErrorFunc(&xe, on_xml_error);
+	xmlChar *buf = NULL;
+	int n = 0;
+	xmlDocDumpFormatMemoryEnc(doc, &buf, &n, encoding, 0);
+	xmlSetStructuredErrorFunc(NULL, NULL);
+	xmlSetGenericErrorFunc(NULL, NULL);
+	char *out = NULL;
+	if (buf && n > 0 && !xe.n) {
+		out = malloc((size_t)n + 1);
+		if (out) {
+			memcpy(out, buf, (size_t)n);
+			out[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	xmlFree(buf);
+	return out;
 }

@@ -5,6 +5,7 @@
 
 #include "local.h"
 #include "local/hwloc_xml.h"
+#include "model.h"
 
 int xp_local_export_xml(char **xml, size_t *len, struct xp_err *err)
 {
@@ -17,9 +18,24 @@ int xp_local_export_xml(char **xml, size_t *len, struct xp_err *err)
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	if (hwloc_topology_load(topo) < 0) {
+	/* What hwloc prints while it loads is captured as in discovery (hwloc_discover.c): the
+	 * reason when the load fails; dropped when it works, since discovering this machine
+	 * (inventory, the console) shows the same messages as the node's warnings. */
+	struct xp_hwloc_capture cap;
+	if (xp_hwloc_capture_begin(&cap, err) < 0) {
 		hwloc_topology_destroy(topo);
-		return xp_errf(err, "hwloc: cannot discover this machine");
+		return -1;
+	}
+	int loaded = hwloc_topology_load(topo);
+	char **said = NULL;
+	size_t n_said = 0;
+	xp_hwloc_capture_end(&cap, &said, &n_said);
+	if (loaded < 0)
+		xp_errf(err, "hwloc: cannot discover this machine%s%s", n_said ? ": " : "", n_said ? said[0] : "");
+	xp_strv_free(said, n_said);
+	if (loaded < 0) {
+		hwloc_topology_destroy(topo);
+		return -1;
 	}
 	char *buf = NULL;
 	int n = 0;

@@ -319,17 +319,20 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	char *xml_text = NULL;
 	if (src && !(xml_text = xp_read_file(src, XP_TOPOLOGY_MAX_BYTES, &xml_len, err)))
 		return NULL;
-	/* The file may come from another site: refuse what libhwloc would crash on. */
-	if (src && xp_hwloc_xml_check(src, xml_text, xml_len, err) < 0) {
-		free(xml_text);
+	/* The file may come from another site: refuse what libhwloc would crash on, and give
+	 * hwloc the document as the check read it, never the file itself. */
+	char *checked = NULL;
+	size_t checked_len = 0;
+	int bad = src ? xp_hwloc_xml_check(src, xml_text, xml_len, &checked, &checked_len, err) : 0;
+	free(xml_text);
+	if (bad < 0)
 		return NULL;
-	}
 	xp_hwloc_no_libxml();
 
 	hwloc_topology_t topo;
 	if (hwloc_topology_init(&topo) < 0) {
 		xp_errf(err, "hwloc: cannot initialise a topology");
-		free(xml_text);
+		free(checked);
 		return NULL;
 	}
 	/* Include disallowed CPUs: the inventory describes the machine, not our cgroup;
@@ -338,21 +341,43 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	/* The environment's file goes the same way: left to itself, hwloc would silently
-	 * fall back to the live machine when it cannot parse it. */
-	if (src && (xml_len >= INT_MAX || hwloc_topology_set_xmlbuffer(topo, xml_text, (int)xml_len + 1) < 0)) {
-		xp_errf(err, "%s: cannot use as an hwloc XML topology: %s", src, strerror(errno));
+	/* hwloc reports what it finds wrong on stderr, with text of the file in it (the host
+	 * and process names of the out-of-order load box): captured for the load and turned
+	 * into the node's warnings, or into the error when the load fails, masked. Not
+	 * HWLOC_HIDE_ERRORS: what hwloc says about a file (an out-of-order load means the
+	 * topology it built may be wrong) is for the operator to see, and setting the
+	 * environment is not safe once the console's threads run. The console loads in a
+	 * worker thread while ncurses draws to fd 1: fd 2 pointing elsewhere for the load
+	 * hides nothing of the screen, and anything another thread writes to stderr
+	 * meanwhile becomes one of these messages rather than reach the terminal raw. */
+	struct xp_hwloc_capture cap;
+	if (xp_hwloc_capture_begin(&cap, err) < 0) {
 		hwloc_topology_destroy(topo);
-		free(xml_text);
+		free(checked);
 		return NULL;
 	}
-	int loaded = hwloc_topology_load(topo);
-	free(xml_text);
+	int loaded = -1, set_errno = 0;
+	/* The environment's file goes the same way: left to itself, hwloc would silently
+	 * fall back to the live machine when it cannot parse it. */
+	if (src && hwloc_topology_set_xmlbuffer(topo, checked, (int)checked_len + 1) < 0)
+		set_errno = errno ? errno : EINVAL;
+	else
+		loaded = hwloc_topology_load(topo);
+	int load_errno = errno;
+	char **said = NULL;
+	size_t n_said = 0;
+	xp_hwloc_capture_end(&cap, &said, &n_said);
+	xp_hwloc_said_again(checked, checked_len, &said, &n_said);
+	free(checked);
+	if (set_errno)
+		xp_errf(err, "%s: cannot use as an hwloc XML topology: %s", src, strerror(set_errno));
+	else if (loaded < 0 && src)
+		xp_errf(err, "%s: not a valid hwloc XML topology%s%s", src, n_said ? ": " : "", n_said ? said[0] : "");
+	else if (loaded < 0)
+		xp_errf(err, "hwloc: cannot discover this machine: %s%s%s", strerror(load_errno), n_said ? ": " : "",
+			n_said ? said[0] : "");
 	if (loaded < 0) {
-		if (src)
-			xp_errf(err, "%s: not a valid hwloc XML topology", src);
-		else
-			xp_errf(err, "hwloc: cannot discover this machine: %s", strerror(errno));
+		xp_strv_free(said, n_said);
 		hwloc_topology_destroy(topo);
 		return NULL;
 	}
@@ -373,6 +398,9 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 		}
 	free(accel);
 	set_facts(topo, n);
+	for (size_t i = 0; i < n_said; i++)
+		xp_strv_add_once(&n->warnings, &n->n_warnings, said[i]);
+	xp_strv_free(said, n_said);
 	hwloc_topology_destroy(topo);
 	xp_node_clean(n);
 	return n;

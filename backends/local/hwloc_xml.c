@@ -5,28 +5,47 @@
  * same importer. libhwloc 2.9's v2 importer requires, without checking, that an object with
  * a cpuset also has a complete_cpuset, and one with a nodeset a complete_nodeset (hwloc's
  * later fix 837a039 "reject imported object missing complete_cpuset/nodeset"): without them
- * it dereferences NULL while connecting the tree. The check reads the document with libxml2
- * (well-formed, no DTD, no network, no entity declarations) and refuses what the importer
- * would crash on, naming the object and its line.
+ * it dereferences NULL while connecting the tree; a root object other than a Machine empties
+ * the topology and crashes it too. The check reads the document with libxml2 (well-formed, no
+ * DTD, no network, no entity declarations) and refuses what the importer would crash on,
+ * naming the object and its line.
+ *
+ * A check is only worth what the importer reads being what it checked: hwloc's own reader
+ * takes name="value" alone and stops at anything else (name = "value", 'value', &#x30;,
+ * x:name) without a word, losing the rest of the element. So hwloc is given the document as
+ * libxml2 read it, written back by libxml2, never the file, and the check refuses what that
+ * reader cannot read even then (names outside [a-z_], namespaces, references beyond U+00FF).
  *
  * libhwloc itself is kept off libxml2 (xp_hwloc_no_libxml): its xml_libxml plugin, loaded by
  * Debian's build through dlopen, calls xmlSetGenericErrorFunc with a function of the plugin
  * and is dlclose'd when the last topology is destroyed, leaving libxml2's handler pointing
  * at unmapped code: a later libxml2 error without a parser context (xpool's nvidia-smi XML
  * reader) jumped there. hwloc's own XML reader is used instead, on documents libxml2 has
- * already found well-formed. */
+ * written.
+ *
+ * hwloc reports what it finds wrong with a topology on stderr, quoting the file (host and
+ * process names in its out-of-order box): xp_hwloc_capture_begin/end take that text for the
+ * node's warnings instead. */
 #include "local/hwloc_xml.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "format.h"
+#include "model.h"
+#include "sha256.h"
 #include "xp_adapter.h"
 
 static bool is_elem(const xmlNode *n, const char *name)
@@ -34,30 +53,128 @@ static bool is_elem(const xmlNode *n, const char *name)
 	return n->type == XML_ELEMENT_NODE && n->name && strcmp((const char *)n->name, name) == 0;
 }
 
-/* The first <object> below n (n included) with one set of a pair and not the other. */
-static const xmlNode *bad_object(const xmlNode *n, const char **has, const char **lacks)
+/* Whether UTF-8 text holds only characters ISO-8859-1 has (U+0000..U+00FF): read as
+ * ISO-8859-1, any other one came from a character reference, which the serializer writes
+ * back as "&#N;" and hwloc's reader cannot read. */
+static bool latin1(const xmlChar *s)
+{
+	for (; s && *s; s++)
+		if (*s >= 0xc4) /* a lead byte of U+0100 and above */
+			return false;
+	return true;
+}
+
+/* Why hwloc's reader would not read the attribute a as libxml2 did, or NULL. That reader
+ * takes name="value" with a name of [a-z_] and seven escapes (&lt; &gt; &amp; &quot; &#10;
+ * &#13; &#9;, all libxml2 writes in a value), and stops reading an element's
+ * attributes at the first other one without a word: the rest of the element, a
+ * complete_cpuset say, is silently lost. */
+static const char *unreadable_attr(const xmlAttr *a)
+{
+	const char *name = (const char *)a->name;
+	if (a->ns)
+		return "has a namespace";
+	if (!*name || name[strspn(name, "abcdefghijklmnopqrstuvwxyz_")])
+		return "has a name hwloc's reader cannot read";
+	for (const xmlNode *t = a->children; t; t = t->next)
+		if (!latin1(t->content))
+			return "has a character reference beyond U+00FF";
+	return NULL;
+}
+
+/* The first element below n (n included, document order) that hwloc's reader would read
+ * otherwise than libxml2, or that its importer would crash on (an <object> with one set of
+ * a pair and not the other); why says what, with the line. */
+static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 {
 	static const char *const pairs[][2] = {{"cpuset", "complete_cpuset"}, {"nodeset", "complete_nodeset"}};
 	for (; n; n = n->next) {
+		if (n->type == XML_CDATA_SECTION_NODE) {
+			snprintf(why, len, "line %ld: a CDATA section (hwloc's reader cannot read it)", xmlGetLineNo(n));
+			return n;
+		}
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
+		if (n->nsDef) {
+			snprintf(why, len, "line %ld: <%.40s> declares a namespace (hwloc's reader cannot read it)",
+				 xmlGetLineNo(n), (const char *)n->name);
+			return n;
+		}
+		for (const xmlAttr *a = n->properties; a; a = a->next) {
+			const char *w = unreadable_attr(a);
+			if (w) {
+				snprintf(why, len, "line %ld: attribute %.40s of <%.40s> %s", xmlGetLineNo(n),
+					 (const char *)a->name, (const char *)n->name, w);
+				return n;
+			}
+		}
 		if (is_elem(n, "object"))
 			for (size_t i = 0; i < 2; i++)
 				for (size_t k = 0; k < 2; k++)
-					if (xmlHasProp(n, BAD_CAST pairs[i][k]) && !xmlHasProp(n, BAD_CAST pairs[i][!k])) {
-						*has = pairs[i][k];
-						*lacks = pairs[i][!k];
+					if (xmlHasNsProp(n, BAD_CAST pairs[i][k], NULL) &&
+					    !xmlHasNsProp(n, BAD_CAST pairs[i][!k], NULL)) {
+						xmlChar *type = xmlGetNoNsProp(n, BAD_CAST "type");
+						xmlChar *os = xmlGetNoNsProp(n, BAD_CAST "os_index");
+						snprintf(why, len, "line %ld: object %.40s%s%.20s has a %s but no %s (hwloc cannot import it)",
+							 xmlGetLineNo(n), type ? (const char *)type : "?", os ? " P#" : "",
+							 os ? (const char *)os : "", pairs[i][k], pairs[i][!k]);
+						xmlFree(type);
+						xmlFree(os);
 						return n;
 					}
-		const xmlNode *b = bad_object(n->children, has, lacks);
+		const xmlNode *b = bad_node(n->children, why, len);
 		if (b)
 			return b;
 	}
 	return NULL;
 }
 
-int xp_hwloc_xml_check(const char *what, const char *text, size_t len, struct xp_err *err)
+/* Whether the root object (the first element in <topology>) is one libhwloc 2.9 can import:
+ * any other type ends in "Topology became empty, aborting!" and a crash. Its v1 import
+ * (a <topology> without a version, or <root> of 0.9) also takes an obsolete "System" at the
+ * root, and a NUMANode there, above which it puts a Machine back itself. */
+static bool bad_root(const xmlNode *top, char *why, size_t len)
 {
+	const xmlNode *o = top->children;
+	while (o && o->type != XML_ELEMENT_NODE)
+		o = o->next;
+	if (!o || !is_elem(o, "object"))
+		return false; /* hwloc refuses the file by itself */
+	xmlChar *v = xmlGetNoNsProp(top, BAD_CAST "version");
+	bool v1 = !v || strtoul((const char *)v, NULL, 10) < 2;
+	xmlFree(v);
+	xmlChar *t = xmlGetNoNsProp(o, BAD_CAST "type");
+	const char *type = t ? (const char *)t : "";
+	bool ok = strcasecmp(type, "Machine") == 0 ||
+		  (v1 && (strcasecmp(type, "System") == 0 || strcasecmp(type, "NUMANode") == 0));
+	if (!ok)
+		snprintf(why, len, "line %ld: the root object is %s%.40s, not a Machine (hwloc cannot import it)",
+			 xmlGetLineNo(o), t ? "of type " : "without a type", type);
+	xmlFree(t);
+	return !ok;
+}
+
+/* Removes comments and processing instructions below n (its siblings too): they say nothing
+ * to hwloc, whose reader takes "<!--" and "<?" for tags and gives up on the file. */
+static void strip_remarks(xmlNode *n)
+{
+	while (n) {
+		xmlNode *next = n->next;
+		if (n->type == XML_COMMENT_NODE || n->type == XML_PI_NODE) {
+			xmlUnlinkNode(n);
+			xmlFreeNode(n);
+		} else if (n->type == XML_ELEMENT_NODE) {
+			strip_remarks(n->children);
+		}
+		n = next;
+	}
+}
+
+int xp_hwloc_xml_check(const char *what, const char *text, size_t len, char **out, size_t *out_len,
+		       struct xp_err *err)
+{
+	*out = NULL;
+	*out_len = 0;
 	if (len >= INT_MAX)
 		return xp_errf(err, "%s: too large for an hwloc XML topology", what);
 	if (memmem(text, len, "<!ENTITY", 8))
@@ -69,21 +186,21 @@ int xp_hwloc_xml_check(const char *what, const char *text, size_t len, struct xp
 	xmlDocPtr doc = xp_xml_read(text, len, "ISO-8859-1", why, sizeof why);
 	if (!doc)
 		return xp_errf(err, "%s: not an hwloc XML topology: %s", what, why);
-	int rc = 0;
 	const xmlNode *root = xmlDocGetRootElement(doc);
-	const char *has = NULL, *lacks = NULL;
-	const xmlNode *bad = root ? bad_object(root, &has, &lacks) : NULL;
-	if (bad) {
-		xmlChar *type = xmlGetProp(bad, BAD_CAST "type");
-		xmlChar *os = xmlGetProp(bad, BAD_CAST "os_index");
-		rc = xp_errf(err, "%s: line %ld: object %.40s%s%.20s has a %s but no %s (hwloc cannot import it)",
-			     what, xmlGetLineNo(bad), type ? (const char *)type : "?", os ? " P#" : "",
-			     os ? (const char *)os : "", has, lacks);
-		xmlFree(type);
-		xmlFree(os);
+	if (root && (bad_node(root, why, sizeof why) || bad_root(root, why, sizeof why))) {
+		xmlFreeDoc(doc);
+		return xp_errf(err, "%s: %s", what, why);
 	}
+	/* hwloc reads the document as libxml2 writes it back, never the file: '"' quotes, one
+	 * space between attributes, references resolved and the escapes written as &lt; &gt;
+	 * &amp; &quot; &#10; &#13; &#9;, which its reader knows, the other bytes as they were
+	 * (ISO-8859-1 again). What the check approved is what hwloc imports. */
+	strip_remarks(doc->children);
+	*out = xp_xml_dump(doc, "ISO-8859-1", out_len);
 	xmlFreeDoc(doc);
-	return rc;
+	if (!*out)
+		return xp_errf(err, "%s: cannot write the checked hwloc XML topology back", what);
+	return 0;
 }
 
 void xp_hwloc_no_libxml(void)
@@ -93,4 +210,170 @@ void xp_hwloc_no_libxml(void)
 	const char *v = getenv("HWLOC_LIBXML");
 	if (!v || strcmp(v, "0") != 0)
 		setenv("HWLOC_LIBXML", "0", 1);
+}
+
+/* One capture at a time: fd 2 is the process's, and two loads in two threads would otherwise
+ * restore each other's. */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int xp_hwloc_capture_begin(struct xp_hwloc_capture *c, struct xp_err *err)
+{
+	pthread_mutex_lock(&capture_lock);
+	fflush(stderr);
+	/* fd 2 may be closed (xpool 2>&-): it is closed again afterwards. */
+	bool open2 = fcntl(2, F_GETFD) >= 0;
+	c->saved = open2 ? fcntl(2, F_DUPFD_CLOEXEC, 3) : -1;
+	/* An unlinked file, not a pipe: hwloc writes while the load runs in this thread, and a
+	 * pipe nobody reads would fill and block it. When no file can be made, hwloc's words are
+	 * lost rather than let through. */
+	c->file = NULL;
+	int fd = -1;
+	if (!open2 || c->saved >= 0) {
+		c->file = tmpfile();
+		fd = c->file ? fileno(c->file) : open("/dev/null", O_WRONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || (fd != 2 && dup2(fd, 2) < 0)) {
+		int e = errno;
+		if (c->saved >= 0)
+			close(c->saved);
+		if (c->file)
+			fclose(c->file);
+		else if (fd >= 0)
+			close(fd);
+		pthread_mutex_unlock(&capture_lock);
+		return xp_errf(err, "hwloc: cannot capture its messages: %s", strerror(e));
+	}
+	if (!c->file && fd != 2)
+		close(fd);
+	return 0;
+}
+
+/* Adds one message (s, n bytes) to v, cut, prefixed with "hwloc: " when hwloc did not say
+ * so itself, its control and bidi characters masked. */
+static void add_msg(char ***v, size_t *nv, const char *s, size_t n)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		n--;
+	if (!n)
+		return;
+	if (*nv == XP_HWLOC_MAX_MSGS) {
+		free((*v)[*nv - 1]);
+		(*v)[*nv - 1] = xp_strdup("hwloc: more messages not shown");
+		return;
+	}
+	char *m = xp_asprintf("%s%.*s", strncmp(s, "hwloc", 5) == 0 ? "" : "hwloc: ", (int)n, s);
+	/* A box's lines are padded: one space between words. */
+	char *w = m;
+	for (const char *p = m; *p; p++)
+		if (!(*p == ' ' && w > m && w[-1] == ' '))
+			*w++ = *p;
+	*w = '\0';
+	size_t l = (size_t)(w - m);
+	if (l > XP_HWLOC_MAX_MSG) { /* cut before a UTF-8 continuation byte, not in a character */
+		for (l = XP_HWLOC_MAX_MSG; l && ((unsigned char)m[l] & 0xc0) == 0x80; l--)
+			;
+		m[l] = '\0';
+	}
+	xp_mask_controls(m);
+	xp_strv_add(v, nv, m);
+	free(m);
+}
+
+void xp_hwloc_capture_end(struct xp_hwloc_capture *c, char ***v, size_t *nv)
+{
+	fflush(stderr);
+	if (c->saved >= 0) {
+		dup2(c->saved, 2);
+		close(c->saved);
+	} else if (!c->file || fileno(c->file) != 2) {
+		close(2); /* closed before; a file on fd 2 itself is closed with it below */
+	}
+	*v = NULL;
+	*nv = 0;
+	size_t len = 0;
+	char *buf = xp_malloc(XP_HWLOC_MAX_CAPTURE + 1);
+	if (c->file) {
+		rewind(c->file);
+		len = fread(buf, 1, XP_HWLOC_MAX_CAPTURE, c->file);
+		fclose(c->file);
+	}
+	pthread_mutex_unlock(&capture_lock);
+	buf[len] = '\0';
+	/* hwloc reports a line at a time ("hwloc: Topology became empty, aborting!") or in a
+	 * box of '*' lines, each line of it starting with "* ": a box is one message. */
+	size_t cur_len = 0;
+	bool in_box = false;
+	char *joined = xp_malloc(len + 2);
+	for (size_t pos = 0; pos < len;) {
+		const char *l = buf + pos;
+		size_t n = strcspn(l, "\n");
+		pos += n + (pos + n < len);
+		bool border = n >= 3 && strspn(l, "*") >= n;
+		if (border || !in_box || n == 0) {
+			add_msg(v, nv, joined, cur_len);
+			cur_len = 0;
+		}
+		if (border) {
+			in_box = !in_box;
+			continue;
+		}
+		if (in_box && n && l[0] == '*')
+			l++, n--;
+		if (cur_len)
+			joined[cur_len++] = ' ';
+		memcpy(joined + cur_len, l, n);
+		cur_len += n;
+		if (!in_box) {
+			add_msg(v, nv, joined, cur_len);
+			cur_len = 0;
+		}
+	}
+	add_msg(v, nv, joined, cur_len);
+	free(joined);
+	free(buf);
+}
+
+/* What hwloc said about a document, by the SHA-256 of the document (of nothing for this
+ * machine): hwloc reports some problems once per process (its out-of-order box and its OS
+ * error report keep a static flag), and the console and the agent load the same file at every
+ * refresh. Kept for the process's life, a few documents at a time. */
+#define SAID_DOCS 16
+static struct said {
+	unsigned char key[32];
+	char **v;
+	size_t n;
+} said[SAID_DOCS];
+static size_t said_next;
+
+void xp_hwloc_said_again(const char *doc, size_t len, char ***v, size_t *nv)
+{
+	unsigned char key[32];
+	struct xp_sha256 h;
+	xp_sha256_init(&h);
+	xp_sha256_update(&h, doc ? doc : "", doc ? len : 0);
+	xp_sha256_final(&h, key);
+	pthread_mutex_lock(&capture_lock);
+	struct said *s = NULL;
+	for (size_t i = 0; i < SAID_DOCS && !s; i++)
+		if (said[i].n && memcmp(said[i].key, key, sizeof key) == 0)
+			s = &said[i];
+	if (*nv) {
+		/* hwloc spoke: what it said now replaces what it said before. */
+		if (!s) {
+			s = &said[said_next];
+			said_next = (said_next + 1) % SAID_DOCS;
+		}
+		xp_strv_free(s->v, s->n);
+		s->v = NULL;
+		s->n = 0;
+		memcpy(s->key, key, sizeof key);
+		for (size_t i = 0; i < *nv; i++)
+			xp_strv_add(&s->v, &s->n, (*v)[i]);
+	} else if (s) {
+		for (size_t i = 0; i < s->n; i++)
+			xp_strv_add(v, nv, s->v[i]);
+	}
+	pthread_mutex_unlock(&capture_lock);
 }
