@@ -43,6 +43,7 @@ struct xp_agent {
 	unsigned max_connections;
 	int verbose;
 	FILE *log;
+	bool log_owned; /* log is our duplicate of stderr (closed with the agent) */
 	const struct xp_agent_config *config;
 	time_t started;
 

@@ -149,7 +149,21 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 	unsigned reserve = a->max_connections / 8 ? a->max_connections / 8 : 1;
 	a->shed_at = a->max_connections > reserve ? a->max_connections - reserve : 0;
 	a->verbose = o->verbose;
-	a->log = o->log ? o->log : stderr;
+	/* The log goes to a duplicate of stderr's descriptor, not to fd 2 itself: discovery
+	 * points fd 2 at a file for a moment while hwloc loads (to keep hwloc's messages off the
+	 * terminal and turn them into node warnings), and an access line written then must
+	 * neither be lost nor end up in the node's warnings. */
+	a->log = o->log;
+	if (!a->log) {
+		int fd = dup(STDERR_FILENO);
+		a->log = fd >= 0 ? fdopen(fd, "w") : NULL;
+		a->log_owned = a->log != NULL;
+		if (!a->log) {
+			if (fd >= 0)
+				close(fd);
+			a->log = stderr;
+		}
+	}
 	a->config = o->config;
 	a->started = time(NULL);
 	pthread_mutex_init(&a->mu, NULL);
@@ -942,6 +956,8 @@ void xp_agent_free(struct xp_agent *a)
 	}
 	pthread_mutex_destroy(&a->conn_mu);
 	pthread_cond_destroy(&a->watch_cv);
+	if (a->log_owned)
+		fclose(a->log);
 	pthread_mutex_destroy(&a->mu);
 	xp_cluster_free(a->cluster);
 	free(a->node_json);
