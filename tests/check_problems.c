@@ -318,8 +318,39 @@ START_TEST(console_down_cells_ascii)
 }
 END_TEST
 
+/* A filter typed in view 5 starts at its first match, wherever the cursor was ("1 of N"), as
+ * the map's does; it used to keep the cursor on the event it was on (the 52nd match). */
+START_TEST(console_events_filter_first)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/s1.json", dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", path, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	start("C.UTF-8", path, NULL);
+	free(xp_tmux_wait("300 nodes", false, 15));
+	xp_tmux_keys("5");
+	for (int i = 0; i < 10; i++)
+		xp_tmux_keys("j");
+	xp_tmux_expect_all("$ 11 of ");
+	xp_tmux_keys("/");
+	xp_tmux_literal("warn");
+	xp_tmux_expect_all("$/warn", "$ 1 of ");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("$[warn]", "$ 1 of ");
+	/* Moving under the same filter, then a refresh (r) keeps the cursor where it is. */
+	xp_tmux_keys("j");
+	xp_tmux_keys("j");
+	xp_tmux_expect_all("$ 3 of ");
+	xp_tmux_keys("Escape");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(problems,
 	{"all", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
 	 .tests = {health_exit_status, unknown_is_dash, console_events_are_health, console_down_cells,
-		   console_down_cells_ascii}})
+		   console_down_cells_ascii, console_events_filter_first}})

@@ -288,6 +288,40 @@ START_TEST(scrolling)
 }
 END_TEST
 
+/* A filter typed in view 4 starts at its first matching environment ("1 of N"), wherever the
+ * cursor was; it used to keep the cursor's row (the 4th of 4). */
+START_TEST(filter_first_match)
+{
+	struct xp_store *s = open_db();
+	add_case(s, "case-00", "bench");
+	char model[64];
+	for (int i = 0; i < 8; i++) {
+		snprintf(model, sizeof model, "Model-%02d", i);
+		declare(s, "Vendor", model, "1.0");
+	}
+	for (int i = 0; i < 4; i++) {
+		snprintf(model, sizeof model, "MI%d00X", i + 1);
+		declare(s, "AMD", model, "6.1.0");
+	}
+	xp_store_close(s);
+	start("C.UTF-8", 80, 24);
+	xp_tmux_expect("conan");
+	xp_tmux_keys("4");
+	xp_tmux_expect("case-00");
+	for (int i = 0; i < 11; i++)
+		xp_tmux_keys("j");
+	xp_tmux_expect_all("$ 12 of 12");
+	xp_tmux_keys("/");
+	xp_tmux_literal("AMD");
+	xp_tmux_expect_all("$/AMD", "$ 1 of 4");
+	xp_tmux_keys("Enter");
+	xp_tmux_keys("j");
+	xp_tmux_expect_all("$[AMD]", "$ 2 of 4");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 /* Two environments whose ids differ only at their end stay two rows at 80 columns: the id is
  * cut in the middle, with the mark, keeping the driver that tells them apart. */
 START_TEST(long_env_ids)
@@ -314,4 +348,4 @@ END_TEST
 XP_DEFINE_SUITE(vview,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
-	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, long_env_ids}})
+	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, filter_first_match, long_env_ids}})

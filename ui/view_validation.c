@@ -122,6 +122,9 @@ static bool ui_match(const char *text, void *arg)
 static void reshow(struct vv *v, struct xp_ui *ui)
 {
 	const char *f = xp_ui_filter(ui);
+	/* A filter text the user just typed starts at its first match, as the map's does; a
+	 * re-read under the same filter keeps the cell the cursor was on. */
+	bool typed = v->filter && strcmp(v->filter, f ? f : "") != 0;
 	xp_mx_shown_build(&v->sh, &v->m, f, ui_match, ui);
 	set_str(&v->filter, f ? f : "");
 	free(v->widths);
@@ -131,14 +134,16 @@ static void reshow(struct vv *v, struct xp_ui *ui)
 	long r = xp_mx_find_env(&v->m, &v->sh, v->env_id);
 	long c = xp_mx_find_case(&v->m, &v->sh, v->case_name);
 	xp_list_set_count(&v->envs, v->sh.n_rows, v->m.n_envs);
-	if (r >= 0)
+	if (typed)
+		v->envs.cursor = v->envs.top = 0;
+	else if (r >= 0)
 		v->envs.cursor = (size_t)r;
 	if (c >= 0)
 		v->col = (size_t)c;
 	else if (v->col >= v->sh.n_cols)
 		v->col = v->sh.n_cols ? v->sh.n_cols - 1 : 0;
 	/* The first read has nothing to remember yet: start from the top-left cell. */
-	if (!v->env_id || !v->case_name)
+	if (typed || !v->env_id || !v->case_name)
 		remember(v);
 }
 
