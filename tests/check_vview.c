@@ -345,7 +345,37 @@ START_TEST(long_env_ids)
 }
 END_TEST
 
+/* Ids that differ in the driver, with the same firmware and runtime after it: at 80 columns
+ * each row keeps its driver (the shared vendor:model or end gives way); at 100 and 200
+ * columns, with room to spare, the ids are whole. */
+START_TEST(env_ids_keep_difference)
+{
+	struct xp_store *s = open_db();
+	add_case(s, "llm-train", "nlp");
+	add_case(s, "resnet50", "vision");
+	struct xp_env e = {.vendor = "NVIDIA", .model = "A100 80GB", .driver = "535.54.03",
+			   .firmware = "92.00.36.00.02", .runtime = "CUDA 12.2"};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_validate_env_declare(s, &e, &err) >= 0, "%s", err.msg);
+	e.driver = "999.1";
+	ck_assert_msg(xp_validate_env_declare(s, &e, &err) >= 0, "%s", err.msg);
+	xp_store_close(s);
+	start("C.UTF-8", 80, 24);
+	xp_tmux_expect("conan");
+	xp_tmux_keys("4");
+	xp_tmux_expect_all("llm-train", "\u2026", ":535.54.03:", ":999.1:", "!\u202692.00.36.00.02:CUDA 12.2");
+	xp_tmux_resize(100, 30);
+	xp_tmux_expect_all("NVIDIA:A100 80GB:535.54.03:92.00.36.00.02:CUDA 12.2 ",
+			   "NVIDIA:A100 80GB:999.1:92.00.36.00.02:CUDA 12.2 ");
+	xp_tmux_resize(200, 40);
+	xp_tmux_expect_all("NVIDIA:A100 80GB:535.54.03:92.00.36.00.02:CUDA 12.2 ", "!\u2026");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(vview,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
-	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, filter_first_match, long_env_ids}})
+	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, filter_first_match, long_env_ids,
+		   env_ids_keep_difference}})
