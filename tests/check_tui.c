@@ -268,6 +268,30 @@ START_TEST(header_80_keeps_source)
 }
 END_TEST
 
+/* Text cut at the right edge ends in the mark: a status message longer than the line, and the
+ * node diagram's lines (Right scrolls to the rest). */
+START_TEST(cut_text_has_mark)
+{
+	char inv[128], cmd[1024];
+	snprintf(inv, sizeof inv, "%s/s1.json", statedir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", inv, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s "
+		 "--theme /nonexistent/a-rather-long-directory-name/and-another-one/x.theme; echo $? > %s/rc",
+		 statedir, xp_bin(), statedir, inv, statedir);
+	xp_tmux_start(cmd, 80, 24);
+	xp_tmux_expect_all("$theme: /nonexistent/a-rather-long-directory-name/", "$\u2026", "h100-00001 ");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("Machine h100-00001", "Package 0  Intel(R) Xeon(R) Platinum 8480+, 56 cores, 112 PUs, cpus 0-55,112\u2026\n");
+	xp_tmux_keys("Escape");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 START_TEST(resize_and_ascii)
 {
 	start("C", 100, 30, NULL);
@@ -312,5 +336,5 @@ XP_DEFINE_SUITE(tui,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
 	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, prompt_completion_and_quit,
-		   sizes_filter_wheel_legend, header_80_keeps_source, resize_and_ascii,
+		   sizes_filter_wheel_legend, header_80_keeps_source, cut_text_has_mark, resize_and_ascii,
 		   bad_theme_and_signals}})

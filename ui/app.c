@@ -504,12 +504,13 @@ static void draw_status(struct xp_ui *ui)
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
 		char m[1100];
 		snprintf(m, sizeof m, " cannot read the source: %s", ui->load_error);
-		xp_draw_clip(stdscr, r.y, 0, r.w, m);
+		xp_draw_clip_cut(stdscr, r.y, 0, r.w, m, XP_CUT_END, ui->g->ellipsis);
 		return;
 	}
 	if (ui->msg[0] && now - ui->msg_time < MSG_SECONDS) {
 		wattrset(stdscr, xp_theme_attr(ui->msg_role));
-		xp_draw_clip(stdscr, r.y, 1, r.w - 2, ui->msg);
+		/* A message longer than the line ends in the mark: cut text must not read as whole. */
+		xp_draw_clip_cut(stdscr, r.y, 1, r.w - 2, ui->msg, XP_CUT_END, ui->g->ellipsis);
 		return;
 	}
 	ui->msg[0] = '\0';
@@ -522,7 +523,7 @@ static void draw_status(struct xp_ui *ui)
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */
 	bool keep = cw && ui->filter[0];
-	int hw = xp_draw_clip(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint);
+	int hw = xp_draw_clip_cut(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint, XP_CUT_END, ui->g->ellipsis);
 	if (cw && (keep || hw + 2 + cw <= r.w))
 		xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
 }

@@ -540,7 +540,10 @@ static void draw_legend(struct vv *v, WINDOW *w, int y, int x0, size_t nvis, siz
 	snprintf(buf, sizeof buf,
 		 "  envs %zu-%zu/%zu cases %zu-%zu/%zu  marks: discovered schedulable launches executes accepted",
 		 v->envs.top + 1, v->envs.top + nrows_vis, v->sh.n_rows, v->left + 1, v->left + nvis, v->sh.n_cols);
-	xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, buf, 0);
+	/* A cut legend ends in the mark, not in half a word. */
+	char cut[300];
+	xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, xp_draw_cut(buf, maxx - x, XP_CUT_END, v->g->ellipsis, cut, sizeof cut),
+		    0);
 }
 
 static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
