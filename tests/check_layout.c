@@ -436,7 +436,11 @@ START_TEST(test_text_columns)
 {
 	char buf[64];
 	struct xp_node *n = xp_node_new("t");
-	ck_assert_str_eq(xp_map_cpu_summary(n, buf, sizeof buf), "-c/-t -N -");
+	/* No topology: one "-" (memory alone when it is known), not "-c/-t -N -". */
+	ck_assert_str_eq(xp_map_cpu_summary(n, buf, sizeof buf), "-");
+	n->memory_mib = 65507;
+	ck_assert_str_eq(xp_map_cpu_summary(n, buf, sizeof buf), "64G");
+	n->memory_mib = -1;
 	n->cores = 16;
 	n->pus = 32;
 	n->memory_mib = 65507;

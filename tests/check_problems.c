@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checklib.h"
@@ -318,6 +319,40 @@ START_TEST(console_down_cells_ascii)
 }
 END_TEST
 
+/* The console says "-" for what is not known, as text output does: a replayed AMD node with
+ * no topology has "-" for its CPU cell (not "-c/-t -N -") and its device's detail has "-" for
+ * the PCI id, path, runtime (not "unknown" or "none"). */
+START_TEST(console_unknown_is_dash)
+{
+	char rd[256], cmd[2048];
+	snprintf(rd, sizeof rd, "%s/amd", dir);
+	ck_assert_int_eq(mkdir(rd, 0700), 0);
+	char to[300];
+	snprintf(to, sizeof to, "%s/rocm-smi.json", rd);
+	FILE *in = fopen(xp_fixture("amd/amd-gpu_rocm6.2.4.rocm-smi.json"), "r"), *out = fopen(to, "w");
+	ck_assert(in && out);
+	char buf[4096];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, k, out), k);
+	fclose(in);
+	ck_assert_int_eq(fclose(out), 0);
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --replay %s; "
+		 "echo $? > %s/rc",
+		 dir, xp_bin(), db, rd, dir);
+	xp_tmux_start(cmd, 80, 24);
+	xp_tmux_expect_all("^1 node", "  amd   up     -  ", "!-c/-t");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("Machine amd", "ACC0");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("  pci id            -\n", "  pci path          -\n", "  runtime           -\n",
+			   "  numa              -\n", "!unknown", "!none");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+}
+END_TEST
+
 /* A filter typed in view 5 starts at its first match, wherever the cursor was ("1 of N"), as
  * the map's does; it used to keep the cursor on the event it was on (the 52nd match). */
 START_TEST(console_events_filter_first)
@@ -353,4 +388,4 @@ XP_DEFINE_SUITE(problems,
 	{"all", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
 	 .tests = {health_exit_status, unknown_is_dash, console_events_are_health, console_down_cells,
-		   console_down_cells_ascii, console_events_filter_first}})
+		   console_down_cells_ascii, console_events_filter_first, console_unknown_is_dash}})

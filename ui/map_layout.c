@@ -414,7 +414,12 @@ const char *xp_map_cpu_summary(const struct xp_node *n, char *buf, size_t len)
 	else
 		snprintf(numa, sizeof numa, "-");
 	short_mib(m, sizeof m, n->memory_mib);
-	snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
+	/* No topology at all (an agent's or a replayed node): one "-", or the memory alone,
+	 * rather than "-c/-t -N -". */
+	if (n->cores <= 0 && n->pus <= 0 && !n->n_numa)
+		snprintf(buf, len, "%s", m);
+	else
+		snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
 	return buf;
 }
 
