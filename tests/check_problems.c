@@ -314,6 +314,14 @@ START_TEST(console_down_cells_ascii)
 	ck_assert_msg(line_with(s, names[0], "xx", ""), "%s", s);
 	ck_assert_msg(line_with(s, names[1], "??", ""), "%s", s);
 	free(s);
+	/* The legend: a healthy device of unknown utilization and one of unknown health have two
+	 * glyphs (they shared '#', told apart by colour alone). */
+	char ok[128], unk[128];
+	snprintf(ok, sizeof ok, "  %-22s %s", "#", "healthy, utilization not known");
+	snprintf(unk, sizeof unk, "  %-22s %s", "-", "health and utilization not known");
+	xp_tmux_keys("?");
+	xp_tmux_expect_all("Device cells on the map", ok, unk);
+	xp_tmux_keys("Escape");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(dir, 0);
 }

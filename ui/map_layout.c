@@ -264,8 +264,12 @@ int xp_map_cell_role(const struct xp_node *n, const struct xp_device *d, const s
 		*glyph = g->level[xp_glyph_level(d->utilization_pct)];
 		return xp_role_for_util(d->utilization_pct);
 	}
-	*glyph = g->unknown;
-	return d->health == XP_HEALTH_OK ? XP_ROLE_OK : XP_ROLE_DIM;
+	if (d->health == XP_HEALTH_OK) {
+		*glyph = g->unknown;
+		return XP_ROLE_OK;
+	}
+	*glyph = g->nohealth;
+	return XP_ROLE_DIM;
 }
 
 /* Appends one segment of cols columns; false when the buffers are full. */
