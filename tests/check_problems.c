@@ -4,6 +4,7 @@
  * and header counts. Clusters are `sim gen` files edited with jansson. */
 #include <check.h>
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "checklib.h"
+#include "store.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -361,6 +363,33 @@ START_TEST(console_unknown_is_dash)
 }
 END_TEST
 
+/* View 5 is newest first with a database: the audit rows loaded at start (older context) go
+ * below the events the console has just found, in time order (they used to go on top). */
+START_TEST(console_events_time_order)
+{
+	char names[4][64];
+	const char *f = console_cluster(names);
+	struct xp_err err = {{0}};
+	setenv("XPOOL_ACTOR", "problems-tester", 1);
+	struct xp_store *st = xp_store_open(db, &err);
+	ck_assert_msg(st != NULL, "%s", err.msg);
+	ck_assert_msg(xp_audit_add(st, "old-change", "target-x", NULL, NULL, &err) == 0, "%s", err.msg);
+	/* an hour ago: before anything the console will find */
+	ck_assert_int_eq(sqlite3_exec(st->db, "UPDATE audit SET time = time - 3600", NULL, NULL, NULL), SQLITE_OK);
+	xp_store_close(st);
+	start("C.UTF-8", f, NULL);
+	free(xp_tmux_wait("4 nodes", false, 15));
+	xp_tmux_keys("5");
+	char *s = xp_tmux_wait_all(10, "audit: problems-tester old-change target-x", "node discovered", "node down",
+				   (const char *)NULL);
+	const char *audit = strstr(s, "old-change target-x"), *found = strstr(s, "node discovered");
+	ck_assert_msg(found < audit, "the older audit row is above the newer events:\n%s", s);
+	free(s);
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+}
+END_TEST
+
 /* A filter typed in view 5 starts at its first match, wherever the cursor was ("1 of N"), as
  * the map's does; it used to keep the cursor on the event it was on (the 52nd match). */
 START_TEST(console_events_filter_first)
@@ -396,4 +425,5 @@ XP_DEFINE_SUITE(problems,
 	{"all", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
 	 .tests = {health_exit_status, unknown_is_dash, console_events_are_health, console_down_cells,
-		   console_down_cells_ascii, console_events_filter_first, console_unknown_is_dash}})
+		   console_down_cells_ascii, console_events_filter_first, console_unknown_is_dash,
+		   console_events_time_order}})

@@ -103,7 +103,17 @@ static void rebuild(struct evs *v, struct xp_ui *ui)
 	if (v->have_cur && log->cap && !typed) {
 		size_t li = (v->cur_slot + log->cap - log->start) % log->cap;
 		const struct xp_event *e = xp_event_get(log, li);
-		target = e && same_event(e, &v->cur) ? (long)li : 0;
+		if (e && same_event(e, &v->cur))
+			target = (long)li;
+		else {
+			/* An older event inserted in its time's place shifts the later ones: look. */
+			target = 0;
+			for (size_t i = log->n; i-- > 0;)
+				if (same_event(xp_event_get(log, i), &v->cur)) {
+					target = (long)i;
+					break;
+				}
+		}
 	}
 	xp_list_filter(&v->list, log->n, *f ? event_matches : NULL, v, event_cmp, v);
 	v->node_w = 0;
