@@ -97,9 +97,10 @@ static void rebuild(struct evs *v, struct xp_ui *ui)
 	v->ui = ui;
 	/* Where the remembered event is now: its slot still holds it unless the ring wrapped over it. */
 	long target = -1;
-	/* A filter text the user just typed starts at its newest match (the top row), as the
-	 * map's does; new events under the same filter keep the cursor's event. */
-	bool typed = v->filter && strcmp(v->filter, f) != 0;
+	/* A filter text the user just typed (not cleared) starts at its newest match (the top
+	 * row), as the map's does; new events under the same filter, or clearing it, keep the
+	 * cursor's event. */
+	bool typed = *f && (!v->filter || strcmp(v->filter, f) != 0);
 	if (v->have_cur && log->cap && !typed) {
 		size_t li = (v->cur_slot + log->cap - log->start) % log->cap;
 		const struct xp_event *e = xp_event_get(log, li);

@@ -122,9 +122,9 @@ static bool ui_match(const char *text, void *arg)
 static void reshow(struct vv *v, struct xp_ui *ui)
 {
 	const char *f = xp_ui_filter(ui);
-	/* A filter text the user just typed starts at its first match, as the map's does; a
-	 * re-read under the same filter keeps the cell the cursor was on. */
-	bool typed = v->filter && strcmp(v->filter, f ? f : "") != 0;
+	/* A filter text the user just typed (not cleared) starts at its first match, as the
+	 * map's does; a re-read under the same filter, or clearing it, keeps the cursor's cell. */
+	bool typed = f && *f && (!v->filter || strcmp(v->filter, f) != 0);
 	xp_mx_shown_build(&v->sh, &v->m, f, ui_match, ui);
 	set_str(&v->filter, f ? f : "");
 	free(v->widths);
