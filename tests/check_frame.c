@@ -67,7 +67,7 @@ START_TEST(glyph_sets)
 	setlocale(LC_ALL, "C");
 	/* Every ASCII glyph is ASCII: the LANG=C screen must hold no UTF-8. */
 	const struct xp_glyphs *g = &xp_glyphs_ascii;
-	const char *all[] = {g->hline, g->vline, g->tl, g->tr, g->bl, g->br, g->unknown, g->fail,
+	const char *all[] = {g->hline, g->vline, g->tl, g->tr, g->bl, g->br, g->unknown, g->nohealth, g->fail,
 			     g->warn, g->down, g->stale, g->arrow, g->tree_mid, g->tree_last, g->tree_pipe, g->ellipsis};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		for (const char *p = all[i]; *p; p++)
@@ -114,11 +114,10 @@ START_TEST(glyph_cells)
 				ck_assert(ga && *ga);
 				for (size_t j = i + 1; j < n; j++) {
 					const struct xp_glyph_cell *b = &xp_glyph_cells[j];
-					bool lone = strcmp(a->name, "down") == 0 || strcmp(a->name, "stale") == 0 ||
-						    strcmp(b->name, "down") == 0 || strcmp(b->name, "stale") == 0;
+					/* No two kinds share a glyph, not even in different colours:
+					 * without colour they could not be told apart. */
 					for (int gj = 0; gj < b->count; gj++)
-						ck_assert_msg(strcmp(ga, xp_glyph_at(sets[s], b->offset, gj)) != 0 ||
-								      (!lone && a->role != b->role),
+						ck_assert_msg(strcmp(ga, xp_glyph_at(sets[s], b->offset, gj)) != 0,
 							      "%s and %s share a glyph", a->name, b->name);
 				}
 			}
@@ -261,6 +260,24 @@ START_TEST(event_ring)
 	longnode[sizeof longnode - 1] = '\0';
 	xp_event_add(&log, 9, XP_SEV_WARN, longnode, "%s", longnode);
 	ck_assert_uint_eq(strlen(xp_event_get(&log, 2)->node), sizeof xp_event_get(&log, 2)->node - 1);
+	/* Time order, not arrival order: an older event (an audit row from before the console
+	 * started) goes in its place, the oldest dropped; one older than all of a full log is not kept. */
+	xp_event_add(&log, 4, XP_SEV_INFO, "n", "late 4"); /* 3 4 9 -> 4 late4 9 */
+	ck_assert_uint_eq(log.n, 3);
+	ck_assert_str_eq(xp_event_get(&log, 0)->msg, "event 4");
+	ck_assert_str_eq(xp_event_get(&log, 1)->msg, "late 4");
+	ck_assert_int_eq((int)xp_event_get(&log, 2)->time, 9);
+	xp_event_add(&log, 1, XP_SEV_INFO, "n", "too old");
+	ck_assert_str_eq(xp_event_get(&log, 0)->msg, "event 4");
+	struct xp_event_log small;
+	xp_event_log_init(&small, 4);
+	xp_event_add(&small, 10, XP_SEV_INFO, "", "b");
+	xp_event_add(&small, 5, XP_SEV_INFO, "", "a");
+	xp_event_add(&small, 20, XP_SEV_INFO, "", "c");
+	ck_assert_str_eq(xp_event_get(&small, 0)->msg, "a");
+	ck_assert_str_eq(xp_event_get(&small, 1)->msg, "b");
+	ck_assert_str_eq(xp_event_get(&small, 2)->msg, "c");
+	xp_event_log_free(&small);
 	ck_assert_str_eq(xp_severity_name(XP_SEV_WARN), "warn");
 	xp_event_log_free(&log);
 }

@@ -209,14 +209,38 @@ START_TEST(test_widths)
 	ck_assert_int_eq(xp_mx_case_width("llm-train"), 9);
 	ck_assert_int_eq(xp_mx_case_width("resnet50-imagenet-inference"), XP_MX_CASE_MAX);
 	ck_assert_int_eq(xp_mx_case_width(""), XP_MX_CASE_MIN);
-	ck_assert_int_eq(xp_mx_env_width(21, 120), 21);
-	ck_assert_int_eq(xp_mx_env_width(5, 120), XP_MX_ENV_MIN);
-	ck_assert_int_eq(xp_mx_env_width(80, 200), XP_MX_ENV_MAX);
-	/* Half the screen at most, so that cases keep room... */
-	ck_assert_int_eq(xp_mx_env_width(40, 60), 30);
+	ck_assert_int_eq(xp_mx_env_width(21, 120, 40), 21);
+	ck_assert_int_eq(xp_mx_env_width(5, 120, 40), XP_MX_ENV_MIN);
+	/* The room there is, up to the widest id: a long id is not cut while the cases fit. */
+	ck_assert_int_eq(xp_mx_env_width(80, 200, 40), 80);
+	ck_assert_int_eq(xp_mx_env_width(80, 100, 40), 60);
+	/* Half the screen at most when the cases need more than that... */
+	ck_assert_int_eq(xp_mx_env_width(40, 60, 50), 30);
 	/* ...but never under the heading. */
-	ck_assert_int_eq(xp_mx_env_width(40, 10), XP_MX_ENV_MIN);
+	ck_assert_int_eq(xp_mx_env_width(40, 10, 50), XP_MX_ENV_MIN);
 	ck_assert_int_eq(xp_mx_cols("\u2713\u2713\u00b7"), 3);
+	/* Ids that differ in the driver: the shared vendor:model and firmware:runtime give way. */
+	const char *ids[] = {"NVIDIA:A100 80GB:535.54.03:92.00.36.00.02:CUDA 12.2",
+			     "NVIDIA:A100 80GB:999.1:92.00.36.00.02:CUDA 12.2"};
+	size_t pre, suf;
+	xp_mx_env_common(ids, 2, &pre, &suf);
+	ck_assert_uint_eq(pre, strlen("NVIDIA:A100 80GB:"));
+	ck_assert_uint_eq(suf, strlen(":92.00.36.00.02:CUDA 12.2"));
+	char a[128], b[128];
+	xp_mx_env_cut(ids[0], 30, pre, suf, "~", a, sizeof a);
+	xp_mx_env_cut(ids[1], 30, pre, suf, "~", b, sizeof b);
+	ck_assert_str_eq(a, "NVIDIA:A100 80GB:535.54.03:92~");
+	ck_assert_str_eq(b, "NVIDIA:A100 80GB:999.1:92.00.~");
+	xp_mx_env_cut(ids[0], 16, pre, suf, "~", a, sizeof a);
+	ck_assert_str_eq(a, "~80GB:535.54.03~");
+	xp_mx_env_cut(ids[0], 7, pre, suf, "~", a, sizeof a);
+	ck_assert_str_eq(a, "~5~.03~");
+	/* One id, or ids alike: the middle cut. */
+	xp_mx_env_common(ids, 1, &pre, &suf);
+	ck_assert_uint_eq(pre + suf, 0);
+	const char *same[] = {"a:b", "a:b"};
+	xp_mx_env_common(same, 2, &pre, &suf);
+	ck_assert_uint_eq(pre + suf, 0);
 	ck_assert_int_eq(xp_mx_cols(NULL), 0);
 }
 END_TEST

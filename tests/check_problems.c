@@ -4,13 +4,16 @@
  * and header counts. Clusters are `sim gen` files edited with jansson. */
 #include <check.h>
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checklib.h"
+#include "store.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -313,6 +316,106 @@ START_TEST(console_down_cells_ascii)
 	ck_assert_msg(line_with(s, names[0], "xx", ""), "%s", s);
 	ck_assert_msg(line_with(s, names[1], "??", ""), "%s", s);
 	free(s);
+	/* The legend: a healthy device of unknown utilization and one of unknown health have two
+	 * glyphs (they shared '#', told apart by colour alone). */
+	char ok[128], unk[128];
+	snprintf(ok, sizeof ok, "  %-22s %s", "#", "healthy, utilization not known");
+	snprintf(unk, sizeof unk, "  %-22s %s", "-", "health and utilization not known");
+	xp_tmux_keys("?");
+	xp_tmux_expect_all("Device cells on the map", ok, unk);
+	xp_tmux_keys("Escape");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+}
+END_TEST
+
+/* The console says "-" for what is not known, as text output does: a replayed AMD node with
+ * no topology has "-" for its CPU cell (not "-c/-t -N -") and its device's detail has "-" for
+ * the PCI id, path, runtime (not "unknown" or "none"). */
+START_TEST(console_unknown_is_dash)
+{
+	char rd[256], cmd[2048];
+	snprintf(rd, sizeof rd, "%s/amd", dir);
+	ck_assert_int_eq(mkdir(rd, 0700), 0);
+	char to[300];
+	snprintf(to, sizeof to, "%s/rocm-smi.json", rd);
+	FILE *in = fopen(xp_fixture("amd/amd-gpu_rocm6.2.4.rocm-smi.json"), "r"), *out = fopen(to, "w");
+	ck_assert(in && out);
+	char buf[4096];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, k, out), k);
+	fclose(in);
+	ck_assert_int_eq(fclose(out), 0);
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --replay %s; "
+		 "echo $? > %s/rc",
+		 dir, xp_bin(), db, rd, dir);
+	xp_tmux_start(cmd, 80, 24);
+	xp_tmux_expect_all("^1 node", "  amd   up     -  ", "!-c/-t");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("Machine amd", "ACC0");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("  pci id            -\n", "  pci path          -\n", "  runtime           -\n",
+			   "  numa              -\n", "!unknown", "!none");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+}
+END_TEST
+
+/* View 5 is newest first with a database: the audit rows loaded at start (older context) go
+ * below the events the console has just found, in time order (they used to go on top). */
+START_TEST(console_events_time_order)
+{
+	char names[4][64];
+	const char *f = console_cluster(names);
+	struct xp_err err = {{0}};
+	setenv("XPOOL_ACTOR", "problems-tester", 1);
+	struct xp_store *st = xp_store_open(db, &err);
+	ck_assert_msg(st != NULL, "%s", err.msg);
+	ck_assert_msg(xp_audit_add(st, "old-change", "target-x", NULL, NULL, &err) == 0, "%s", err.msg);
+	/* an hour ago: before anything the console will find */
+	ck_assert_int_eq(sqlite3_exec(st->db, "UPDATE audit SET time = time - 3600", NULL, NULL, NULL), SQLITE_OK);
+	xp_store_close(st);
+	start("C.UTF-8", f, NULL);
+	free(xp_tmux_wait("4 nodes", false, 15));
+	xp_tmux_keys("5");
+	char *s = xp_tmux_wait_all(10, "audit: problems-tester old-change target-x", "node discovered", "node down",
+				   (const char *)NULL);
+	const char *audit = strstr(s, "old-change target-x"), *found = strstr(s, "node discovered");
+	ck_assert_msg(found < audit, "the older audit row is above the newer events:\n%s", s);
+	free(s);
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+}
+END_TEST
+
+/* A filter typed in view 5 starts at its first match, wherever the cursor was ("1 of N"), as
+ * the map's does; it used to keep the cursor on the event it was on (the 52nd match). */
+START_TEST(console_events_filter_first)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/s1.json", dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", path, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	start("C.UTF-8", path, NULL);
+	free(xp_tmux_wait("300 nodes", false, 15));
+	xp_tmux_keys("5");
+	for (int i = 0; i < 10; i++)
+		xp_tmux_keys("j");
+	xp_tmux_expect_all("$ 11 of ");
+	xp_tmux_keys("/");
+	xp_tmux_literal("warn");
+	xp_tmux_expect_all("$/warn", "$ 1 of ");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("$[warn]", "$ 1 of ");
+	/* Moving under the same filter, then a refresh (r) keeps the cursor where it is. */
+	xp_tmux_keys("j");
+	xp_tmux_keys("j");
+	xp_tmux_expect_all("$ 3 of ");
+	xp_tmux_keys("Escape");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(dir, 0);
 }
@@ -322,4 +425,5 @@ XP_DEFINE_SUITE(problems,
 	{"all", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
 	 .tests = {health_exit_status, unknown_is_dash, console_events_are_health, console_down_cells,
-		   console_down_cells_ascii}})
+		   console_down_cells_ascii, console_events_filter_first, console_unknown_is_dash,
+		   console_events_time_order}})

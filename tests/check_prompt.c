@@ -242,7 +242,44 @@ START_TEST(complete_subcommands_and_values)
 	/* Commands without subcommands still take node names. */
 	m = xp_prompt_complete(p, "inventory b", 10, "b");
 	expect_set(m, (const char *const[]){"bertha"}, 1);
+	/* Every option with a fixed set of values offers them: health's levels, the job's NUMA
+	 * policies and network scopes (the engine's own names). */
+	m = xp_prompt_complete(p, "health --fail-on ", 17, "");
+	expect_set(m, (const char *const[]){"fail", "warn", "never"}, 3);
+	m = xp_prompt_complete(p, "place --network ", 16, "");
+	expect_set(m, (const char *const[]){"any", "switch", "rack"}, 3);
+	m = xp_prompt_complete(p, "place --numa p", 13, "p");
+	expect_set(m, (const char *const[]){"prefer"}, 1);
 	xp_prompt_free(p);
+}
+END_TEST
+
+/* `:theme ` completes theme names (the built-in default and the files in the theme path),
+ * not node names: the command's table names what its argument is. */
+START_TEST(complete_theme_names)
+{
+	char dir[64], path[128];
+	snprintf(dir, sizeof dir, "/tmp/xpool-prompt-themes-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof path, "%s/zz-test.theme", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("name = zz-test\n", f);
+	fclose(f);
+	setenv("XPOOL_THEME_PATH", dir, 1);
+	struct xp_prompt *p = xp_prompt_new(NULL, node_names, NULL);
+	char **m = xp_prompt_complete(p, "theme ", 6, "");
+	ck_assert_msg(contains(m, "default") && contains(m, "zz-test") && !contains(m, "conan"), "theme names");
+	free_list(m);
+	m = xp_prompt_complete(p, "theme zz", 6, "zz");
+	expect_set(m, (const char *const[]){"zz-test"}, 1);
+	/* one argument only */
+	m = xp_prompt_complete(p, "theme zz-test ", 14, "");
+	ck_assert_uint_eq(count(m), 0);
+	free_list(m);
+	xp_prompt_free(p);
+	unlink(path);
+	rmdir(dir);
 }
 END_TEST
 
@@ -638,7 +675,7 @@ END_TEST
 XP_DEFINE_SUITE(prompt,
 	{"complete",
 	 .tests = {complete_commands, complete_options, complete_names, complete_subcommands_and_values,
-		   complete_files}},
+		   complete_theme_names, complete_files}},
 	{"readline", .setup = screen_up, .teardown = screen_down,
 	 .tests = {loop_accept, loop_editing, loop_cancel, loop_history, loop_history_limit,
 		   loop_completion, loop_scroll}},

@@ -216,7 +216,8 @@ START_TEST(sizes_filter_wheel_legend)
 
 	/* 80 columns: whole words in the header; the breadcrumb keeps its end. */
 	xp_tmux_resize(80, 24);
-	xp_tmux_expect_all("^2000 nodes", "^devices  ok", "!h100-0000]");
+	xp_tmux_expect_all("^ big.json ", "^2000 nodes", "^13600 dev ok", "^ warn ", "^ fail ", "^ n/a ", "^s old",
+			   "!h100-0000]");
 	xp_tmux_keys("3");
 	xp_tmux_keys("r");
 	xp_tmux_expect_all("placed 1 replica", "pack", "!ent \u203a pack");
@@ -238,6 +239,55 @@ START_TEST(sizes_filter_wheel_legend)
 			   "\u2716 ", "failed", "health warning");
 	xp_tmux_keys("Escape");
 	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
+/* A 300-node snapshot at 80x24, in UTF-8 and in ASCII without colour: the header keeps the
+ * file's name next to every count and the age (it used to drop the source for the counts). */
+START_TEST(header_80_keeps_source)
+{
+	char inv[128], cmd[1024];
+	snprintf(inv, sizeof inv, "%s/s1.json", statedir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", inv, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	static const char *const envs[] = {"LANG=C.UTF-8 LC_ALL=C.UTF-8", "LANG=C LC_ALL=C NO_COLOR=1"};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof cmd,
+			 "env %s TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s; echo $? > %s/rc",
+			 envs[i], statedir, xp_bin(), statedir, inv, statedir);
+		xp_tmux_start(cmd, 80, 24);
+		xp_tmux_expect_all("^ xpool s1.json ", "^ 300 nodes 2040 devices ok ", "^ warn ", "^ fail ", "^s old",
+				   "h100-00001 ");
+		xp_tmux_keys("q");
+		xp_tmux_expect_exit(statedir, 0);
+		xp_tmux_kill_server();
+	}
+}
+END_TEST
+
+/* Text cut at the right edge ends in the mark: a status message longer than the line, and the
+ * node diagram's lines (Right scrolls to the rest). */
+START_TEST(cut_text_has_mark)
+{
+	char inv[128], cmd[1024];
+	snprintf(inv, sizeof inv, "%s/s1.json", statedir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", inv, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s "
+		 "--theme /nonexistent/a-rather-long-directory-name/and-another-one/x.theme; echo $? > %s/rc",
+		 statedir, xp_bin(), statedir, inv, statedir);
+	xp_tmux_start(cmd, 80, 24);
+	xp_tmux_expect_all("$theme: /nonexistent/a-rather-long-directory-name/", "$\u2026", "h100-00001 ");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("Machine h100-00001", "Package 0  Intel(R) Xeon(R) Platinum 8480+, 56 cores, 112 PUs, cpus 0-55,112\u2026\n");
+	xp_tmux_keys("Escape");
+	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }
 END_TEST
@@ -286,5 +336,5 @@ XP_DEFINE_SUITE(tui,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
 	 .tests = {frame_and_views, drill_in_and_back, filter, prompt_and_theme, prompt_completion_and_quit,
-		   sizes_filter_wheel_legend, resize_and_ascii,
+		   sizes_filter_wheel_legend, header_80_keeps_source, cut_text_has_mark, resize_and_ascii,
 		   bad_theme_and_signals}})

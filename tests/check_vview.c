@@ -288,6 +288,40 @@ START_TEST(scrolling)
 }
 END_TEST
 
+/* A filter typed in view 4 starts at its first matching environment ("1 of N"), wherever the
+ * cursor was; it used to keep the cursor's row (the 4th of 4). */
+START_TEST(filter_first_match)
+{
+	struct xp_store *s = open_db();
+	add_case(s, "case-00", "bench");
+	char model[64];
+	for (int i = 0; i < 8; i++) {
+		snprintf(model, sizeof model, "Model-%02d", i);
+		declare(s, "Vendor", model, "1.0");
+	}
+	for (int i = 0; i < 4; i++) {
+		snprintf(model, sizeof model, "MI%d00X", i + 1);
+		declare(s, "AMD", model, "6.1.0");
+	}
+	xp_store_close(s);
+	start("C.UTF-8", 80, 24);
+	xp_tmux_expect("conan");
+	xp_tmux_keys("4");
+	xp_tmux_expect("case-00");
+	for (int i = 0; i < 11; i++)
+		xp_tmux_keys("j");
+	xp_tmux_expect_all("$ 12 of 12");
+	xp_tmux_keys("/");
+	xp_tmux_literal("AMD");
+	xp_tmux_expect_all("$/AMD", "$ 1 of 4");
+	xp_tmux_keys("Enter");
+	xp_tmux_keys("j");
+	xp_tmux_expect_all("$[AMD]", "$ 2 of 4");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 /* Two environments whose ids differ only at their end stay two rows at 80 columns: the id is
  * cut in the middle, with the mark, keeping the driver that tells them apart. */
 START_TEST(long_env_ids)
@@ -311,7 +345,39 @@ START_TEST(long_env_ids)
 }
 END_TEST
 
+/* Ids that differ in the driver, with the same firmware and runtime after it: at 80 columns
+ * each row keeps its driver (the shared vendor:model or end gives way); at 100 and 200
+ * columns, with room to spare, the ids are whole. */
+START_TEST(env_ids_keep_difference)
+{
+	struct xp_store *s = open_db();
+	add_case(s, "llm-train", "nlp");
+	add_case(s, "resnet50", "vision");
+	struct xp_env e = {.vendor = "NVIDIA", .model = "A100 80GB", .driver = "535.54.03",
+			   .firmware = "92.00.36.00.02", .runtime = "CUDA 12.2"};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_validate_env_declare(s, &e, &err) >= 0, "%s", err.msg);
+	e.driver = "999.1";
+	ck_assert_msg(xp_validate_env_declare(s, &e, &err) >= 0, "%s", err.msg);
+	xp_store_close(s);
+	start("C.UTF-8", 80, 24);
+	xp_tmux_expect("conan");
+	xp_tmux_keys("4");
+	xp_tmux_expect_all("llm-train", "\u2026", ":535.54.03:", ":999.1:", "!\u202692.00.36.00.02:CUDA 12.2");
+	xp_tmux_resize(100, 30);
+	/* The legend too long for 100 columns ends in the mark, not in half a word. */
+	xp_tmux_expect_all("NVIDIA:A100 80GB:535.54.03:92.00.36.00.02:CUDA 12.2 ",
+			   "NVIDIA:A100 80GB:999.1:92.00.36.00.02:CUDA 12.2 ", "marks: discovered schedulable launches \u2026",
+			   "!launches e");
+	xp_tmux_resize(200, 40);
+	xp_tmux_expect_all("NVIDIA:A100 80GB:535.54.03:92.00.36.00.02:CUDA 12.2 ", "!\u2026");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(vview,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
-	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, long_env_ids}})
+	 .tests = {grid_history_filter, ascii_marks, empty_database, scrolling, filter_first_match, long_env_ids,
+		   env_ids_keep_difference}})

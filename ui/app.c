@@ -343,8 +343,6 @@ static void draw_header(struct xp_ui *ui)
 	/* The short form for a narrow line keeps what matters: stale or not, and how old. */
 	snprintf(sage, sizeof sage, "%s", ui->loaded && !ui->load_error[0] ? age + 5 : age);
 	char counts[64];
-	snprintf(counts, sizeof counts, "  %zu node%s  %zu device%s  ", c->n_nodes, c->n_nodes == 1 ? "" : "s",
-		 ui->devices, ui->devices == 1 ? "" : "s");
 	struct tm tm;
 	localtime_r(&now, &tm);
 	/* Health counts in their colours, between the source and the clock. */
@@ -355,36 +353,51 @@ static void draw_header(struct xp_ui *ui)
 	char hs[XP_HEALTH_COUNT][32];
 	bool alarm;
 	source_name(ui, src, sizeof src, &alarm);
-	const char *brand = " xpool  ";
-	int bw = (int)strlen(brand), cw = (int)strlen(counts), sw = xp_draw_width(src);
 	/* What gives way on a short line, in turn, before the source is cut: the clock, the long
-	 * form of the age, the zero health counts. Counts are never cut inside a word. */
-	int hw = 0, rw = 0;
-	for (int step = 0; step < 4; step++) {
+	 * form of the age, the zero health counts, the second blank between fields, then the
+	 * word "devices" shortens to "dev". Non-zero counts and the age always stay, whole, with
+	 * one blank at least between fields, so the source keeps room on an 80-column line. */
+	enum { STEPS = 6 };
+	const char *brand = " xpool  ", *sep = "  ";
+	int bw = 0, cw = 0, sw = xp_draw_width(src), hw = 0, rw = 0;
+	const char *sp = strchr(src, ' ');
+	bool named = sp && !alarm && strncmp(src, "agents ", 7) != 0;
+	int nw = named ? xp_draw_width(sp + 1) : sw;
+	for (int step = 0; step < STEPS; step++) {
+		bool tight = step >= 4;
+		sep = tight ? " " : "  ";
+		brand = tight ? " xpool " : " xpool  ";
+		const char *dev = step >= 5 ? "dev" : ui->devices == 1 ? "device" : "devices";
+		snprintf(counts, sizeof counts, "%s%zu node%s%s%zu %s%s", sep, c->n_nodes, c->n_nodes == 1 ? "" : "s",
+			 sep, ui->devices, dev, sep);
+		const char *a = step >= 2 ? sage : age;
 		if (step == 0)
-			snprintf(right, sizeof right, " %s  %02d:%02d:%02d ", age, tm.tm_hour, tm.tm_min, tm.tm_sec);
-		else if (step == 1)
-			snprintf(right, sizeof right, " %s ", age);
+			snprintf(right, sizeof right, " %s  %02d:%02d:%02d ", a, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		else
-			snprintf(right, sizeof right, " %s ", sage);
+			snprintf(right, sizeof right, "%s%s ", tight ? "" : " ", a);
+		bw = (int)strlen(brand);
+		cw = (int)strlen(counts);
 		rw = (int)strlen(right);
 		hw = 0;
 		for (int i = 0; i < XP_HEALTH_COUNT; i++) {
 			int hh = order[i];
-			/* "n/a 0" says nothing; at the last step neither does any other zero */
-			if (!h[hh] && (hh == XP_HEALTH_UNKNOWN || (step == 3 && hh != XP_HEALTH_OK)))
+			/* "n/a 0" says nothing; from the fourth step on neither does any other zero */
+			if (!h[hh] && (hh == XP_HEALTH_UNKNOWN || (step >= 3 && hh != XP_HEALTH_OK)))
 				hs[i][0] = '\0';
 			else
-				snprintf(hs[i], sizeof hs[i], "%s %zu  ", hnames[hh], h[hh]);
+				snprintf(hs[i], sizeof hs[i], "%s %zu%s", hnames[hh], h[hh], sep);
 			hw += (int)strlen(hs[i]);
 		}
 		if (bw + sw + cw + hw + rw <= r.w)
 			break;
+		/* "devices" stays when the file's name alone fits (its kind gives way first) */
+		if (step == 4 && bw + nw + cw + hw + rw <= r.w)
+			break;
 	}
+	int sl = (int)strlen(sep);
 	int room = r.w - bw - cw - hw - rw;
 	/* A file's name says more than its kind ("snapshot") when only one of them fits. */
-	const char *sp = strchr(src, ' ');
-	const char *shown = sw > room && sp && !alarm && strncmp(src, "agents ", 7) != 0 ? sp + 1 : src;
+	const char *shown = sw > room && named ? sp + 1 : src;
 	int x = xp_draw_clip(stdscr, r.y, r.x, r.w, brand);
 	/* Agents that do not answer are the header's alarm, as failed devices are. */
 	if (room >= 6) {
@@ -393,21 +406,21 @@ static void draw_header(struct xp_ui *ui)
 		x += xp_draw_clip_cut(stdscr, r.y, x, room, shown, XP_CUT_END, ui->g->ellipsis);
 		wattrset(stdscr, attr);
 	} else
-		x -= 1; /* no source: one blank between the name and the counts */
+		x -= sl; /* no source: the counts' own blank follows the name */
 	x += xp_draw_clip(stdscr, r.y, x, r.w - rw - x, counts);
 	for (int i = 0; i < XP_HEALTH_COUNT; i++) {
 		int hh = order[i];
 		int len = (int)strlen(hs[i]);
 		if (!len)
 			continue;
-		if (x + len - 2 > r.w - rw)
+		if (x + len - sl > r.w - rw)
 			break;
 		/* Colour a count only when it is non-zero, so the eye finds problems; the bar's
 		 * background stays under it. */
 		wattrset(stdscr, h[hh] ? xp_theme_attr_on(hroles[hh], XP_ROLE_HEADER) : attr);
-		x += xp_draw_clip(stdscr, r.y, x, len - 2, hs[i]);
+		x += xp_draw_clip(stdscr, r.y, x, len - sl, hs[i]);
 		wattrset(stdscr, attr);
-		x += xp_draw_clip(stdscr, r.y, x, r.w - rw - x, "  ");
+		x += xp_draw_clip(stdscr, r.y, x, r.w - rw - x, sep);
 	}
 	wattrset(stdscr, attr);
 	if (r.w > rw)
@@ -491,12 +504,13 @@ static void draw_status(struct xp_ui *ui)
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
 		char m[1100];
 		snprintf(m, sizeof m, " cannot read the source: %s", ui->load_error);
-		xp_draw_clip(stdscr, r.y, 0, r.w, m);
+		xp_draw_clip_cut(stdscr, r.y, 0, r.w, m, XP_CUT_END, ui->g->ellipsis);
 		return;
 	}
 	if (ui->msg[0] && now - ui->msg_time < MSG_SECONDS) {
 		wattrset(stdscr, xp_theme_attr(ui->msg_role));
-		xp_draw_clip(stdscr, r.y, 1, r.w - 2, ui->msg);
+		/* A message longer than the line ends in the mark: cut text must not read as whole. */
+		xp_draw_clip_cut(stdscr, r.y, 1, r.w - 2, ui->msg, XP_CUT_END, ui->g->ellipsis);
 		return;
 	}
 	ui->msg[0] = '\0';
@@ -509,7 +523,7 @@ static void draw_status(struct xp_ui *ui)
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */
 	bool keep = cw && ui->filter[0];
-	int hw = xp_draw_clip(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint);
+	int hw = xp_draw_clip_cut(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint, XP_CUT_END, ui->g->ellipsis);
 	if (cw && (keep || hw + 2 + cw <= r.w))
 		xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
 }

@@ -16,6 +16,7 @@ const struct xp_glyphs xp_glyphs_utf8 = {
 	.cross = "\u253c",
 	.level = {"\u00b7", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"},
 	.unknown = "\u25a0",
+	.nohealth = "\u25a1",
 	.fail = "\u2716",
 	.warn = "!",
 	.down = "\u2573",
@@ -33,6 +34,7 @@ const struct xp_glyphs xp_glyphs_ascii = {
 	.tee_down = "+", .tee_up = "+", .tee_right = "+", .tee_left = "+", .cross = "+",
 	.level = {".", "1", "2", "3", "4", "5", "6", "7", "8"},
 	.unknown = "#",
+	.nohealth = "-", /* unknown reads "-" everywhere */
 	.fail = "X",
 	.warn = "!",
 	.down = "x",
@@ -43,13 +45,13 @@ const struct xp_glyphs xp_glyphs_ascii = {
 	.tree_mid = "|-", .tree_last = "`-", .tree_pipe = "| ",
 };
 
-/* Each kind differs from the others in glyph, or at least in colour where the glyph is shared
- * (healthy and not known): a down or unreachable node's cells never look like idle ones, also
- * with NO_COLOR. */
+/* Each kind has a glyph of its own, so that every cell reads without colour (NO_COLOR, a
+ * monochrome terminal): a down or unreachable node's cells never look like idle ones, nor a
+ * device whose health is not known like a healthy one. */
 const struct xp_glyph_cell xp_glyph_cells[] = {
 	{"util", offsetof(struct xp_glyphs, level), 9, -1, "utilization 0 to 100 %, by eighths"},
 	{"ok", offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_OK, "healthy, utilization not known"},
-	{"unknown", offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_DIM, "health and utilization not known"},
+	{"unknown", offsetof(struct xp_glyphs, nohealth), 1, XP_ROLE_DIM, "health and utilization not known"},
 	{"warn", offsetof(struct xp_glyphs, warn), 1, XP_ROLE_WARN, "health warning"},
 	{"fail", offsetof(struct xp_glyphs, fail), 1, XP_ROLE_FAIL, "failed"},
 	{"stale", offsetof(struct xp_glyphs, stale), 1, XP_ROLE_WARN, "node unreachable: its last data, not current"},

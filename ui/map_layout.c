@@ -264,8 +264,12 @@ int xp_map_cell_role(const struct xp_node *n, const struct xp_device *d, const s
 		*glyph = g->level[xp_glyph_level(d->utilization_pct)];
 		return xp_role_for_util(d->utilization_pct);
 	}
-	*glyph = g->unknown;
-	return d->health == XP_HEALTH_OK ? XP_ROLE_OK : XP_ROLE_DIM;
+	if (d->health == XP_HEALTH_OK) {
+		*glyph = g->unknown;
+		return XP_ROLE_OK;
+	}
+	*glyph = g->nohealth;
+	return XP_ROLE_DIM;
 }
 
 /* Appends one segment of cols columns; false when the buffers are full. */
@@ -414,7 +418,12 @@ const char *xp_map_cpu_summary(const struct xp_node *n, char *buf, size_t len)
 	else
 		snprintf(numa, sizeof numa, "-");
 	short_mib(m, sizeof m, n->memory_mib);
-	snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
+	/* No topology at all (an agent's or a replayed node): one "-", or the memory alone,
+	 * rather than "-c/-t -N -". */
+	if (n->cores <= 0 && n->pus <= 0 && !n->n_numa)
+		snprintf(buf, len, "%s", m);
+	else
+		snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
 	return buf;
 }
 

@@ -103,12 +103,79 @@ int xp_mx_case_width(const char *name)
 	return w < XP_MX_CASE_MIN ? XP_MX_CASE_MIN : w > XP_MX_CASE_MAX ? XP_MX_CASE_MAX : w;
 }
 
-int xp_mx_env_width(int widest, int avail)
+int xp_mx_env_width(int widest, int avail, int rest)
 {
-	int w = widest > XP_MX_ENV_MAX ? XP_MX_ENV_MAX : widest;
-	if (w > avail / 2)
-		w = avail / 2;
+	int w = widest;
+	int cap = avail - rest > avail / 2 ? avail - rest : avail / 2;
+	if (w > cap)
+		w = cap;
 	return w < XP_MX_ENV_MIN ? XP_MX_ENV_MIN : w;
+}
+
+void xp_mx_env_common(const char *const *ids, size_t n, size_t *pre, size_t *suf)
+{
+	*pre = *suf = 0;
+	if (n < 2)
+		return;
+	size_t p = strlen(ids[0]), s = p, shortest = p;
+	for (size_t i = 1; i < n; i++) {
+		size_t len = strlen(ids[i]), k = 0;
+		while (k < p && k < len && ids[i][k] == ids[0][k])
+			k++;
+		p = k;
+		size_t l0 = strlen(ids[0]);
+		k = 0;
+		while (k < s && k < len && k < l0 && ids[i][len - 1 - k] == ids[0][l0 - 1 - k])
+			k++;
+		s = k;
+		if (len < shortest)
+			shortest = len;
+	}
+	/* Back to field boundaries: the prefix ends just after a ':', the suffix starts at one. */
+	while (p > 0 && ids[0][p - 1] != ':')
+		p--;
+	size_t l0 = strlen(ids[0]);
+	while (s > 0 && ids[0][l0 - s] != ':')
+		s--;
+	/* Identical ids, or one the other's start: nothing to keep between them. */
+	if (p + s >= shortest)
+		p = s = 0;
+	*pre = p;
+	*suf = s;
+}
+
+const char *xp_mx_env_cut(const char *id, int width, size_t pre, size_t suf, const char *ellipsis, char *buf,
+			  size_t len)
+{
+	size_t n = strlen(id);
+	if (xp_draw_width(id) <= width || (!pre && !suf) || pre + suf >= n)
+		return xp_draw_cut(id, width, XP_CUT_MIDDLE, ellipsis, buf, len);
+	char *head = xp_strndup(id, pre), *mid = xp_strndup(id + pre, n - pre - suf);
+	const char *tail = id + n - suf;
+	int hw = xp_draw_width(head), mw = xp_draw_width(mid), ew = xp_draw_width(ellipsis);
+	int marks = (pre ? ew : 0) + (suf ? ew : 0);
+	char hb[512], mb[512], tb[512];
+	if (mw > width - marks) {
+		/* The difference alone is too wide: it keeps both of its ends. */
+		snprintf(hb, sizeof hb, "%s", pre ? ellipsis : "");
+		xp_draw_cut(mid, width - marks, XP_CUT_MIDDLE, ellipsis, mb, sizeof mb);
+		snprintf(tb, sizeof tb, "%s", suf ? ellipsis : "");
+	} else {
+		int left = width - mw;
+		snprintf(mb, sizeof mb, "%s", mid);
+		if (hw + (suf ? ew : 0) <= left) {
+			/* The shared start whole ("vendor:model:"), the shared end cut after its start. */
+			snprintf(hb, sizeof hb, "%s", head);
+			xp_draw_cut(tail, left - hw, XP_CUT_END, ellipsis, tb, sizeof tb);
+		} else {
+			snprintf(tb, sizeof tb, "%s", suf ? ellipsis : "");
+			xp_draw_cut(head, left - (suf ? ew : 0), XP_CUT_START, ellipsis, hb, sizeof hb);
+		}
+	}
+	snprintf(buf, len, "%s%s%s", hb, mb, tb);
+	free(head);
+	free(mid);
+	return buf;
 }
 
 /* ---- sideways scrolling ---- */

@@ -15,7 +15,6 @@
 #define XP_MX_CASE_MAX 14
 /* The environment column: at least "ENVIRONMENT", at most this (ids can be long). */
 #define XP_MX_ENV_MIN 11
-#define XP_MX_ENV_MAX 48
 /* Blank columns between two columns of the grid. */
 #define XP_MX_GAP 2
 
@@ -42,9 +41,20 @@ int xp_mx_cols(const char *s);
 const char *xp_mx_truncate(const char *s, int width, const char *ellipsis, char *buf, size_t len);
 /* Width of a case column for its name: the name, kept between XP_MX_CASE_MIN and _MAX. */
 int xp_mx_case_width(const char *name);
-/* Width of the environment column: the widest id, at least XP_MX_ENV_MIN, at most XP_MX_ENV_MAX
- * and at most half of avail (the cases need the rest), but never under XP_MX_ENV_MIN. */
-int xp_mx_env_width(int widest, int avail);
+/* Width of the environment column: the widest id, at least XP_MX_ENV_MIN; capped only where
+ * the other columns (rest: every case column and the totals) need the room, and then at the
+ * larger of half of avail and what they leave, but never under XP_MX_ENV_MIN. */
+int xp_mx_env_width(int widest, int avail, int rest);
+/* Where the n ids (as drawn) diverge: *pre bytes that all share at their start and *suf at
+ * their end, both at a ':' field boundary (the whole field that differs stays between them);
+ * 0 and 0 for fewer than two ids. */
+void xp_mx_env_common(const char *const *ids, size_t n, size_t *pre, size_t *suf);
+/* Cuts id to width columns so that what tells it apart from its neighbours (the bytes between
+ * pre and suf from xp_mx_env_common) stays: the shared end gives way first, then the shared
+ * start (keeping the part next to the difference), each marked with ellipsis; the difference
+ * itself is cut in its middle only when it alone does not fit. Writes buf and returns it. */
+const char *xp_mx_env_cut(const char *id, int width, size_t pre, size_t suf, const char *ellipsis, char *buf,
+			  size_t len);
 
 /* How many columns from left fit in avail with gap between two (at least one when left < n,
  * so that a column wider than the screen still shows, cut). */

@@ -326,6 +326,16 @@ static char **complete(const struct xp_prompt *p, const char *line, int start, c
 		/* `help COMMAND` takes a command name, not a node. */
 		if (c.positional == 0)
 			add_commands(&l, text);
+	} else if (c.cmd && c.cmd->arg_values) {
+		/* The command names what its argument is (`theme`: a theme name). */
+		if (c.positional == 0) {
+			char **v;
+			size_t n = c.cmd->arg_values(&v);
+			for (size_t i = 0; i < n; i++)
+				if (has_prefix(v[i], text))
+					list_add(&l, xp_strdup(v[i]));
+			xp_strv_free(v, n);
+		}
 	} else if (c.cmd && c.cmd->subs) {
 		/* A command with subcommands takes their words first; what follows a subcommand
 		 * is its own (a case, an environment, a URL), never a node name. */

@@ -97,10 +97,24 @@ static void rebuild(struct evs *v, struct xp_ui *ui)
 	v->ui = ui;
 	/* Where the remembered event is now: its slot still holds it unless the ring wrapped over it. */
 	long target = -1;
-	if (v->have_cur && log->cap) {
+	/* A filter text the user just typed (not cleared) starts at its newest match (the top
+	 * row), as the map's does; new events under the same filter, or clearing it, keep the
+	 * cursor's event. */
+	bool typed = *f && (!v->filter || strcmp(v->filter, f) != 0);
+	if (v->have_cur && log->cap && !typed) {
 		size_t li = (v->cur_slot + log->cap - log->start) % log->cap;
 		const struct xp_event *e = xp_event_get(log, li);
-		target = e && same_event(e, &v->cur) ? (long)li : 0;
+		if (e && same_event(e, &v->cur))
+			target = (long)li;
+		else {
+			/* An older event inserted in its time's place shifts the later ones: look. */
+			target = 0;
+			for (size_t i = log->n; i-- > 0;)
+				if (same_event(xp_event_get(log, i), &v->cur)) {
+					target = (long)i;
+					break;
+				}
+		}
 	}
 	xp_list_filter(&v->list, log->n, *f ? event_matches : NULL, v, event_cmp, v);
 	v->node_w = 0;
@@ -114,6 +128,8 @@ static void rebuild(struct evs *v, struct xp_ui *ui)
 			v->oldest = e->time;
 	}
 	v->list.cursor = 0;
+	if (typed)
+		v->list.top = 0;
 	if (target >= 0) {
 		/* The same event, or when the filter hides it the next older one shown (in the
 		 * newest-first order; another sort only finds the same event). */

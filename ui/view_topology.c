@@ -118,16 +118,23 @@ static void doc_measure(struct doc *d)
  * whole row in the cursor role. */
 static void draw_line(WINDOW *w, int y, int x, int maxx, const struct line *l, int xoff, bool sel)
 {
-	int col = 0, cx = x;
+	int col = 0, cx = x, last = XP_ROLE_NORMAL;
+	/* A line cut at the right edge ends in the mark (Right scrolls to the rest), in the
+	 * role of the run it cuts, as styled documents' lines do. */
+	bool cut = line_cols(l) - xoff > maxx - x && maxx - x > 1;
 	for (size_t i = 0; i < l->n && cx < maxx; i++) {
 		const struct seg *s = &l->segs[i];
 		int c = xp_draw_cols(s->text);
 		/* The cursor paints the line's content, not the tree branches leading to it. */
 		bool paint = sel && !(i == 0 && s->role == XP_ROLE_BORDER);
-		if (col + c > xoff)
-			cx = xp_draw_put(w, y, cx, maxx, paint ? XP_ROLE_SELECTED : s->role, s->text, xoff > col ? xoff - col : 0);
+		if (col + c > xoff) {
+			last = paint ? XP_ROLE_SELECTED : s->role;
+			cx = xp_draw_put(w, y, cx, maxx, last, s->text, xoff > col ? xoff - col : 0);
+		}
 		col += c;
 	}
+	if (cut)
+		xp_draw_put(w, y, maxx - 1, maxx, last, xp_draw_ellipsis(), 0);
 	xp_draw_fill(w, y, cx, maxx, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL);
 }
 
@@ -515,7 +522,7 @@ static void add_mib(struct line *l, int64_t mib)
 {
 	char buf[32];
 	if (mib < 0)
-		line_add(l, XP_ROLE_DIM, "memory unknown");
+		line_add(l, XP_ROLE_DIM, "memory -");
 	else
 		line_add(l, XP_ROLE_NORMAL, "%s", xp_fmt_mib(buf, sizeof buf, mib));
 }
@@ -623,8 +630,8 @@ static void add_numa(struct tnode *parent, const struct xp_node *n, const struct
 	char mem[32];
 	struct tnode *x = tnode_add(parent);
 	line_add(&x->line, XP_ROLE_TITLE, "NUMA %d", m->id);
-	line_add(&x->line, XP_ROLE_NORMAL, "  %s  cpus %s", m->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, m->memory_mib),
-		 m->cpus && *m->cpus ? m->cpus : "none");
+	line_add(&x->line, XP_ROLE_NORMAL, "  %s  cpus %s", m->memory_mib < 0 ? "memory -" : xp_fmt_mib(mem, sizeof mem, m->memory_mib),
+		 m->cpus && *m->cpus ? m->cpus : "-");
 	add_locals(x, n, m->id);
 }
 
@@ -716,7 +723,7 @@ static void build_node_doc(struct topo *t, const struct xp_node *n)
 			 xp_fmt_int(pk_s, sizeof pk_s, n->packages_n > 0 ? n->packages_n : -1),
 			 n->packages_n == 1 ? "" : "s", xp_fmt_int(co_s, sizeof co_s, n->cores > 0 ? n->cores : -1),
 			 xp_fmt_int(pu_s, sizeof pu_s, n->pus > 0 ? n->pus : -1),
-			 n->memory_mib < 0 ? "memory unknown" : xp_fmt_mib(mem, sizeof mem, n->memory_mib));
+			 n->memory_mib < 0 ? "memory -" : xp_fmt_mib(mem, sizeof mem, n->memory_mib));
 	if (n->zone || n->rack || n->sw)
 		line_add(l, XP_ROLE_DIM, "  zone %s / rack %s / switch %s", n->zone ? n->zone : "-", n->rack ? n->rack : "-",
 			 n->sw ? n->sw : "-");
@@ -725,7 +732,7 @@ static void build_node_doc(struct topo *t, const struct xp_node *n)
 		struct tnode *x = tnode_add(root);
 		line_add(&x->line, XP_ROLE_TITLE, "Package %d", pk->id);
 		line_add(&x->line, XP_ROLE_NORMAL, "  %s%s%d cores, %d PUs, cpus %s", pk->model ? pk->model : "",
-			 pk->model ? ", " : "", pk->cores, pk->pus, pk->cpus ? pk->cpus : "none");
+			 pk->model ? ", " : "", pk->cores, pk->pus, pk->cpus ? pk->cpus : "-");
 		for (size_t m = 0; m < n->n_numa; m++)
 			if (n->numa[m].package == pk->id)
 				add_numa(x, n, &n->numa[m]);
@@ -787,20 +794,20 @@ static void kv(struct doc *d, const char *key, int role, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A string field: its value, or "unknown" dimmed. */
+/* A string field: its value, or "-" dimmed (unknown reads "-" everywhere, as in text output). */
 static void kv_str(struct doc *d, const char *key, const char *v)
 {
 	if (v)
 		kv(d, key, XP_ROLE_NORMAL, "%s", v);
 	else
-		kv(d, key, XP_ROLE_DIM, "unknown");
+		kv(d, key, XP_ROLE_DIM, "-");
 }
 
 static void kv_int(struct doc *d, const char *key, long long v)
 {
 	char buf[32];
 	if (v < 0)
-		kv(d, key, XP_ROLE_DIM, "unknown");
+		kv(d, key, XP_ROLE_DIM, "-");
 	else
 		kv(d, key, XP_ROLE_NORMAL, "%s", xp_fmt_int(buf, sizeof buf, v));
 }
@@ -809,7 +816,7 @@ static void kv_mib(struct doc *d, const char *key, int64_t v)
 {
 	char buf[32];
 	if (v < 0)
-		kv(d, key, XP_ROLE_DIM, "unknown");
+		kv(d, key, XP_ROLE_DIM, "-");
 	else
 		kv(d, key, XP_ROLE_NORMAL, "%s (%lld MiB)", xp_fmt_mib(buf, sizeof buf, v), (long long)v);
 }
@@ -819,14 +826,14 @@ static void kv_num(struct doc *d, const char *key, double v, const char *unit)
 	if (XP_HAS(v))
 		kv(d, key, XP_ROLE_NORMAL, "%.1f%s", v, unit);
 	else
-		kv(d, key, XP_ROLE_DIM, "unknown");
+		kv(d, key, XP_ROLE_DIM, "-");
 }
 
-/* A list field: one line per item under the key, "none" when empty. */
+/* A list field: one line per item under the key, "-" when empty (none known). */
 static void kv_list(struct doc *d, const char *key, char *const *v, size_t n)
 {
 	if (!n)
-		kv(d, key, XP_ROLE_DIM, "none");
+		kv(d, key, XP_ROLE_DIM, "-");
 	for (size_t i = 0; i < n; i++)
 		kv(d, i ? "" : key, XP_ROLE_NORMAL, "%s", v[i]);
 }
@@ -848,7 +855,7 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 	kv_str(o, "pci bus id", d->pci_bus_id);
 	kv_str(o, "pci id", d->pci_id);
 	if (d->pci_class < 0) {
-		kv(o, "pci class", XP_ROLE_DIM, "unknown");
+		kv(o, "pci class", XP_ROLE_DIM, "-");
 	} else {
 		const char *cn = xp_pci_class_name((unsigned)d->pci_class);
 		kv(o, "pci class", XP_ROLE_NORMAL, "%04x%s%s", (unsigned)d->pci_class & 0xffff, cn ? "  " : "", cn ? cn : "");
@@ -862,19 +869,19 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 	kv_mib(o, "memory", d->memory_mib);
 	kv_mib(o, "memory used", d->memory_used_mib);
 	if (!d->n_peaks)
-		kv(o, "peaks", XP_ROLE_DIM, "none known");
+		kv(o, "peaks", XP_ROLE_DIM, "-");
 	for (size_t i = 0; i < d->n_peaks; i++) {
 		const struct xp_peak *p = &d->peaks[i];
 		if (XP_HAS(p->value))
 			kv(o, i ? "" : "peaks", XP_ROLE_NORMAL, "%-6s %g %s", p->precision ? p->precision : "?", p->value,
 			   p->unit ? p->unit : "");
 		else
-			kv(o, i ? "" : "peaks", XP_ROLE_DIM, "%-6s unknown", p->precision ? p->precision : "?");
+			kv(o, i ? "" : "peaks", XP_ROLE_DIM, "%-6s -", p->precision ? p->precision : "?");
 	}
 	kv_num(o, "ecu", d->ecu, "");
 	kv_str(o, "ecu basis", d->ecu_basis);
 	if (d->mem_access == XP_MEM_UNKNOWN)
-		kv(o, "memory access", XP_ROLE_DIM, "unknown");
+		kv(o, "memory access", XP_ROLE_DIM, "-");
 	else
 		kv(o, "memory access", XP_ROLE_NORMAL, "%s", xp_mem_access_name(d->mem_access));
 	kv_str(o, "affinity group", d->affinity_group);
@@ -887,7 +894,7 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 	if (XP_HAS(d->utilization_pct))
 		kv(o, "utilization", xp_role_for_util(d->utilization_pct), "%.1f %%", d->utilization_pct);
 	else
-		kv(o, "utilization", XP_ROLE_DIM, "unknown");
+		kv(o, "utilization", XP_ROLE_DIM, "-");
 	kv_int(o, "ecc corrected", d->ecc_corrected);
 	kv_int(o, "ecc uncorrected", d->ecc_uncorrected);
 	kv_int(o, "retired pages", d->retired_pages);

@@ -122,6 +122,9 @@ static bool ui_match(const char *text, void *arg)
 static void reshow(struct vv *v, struct xp_ui *ui)
 {
 	const char *f = xp_ui_filter(ui);
+	/* A filter text the user just typed (not cleared) starts at its first match, as the
+	 * map's does; a re-read under the same filter, or clearing it, keeps the cursor's cell. */
+	bool typed = f && *f && (!v->filter || strcmp(v->filter, f) != 0);
 	xp_mx_shown_build(&v->sh, &v->m, f, ui_match, ui);
 	set_str(&v->filter, f ? f : "");
 	free(v->widths);
@@ -131,14 +134,16 @@ static void reshow(struct vv *v, struct xp_ui *ui)
 	long r = xp_mx_find_env(&v->m, &v->sh, v->env_id);
 	long c = xp_mx_find_case(&v->m, &v->sh, v->case_name);
 	xp_list_set_count(&v->envs, v->sh.n_rows, v->m.n_envs);
-	if (r >= 0)
+	if (typed)
+		v->envs.cursor = v->envs.top = 0;
+	else if (r >= 0)
 		v->envs.cursor = (size_t)r;
 	if (c >= 0)
 		v->col = (size_t)c;
 	else if (v->col >= v->sh.n_cols)
 		v->col = v->sh.n_cols ? v->sh.n_cols - 1 : 0;
 	/* The first read has nothing to remember yet: start from the top-left cell. */
-	if (!v->env_id || !v->case_name)
+	if (typed || !v->env_id || !v->case_name)
 		remember(v);
 }
 
@@ -456,6 +461,7 @@ struct grid_frame {
 	struct vv *v;
 	int x0, env_w, xc, xr, maxx;
 	size_t nvis;
+	size_t pre, suf; /* what the shown ids share at their start and end (xp_mx_env_common) */
 };
 
 static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
@@ -466,10 +472,11 @@ static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
 	size_t nvis = f->nvis;
 	char buf[512];
 	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
-	/* Ids of one family differ at their end (driver, runtime): cut in the middle. */
+	/* A cut id keeps the fields where the ids on the screen differ (two ids cut alike would
+	 * read as one environment); what they all share gives way. */
 	/* An empty firmware or runtime field reads "-", as in the command line's matrix. */
 	char *shown = xp_env_id_show(v->m.envs[v->sh.rows[i]].id);
-	xp_draw_cut(shown, env_w, XP_CUT_MIDDLE, v->g->ellipsis, buf, sizeof buf);
+	xp_mx_env_cut(shown, env_w, f->pre, f->suf, v->g->ellipsis, buf, sizeof buf);
 	free(shown);
 	int end = xp_draw_put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
 	if (sel)
@@ -533,7 +540,10 @@ static void draw_legend(struct vv *v, WINDOW *w, int y, int x0, size_t nvis, siz
 	snprintf(buf, sizeof buf,
 		 "  envs %zu-%zu/%zu cases %zu-%zu/%zu  marks: discovered schedulable launches executes accepted",
 		 v->envs.top + 1, v->envs.top + nrows_vis, v->sh.n_rows, v->left + 1, v->left + nvis, v->sh.n_cols);
-	xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, buf, 0);
+	/* A cut legend ends in the mark, not in half a word. */
+	char cut[300];
+	xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, xp_draw_cut(buf, maxx - x, XP_CUT_END, v->g->ellipsis, cut, sizeof cut),
+		    0);
 }
 
 static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
@@ -543,7 +553,11 @@ static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 		return;
 	int maxx = r.x + r.w;
 	int x0 = r.x + 1;
-	int env_w = xp_mx_env_width(v->sh.env_widest, r.w);
+	/* The id column takes the room the cases and totals leave, up to the widest id. */
+	int rest = XP_MX_GAP + TOT_W;
+	for (size_t j = 0; j < v->sh.n_cols; j++)
+		rest += v->widths[j] + (j ? XP_MX_GAP : 0);
+	int env_w = xp_mx_env_width(v->sh.env_widest, r.w - 1, rest);
 	int xc = x0 + env_w + XP_MX_GAP;
 	/* The row totals stay at the right edge; a narrow screen gives them up first. */
 	int xr = maxx - TOT_W;
@@ -569,7 +583,14 @@ static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 	xp_list_frame(&v->envs, body);
 	if (body < 1)
 		return;
-	struct grid_frame f = {v, x0, env_w, xc, xr, maxx, nvis};
+	struct grid_frame f = {v, x0, env_w, xc, xr, maxx, nvis, 0, 0};
+	/* Where the ids in the window diverge, as drawn. */
+	size_t nwin = v->sh.n_rows - v->envs.top < (size_t)body ? v->sh.n_rows - v->envs.top : (size_t)body;
+	char **win = xp_calloc(nwin + 1, sizeof *win);
+	for (size_t k = 0; k < nwin; k++)
+		win[k] = xp_env_id_show(v->m.envs[v->sh.rows[v->envs.top + k]].id);
+	xp_mx_env_common((const char *const *)win, nwin, &f.pre, &f.suf);
+	xp_strv_free(win, nwin);
 	xp_list_draw_rows(&v->envs, w, (struct xp_rect){r.y + 1, r.x, body, r.w}, draw_row, &f);
 	size_t left = v->sh.n_rows - v->envs.top, shown = left < (size_t)body ? left : (size_t)body;
 	int y = r.y + 1 + body;

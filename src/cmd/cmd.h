@@ -95,6 +95,9 @@ struct xp_cmd_entry {
 	bool stop_at_args; /* options end at the first positional (the program's own, before a command) */
 	bool json;         /* the command without a subcommand prints JSON under --json */
 	const struct xp_subcmd *subs; /* its subcommands, ended by {NULL}; NULL when it has none */
+	/* The values its first positional takes where that is not a node name (prompt completion):
+	 * fills *values (caller frees with xp_strv_free) and returns how many; NULL: node names. */
+	size_t (*arg_values)(char ***values);
 };
 
 /* Every command, NULL-terminated, in the order `help` lists them. */

@@ -8,8 +8,21 @@
 #include "problems.h"
 #include "table.h"
 
+/* --fail-on's levels and the health level each gates on (never: past every level). */
+static const struct {
+	const char *name;
+	int gate;
+} fail_on_levels[] = {{"fail", XP_HEALTH_FAIL}, {"warn", XP_HEALTH_WARN}, {"never", XP_HEALTH_COUNT}};
+
+/* The values --fail-on takes (prompt completion): the table the command parses with. */
+static const char *fail_on_value(int i)
+{
+	return i >= 0 && (size_t)i < sizeof fail_on_levels / sizeof *fail_on_levels ? fail_on_levels[i].name : NULL;
+}
+
 static const struct xp_opt health_opts[] = {
-	{"fail-on", 0, "LEVEL", "exit 5 when a problem of LEVEL or worse is listed: fail (default), warn, never"},
+	{"fail-on", 0, "LEVEL", "exit 5 when a problem of LEVEL or worse is listed: fail (default), warn, never",
+	 fail_on_value},
 	{NULL, 0, NULL, NULL},
 };
 
@@ -20,12 +33,12 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	int gate = XP_HEALTH_FAIL;
 	const char *fo = xp_args_get(a, "fail-on");
 	if (fo) {
-		if (strcmp(fo, "fail") == 0)
-			gate = XP_HEALTH_FAIL;
-		else if (strcmp(fo, "warn") == 0)
-			gate = XP_HEALTH_WARN;
-		else if (strcmp(fo, "never") == 0)
-			gate = XP_HEALTH_COUNT;
+		const char *v;
+		int i = 0;
+		while ((v = fail_on_value(i)) != NULL && strcmp(v, fo) != 0)
+			i++;
+		if (v)
+			gate = fail_on_levels[i].gate;
 		else {
 			xp_ctx_error(ctx, "health: --fail-on %s: not fail, warn or never", fo);
 			return XP_EXIT_USAGE;

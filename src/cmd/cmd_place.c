@@ -28,6 +28,16 @@ static const char *export_value(int i)
 	return i >= 0 && i < XP_EXPORT_COUNT ? xp_export_name(i) : NULL;
 }
 
+static const char *numa_value(int i)
+{
+	return i >= 0 && i < XP_NUMA_POLICY_COUNT ? xp_numa_policy_name(i) : NULL;
+}
+
+static const char *network_value(int i)
+{
+	return i >= 0 && i < XP_NET_COUNT ? xp_network_name(i) : NULL;
+}
+
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
@@ -53,8 +63,8 @@ static const struct xp_opt place_opts[] = {
 	{"label", 0, "K=V[,K=V]", "node labels that must hold"},
 	{"homogeneous", 0, NULL, "same vendor, model and driver across the whole job"},
 	{"same-group", 0, NULL, "each replica's devices in one affinity group"},
-	{"numa", 0, "POLICY", "none, prefer or strict: a replica's devices in one NUMA domain"},
-	{"network", 0, "SCOPE", "switch, rack or any: every replica under one switch or in one rack"},
+	{"numa", 0, "POLICY", "none, prefer or strict: a replica's devices in one NUMA domain", numa_value},
+	{"network", 0, "SCOPE", "switch, rack or any: every replica under one switch or in one rack", network_value},
 	{"validated", 0, "LAYER[:CASE]", "devices proven to LAYER (for CASE, or any case) in the validation matrix"},
 	{NULL, 0, NULL, NULL},
 };

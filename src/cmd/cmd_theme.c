@@ -125,6 +125,12 @@ static int theme_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return XP_EXIT_OK;
 }
 
+/* The console completes `:theme ` with the theme names, not node names. */
+static size_t theme_names(char ***values)
+{
+	return xp_theme_list(values);
+}
+
 const struct xp_cmd_entry xp_cmd_theme_entry = {
 	.name = "theme",
 	.alias = NULL,
@@ -135,4 +141,5 @@ const struct xp_cmd_entry xp_cmd_theme_entry = {
 	.max_args = 1,
 	.exec = theme_exec,
 	.json = true,
+	.arg_values = theme_names,
 };

@@ -30,14 +30,26 @@ void xp_event_log_free(struct xp_event_log *log)
 
 void xp_event_add(struct xp_event_log *log, time_t t, int sev, const char *node, const char *fmt, ...)
 {
-	struct xp_event *e;
-	if (log->n < log->cap) {
-		e = &log->ring[(log->start + log->n) % log->cap];
-		log->n++;
-	} else {
-		e = &log->ring[log->start];
+	if (!log->cap)
+		return;
+	/* The log stays in time order, so that newest first is true: an event older than the
+	 * newest (an audit row from before the console started, another process's change) goes
+	 * after the last one of its time or earlier. The usual new event is simply appended. */
+	size_t pos = log->n;
+	while (pos > 0 && xp_event_get(log, pos - 1)->time > t)
+		pos--;
+	if (log->n == log->cap) {
+		/* Full: the oldest goes, unless the new one would be older still. */
+		if (pos == 0)
+			return;
 		log->start = (log->start + 1) % log->cap;
+		log->n--;
+		pos--;
 	}
+	for (size_t i = log->n; i > pos; i--)
+		log->ring[(log->start + i) % log->cap] = log->ring[(log->start + i - 1) % log->cap];
+	log->n++;
+	struct xp_event *e = &log->ring[(log->start + pos) % log->cap];
 	e->time = t;
 	e->severity = sev;
 	snprintf(e->node, sizeof e->node, "%s", node ? node : "");

@@ -35,7 +35,8 @@ const char *xp_severity_name(int sev);
 void xp_event_log_init(struct xp_event_log *log, size_t cap);
 /* Frees the log's storage. */
 void xp_event_log_free(struct xp_event_log *log);
-/* Appends an event (printf-style message), dropping the oldest when full. */
+/* Adds an event (printf-style message) in time order (after those of its time), dropping the
+ * oldest when full (the new one itself when it is older than all). */
 void xp_event_add(struct xp_event_log *log, time_t t, int sev, const char *node, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* The i-th event, 0 being the oldest kept. */
