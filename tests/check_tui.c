@@ -175,23 +175,36 @@ START_TEST(prompt_completion_and_quit)
 }
 END_TEST
 
+/* Writes a `sim gen` cluster of nodes nodes to statedir/name (path into inv). */
+static void sim_file(char *inv, size_t len, const char *name, const char *nodes)
+{
+	snprintf(inv, len, "%s/%s", statedir, name);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", nodes, "-o", inv, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+}
+
+/* Starts the console on the snapshot inv at cols x rows, with env's locale settings and extra
+ * arguments (NULL for none). */
+static void start_on(const char *env, const char *inv, const char *extra, int cols, int rows)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd,
+		 "env %s TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s %s; echo $? > %s/rc", env,
+		 statedir, xp_bin(), statedir, inv, extra ? extra : "", statedir);
+	xp_tmux_start(cmd, cols, rows);
+}
+
 /* A 2,000-node cluster at 100x30, 80x24 and 200x50: the header keeps the source and whole
  * words, in the bar's colours; the wheel scrolls the map; a filter jumps to its first match
  * and says how many match; view 3's breadcrumb loses its start, not its end; the result pane
  * says what is below on its own row; `?` has the cells' legend. */
 START_TEST(sizes_filter_wheel_legend)
 {
-	char inv[128], cmd[1024];
-	snprintf(inv, sizeof inv, "%s/big.json", statedir);
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "2000", "-o", inv, NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	xp_run_free(&r);
-	snprintf(cmd, sizeof cmd,
-		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s; "
-		 "echo $? > %s/rc",
-		 statedir, xp_bin(), statedir, inv, statedir);
-	xp_tmux_start(cmd, 100, 30);
+	char inv[128];
+	sim_file(inv, sizeof inv, "big.json", "2000");
+	start_on("LANG=C.UTF-8 LC_ALL=C.UTF-8", inv, NULL, 100, 30);
 	xp_tmux_expect_all("^snapshot big.json", "^2000 nodes", "^devices  ok", "h100-00001 ", "$1 of 2000");
 	/* The health counts keep the header's background (no "default background" inside it). */
 	char *e = xp_tmux("capture-pane", "-p", "-e", "-t", "t", NULL);
@@ -247,18 +260,11 @@ END_TEST
  * file's name next to every count and the age (it used to drop the source for the counts). */
 START_TEST(header_80_keeps_source)
 {
-	char inv[128], cmd[1024];
-	snprintf(inv, sizeof inv, "%s/s1.json", statedir);
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", inv, NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	xp_run_free(&r);
+	char inv[128];
+	sim_file(inv, sizeof inv, "s1.json", "300");
 	static const char *const envs[] = {"LANG=C.UTF-8 LC_ALL=C.UTF-8", "LANG=C LC_ALL=C NO_COLOR=1"};
 	for (size_t i = 0; i < 2; i++) {
-		snprintf(cmd, sizeof cmd,
-			 "env %s TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s; echo $? > %s/rc",
-			 envs[i], statedir, xp_bin(), statedir, inv, statedir);
-		xp_tmux_start(cmd, 80, 24);
+		start_on(envs[i], inv, NULL, 80, 24);
 		xp_tmux_expect_all("^ xpool s1.json ", "^ 300 nodes 2040 devices ok ", "^ warn ", "^ fail ", "^s old",
 				   "h100-00001 ");
 		xp_tmux_keys("q");
@@ -272,17 +278,10 @@ END_TEST
  * node diagram's lines (Right scrolls to the rest). */
 START_TEST(cut_text_has_mark)
 {
-	char inv[128], cmd[1024];
-	snprintf(inv, sizeof inv, "%s/s1.json", statedir);
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", "300", "-o", inv, NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	xp_run_free(&r);
-	snprintf(cmd, sizeof cmd,
-		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s/x.db --inventory %s "
-		 "--theme /nonexistent/a-rather-long-directory-name/and-another-one/x.theme; echo $? > %s/rc",
-		 statedir, xp_bin(), statedir, inv, statedir);
-	xp_tmux_start(cmd, 80, 24);
+	char inv[128];
+	sim_file(inv, sizeof inv, "s1.json", "300");
+	start_on("LANG=C.UTF-8 LC_ALL=C.UTF-8", inv, "--theme /nonexistent/a-rather-long-directory-name/and-another-one/x.theme",
+		 80, 24);
 	xp_tmux_expect_all("$theme: /nonexistent/a-rather-long-directory-name/", "$\u2026", "h100-00001 ");
 	xp_tmux_keys("Enter");
 	xp_tmux_expect_all("Machine h100-00001", "Package 0  Intel(R) Xeon(R) Platinum 8480+, 56 cores, 112 PUs, cpus 0-55,112\u2026\n");
