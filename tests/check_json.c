@@ -588,8 +588,6 @@ static const struct bad_case {
 	{"nodes/0/devices/0/peak", "0", "5", "$.nodes[0].devices[0].peak[0]"},
 	{"nodes/0/devices/1/allocations/0", "share", "101",
 	 "$.nodes[0].devices[1].allocations[0].share"},
-	{"nodes/0/devices/1/allocations/1", "share", "null",
-	 "$.nodes[0].devices[1].allocations[1].share"},
 	{"nodes/0/devices/1/allocations/1", "memory_mib", "-1",
 	 "$.nodes[0].devices[1].allocations[1].memory_mib"},
 	{"nodes/0", "links", "[[\"X\"]]", "$.nodes[0].links"},
@@ -606,6 +604,22 @@ static const struct bad_case {
 	{"nodes/0", "cost_per_hour", "-1", "$.nodes[0].cost_per_hour"},
 	{"nodes/0", "cost_per_hour", "\"1$\"", "$.nodes[0].cost_per_hour"},
 };
+
+/* An allocation's share null is the whole device, as the manual says (and as 0 is). */
+START_TEST(test_share_null)
+{
+	json_t *doc = rich_doc();
+	put_at(walk(doc, "nodes/0/devices/1/allocations/1"), "share", json_null());
+	char *text = json_dumps(doc, 0);
+	struct xp_cluster *c = parse_ok(text);
+	const struct xp_device *d = &xp_cluster_node(c, "conan")->devices[1];
+	ck_assert_uint_ge(d->n_allocs, 2);
+	ck_assert_int_eq(d->allocs[1].share_pct, 0);
+	xp_cluster_free(c);
+	free(text);
+	json_decref(doc);
+}
+END_TEST
 
 START_TEST(test_reject_case)
 {
@@ -883,7 +897,7 @@ END_TEST
 XP_DEFINE_SUITE(json,
 	{"round_trip",
 	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
-		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone}},
+		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone, test_share_null}},
 	{"reject", .loop = test_reject_case,
 	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),
 	 .tests = {test_reject_messages, test_reject_limits, test_reject_nul, test_parse_errors,

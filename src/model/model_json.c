@@ -46,6 +46,7 @@ struct field {
 	int (*parse)(const char *);
 	const char *choices;
 	bool zero_null;  /* F_INT: 0 means "not known" (a machine has at least one core): null */
+	bool null_zero;  /* F_INT: null reads as 0 (an allocation's share: null is the whole device) */
 };
 
 #define FSTR(T, k, m, null) {.key = k, .kind = F_STR, .nullable = null, .off = offsetof(T, m)}
@@ -125,7 +126,9 @@ static const struct field alloc_fields[] = {
 	FSTR(struct xp_alloc, "slice", slice, true),
 	FSTR(struct xp_alloc, "job", owner, true),
 	FI64(struct xp_alloc, "memory_mib", memory_mib, true),
-	FINT(struct xp_alloc, "share", share_pct, 100, false),
+	/* null is the whole device (xpool(1), INVENTORY JSON), as 0 is. */
+	{.key = "share", .kind = F_INT, .nullable = true, .off = offsetof(struct xp_alloc, share_pct), .max = 100,
+	 .null_zero = true},
 	{0},
 };
 
@@ -751,7 +754,7 @@ static int get_fields(json_t *o, const char *p, void *base, const struct field *
 			break;
 		case F_INT:
 			rc = get_i(o, p, f->key, (int)f->max, f->nullable, v, err);
-			if (f->zero_null && *(int *)v < 0)
+			if ((f->zero_null || f->null_zero) && *(int *)v < 0)
 				*(int *)v = 0;
 			break;
 		case F_NUM:
