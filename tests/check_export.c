@@ -58,8 +58,10 @@ static void free_manifests(void)
 
 #define MANS ((const struct xp_manifest *const *)mans)
 
-/* Places spec on c and exports it as fmt; the result text, or NULL with err. */
-static char *export(const struct xp_cluster *c, const char *spec, const char *name, int fmt, struct xp_err *err)
+/* Places spec on c and exports it as fmt with a Slurm partition (NULL for none); the result
+ * text, or NULL with err. */
+static char *export_to(const struct xp_cluster *c, const char *spec, const char *name, int fmt, const char *partition,
+		       struct xp_err *err)
 {
 	struct xp_err perr = {{0}};
 	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &perr);
@@ -72,10 +74,17 @@ static char *export(const struct xp_cluster *c, const char *spec, const char *na
 	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
 	ck_assert_msg(r != NULL, "%s", perr.msg);
 	ck_assert_msg(r->placed, "not placed: %s", spec);
-	char *text = xp_place_export(fmt, r, j, c, MANS, 4, err);
+	struct xp_export_opts eo = {.partition = partition};
+	char *text = xp_place_export(fmt, r, j, c, MANS, 4, &eo, err);
 	xp_place_result_free(r);
 	xp_job_free(j);
 	return text;
+}
+
+/* export_to without a partition. */
+static char *export(const struct xp_cluster *c, const char *spec, const char *name, int fmt, struct xp_err *err)
+{
+	return export_to(c, spec, name, fmt, NULL, err);
 }
 
 /* Reads a YAML double-quoted scalar at *p (escapes \" \\ \n \t \xHH), advancing *p; heap
@@ -339,11 +348,11 @@ START_TEST(manifest_without_names)
 	struct xp_place_result *r = xp_place(c, j, NULL, 0, &o, &err);
 	ck_assert(r && r->placed);
 	const struct xp_manifest *one[1] = {bare};
-	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, r, j, c, one, 1, &err));
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, r, j, c, one, 1, NULL, &err));
 	ck_assert_msg(strstr(err.msg, "node acme-1 device 0 (Acme X1): manifest acme gives no k8s_resource"), "%s", err.msg);
-	ck_assert_ptr_null(xp_place_export(XP_EXPORT_SLURM, r, j, c, one, 1, &err));
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_SLURM, r, j, c, one, 1, NULL, &err));
 	ck_assert_msg(strstr(err.msg, "manifest acme gives no slurm_gres"), "%s", err.msg);
-	ck_assert_ptr_null(xp_place_export(XP_EXPORT_VOLCANO, r, j, c, NULL, 0, &err));
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_VOLCANO, r, j, c, NULL, 0, NULL, &err));
 	ck_assert_msg(strstr(err.msg, "node acme-1 device 0"), "%s", err.msg);
 	xp_place_result_free(r);
 	xp_job_free(j);
@@ -424,8 +433,15 @@ START_TEST(slurm)
 {
 	struct xp_cluster *c = cluster();
 	struct xp_err err = {{0}};
+	/* The partition is the one named for the export; a queue is not a partition (Slurm
+	 * refuses one that does not exist), so a queue alone writes none. */
 	char *t = export(c, "{\"name\": \"t.1\", \"queue\": \"gold\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}",
 			 NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_null(strstr(t, "--partition"));
+	free(t);
+	t = export_to(c, "{\"name\": \"t.1\", \"queue\": \"gold\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}",
+		      NULL, XP_EXPORT_SLURM, "batch", &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	static const char want[] =
 		"#!/bin/bash\n"
@@ -435,14 +451,14 @@ START_TEST(slurm)
 		"#SBATCH --ntasks-per-node=1\n"
 		"#SBATCH --nodelist=npu-b,npu-c\n"
 		"#SBATCH --gres=npu:8\n"
-		"#SBATCH --partition=gold\n"
+		"#SBATCH --partition=batch\n"
 		"case \"$SLURMD_NODENAME\" in\n"
 		"  'npu-b') export ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' ;;\n"
 		"  'npu-c') export ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' ;;\n"
 		"esac\n";
 	ck_assert_str_eq(t, want);
 	free(t);
-	/* NVIDIA: gres gpu, no partition without a queue. */
+	/* NVIDIA: gres gpu, no partition without one named. */
 	t = export(c, "{\"name\": \"g\", \"devices\": 2, \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_SLURM, &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	ck_assert_ptr_nonnull(strstr(t, "\n#SBATCH --gres=gpu:2\n"));
@@ -462,8 +478,9 @@ START_TEST(slurm)
 		ck_assert_ptr_null(t);
 		ck_assert_ptr_nonnull(strstr(err.msg, "refused"));
 	}
-	t = export(c, "{\"queue\": \"q$(id)\", \"devices\": 1}", NULL, XP_EXPORT_SLURM, &err);
+	t = export_to(c, "{\"devices\": 1}", NULL, XP_EXPORT_SLURM, "q$(id)", &err);
 	ck_assert_ptr_null(t);
+	ck_assert_ptr_nonnull(strstr(err.msg, "partition not plain"));
 	xp_cluster_free(c);
 }
 END_TEST
@@ -473,7 +490,7 @@ START_TEST(not_placed)
 	struct xp_err err = {{0}};
 	struct xp_place_result r = {0};
 	struct xp_job j = {0};
-	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, &r, &j, NULL, NULL, 0, &err));
+	ck_assert_ptr_null(xp_place_export(XP_EXPORT_K8S, &r, &j, NULL, NULL, 0, NULL, &err));
 	ck_assert_int_eq(xp_export_parse("volcano"), XP_EXPORT_VOLCANO);
 	ck_assert_int_eq(xp_export_parse("yaml"), -1);
 }

@@ -38,12 +38,16 @@ static const char *network_value(int i)
 	return i >= 0 && i < XP_NET_COUNT ? xp_network_name(i) : NULL;
 }
 
+/* The options before FIRST_JOB_OPT say how to place and write; the rest describe the job
+ * (and so do not go with -f). */
+#define FIRST_JOB_OPT 6
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
 	{"strategy", 0, "S", "pack (default), spread, topology or green", strategy_value},
 	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
 	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
+	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},
@@ -277,6 +281,10 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --export: unknown format %s (k8s, volcano, slurm)", ename);
 		return XP_EXIT_USAGE;
 	}
+	if (xp_args_has(a, "partition") && efmt != XP_EXPORT_SLURM) {
+		xp_ctx_error(ctx, "place: --partition goes with --export slurm");
+		return XP_EXIT_USAGE;
+	}
 	/* An export is YAML or a shell script: a script that asked for JSON must not get one. */
 	if (ename && ctx->json) {
 		xp_ctx_error(ctx, "place: --export %s writes %s, not JSON: give --export or --json", ename,
@@ -287,7 +295,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	struct xp_job *job = NULL;
 	const char *file = xp_args_get(a, "file");
 	if (file) {
-		for (int i = 5; place_opts[i].name; i++)
+		for (int i = FIRST_JOB_OPT; place_opts[i].name; i++)
 			if (xp_args_has(a, place_opts[i].name)) {
 				xp_ctx_error(ctx, "place: -f and --%s do not go together", place_opts[i].name);
 				return XP_EXIT_USAGE;
@@ -369,7 +377,8 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	if (ename && r->placed) {
 		/* Only a placement is exported; a refusal keeps the reasons below and exit 3. */
-		char *text = xp_place_export(efmt, r, job, c, (const struct xp_manifest *const *)ms, nm, &err);
+		struct xp_export_opts eo = {.partition = xp_args_get(a, "partition")};
+		char *text = xp_place_export(efmt, r, job, c, (const struct xp_manifest *const *)ms, nm, &eo, &err);
 		if (!text) {
 			xp_ctx_error(ctx, "place: %s", err.msg);
 			rc = XP_EXIT_USAGE;
@@ -399,7 +408,7 @@ out:
 const struct xp_cmd_entry xp_cmd_place_entry = {
 	.name = "place",
 	.alias = NULL,
-	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT] [--json]",
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT [--partition P]] [--json]",
 	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
 	.opts = place_opts,
 	.min_args = 0,

@@ -330,7 +330,7 @@ static void sh_quote(FILE *f, const char *s)
 }
 
 static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-		       const struct xp_cluster *c, const struct mset *ms, struct xp_err *err)
+		       const struct xp_cluster *c, const struct mset *ms, const char *partition, struct xp_err *err)
 {
 	if (job->n_groups != 1)
 		return xp_errf(err, "export slurm: %zu task groups; one sbatch script holds one group", job->n_groups);
@@ -339,8 +339,8 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	const char *jname = job->name ? job->name : "xpool-job";
 	if (!plain(jname))
 		return xp_errf(err, "export slurm: job name not plain [A-Za-z0-9._+-]; refused for sbatch");
-	if (job->queue && !plain(job->queue))
-		return xp_errf(err, "export slurm: queue not plain [A-Za-z0-9._+-]; refused for sbatch");
+	if (partition && !plain(partition))
+		return xp_errf(err, "export slurm: partition not plain [A-Za-z0-9._+-]; refused for sbatch");
 	/* Distinct nodes in order of first use, and replicas on each. */
 	const char **nodes = xp_calloc(r->n_replicas, sizeof *nodes);
 	size_t *per = xp_calloc(r->n_replicas, sizeof *per);
@@ -401,8 +401,10 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		fprintf(f, "#SBATCH --gres=%s:%s:%zu\n", gres, p0->slice, maxper);
 	else
 		fprintf(f, "#SBATCH --gres=%s:%zu\n", gres, maxper * resource_count(p0));
-	if (job->queue)
-		fprintf(f, "#SBATCH --partition=%s\n", job->queue);
+	/* A queue is xpool's (or Volcano's, Kueue's) notion: Slurm refuses a partition that does
+	 * not exist, so only the partition named for this export is written. */
+	if (partition)
+		fprintf(f, "#SBATCH --partition=%s\n", partition);
 	/* The devices chosen per node. With ConstrainDevices Slurm sets the variable for each step
 	 * itself; these lines carry the dry-run's choice where it does not, keyed by the node the
 	 * script runs on (values single-quoted though they are only digits and commas). */
@@ -427,8 +429,11 @@ out:
 
 char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
 		      const struct xp_cluster *c, const struct xp_manifest *const *manifests, size_t n,
-		      struct xp_err *err)
+		      const struct xp_export_opts *o, struct xp_err *err)
 {
+	static const struct xp_export_opts none = {0};
+	if (!o)
+		o = &none;
 	struct mset ms = {manifests, manifests ? n : 0};
 	if (!r || !r->placed) {
 		xp_errf(err, "export: the job was not placed");
@@ -461,7 +466,7 @@ char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_
 		rc = write_volcano(f, r, job, c, &ms, err);
 		break;
 	case XP_EXPORT_SLURM:
-		rc = write_slurm(f, r, job, c, &ms, err);
+		rc = write_slurm(f, r, job, c, &ms, o->partition, err);
 		break;
 	default:
 		rc = xp_errf(err, "export: unknown format %d", fmt);

@@ -28,12 +28,17 @@ int xp_export_parse(const char *s);
 const char *xp_export_name(int fmt);
 /* Writes a YAML double-quoted scalar of s (escaping quotes, backslashes and control bytes). */
 void xp_yaml_quote(FILE *f, const char *s);
-/* Returns the placed result r of job on c in format fmt (caller frees), or NULL with err set
+/* Returns the placed result r of job on c in format fmt (caller frees; o may be NULL), or NULL with err set
  * when r is not placed, a name cannot be written safely in that format, or a replica's first
  * device has no manifest among manifests[0..n) that names its Kubernetes resource (k8s,
  * volcano) or Slurm gres (slurm): resource and gres names come from the manifests only. */
+/* What an export writes beyond the placement. */
+struct xp_export_opts {
+	const char *partition; /* slurm: the partition to ask for; NULL: none (a queue is not one) */
+};
+
 char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
 		      const struct xp_cluster *c, const struct xp_manifest *const *manifests, size_t n,
-		      struct xp_err *err);
+		      const struct xp_export_opts *o, struct xp_err *err);
 
 #endif
