@@ -443,6 +443,8 @@ START_TEST(slurm)
 	t = export_to(c, "{\"name\": \"t.1\", \"queue\": \"gold\", \"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}",
 		      NULL, XP_EXPORT_SLURM, "batch", &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
+	/* One job step per replica (the batch script runs once, on the first node), each on its
+	 * node with its devices: npu is a gres Slurm only counts, so the step sets the variable. */
 	static const char want[] =
 		"#!/bin/bash\n"
 		"#SBATCH --job-name=t.1\n"
@@ -452,11 +454,58 @@ START_TEST(slurm)
 		"#SBATCH --nodelist=npu-b,npu-c\n"
 		"#SBATCH --gres=npu:8\n"
 		"#SBATCH --partition=batch\n"
-		"case \"$SLURMD_NODENAME\" in\n"
-		"  'npu-b') export ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' ;;\n"
-		"  'npu-c') export ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' ;;\n"
-		"esac\n";
+		"# Run as: sbatch THIS-SCRIPT COMMAND [ARG...]. The script runs once, on the first node:\n"
+		"# each replica is a job step on its node with its devices (see xpool(1), place --export).\n"
+		"[ $# -gt 0 ] || { echo \"usage: sbatch $0 COMMAND [ARG...]\" >&2; exit 2; }\n"
+		"pids=()\n"
+		"srun --nodes=1 --ntasks=1 --exact --nodelist='npu-b' --gres=npu:8 env XPOOL_DEVICES='0,1,2,3,4,5,6,7' "
+		"ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' \"$@\" &\n"
+		"pids+=($!)\n"
+		"srun --nodes=1 --ntasks=1 --exact --nodelist='npu-c' --gres=npu:8 env XPOOL_DEVICES='0,1,2,3,4,5,6,7' "
+		"ASCEND_VISIBLE_DEVICES='0,1,2,3,4,5,6,7' \"$@\" &\n"
+		"pids+=($!)\n"
+		"rc=0\n"
+		"for p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done\n"
+		"exit $rc\n";
 	ck_assert_str_eq(t, want);
+	free(t);
+	/* Several replicas on one node: a step each, each with its own devices (issue 14: every
+	 * task got the first replica's devices). */
+	t = export(c, "{\"replicas\": 4, \"devices\": 2, \"model\": \"Ascend*\"}", NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --nodes=1\n#SBATCH --ntasks=4\n#SBATCH --ntasks-per-node=4\n#SBATCH --nodelist=npu-b\n"
+			 "#SBATCH --gres=npu:8\n",
+		      "--nodelist='npu-b' --gres=npu:2 env XPOOL_DEVICES='0,1' ASCEND_VISIBLE_DEVICES='0,1' \"$@\" &\n",
+		      "--nodelist='npu-b' --gres=npu:2 env XPOOL_DEVICES='2,3' ASCEND_VISIBLE_DEVICES='2,3' \"$@\" &\n",
+		      "--nodelist='npu-b' --gres=npu:2 env XPOOL_DEVICES='4,5' ASCEND_VISIBLE_DEVICES='4,5' \"$@\" &\n",
+		      "--nodelist='npu-b' --gres=npu:2 env XPOOL_DEVICES='6,7' ASCEND_VISIBLE_DEVICES='6,7' \"$@\" &\n", NULL);
+	ck_assert_ptr_null(strstr(t, "SLURMD_NODENAME"));
+	ck_assert_ptr_null(strstr(t, "hetjob"));
+	free(t);
+	/* Uneven replicas per node (3 tasks of 4 NPUs: 2 on npu-b, 1 on npu-c): each node is asked
+	 * for exactly what was placed on it, through a heterogeneous job with a component per count,
+	 * never the busiest node's count on every node (issue 14: --gres=gpu:4 everywhere). */
+	t = export(c, "{\"replicas\": 3, \"devices\": 4, \"model\": \"Ascend*\"}", NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --nodes=1\n#SBATCH --ntasks=2\n#SBATCH --ntasks-per-node=2\n#SBATCH --nodelist=npu-b\n"
+			 "#SBATCH --gres=npu:8\n",
+		      "#SBATCH hetjob\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=1\n"
+		      "#SBATCH --nodelist=npu-c\n#SBATCH --gres=npu:4\n",
+		      "srun --het-group=0 --nodes=1 --ntasks=1 --exact --nodelist='npu-b' --gres=npu:4 env "
+		      "XPOOL_DEVICES='0,1,2,3' ASCEND_VISIBLE_DEVICES='0,1,2,3' \"$@\" &\n",
+		      "srun --het-group=0 --nodes=1 --ntasks=1 --exact --nodelist='npu-b' --gres=npu:4 env "
+		      "XPOOL_DEVICES='4,5,6,7' ASCEND_VISIBLE_DEVICES='4,5,6,7' \"$@\" &\n",
+		      "srun --het-group=1 --nodes=1 --ntasks=1 --exact --nodelist='npu-c' --gres=npu:4 env "
+		      "XPOOL_DEVICES='0,1,2,3' ASCEND_VISIBLE_DEVICES='0,1,2,3' \"$@\" &\n", NULL);
+	ck_assert_ptr_null(strstr(t, "--gres=npu:8\n#SBATCH --partition"));
+	free(t);
+	/* NVIDIA with MIG: typed gres per step; Slurm's gpu plugin sets CUDA_VISIBLE_DEVICES
+	 * itself (renumbered under ConstrainDevices), so the script does not override it. */
+	t = export(c, "{\"replicas\": 3, \"slice\": \"1g.10gb\", \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_SLURM, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --ntasks-per-node=3\n", "#SBATCH --gres=gpu:1g.10gb:3\n",
+		      "--nodelist='gpu-a' --gres=gpu:1g.10gb:1 env XPOOL_DEVICES=", NULL);
+	ck_assert_ptr_null(strstr(t, "CUDA_VISIBLE_DEVICES"));
 	free(t);
 	/* NVIDIA: gres gpu, no partition without one named. */
 	t = export(c, "{\"name\": \"g\", \"devices\": 2, \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_SLURM, &err);

@@ -329,6 +329,45 @@ static void sh_quote(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+/* An environment variable name the shell takes as it is. */
+static bool env_plain(const char *s)
+{
+	if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
+/* Nodes holding the same number of replicas form one component of the job: sbatch asks per
+ * node (--gres, --ntasks-per-node), so nodes of one count share one set of options, and a job
+ * whose nodes hold different counts becomes a heterogeneous job with a component per count. */
+struct slurm_comp {
+	size_t per;        /* replicas on each of its nodes */
+	size_t n_nodes;
+	const char **nodes;
+};
+
+/* The gres one replica asks for, "gpu:2" or "gpu:1g.10gb:1" for a slice, times k. */
+static void gres_of(FILE *f, const char *gres, const struct xp_place_replica *p, size_t k)
+{
+	if (p->slice)
+		fprintf(f, "%s:%s:%zu", gres, p->slice, k);
+	else
+		fprintf(f, "%s:%zu", gres, k * resource_count(p));
+}
+
+/* sbatch runs the batch script once, on the first node of the allocation, so per-node shell
+ * code there sees only that node. Each replica is therefore a job step of its own: srun with
+ * --nodes=1 --ntasks=1 --nodelist=its node and --gres=its count (or MIG type), --exact so
+ * that steps sharing a node split it, backgrounded, then the script waits for all. What is
+ * pinned: the node, the task count per node, the device count or slice type per task. What
+ * Slurm decides: which devices of the node a step gets. For the gpu gres Slurm's own plugin
+ * sets CUDA_VISIBLE_DEVICES (ROCR_VISIBLE_DEVICES, ...) to the GPUs it picked, renumbered
+ * from 0 when ConstrainDevices fences the step, so xpool's host indices would be wrong there
+ * and are only passed as XPOOL_DEVICES; for other gres (npu, mlu) Slurm only counts and sets
+ * no variable, so the step sets the manifest's variable to xpool's choice. */
 static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
 		       const struct xp_cluster *c, const struct mset *ms, const char *partition, struct xp_err *err)
 {
@@ -344,14 +383,21 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	/* Distinct nodes in order of first use, and replicas on each. */
 	const char **nodes = xp_calloc(r->n_replicas, sizeof *nodes);
 	size_t *per = xp_calloc(r->n_replicas, sizeof *per);
-	size_t nn = 0;
+	struct slurm_comp *comp = xp_calloc(r->n_replicas, sizeof *comp);
+	size_t nn = 0, ncomp = 0;
 	int rc = 0;
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const struct xp_place_replica *p = &r->replicas[i];
-		/* "share:N" is the dry-run's own text, never written to a #SBATCH line; a template is. */
-		bool tmpl = p->slice && strncmp(p->slice, "share:", 6);
-		if (!plain(p->node) || (tmpl && !plain(p->slice))) {
+		if (p->slice && !strncmp(p->slice, "share:", 6)) { /* refused before; never written */
+			rc = xp_errf(err, "export slurm: a soft share is not exported");
+			goto out;
+		}
+		if (!plain(p->node) || (p->slice && !plain(p->slice))) {
 			rc = xp_errf(err, "export slurm: node or slice name not plain [A-Za-z0-9._+-]; refused");
+			goto out;
+		}
+		if (!env_plain(p->env_name)) {
+			rc = xp_errf(err, "export slurm: device variable name not plain [A-Za-z0-9_]; refused");
 			goto out;
 		}
 		size_t k = 0;
@@ -361,13 +407,15 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 			nodes[nn++] = p->node;
 		per[k]++;
 	}
-	size_t maxper = 0;
-	bool even = true;
 	for (size_t k = 0; k < nn; k++) {
-		if (per[k] > maxper)
-			maxper = per[k];
-		if (per[k] != per[0])
-			even = false;
+		size_t g = 0;
+		while (g < ncomp && comp[g].per != per[k])
+			g++;
+		if (g == ncomp) {
+			comp[ncomp].per = per[k];
+			comp[ncomp++].nodes = xp_calloc(nn, sizeof *comp[g].nodes);
+		}
+		comp[g].nodes[comp[g].n_nodes++] = nodes[k];
 	}
 	const struct xp_place_replica *p0 = &r->replicas[0];
 	/* The gres name is the manifest's slurm_gres of the first replica's first device. */
@@ -383,45 +431,69 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 				       "unknown", w);
 		goto out;
 	}
+	if (!plain(gres)) {
+		rc = xp_errf(err, "export slurm: manifest %s: slurm_gres not plain [A-Za-z0-9._+-]; refused", m0->name);
+		goto out;
+	}
+	/* Slurm's gpu gres plugin sets the visible-devices variable itself (see above). */
+	bool slurm_sets_env = !strcmp(gres, "gpu");
 	fputs("#!/bin/bash\n", f);
 	fprintf(f, "#SBATCH --job-name=%s\n", jname);
-	fprintf(f, "#SBATCH --nodes=%zu\n", nn);
-	fprintf(f, "#SBATCH --ntasks=%zu\n", r->n_replicas);
-	if (even)
-		fprintf(f, "#SBATCH --ntasks-per-node=%zu\n", maxper);
-	else /* uneven replicas per node: --ntasks-per-node would be a maximum, so only --ntasks */
-		fprintf(f, "# replicas per node differ; the most on one node is %zu\n", maxper);
-	fputs("#SBATCH --nodelist=", f);
-	for (size_t k = 0; k < nn; k++)
-		fprintf(f, "%s%s", k ? "," : "", nodes[k]);
-	fputc('\n', f);
-	/* --gres counts per node: the replicas on the busiest node times what each asks for. A slice
-	 * is a typed gres (Slurm's MIG support: gpu:1g.10gb:N); a soft share takes the device. */
-	if (p0->slice && strncmp(p0->slice, "share:", 6))
-		fprintf(f, "#SBATCH --gres=%s:%s:%zu\n", gres, p0->slice, maxper);
-	else
-		fprintf(f, "#SBATCH --gres=%s:%zu\n", gres, maxper * resource_count(p0));
-	/* A queue is xpool's (or Volcano's, Kueue's) notion: Slurm refuses a partition that does
-	 * not exist, so only the partition named for this export is written. */
-	if (partition)
-		fprintf(f, "#SBATCH --partition=%s\n", partition);
-	/* The devices chosen per node. With ConstrainDevices Slurm sets the variable for each step
-	 * itself; these lines carry the dry-run's choice where it does not, keyed by the node the
-	 * script runs on (values single-quoted though they are only digits and commas). */
-	fputs("case \"$SLURMD_NODENAME\" in\n", f);
+	if (ncomp > 1)
+		fprintf(f, "# %zu nodes hold different numbers of replicas: a heterogeneous job, one component\n"
+			   "# per count, so that each node is asked for exactly what was placed on it\n", nn);
+	for (size_t g = 0; g < ncomp; g++) {
+		if (g)
+			fputs("#SBATCH hetjob\n", f);
+		fprintf(f, "#SBATCH --nodes=%zu\n", comp[g].n_nodes);
+		fprintf(f, "#SBATCH --ntasks=%zu\n", comp[g].n_nodes * comp[g].per);
+		fprintf(f, "#SBATCH --ntasks-per-node=%zu\n", comp[g].per);
+		fputs("#SBATCH --nodelist=", f);
+		for (size_t k = 0; k < comp[g].n_nodes; k++)
+			fprintf(f, "%s%s", k ? "," : "", comp[g].nodes[k]);
+		fputs("\n#SBATCH --gres=", f);
+		/* --gres counts per node: the replicas on each of these nodes times what each asks
+		 * for. A slice is a typed gres (Slurm's MIG support: gpu:1g.10gb:N). */
+		gres_of(f, gres, p0, comp[g].per);
+		fputc('\n', f);
+		/* A queue is xpool's (or Volcano's, Kueue's) notion: Slurm refuses a partition that
+		 * does not exist, so only the partition named for this export is written (in each
+		 * component: a component without one gets the default partition). */
+		if (partition)
+			fprintf(f, "#SBATCH --partition=%s\n", partition);
+	}
+	fputs("# Run as: sbatch THIS-SCRIPT COMMAND [ARG...]. The script runs once, on the first node:\n"
+	      "# each replica is a job step on its node with its devices (see xpool(1), place --export).\n", f);
+	fputs("[ $# -gt 0 ] || { echo \"usage: sbatch $0 COMMAND [ARG...]\" >&2; exit 2; }\n", f);
+	fputs("pids=()\n", f);
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const struct xp_place_replica *p = &r->replicas[i];
-		bool dup = false;
-		for (size_t k = 0; k < i && !dup; k++)
-			dup = !strcmp(r->replicas[k].node, p->node);
-		if (dup) /* a second replica on a node: the first one's line covers the script */
-			continue;
-		fputs("  ", f), sh_quote(f, p->node), fprintf(f, ") export %s=", p->env_name);
-		sh_quote(f, p->env_value);
-		fputs(" ;;\n", f);
+		size_t k = 0;
+		while (k < nn && strcmp(nodes[k], p->node))
+			k++;
+		size_t g = 0;
+		while (g < ncomp && comp[g].per != per[k])
+			g++;
+		fputs("srun", f);
+		if (ncomp > 1)
+			fprintf(f, " --het-group=%zu", g);
+		fputs(" --nodes=1 --ntasks=1 --exact --nodelist=", f);
+		sh_quote(f, p->node);
+		fputs(" --gres=", f);
+		gres_of(f, gres, p, 1);
+		fputs(" env XPOOL_DEVICES=", f);
+		sh_quote(f, p->env_value ? p->env_value : "");
+		if (!slurm_sets_env) {
+			fprintf(f, " %s=", p->env_name);
+			sh_quote(f, p->env_value ? p->env_value : "");
+		}
+		fputs(" \"$@\" &\npids+=($!)\n", f);
 	}
-	fputs("esac\n", f);
+	fputs("rc=0\nfor p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done\nexit $rc\n", f);
 out:
+	for (size_t g = 0; g < ncomp; g++)
+		free(comp[g].nodes);
+	free(comp);
 	free(nodes);
 	free(per);
 	return rc;
