@@ -23,10 +23,10 @@ DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjanss
            libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base tmux \
            ncurses-term
 # Tools only the tests run (promtool checks the agent's /metrics, openssl makes its test
-# certificate, the README's examples use jq and curl), installed by `make check` and not by
-# `make run`.
-TEST_TOOLS    = promtool openssl jq curl
-DEB_TEST_PKGS = prometheus openssl jq curl
+# certificate, the README's examples use jq and curl, tests/slurm_check.sh runs a private
+# munged and slurmctld and sbatch --test-only), installed by `make check` and not by `make run`.
+TEST_TOOLS    = promtool openssl jq curl munged slurmctld sbatch
+DEB_TEST_PKGS = prometheus openssl jq curl munge slurmctld slurm-client
 
 ifeq ($(SANITIZE),1)
 B        = build/san
@@ -182,6 +182,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/readme_check.sh
 	@sh tests/layers.sh $(B)/obj
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/internals_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 

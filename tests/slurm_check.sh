@@ -1,0 +1,158 @@
+#!/bin/bash
+# slurm_check.sh: `place --export slurm` scripts judged by a real Slurm. A private munged (its
+# own key and socket) and a slurmctld on loopback (a generated slurm.conf: select/cons_tres,
+# GresTypes=gpu,npu, the simulated cluster's nodes declared State=CLOUD with ResumeProgram=
+# /bin/true, so that no slurmd is needed and Slurm's own select and gres code answers). Each
+# exported script goes to `sbatch --test-only`, which must accept it ("to start at"); the same
+# script asking one device more on a node must be refused, so that the acceptance means the
+# counts were checked. Only the pids started here are stopped.
+#
+# The cluster is as busy as the snapshot in counts: each node declares only the devices (MIG
+# slices) the snapshot leaves free, so that a script asking a node for more than was placed
+# there (--gres=gpu:4 on every node of a job with 2 and 1 replicas of 2 GPUs) is refused. Which
+# devices are free is not told to Slurm (its gres has no busy indices without slurmd).
+#
+# Needs munged, slurmctld, sbatch, scontrol (`make check` installs munge, slurmctld and
+# slurm-client); without them, or when the daemons cannot start, it says SKIPPED loudly and
+# exits 0, so that a machine without the packages still builds. XPOOL_BIN names the xpool.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${XPOOL_BIN:-$root/xpool}
+skip() { echo "slurm: SKIPPED: $*" >&2; echo "slurm: SKIPPED: the real-Slurm export checks did not run"; exit 0; }
+
+for t in munged munge slurmctld sbatch scontrol jq; do
+	command -v $t >/dev/null 2>&1 || PATH=$PATH:/usr/sbin command -v $t >/dev/null 2>&1 ||
+		skip "$t not installed (make check installs munge, slurmctld, slurm-client)"
+done
+PATH=$PATH:/usr/sbin
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/xpool-slurm.XXXXXX") || exit 1
+chmod 700 "$scratch"
+pids=()
+finish() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$scratch"
+}
+trap finish EXIT
+cd "$scratch" || exit 1
+
+# A port nothing listens on (connecting is refused), for slurmctld and the unused slurmd one.
+free_port() {
+	local p
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo $p; return 0; }
+	done
+	return 1
+}
+
+# munge: its own key (munged wants it readable by its user only) and socket directory.
+head -c 1024 /dev/urandom >munge.key && chmod 400 munge.key
+mkdir -m 755 sock
+munged -F --force --socket="$scratch/sock/munge" --key-file="$scratch/munge.key" \
+	--log-file="$scratch/munged.log" --pid-file="$scratch/munged.pid" --seed-file="$scratch/munged.seed" \
+	>munged.out 2>&1 &
+pids+=($!)
+for _ in $(seq 1 200); do
+	munge -n -S "$scratch/sock/munge" >/dev/null 2>&1 && break
+	kill -0 "${pids[0]}" 2>/dev/null || break
+	sleep 0.05
+done
+munge -n -S "$scratch/sock/munge" >/dev/null 2>&1 || { cat munged.out >&2; skip "munged did not start"; }
+
+# The simulated cluster the exports are placed on, and the same nodes declared to Slurm:
+# NVIDIA H100/H800 and AMD nodes hold gres gpu, Ascend nodes gres npu, A100 nodes typed MIG
+# gres gpu:1g.10gb, named as the export writes them (down and draining nodes are left out).
+"$bin" sim gen --nodes 40 --seed 3 -o c.json >/dev/null || { echo "slurm: sim gen failed"; exit 1; }
+ctl_port=$(free_port) && d_port=$(free_port) || skip "no free port"
+{
+	echo "ClusterName=xpooltest"
+	echo "SlurmctldHost=$(hostname -s)(127.0.0.1)"
+	echo "SlurmctldPort=$ctl_port"
+	echo "SlurmdPort=$d_port"
+	echo "SlurmUser=$(id -un)"
+	echo "AuthType=auth/munge"
+	echo "AuthInfo=socket=$scratch/sock/munge"
+	echo "CredType=cred/munge"
+	echo "StateSaveLocation=$scratch/state"
+	echo "SlurmdSpoolDir=$scratch/spool"
+	echo "SlurmctldPidFile=$scratch/slurmctld.pid"
+	echo "SlurmctldLogFile=$scratch/slurmctld.log"
+	echo "ProctrackType=proctrack/linuxproc"
+	echo "TaskPlugin=task/none"
+	echo "MpiDefault=none"
+	echo "SchedulerType=sched/backfill"
+	echo "SelectType=select/cons_tres"
+	echo "SelectTypeParameters=CR_Core"
+	echo "GresTypes=gpu,npu"
+	echo "JobCompType=jobcomp/none"
+	echo "AccountingStorageType=accounting_storage/none"
+	echo "SuspendProgram=/bin/true"
+	echo "ResumeProgram=/bin/true"
+	echo "SuspendTime=600"
+	echo "ResumeTimeout=600"
+	# Each node declares only what the snapshot leaves free: whole devices without an
+	# allocation, and on A100s the MIG slices (7 per GPU) less those allocated, so that Slurm
+	# refuses a script asking more of a node than the dry-run found there.
+	jq -r '.nodes[] | select(.state == "up" and (.devices | length) > 0) |
+		(.devices[0].vendor) as $v | (.devices[0].model // "") as $m |
+		([.devices[] | select((.allocations | length) == 0)] | length) as $free |
+		([.devices[] | 7 - ([.allocations[] | (.slice // "7g") | capture("^(?<g>[0-9]+)g").g | tonumber] | add // 0)]
+		 | add) as $slices |
+		(if $v == "Huawei" then "npu:\($free)"
+		 elif ($v == "NVIDIA" and ($m | test("A100"))) then "gpu:1g.10gb:\($slices)"
+		 elif ($v == "NVIDIA" or $v == "AMD") then "gpu:\($free)" else empty end) as $g |
+		"NodeName=\(.name) CPUs=64 RealMemory=1000 Gres=\($g) State=CLOUD"' c.json
+	echo "PartitionName=train Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+} >slurm.conf
+mkdir -m 700 state spool
+export SLURM_CONF=$scratch/slurm.conf
+slurmctld -D -f "$SLURM_CONF" >slurmctld.out 2>&1 &
+pids+=($!)
+for _ in $(seq 1 200); do
+	scontrol ping 2>/dev/null | grep -q 'is UP' && break
+	kill -0 "${pids[1]}" 2>/dev/null || break
+	sleep 0.05
+done
+scontrol ping 2>/dev/null | grep -q 'is UP' || { tail -20 slurmctld.out >&2; skip "slurmctld did not start"; }
+
+fail=0
+n=0
+# check NAME STEPS PLACE-ARGS...: the export must hold STEPS job steps (one per replica: the
+# batch script runs once, on the first node), be accepted as it is, and be refused asking
+# far more on its first --gres line.
+check() {
+	local name=$1 steps=$2
+	shift 2
+	n=$((n + 1))
+	if ! "$bin" --inventory c.json place --dry-run "$@" --export slurm --partition train >"$name.sh" 2>"$name.err"; then
+		echo "slurm: FAIL: $name: xpool place $* did not export:"; cat "$name.err"
+		fail=$((fail + 1)); return
+	fi
+	if [ "$(grep -c '^srun ' "$name.sh")" != "$steps" ]; then
+		echo "slurm: FAIL: $name: not one srun step per replica ($steps):"; cat "$name.sh"
+		fail=$((fail + 1)); return
+	fi
+	local out
+	out=$(sbatch --test-only "$name.sh" true 2>&1)
+	if [ $? -ne 0 ] || ! grep -q 'to start at' <<<"$out"; then
+		echo "slurm: FAIL: $name: sbatch --test-only refused it: $out"; cat "$name.sh"
+		fail=$((fail + 1)); return
+	fi
+	# One more of the gres on the first component: more than the node holds must be refused.
+	awk '!done && /^#SBATCH --gres=/ { n = split($0, a, ":"); a[n] = a[n] + 1000; s = a[1];
+		for (i = 2; i <= n; i++) s = s ":" a[i]; print s; done = 1; next } { print }' "$name.sh" >"$name-over.sh"
+	if sbatch --test-only "$name-over.sh" true >/dev/null 2>&1; then
+		echo "slurm: FAIL: $name: Slurm accepted an over-asking copy too, so it checked nothing"
+		fail=$((fail + 1)); return
+	fi
+	echo "slurm: ok: $name: $(grep -c '^srun ' "$name.sh") steps; $(grep -o 'Job [0-9]* to start at.*' <<<"$out")"
+}
+check gpus-several-nodes 3 --devices 4 --replicas 3 --model 'H100*'
+check gpus-uneven 5 --devices 2 --replicas 5 --model 'H100*'
+check gpus-uneven-three 9 --devices 1 --replicas 9 --model 'H100*'
+check npus 2 --devices 4 --replicas 2 --model 'Ascend*'
+check mig-typed 12 --slice 1g.10gb --replicas 12 --model 'A100*'
+echo "slurm: $((n - fail)) of $n exports accepted by $(sbatch --version)"
+[ $fail -eq 0 ]
