@@ -506,6 +506,7 @@ START_TEST(slurm)
 	xp_want_parts(t, "#SBATCH --ntasks-per-node=3\n", "#SBATCH --gres=gpu:1g.10gb:3\n",
 		      "--nodelist='gpu-a' --gres=gpu:1g.10gb:1 env XPOOL_DEVICES=", NULL);
 	ck_assert_ptr_null(strstr(t, "CUDA_VISIBLE_DEVICES"));
+	ck_assert_ptr_nonnull(strstr(t, "\n# gres type for slice 1g.10gb: 1g.10gb (the profile name; "));
 	free(t);
 	/* NVIDIA: gres gpu, no partition without one named. */
 	t = export(c, "{\"name\": \"g\", \"devices\": 2, \"vendor\": \"NVIDIA\"}", NULL, XP_EXPORT_SLURM, &err);
@@ -530,6 +531,51 @@ START_TEST(slurm)
 	t = export_to(c, "{\"devices\": 1}", NULL, XP_EXPORT_SLURM, "q$(id)", &err);
 	ck_assert_ptr_null(t);
 	ck_assert_ptr_nonnull(strstr(err.msg, "partition not plain"));
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* Places spec on c and exports it for Slurm with a --gres-type map. */
+static char *export_types(const struct xp_cluster *c, const char *spec, const char *types, struct xp_err *err)
+{
+	struct xp_err perr = {{0}};
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &perr);
+	ck_assert_msg(j != NULL, "%s", perr.msg);
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
+	ck_assert_msg(r && r->placed, "not placed: %s", spec);
+	struct xp_export_opts eo = {.gres_types = types};
+	char *text = xp_place_export(XP_EXPORT_SLURM, r, j, c, MANS, 4, &eo, err);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	return text;
+}
+
+START_TEST(slurm_gres_types)
+{
+	/* Slurm matches gres types literally and sites name MIG types their own way (Slurm's docs:
+	 * h100_1g.10gb): --gres-type maps a profile to the site's type, and the script says which
+	 * type was used; a map without the profile, or with a type that is not plain, is refused. */
+	struct xp_cluster *c = cluster();
+	struct xp_err err = {{0}};
+	static const char spec[] = "{\"replicas\": 2, \"slice\": \"1g.10gb\", \"vendor\": \"NVIDIA\"}";
+	char *t = export_types(c, spec, "2g.20gb=h100_2g.20gb,1g.10gb=h100_1g.10gb", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --gres=gpu:h100_1g.10gb:2\n", "# gres type for slice 1g.10gb: h100_1g.10gb (--gres-type)\n",
+		      "--gres=gpu:h100_1g.10gb:1 env", NULL);
+	ck_assert_ptr_null(strstr(t, "gpu:1g.10gb"));
+	free(t);
+	static const char *const bad[] = {"2g.20gb=x", "1g.10gb=", "1g.10gb=a$(id)", "1g.10gb", "1g.10gbx=y"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		t = export_types(c, spec, bad[i], &err);
+		ck_assert_msg(t == NULL, "%s: %s", bad[i], t);
+		ck_assert_msg(strstr(err.msg, "--gres-type names no plain type for slice 1g.10gb"), "%s", err.msg);
+	}
+	/* Whole devices have no type: the map is not used. */
+	t = export_types(c, "{\"devices\": 2, \"vendor\": \"NVIDIA\"}", "1g.10gb=h100_1g.10gb", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gres=gpu:2\n"));
+	free(t);
 	xp_cluster_free(c);
 }
 END_TEST
@@ -562,6 +608,12 @@ START_TEST(cli)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	ck_assert(!strncmp(r.out, "#!/bin/bash\n#SBATCH --job-name=xpool-job\n", 41));
 	xp_run_free(&r);
+	/* --gres-type goes with --export slurm only. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "k8s",
+				      "--gres-type", "1g.10gb=a", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "--gres-type goes with --export slurm"));
+	xp_run_free(&r);
 	/* Unknown format: usage error. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "yaml", NULL), 0);
 	ck_assert_int_eq(r.status, 2);
@@ -582,5 +634,5 @@ END_TEST
 XP_DEFINE_SUITE(export,
 	{"core", .timeout_s = 60, .setup = load_manifests, .teardown = free_manifests,
 	 .tests = {k8s_exact, k8s_ascend_family, k8s_unknown_vendor_refused,
-		   resources_from_manifests, manifest_without_names, volcano, hostile_yaml, slurm,
+		   resources_from_manifests, manifest_without_names, volcano, hostile_yaml, slurm, slurm_gres_types,
 		   not_placed, cli}})

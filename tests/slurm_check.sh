@@ -154,5 +154,18 @@ check gpus-uneven 5 --devices 2 --replicas 5 --model 'H100*'
 check gpus-uneven-three 9 --devices 1 --replicas 9 --model 'H100*'
 check npus 2 --devices 4 --replicas 2 --model 'Ascend*'
 check mig-typed 12 --slice 1g.10gb --replicas 12 --model 'A100*'
-echo "slurm: $((n - fail)) of $n exports accepted by $(sbatch --version)"
+# Slurm matches a gres type literally: the same MIG job under a type this site does not name
+# (--gres-type) must be refused, so that the accepted one above means the type was checked.
+n=$((n + 1))
+if ! "$bin" --inventory c.json place --dry-run --slice 1g.10gb --replicas 12 --model 'A100*' --export slurm \
+	--gres-type 1g.10gb=h100_1g.10gb >mig-other-type.sh 2>mig-other-type.err; then
+	echo "slurm: FAIL: mig-other-type: xpool did not export:"; cat mig-other-type.err; fail=$((fail + 1))
+elif ! grep -q -- '--gres=gpu:h100_1g.10gb:12$' mig-other-type.sh; then
+	echo "slurm: FAIL: mig-other-type: the --gres-type type is not asked for:"; cat mig-other-type.sh; fail=$((fail + 1))
+elif out=$(sbatch --test-only mig-other-type.sh true 2>&1); then
+	echo "slurm: FAIL: mig-other-type: Slurm accepted a type no node has: $out"; fail=$((fail + 1))
+else
+	echo "slurm: ok: mig-other-type: refused as it should be: $out"
+fi
+echo "slurm: $((n - fail)) of $n exports judged as expected by $(sbatch --version)"
 [ $fail -eq 0 ]

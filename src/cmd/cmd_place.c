@@ -40,7 +40,7 @@ static const char *network_value(int i)
 
 /* The options before FIRST_JOB_OPT say how to place and write; the rest describe the job
  * (and so do not go with -f). */
-#define FIRST_JOB_OPT 6
+#define FIRST_JOB_OPT 7
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
@@ -48,6 +48,7 @@ static const struct xp_opt place_opts[] = {
 	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
 	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
 	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
+	{"gres-type", 0, "PROFILE=TYPE[,...]", "with --export slurm: the site's gres type per MIG profile or vNPU template"},
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},
@@ -285,6 +286,10 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --partition goes with --export slurm");
 		return XP_EXIT_USAGE;
 	}
+	if (xp_args_has(a, "gres-type") && efmt != XP_EXPORT_SLURM) {
+		xp_ctx_error(ctx, "place: --gres-type goes with --export slurm");
+		return XP_EXIT_USAGE;
+	}
 	/* An export is YAML or a shell script: a script that asked for JSON must not get one. */
 	if (ename && ctx->json) {
 		xp_ctx_error(ctx, "place: --export %s writes %s, not JSON: give --export or --json", ename,
@@ -377,7 +382,8 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	if (ename && r->placed) {
 		/* Only a placement is exported; a refusal keeps the reasons below and exit 3. */
-		struct xp_export_opts eo = {.partition = xp_args_get(a, "partition")};
+		struct xp_export_opts eo = {.partition = xp_args_get(a, "partition"),
+					    .gres_types = xp_args_get(a, "gres-type")};
 		char *text = xp_place_export(efmt, r, job, c, (const struct xp_manifest *const *)ms, nm, &eo, &err);
 		if (!text) {
 			xp_ctx_error(ctx, "place: %s", err.msg);
@@ -408,7 +414,7 @@ out:
 const struct xp_cmd_entry xp_cmd_place_entry = {
 	.name = "place",
 	.alias = NULL,
-	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT [--partition P]] [--json]",
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...]] [--json]",
 	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
 	.opts = place_opts,
 	.min_args = 0,

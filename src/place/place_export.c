@@ -349,11 +349,12 @@ struct slurm_comp {
 	const char **nodes;
 };
 
-/* The gres one replica asks for, "gpu:2" or "gpu:1g.10gb:1" for a slice, times k. */
-static void gres_of(FILE *f, const char *gres, const struct xp_place_replica *p, size_t k)
+/* The gres one replica asks for, "gpu:2" or "gpu:TYPE:1" for a slice (type: its gres type
+ * name), times k. */
+static void gres_of(FILE *f, const char *gres, const char *type, const struct xp_place_replica *p, size_t k)
 {
 	if (p->slice)
-		fprintf(f, "%s:%s:%zu", gres, p->slice, k);
+		fprintf(f, "%s:%s:%zu", gres, type, k);
 	else
 		fprintf(f, "%s:%zu", gres, k * resource_count(p));
 }
@@ -368,9 +369,29 @@ static void gres_of(FILE *f, const char *gres, const struct xp_place_replica *p,
  * from 0 when ConstrainDevices fences the step, so xpool's host indices would be wrong there
  * and are only passed as XPOOL_DEVICES; for other gres (npu, mlu) Slurm only counts and sets
  * no variable, so the step sets the manifest's variable to xpool's choice. */
-static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-		       const struct xp_cluster *c, const struct mset *ms, const char *partition, struct xp_err *err)
+/* The gres type of slice in map ("PROFILE=TYPE[,...]"), copied into out; false when map has
+ * no entry for it or the entry is not plain. */
+static bool gres_type_of(const char *map, const char *slice, char *out, size_t len)
 {
+	size_t sl = strlen(slice);
+	for (const char *s = map; s && *s;) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		if (n > sl + 1 && !strncmp(s, slice, sl) && s[sl] == '=' && n - sl - 1 < len) {
+			memcpy(out, s + sl + 1, n - sl - 1);
+			out[n - sl - 1] = 0;
+			return plain(out);
+		}
+		s = end ? end + 1 : s + n;
+	}
+	return false;
+}
+
+static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
+		       const struct xp_cluster *c, const struct mset *ms, const struct xp_export_opts *o,
+		       struct xp_err *err)
+{
+	const char *partition = o->partition;
 	if (job->n_groups != 1)
 		return xp_errf(err, "export slurm: %zu task groups; one sbatch script holds one group", job->n_groups);
 	if (!r->n_replicas)
@@ -435,6 +456,25 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		rc = xp_errf(err, "export slurm: manifest %s: slurm_gres not plain [A-Za-z0-9._+-]; refused", m0->name);
 		goto out;
 	}
+	/* A slice's gres type is the site's name for it: Slurm matches types literally, and
+	 * sites name MIG types as they like (Slurm's docs: h100_1g.10gb). --gres-type maps them;
+	 * without it the profile name is the type, and the script says which was used. */
+	char type[128] = "";
+	if (p0->slice) {
+		if (o->gres_types && !gres_type_of(o->gres_types, p0->slice, type, sizeof type)) {
+			rc = xp_errf(err, "export slurm: --gres-type names no plain type for slice %s "
+					  "(PROFILE=TYPE[,...]); refused", p0->slice);
+			goto out;
+		}
+		if (!o->gres_types)
+			snprintf(type, sizeof type, "%s", p0->slice);
+	}
+	for (size_t i = 1; i < r->n_replicas; i++)
+		if ((r->replicas[i].slice == NULL) != (p0->slice == NULL) ||
+		    (p0->slice && strcmp(r->replicas[i].slice, p0->slice))) {
+			rc = xp_errf(err, "export slurm: replicas of different slices; refused");
+			goto out;
+		}
 	/* Slurm's gpu gres plugin sets the visible-devices variable itself (see above). */
 	bool slurm_sets_env = !strcmp(gres, "gpu");
 	fputs("#!/bin/bash\n", f);
@@ -454,7 +494,7 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		fputs("\n#SBATCH --gres=", f);
 		/* --gres counts per node: the replicas on each of these nodes times what each asks
 		 * for. A slice is a typed gres (Slurm's MIG support: gpu:1g.10gb:N). */
-		gres_of(f, gres, p0, comp[g].per);
+		gres_of(f, gres, type, p0, comp[g].per);
 		fputc('\n', f);
 		/* A queue is xpool's (or Volcano's, Kueue's) notion: Slurm refuses a partition that
 		 * does not exist, so only the partition named for this export is written (in each
@@ -462,6 +502,9 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		if (partition)
 			fprintf(f, "#SBATCH --partition=%s\n", partition);
 	}
+	if (p0->slice)
+		fprintf(f, "# gres type for slice %s: %s (%s)\n", p0->slice, type,
+			o->gres_types ? "--gres-type" : "the profile name; a site naming its types otherwise needs --gres-type");
 	fputs("# Run as: sbatch THIS-SCRIPT COMMAND [ARG...]. The script runs once, on the first node:\n"
 	      "# each replica is a job step on its node with its devices (see xpool(1), place --export).\n", f);
 	fputs("[ $# -gt 0 ] || { echo \"usage: sbatch $0 COMMAND [ARG...]\" >&2; exit 2; }\n", f);
@@ -480,7 +523,7 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		fputs(" --nodes=1 --ntasks=1 --exact --nodelist=", f);
 		sh_quote(f, p->node);
 		fputs(" --gres=", f);
-		gres_of(f, gres, p, 1);
+		gres_of(f, gres, type, p, 1);
 		fputs(" env XPOOL_DEVICES=", f);
 		sh_quote(f, p->env_value ? p->env_value : "");
 		if (!slurm_sets_env) {
@@ -538,7 +581,7 @@ char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_
 		rc = write_volcano(f, r, job, c, &ms, err);
 		break;
 	case XP_EXPORT_SLURM:
-		rc = write_slurm(f, r, job, c, &ms, o->partition, err);
+		rc = write_slurm(f, r, job, c, &ms, o, err);
 		break;
 	default:
 		rc = xp_errf(err, "export: unknown format %d", fmt);

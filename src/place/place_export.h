@@ -35,6 +35,8 @@ void xp_yaml_quote(FILE *f, const char *s);
 /* What an export writes beyond the placement. */
 struct xp_export_opts {
 	const char *partition; /* slurm: the partition to ask for; NULL: none (a queue is not one) */
+	const char *gres_types; /* slurm: "PROFILE=TYPE[,...]", the site's gres type per slice (MIG
+				 * profile or vNPU template); NULL: the profile name as the type */
 };
 
 char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
