@@ -20,11 +20,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${XPOOL_BIN:-$root/xpool}
 skip() { echo "slurm: SKIPPED: $*" >&2; echo "slurm: SKIPPED: the real-Slurm export checks did not run"; exit 0; }
 
+PATH=$PATH:/usr/sbin # munged and slurmctld live there, outside a user's usual PATH
 for t in munged munge slurmctld sbatch scontrol jq; do
-	command -v $t >/dev/null 2>&1 || PATH=$PATH:/usr/sbin command -v $t >/dev/null 2>&1 ||
-		skip "$t not installed (make check installs munge, slurmctld, slurm-client)"
+	command -v $t >/dev/null 2>&1 || skip "$t not installed (make check installs munge, slurmctld, slurm-client)"
 done
-PATH=$PATH:/usr/sbin
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/xpool-slurm.XXXXXX") || exit 1
 chmod 700 "$scratch"
