@@ -61,7 +61,7 @@ START_TEST(place_on_atlas)
 	/* Placement on the real 8 x 910A capture: 4 NPUs come from one HCCS ring (the manifest's
 	 * ring:4), the task sees them by their NPU ids (npu-smi's, not the node's device indices:
 	 * this hwloc.xml lists 4 other accelerators first), the device files are those ids', and
-	 * 5 NPUs are refused by the ring rule with 4 offered instead. */
+	 * 5 NPUs are refused by the vendor's rule (1, 2, 4 or 8) with 4 offered instead. */
 	char *d = xp_assemble(dir, "atlas-place", "ascend/npu-smi-info_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info.txt",
 			   "ascend/npu-smi-info-m_atlas800-9010_8x910A_24.1.RC2.txt", "npu-smi-info-m.txt",
 			   "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc.xml", NULL);
@@ -87,7 +87,7 @@ START_TEST(place_on_atlas)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "5", "--model", "Ascend*",
 				      NULL), 0);
 	ck_assert_int_eq(r.status, 3);
-	xp_want_parts(r.out, "affinity rule ring:4 refuses 5 Ascend 910A devices",
+	xp_want_parts(r.out, "the vendor's rule for Ascend 910A allows 1, 2, 4 or 8 per node, not 5",
 		      "would fit with devices 5 -> 4", NULL);
 	xp_run_free(&r);
 	free(d);

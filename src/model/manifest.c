@@ -140,6 +140,48 @@ static int parse_affinity(struct xp_where *p, const char *val, int *aff, int *ri
 	return 0;
 }
 
+/* counts = 1,2,4,8: the per-node request sizes the vendor allows. */
+static int parse_counts(struct xp_where *p, char *val, uint64_t *out)
+{
+	char *save = NULL;
+	*out = 0;
+	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		char *end;
+		long k = strtol(w, &end, 10);
+		if (*end || k < 1 || k > 64)
+			return xp_where_errf(p, "counts: '%s' is not a device count from 1 to 64", w);
+		*out |= UINT64_C(1) << (k - 1);
+	}
+	if (!*out)
+		return xp_where_errf(p, "counts: expected a list of device counts such as 1,2,4,8");
+	return 0;
+}
+
+/* ring_priority = K: F1 F2 ...: a request of K devices takes the first ring (in ring order)
+ * whose free count is F1, else F2, ... */
+static int parse_ring_priority(struct xp_where *p, char *val, struct xp_mmodel *md)
+{
+	char *colon = strchr(val, ':'), *end, *save = NULL;
+	long k = colon ? strtol(val, &end, 10) : 0;
+	if (!colon || end != colon || k < 1 || k > XP_MRING_MAX)
+		return xp_where_errf(p, "ring_priority: '%s': expected 'K: F1 F2 ...' with K from 1 to %d", val,
+				     XP_MRING_MAX);
+	if (md->n_ring_prio[k])
+		return xp_where_errf(p, "ring_priority: request %ld given twice", k);
+	unsigned char n = 0;
+	for (char *w = strtok_r(colon + 1, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		long f = strtol(w, &end, 10);
+		if (*end || f < k || f > XP_MRING_MAX || n == XP_MRING_MAX)
+			return xp_where_errf(p, "ring_priority: '%s': a free count must be from %ld to %d, at most %d of them",
+					     w, k, XP_MRING_MAX, XP_MRING_MAX);
+		md->ring_prio[k][n++] = (unsigned char)f;
+	}
+	if (!n)
+		return xp_where_errf(p, "ring_priority: request %ld lists no free count", k);
+	md->n_ring_prio[k] = n;
+	return 0;
+}
+
 static int parse_drivers(struct xp_where *p, char *val, struct xp_manifest *m)
 {
 	char *save = NULL;
@@ -531,6 +573,10 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 	}
 	if (strcmp(key, "affinity") == 0)
 		return parse_affinity(p, val, &md->affinity, &md->ring_size);
+	if (strcmp(key, "counts") == 0)
+		return parse_counts(p, val, &md->counts);
+	if (strcmp(key, "ring_priority") == 0)
+		return parse_ring_priority(p, val, md);
 	if (strcmp(key, "partition") == 0)
 		return parse_partition(p, val, &md->partition);
 	if (strcmp(key, "template") == 0)
@@ -546,7 +592,7 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 static bool repeatable(const char *key)
 {
 	return strcmp(key, "match") == 0 || strcmp(key, "peak") == 0 || strcmp(key, "record") == 0 ||
-	       strcmp(key, "template") == 0;
+	       strcmp(key, "template") == 0 || strcmp(key, "ring_priority") == 0;
 }
 
 static struct xp_mmodel *new_model(struct xp_manifest *m, const char *name, int line)
@@ -862,4 +908,26 @@ const char *xp_manifest_slurm_gres(const struct xp_manifest *m, const struct xp_
 	if (md && md->slurm_gres[0])
 		return md->slurm_gres;
 	return m && m->slurm_gres[0] ? m->slurm_gres : NULL;
+}
+
+bool xp_manifest_count_ok(const struct xp_mmodel *md, int k)
+{
+	if (!md || !md->counts)
+		return true;
+	return k >= 1 && k <= 64 && (md->counts >> (k - 1) & 1);
+}
+
+void xp_manifest_counts_text(const struct xp_mmodel *md, char *out, size_t len)
+{
+	size_t o = 0;
+	int total = 0, seen = 0;
+	out[0] = 0;
+	for (int k = 1; md && k <= 64; k++)
+		total += xp_manifest_count_ok(md, k) && md->counts;
+	for (int k = 1; total && k <= 64 && o < len; k++)
+		if (md->counts >> (k - 1) & 1) {
+			seen++;
+			int w = snprintf(out + o, len - o, "%s%d", seen == 1 ? "" : seen == total ? " or " : ", ", k);
+			o += w > 0 ? (size_t)w : 0;
+		}
 }

@@ -51,6 +51,9 @@ enum xp_affinity {
 	XP_AFF_XGMI    /* the hive the vendor tool reports */
 };
 
+/* Largest request size, and longest list, a ring_priority line may give. */
+#define XP_MRING_MAX 16
+
 /* One [model NAME] section. */
 struct xp_mmodel {
 	char name[96];
@@ -69,6 +72,11 @@ struct xp_mmodel {
 	int memory_access;    /* enum xp_mem_access */
 	int affinity;         /* enum xp_affinity, XP_AFF_NONE: the adapter's */
 	int ring_size;
+	uint64_t counts;      /* devices a replica may take on one node: bit k-1 for k (1..64); 0 any */
+	/* ring_prio[k][0..n_ring_prio[k]): for a request of k devices, the free counts a ring
+	 * must show, tried in this order (the vendor's rule, not a best fit); n 0: no rule. */
+	unsigned char ring_prio[XP_MRING_MAX + 1][XP_MRING_MAX];
+	unsigned char n_ring_prio[XP_MRING_MAX + 1];
 	unsigned partition;   /* enum xp_partition bits, 0 when not given */
 	struct xp_mtemplate *templates;
 	size_t n_templates;
@@ -117,6 +125,10 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 struct xp_manifest *xp_manifest_load(const char *path, struct xp_err *err);
 /* Frees a manifest; NULL is fine. */
 void xp_manifest_free(struct xp_manifest *m);
+/* True when md lets a replica take k devices on one node (its counts, or any when it gives none). */
+bool xp_manifest_count_ok(const struct xp_mmodel *md, int k);
+/* The counts md allows as text ("1, 2, 4 or 8"), "" when any. */
+void xp_manifest_counts_text(const struct xp_mmodel *md, char *out, size_t len);
 /* The template of md named name (any case), NULL when md is NULL or has none by that name. */
 const struct xp_mtemplate *xp_manifest_template(const struct xp_mmodel *md, const char *name);
 /* The model whose match globs fit the product name, else whose PCI device id matches (pci_device

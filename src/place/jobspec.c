@@ -873,13 +873,13 @@ static int check_slice(const struct xp_job *j, long gi, const struct xp_manifest
 	return 0;
 }
 
-/* Whole devices: the count must be one some matching model's affinity rule allows (ring:N:
- * 1 to N inside one ring, or whole rings), and the memory one some matching model has. */
+/* Whole devices: the count must be one some matching model's counts and affinity rule allow
+ * (ring:N: 1 to N inside one ring, or whole rings), and the memory one some matching model has. */
 static int check_devices(const struct xp_job *j, long gi, const struct xp_manifest *const *ms, size_t n,
 			 struct xp_err *err)
 {
 	const struct xp_task_group *g = &j->groups[gi];
-	const struct xp_mmodel *refused = NULL, *unfit = NULL, *largest = NULL;
+	const struct xp_mmodel *refused = NULL, *unfit = NULL, *largest = NULL, *vendor_refused = NULL;
 	int refused_ring = 0, unfit_ring = 0;
 	bool allowed = false, fits_group = false, memory_known = true;
 	size_t matching = 0;
@@ -892,7 +892,11 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 			matching++;
 			int ring = 0, rule = rule_of(ms[i], md, &ring);
 			bool ringed = rule == XP_AFF_RING && ring > 0;
-			if (!ringed || d <= ring || d % ring == 0)
+			/* The vendor's own list of request sizes comes before the ring arithmetic. */
+			if (!xp_manifest_count_ok(md, d)) {
+				if (!vendor_refused)
+					vendor_refused = md;
+			} else if (!ringed || d <= ring || d % ring == 0)
 				allowed = true;
 			else if (!refused)
 				refused = md, refused_ring = ring;
@@ -908,6 +912,12 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 		}
 	if (!matching)
 		return 0; /* devices the manifests do not know: placement will say none fit */
+	if (!allowed && vendor_refused && !refused) {
+		char counts[128];
+		xp_manifest_counts_text(vendor_refused, counts, sizeof counts);
+		return cbad(err, j, gi, "devices", "%d devices per replica: the vendor's rule for %s allows %s per "
+			    "node (counts in its manifest)", d, vendor_refused->name, counts);
+	}
 	if (!allowed)
 		return cbad(err, j, gi, "devices", "%d devices per replica break the ring:%d rule of %s: 1 to %d "
 			    "within one ring, or a multiple of %d", d, refused_ring, refused->name, refused_ring,

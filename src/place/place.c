@@ -243,7 +243,10 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 			} else if (nd) {
 				if (!pd)
 					pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
-				pd[np++] = (struct pend){k, bound(p, g, ix->classes[k].used_sum, nd)};
+				/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use. */
+				double ub = xpl_vendor_scored(p, ix->scls_rep[sc], g) ? 100 + 1e-6
+					    : bound(p, g, ix->classes[k].used_sum, nd);
+				pd[np++] = (struct pend){k, ub};
 			}
 		}
 	}

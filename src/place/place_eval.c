@@ -154,13 +154,52 @@ static void closest(const struct xp_node *n, const int *cand, size_t nc, size_t 
 	qsort(out, want, sizeof *out, int_cmp);
 }
 
+/* The vendor's ring rule (a manifest's ring_priority for this request size): the free counts
+ * prio[0..np) are tried in order, and for each the rings in device order; the first ring whose
+ * free count (devices in cand: a failed device counts as used) equals it gives its lowest
+ * want devices. No best fit: what the vendor's scheduler takes. */
+static bool vendor_ring(const struct xp_node *n, const int *cand, size_t nc, size_t want, const unsigned char *prio,
+			size_t np, const char *model, const char *kind, int *out, char *text, size_t tlen)
+{
+	for (size_t pi = 0; pi < np; pi++)
+		for (size_t i = 0; i < nc; i++) {
+			const char *g = n->devices[cand[i]].affinity_group;
+			bool first = true;
+			for (size_t j = 0; j < i && first; j++)
+				first = !xpi_streq(n->devices[cand[j]].affinity_group, g);
+			if (!first || !g)
+				continue;
+			size_t fr = 0;
+			for (size_t k = 0; k < nc; k++)
+				fr += xpi_streq(n->devices[cand[k]].affinity_group, g);
+			if (fr != prio[pi] || fr < want)
+				continue;
+			size_t got = 0;
+			for (size_t k = 0; k < nc && got < want; k++)
+				if (xpi_streq(n->devices[cand[k]].affinity_group, g))
+					out[got++] = cand[k];
+			return true;
+		}
+	size_t o = (size_t)snprintf(text, tlen, "no %s group with", kind);
+	for (size_t pi = 0; pi < np && o < tlen; pi++)
+		o += (size_t)snprintf(text + o, tlen - o, "%s%u", pi == 0 ? " " : pi + 1 == np ? " or " : ", ",
+				      prio[pi]);
+	if (o < tlen)
+		snprintf(text + o, tlen - o, " free %s (the vendor's rule for %zu)", model, want);
+	return false;
+}
+
 /* Picks want devices from cand (indices, ascending) under the group rules; returns false with
- * text set. ring: the affinity rule's ring size (0 none). */
+ * text set. ring: the affinity rule's ring size (0 none); prio/np: the vendor's ring order for
+ * want (np 0: none, best fit by strategy). */
 static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, bool same_group,
-		  int strategy, const char *model, int *out, char *text, size_t tlen)
+		  int strategy, const unsigned char *prio, size_t np, const char *model, int *out, char *text,
+		  size_t tlen)
 {
 	char kind[32];
 	group_kind(nc ? n->devices[cand[0]].affinity_group : NULL, kind, sizeof kind);
+	if (ring > 0 && want <= (size_t)ring && np)
+		return vendor_ring(n, cand, nc, want, prio, np, model, kind, out, text, tlen);
 	if (ring > 0 && want > (size_t)ring) {
 		if (want % (size_t)ring) {
 			snprintf(text, tlen, "affinity rule ring:%d refuses %zu %s devices", ring, want, model);
@@ -440,7 +479,8 @@ static bool pick_shared(const struct pctx *p, size_t ni, const struct xp_task_gr
 /* Whole devices in one NUMA domain: each domain tried in id order, since memory across
  * domains is slower; prefer falls back to anywhere, strict does not. */
 static bool shape_numa(const struct pctx *p, const struct xp_node *n, const struct xp_task_group *g, const int *cand,
-		       size_t nc, size_t want, int ring, const char *mname, struct answer *tmp)
+		       size_t nc, size_t want, int ring, const unsigned char *prio, size_t np, const char *mname,
+		       struct answer *tmp)
 {
 	bool ok = false;
 	for (size_t i = 0; i < nc && !ok; i++) {
@@ -456,12 +496,12 @@ static bool shape_numa(const struct pctx *p, const struct xp_node *n, const stru
 			if (n->devices[cand[j]].numa == dom)
 				sub[ns++] = cand[j];
 		if (ns >= want)
-			ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, mname, tmp->dev, tmp->text,
-				   sizeof tmp->text);
+			ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, prio, np, mname, tmp->dev,
+				   tmp->text, sizeof tmp->text);
 	}
 	if (!ok && g->numa == XP_NUMA_PREFER)
-		ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp->dev, tmp->text,
-			   sizeof tmp->text);
+		ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, mname, tmp->dev,
+			   tmp->text, sizeof tmp->text);
 	else if (!ok && (!tmp->text[0] || strstr(tmp->text, "fewer than") == tmp->text))
 		snprintf(tmp->text, sizeof tmp->text, "fewer than %zu free %s in one NUMA domain", want, mname);
 	return ok;
@@ -478,10 +518,25 @@ static bool stage_shape(const struct pctx *p, size_t ni, const struct xp_task_gr
 	const char *mname = rep->model ? rep->model : "device";
 	if (sliced)
 		return pick_shared(p, ni, g, cand, nc, mname, tmp);
+	/* The vendor's rule: request sizes it allows, and which ring it takes for each. */
+	const struct xp_mmodel *md = repinfo->md;
+	if (!xp_manifest_count_ok(md, (int)want)) {
+		char counts[128];
+		xp_manifest_counts_text(md, counts, sizeof counts);
+		snprintf(tmp->text, sizeof tmp->text, "the vendor's rule for %s allows %s per node, not %zu", mname,
+			 counts, want);
+		return false;
+	}
+	const unsigned char *prio = NULL;
+	size_t np = 0;
+	if (md && want <= XP_MRING_MAX && md->n_ring_prio[want]) {
+		prio = md->ring_prio[want];
+		np = md->n_ring_prio[want];
+	}
 	if (g->numa == XP_NUMA_NONE)
-		return shape(n, cand, nc, want, ring, g->same_group, p->strategy, mname, tmp->dev, tmp->text,
-			     sizeof tmp->text);
-	return shape_numa(p, n, g, cand, nc, want, ring, mname, tmp);
+		return shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, mname, tmp->dev,
+			     tmp->text, sizeof tmp->text);
+	return shape_numa(p, n, g, cand, nc, want, ring, prio, np, mname, tmp);
 }
 
 /* ---- the score of a fit ---- */
@@ -523,6 +578,86 @@ static void score_fit(const struct pctx *p, size_t ni, struct answer *tmp)
 	/* To a millionth of a point, so that equal choices tie exactly and the name order
 	 * decides, whichever order the nodes are judged in. */
 	tmp->score = round(tmp->score * 1e6) / 1e6;
+}
+
+/* ---- the vendor's node score ---- */
+
+/* The vendor's ring order for want whole devices of the model di describes (NULL: none), with
+ * its length in *np and the ring size in *ring. */
+static const unsigned char *vendor_prio(const struct xpi_dinfo *di, size_t want, size_t *np, int *ring)
+{
+	*ring = ring_of(di);
+	bool any = false;
+	for (size_t k = 1; di->md && k <= XP_MRING_MAX; k++)
+		any = any || di->md->n_ring_prio[k];
+	if (*ring <= 0 || !any)
+		return NULL;
+	*np = want <= XP_MRING_MAX ? di->md->n_ring_prio[want] : 0;
+	return want <= XP_MRING_MAX ? di->md->ring_prio[want] : NULL;
+}
+
+bool xpl_vendor_group(const struct pctx *p, const struct xp_task_group *g)
+{
+	return p->strategy == XP_STRAT_PACK && !g->slice && g->share_pct <= 0 && (g->vendor || g->model);
+}
+
+bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_group *g)
+{
+	if (!xpl_vendor_group(p, g))
+		return false;
+	const struct xp_node *n = p->c->nodes[ni];
+	for (size_t i = 0; i < n->n_devices; i++) {
+		size_t np = 0;
+		int ring;
+		if (vendor_prio(xpl_dinfo(p, ni, i), 1, &np, &ring))
+			return true;
+	}
+	return false;
+}
+
+/* Under pack, a model with the vendor's ring rule ranks nodes as Volcano's Ascend plugin does
+ * (module910x8 ScoreBestNPUNodes: nodeWeight * (healthy NPUs * ring size - the rank of the
+ * best ring's free count in the priority list)): more healthy devices of the kind first (a
+ * node with a failed one is still used, after the others), then the better ring, then (the
+ * plugin's policy of filling nodes, not in that formula) the node with more in use. Scaled
+ * to 0..100: the ring part is the breakdown's topology, the fill its utilization. */
+static void vendor_score(const struct pctx *p, size_t ni, const struct xpi_dinfo *di, size_t want,
+			 struct answer *tmp)
+{
+	size_t np = 0;
+	int ring;
+	const unsigned char *prio = vendor_prio(di, 1, &np, &ring);
+	if (!prio)
+		return; /* no vendor rule for this model */
+	prio = vendor_prio(di, want, &np, &ring);
+	const struct xp_node *n = p->c->nodes[ni];
+	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
+	uint32_t k = kind[tmp->dev[0]];
+	const char *g = n->devices[tmp->dev[0]].affinity_group;
+	size_t healthy = 0, busy = 0, ring_free = 0, nd = 0;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		if (kind[i] != k)
+			continue;
+		nd++;
+		if (n->devices[i].health == XP_HEALTH_FAIL)
+			continue;
+		healthy++;
+		bool used = used_now(p, ni, i) > EPS;
+		busy += used;
+		ring_free += !used && xpi_streq(n->devices[i].affinity_group, g);
+	}
+	/* The rank of the chosen ring's free count in the list (0: the first); a request wider
+	 * than a ring takes whole rings and has no list: rank 0. */
+	size_t rank = 0;
+	if (prio && want <= (size_t)ring)
+		while (rank < np && prio[rank] != ring_free)
+			rank++;
+	double r = ring, top = (double)nd * r, fit = (double)healthy * r - (double)rank;
+	double scale = 100.0 / (top * (double)(nd + 1) + (double)nd);
+	memset(tmp->parts, 0, sizeof tmp->parts);
+	tmp->parts[XP_CRIT_TOPOLOGY] = fit * (double)(nd + 1) * scale;
+	tmp->parts[XP_CRIT_UTILIZATION] = (double)busy * scale;
+	tmp->score = round((tmp->parts[XP_CRIT_TOPOLOGY] + tmp->parts[XP_CRIT_UTILIZATION]) * 1e6) / 1e6;
 }
 
 /* ---- one kind of device, and the node's answer ---- */
@@ -582,6 +717,8 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 			tmp.take = take;
 			tmp.stage = ST_OK;
 			score_fit(p, ni, &tmp);
+			if (xpl_vendor_group(p, g))
+				vendor_score(p, ni, &repinfo, want, &tmp);
 			if (!f->any || a->stage != ST_OK || tmp.score > a->score + EPS) {
 				*a = tmp;
 				f->any = true;

@@ -55,6 +55,14 @@ struct rec {
 const struct xpi_dinfo *xpl_dinfo(const struct pctx *p, size_t ni, size_t di);
 /* Judges node ni for one replica of group g; fills a. rc: the --explain recorder or NULL. */
 void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc);
+/* True when a replica of g is ranked by a vendor's node score where a model has one: whole
+ * devices under pack, for a job that names its vendor or model (as a job for a vendor's
+ * scheduler does: one that takes any accelerator is ranked by the strategy alone, since the
+ * two scores do not compare across vendors). */
+bool xpl_vendor_group(const struct pctx *p, const struct xp_task_group *g);
+/* True when node ni may score a replica of g by a vendor's rule (a manifest's ring_priority,
+ * under pack) instead of the strategy's weights: such a score is not bounded as those are. */
+bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_group *g);
 /* One dry-run on ix, without a relaxation search (place_relax.c adds that on top: it calls
  * this again for each change it tries, so the search sits above the engine, never in it). */
 struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job *job,
