@@ -46,9 +46,10 @@ static bool place_ours(const struct xp_mmodel *md, const struct xp_mtemplate *co
 
 /* Walks every legal arrangement of the existing items[i..n) over occupied (where they are is
  * not known, so each counts); counts the arrangements (*seen) and those where ours still fit
- * (*fit). */
+ * (*fit). prev: where items[i - 1] starts. */
 static void arrange(const struct xp_mmodel *md, const struct xp_mtemplate *const *items, size_t i, size_t n,
-		    unsigned occupied, const struct xp_mtemplate *const *ours, size_t no, long *seen, long *fit)
+		    unsigned occupied, int prev, const struct xp_mtemplate *const *ours, size_t no, long *seen,
+		    long *fit)
 {
 	if (i == n) {
 		(*seen)++;
@@ -56,10 +57,13 @@ static void arrange(const struct xp_mmodel *md, const struct xp_mtemplate *const
 		return;
 	}
 	const struct xp_mtemplate *it = items[i];
-	for (int s = 0; s < md->slots; s++) {
+	/* Instances of one template are alike: the same starts in another order are the same
+	 * arrangement, so each starts after the one before it (alike ones are next to each other). */
+	int from = i > 0 && items[i - 1] == it ? prev + 1 : 0;
+	for (int s = from; s < md->slots; s++) {
 		unsigned m = span_mask(md, it, s);
 		if ((it->at & (1u << s)) && m && !(m & occupied))
-			arrange(md, items, i + 1, n, occupied | m, ours, no, seen, fit);
+			arrange(md, items, i + 1, n, occupied | m, s, ours, no, seen, fit);
 	}
 }
 
@@ -100,7 +104,7 @@ static void compose(struct walk *w, size_t k, double planned)
 		w->ours[w->no] = w->t;
 		all[w->n + w->no] = w->t;
 		long seen = 0, fit = 0;
-		arrange(w->md, w->items, 0, w->n, 0, w->ours, w->no + 1, &seen, &fit);
+		arrange(w->md, w->items, 0, w->n, 0, -1, w->ours, w->no + 1, &seen, &fit);
 		if (!seen)
 			w->none_arranged = true;
 		if (!seen || fit != seen || count_of(all, w->n + w->no + 1, w->t) > w->t->count)
@@ -129,9 +133,16 @@ int xp_mig_fits(const struct xp_mmodel *md, const char *const *names, size_t n,
 		return -1;
 	struct walk w = {.md = md, .n = n, .kinds = kinds, .nk = nk, .t = t};
 	for (size_t i = 0; i < n; i++) {
-		w.items[i] = xp_manifest_template(md, names[i]);
-		if (!xp_mig_geometric(md, w.items[i]))
+		const struct xp_mtemplate *it = xp_manifest_template(md, names[i]);
+		if (!xp_mig_geometric(md, it))
 			return -1;
+		/* Insertion by template: alike instances next to each other (see arrange). */
+		size_t j = i;
+		while (j > 0 && w.items[j - 1] > it) {
+			w.items[j] = w.items[j - 1];
+			j--;
+		}
+		w.items[j] = it;
 	}
 	for (size_t i = 0; i < nk; i++)
 		if (!xp_mig_geometric(md, kinds[i]))
