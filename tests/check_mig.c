@@ -14,6 +14,7 @@
 #include "model.h"
 #include "place.h"
 #include "place_mig.h"
+#include "simgen.h"
 #include "suitelib.h"
 #include "testlib.h"
 
@@ -253,6 +254,74 @@ START_TEST(engine_refuses_impossible)
 }
 END_TEST
 
+/* The table's row for a profile of a model; NULL when the table has none. */
+static const struct row *row_of(const struct table *tb, const char *profile)
+{
+	for (const struct row *rw = tb->rows; rw->profile; rw++)
+		if (strcasecmp(rw->profile, profile) == 0)
+			return rw;
+	return NULL;
+}
+
+/* Whether rows[i..n) can all sit on a GPU of slots with free slots, by the table alone. */
+static bool arrangeable(const struct row *const *rows, size_t i, size_t n, int slots, unsigned taken)
+{
+	if (i == n)
+		return true;
+	for (int s = 0; s + rows[i]->span <= slots; s++) {
+		unsigned m = ((1u << rows[i]->span) - 1) << s;
+		if (listed(rows[i]->starts, s) && !(m & taken) && arrangeable(rows, i + 1, n, slots, taken | m))
+			return true;
+	}
+	return false;
+}
+
+START_TEST(sim_layouts_are_buildable)
+{
+	/* Simulated clusters hold only MIG layouts the GPU can build (checked here against the
+	 * table, by brute force), within each profile's count: the generator fits compute, memory
+	 * and counts, and with the manifest's memory sizes that must not pass what the positions
+	 * allow (a guard on the manifest data; the generator does not read positions). */
+	size_t gpus = 0;
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_sim_generate(300, NULL, seed, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		for (size_t i = 0; i < c->n_nodes; i++)
+			for (size_t d = 0; d < c->nodes[i]->n_devices; d++) {
+				const struct xp_device *dv = &c->nodes[i]->devices[d];
+				const struct table *tb = NULL;
+				for (size_t k = 0; k < sizeof tables / sizeof *tables && dv->model; k++)
+					if (strcmp(tables[k].model, dv->model) == 0)
+						tb = &tables[k];
+				const struct row *rows[16];
+				size_t n = 0;
+				for (size_t a = 0; tb && a < dv->n_allocs && n < 16; a++)
+					if (dv->allocs[a].slice && dv->allocs[a].share_pct == 0) {
+						rows[n] = row_of(tb, dv->allocs[a].slice);
+						ck_assert_msg(rows[n] != NULL, "%s: %s", dv->model, dv->allocs[a].slice);
+						n++;
+					}
+				if (!n)
+					continue;
+				for (size_t a = 0; a < n; a++) {
+					int same = 0;
+					for (size_t b = 0; b < n; b++)
+						same += rows[b] == rows[a];
+					ck_assert_msg(same <= rows[a]->count, "%s/%d: %d of %s", c->nodes[i]->name, dv->index,
+						      same, rows[a]->profile);
+				}
+				ck_assert_msg(arrangeable(rows, 0, n, tb->slots, 0), "%s/%d: its slices fit no layout",
+					      c->nodes[i]->name, dv->index);
+				gpus++;
+			}
+		xp_cluster_free(c);
+	}
+	ck_assert_uint_gt(gpus, 20);
+}
+END_TEST
+
 XP_DEFINE_SUITE(mig,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = teardown,
-	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible}})
+	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
+		   sim_layouts_are_buildable}})
