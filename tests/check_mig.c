@@ -186,11 +186,10 @@ START_TEST(planned_by_this_job)
 }
 END_TEST
 
-/* A cluster of one node with one GPU of model, holding the named slices. */
-static struct xp_cluster *one_gpu(const char *mname, const char *const *slices, size_t n)
+/* Adds a node of one GPU of model, holding the named slices. */
+static void add_gpu(struct xp_cluster *c, const char *node, const char *mname, const char *const *slices, size_t n)
 {
-	struct xp_cluster *c = xp_cluster_new();
-	struct xp_node *nd = xp_node_new("g");
+	struct xp_node *nd = xp_node_new(node);
 	struct xp_device *d = xp_node_add_device(nd);
 	d->vendor = xp_strdup("NVIDIA");
 	d->model = xp_strdup(mname);
@@ -202,6 +201,13 @@ static struct xp_cluster *one_gpu(const char *mname, const char *const *slices, 
 		d->allocs[d->n_allocs++] = (struct xp_alloc){xp_strdup(slices[i]), xp_strdup("other"), -1, 0};
 	}
 	xp_cluster_add(c, nd);
+}
+
+/* A cluster of one node with one GPU of model, holding the named slices. */
+static struct xp_cluster *one_gpu(const char *mname, const char *const *slices, size_t n)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	add_gpu(c, "g", mname, slices, n);
 	return c;
 }
 
@@ -321,7 +327,35 @@ START_TEST(sim_layouts_are_buildable)
 }
 END_TEST
 
+START_TEST(alike_use_unlike_instances)
+{
+	/* Two H100s with 6/7 of their compute in use: 4g.40gb + 2g.20gb leaves memory slices 6
+	 * and 7 (a 1g.10gb fits at 6), two 3g.40gb leave none. The index groups nodes that look
+	 * alike to answer once for all; these must not be grouped. In either name order the
+	 * slice lands on the node with room. */
+	static const char *const names[][2] = {{"a", "b"}, {"b", "a"}};
+	for (int k = 0; k < 2; k++) {
+		struct xp_cluster *c = xp_cluster_new();
+		add_gpu(c, names[k][0], "H100 SXM 80GB", (const char *[]){"3g.40gb", "3g.40gb"}, 2);
+		add_gpu(c, names[k][1], "H100 SXM 80GB", (const char *[]){"4g.40gb", "2g.20gb"}, 2);
+		const char *text = "{\"slice\": \"1g.10gb\"}";
+		struct xp_err err = {{0}};
+		struct xp_job *j = xp_job_parse(text, strlen(text), NULL, &err);
+		ck_assert_msg(j != NULL, "%s", err.msg);
+		for (int strat = 0; strat < XP_STRAT_COUNT; strat++) {
+			struct xp_place_opts o = {strat, 0, NULL, false, false};
+			struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
+			ck_assert_msg(r && r->placed, "%s", r ? r->summary : err.msg);
+			ck_assert_str_eq(r->replicas[0].node, names[k][1]);
+			xp_place_result_free(r);
+		}
+		xp_job_free(j);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
 XP_DEFINE_SUITE(mig,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
-		   sim_layouts_are_buildable}})
+		   sim_layouts_are_buildable, alike_use_unlike_instances}})

@@ -73,7 +73,6 @@ static uint64_t labels_hash(uint64_t h, const struct xp_labels *l)
 	return mix(h, &l->n, sizeof l->n);
 }
 
-/* What the engine reads of a device, bar its use: equal fields, equal answers. */
 /* The hard slices on a device, in order: MIG geometry answers by which instances exist, not
  * only by the share of the device they use, so nodes that differ in them are not one class. */
 static bool slices_eq(const struct xp_device *a, const struct xp_device *b)
@@ -91,10 +90,12 @@ static bool slices_eq(const struct xp_device *a, const struct xp_device *b)
 	}
 }
 
+/* What the engine reads of a device, bar its use: equal fields, equal answers. */
 static bool dev_static_eq(const struct xp_device *a, const struct xp_device *b)
 {
-	return slices_eq(a, b) && xpi_streq(a->vendor, b->vendor) && xpi_streq(a->model, b->model) && xpi_streq(a->driver, b->driver) &&
-	       xpi_streq(a->firmware, b->firmware) && xpi_streq(a->runtime, b->runtime) && a->health == b->health &&
+	return slices_eq(a, b) && xpi_streq(a->vendor, b->vendor) && xpi_streq(a->model, b->model) &&
+	       xpi_streq(a->driver, b->driver) && xpi_streq(a->firmware, b->firmware) &&
+	       xpi_streq(a->runtime, b->runtime) && a->health == b->health &&
 	       a->memory_mib == b->memory_mib && eq_d(a->ecu, b->ecu) && eq_d(a->power_limit_w, b->power_limit_w) &&
 	       a->numa == b->numa && xpi_streq(a->affinity_group, b->affinity_group);
 }
