@@ -42,8 +42,9 @@ static const char full[] =
 	"coefficient = 0.9\n"
 	"memory_access = explicit\n"
 	"partition = whole mig\n"
+	"slots = 8\n"
 	"template = 1g.10gb memory_mib=10240 compute=1/7 count=7\n"
-	"template = 7g.80gb memory_mib=81920 compute=1 count=1\n"
+	"template = 7g.80gb memory_mib=81920 compute=1 count=1 at=0 span=8\n"
 	"temperature = 85 92\n"
 	"[model Tesla T4]\n"
 	"match = Tesla T4\n"
@@ -82,6 +83,11 @@ START_TEST(parse_full)
 	ck_assert_uint_eq(h->n_templates, 2);
 	ck_assert(fabs(h->templates[0].compute - 1.0 / 7) < 1e-12);
 	ck_assert_int_eq(h->templates[0].count, 7);
+	/* MIG geometry: the memory slices, and a template's starts (bits) and span. */
+	ck_assert_int_eq(h->slots, 8);
+	ck_assert_uint_eq(h->templates[0].at, 0);
+	ck_assert_uint_eq(h->templates[1].at, 1);
+	ck_assert_int_eq(h->templates[1].span, 8);
 	ck_assert(m->models[1].coefficient == 1.0);
 
 	ck_assert_ptr_eq(xp_manifest_model(m, "NVIDIA H100 80GB HBM3", -1), h);
@@ -180,6 +186,10 @@ START_TEST(parse_errors)
 		{"[adapter]\nname = x\n[model A]\nk8s_resource = a/b/c\n", "m.adapter:4: k8s_resource: 'a/b/c' is not a Kubernetes"},
 		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 k8s_slice=a/b\n", "m.adapter:4: template t: k8s_slice 'a/b' is not [A-Za-z0-9._-]"},
 		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 k8s_slice=-a\n", "m.adapter:4: template t: k8s_slice '-a' is not"},
+		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 at=0,4\n", "m.adapter:4: template t: at and span go together"},
+		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 at=0,16 span=1\n", "m.adapter:4: template t: at '16' is not a slot 0..15"},
+		{"[adapter]\nname = x\n[model A]\ntemplate = t memory_mib=1 compute=1 count=1 at=0 span=0\n", "m.adapter:4: template t: span '0' is not 1..16"},
+		{"[adapter]\nname = x\n[model A]\nslots = 17\n", "m.adapter:4: slots: '17' is not 1..16"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct xp_err err = {{0}};

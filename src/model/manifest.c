@@ -503,11 +503,33 @@ static int parse_template(struct xp_where *p, char *val, struct xp_mmodel *md)
 				return xp_where_errf(p, "template %s: k8s_slice '%.40s' is not [A-Za-z0-9._-]", t.name, v);
 			if (copy_field(p, t.k8s_slice, sizeof t.k8s_slice, "k8s_slice", v) < 0)
 				return -1;
+		} else if (strcmp(w, "at") == 0) {
+			/* Start slots, as nvidia-smi mig -lgipp prints them: "0,2,4". */
+			char buf[64];
+			if (copy_field(p, buf, sizeof buf, "at", v) < 0)
+				return -1;
+			char *s2 = NULL;
+			for (char *x = strtok_r(buf, ",", &s2); x; x = strtok_r(NULL, ",", &s2)) {
+				if (parse_num(p, "at", x, &d) < 0)
+					return -1;
+				if (d < 0 || d >= XP_MAX_SLOTS || d != floor(d))
+					return xp_where_errf(p, "template %s: at '%s' is not a slot 0..%d", t.name, x,
+							     XP_MAX_SLOTS - 1);
+				t.at |= 1u << (int)d;
+			}
+		} else if (strcmp(w, "span") == 0) {
+			if (parse_num(p, "span", v, &d) < 0)
+				return -1;
+			if (d < 1 || d > XP_MAX_SLOTS || d != floor(d))
+				return xp_where_errf(p, "template %s: span '%s' is not 1..%d", t.name, v, XP_MAX_SLOTS);
+			t.span = (int)d;
 		} else
 			return xp_where_errf(p, "template %s: unknown key '%s'", t.name, w);
 	}
 	if (t.memory_mib < 0 || isnan(t.compute) || t.count < 1)
 		return xp_where_errf(p, "template %s: needs memory_mib, compute and count", t.name);
+	if (!t.at != !t.span)
+		return xp_where_errf(p, "template %s: at and span go together", t.name);
 	md->templates = xp_realloc(md->templates, (md->n_templates + 1) * sizeof *md->templates);
 	md->templates[md->n_templates++] = t;
 	return 0;
@@ -556,6 +578,14 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 		if (parse_num(p, key, val, &d) < 0)
 			return -1;
 		md->memory_mib = (int64_t)d;
+		return 0;
+	}
+	if (strcmp(key, "slots") == 0) {
+		if (parse_num(p, key, val, &d) < 0)
+			return -1;
+		if (d < 1 || d > XP_MAX_SLOTS || d != floor(d))
+			return xp_where_errf(p, "slots: '%s' is not 1..%d", val, XP_MAX_SLOTS);
+		md->slots = (int)d;
 		return 0;
 	}
 	if (strcmp(key, "peak") == 0)

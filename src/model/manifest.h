@@ -13,6 +13,7 @@
 
 /* Largest manifest accepted. */
 #define XP_MANIFEST_MAX_BYTES (1u << 20)
+#define XP_MAX_SLOTS 16 /* placement slots a partitioned device may have (MIG has 8) */
 
 /* One peak figure of a model. */
 struct xp_mpeak {
@@ -29,6 +30,8 @@ struct xp_mtemplate {
 	int count;          /* how many fit on one device */
 	int aicpu;          /* Ascend AI CPUs, -1 when not given */
 	char k8s_slice[48]; /* what {slice} of k8s_slice_resource becomes ("2c"), "" the name */
+	unsigned at;        /* bit s: the slice may start at slot s (nvidia-smi mig -lgipp); 0 not given */
+	int span;           /* slots it covers from its start, 0 when not given */
 };
 
 /* What `xpool record` runs: the replay file name and the command. */
@@ -77,6 +80,7 @@ struct xp_mmodel {
 	 * must show, tried in this order (the vendor's rule, not a best fit); n 0: no rule. */
 	unsigned char ring_prio[XP_MRING_MAX + 1][XP_MRING_MAX];
 	unsigned char n_ring_prio[XP_MRING_MAX + 1];
+	int slots;            /* placement slots of a partitioned device (MIG: 8 memory slices), 0 none */
 	unsigned partition;   /* enum xp_partition bits, 0 when not given */
 	struct xp_mtemplate *templates;
 	size_t n_templates;

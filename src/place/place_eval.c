@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "place_int.h"
+#include "place_mig.h"
 #include "validate.h"
 
 const char *const xpl_stage_code[] = {"node-state", "label", "cpus", "host-memory", "model",
@@ -382,12 +383,48 @@ static bool dev_ecu(const struct xp_task_group *g, const struct xp_device *d)
 	return !(g->min_ecu > 0 && !(XP_HAS(d->ecu) && d->ecu >= g->min_ecu));
 }
 
+/* A slice with positions (MIG) needs a start NVIDIA allows whose span is free. Where the
+ * existing instances sit is not known (nvidia-smi and the snapshot name them, not their
+ * start), so it must fit however they sit. What this placement (or a commit on a kept index)
+ * already put on the device is known only as the share used above what the cluster showed:
+ * it is taken to be slices of this job's templates, in every mix that makes up that share. */
+static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct xp_mtemplate *t)
+{
+	const struct xpi_dinfo *di = &p->ix->di[p->ix->off[ni] + i];
+	if (!xp_mig_geometric(di->md, t))
+		return true;
+	const struct xp_device *d = &p->c->nodes[ni]->devices[i];
+	const char *names[XP_MAX_SLOTS + 1];
+	size_t n = 0;
+	for (size_t a = 0; a < d->n_allocs; a++) {
+		if (!d->allocs[a].slice || d->allocs[a].share_pct > 0)
+			continue;
+		if (n == XP_MAX_SLOTS + 1)
+			return false;
+		names[n++] = d->allocs[a].slice;
+	}
+	const struct xp_mtemplate *kinds[16];
+	size_t nk = 0;
+	for (size_t gi = 0; p->job && gi < p->job->n_groups && nk < 16; gi++) {
+		const struct xp_mtemplate *k = xp_manifest_template(di->md, p->job->groups[gi].slice);
+		bool dup = false;
+		for (size_t j = 0; k && j < nk; j++)
+			dup |= kinds[j] == k;
+		if (k && !dup)
+			kinds[nk++] = k;
+	}
+	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i];
+	return xp_mig_fits(di->md, names, n, kinds, nk, planned > 0 ? planned : 0, t) == 1;
+}
+
 /* A whole-device replica needs an idle device; a slice or share needs room for its part. */
 static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_task_group *g, double take,
-		     bool sliced)
+		     bool sliced, const struct xp_mtemplate *t)
 {
 	double u = used_now(p, ni, i);
 	if (sliced ? u + take > 1 + EPS : u > EPS)
+		return false;
+	if (sliced && t && !dev_geometry(p, ni, i, t))
 		return false;
 	/* Hard slices and soft shares do not mix on one device. */
 	return !(sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)));
@@ -421,7 +458,7 @@ static void count_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 		if (!dev_ecu(g, d))
 			continue;
 		counts[ST_ECU]++;
-		if (!dev_free(p, ni, i, g, take, sliced))
+		if (!dev_free(p, ni, i, g, take, sliced, t))
 			continue;
 		counts[ST_FREE]++;
 		cand[(*nc)++] = (int)i;
@@ -669,6 +706,7 @@ struct furthest {
 	int stage;               /* how far it got */
 	const struct xp_device *rep; /* its first device */
 	size_t counts[ST_OK];    /* its devices through each device stage */
+	bool geometric;          /* its slice has MIG start positions */
 };
 
 static void furthest_set(struct furthest *f, int stage, const struct xp_device *rep, const size_t counts[ST_OK])
@@ -732,6 +770,7 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 		return;
 	if (!f->any || stage > f->stage) {
 		furthest_set(f, stage, rep, counts);
+		f->geometric = xp_mig_geometric(repinfo.md, t);
 		a->stage = stage;
 		f->any = true;
 		if (stage == ST_SHAPE)
@@ -769,6 +808,9 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 			 (long long)g->memory_mib);
 	else if (a->stage == ST_ECU)
 		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
+	else if (a->stage == ST_FREE && f->geometric)
+		snprintf(a->text, sizeof a->text, "fewer than %zu free %.120s (MIG: a free start NVIDIA allows, "
+			 "wherever the instances there sit)", want, what);
 	else if (a->stage == ST_FREE)
 		snprintf(a->text, sizeof a->text, "fewer than %zu free %s", want, what);
 }

@@ -73,11 +73,29 @@ static uint64_t labels_hash(uint64_t h, const struct xp_labels *l)
 	return mix(h, &l->n, sizeof l->n);
 }
 
+/* The hard slices on a device, in order: MIG geometry answers by which instances exist, not
+ * only by the share of the device they use, so nodes that differ in them are not one class. */
+static bool slices_eq(const struct xp_device *a, const struct xp_device *b)
+{
+	size_t i = 0, j = 0;
+	for (;;) {
+		while (i < a->n_allocs && (!a->allocs[i].slice || a->allocs[i].share_pct > 0))
+			i++;
+		while (j < b->n_allocs && (!b->allocs[j].slice || b->allocs[j].share_pct > 0))
+			j++;
+		if (i == a->n_allocs || j == b->n_allocs)
+			return i == a->n_allocs && j == b->n_allocs;
+		if (strcmp(a->allocs[i++].slice, b->allocs[j++].slice) != 0)
+			return false;
+	}
+}
+
 /* What the engine reads of a device, bar its use: equal fields, equal answers. */
 static bool dev_static_eq(const struct xp_device *a, const struct xp_device *b)
 {
-	return xpi_streq(a->vendor, b->vendor) && xpi_streq(a->model, b->model) && xpi_streq(a->driver, b->driver) &&
-	       xpi_streq(a->firmware, b->firmware) && xpi_streq(a->runtime, b->runtime) && a->health == b->health &&
+	return slices_eq(a, b) && xpi_streq(a->vendor, b->vendor) && xpi_streq(a->model, b->model) &&
+	       xpi_streq(a->driver, b->driver) && xpi_streq(a->firmware, b->firmware) &&
+	       xpi_streq(a->runtime, b->runtime) && a->health == b->health &&
 	       a->memory_mib == b->memory_mib && eq_d(a->ecu, b->ecu) && eq_d(a->power_limit_w, b->power_limit_w) &&
 	       a->numa == b->numa && xpi_streq(a->affinity_group, b->affinity_group);
 }
@@ -90,6 +108,9 @@ static uint64_t dev_static_hash(uint64_t h, const struct xp_device *d)
 	h = mix(h, &d->ecu, sizeof d->ecu);
 	h = mix(h, &d->power_limit_w, sizeof d->power_limit_w);
 	h = mix(h, &d->numa, sizeof d->numa);
+	for (size_t i = 0; i < d->n_allocs; i++)
+		if (d->allocs[i].slice && d->allocs[i].share_pct == 0)
+			h = mix_s(h, d->allocs[i].slice);
 	return mix_s(h, d->affinity_group);
 }
 
