@@ -104,15 +104,23 @@ static const char *shown(const char *s, char *buf, size_t len)
 
 /* Every decoder returns 0, or -1 with err set to "PATH: message". */
 
+/* "LEADWHERE: message": the one formatter behind bad() (a JSON path) and fbad() (a flag). */
+__attribute__((format(printf, 4, 0)))
+static int vbad(struct xp_err *err, const char *lead, const char *where, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	return xp_errf(err, "%s%s: %s", lead, where, msg);
+}
+
 __attribute__((format(printf, 3, 4)))
 static int bad(struct xp_err *err, const char *path, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = vbad(err, "", path, fmt, ap);
 	va_end(ap);
-	return xp_errf(err, "%s: %s", path, msg);
+	return rc;
 }
 
 /* path.key, the key made printable and cut short: unknown keys are the user's text. */
@@ -468,12 +476,11 @@ struct xp_job *xp_job_parse(const char *text, size_t len, const char *name, stru
 __attribute__((format(printf, 3, 4)))
 static int fbad(struct xp_err *err, const char *flag, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = vbad(err, "--", flag, fmt, ap);
 	va_end(ap);
-	return xp_errf(err, "--%s: %s", flag, msg);
+	return rc;
 }
 
 static int flag_str(const char *flag, const char *val, char **out, struct xp_err *err)

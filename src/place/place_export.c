@@ -554,13 +554,13 @@ char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_
 		xp_errf(err, "export: the job was not placed");
 		return NULL;
 	}
-	/* A soft share needs a sharing system (HAMi's gpucores/gpumem, Slurm's shard): a plain
+	/* A soft share needs a sharing layer (HAMi's gpucores/gpumem, Slurm's shard): a plain
 	 * Pod, Volcano task or sbatch line would hand the job the whole device, so that the
 	 * export would not run as placed. Refused until a sharing flavour is written. */
 	for (size_t i = 0; i < r->n_replicas; i++)
 		if (r->replicas[i].slice && strncmp(r->replicas[i].slice, "share:", 6) == 0) {
 			xp_errf(err, "export: replica %zu on %s is a soft share (%s%%): Kubernetes, Volcano and "
-				     "Slurm without a sharing system (HAMi, shards) would give it the whole device; "
+				     "Slurm without a sharing layer (HAMi, shards) would give it the whole device; "
 				     "not exported",
 				i, r->replicas[i].node, r->replicas[i].slice + 6);
 			return NULL;
