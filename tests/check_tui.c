@@ -286,6 +286,9 @@ START_TEST(cut_text_has_mark)
 	xp_tmux_keys("Enter");
 	xp_tmux_expect_all("Machine h100-00001", "Package 0  Intel(R) Xeon(R) Platinum 8480+, 56 cores, 112 PUs, cpus 0-55,112\u2026\n");
 	xp_tmux_keys("Escape");
+	/* View 4's explanations too (a snapshot: what it shows is not recorded). */
+	xp_tmux_keys("4");
+	xp_tmux_expect_all("The cluster is read from a file: looking records nothing; :validate sync reco\u2026");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }

@@ -357,14 +357,18 @@ static void sync_view(struct vv *v, struct xp_ui *ui)
 /* ---- drawing the grid ---- */
 
 /* Draws n lines of text (roles[i] each) from the top of r, blank rows under them. */
-static void draw_lines(WINDOW *w, struct xp_rect r, const char *const *lines, const int *roles, int n)
+static void draw_lines(WINDOW *w, struct xp_rect r, const char *const *lines, const int *roles, int n,
+		       const char *ellipsis)
 {
 	int maxx = r.x + r.w;
+	char buf[1024];
 	for (int i = 0; i < r.h; i++) {
 		int x = r.x + 2 < maxx ? r.x + 2 : maxx;
 		xp_draw_fill(w, r.y + i, r.x, x, XP_ROLE_NORMAL);
+		/* A line longer than the view ends in the mark, as cut text does everywhere. */
 		if (i < n)
-			x = xp_draw_put(w, r.y + i, x, maxx, roles[i], lines[i], 0);
+			x = xp_draw_put(w, r.y + i, x, maxx, roles[i],
+					xp_draw_cut(lines[i], maxx - x, XP_CUT_END, ellipsis, buf, sizeof buf), 0);
 		xp_draw_fill(w, r.y + i, x, maxx, XP_ROLE_NORMAL);
 	}
 }
@@ -421,7 +425,7 @@ static bool draw_empty(struct vv *v, WINDOW *w, struct xp_rect r)
 		return false;
 	}
 #undef SAY
-	draw_lines(w, r, lines, roles, n);
+	draw_lines(w, r, lines, roles, n, v->g->ellipsis);
 	return true;
 }
 
