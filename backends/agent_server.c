@@ -650,6 +650,18 @@ static enum MHD_Result start_probe(struct req *r)
 	return MHD_YES;
 }
 
+/* True when the request may read: the agent has no read token, or the request carries it. */
+static bool may_read(const struct req *r)
+{
+	return !r->a->read_token || bearer_ok(r->conn, r->a->read_token);
+}
+
+/* The answer to a request that may not read: 401, the same everywhere. */
+static enum MHD_Result need_token(struct req *r)
+{
+	return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
+}
+
 /* First call of a POST: everything but the body is known; refuse early what will be refused. */
 static enum MHD_Result post_probe_head(struct req *r, const char *url)
 {
@@ -657,8 +669,8 @@ static enum MHD_Result post_probe_head(struct req *r, const char *url)
 	/* The token first: how the agent is configured (probes off) is only told to a caller
 	 * who may read it, the read token's holder (anyone, on an agent without one). */
 	if (!a->write_token) {
-		if (a->read_token && !bearer_ok(r->conn, a->read_token))
-			return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
+		if (!may_read(r))
+			return need_token(r);
 		return fail(r, 403, "probes are disabled: the agent was started without --write-token-file", NULL,
 			    false);
 	}
@@ -730,8 +742,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 			const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 			if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY) {
 				r->answered = true;
-				if (a->read_token && !bearer_ok(conn, a->read_token))
-					return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
+				if (!may_read(r))
+					return need_token(r);
 				return fail(r, 413, "request body too large", NULL, false);
 			}
 			return MHD_YES;
@@ -750,8 +762,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 		/* The read token guards everything else, unknown paths included: without it
 		 * nothing about the agent is revealed. */
-		if (a->read_token && !bearer_ok(conn, a->read_token))
-			return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
+		if (!may_read(r))
+			return need_token(r);
 		if (r->route == XPA_OTHER)
 			return fail(r, 404, "not found (try /v1/node, /v1/health, /metrics)", NULL, false);
 		if (!get)
@@ -762,8 +774,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		r->answered = true;
 		bool post = strcmp(method, "POST") == 0;
 		/* Anything but a POST is a read: the read token first, as everywhere. */
-		if (!post && a->read_token && !bearer_ok(conn, a->read_token))
-			return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
+		if (!post && !may_read(r))
+			return need_token(r);
 		if (!post)
 			return fail(r, 405, "use POST", "POST", false);
 		return post_probe_head(r, url);

@@ -49,20 +49,9 @@ int xp_draw_put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int 
 	 * would reorder what follows on the screen: a file name or an agent's error can carry
 	 * them) are drawn as '?' (xp_unsafe_len). A bidi control is zero columns wide and '?'
 	 * one, so the result is measured again. */
-	size_t k = 0;
-	for (size_t i = 0; i < n;) {
-		size_t b = xp_unsafe_len(s + i);
-		if (b && i + b <= n) {
-			buf[k++] = '?';
-			i += b;
-		} else if (b) {
-			break; /* a sequence cut by the byte cap */
-		} else {
-			for (size_t c = xp_utf8_len((const unsigned char *)s + i, n - i); c-- && i < n;)
-				buf[k++] = s[i++];
-		}
-	}
-	buf[k] = '\0';
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	xp_mask_controls(buf);
 	buf[xp_draw_bytes(buf, maxx - x)] = '\0';
 	wattrset(w, xp_theme_attr(role));
 	mvwaddstr(w, y, x, buf);

@@ -466,6 +466,8 @@ struct grid_frame {
 	int x0, env_w, xc, xr, maxx;
 	size_t nvis;
 	size_t pre, suf; /* what the shown ids share at their start and end (xp_mx_env_common) */
+	char **win;      /* the ids of the window's rows as shown, from the list's top */
+	size_t top, nwin;
 };
 
 static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
@@ -478,10 +480,11 @@ static void draw_row(void *arg, WINDOW *w, int y, size_t i, bool sel)
 	xp_draw_fill(w, y, x0 - 1, maxx, XP_ROLE_NORMAL);
 	/* A cut id keeps the fields where the ids on the screen differ (two ids cut alike would
 	 * read as one environment); what they all share gives way. */
-	/* An empty firmware or runtime field reads "-", as in the command line's matrix. */
-	char *shown = xp_env_id_show(v->m.envs[v->sh.rows[i]].id);
-	xp_mx_env_cut(shown, env_w, f->pre, f->suf, v->g->ellipsis, buf, sizeof buf);
-	free(shown);
+	/* An empty firmware or runtime field reads "-", as in the command line's matrix (the
+	 * frame made each window row's shown id once). */
+	char *made = i >= f->top && i - f->top < f->nwin ? NULL : xp_env_id_show(v->m.envs[v->sh.rows[i]].id);
+	xp_mx_env_cut(made ? made : f->win[i - f->top], env_w, f->pre, f->suf, v->g->ellipsis, buf, sizeof buf);
+	free(made);
 	int end = xp_draw_put(w, y, x0, x0 + env_w, sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL, buf, 0);
 	if (sel)
 		xp_draw_fill(w, y, end, x0 + env_w, XP_ROLE_SELECTED);
@@ -587,15 +590,15 @@ static void draw_grid(struct vv *v, WINDOW *w, struct xp_rect r)
 	xp_list_frame(&v->envs, body);
 	if (body < 1)
 		return;
-	struct grid_frame f = {v, x0, env_w, xc, xr, maxx, nvis, 0, 0};
 	/* Where the ids in the window diverge, as drawn. */
 	size_t nwin = v->sh.n_rows - v->envs.top < (size_t)body ? v->sh.n_rows - v->envs.top : (size_t)body;
 	char **win = xp_calloc(nwin + 1, sizeof *win);
 	for (size_t k = 0; k < nwin; k++)
 		win[k] = xp_env_id_show(v->m.envs[v->sh.rows[v->envs.top + k]].id);
+	struct grid_frame f = {v, x0, env_w, xc, xr, maxx, nvis, 0, 0, win, v->envs.top, nwin};
 	xp_mx_env_common((const char *const *)win, nwin, &f.pre, &f.suf);
-	xp_strv_free(win, nwin);
 	xp_list_draw_rows(&v->envs, w, (struct xp_rect){r.y + 1, r.x, body, r.w}, draw_row, &f);
+	xp_strv_free(win, nwin);
 	size_t left = v->sh.n_rows - v->envs.top, shown = left < (size_t)body ? left : (size_t)body;
 	int y = r.y + 1 + body;
 	if (foot == 3) {

@@ -53,6 +53,20 @@ static int db_info(struct xp_ctx *ctx, struct xp_store *s)
 	struct stat st;
 	char *mode = pragma_text(s, "PRAGMA journal_mode");
 	bool sized = stat(s->path, &st) == 0;
+	/* Rows per table, for both forms: a table this file lacks (another schema version) is
+	 * -2 (null, or left out); one that cannot be read (a damaged page) is an error, never a
+	 * silent gap. */
+	enum { N_TABLES = sizeof tables / sizeof tables[0] };
+	long long rows_in[N_TABLES];
+	int rc = XP_EXIT_OK;
+	for (size_t i = 0; i < N_TABLES; i++) {
+		struct xp_err err = {{0}};
+		rows_in[i] = count_rows(s, tables[i], &err);
+		if (rows_in[i] == -1) {
+			xp_ctx_error(ctx, "db info: %s", err.msg);
+			rc = XP_EXIT_ERROR;
+		}
+	}
 	if (ctx->json) {
 		json_t *doc = json_object(), *rows = json_object();
 		json_object_set_new(doc, "database", xp_json_str(s->path));
@@ -61,18 +75,8 @@ static int db_info(struct xp_ctx *ctx, struct xp_store *s)
 		json_object_set_new(doc, "schema_version_written", json_integer(XP_STORE_VERSION));
 		json_object_set_new(doc, "journal", xp_json_str(mode));
 		json_object_set_new(doc, "sqlite", json_string(sqlite3_libversion()));
-		int rc = XP_EXIT_OK;
-		for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
-			struct xp_err err = {{0}};
-			long long n = count_rows(s, tables[i], &err);
-			/* A table this file lacks (an older schema) is null, not zero; one that
-			 * cannot be read is an error, as in the text form. */
-			if (n == -1) {
-				xp_ctx_error(ctx, "db info: %s", err.msg);
-				rc = XP_EXIT_ERROR;
-			}
-			json_object_set_new(rows, tables[i], n >= 0 ? json_integer((json_int_t)n) : json_null());
-		}
+		for (size_t i = 0; i < N_TABLES; i++)
+			json_object_set_new(rows, tables[i], rows_in[i] >= 0 ? json_integer((json_int_t)rows_in[i]) : json_null());
 		json_object_set_new(doc, "rows", rows);
 		xp_print_json(ctx->out, doc);
 		free(mode);
@@ -85,19 +89,9 @@ static int db_info(struct xp_ctx *ctx, struct xp_store *s)
 	fprintf(ctx->out, "journal    %s\n", mode ? mode : "?");
 	fprintf(ctx->out, "sqlite     %s\n", sqlite3_libversion());
 	free(mode);
-	/* A table this file lacks (another schema version) is left out; one that cannot be read
-	 * (a damaged page) is an error, never a silent gap. */
-	int rc = XP_EXIT_OK;
-	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
-		struct xp_err err = {{0}};
-		long long n = count_rows(s, tables[i], &err);
-		if (n >= 0)
-			fprintf(ctx->out, "%-10s %lld row%s\n", tables[i], n, n == 1 ? "" : "s");
-		else if (n == -1) {
-			xp_ctx_error(ctx, "db info: %s", err.msg);
-			rc = XP_EXIT_ERROR;
-		}
-	}
+	for (size_t i = 0; i < N_TABLES; i++)
+		if (rows_in[i] >= 0)
+			fprintf(ctx->out, "%-10s %lld row%s\n", tables[i], rows_in[i], rows_in[i] == 1 ? "" : "s");
 	return rc;
 }
 

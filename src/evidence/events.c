@@ -69,11 +69,6 @@ static int health_sev(int h)
 	return h == XP_HEALTH_FAIL ? XP_SEV_FAIL : h == XP_HEALTH_WARN ? XP_SEV_WARN : XP_SEV_INFO;
 }
 
-static int level_sev(int level)
-{
-	return level == XP_HEALTH_FAIL ? XP_SEV_FAIL : level == XP_HEALTH_WARN ? XP_SEV_WARN : XP_SEV_INFO;
-}
-
 /* Equal but for the digits: a reading that moves ("temperature 91 C", "after 3 ms" in an agent's
  * connect error) is the same problem still, or every refresh would log it again and flood the log. */
 static bool same_words(const char *a, const char *b)
@@ -122,7 +117,7 @@ static size_t diff_problems(const struct xp_node *o, const struct xp_node *n, ti
 	xp_node_problems(n, &is, &n_is, NULL);
 	for (size_t i = 0; i < n_is; i++)
 		if (!has_problem(was, n_was, &is[i])) {
-			xp_event_add(log, now, level_sev(is[i].level), n->name, "%s",
+			xp_event_add(log, now, health_sev(is[i].level), n->name, "%s",
 				     xp_problem_text(&is[i], text, sizeof text));
 			k++;
 		}

@@ -658,14 +658,14 @@ bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_gro
  * node with a failed one is still used, after the others), then the better ring, then (the
  * plugin's policy of filling nodes, not in that formula) the node with more in use. Scaled
  * to 0..100: the ring part is the breakdown's topology, the fill its utilization. */
-static void vendor_score(const struct pctx *p, size_t ni, const struct xpi_dinfo *di, size_t want,
+static bool vendor_score(const struct pctx *p, size_t ni, const struct xpi_dinfo *di, size_t want,
 			 struct answer *tmp)
 {
 	size_t np = 0;
 	int ring;
 	const unsigned char *prio = vendor_prio(di, 1, &np, &ring);
 	if (!prio)
-		return; /* no vendor rule for this model */
+		return false; /* no vendor rule for this model: the strategy's score */
 	prio = vendor_prio(di, want, &np, &ring);
 	const struct xp_node *n = p->c->nodes[ni];
 	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
@@ -695,6 +695,7 @@ static void vendor_score(const struct pctx *p, size_t ni, const struct xpi_dinfo
 	tmp->parts[XP_CRIT_TOPOLOGY] = fit * (double)(nd + 1) * scale;
 	tmp->parts[XP_CRIT_UTILIZATION] = (double)busy * scale;
 	tmp->score = round((tmp->parts[XP_CRIT_TOPOLOGY] + tmp->parts[XP_CRIT_UTILIZATION]) * 1e6) / 1e6;
+	return true;
 }
 
 /* ---- one kind of device, and the node's answer ---- */
@@ -754,9 +755,9 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 			tmp.n = want;
 			tmp.take = take;
 			tmp.stage = ST_OK;
-			score_fit(p, ni, &tmp);
-			if (xpl_vendor_group(p, g))
-				vendor_score(p, ni, &repinfo, want, &tmp);
+			/* The vendor's node score where its rule applies, else the strategy's. */
+			if (!(xpl_vendor_group(p, g) && vendor_score(p, ni, &repinfo, want, &tmp)))
+				score_fit(p, ni, &tmp);
 			if (!f->any || a->stage != ST_OK || tmp.score > a->score + EPS) {
 				*a = tmp;
 				f->any = true;

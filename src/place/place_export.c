@@ -409,10 +409,6 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	int rc = 0;
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const struct xp_place_replica *p = &r->replicas[i];
-		if (p->slice && !strncmp(p->slice, "share:", 6)) { /* refused before; never written */
-			rc = xp_errf(err, "export slurm: a soft share is not exported");
-			goto out;
-		}
 		if (!plain(p->node) || (p->slice && !plain(p->slice))) {
 			rc = xp_errf(err, "export slurm: node or slice name not plain [A-Za-z0-9._+-]; refused");
 			goto out;
