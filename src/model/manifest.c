@@ -38,6 +38,8 @@ void xp_manifest_free(struct xp_manifest *m)
 		free(md->templates);
 	}
 	free(m->models);
+	free(m->variants); /* their heap parts are the models' */
+	free(m->variant_of);
 	free(m);
 }
 
@@ -128,32 +130,92 @@ static int parse_affinity(struct xp_where *p, const char *val, int *aff, int *ri
 		*aff = XP_AFF_NVLINK;
 	else if (strcmp(val, "xgmi") == 0)
 		*aff = XP_AFF_XGMI;
-	else if (strncmp(val, "ring:", 5) == 0) {
+	else if (strncmp(val, "ring:", 5) == 0 || strncmp(val, "card:", 5) == 0) {
 		char *end;
 		long k = strtol(val + 5, &end, 10);
 		if (*end || k < 1 || k > XP_MAX_DEVICES)
-			return xp_where_errf(p, "affinity: '%s': ring size must be 1 to %d", val, XP_MAX_DEVICES);
-		*aff = XP_AFF_RING;
+			return xp_where_errf(p, "affinity: '%s': %.4s size must be 1 to %d", val, val, XP_MAX_DEVICES);
+		*aff = val[0] == 'r' ? XP_AFF_RING : XP_AFF_CARD;
 		*ring = (int)k;
 	} else
-		return xp_where_errf(p, "affinity: '%s' is not pcie, nvlink, xgmi or ring:N", val);
+		return xp_where_errf(p, "affinity: '%s' is not pcie, nvlink, xgmi, ring:N or card:N", val);
 	return 0;
 }
 
-/* counts = 1,2,4,8: the per-node request sizes the vendor allows. */
-static int parse_counts(struct xp_where *p, char *val, uint64_t *out)
+/* One word of a count list: "K" or a range "A-B" (A <= B), each from lo to hi; false when not. */
+static bool count_range(const char *w, long lo, long hi, long *a, long *b)
+{
+	char *end;
+	*a = strtol(w, &end, 10);
+	*b = *a;
+	if (end != w && *end == '-') {
+		const char *r = end + 1;
+		*b = strtol(r, &end, 10);
+		if (end == r)
+			return false;
+	}
+	return end != w && !*end && *a >= lo && *a <= *b && *b <= hi;
+}
+
+/* counts = 1,2,4,8 (ranges too: 1-8,10): the per-node request sizes the vendor allows; key
+ * names the key in messages (devices of a [layout] reads the same way). */
+static int parse_counts_key(struct xp_where *p, const char *key, char *val, uint64_t *out)
 {
 	char *save = NULL;
 	*out = 0;
 	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-		char *end;
-		long k = strtol(w, &end, 10);
-		if (*end || k < 1 || k > 64)
-			return xp_where_errf(p, "counts: '%s' is not a device count from 1 to 64", w);
-		*out |= UINT64_C(1) << (k - 1);
+		long a, b;
+		if (!count_range(w, 1, 64, &a, &b))
+			return xp_where_errf(p, "%s: '%s' is not a device count (or range A-B) from 1 to 64", key, w);
+		for (long k = a; k <= b; k++)
+			*out |= UINT64_C(1) << (k - 1);
 	}
 	if (!*out)
-		return xp_where_errf(p, "counts: expected a list of device counts such as 1,2,4,8");
+		return xp_where_errf(p, "%s: expected a list of device counts such as 1,2,4,8", key);
+	return 0;
+}
+
+static int parse_counts(struct xp_where *p, char *val, uint64_t *out)
+{
+	return parse_counts_key(p, "counts", val, out);
+}
+
+/* wide = whole | mirror: what a request wider than one ring takes. */
+static int parse_wide(struct xp_where *p, const char *val, int *out)
+{
+	if (strcmp(val, "whole") == 0)
+		*out = XP_WIDE_WHOLE;
+	else if (strcmp(val, "mirror") == 0)
+		*out = XP_WIDE_MIRROR;
+	else
+		return xp_where_errf(p, "wide: '%s' is not whole or mirror", val);
+	return 0;
+}
+
+/* node_score = healthy:W rank:W free:W: the vendor's node score as weights (each term at most
+ * once, any left out weighs 0). */
+static int parse_node_score(struct xp_where *p, char *val, struct xp_mmodel *md)
+{
+	static const char *const names[XP_SCORE_TERMS] = {"healthy", "rank", "free"};
+	char *save = NULL;
+	bool seen[XP_SCORE_TERMS] = {false};
+	memset(md->score_w, 0, sizeof md->score_w);
+	for (char *w = strtok_r(val, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		char *colon = strchr(w, ':'), *end = w;
+		int t = 0;
+		while (t < XP_SCORE_TERMS && !(colon && (size_t)(colon - w) == strlen(names[t]) &&
+					       strncmp(w, names[t], strlen(names[t])) == 0))
+			t++;
+		long v = colon ? strtol(colon + 1, &end, 10) : 0;
+		if (t == XP_SCORE_TERMS || end == colon + 1 || *end || v < -1000 || v > 1000 || seen[t])
+			return xp_where_errf(p, "node_score: '%s': expected healthy:W, rank:W or free:W (W from -1000 "
+					     "to 1000), each once", w);
+		seen[t] = true;
+		md->score_w[t] = (int)v;
+	}
+	if (!seen[0] && !seen[1] && !seen[2])
+		return xp_where_errf(p, "node_score: expected terms such as healthy:16 rank:-16 free:-1");
+	md->has_score = true;
 	return 0;
 }
 
@@ -170,11 +232,12 @@ static int parse_ring_priority(struct xp_where *p, char *val, struct xp_mmodel *
 		return xp_where_errf(p, "ring_priority: request %ld given twice", k);
 	unsigned char n = 0;
 	for (char *w = strtok_r(colon + 1, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-		long f = strtol(w, &end, 10);
-		if (*end || f < k || f > XP_MRING_MAX || n == XP_MRING_MAX)
-			return xp_where_errf(p, "ring_priority: '%s': a free count must be from %ld to %d, at most %d of them",
-					     w, k, XP_MRING_MAX, XP_MRING_MAX);
-		md->ring_prio[k][n++] = (unsigned char)f;
+		long a, b;
+		if (!count_range(w, k, XP_MRING_MAX, &a, &b) || n + (b - a) >= XP_MRING_MAX)
+			return xp_where_errf(p, "ring_priority: '%s': a free count (or range A-B) must be from %ld to %d, "
+					     "at most %d of them", w, k, XP_MRING_MAX, XP_MRING_MAX);
+		for (long f = a; f <= b; f++)
+			md->ring_prio[k][n++] = (unsigned char)f;
 	}
 	if (!n)
 		return xp_where_errf(p, "ring_priority: request %ld lists no free count", k);
@@ -607,6 +670,10 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 		return parse_counts(p, val, &md->counts);
 	if (strcmp(key, "ring_priority") == 0)
 		return parse_ring_priority(p, val, md);
+	if (strcmp(key, "wide") == 0)
+		return parse_wide(p, val, &md->wide);
+	if (strcmp(key, "node_score") == 0)
+		return parse_node_score(p, val, md);
 	if (strcmp(key, "partition") == 0)
 		return parse_partition(p, val, &md->partition);
 	if (strcmp(key, "template") == 0)
@@ -616,6 +683,104 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 	if (strcmp(key, "power") == 0)
 		return parse_pair(p, key, val, &md->power_warn, &md->power_crit);
 	return xp_where_errf(p, "unknown key '%s' in [model %s]", key, md->name);
+}
+
+/* A [layout NAME] section while the manifest is read: which models on which node sizes, and
+ * the placement keys it puts over theirs. */
+struct layout {
+	char name[96];
+	char **models;        /* globs over [model] names */
+	size_t n_models;
+	uint64_t devices;     /* node sizes (bit n-1), 0 any */
+	struct xp_mmodel rule; /* only its placement keys are read */
+	bool has_wide;
+	int line;
+};
+
+static int layout_key(struct xp_where *p, struct layout *ly, const char *key, char *val)
+{
+	if (strcmp(key, "models") == 0) {
+		char *save = NULL;
+		for (char *w = strtok_r(val, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+			char *t = trim(w);
+			if (*t)
+				xp_strv_add(&ly->models, &ly->n_models, t);
+		}
+		return ly->n_models ? 0 : xp_where_errf(p, "models: expected model names (globs) separated by ','");
+	}
+	if (strcmp(key, "devices") == 0)
+		return parse_counts_key(p, key, val, &ly->devices);
+	if (strcmp(key, "affinity") == 0)
+		return parse_affinity(p, val, &ly->rule.affinity, &ly->rule.ring_size);
+	if (strcmp(key, "counts") == 0)
+		return parse_counts(p, val, &ly->rule.counts);
+	if (strcmp(key, "ring_priority") == 0)
+		return parse_ring_priority(p, val, &ly->rule);
+	if (strcmp(key, "wide") == 0) {
+		ly->has_wide = true;
+		return parse_wide(p, val, &ly->rule.wide);
+	}
+	if (strcmp(key, "node_score") == 0)
+		return parse_node_score(p, val, &ly->rule);
+	return xp_where_errf(p, "unknown key '%s' in [layout %s] (models, devices, affinity, counts, ring_priority, "
+			     "wide, node_score)", key, ly->name);
+}
+
+/* Makes each layout concrete: a copy of every model it names, its placement keys over the
+ * model's, in layout order (the first that fits a node wins). A layout naming no model is an
+ * error: a rule that never applies is a typo. */
+static int layouts_apply(struct xp_where *p, struct xp_manifest *m, const struct layout *ly, size_t nl)
+{
+	for (size_t l = 0; l < nl; l++) {
+		size_t made = 0;
+		for (size_t k = 0; k < m->n_models; k++) {
+			bool hit = false;
+			for (size_t g = 0; g < ly[l].n_models && !hit; g++)
+				hit = xp_glob_match(ly[l].models[g], m->models[k].name);
+			if (!hit)
+				continue;
+			m->variants = xp_realloc(m->variants, (m->n_variants + 1) * sizeof *m->variants);
+			m->variant_of = xp_realloc(m->variant_of, (m->n_variants + 1) * sizeof *m->variant_of);
+			struct xp_mmodel *v = &m->variants[m->n_variants];
+			const struct xp_mmodel *r = &ly[l].rule;
+			*v = m->models[k];
+			m->variant_of[m->n_variants++] = k;
+			snprintf(v->layout, sizeof v->layout, "%s", ly[l].name);
+			v->layout_devices = ly[l].devices;
+			if (r->affinity) {
+				v->affinity = r->affinity;
+				v->ring_size = r->ring_size;
+			}
+			if (r->counts)
+				v->counts = r->counts;
+			bool prio = false;
+			for (size_t q = 1; q <= XP_MRING_MAX; q++)
+				prio = prio || r->n_ring_prio[q];
+			if (prio) {
+				memcpy(v->ring_prio, r->ring_prio, sizeof v->ring_prio);
+				memcpy(v->n_ring_prio, r->n_ring_prio, sizeof v->n_ring_prio);
+			}
+			if (ly[l].has_wide)
+				v->wide = r->wide;
+			if (r->has_score) {
+				v->has_score = true;
+				memcpy(v->score_w, r->score_w, sizeof v->score_w);
+			}
+			made++;
+		}
+		if (!made) {
+			p->line = ly[l].line;
+			return xp_where_errf(p, "[layout %s]: its models name no [model] section", ly[l].name);
+		}
+	}
+	return 0;
+}
+
+static void layouts_free(struct layout *ly, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		xp_strv_free(ly[i].models, ly[i].n_models);
+	free(ly);
 }
 
 /* Keys that may appear more than once in a section. */
@@ -653,7 +818,9 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 	m->temp_warn = m->temp_crit = m->power_warn = m->power_crit = NAN;
 	m->order = 500;
 	m->path = xp_strdup(file);
-	int section = 0; /* 0 none yet, 1 adapter, 2 model */
+	int section = 0; /* 0 none yet, 1 adapter, 2 model, 3 layout */
+	struct layout *layouts = NULL;
+	size_t n_layouts = 0;
 	bool had_adapter = false;
 	char seen[64][32];
 	int n_seen = 0;
@@ -707,8 +874,21 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 					}
 				new_model(m, name, p.line);
 				section = 2;
+			} else if (strncmp(h, "layout", 6) == 0 && isspace((unsigned char)h[6])) {
+				char *name = trim(h + 6);
+				if (!had_adapter || !*name || strlen(name) >= sizeof layouts[0].name) {
+					xp_where_errf(&p, "[layout NAME]: after [adapter], a name of 1 to %zu bytes",
+						      sizeof layouts[0].name - 1);
+					goto bad;
+				}
+				layouts = xp_realloc(layouts, (n_layouts + 1) * sizeof *layouts);
+				struct layout *ly = &layouts[n_layouts++];
+				memset(ly, 0, sizeof *ly);
+				snprintf(ly->name, sizeof ly->name, "%s", name);
+				ly->line = p.line;
+				section = 3;
 			} else {
-				xp_where_errf(&p, "unknown section [%s] (expected [adapter] or [model NAME])", h);
+				xp_where_errf(&p, "unknown section [%s] (expected [adapter], [model NAME] or [layout NAME])", h);
 				goto bad;
 			}
 			continue;
@@ -737,8 +917,9 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 			if (n_seen < 64 && strlen(key) < sizeof seen[0])
 				strcpy(seen[n_seen++], key);
 		}
-		int rc = section == 1 ? adapter_key(&p, m, key, val)
-				      : model_key(&p, &m->models[m->n_models - 1], key, val);
+		int rc = section == 1	? adapter_key(&p, m, key, val)
+			 : section == 2 ? model_key(&p, &m->models[m->n_models - 1], key, val)
+					: layout_key(&p, &layouts[n_layouts - 1], key, val);
 		if (rc < 0)
 			goto bad;
 	}
@@ -748,8 +929,12 @@ struct xp_manifest *xp_manifest_parse(const char *text, size_t len, const char *
 	}
 	if (!m->vendor[0])
 		snprintf(m->vendor, sizeof m->vendor, "%s", m->name);
+	if (layouts_apply(&p, m, layouts, n_layouts) < 0)
+		goto bad;
+	layouts_free(layouts, n_layouts);
 	return m;
 bad:
+	layouts_free(layouts, n_layouts);
 	xp_manifest_free(m);
 	return NULL;
 }
@@ -938,6 +1123,16 @@ const char *xp_manifest_slurm_gres(const struct xp_manifest *m, const struct xp_
 	if (md && md->slurm_gres[0])
 		return md->slurm_gres;
 	return m && m->slurm_gres[0] ? m->slurm_gres : NULL;
+}
+
+const struct xp_mmodel *xp_manifest_layout(const struct xp_manifest *m, const struct xp_mmodel *md, int n)
+{
+	for (size_t i = 0; m && md && i < m->n_variants; i++) {
+		uint64_t d = m->variants[i].layout_devices;
+		if (&m->models[m->variant_of[i]] == md && (!d || (n >= 1 && n <= 64 && (d >> (n - 1) & 1))))
+			return &m->variants[i];
+	}
+	return md;
 }
 
 bool xp_manifest_count_ok(const struct xp_mmodel *md, int k)

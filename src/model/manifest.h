@@ -51,8 +51,19 @@ enum xp_affinity {
 	XP_AFF_PCIE,   /* the PCIe root port */
 	XP_AFF_NVLINK, /* islands of NVLink-connected devices */
 	XP_AFF_RING,   /* consecutive groups of ring_size by device index (HCCS rings) */
-	XP_AFF_XGMI    /* the hive the vendor tool reports */
+	XP_AFF_XGMI,   /* the hive the vendor tool reports */
+	XP_AFF_CARD    /* consecutive groups of ring_size by device index, no link between them
+			* implied (chips of one PCIe card: Atlas 300I) */
 };
+
+/* What a request wider than one ring takes (the manifest's wide key). */
+enum xp_wide {
+	XP_WIDE_WHOLE,  /* whole rings, every device of each free (the default) */
+	XP_WIDE_MIRROR  /* an equal share of every ring, at the same positions in each (Box16) */
+};
+
+/* The terms of a vendor's node score (node_score = healthy:W rank:W free:W). */
+enum xp_score_term { XP_SCORE_HEALTHY, XP_SCORE_RANK, XP_SCORE_FREE, XP_SCORE_TERMS };
 
 /* Largest request size, and longest list, a ring_priority line may give. */
 #define XP_MRING_MAX 16
@@ -80,6 +91,11 @@ struct xp_mmodel {
 	 * must show, tried in this order (the vendor's rule, not a best fit); n 0: no rule. */
 	unsigned char ring_prio[XP_MRING_MAX + 1][XP_MRING_MAX];
 	unsigned char n_ring_prio[XP_MRING_MAX + 1];
+	int wide;             /* enum xp_wide: a request wider than a ring */
+	bool has_score;       /* node_score given: score_w holds the vendor's node score */
+	int score_w[XP_SCORE_TERMS]; /* weight of each enum xp_score_term in the node score */
+	char layout[96];      /* the [layout] this entry was made from ("" a [model] section) */
+	uint64_t layout_devices; /* node sizes the layout applies to: bit n-1 for n devices; 0 any */
 	int slots;            /* placement slots of a partitioned device (MIG: 8 memory slices), 0 none */
 	unsigned partition;   /* enum xp_partition bits, 0 when not given */
 	struct xp_mtemplate *templates;
@@ -121,6 +137,11 @@ struct xp_manifest {
 	int order;                    /* where the adapter is tried among the others (lower first; 500 unset) */
 	struct xp_mmodel *models;
 	size_t n_models;
+	/* [layout] sections made concrete: one entry per layout and model it names, a copy of the
+	 * model with the layout's placement keys over it (sharing the model's heap parts). */
+	struct xp_mmodel *variants;
+	size_t n_variants;
+	size_t *variant_of;           /* variants[i] copies models[variant_of[i]] */
 };
 
 /* Parses manifest text; file names it in errors ("FILE:LINE: ..."). NULL with err set on error. */
@@ -135,6 +156,9 @@ bool xp_manifest_count_ok(const struct xp_mmodel *md, int k);
 void xp_manifest_counts_text(const struct xp_mmodel *md, char *out, size_t len);
 /* The template of md named name (any case), NULL when md is NULL or has none by that name. */
 const struct xp_mtemplate *xp_manifest_template(const struct xp_mmodel *md, const char *name);
+/* The entry a node holding n devices of model md places by: the first [layout] made from md
+ * whose devices include n, else md itself (NULL when md is NULL). */
+const struct xp_mmodel *xp_manifest_layout(const struct xp_manifest *m, const struct xp_mmodel *md, int n);
 /* The model whose match globs fit the product name, else whose PCI device id matches (pci_device
  * < 0: none); NULL when none does. */
 const struct xp_mmodel *xp_manifest_model(const struct xp_manifest *m, const char *product, int pci_device);

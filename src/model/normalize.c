@@ -463,14 +463,24 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 			continue;
 		struct xp_device *d = &n->devices[map[i]];
 		const struct xp_raw_device *r = &raw->devices[i];
-		int ring = 0;
-		int rule = rule_of(m, xp_manifest_model(m, r->name, pci_device_id(d)), &ring);
-		if (rule == XP_AFF_RING && ring > 0 && r->index >= 0) {
-			int g = r->index / ring;
+		int ring = 0, same = 0;
+		bool chips = false;
+		/* A [layout] may apply by how many devices of the model the node holds. */
+		for (int j = 0; j < nr; j++) {
+			same += map[j] >= 0 && strcasecmp(raw->devices[j].name, r->name) == 0;
+			chips = chips || raw->devices[j].chip > 0;
+		}
+		const struct xp_mmodel *md = xp_manifest_layout(m, xp_manifest_model(m, r->name, pci_device_id(d)), same);
+		int rule = rule_of(m, md, &ring);
+		if ((rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0 && r->index >= 0) {
+			/* A card: the tool's own card where it lists chips on cards (npu-smi's NPU id
+			 * on Atlas 300I), else consecutive indices. */
+			int g = rule == XP_AFF_CARD && chips ? r->index : r->index / ring;
 			free(d->affinity_group);
-			d->affinity_group = xp_asprintf("hccs:%d", g);
-			/* The ring's own links, unless the tool already said what they are. */
-			for (int j = 0; j < nr; j++) {
+			d->affinity_group = xp_asprintf("%s:%d", rule == XP_AFF_RING ? "hccs" : "card", g);
+			/* The ring's own links, unless the tool already said what they are (chips of a
+			 * card share only its PCIe switch: no link is implied). */
+			for (int j = 0; j < nr && rule == XP_AFF_RING; j++) {
 				const struct xp_raw_device *o = &raw->devices[j];
 				if (j == i || map[j] < 0 || map[j] == map[i] || o->index < 0 || o->index / ring != g)
 					continue;

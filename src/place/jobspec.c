@@ -891,19 +891,22 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 	bool allowed = false, fits_group = false, memory_known = true;
 	size_t matching = 0;
 	int d = g->devices;
+	/* Each model, then each [layout] of one (a node of that size places by it): the count
+	 * passes when one of them allows it. */
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < ms[i]->n_models; k++) {
-			const struct xp_mmodel *md = &ms[i]->models[k];
+		for (size_t k = 0; k < ms[i]->n_models + ms[i]->n_variants; k++) {
+			const struct xp_mmodel *md = k < ms[i]->n_models ? &ms[i]->models[k]
+									 : &ms[i]->variants[k - ms[i]->n_models];
 			if (!xp_job_model_matches(g, ms[i], md))
 				continue;
-			matching++;
+			matching += k < ms[i]->n_models;
 			int ring = 0, rule = rule_of(ms[i], md, &ring);
-			bool ringed = rule == XP_AFF_RING && ring > 0;
+			bool ringed = (rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0;
 			/* The vendor's own list of request sizes comes before the ring arithmetic. */
 			if (!xp_manifest_count_ok(md, d)) {
 				if (!vendor_refused)
 					vendor_refused = md;
-			} else if (!ringed || d <= ring || d % ring == 0)
+			} else if (!ringed || d <= ring || d % ring == 0 || md->wide == XP_WIDE_MIRROR)
 				allowed = true;
 			else if (!refused)
 				refused = md, refused_ring = ring;

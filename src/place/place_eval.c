@@ -190,17 +190,94 @@ static bool vendor_ring(const struct xp_node *n, const int *cand, size_t nc, siz
 	return false;
 }
 
+/* The device at position pos (0: its first) of group g among the node's devices of model
+ * (ascending index); -1 when the group has fewer. */
+static int group_at(const struct xp_node *n, const char *model, const char *g, size_t pos)
+{
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (xpi_streq(n->devices[i].model, model) && xpi_streq(n->devices[i].affinity_group, g) && pos-- == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Mirrored positions (the manifest's wide = mirror): the positions p, from 0 up, at which the
+ * device at p of every group of the node's devices of model is free (isfree, by device index).
+ * Returns how many there are, and the group count in *ng; out (when not NULL) gets the
+ * devices of the first per of them, ascending. */
+static size_t mirror_fit(const struct xp_node *n, const char *model, const bool *isfree, size_t ring, size_t per,
+			 size_t *ng, int *out)
+{
+	*ng = 0;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const char *g = n->devices[i].affinity_group;
+		if (!g || !xpi_streq(n->devices[i].model, model))
+			continue;
+		bool first = true;
+		for (size_t j = 0; j < i && first; j++)
+			first = !(xpi_streq(n->devices[j].model, model) && xpi_streq(n->devices[j].affinity_group, g));
+		*ng += first;
+	}
+	size_t found = 0, got = 0;
+	for (size_t pos = 0; pos < ring && *ng; pos++) {
+		bool all = true;
+		for (size_t i = 0; i < n->n_devices && all; i++) {
+			const char *g = n->devices[i].affinity_group;
+			if (!g || !xpi_streq(n->devices[i].model, model) || group_at(n, model, g, 0) != (int)i)
+				continue; /* each group once, by its first device */
+			int d = group_at(n, model, g, pos);
+			all = d >= 0 && isfree[d];
+		}
+		if (!all)
+			continue;
+		for (size_t i = 0; out && found < per && i < n->n_devices; i++) {
+			const char *g = n->devices[i].affinity_group;
+			if (g && xpi_streq(n->devices[i].model, model) && group_at(n, model, g, 0) == (int)i)
+				out[got++] = group_at(n, model, g, pos);
+		}
+		found++;
+	}
+	if (out)
+		qsort(out, got, sizeof *out, int_cmp);
+	return found;
+}
+
+/* A request wider than one ring under wide = mirror: an equal share of every group, at the
+ * same positions in each (Volcano's module910bx16 cross-HCCS array: NPU p and p + 8 both
+ * usable), the lowest positions first. */
+static bool mirror_pick(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, const char *model,
+			const char *kind, int *out, char *text, size_t tlen)
+{
+	bool *isfree = xp_calloc(n->n_devices ? n->n_devices : 1, sizeof *isfree);
+	for (size_t i = 0; i < nc; i++)
+		isfree[cand[i]] = true;
+	size_t ng = 0, per = 0;
+	const char *mod = n->devices[cand[0]].model;
+	mirror_fit(n, mod, isfree, (size_t)ring, 0, &ng, NULL);
+	per = ng ? want / ng : 0;
+	bool ok = ng && want % ng == 0 && per <= (size_t)ring;
+	if (ok)
+		ok = mirror_fit(n, mod, isfree, (size_t)ring, per, &ng, out) >= per;
+	free(isfree);
+	if (!ok)
+		snprintf(text, tlen, "fewer than %zu free %s at the same positions in each of the %zu %s groups (the "
+			 "vendor's rule for %zu)", per ? per : want, model, ng, kind, want);
+	return ok;
+}
+
 /* Picks want devices from cand (indices, ascending) under the group rules; returns false with
  * text set. ring: the affinity rule's ring size (0 none); prio/np: the vendor's ring order for
- * want (np 0: none, best fit by strategy). */
+ * want (np 0: none, best fit by strategy); wide: enum xp_wide, what a request wider than a
+ * ring takes. */
 static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, bool same_group,
-		  int strategy, const unsigned char *prio, size_t np, const char *model, int *out, char *text,
-		  size_t tlen)
+		  int strategy, const unsigned char *prio, size_t np, int wide, const char *model, int *out,
+		  char *text, size_t tlen)
 {
 	char kind[32];
 	group_kind(nc ? n->devices[cand[0]].affinity_group : NULL, kind, sizeof kind);
 	if (ring > 0 && want <= (size_t)ring && np)
 		return vendor_ring(n, cand, nc, want, prio, np, model, kind, out, text, tlen);
+	if (ring > 0 && want > (size_t)ring && wide == XP_WIDE_MIRROR && nc)
+		return mirror_pick(n, cand, nc, want, ring, model, kind, out, text, tlen);
 	if (ring > 0 && want > (size_t)ring) {
 		if (want % (size_t)ring) {
 			snprintf(text, tlen, "affinity rule ring:%d refuses %zu %s devices", ring, want, model);
@@ -485,7 +562,7 @@ static int ring_of(const struct xpi_dinfo *di)
 		return 0;
 	int aff = di->md->affinity ? di->md->affinity : di->m->affinity;
 	int rs = di->md->ring_size ? di->md->ring_size : di->m->ring_size;
-	return aff == XP_AFF_RING ? rs : 0;
+	return aff == XP_AFF_RING || aff == XP_AFF_CARD ? rs : 0;
 }
 
 /* A slice or share takes one device: pack the busiest that fits (keeps idle ones whole),
@@ -516,7 +593,7 @@ static bool pick_shared(const struct pctx *p, size_t ni, const struct xp_task_gr
 /* Whole devices in one NUMA domain: each domain tried in id order, since memory across
  * domains is slower; prefer falls back to anywhere, strict does not. */
 static bool shape_numa(const struct pctx *p, const struct xp_node *n, const struct xp_task_group *g, const int *cand,
-		       size_t nc, size_t want, int ring, const unsigned char *prio, size_t np, const char *mname,
+		       size_t nc, size_t want, int ring, const unsigned char *prio, size_t np, int wide, const char *mname,
 		       struct answer *tmp)
 {
 	bool ok = false;
@@ -533,11 +610,11 @@ static bool shape_numa(const struct pctx *p, const struct xp_node *n, const stru
 			if (n->devices[cand[j]].numa == dom)
 				sub[ns++] = cand[j];
 		if (ns >= want)
-			ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, prio, np, mname, tmp->dev,
+			ok = shape(n, sub, ns, want, ring, g->same_group, p->strategy, prio, np, wide, mname, tmp->dev,
 				   tmp->text, sizeof tmp->text);
 	}
 	if (!ok && g->numa == XP_NUMA_PREFER)
-		ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, mname, tmp->dev,
+		ok = shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, wide, mname, tmp->dev,
 			   tmp->text, sizeof tmp->text);
 	else if (!ok && (!tmp->text[0] || strstr(tmp->text, "fewer than") == tmp->text))
 		snprintf(tmp->text, sizeof tmp->text, "fewer than %zu free %s in one NUMA domain", want, mname);
@@ -570,10 +647,11 @@ static bool stage_shape(const struct pctx *p, size_t ni, const struct xp_task_gr
 		prio = md->ring_prio[want];
 		np = md->n_ring_prio[want];
 	}
+	int wide = md ? md->wide : XP_WIDE_WHOLE;
 	if (g->numa == XP_NUMA_NONE)
-		return shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, mname, tmp->dev,
+		return shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, wide, mname, tmp->dev,
 			     tmp->text, sizeof tmp->text);
-	return shape_numa(p, n, g, cand, nc, want, ring, prio, np, mname, tmp);
+	return shape_numa(p, n, g, cand, nc, want, ring, prio, np, wide, mname, tmp);
 }
 
 /* ---- the score of a fit ---- */
@@ -652,6 +730,45 @@ bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_gro
 	return false;
 }
 
+/* The vendor's node score as the manifest's node_score weighs it: healthy devices of the kind,
+ * the rank of the chosen ring in the size's priority list (under wide = mirror: how many
+ * mirrored positions beyond those taken, per group, the place of their count in the list
+ * want, want + groups, ...), and the free devices of the kind. Scaled to 0..100 over the
+ * range the terms can take; the healthy and rank parts are the breakdown's topology, the
+ * free part its utilization. */
+static bool linear_score(const struct pctx *p, size_t ni, const struct xp_mmodel *md, uint32_t k, size_t want,
+			 int ring, size_t healthy, size_t nfree, size_t rank, struct answer *tmp)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
+	size_t nd = 0;
+	for (size_t i = 0; i < n->n_devices; i++)
+		nd += kind[i] == k;
+	if (ring > 0 && want > (size_t)ring && md->wide == XP_WIDE_MIRROR) {
+		bool *isfree = xp_calloc(n->n_devices ? n->n_devices : 1, sizeof *isfree);
+		for (size_t i = 0; i < n->n_devices; i++)
+			isfree[i] = kind[i] == k && n->devices[i].health != XP_HEALTH_FAIL && used_now(p, ni, i) <= EPS;
+		size_t ng = 0, aligned = mirror_fit(n, n->devices[tmp->dev[0]].model, isfree, (size_t)ring, 0, &ng, NULL);
+		free(isfree);
+		rank = ng && aligned * ng >= want ? (aligned * ng - want) / ng : 0;
+	}
+	double x[XP_SCORE_TERMS] = {(double)healthy, (double)rank, (double)nfree};
+	double top[XP_SCORE_TERMS] = {(double)nd, XP_MRING_MAX, (double)nd};
+	double lo = 0, hi = 0, part[XP_SCORE_TERMS];
+	for (int t = 0; t < XP_SCORE_TERMS; t++) {
+		double w = md->score_w[t], e = w * top[t];
+		lo += e < 0 ? e : 0;
+		hi += e > 0 ? e : 0;
+		part[t] = w * x[t] - (e < 0 ? e : 0); /* each part from 0 */
+	}
+	double scale = hi > lo ? 100.0 / (hi - lo) : 0;
+	memset(tmp->parts, 0, sizeof tmp->parts);
+	tmp->parts[XP_CRIT_TOPOLOGY] = (part[XP_SCORE_HEALTHY] + part[XP_SCORE_RANK]) * scale;
+	tmp->parts[XP_CRIT_UTILIZATION] = part[XP_SCORE_FREE] * scale;
+	tmp->score = round((tmp->parts[XP_CRIT_TOPOLOGY] + tmp->parts[XP_CRIT_UTILIZATION]) * 1e6) / 1e6;
+	return true;
+}
+
 /* Under pack, a model with the vendor's ring rule ranks nodes as Volcano's Ascend plugin does
  * (module910x8 ScoreBestNPUNodes: nodeWeight * (healthy NPUs * ring size - the rank of the
  * best ring's free count in the priority list)): more healthy devices of the kind first (a
@@ -689,6 +806,8 @@ static bool vendor_score(const struct pctx *p, size_t ni, const struct xpi_dinfo
 	if (prio && want <= (size_t)ring)
 		while (rank < np && prio[rank] != ring_free)
 			rank++;
+	if (di->md->has_score)
+		return linear_score(p, ni, di->md, k, want, ring, healthy, healthy - busy, rank, tmp);
 	double r = ring, top = (double)nd * r, fit = (double)healthy * r - (double)rank;
 	double scale = 100.0 / (top * (double)(nd + 1) + (double)nd);
 	memset(tmp->parts, 0, sizeof tmp->parts);

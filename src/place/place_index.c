@@ -387,6 +387,16 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 			ix->kind[ix->off[i] + d] = (uint32_t)k;
 			ix->di[ix->off[i] + d] = kind_di[k];
 		}
+		/* A [layout] of the model applies by how many devices of the kind the node holds
+		 * (a 910B node of 16 is a Box16, of 8 an Atlas 800T A2). */
+		for (size_t d = 0; d < n->n_devices; d++) {
+			struct xpi_dinfo *x = &ix->di[ix->off[i] + d];
+			int same = 0;
+			for (size_t e = 0; e < n->n_devices; e++)
+				same += ix->kind[ix->off[i] + e] == ix->kind[ix->off[i] + d];
+			if (x->md)
+				x->md = xp_manifest_layout(x->m, x->md, same);
+		}
 	}
 	for (size_t i = 0; i < nn; i++) {
 		size_t rep = ix->scls_rep[ix->scls[i]];
