@@ -1,0 +1,609 @@
+/* check_ascend_products.c: the vendor's placement rule for the Ascend products beyond the Atlas
+ * 800 (check_ascend_rule.c has that one), as Volcano's Ascend plugin applies it, against the
+ * shipped manifest's [layout] sections (adapters/ascend/ascend.adapter). The expected answers
+ * come from small references written here from the rule text (domain-rules.md "2. Ascend
+ * affinity rules" and the plugin code the manifest cites), never from xpool's engine:
+ *   - Atlas 200T A2 Box16 (910B x16): 1-8, 10, 12, 14 or 16; 8 or fewer in one group of 8
+ *     (free counts n, n+1, ..., 8 tried in turn, the left group first, its lowest ids); 10, 12,
+ *     14 as NPU p and p + 8 pairs, the lowest p first; 16 the whole node.
+ *   - A3 SuperPoD node (910C x16): 1 or an even count; 1 from a module (2k, 2k+1) with one usable
+ *     NPU before a whole one; an even count takes whole modules, the lowest first.
+ *   - Atlas 800T A2 (910B x8): 1, 2, 4 or 8, the lowest usable ids.
+ *   - Atlas 300I (310, four per card): 1 to 4 from one card, the card by its free count in the
+ *     order 1: 1 3 2 4, 2: 2 3 4, 3: 3 4, 4: 4, cards in id order.
+ *   - Atlas 300I Duo (310P3, two per card): 1 or 2 from one card; 1 from a card with 1 free first.
+ * Node choice under pack follows each product's node score from the same code. A faulty NPU
+ * counts as used everywhere. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "jobspec.h"
+#include "manifest.h"
+#include "model.h"
+#include "normalize.h"
+#include "place.h"
+#include "xp_adapter.h"
+#include "suitelib.h"
+
+enum npu { FREE, BUSY, FAULTY };
+
+#define MAXN 16
+
+static struct xp_manifest *ascend;
+
+static void load(void)
+{
+	struct xp_err err = {{0}};
+	ascend = xp_manifest_load("adapters/ascend/ascend.adapter", &err);
+	ck_assert_msg(ascend != NULL, "%s", err.msg);
+}
+
+static void unload(void)
+{
+	xp_manifest_free(ascend);
+	ascend = NULL;
+}
+
+/* ---- the references: each product's rule from its text ---- */
+
+/* Each takes the node's state (n NPUs), a request of k, and writes the NPUs the plugin gives
+ * (ascending) into out; returns their count, 0 when the plugin refuses. */
+typedef size_t (*ref_fn)(const enum npu *st, int n, int k, int *out);
+/* The plugin's node score for a request of k; any value when the node cannot take it. */
+typedef long (*score_fn)(const enum npu *st, int n, int k);
+
+static int count_free(const enum npu *st, int from, int to)
+{
+	int c = 0;
+	for (int i = from; i < to; i++)
+		c += st[i] == FREE;
+	return c;
+}
+
+static int count_healthy(const enum npu *st, int n)
+{
+	int c = 0;
+	for (int i = 0; i < n; i++)
+		c += st[i] != FAULTY;
+	return c;
+}
+
+/* The lowest k free NPUs of [from, to) into out. */
+static size_t lowest(const enum npu *st, int from, int to, int k, int *out)
+{
+	size_t got = 0;
+	for (int i = from; i < to && got < (size_t)k; i++)
+		if (st[i] == FREE)
+			out[got++] = i;
+	return got;
+}
+
+/* Box16: NPUs 0-7 and 8-15. */
+static size_t ref_box16(const enum npu *st, int n, int k, int *out)
+{
+	(void)n;
+	if (k < 1 || k > 16 || (k > 8 && k % 2))
+		return 0; /* 9, 11, 13, 15 invalid */
+	if (k == 16)
+		return count_free(st, 0, 16) == 16 ? lowest(st, 0, 16, 16, out) : 0;
+	if (k <= 8) {
+		for (int p = k; p <= 8; p++) {
+			if (count_free(st, 0, 8) == p)
+				return lowest(st, 0, 8, k, out);
+			if (count_free(st, 8, 16) == p)
+				return lowest(st, 8, 16, k, out);
+		}
+		return 0;
+	}
+	int pairs[8], np = 0;
+	for (int q = 0; q < 8; q++)
+		if (st[q] == FREE && st[q + 8] == FREE)
+			pairs[np++] = q;
+	if (np * 2 < k)
+		return 0;
+	for (int i = 0; i < k / 2; i++) {
+		out[i] = pairs[i];
+		out[i + k / 2] = pairs[i] + 8;
+	}
+	return (size_t)k;
+}
+
+/* setNodeScore: 16 * (healthy - bestScore) + (16 - free). */
+static long score_box16(const enum npu *st, int n, int k)
+{
+	int l = count_free(st, 0, 8), r = count_free(st, 8, 16), best = 99;
+	if (k == 16)
+		best = 0;
+	else if (k <= 8) {
+		if (l >= k)
+			best = l - k;
+		if (r >= k && r - k < best)
+			best = r - k;
+	} else {
+		int cross = 0;
+		for (int q = 0; q < 8; q++)
+			cross += 2 * (st[q] == FREE && st[q + 8] == FREE);
+		best = (cross - k) / 2;
+	}
+	return 16L * (count_healthy(st, n) - best) + (16 - count_free(st, 0, n));
+}
+
+/* A3: modules {2m, 2m+1}. */
+static size_t ref_a3(const enum npu *st, int n, int k, int *out)
+{
+	if (k < 1 || k > 16 || (k > 1 && k % 2) || count_free(st, 0, n) < k)
+		return 0;
+	if (k == 1) {
+		for (int want = 1; want <= 2; want++)
+			for (int m = 0; m < n / 2; m++)
+				if (count_free(st, 2 * m, 2 * m + 2) == want)
+					return lowest(st, 2 * m, 2 * m + 2, 1, out);
+		return 0;
+	}
+	size_t got = 0;
+	for (int m = 0; m < n / 2 && got < (size_t)k; m++)
+		if (st[2 * m] == FREE && st[2 * m + 1] == FREE) {
+			out[got++] = 2 * m;
+			out[got++] = 2 * m + 1;
+		}
+	return got == (size_t)k ? got : 0;
+}
+
+/* ScoreBestNPUNodes: 16 * (2 * 16 - bestScore), bestScore = usable - request, + 16 for one NPU
+ * on a node with no module of one usable. */
+static long score_a3(const enum npu *st, int n, int k)
+{
+	int best = count_free(st, 0, n) - k;
+	if (k == 1) {
+		bool single = false;
+		for (int m = 0; m < n / 2; m++)
+			single = single || count_free(st, 2 * m, 2 * m + 2) == 1;
+		best += single ? 0 : 16;
+	}
+	return 16L * (2 * 16 - best);
+}
+
+/* 910B x8: flat. */
+static size_t ref_910bx8(const enum npu *st, int n, int k, int *out)
+{
+	if (!(k == 1 || k == 2 || k == 4 || k == 8) || count_free(st, 0, n) < k)
+		return 0;
+	return lowest(st, 0, n, k, out);
+}
+
+/* base ScoreBestNPUNodes: healthy * 1000 / 10 - free. */
+static long score_910bx8(const enum npu *st, int n, int k)
+{
+	(void)k;
+	return 100L * count_healthy(st, n) - count_free(st, 0, n);
+}
+
+/* Cards of size cs in id order: the first card whose free count is prio[0], else prio[1], ... */
+static size_t ref_cards(const enum npu *st, int n, int cs, const int *prio, int np, int k, int *out)
+{
+	for (int p = 0; p < np; p++)
+		for (int c = 0; c < n / cs; c++)
+			if (count_free(st, c * cs, c * cs + cs) == prio[p])
+				return lowest(st, c * cs, c * cs + cs, k, out);
+	return 0;
+}
+
+static size_t ref_300i(const enum npu *st, int n, int k, int *out)
+{
+	static const int p1[] = {1, 3, 2, 4}, p2[] = {2, 3, 4}, p3[] = {3, 4}, p4[] = {4};
+	static const int *const prio[] = {NULL, p1, p2, p3, p4};
+	static const int np[] = {0, 4, 3, 2, 1};
+	if (k < 1 || k > 4)
+		return 0;
+	return ref_cards(st, n, 4, prio[k], np[k], k, out);
+}
+
+/* card310x4 ScoreBestNPUNodes: 8 * (4 - the least affScoreList[k-1][free-1] over cards). */
+static long score_300i(const enum npu *st, int n, int k)
+{
+	static const int aff[4][4] = {{0, 2, 1, 3}, {4, 0, 1, 2}, {4, 4, 0, 1}, {4, 4, 4, 0}};
+	int best = 4;
+	for (int c = 0; c < n / 4; c++) {
+		int f = count_free(st, c * 4, c * 4 + 4);
+		if (f && aff[k - 1][f - 1] < best)
+			best = aff[k - 1][f - 1];
+	}
+	return 8L * (4 - best);
+}
+
+static size_t ref_duo(const enum npu *st, int n, int k, int *out)
+{
+	static const int p1[] = {1, 2}, p2[] = {2};
+	if (k < 1 || k > 2)
+		return 0;
+	return ref_cards(st, n, 2, k == 1 ? p1 : p2, k == 1 ? 2 : 1, k, out);
+}
+
+/* card310px2 getScore: 8 * (2 - the least affScoreList[k-1][free-1] over cards). */
+static long score_duo(const enum npu *st, int n, int k)
+{
+	static const int aff[2][2] = {{0, 1}, {2, 0}};
+	int best = 2;
+	for (int c = 0; c < n / 2; c++) {
+		int f = count_free(st, c * 2, c * 2 + 2);
+		if (f && aff[k - 1][f - 1] < best)
+			best = aff[k - 1][f - 1];
+	}
+	return 8L * (2 - best);
+}
+
+/* ---- the products and xpool ---- */
+
+struct product {
+	const char *name;
+	struct xp_test_devs devs; /* the test node's devices */
+	int n;                    /* NPUs per node */
+	ref_fn ref;
+	score_fn score;
+};
+
+static const struct product products[] = {
+	{"Box16", {"Huawei", "Ascend 910B3", "24.1.RC2", 65536, 1, "hccs", 8}, 16, ref_box16, score_box16},
+	{"A3", {"Huawei", "Ascend 910C", "24.1.RC2", 65536, 1, "card", 2}, 16, ref_a3, score_a3},
+	{"910B x8", {"Huawei", "Ascend 910B3", "24.1.RC2", 65536, 1, "hccs", 8}, 8, ref_910bx8, score_910bx8},
+	{"300I", {"Huawei", "Ascend 310", "21.0.4", 8192, 1, "card", 4}, 12, ref_300i, score_300i},
+	{"300I Duo", {"Huawei", "Ascend 310P3", "24.1.RC2", 24576, 1, "card", 2}, 8, ref_duo, score_duo},
+};
+enum { P_BOX16, P_A3, P_910BX8, P_300I, P_DUO, N_PRODUCTS };
+
+static void set_state(struct xp_node *nd, const enum npu *st, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct xp_device *d = &nd->devices[i];
+		if (st[i] == FAULTY)
+			d->health = XP_HEALTH_FAIL;
+		if (st[i] == BUSY) {
+			d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
+			d->allocs[d->n_allocs++] = (struct xp_alloc){NULL, xp_strdup("other"), -1, 0};
+		}
+	}
+}
+
+static struct xp_place_result *place_k(const struct xp_cluster *c, int k, int strategy)
+{
+	char spec[96];
+	snprintf(spec, sizeof spec, "{\"devices\": %d, \"model\": \"Ascend*\"}", k);
+	struct xp_err err = {{0}};
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	struct xp_place_opts o = {.strategy = strategy};
+	const struct xp_manifest *ms[1] = {ascend};
+	struct xp_place_result *r = xp_place(c, j, ms, 1, &o, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	xp_job_free(j);
+	return r;
+}
+
+static void list_text(const int *v, size_t n, char *out, size_t len)
+{
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + strlen(out), len - strlen(out), "%s%d", i ? "," : "", v[i]);
+}
+
+static void state_text(const enum npu *st, int n, char *out)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = "fbx"[st[i]];
+	out[n] = 0;
+}
+
+/* Seeded patterns: each with its own density, so that sparse and full nodes both come up; a
+ * fifth of them without faults. */
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static unsigned next(unsigned mod)
+{
+	rng = rng * 6364136223846793005u + 1442695040888963407u;
+	return (unsigned)(rng >> 33) % mod;
+}
+
+static void pattern(enum npu *st, int n, int idx)
+{
+	unsigned busy = next(100), faulty = idx % 5 == 0 ? 0 : next(15);
+	for (int i = 0; i < n; i++) {
+		unsigned r = next(100);
+		st[i] = r < faulty ? FAULTY : r < faulty + busy ? BUSY : FREE;
+	}
+	if (idx == 0) /* one all free */
+		for (int i = 0; i < n; i++)
+			st[i] = FREE;
+}
+
+static size_t agreed[N_PRODUCTS], refusals[N_PRODUCTS], choices[N_PRODUCTS];
+
+/* One pattern of product pr, every request size 1..n under strategy: xpool's devices (or its
+ * refusal) are the reference's. */
+static void golden(int pr, const enum npu *st, int strategy)
+{
+	const struct product *P = &products[pr];
+	struct xp_cluster *c = xp_cluster_new();
+	set_state(xp_test_node(c, "n", P->n, &P->devs), st, P->n);
+	char s[MAXN + 1];
+	state_text(st, P->n, s);
+	for (int k = 1; k <= P->n; k++) {
+		int want[MAXN];
+		size_t nw = P->ref(st, P->n, k, want);
+		struct xp_place_result *r = place_k(c, k, strategy);
+		if (!nw) {
+			ck_assert_msg(!r->placed, "%s %s k=%d: the plugin refuses, xpool placed %s", P->name, s, k,
+				      r->placed ? r->replicas[0].env_value : "");
+			refusals[pr]++;
+		} else {
+			ck_assert_msg(r->placed, "%s %s k=%d: the plugin places, xpool refuses: %s", P->name, s, k,
+				      r->summary);
+			char exp[64];
+			list_text(want, nw, exp, sizeof exp);
+			ck_assert_msg(strcmp(r->replicas[0].env_value, exp) == 0, "%s %s k=%d: plugin %s, xpool %s",
+				      P->name, s, k, exp, r->replicas[0].env_value);
+		}
+		agreed[pr]++;
+		xp_place_result_free(r);
+	}
+	xp_cluster_free(c);
+}
+
+/* 300 seeded patterns per product x every request size 1..n, under pack and spread (the rule
+ * picks the devices whatever ranks the nodes). */
+static void golden_product(int pr)
+{
+	const struct product *P = &products[pr];
+	agreed[pr] = refusals[pr] = 0;
+	enum npu st[MAXN];
+	for (int strategy = XP_STRAT_PACK; strategy <= XP_STRAT_SPREAD; strategy++)
+		for (int i = 0; i < 300; i++) {
+			pattern(st, P->n, i);
+			golden(pr, st, strategy);
+		}
+	ck_assert_uint_eq(agreed[pr], 300u * (size_t)P->n * 2);
+	ck_assert(refusals[pr] > 0 && refusals[pr] < agreed[pr]);
+	fprintf(stderr, "ascend_products: %s: %zu of %zu placements agree with the plugin's rule (%zu refusals)\n",
+		P->name, agreed[pr], agreed[pr], refusals[pr]);
+}
+
+/* Node choice under pack: among three nodes in seeded states, xpool takes the node with the
+ * plugin's highest score (the first by name among equals), and there the plugin's devices. */
+static void node_choice(int pr)
+{
+	const struct product *P = &products[pr];
+	static const char *const names[] = {"n0", "n1", "n2"};
+	choices[pr] = 0;
+	for (int t = 0; t < 200; t++) {
+		enum npu st[3][MAXN];
+		struct xp_cluster *c = xp_cluster_new();
+		for (int v = 0; v < 3; v++) {
+			pattern(st[v], P->n, t * 3 + v + 1);
+			set_state(xp_test_node(c, names[v], P->n, &P->devs), st[v], P->n);
+		}
+		for (int k = 1; k <= P->n; k++) {
+			int pick = -1, tmp[MAXN];
+			long ps = 0;
+			for (int v = 0; v < 3; v++) {
+				if (!P->ref(st[v], P->n, k, tmp))
+					continue;
+				long sc = P->score(st[v], P->n, k);
+				if (pick < 0 || sc > ps) {
+					pick = v;
+					ps = sc;
+				}
+			}
+			struct xp_place_result *r = place_k(c, k, XP_STRAT_PACK);
+			if (pick < 0)
+				ck_assert_msg(!r->placed, "%s case %d k=%d: the plugin finds no node", P->name, t, k);
+			else {
+				int want[MAXN];
+				char exp[64];
+				list_text(want, P->ref(st[pick], P->n, k, want), exp, sizeof exp);
+				ck_assert_msg(r->placed, "%s case %d k=%d: %s", P->name, t, k, r->summary);
+				ck_assert_msg(strcmp(r->replicas[0].node, names[pick]) == 0 &&
+						      strcmp(r->replicas[0].env_value, exp) == 0,
+					      "%s case %d k=%d: plugin %s=%s, xpool %s=%s", P->name, t, k, names[pick],
+					      exp, r->replicas[0].node, r->replicas[0].env_value);
+			}
+			choices[pr]++;
+			xp_place_result_free(r);
+		}
+		xp_cluster_free(c);
+	}
+	fprintf(stderr, "ascend_products: %s: %zu node choices agree with the plugin's score\n", P->name,
+		choices[pr]);
+}
+
+START_TEST(golden_box16) { golden_product(P_BOX16); }
+END_TEST
+START_TEST(golden_a3) { golden_product(P_A3); }
+END_TEST
+START_TEST(golden_910bx8) { golden_product(P_910BX8); }
+END_TEST
+START_TEST(golden_300i) { golden_product(P_300I); }
+END_TEST
+START_TEST(golden_duo) { golden_product(P_DUO); }
+END_TEST
+START_TEST(choice_box16) { node_choice(P_BOX16); }
+END_TEST
+START_TEST(choice_a3) { node_choice(P_A3); }
+END_TEST
+START_TEST(choice_910bx8) { node_choice(P_910BX8); }
+END_TEST
+START_TEST(choice_300i) { node_choice(P_300I); }
+END_TEST
+START_TEST(choice_duo) { node_choice(P_DUO); }
+END_TEST
+
+/* The cases the rule text names: Box16 10 NPUs as matching halves; A3 free {0,2,3,4} and 2 NPUs
+ * -> {2,3}; a 300I card with 3 free before one with 2 for one NPU; a Duo card with 1 free first. */
+START_TEST(named_cases)
+{
+	static const struct {
+		int pr;
+		const char *state; /* f free, b busy, x faulty */
+		int k;
+		const char *want; /* NULL: refused */
+	} cases[] = {
+		{P_BOX16, "ffffffbbfffbffff", 10, "0,1,2,4,5,8,9,10,12,13"},
+		{P_BOX16, "ffffffffffffffff", 16, "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15"},
+		{P_BOX16, "ffffffffffffffff", 9, NULL},
+		{P_BOX16, "bbbbbfffffffffff", 3, "5,6,7"},
+		{P_A3, "fbfffbbbbbbbbbbb", 2, "2,3"},
+		{P_A3, "fbfffbbbbbbbbbbb", 1, "0"},
+		{P_A3, "fbfbfbfbfbfbfbfb", 2, NULL},
+		{P_A3, "ffffffffffffffff", 3, NULL},
+		{P_910BX8, "bfxfbfff", 4, "1,3,5,6"},
+		{P_300I, "fffbffbbffff", 1, "0"},
+		{P_300I, "ffbbffbbfffx", 1, "8"},
+		{P_300I, "ffbbffbbfffb", 2, "0,1"},
+		{P_300I, "ffffffffffff", 5, NULL},
+		{P_DUO, "ffffbfff", 1, "5"},
+		{P_DUO, "ffffbfff", 2, "0,1"},
+		{P_DUO, "ffffffff", 3, NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct product *P = &products[cases[i].pr];
+		enum npu st[MAXN];
+		for (int d = 0; d < P->n; d++)
+			st[d] = cases[i].state[d] == 'f' ? FREE : cases[i].state[d] == 'b' ? BUSY : FAULTY;
+		struct xp_cluster *c = xp_cluster_new();
+		set_state(xp_test_node(c, "n", P->n, &P->devs), st, P->n);
+		struct xp_place_result *r = place_k(c, cases[i].k, XP_STRAT_PACK);
+		if (!cases[i].want) {
+			ck_assert_msg(!r->placed, "%s %s k=%d placed", P->name, cases[i].state, cases[i].k);
+			if (count_free(st, 0, P->n) >= cases[i].k)
+				ck_assert_msg(r->n_reasons && strstr(r->reasons[0].text, "vendor's rule"), "%s %s k=%d: %s",
+					      P->name, cases[i].state, cases[i].k,
+					      r->n_reasons ? r->reasons[0].text : "(no reason)");
+		} else {
+			ck_assert_msg(r->placed, "%s %s k=%d: %s", P->name, cases[i].state, cases[i].k, r->summary);
+			ck_assert_str_eq(r->replicas[0].env_value, cases[i].want);
+		}
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
+/* Which rule a node places by: its model and how many of it the node holds. */
+START_TEST(layout_choice)
+{
+	const struct xp_mmodel *b3 = xp_manifest_model(ascend, "Ascend 910B3", -1);
+	ck_assert_ptr_nonnull(b3);
+	const struct xp_mmodel *x16 = xp_manifest_layout(ascend, b3, 16), *x8 = xp_manifest_layout(ascend, b3, 8);
+	ck_assert_str_eq(x16->layout, "Atlas 200T A2 Box16");
+	ck_assert_str_eq(x8->layout, "Atlas 800T A2");
+	ck_assert_str_eq(x16->name, "Ascend 910B3");
+	ck_assert_ptr_eq(x16->templates, b3->templates); /* the model's own parts, shared */
+	ck_assert_ptr_eq(xp_manifest_layout(ascend, b3, 4), b3); /* no product of 4 known */
+	ck_assert(xp_manifest_count_ok(x16, 10) && !xp_manifest_count_ok(x16, 9) && !xp_manifest_count_ok(x8, 3));
+	ck_assert_int_eq(x16->wide, XP_WIDE_MIRROR);
+	ck_assert_int_eq(x16->n_ring_prio[3], 6); /* 3-8 */
+	const struct xp_mmodel *c = xp_manifest_model(ascend, "Ascend 910C", -1);
+	ck_assert_str_eq(xp_manifest_layout(ascend, c, 16)->layout, "Atlas 900 A3 SuperPoD node");
+	const struct xp_mmodel *p310 = xp_manifest_model(ascend, "Ascend 310", -1);
+	ck_assert_str_eq(xp_manifest_layout(ascend, p310, 3)->layout, "Atlas 300I"); /* any size */
+	ck_assert_int_eq(xp_manifest_layout(ascend, p310, 3)->affinity, XP_AFF_CARD);
+	/* A 910B job of 10 passes the job check (a Box16 takes it); one of 9 fits no product of
+	 * the model but the model itself sets no counts, so nodes judge it. */
+	const struct xp_manifest *ms[1] = {ascend};
+	const char spec[] = "{\"devices\": 10, \"model\": \"Ascend 910B3\"}";
+	struct xp_err err = {{0}};
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	ck_assert_msg(xp_job_check(j, ms, 1, &err) == 0, "%s", err.msg);
+	xp_job_free(j);
+}
+END_TEST
+
+/* The new keys parse, and bad values are refused with their line. */
+START_TEST(layout_keys)
+{
+	const char good[] = "[adapter]\nname = t\n[model M1]\n[model M2]\n[layout L]\nmodels = M*\ndevices = 4-6,8\n"
+			    "affinity = card:2\ncounts = 1-3\nring_priority = 1: 1-2\nwide = mirror\n"
+			    "node_score = healthy:3 free:-2\n";
+	struct xp_err err = {{0}};
+	struct xp_manifest *m = xp_manifest_parse(good, strlen(good), "t.adapter", &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	ck_assert_uint_eq(m->n_variants, 2);
+	const struct xp_mmodel *v = xp_manifest_layout(m, &m->models[1], 5);
+	ck_assert_ptr_eq(v, &m->variants[1]);
+	ck_assert_ptr_eq(xp_manifest_layout(m, &m->models[1], 7), &m->models[1]);
+	ck_assert_int_eq(v->affinity, XP_AFF_CARD);
+	ck_assert_int_eq(v->ring_size, 2);
+	ck_assert_uint_eq(v->n_ring_prio[1], 2);
+	ck_assert(v->has_score && v->score_w[XP_SCORE_HEALTHY] == 3 && v->score_w[XP_SCORE_RANK] == 0 &&
+		  v->score_w[XP_SCORE_FREE] == -2);
+	ck_assert(xp_manifest_count_ok(v, 3) && !xp_manifest_count_ok(v, 4));
+	xp_manifest_free(m);
+	static const char *const bad[] = {"models = X*", "devices = 0", "devices = 5-3", "wide = half",
+					  "node_score = healthy", "node_score = busy:1", "node_score = rank:1 rank:2",
+					  "memory_mib = 5", "affinity = card:0", "counts = 1-99"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "[adapter]\nname = t\n[model M]\n[layout L]\n%s%s\n",
+			 strncmp(bad[i], "models", 6) ? "models = M\n" : "", bad[i]);
+		memset(&err, 0, sizeof err);
+		m = xp_manifest_parse(text, strlen(text), "t.adapter", &err);
+		ck_assert_msg(m == NULL, "accepted: %s", bad[i]);
+		ck_assert_msg(strstr(err.msg, "t.adapter:"), "%s", err.msg);
+	}
+}
+END_TEST
+
+/* A node of n raw devices of name; chips > 0: n / chips cards (the tool's index) of chips each. */
+static struct xp_node *normalized(int n, const char *name, int chips)
+{
+	struct xp_node *nd = xp_node_new("n");
+	struct xp_raw_node *r = calloc(1, sizeof *r);
+	ck_assert_ptr_nonnull(r);
+	xp_raw_node_init(r);
+	for (int i = 0; i < n; i++) {
+		struct xp_raw_device *d = &r->devices[r->n_devices++];
+		xp_raw_device_init(d);
+		d->index = chips ? 4 + i / chips : i; /* cards need not start at 0 (npu-smi: NPU 6) */
+		d->chip = chips ? i % chips : 0;
+		snprintf(d->bus_id, sizeof d->bus_id, "0000:%02x:00.0", 0x10 + i);
+		snprintf(d->name, sizeof d->name, "%s", name);
+	}
+	xp_normalize_merge(nd, r, ascend, "ascend");
+	free(r);
+	return nd;
+}
+
+/* Discovery groups a node's devices by the layout its size selects: a 910B node of 16 in two
+ * HCCS groups of 8, one of 8 in one; Atlas 300I chips by the card npu-smi lists them on, with
+ * no HCCS link implied between them. */
+START_TEST(layout_groups)
+{
+	struct xp_node *n = normalized(16, "Ascend 910B3", 0);
+	ck_assert_uint_eq(n->n_devices, 16);
+	ck_assert_str_eq(n->devices[7].affinity_group, "hccs:0");
+	ck_assert_str_eq(n->devices[8].affinity_group, "hccs:1");
+	ck_assert_int_eq(xp_node_link(n, 8, 15)->cls, XP_LINK_HCCS);
+	ck_assert_int_ne(xp_node_link(n, 7, 8)->cls, XP_LINK_HCCS);
+	xp_node_free(n);
+	n = normalized(8, "Ascend 910B3", 0);
+	ck_assert_str_eq(n->devices[0].affinity_group, "hccs:0");
+	ck_assert_str_eq(n->devices[7].affinity_group, "hccs:0");
+	xp_node_free(n);
+	n = normalized(8, "MiniD", 4);
+	ck_assert_str_eq(n->devices[0].affinity_group, "card:4");
+	ck_assert_str_eq(n->devices[3].affinity_group, "card:4");
+	ck_assert_str_eq(n->devices[4].affinity_group, "card:5");
+	ck_assert_int_ne(xp_node_link(n, 0, 1)->cls, XP_LINK_HCCS);
+	xp_node_free(n);
+	n = normalized(16, "Ascend 910C", 0); /* no chips listed: consecutive pairs */
+	ck_assert_str_eq(n->devices[2].affinity_group, "card:1");
+	ck_assert_str_eq(n->devices[3].affinity_group, "card:1");
+	xp_node_free(n);
+}
+END_TEST
+
+XP_DEFINE_SUITE(ascend_products,
+	{"core", .timeout_s = 600, .setup = load, .teardown = unload,
+	 .tests = {golden_box16, golden_a3, golden_910bx8, golden_300i, golden_duo, choice_box16, choice_a3,
+		   choice_910bx8, choice_300i, choice_duo, named_cases, layout_choice, layout_keys, layout_groups}})
