@@ -782,6 +782,29 @@ START_TEST(cli)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "--gres-type goes with --export slurm"));
 	xp_run_free(&r);
+	/* --flavor: with k8s or volcano only, and a known name; a share without it is refused
+	 * naming it, with it written for HAMi. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "slurm",
+				      "--flavor", "hami", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "--flavor goes with --export k8s or volcano"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "k8s",
+				      "--flavor", "mps", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "unknown flavour mps (hami)"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--share", "30", "--model",
+				      "H100*", "--export", "volcano", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "with HAMi installed, export it with --flavor hami"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--share", "30", "--model",
+				      "H100*", "--export", "volcano", "--flavor", "hami", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"volcano.sh/vgpu-cores\": 30\n"));
+	free(yaml_check(r.out, NULL, 0));
+	xp_run_free(&r);
 	/* Unknown format: usage error. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "yaml", NULL), 0);
 	ck_assert_int_eq(r.status, 2);
