@@ -24,9 +24,12 @@ DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjanss
            ncurses-term
 # Tools only the tests run (promtool checks the agent's /metrics, openssl makes its test
 # certificate, the README's examples use jq and curl, tests/slurm_check.sh runs a private
-# munged and slurmctld and sbatch --test-only), installed by `make check` and not by `make run`.
-TEST_TOOLS    = promtool openssl jq curl munged slurmctld sbatch
-DEB_TEST_PKGS = prometheus openssl jq curl munge slurmctld slurm-client
+# munged and slurmctld and sbatch --test-only, tests/schema_check.sh runs node with npm's
+# kubernetes-models and Debian's python3 with jsonschema), installed by `make check` and not by
+# `make run`. TEST_PY_MODULES: what /usr/bin/python3 must import.
+TEST_TOOLS    = promtool openssl jq curl munged slurmctld sbatch node npm
+TEST_PY_MODULES = jsonschema yaml
+DEB_TEST_PKGS = prometheus openssl jq curl munge slurmctld slurm-client nodejs npm python3-jsonschema python3-yaml
 
 ifeq ($(SANITIZE),1)
 B        = build/san
@@ -183,6 +186,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
 	@sh tests/layers.sh $(B)/obj
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/internals_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/schema_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 
@@ -230,6 +234,7 @@ deps:
 # After deps: two apt-gets at once (make -j) would fight over apt's lock.
 test-deps: deps
 	@missing=""; for t in $(TEST_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	for m in $(TEST_PY_MODULES); do /usr/bin/python3 -c "import $$m" >/dev/null 2>&1 || missing="$$missing python3-$$m"; done; \
 	$(call apt_install,tests need,$(DEB_TEST_PKGS))
 
 # The tail of deps and test-deps: when $$missing names something, install the Debian packages

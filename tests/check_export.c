@@ -81,6 +81,23 @@ static char *export_to(const struct xp_cluster *c, const char *spec, const char 
 	return text;
 }
 
+/* Places spec on c (pack) and exports it as fmt with the options eo. */
+static char *export_with(const struct xp_cluster *c, const char *spec, int fmt, const struct xp_export_opts *eo,
+			 struct xp_err *err)
+{
+	struct xp_err perr = {{0}};
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &perr);
+	ck_assert_msg(j != NULL, "%s", perr.msg);
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
+	ck_assert_msg(r != NULL, "%s", perr.msg);
+	ck_assert_msg(r->placed, "not placed: %s", spec);
+	char *text = xp_place_export(fmt, r, j, c, MANS, 4, eo, err);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	return text;
+}
+
 /* export_to without a partition. */
 static char *export(const struct xp_cluster *c, const char *spec, const char *name, int fmt, struct xp_err *err)
 {
@@ -403,7 +420,9 @@ START_TEST(hostile_yaml)
 	struct xp_cluster *c = cluster();
 	struct xp_err err = {{0}};
 	for (int fmt = XP_EXPORT_K8S; fmt <= XP_EXPORT_VOLCANO; fmt++) {
-		char *t = export(c, "{\"queue\": \"q\\\"1\\\\\", \"devices\": 1}", evil, fmt, &err);
+		/* A queue only goes to Volcano, whose CRD allows DNS subdomains alone. */
+		char *t = export(c, fmt == XP_EXPORT_VOLCANO ? "{\"queue\": \"q-1.a\", \"devices\": 1}"
+							    : "{\"queue\": \"q\\\"1\\\\\", \"devices\": 1}", evil, fmt, &err);
 		ck_assert_msg(t != NULL, "%s", err.msg);
 		char *x = yaml_check(t, "xpool.io/job", 0);
 		ck_assert_str_eq(x, evil);
@@ -414,8 +433,16 @@ START_TEST(hostile_yaml)
 		ck_assert_str_eq(x, fmt == XP_EXPORT_K8S ? "x-y-rm-rf-0" : "x-y-rm-rf");
 		free(x);
 		if (fmt == XP_EXPORT_VOLCANO)
-			is(t, "queue", "q\"1\\");
+			is(t, "queue", "q-1.a");
 		free(t);
+	}
+	/* A queue Volcano's CRD refuses (spec.queue is a DNS subdomain) is refused here, named. */
+	static const char *const bad_queues[] = {"q\\\"1\\\\", "Gold", "-q", "q.", "a..b", "a.-b"};
+	for (size_t i = 0; i < sizeof bad_queues / sizeof *bad_queues; i++) {
+		char spec[96];
+		snprintf(spec, sizeof spec, "{\"queue\": \"%s\", \"devices\": 1}", bad_queues[i]);
+		ck_assert_ptr_null(export(c, spec, NULL, XP_EXPORT_VOLCANO, &err));
+		ck_assert_msg(strstr(err.msg, "is not a Kubernetes DNS subdomain") != NULL, "%s: %s", spec, err.msg);
 	}
 	/* The quoting itself. */
 	char *buf = NULL;
@@ -580,6 +607,147 @@ START_TEST(slurm_gres_types)
 }
 END_TEST
 
+/* gpu-a's and npu-b's devices with UUIDs, as nvidia-smi and npu-smi report them. */
+static struct xp_cluster *cluster_uuids(void)
+{
+	struct xp_cluster *c = cluster();
+	for (size_t k = 0; k < c->n_nodes; k++)
+		for (size_t i = 0; i < c->nodes[k]->n_devices; i++) {
+			free(c->nodes[k]->devices[i].uuid);
+			c->nodes[k]->devices[i].uuid = xp_asprintf("GPU-%zu-%zu", k, i);
+		}
+	return c;
+}
+
+START_TEST(hami_share)
+{
+	/* --share 30 with --flavor hami: one GPU, 30% of its cores and (no --memory) 30% of its
+	 * memory, pinned by UUID, with HAMi's binpack policy for pack. */
+	struct xp_cluster *c = cluster_uuids();
+	struct xp_err err = {{0}};
+	struct xp_export_opts eo = {.flavor = XP_FLAVOR_HAMI, .strategy = XP_STRAT_PACK};
+	char *t = export_with(c, "{\"name\": \"s\", \"replicas\": 2, \"share_pct\": 30, \"vendor\": \"NVIDIA\"}",
+			      XP_EXPORT_K8S, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "        \"nvidia.com/gpu\": 1\n        \"nvidia.com/gpucores\": 30\n"
+			 "        \"nvidia.com/gpumem-percentage\": 30\n",
+		      "    \"nvidia.com/use-gpuuuid\": \"GPU-0-0\"\n    \"hami.io/gpu-scheduler-policy\": \"binpack\"\n"
+		      "spec:\n", "\n---\n", NULL);
+	free(yaml_check(t, NULL, 0));
+	free(t);
+	/* With --memory: MiB (nvidia.com/gpumem); spread: HAMi's spread. */
+	eo.strategy = XP_STRAT_SPREAD;
+	t = export_with(c, "{\"share_pct\": 50, \"memory_mib\": 16000, \"vendor\": \"NVIDIA\"}", XP_EXPORT_K8S, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "\"nvidia.com/gpucores\": 50\n        \"nvidia.com/gpumem\": 16000\n",
+		      "\"hami.io/gpu-scheduler-policy\": \"spread\"\n", NULL);
+	ck_assert_ptr_null(strstr(t, "gpumem-percentage"));
+	free(t);
+	/* Volcano: its own device-sharing names, the pin in the task template, no policy. */
+	eo.strategy = XP_STRAT_PACK;
+	t = export_with(c, "{\"replicas\": 2, \"share_pct\": 30, \"vendor\": \"NVIDIA\"}", XP_EXPORT_VOLCANO, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "        annotations:\n          \"volcano.sh/vgpu-use-gpuuuid\": \"GPU-0-0\"\n      spec:\n",
+		      "              \"volcano.sh/vgpu-number\": 1\n              \"volcano.sh/vgpu-cores\": 30\n"
+		      "              \"volcano.sh/vgpu-memory-percentage\": 30\n", NULL);
+	ck_assert_ptr_null(strstr(t, "hami.io/gpu-scheduler-policy"));
+	free(yaml_check(t, NULL, 0));
+	free(t);
+	/* Without the flavour the share is refused, and the reason names it. */
+	for (int fmt = XP_EXPORT_K8S; fmt <= XP_EXPORT_VOLCANO; fmt++) {
+		struct xp_export_opts none = {0};
+		ck_assert_ptr_null(export_with(c, "{\"share_pct\": 30, \"vendor\": \"NVIDIA\"}", fmt, &none, &err));
+		ck_assert_msg(strstr(err.msg, "soft share (30%)") && strstr(err.msg, "--flavor hami"), "%s", err.msg);
+	}
+	/* Slurm has no HAMi flavour. */
+	ck_assert_ptr_null(export_with(c, "{\"devices\": 1}", XP_EXPORT_SLURM, &eo, &err));
+	ck_assert_msg(strstr(err.msg, "goes with k8s and volcano") != NULL, "%s", err.msg);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(hami_whole_and_ascend)
+{
+	struct xp_cluster *c = cluster_uuids();
+	struct xp_err err = {{0}};
+	struct xp_export_opts eo = {.flavor = XP_FLAVOR_HAMI};
+	/* Whole GPUs: 100% of cores and memory, so that HAMi does not share them on. */
+	char *t = export_with(c, "{\"devices\": 2, \"vendor\": \"NVIDIA\"}", XP_EXPORT_K8S, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "\"nvidia.com/use-gpuuuid\": \"GPU-0-0,GPU-0-1\"\n",
+		      "\"nvidia.com/gpu\": 2\n        \"nvidia.com/gpucores\": 100\n"
+		      "        \"nvidia.com/gpumem-percentage\": 100\n", NULL);
+	free(t);
+	/* Ascend 910B3: HAMi's per-chip resource, from the model's hami_chip. */
+	t = export_with(c, "{\"replicas\": 2, \"devices\": 8, \"model\": \"Ascend*\"}", XP_EXPORT_VOLCANO, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "              \"huawei.com/Ascend910B3\": 8\n", NULL);
+	ck_assert_ptr_null(strstr(t, "-memory"));
+	free(t);
+	/* A vNPU template: one NPU and the template's memory, which HAMi maps back to it. */
+	t = export_with(c, "{\"slice\": \"vir05_1c_16g\", \"model\": \"Ascend*\"}", XP_EXPORT_K8S, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "        \"huawei.com/Ascend910B3\": 1\n        \"huawei.com/Ascend910B3-memory\": 16384\n", NULL);
+	free(t);
+	/* A soft share of an NPU: HAMi shares Ascend by template only; refused, saying so. */
+	ck_assert_ptr_null(export_with(c, "{\"share_pct\": 25, \"model\": \"Ascend*\"}", XP_EXPORT_K8S, &eo, &err));
+	ck_assert_msg(strstr(err.msg, "by memory only") && strstr(err.msg, "--slice"), "%s", err.msg);
+	/* A MIG slice keeps the device plugin's resource. */
+	t = export_with(c, "{\"slice\": \"1g.10gb\", \"vendor\": \"NVIDIA\"}", XP_EXPORT_K8S, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "        \"nvidia.com/mig-1g.10gb\": 1\n", NULL);
+	ck_assert_ptr_null(strstr(t, "gpucores"));
+	free(t);
+	xp_cluster_free(c);
+	/* A vendor whose manifest gives no hami names: whole devices keep its plugin's resource,
+	 * a share is refused naming the manifest. */
+	c = xp_cluster_new();
+	mknode(c, "amd-1", 2, "AMD", "AMD Instinct MI300X");
+	t = export_with(c, "{\"devices\": 1}", XP_EXPORT_K8S, &eo, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "\"amd.com/gpu\": 1\n", NULL);
+	free(t);
+	ck_assert_ptr_null(export_with(c, "{\"share_pct\": 40}", XP_EXPORT_K8S, &eo, &err));
+	ck_assert_msg(strstr(err.msg, "manifest amd gives no `hami` names"), "%s", err.msg);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(hami_manifest_keys)
+{
+	/* The keys parse into names with {chip} filled from the model; bad lines are errors. */
+	static const char text[] = "[adapter]\nname = acme\nvendor = Acme\n"
+				   "hami = count=acme.io/{chip} memory=acme.io/{chip}-mem uuid=acme.io/use-uuid\n"
+				   "[model X1]\nmatch = X1\nhami_chip = AcmeX1\n[model X2]\nmatch = X2\n";
+	struct xp_manifest *m = xp_test_manifest(text, "acme.adapter");
+	struct xp_mhami h;
+	ck_assert(xp_manifest_hami(m, &m->models[0], false, &h));
+	ck_assert_str_eq(h.count, "acme.io/AcmeX1");
+	ck_assert_str_eq(h.memory, "acme.io/AcmeX1-mem");
+	ck_assert_str_eq(h.uuid, "acme.io/use-uuid");
+	ck_assert_str_eq(h.cores, "");
+	ck_assert(xp_manifest_hami(m, &m->models[0], true, &h)); /* no hami_volcano: hami */
+	ck_assert_str_eq(h.count, "acme.io/AcmeX1");
+	ck_assert(!xp_manifest_hami(m, &m->models[1], false, &h)); /* {chip} without a chip */
+	xp_manifest_free(m);
+	static const char *const bad[] = {
+		"hami = memory=a.io/m\n",            /* no count */
+		"hami = count=a.io/x size=a.io/y\n", /* unknown key */
+		"hami = count=a.io/x cores\n",       /* not key=value */
+		"hami = count=kubernetes.io/x\n",    /* a reserved domain */
+		"hami_chip = a/b\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char buf[256];
+		snprintf(buf, sizeof buf, "[adapter]\nname = acme\nvendor = Acme\n%s", bad[i]);
+		struct xp_err err = {{0}};
+		struct xp_manifest *b = xp_manifest_parse(buf, strlen(buf), "acme.adapter", &err);
+		ck_assert_msg(b == NULL, "accepted: %s", bad[i]);
+		ck_assert_msg(strstr(err.msg, "acme.adapter:4:") != NULL, "%s", err.msg);
+	}
+}
+END_TEST
+
 START_TEST(not_placed)
 {
 	struct xp_err err = {{0}};
@@ -614,6 +782,29 @@ START_TEST(cli)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "--gres-type goes with --export slurm"));
 	xp_run_free(&r);
+	/* --flavor: with k8s or volcano only, and a known name; a share without it is refused
+	 * naming it, with it written for HAMi. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "slurm",
+				      "--flavor", "hami", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "--flavor goes with --export k8s or volcano"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "k8s",
+				      "--flavor", "mps", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "unknown flavour mps (hami)"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--share", "30", "--model",
+				      "H100*", "--export", "volcano", NULL), 0);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "with HAMi installed, export it with --flavor hami"));
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--share", "30", "--model",
+				      "H100*", "--export", "volcano", "--flavor", "hami", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"volcano.sh/vgpu-cores\": 30\n"));
+	free(yaml_check(r.out, NULL, 0));
+	xp_run_free(&r);
 	/* Unknown format: usage error. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--export", "yaml", NULL), 0);
 	ck_assert_int_eq(r.status, 2);
@@ -635,4 +826,4 @@ XP_DEFINE_SUITE(export,
 	{"core", .timeout_s = 60, .setup = load_manifests, .teardown = free_manifests,
 	 .tests = {k8s_exact, k8s_ascend_family, k8s_unknown_vendor_refused,
 		   resources_from_manifests, manifest_without_names, volcano, hostile_yaml, slurm, slurm_gres_types,
-		   not_placed, cli}})
+		   hami_share, hami_whole_and_ascend, hami_manifest_keys, not_placed, cli}})

@@ -1,4 +1,4 @@
-/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--explain NODE] [--export k8s|volcano|slurm] [--json]`:
+/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--explain NODE] [--export k8s|volcano|slurm [--flavor hami]] [--json]`:
  * where a job would go, or why it fits nowhere (exit 3). */
 #include <jansson.h>
 #include <math.h>
@@ -28,6 +28,11 @@ static const char *export_value(int i)
 	return i >= 0 && i < XP_EXPORT_COUNT ? xp_export_name(i) : NULL;
 }
 
+static const char *flavor_value(int i)
+{
+	return i >= 0 && i + XP_FLAVOR_HAMI < XP_FLAVOR_COUNT ? xp_export_flavor_name(i + XP_FLAVOR_HAMI) : NULL;
+}
+
 static const char *numa_value(int i)
 {
 	return i >= 0 && i < XP_NUMA_POLICY_COUNT ? xp_numa_policy_name(i) : NULL;
@@ -40,7 +45,7 @@ static const char *network_value(int i)
 
 /* The options before FIRST_JOB_OPT say how to place and write; the rest describe the job
  * (and so do not go with -f). */
-#define FIRST_JOB_OPT 7
+#define FIRST_JOB_OPT 8
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
@@ -49,6 +54,7 @@ static const struct xp_opt place_opts[] = {
 	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
 	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
 	{"gres-type", 0, "PROFILE=TYPE[,...]", "with --export slurm: the site's gres type per MIG profile or vNPU template"},
+	{"flavor", 0, "NAME", "with --export k8s or volcano: the sharing layer to write for (hami)", flavor_value},
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
 	{"queue", 0, "NAME", "the queue the job is for"},
@@ -290,6 +296,13 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --gres-type goes with --export slurm");
 		return XP_EXIT_USAGE;
 	}
+	const char *fname = xp_args_get(a, "flavor");
+	int flavor = fname ? xp_export_flavor_parse(fname) : XP_FLAVOR_NONE;
+	if (fname && (flavor < 0 || (efmt != XP_EXPORT_K8S && efmt != XP_EXPORT_VOLCANO))) {
+		xp_ctx_error(ctx, flavor < 0 ? "place: --flavor: unknown flavour %s (hami)"
+					     : "place: --flavor goes with --export k8s or volcano", fname);
+		return XP_EXIT_USAGE;
+	}
 	/* An export is YAML or a shell script: a script that asked for JSON must not get one. */
 	if (ename && ctx->json) {
 		xp_ctx_error(ctx, "place: --export %s writes %s, not JSON: give --export or --json", ename,
@@ -383,7 +396,9 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (ename && r->placed) {
 		/* Only a placement is exported; a refusal keeps the reasons below and exit 3. */
 		struct xp_export_opts eo = {.partition = xp_args_get(a, "partition"),
-					    .gres_types = xp_args_get(a, "gres-type")};
+					    .gres_types = xp_args_get(a, "gres-type"),
+					    .flavor = flavor,
+					    .strategy = strategy};
 		char *text = xp_place_export(efmt, r, job, c, (const struct xp_manifest *const *)ms, nm, &eo, &err);
 		if (!text) {
 			xp_ctx_error(ctx, "place: %s", err.msg);
@@ -414,7 +429,7 @@ out:
 const struct xp_cmd_entry xp_cmd_place_entry = {
 	.name = "place",
 	.alias = NULL,
-	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...]] [--json]",
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...] [--flavor hami]] [--json]",
 	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
 	.opts = place_opts,
 	.min_args = 0,

@@ -475,10 +475,15 @@ static int parse_order(struct xp_where *p, const char *val, int *out)
 	return 0;
 }
 
+static int hami_key(struct xp_where *p, const char *key, char *val, struct xp_mhami *h, struct xp_mhami *hv,
+		    char *chip);
+
 static int adapter_key(struct xp_where *p, struct xp_manifest *m, const char *key, char *val)
 {
 	int rc = export_key(p, key, val, m->k8s_resource, m->k8s_slice_resource, m->slurm_gres);
 	if (rc <= 0)
+		return rc;
+	if ((rc = hami_key(p, key, val, &m->hami, &m->hami_volcano, m->hami_chip)) <= 0)
 		return rc;
 	if (strcmp(key, "visible_devices_env") == 0)
 		return parse_env_name(p, key, val, m->visible_env, sizeof m->visible_env);
@@ -621,6 +626,8 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 	double d;
 	int rc = export_key(p, key, val, md->k8s_resource, md->k8s_slice_resource, md->slurm_gres);
 	if (rc <= 0)
+		return rc;
+	if ((rc = hami_key(p, key, val, &md->hami, &md->hami_volcano, md->hami_chip)) <= 0)
 		return rc;
 	if (strcmp(key, "match") == 0) {
 		xp_strv_add(&md->match, &md->n_match, val);
@@ -1155,4 +1162,88 @@ void xp_manifest_counts_text(const struct xp_mmodel *md, char *out, size_t len)
 			int w = snprintf(out + o, len - o, "%s%d", seen == 1 ? "" : seen == total ? " or " : ", ", k);
 			o += w > 0 ? (size_t)w : 0;
 		}
+}
+
+/* `hami` and `hami_volcano`: "count=RES [memory=RES] [memory_percent=RES] [cores=RES]
+ * [uuid=ANNOTATION]", each a Kubernetes name once {chip} is filled in; `hami_chip`: the word
+ * {chip} becomes, a name part. 1 when key is none of them. */
+static int hami_key(struct xp_where *p, const char *key, char *val, struct xp_mhami *h, struct xp_mhami *hv,
+		    char *chip)
+{
+	if (strcmp(key, "hami_chip") == 0) {
+		bool ok = *val && isalnum((unsigned char)val[0]) && isalnum((unsigned char)val[strlen(val) - 1]);
+		for (const char *q = val; ok && *q; q++)
+			ok = ((unsigned char)*q < 0x80) && (isalnum((unsigned char)*q) || strchr("-_.", *q));
+		if (!ok)
+			return xp_where_errf(p, "hami_chip: '%.40s' is not [A-Za-z0-9._-]", val);
+		return copy_field(p, chip, 48, key, val);
+	}
+	bool volcano = strcmp(key, "hami_volcano") == 0;
+	if (!volcano && strcmp(key, "hami") != 0)
+		return 1;
+	struct xp_mhami t;
+	memset(&t, 0, sizeof t);
+	char *save = NULL;
+	for (char *w = strtok_r(val, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(w, '=');
+		if (!eq)
+			return xp_where_errf(p, "%s: '%s' is not key=value", key, w);
+		*eq = '\0';
+		char *dst = strcmp(w, "count") == 0 ? t.count : strcmp(w, "memory") == 0 ? t.memory
+			    : strcmp(w, "memory_percent") == 0 ? t.memory_percent : strcmp(w, "cores") == 0 ? t.cores
+			    : strcmp(w, "uuid") == 0 ? t.uuid : NULL;
+		if (!dst)
+			return xp_where_errf(p, "%s: unknown key '%s' (count, memory, memory_percent, cores, uuid)", key, w);
+		char *probe = substitute(eq + 1, "{chip}", "x");
+		bool ok = xp_k8s_resource_valid(probe);
+		free(probe);
+		if (!ok)
+			return xp_where_errf(p, "%s: %s '%.80s' is not a Kubernetes name (DOMAIN/NAME) once {chip} is "
+					     "filled in", key, w, eq + 1);
+		if (copy_field(p, dst, sizeof t.count, w, eq + 1) < 0)
+			return -1;
+	}
+	if (!t.count[0])
+		return xp_where_errf(p, "%s: needs count=RESOURCE", key);
+	*(volcano ? hv : h) = t;
+	return 0;
+}
+
+/* One name of a sharing layer with {chip} filled in; false when it needs a chip and has none. */
+static bool hami_fill(char *dst, const char *pat, const char *chip)
+{
+	if (!strstr(pat, "{chip}")) {
+		snprintf(dst, 128, "%s", pat);
+		return true;
+	}
+	if (!chip || !*chip)
+		return false;
+	char *s = substitute(pat, "{chip}", chip);
+	bool ok = strlen(s) < 128 && xp_k8s_resource_valid(s);
+	if (ok)
+		snprintf(dst, 128, "%s", s);
+	free(s);
+	return ok;
+}
+
+bool xp_manifest_hami(const struct xp_manifest *m, const struct xp_mmodel *md, bool volcano, struct xp_mhami *out)
+{
+	memset(out, 0, sizeof *out);
+	const struct xp_mhami *h = NULL;
+	if (volcano)
+		h = md && md->hami_volcano.count[0] ? &md->hami_volcano
+		    : m && m->hami_volcano.count[0] ? &m->hami_volcano : NULL;
+	if (!h)
+		h = md && md->hami.count[0] ? &md->hami : m && m->hami.count[0] ? &m->hami : NULL;
+	if (!h)
+		return false;
+	const char *chip = md && md->hami_chip[0] ? md->hami_chip : m ? m->hami_chip : NULL;
+	struct xp_mhami t;
+	memset(&t, 0, sizeof t);
+	if (!hami_fill(t.count, h->count, chip) || !hami_fill(t.memory, h->memory, chip) ||
+	    !hami_fill(t.memory_percent, h->memory_percent, chip) || !hami_fill(t.cores, h->cores, chip) ||
+	    !hami_fill(t.uuid, h->uuid, chip))
+		return false;
+	*out = t;
+	return true;
 }

@@ -65,6 +65,16 @@ enum xp_wide {
 /* The terms of a vendor's node score (node_score = healthy:W rank:W free:W). */
 enum xp_score_term { XP_SCORE_HEALTHY, XP_SCORE_RANK, XP_SCORE_FREE, XP_SCORE_TERMS };
 
+/* The resources and annotation of a sharing layer (HAMi) for one vendor's devices: Kubernetes
+ * names, each of which may hold {chip} (the model's hami_chip); "" when the layer has none. */
+struct xp_mhami {
+	char count[128];          /* devices ("nvidia.com/gpu", "huawei.com/{chip}") */
+	char memory[128];         /* device memory in MiB per device ("nvidia.com/gpumem") */
+	char memory_percent[128]; /* device memory in percent ("nvidia.com/gpumem-percentage") */
+	char cores[128];          /* compute in percent ("nvidia.com/gpucores") */
+	char uuid[128];           /* annotation that pins devices by UUID ("nvidia.com/use-gpuuuid") */
+};
+
 /* Largest request size, and longest list, a ring_priority line may give. */
 #define XP_MRING_MAX 16
 
@@ -105,6 +115,9 @@ struct xp_mmodel {
 	char k8s_resource[128];       /* Kubernetes resource of a whole device, "" the adapter's */
 	char k8s_slice_resource[128]; /* resource of a slice, pattern with {slice}, "" the adapter's */
 	char slurm_gres[32];          /* Slurm gres name, "" the adapter's */
+	struct xp_mhami hami;         /* `hami`: HAMi's names for a Pod, count "" the adapter's */
+	struct xp_mhami hami_volcano; /* `hami_volcano`: under Volcano's device sharing, count "" the adapter's */
+	char hami_chip[48];           /* what {chip} becomes ("Ascend910A"), "" the adapter's */
 	int line;             /* where the section starts, for messages */
 };
 
@@ -134,6 +147,9 @@ struct xp_manifest {
 	char k8s_resource[128];       /* Kubernetes extended resource of a whole device, "" none */
 	char k8s_slice_resource[128]; /* resource of a MIG profile / vNPU template: pattern with {slice}, "" none */
 	char slurm_gres[32];          /* Slurm gres name ("gpu"), "" none */
+	struct xp_mhami hami;         /* `hami`: HAMi's resource names for a Pod, count "" none */
+	struct xp_mhami hami_volcano; /* `hami_volcano`: the same under Volcano, count "" as hami */
+	char hami_chip[48];           /* what {chip} becomes, "" none */
 	int order;                    /* where the adapter is tried among the others (lower first; 500 unset) */
 	struct xp_mmodel *models;
 	size_t n_models;
@@ -187,6 +203,10 @@ char *xp_manifest_k8s_slice(const struct xp_manifest *m, const struct xp_mmodel 
 /* The Slurm gres name for model md (NULL: none known): the model's, else the adapter's; NULL
  * when neither gives one. */
 const char *xp_manifest_slurm_gres(const struct xp_manifest *m, const struct xp_mmodel *md);
+/* HAMi's names for model md (under Volcano when volcano), {chip} filled in, into *out: the
+ * model's, else the adapter's; hami_volcano falls back to hami. False (out zeroed) when neither
+ * names a count resource, or a name needs {chip} and no hami_chip is given. */
+bool xp_manifest_hami(const struct xp_manifest *m, const struct xp_mmodel *md, bool volcano, struct xp_mhami *out);
 /* True when s is a valid Kubernetes extended resource name ("nvidia.com/mig-1g.10gb"): a DNS
  * subdomain prefix outside kubernetes.io, '/', and a qualified name of at most 63 bytes. */
 bool xp_k8s_resource_valid(const char *s);

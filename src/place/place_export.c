@@ -26,6 +26,21 @@ const char *xp_export_name(int fmt)
 	return fmt >= 0 && fmt < XP_EXPORT_COUNT ? fmt_names[fmt] : "unknown";
 }
 
+static const char *const flavor_names[XP_FLAVOR_COUNT] = {"none", "hami"};
+
+int xp_export_flavor_parse(const char *s)
+{
+	for (int i = XP_FLAVOR_HAMI; s && i < XP_FLAVOR_COUNT; i++)
+		if (!strcmp(s, flavor_names[i]))
+			return i;
+	return -1;
+}
+
+const char *xp_export_flavor_name(int flavor)
+{
+	return flavor >= 0 && flavor < XP_FLAVOR_COUNT ? flavor_names[flavor] : "unknown";
+}
+
 void xp_yaml_quote(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -207,8 +222,136 @@ static void meta(FILE *f, const char *name, const struct xp_job *job, const char
 		fputs("    \"xpool.io/devices\": ", f), xp_yaml_quote(f, devices), fputc('\n', f);
 }
 
+/* What one replica asks of HAMi (--flavor hami): its limits, count first, and the annotation
+ * that pins its devices by UUID. hami false: HAMi names nothing for it (a MIG slice, which
+ * stays the device plugin's nvidia.com/mig-PROFILE, as HAMi's own examples ask it; a device
+ * no manifest gives `hami` names), and the plain export is written. */
+struct hami_req {
+	bool hami;
+	size_t n;
+	char name[4][128];
+	long long value[4];
+	char uuid_key[128]; /* "" none */
+	char *uuids;        /* heap "UUID,UUID", NULL when a device's UUID is not known */
+};
+
+static void hami_add(struct hami_req *h, const char *name, long long v)
+{
+	if (*name && h->n < 4) {
+		snprintf(h->name[h->n], sizeof h->name[h->n], "%s", name);
+		h->value[h->n++] = v;
+	}
+}
+
+/* Appends p's devices' UUIDs to *list ("A,B"), each once; false when one is not known. */
+static bool uuids_add(char **list, const struct xp_cluster *c, const struct xp_place_replica *p)
+{
+	const struct xp_node *n = xp_cluster_node(c, p->node);
+	for (size_t k = 0; n && k < p->n_devices; k++) {
+		const struct xp_device *d = NULL;
+		for (size_t i = 0; i < n->n_devices && !d; i++)
+			if (n->devices[i].index == p->devices[k])
+				d = &n->devices[i];
+		if (!d || !d->uuid || !*d->uuid || strchr(d->uuid, ','))
+			return false;
+		const char *hit = *list ? strstr(*list, d->uuid) : NULL;
+		size_t ul = strlen(d->uuid);
+		if (hit && (hit == *list || hit[-1] == ',') && (hit[ul] == ',' || !hit[ul]))
+			continue;
+		char *s = xp_asprintf("%s%s%s", *list ? *list : "", *list ? "," : "", d->uuid);
+		free(*list);
+		*list = s;
+	}
+	return n != NULL;
+}
+
+/* HAMi's request for replica p (under Volcano's device sharing when volcano), from its first
+ * device's manifest `hami` names. A soft share of N percent asks one device with N percent of
+ * its cores and, for memory, the job's MiB when it gave them, else N percent (xpool's share
+ * takes that part of the device's memory); a whole device asks 100 percent of both, so that
+ * HAMi does not share it on (HAMi's use_exclusive_card example); a vNPU template asks its
+ * memory, which HAMi's Ascend support turns back into the smallest template holding it: this
+ * one. -1 with err when a share cannot be written so that it runs as placed. */
+static int hami_request(const struct mset *s, const struct xp_cluster *c, const struct xp_job *job,
+			const struct xp_place_replica *p, bool volcano, struct hami_req *h, struct xp_err *err)
+{
+	memset(h, 0, sizeof *h);
+	const struct xp_device *d = first_device(c, p);
+	const struct xp_mmodel *md;
+	const struct xp_manifest *m = manifest_of(s, d, &md);
+	struct xp_mhami names = {{0}};
+	bool have = m && xp_manifest_hami(m, md, volcano, &names);
+	bool share = p->slice && !strncmp(p->slice, "share:", 6);
+	char w[256];
+	what(w, sizeof w, p, d);
+	if (share) {
+		int pct = atoi(p->slice + 6);
+		int64_t mib = p->group < job->n_groups ? job->groups[p->group].memory_mib : 0;
+		if (!have)
+			return xp_errf(err, "export: %s: a soft share with --flavor hami needs HAMi's resource names, "
+					    "and %s%s gives no `hami` names for this device; not exported", w,
+				       m ? "manifest " : "no manifest", m ? m->name : "");
+		if (!names.cores[0])
+			return xp_errf(err, "export: %s: HAMi shares %s by memory only (it picks a vNPU template by "
+					    "memory), so a soft share of its compute cannot be written; ask for a "
+					    "--slice (template) instead; not exported", w, names.count);
+		hami_add(h, names.count, 1);
+		hami_add(h, names.cores, pct);
+		if (mib > 0 && names.memory[0])
+			hami_add(h, names.memory, mib);
+		else if (names.memory_percent[0])
+			hami_add(h, names.memory_percent, pct);
+		else if (names.memory[0] && d && d->memory_mib > 0)
+			hami_add(h, names.memory, d->memory_mib * pct / 100);
+		else
+			return xp_errf(err, "export: %s: HAMi's names give no memory resource for a share; not exported", w);
+	} else if (p->slice) {
+		const struct xp_mtemplate *t = xp_manifest_template(md, p->slice);
+		if (!have || !names.memory[0] || !p->isolation || strcmp(p->isolation, "vnpu") || !t || t->memory_mib <= 0)
+			return 0; /* a MIG slice: the device plugin's resource */
+		hami_add(h, names.count, 1);
+		hami_add(h, names.memory, t->memory_mib);
+	} else {
+		if (!have)
+			return 0;
+		hami_add(h, names.count, (long long)p->n_devices);
+		hami_add(h, names.cores, 100);
+		hami_add(h, names.memory_percent, 100);
+	}
+	h->hami = true;
+	if (names.uuid[0]) {
+		snprintf(h->uuid_key, sizeof h->uuid_key, "%s", names.uuid);
+		if (!uuids_add(&h->uuids, c, p)) {
+			free(h->uuids);
+			h->uuids = NULL;
+		}
+	}
+	return 0;
+}
+
+/* The limits after the first (container() writes the count), at container indent n. */
+static void hami_more_limits(FILE *f, int n, const struct hami_req *h)
+{
+	for (size_t i = 1; i < h->n; i++)
+		ind(f, n + 6), xp_yaml_quote(f, h->name[i]), fprintf(f, ": %lld\n", h->value[i]);
+}
+
+/* HAMi's annotations, as entries of an annotations map at indent n: the UUID pin (the devices
+ * xpool chose; for a Volcano task, every device its replicas were given, as the template is
+ * shared) and, for a Pod, HAMi's GPU policy from the strategy (pack: binpack, spread: spread;
+ * Volcano's vGPU plugin takes its policy from its own configuration). */
+static void hami_annotations(FILE *f, int n, const struct hami_req *h, const char *uuids, int strategy, bool pod)
+{
+	if (uuids && h->uuid_key[0])
+		ind(f, n), xp_yaml_quote(f, h->uuid_key), fputs(": ", f), xp_yaml_quote(f, uuids), fputc('\n', f);
+	const char *policy = strategy == XP_STRAT_PACK ? "binpack" : strategy == XP_STRAT_SPREAD ? "spread" : NULL;
+	if (pod && policy)
+		ind(f, n), fprintf(f, "\"hami.io/gpu-scheduler-policy\": \"%s\"\n", policy);
+}
+
 static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-		     const struct xp_cluster *c, const struct mset *ms, struct xp_err *err)
+		     const struct xp_cluster *c, const struct mset *ms, const struct xp_export_opts *o,
+		     struct xp_err *err)
 {
 	char base[48];
 	k8s_name(base, job);
@@ -219,7 +362,10 @@ static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_j
 			snprintf(name, sizeof name, "%s-g%zu-%zu", base, p->group, i);
 		else
 			snprintf(name, sizeof name, "%s-%zu", base, i);
-		char *res = resource_name(ms, c, p, err);
+		struct hami_req h = {0};
+		if (o->flavor == XP_FLAVOR_HAMI && hami_request(ms, c, job, p, false, &h, err) < 0)
+			return -1;
+		char *res = h.hami ? xp_strdup(h.name[0]) : resource_name(ms, c, p, err);
 		if (!res)
 			return -1;
 		char *devs = xp_asprintf("%s%s%s", p->env_value, p->slice ? " " : "", p->slice ? p->slice : "");
@@ -227,21 +373,68 @@ static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_j
 			fputs("---\n", f);
 		fputs("apiVersion: \"v1\"\nkind: \"Pod\"\n", f);
 		meta(f, name, job, devs);
+		if (h.hami)
+			hami_annotations(f, 4, &h, h.uuids, o->strategy, true);
 		fputs("spec:\n  restartPolicy: \"Never\"\n", f);
 		const char *nodes[1] = {p->node};
 		affinity(f, 2, nodes, 1);
-		container(f, 2, res, resource_count(p), p);
+		container(f, 2, res, h.hami ? (size_t)h.value[0] : resource_count(p), p);
+		hami_more_limits(f, 2, &h);
+		free(h.uuids);
 		free(res);
 		free(devs);
 	}
 	return 0;
 }
 
+/* A Kubernetes DNS-1123 subdomain (lowercase alphanumerics, '-' and '.', 253 bytes), the
+ * pattern Volcano's Job CRD sets on spec.queue. */
+static bool dns_subdomain(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (!((ch >= 'a' && ch <= 'z') || isdigit(ch) || ch == '-' || ch == '.'))
+			return false;
+		if (ch == '.' && (s[i + 1] == '.' || s[i + 1] == '-' || s[i - 1] == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* The group's HAMi request (its first replica's) and, in *uuids, every device its replicas
+ * were given; -1 with err. */
+static int hami_task(const struct mset *ms, const struct xp_cluster *c, const struct xp_job *job,
+		     const struct xp_place_result *r, const struct xp_place_replica *first, struct hami_req *h,
+		     char **uuids, struct xp_err *err)
+{
+	*uuids = NULL;
+	if (hami_request(ms, c, job, first, true, h, err) < 0)
+		return -1;
+	bool known = h->uuids != NULL;
+	for (size_t i = 0; known && i < r->n_replicas; i++)
+		if (r->replicas[i].group == first->group)
+			known = uuids_add(uuids, c, &r->replicas[i]);
+	if (!known) {
+		free(*uuids);
+		*uuids = NULL;
+	}
+	return 0;
+}
+
 static int write_volcano(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
-			 const struct xp_cluster *c, const struct mset *ms, struct xp_err *err)
+			 const struct xp_cluster *c, const struct mset *ms, const struct xp_export_opts *o,
+			 struct xp_err *err)
 {
 	char base[48];
 	k8s_name(base, job);
+	/* Volcano's CRD refuses a queue that is not a DNS subdomain: say so here rather than write
+	 * a Job the API server rejects. */
+	if (job->queue && !dns_subdomain(job->queue))
+		return xp_errf(err, "export volcano: queue '%.60s' is not a Kubernetes DNS subdomain ([a-z0-9.-], "
+				    "as Volcano's Job CRD requires of spec.queue); refused", job->queue);
 	fputs("apiVersion: \"batch.volcano.sh/v1alpha1\"\nkind: \"Job\"\n", f);
 	/* One string of node:devices per replica: a task's pod template is shared, so which replica
 	 * got which devices on which node can only be recorded, not pinned, per pod. */
@@ -291,14 +484,27 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 		snprintf(tname, sizeof tname, "group%zu", g);
 		fprintf(f, "  - name: \"%s\"\n    replicas: %zu\n    template:\n      metadata:\n", tname, reps);
 		fputs("        labels:\n          \"app.kubernetes.io/managed-by\": \"xpool\"\n", f);
+		struct hami_req h = {0};
+		char *uuids = NULL;
+		if (o->flavor == XP_FLAVOR_HAMI && hami_task(ms, c, job, r, first, &h, &uuids, err) < 0) {
+			free(nodes);
+			return -1;
+		}
+		if (h.hami && uuids && h.uuid_key[0]) {
+			fputs("        annotations:\n", f);
+			hami_annotations(f, 10, &h, uuids, o->strategy, false);
+		}
 		fputs("      spec:\n        restartPolicy: \"Never\"\n", f);
 		affinity(f, 8, nodes, nn);
-		char *res = resource_name(ms, c, first, err);
+		char *res = h.hami ? xp_strdup(h.name[0]) : resource_name(ms, c, first, err);
 		if (!res) {
 			free(nodes);
 			return -1;
 		}
-		container(f, 8, res, resource_count(first), first);
+		container(f, 8, res, h.hami ? (size_t)h.value[0] : resource_count(first), first);
+		hami_more_limits(f, 8, &h);
+		free(h.uuids);
+		free(uuids);
 		free(res);
 		free(nodes);
 	}
@@ -550,15 +756,25 @@ char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_
 		xp_errf(err, "export: the job was not placed");
 		return NULL;
 	}
+	if (o->flavor && fmt == XP_EXPORT_SLURM) {
+		xp_errf(err, "export: the %s flavour goes with k8s and volcano, not slurm", xp_export_flavor_name(o->flavor));
+		return NULL;
+	}
 	/* A soft share needs a sharing layer (HAMi's gpucores/gpumem, Slurm's shard): a plain
 	 * Pod, Volcano task or sbatch line would hand the job the whole device, so that the
-	 * export would not run as placed. Refused until a sharing flavour is written. */
-	for (size_t i = 0; i < r->n_replicas; i++)
+	 * export would not run as placed. HAMi's is written with --flavor hami (hami_request). */
+	for (size_t i = 0; o->flavor != XP_FLAVOR_HAMI && i < r->n_replicas; i++)
 		if (r->replicas[i].slice && strncmp(r->replicas[i].slice, "share:", 6) == 0) {
-			xp_errf(err, "export: replica %zu on %s is a soft share (%s%%): Kubernetes, Volcano and "
-				     "Slurm without a sharing layer (HAMi, shards) would give it the whole device; "
-				     "not exported",
-				i, r->replicas[i].node, r->replicas[i].slice + 6);
+			if (fmt == XP_EXPORT_SLURM)
+				xp_errf(err, "export: replica %zu on %s is a soft share (%s%%): Slurm without a sharing "
+					     "layer (shards) would give it the whole device; not exported",
+					i, r->replicas[i].node, r->replicas[i].slice + 6);
+			else
+				xp_errf(err, "export: replica %zu on %s is a soft share (%s%%): a plain %s would get "
+					     "the whole device; with HAMi installed, export it with --flavor hami; "
+					     "not exported",
+					i, r->replicas[i].node, r->replicas[i].slice + 6,
+					fmt == XP_EXPORT_VOLCANO ? "Volcano task" : "Pod");
 			return NULL;
 		}
 	char *buf = NULL;
@@ -571,10 +787,10 @@ char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_
 	int rc = 0;
 	switch (fmt) {
 	case XP_EXPORT_K8S:
-		rc = write_k8s(f, r, job, c, &ms, err);
+		rc = write_k8s(f, r, job, c, &ms, o, err);
 		break;
 	case XP_EXPORT_VOLCANO:
-		rc = write_volcano(f, r, job, c, &ms, err);
+		rc = write_volcano(f, r, job, c, &ms, o, err);
 		break;
 	case XP_EXPORT_SLURM:
 		rc = write_slurm(f, r, job, c, &ms, o, err);

@@ -22,6 +22,18 @@ enum xp_export_fmt {
 	XP_EXPORT_COUNT
 };
 
+/* The sharing layer a k8s or volcano export writes for: none (a device plugin's whole devices
+ * and slices; a soft share is refused) or HAMi (its count, memory and core resources). */
+enum xp_export_flavor {
+	XP_FLAVOR_NONE,
+	XP_FLAVOR_HAMI,
+	XP_FLAVOR_COUNT
+};
+
+/* Parses a flavour name ("hami"); -1 when unknown. */
+int xp_export_flavor_parse(const char *s);
+/* Returns a flavour's name ("hami"; "none" for XP_FLAVOR_NONE). */
+const char *xp_export_flavor_name(int flavor);
 /* Parses a format name ("k8s", "volcano", "slurm"); -1 when unknown. */
 int xp_export_parse(const char *s);
 /* Returns a format's name. */
@@ -37,6 +49,8 @@ struct xp_export_opts {
 	const char *partition; /* slurm: the partition to ask for; NULL: none (a queue is not one) */
 	const char *gres_types; /* slurm: "PROFILE=TYPE[,...]", the site's gres type per slice (MIG
 				 * profile or vNPU template); NULL: the profile name as the type */
+	int flavor;             /* k8s, volcano: enum xp_export_flavor (0: none) */
+	int strategy;           /* the placement's enum xp_strategy (0: pack, the default), for HAMi's GPU policy */
 };
 
 char *xp_place_export(int fmt, const struct xp_place_result *r, const struct xp_job *job,
