@@ -403,6 +403,17 @@ static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct
 			return false;
 		names[n++] = d->allocs[a].slice;
 	}
+	/* What commits put there is known by name as the cluster's instances are (an earlier
+	 * job's templates need not be this one's); only this dry-run's own is a share. */
+	size_t nc;
+	const struct xp_mtemplate *const *ct = xpi_committed(p->ix, p->ix->off[ni] + i, &nc);
+	double committed = 0;
+	for (size_t a = 0; a < nc; a++) {
+		if (n == XP_MAX_SLOTS + 1)
+			return false;
+		names[n++] = ct[a]->name;
+		committed += xpi_slice_share(ct[a]);
+	}
 	const struct xp_mtemplate *kinds[16];
 	size_t nk = 0;
 	for (size_t gi = 0; p->job && gi < p->job->n_groups && nk < 16; gi++) {
@@ -413,8 +424,8 @@ static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct
 		if (k && !dup)
 			kinds[nk++] = k;
 	}
-	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i];
-	return xp_mig_fits(di->md, names, n, kinds, nk, planned > 0 ? planned : 0, t) == 1;
+	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i] - committed;
+	return xp_mig_fits(di->md, names, n, kinds, nk, planned > 1e-9 ? planned : 0, t) == 1;
 }
 
 /* A whole-device replica needs an idle device; a slice or share needs room for its part. */
