@@ -3,7 +3,8 @@
  * busy, faulty and sliced devices, NUMA domains, racks and switches, labels) and random jobs
  * (whole devices, MIG and vNPU slices, shares, patterns, NUMA and network constraints, gang
  * minimums, every strategy) go through the real engine: a dry-run on a kept index, the scan
- * that judges node by node, and batches committed one after another on one index. Every
+ * that judges node by node, xp_place's own index, and batches committed one after another
+ * on one index, then a release. Every
  * answer is judged here by a checker written from the rule text and the manifest data, never
  * by the engine's own helpers: no device used twice (the cluster's allocations and earlier
  * replicas and commits included), devices healthy and of the kind asked, per-node counts the
@@ -1069,6 +1070,17 @@ static void run_case(uint64_t seed)
 	world_free(&w);
 	check_same(&ks, job, a, b);
 	xp_place_result_free(b);
+
+	/* And xp_place, which builds an index of its own for one dry-run. */
+	if (chance(&r, 20)) {
+		ks.stage = "xp_place";
+		struct xp_err err = {{0}};
+		b = xp_place(ks.c, job, (const struct xp_manifest *const *)ms, nm, &o, &err);
+		if (!b)
+			fail_case(&ks, job, "xp_place gave no answer: %s", err.msg);
+		check_same(&ks, job, a, b);
+		xp_place_result_free(b);
+	}
 
 	/* Brute force: where a single replica fits, the engine must not refuse (nor the reverse). */
 	if (brute_applies(ks.c, job)) {
