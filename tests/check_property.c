@@ -429,7 +429,7 @@ struct kase {
 };
 
 static struct {
-	size_t failures, cases, answers, placed, refused, replicas, slices, shares, brute, brute_fit, batches, pending;
+	size_t failures, cases, answers, placed, refused, replicas, slices, shares, brute, brute_fit, batches, pending, big;
 } st;
 
 static void fail_case(const struct kase *k, const struct xp_job *job, const char *fmt, ...)
@@ -671,6 +671,7 @@ static void check_result(const struct kase *ks, const struct xp_job *job, struct
 		if (i && rp->group < r->replicas[i - 1].group)
 			fail_case(ks, job, "replicas out of group order");
 		per[rp->group]++;
+		st.big += job->groups[rp->group].replicas >= 16 && per[rp->group] == 16;
 		check_replica(ks, job, w, &job->groups[rp->group], rp, &key);
 		const struct xp_node *n = c->nodes[rp->node_ix];
 		if (net == XP_NET_SWITCH && (!n->sw || !*n->sw || (sw && strcmp(sw, n->sw) != 0)))
@@ -967,7 +968,10 @@ static void gen_group(struct rng *r, const struct xp_cluster *c, struct xp_task_
 {
 	const struct cat *ct = job_cat(r, c);
 	g->replicas = simple ? 1 : chance(r, 50) ? 1 : rint_in(r, 2, chance(r, 20) ? 12 : 4);
-	g->gang_min = chance(r, 70) ? g->replicas : rint_in(r, 1, g->replicas);
+	/* Now and then enough replicas that the engine keeps its candidates in a heap (16 up). */
+	if (!simple && chance(r, 6))
+		g->replicas = rint_in(r, 16, 40);
+	g->gang_min = chance(r, g->replicas >= 16 ? 30 : 70) ? g->replicas : rint_in(r, 1, g->replicas);
 	g->validated_layer = -1;
 	int kind = rint_in(r, 0, 99);
 	int ring = ring_size(ct->m, ct->md);
@@ -982,6 +986,11 @@ static void gen_group(struct rng *r, const struct xp_cluster *c, struct xp_task_
 		g->slice = xp_strdup(chance(r, 3) ? "9g.99gb" : ct->md->templates[rint_in(r, 0, (int)ct->md->n_templates - 1)].name);
 	} else
 		g->share_pct = rint_in(r, 1, 20) * 5;
+	if (g->replicas >= 16 && g->devices && chance(r, 60)) {
+		/* Many replicas fit where each takes a little. */
+		g->devices = 0;
+		g->share_pct = rint_in(r, 1, 5) * 5;
+	}
 	if (chance(r, 50)) {
 		const char *v = ct->md->vendor[0] ? ct->md->vendor : ct->m->vendor;
 		int x = rint_in(r, 0, 9);
@@ -1165,9 +1174,9 @@ START_TEST(random_cases)
 	ck_assert_uint_eq(st.failures, 0);
 	if (getenv("XP_PROP_STATS"))
 		printf("property chunk %d: %zu cases, %zu answers (%zu placed, %zu refused, %zu with pending), "
-		       "%zu replicas (%zu slices, %zu shares), %zu batches, %zu brute-force (%zu fit)\n",
+		       "%zu replicas (%zu slices, %zu shares), %zu batches, %zu brute-force (%zu fit), %zu groups of 16+ placed\n",
 		       _i, st.cases, st.answers, st.placed, st.refused, st.pending, st.replicas, st.slices, st.shares,
-		       st.batches, st.brute, st.brute_fit);
+		       st.batches, st.brute, st.brute_fit, st.big);
 	/* The cases must exercise the engine, not only its refusals (a chunk of any size). */
 	if (cases >= 1000) {
 		ck_assert_uint_ge(st.placed * 10, st.answers);
