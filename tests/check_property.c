@@ -429,7 +429,7 @@ struct kase {
 };
 
 static struct {
-	size_t failures, cases, answers, placed, refused, replicas, slices, shares, brute, brute_fit, batches, pending, big;
+	size_t failures, cases, answers, placed, refused, replicas, slices, shares, brute, brute_fit, batches, pending, big, relaxed;
 } st;
 
 static void fail_case(const struct kase *k, const struct xp_job *job, const char *fmt, ...)
@@ -711,6 +711,129 @@ static void check_same(const struct kase *ks, const struct xp_job *job, const st
 		if (!same)
 			fail_case(ks, job, "replica %zu: index on %s, scan on %s (or other devices)", i, x->node, y->node);
 	}
+}
+
+/* ---- the smallest relaxation: applied, the job fits ---- */
+
+/* A copy of job sharing its strings, with its own groups (and label arrays) to change. */
+struct variant {
+	struct xp_job job;
+	struct xp_task_group g[XP_JOB_MAX_GROUPS];
+	char *keys[XP_JOB_MAX_GROUPS][XP_JOB_MAX_LABELS], *vals[XP_JOB_MAX_GROUPS][XP_JOB_MAX_LABELS];
+};
+
+/* The only group whose field matches (devices or replicas == from, or holding label from as
+ * "KEY=VALUE"), -1 when none or several (the relaxation does not say which it changed). */
+static int only_group(const struct xp_job *job, const char *field, const char *from)
+{
+	int found = -1;
+	for (size_t i = 0; i < job->n_groups; i++) {
+		const struct xp_task_group *g = &job->groups[i];
+		bool m = false;
+		if (strcmp(field, "devices") == 0)
+			m = g->devices == atoi(from);
+		else if (strcmp(field, "replicas") == 0)
+			m = g->replicas == atoi(from);
+		else
+			for (size_t l = 0; l < g->labels.n && !m; l++) {
+				char kv[2 * XP_JOB_MAX_STRING + 2];
+				snprintf(kv, sizeof kv, "%s=%s", g->labels.keys[l], g->labels.values[l]);
+				m = strcmp(kv, from) == 0;
+			}
+		if (m && found >= 0)
+			return -1;
+		if (m)
+			found = (int)i;
+	}
+	return found;
+}
+
+/* Applies the relaxation x to a copy of job (and the strategy in *strategy); false when x
+ * cannot be applied unambiguously here. */
+static bool relax_apply(const struct xp_job *job, const struct xp_place_relax *x, struct variant *v, int *strategy)
+{
+	v->job = *job;
+	memcpy(v->g, job->groups, job->n_groups * sizeof *v->g);
+	v->job.groups = v->g;
+	for (size_t i = 0; i < job->n_groups; i++) {
+		const struct xp_labels *L = &job->groups[i].labels;
+		memcpy(v->keys[i], L->keys, L->n * sizeof *L->keys);
+		memcpy(v->vals[i], L->values, L->n * sizeof *L->values);
+		v->g[i].labels.keys = v->keys[i];
+		v->g[i].labels.values = v->vals[i];
+	}
+	if (strcmp(x->field, "strategy") == 0) {
+		*strategy = xp_strategy_parse(x->to);
+		return *strategy >= 0;
+	}
+	for (size_t i = 0; i < job->n_groups; i++) {
+		struct xp_task_group *g = &v->g[i];
+		if (strcmp(x->field, "numa") == 0 && g->numa == XP_NUMA_STRICT)
+			g->numa = XP_NUMA_PREFER;
+		else if (strcmp(x->field, "network") == 0 && g->network != XP_NET_ANY)
+			g->network = strcmp(x->to, "rack") == 0 && g->network == XP_NET_SWITCH ? XP_NET_RACK : XP_NET_ANY;
+		else if (strcmp(x->field, "same_group") == 0)
+			g->same_group = false;
+		else if (strcmp(x->field, "homogeneous") == 0)
+			g->homogeneous = false;
+	}
+	if (strcmp(x->field, "numa") == 0 || strcmp(x->field, "network") == 0 || strcmp(x->field, "same_group") == 0 ||
+	    strcmp(x->field, "homogeneous") == 0)
+		return true;
+	int gi = only_group(job, x->field, x->from);
+	if (gi < 0)
+		return false;
+	struct xp_task_group *g = &v->g[gi];
+	if (strcmp(x->field, "devices") == 0)
+		g->devices = atoi(x->to);
+	else if (strcmp(x->field, "replicas") == 0) {
+		g->replicas = atoi(x->to);
+		g->gang_min = g->gang_min < g->replicas ? g->gang_min : g->replicas;
+	} else if (strcmp(x->field, "labels") == 0) {
+		size_t l = 0;
+		for (; l < g->labels.n; l++) {
+			char kv[2 * XP_JOB_MAX_STRING + 2];
+			snprintf(kv, sizeof kv, "%s=%s", g->labels.keys[l], g->labels.values[l]);
+			if (strcmp(kv, x->from) == 0)
+				break;
+		}
+		const char *eq = strchr(x->to, '=');
+		if (strcmp(x->to, "none") == 0) {
+			for (size_t j = l; j + 1 < g->labels.n; j++) {
+				v->keys[gi][j] = v->keys[gi][j + 1];
+				v->vals[gi][j] = v->vals[gi][j + 1];
+			}
+			g->labels.n--;
+		} else if (eq)
+			v->vals[gi][l] = (char *)(uintptr_t)(eq + 1);
+		else
+			return false;
+	} else
+		return false;
+	return true;
+}
+
+static void check_relaxation(const struct kase *ks, const struct xp_job *job, struct xp_place_index *ix,
+			     const struct xp_place_result *r, const struct xp_place_opts *o)
+{
+	if (r->placed || !r->relaxation)
+		return;
+	struct variant *v = xp_malloc(sizeof *v);
+	int strategy = o->strategy;
+	if (relax_apply(job, r->relaxation, v, &strategy)) {
+		struct xp_place_opts q = *o;
+		q.strategy = strategy;
+		q.quiet = true;
+		struct xp_err err = {{0}};
+		struct xp_place_result *x = xp_place_ix(ix, &v->job, &q, &err);
+		bool ok = x && x->placed && !x->pending;
+		xp_place_result_free(x);
+		st.relaxed++;
+		if (!ok)
+			fail_case(ks, job, "the relaxation %s %s -> %s does not place the job", r->relaxation->field,
+				  r->relaxation->from, r->relaxation->to);
+	}
+	free(v);
 }
 
 /* ---- brute force: a single replica on a tiny cluster ---- */
@@ -1068,6 +1191,7 @@ static void run_case(uint64_t seed)
 	struct world w = world_new(ks.c);
 	check_result(&ks, job, &w, a, o.quiet);
 	world_free(&w);
+	check_relaxation(&ks, job, ix, a, &o);
 
 	/* The scan (node by node, no index) must say the same on the same state. */
 	ks.stage = "scan";
@@ -1174,9 +1298,9 @@ START_TEST(random_cases)
 	ck_assert_uint_eq(st.failures, 0);
 	if (getenv("XP_PROP_STATS"))
 		printf("property chunk %d: %zu cases, %zu answers (%zu placed, %zu refused, %zu with pending), "
-		       "%zu replicas (%zu slices, %zu shares), %zu batches, %zu brute-force (%zu fit), %zu groups of 16+ placed\n",
+		       "%zu replicas (%zu slices, %zu shares), %zu batches, %zu brute-force (%zu fit), %zu groups of 16+ placed, %zu relaxations applied\n",
 		       _i, st.cases, st.answers, st.placed, st.refused, st.pending, st.replicas, st.slices, st.shares,
-		       st.batches, st.brute, st.brute_fit, st.big);
+		       st.batches, st.brute, st.brute_fit, st.big, st.relaxed);
 	/* The cases must exercise the engine, not only its refusals (a chunk of any size). */
 	if (cases >= 1000) {
 		ck_assert_uint_ge(st.placed * 10, st.answers);
