@@ -757,8 +757,10 @@ static bool relax_apply(const struct xp_job *job, const struct xp_place_relax *x
 	v->job.groups = v->g;
 	for (size_t i = 0; i < job->n_groups; i++) {
 		const struct xp_labels *L = &job->groups[i].labels;
-		memcpy(v->keys[i], L->keys, L->n * sizeof *L->keys);
-		memcpy(v->vals[i], L->values, L->n * sizeof *L->values);
+		for (size_t l = 0; l < L->n; l++) {
+			v->keys[i][l] = L->keys[l];
+			v->vals[i][l] = L->values[l];
+		}
 		v->g[i].labels.keys = v->keys[i];
 		v->g[i].labels.values = v->vals[i];
 	}
