@@ -4,16 +4,18 @@
  * (whole devices, MIG and vNPU slices, shares, patterns, NUMA and network constraints, gang
  * minimums, every strategy) go through the real engine: a dry-run on a kept index, the scan
  * that judges node by node, xp_place's own index, and batches committed one after another
- * on one index, then a release. Every
- * answer is judged here by a checker written from the rule text and the manifest data, never
- * by the engine's own helpers: no device used twice (the cluster's allocations and earlier
- * replicas and commits included), devices healthy and of the kind asked, per-node counts the
- * model allows, rings, MIG starts and spans, shares, gang all-or-nothing, NUMA and network
- * constraints, refusal reasons that cover every node. Refusals on tiny clusters are checked
- * against a brute-force search where the rule is simple enough to search honestly.
+ * on one index, then a release. Every answer is judged here by a checker written from the
+ * rule text and the manifest data, never by the engine's own helpers: no device used twice
+ * (the cluster's allocations and earlier replicas and commits included), devices healthy and
+ * of the kind asked, per-node counts the model allows, rings and the vendor's ring order, MIG
+ * starts and spans, slice counts, shares, gang all-or-nothing, NUMA and network constraints,
+ * refusal reasons that cover every node, a refusal's relaxation that places the job. Refusals
+ * on tiny clusters are checked against a brute-force search where the rule is simple enough
+ * to search honestly.
  *
  * Each case is one seed; a failure names it. XP_PROP_SEED=N runs that one case alone,
- * XP_PROP_CASES=N changes the cases per chunk, XP_PROP_STATS=1 prints what the chunks saw,
+ * XP_PROP_CASES=N changes the cases per chunk, XP_PROP_BASE=N adds N to every seed (other
+ * cases than make check's), XP_PROP_STATS=1 prints what the chunks saw,
  * XP_PROP_SURVEY=1 (while hunting defects) prints each failure on one line and goes on (the
  * chunk still fails at its end). */
 #include <check.h>
@@ -1293,9 +1295,10 @@ START_TEST(random_cases)
 			run_case(strtoull(one, NULL, 10));
 		return;
 	}
-	uint64_t cases = nc && *nc ? strtoull(nc, NULL, 10) : CASES;
+	const char *nb = getenv("XP_PROP_BASE");
+	uint64_t cases = nc && *nc ? strtoull(nc, NULL, 10) : CASES, base = nb && *nb ? strtoull(nb, NULL, 10) : 0;
 	for (uint64_t k = 0; k < cases; k++)
-		run_case(1 + (uint64_t)_i * CASES + k);
+		run_case(base + 1 + (uint64_t)_i * cases + k);
 	ck_assert_uint_eq(st.cases, cases);
 	ck_assert_uint_eq(st.failures, 0);
 	if (getenv("XP_PROP_STATS"))
