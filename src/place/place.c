@@ -279,6 +279,11 @@ static void refusal(struct pctx *p, const struct xp_task_group *g, uint32_t q, s
 		    struct answer *buf)
 {
 	struct xp_place_index *ix = p->ix;
+	/* The reasons are this replica's alone: a group left pending before it had its own, and
+	 * both together would count every node twice. */
+	reasons_free(t->reasons, t->n_reasons);
+	t->reasons = NULL;
+	t->n_reasons = 0;
 	if (p->scan) {
 		for (size_t r = 0; r < ix->n_nodes; r++)
 			if (in_domain(p, ix->order[r])) {

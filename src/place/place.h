@@ -170,7 +170,8 @@ void xp_place_index_set_validation(struct xp_place_index *ix,
 /* Dry-runs job against the index (xp_place on a kept index). */
 struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_job *job,
 				    const struct xp_place_opts *opts, struct xp_err *err);
-/* Makes a placed result's devices busy in the index (not in the cluster); returns the id
+/* Makes a placed result's devices busy in the index (not in the cluster), its MIG and vNPU
+ * slices as named instances of their templates, as the cluster's own; returns the id
  * xp_place_release takes, -1 when r placed nothing. */
 int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result *r);
 /* Frees what commit id took; false when id is unknown or already released. */

@@ -480,6 +480,17 @@ static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct
 			return false;
 		names[n++] = d->allocs[a].slice;
 	}
+	/* What commits put there is known by name as the cluster's instances are (an earlier
+	 * job's templates need not be this one's); only this dry-run's own is a share. */
+	size_t nc;
+	const struct xp_mtemplate *const *ct = xpi_committed(p->ix, p->ix->off[ni] + i, &nc);
+	double committed = 0;
+	for (size_t a = 0; a < nc; a++) {
+		if (n == XP_MAX_SLOTS + 1)
+			return false;
+		names[n++] = ct[a]->name;
+		committed += xpi_slice_share(ct[a]);
+	}
 	const struct xp_mtemplate *kinds[16];
 	size_t nk = 0;
 	for (size_t gi = 0; p->job && gi < p->job->n_groups && nk < 16; gi++) {
@@ -490,8 +501,34 @@ static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct
 		if (k && !dup)
 			kinds[nk++] = k;
 	}
-	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i];
-	return xp_mig_fits(di->md, names, n, kinds, nk, planned > 0 ? planned : 0, t) == 1;
+	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i] - committed;
+	return xp_mig_fits(di->md, names, n, kinds, nk, planned > 1e-9 ? planned : 0, t) == 1;
+}
+
+/* A slice without positions (a vNPU template) still has its count per device, which can bind
+ * before the compute does: the 310P3's 7 AI CPUs hold 3 vir02 where its 8 AI cores would hold
+ * 4. Instances: the cluster's and the commits' by name, and this dry-run's own counted as if
+ * all were t (the most there could be). */
+static bool dev_count(const struct pctx *p, size_t ni, size_t i, const struct xp_mtemplate *t)
+{
+	if (t->count <= 0)
+		return true;
+	const struct xpi_dinfo *di = xpl_dinfo(p, ni, i);
+	const struct xp_device *d = &p->c->nodes[ni]->devices[i];
+	size_t s = p->ix->off[ni] + i, nc;
+	double have = 0, committed = 0;
+	for (size_t a = 0; a < d->n_allocs; a++)
+		have += d->allocs[a].slice && d->allocs[a].share_pct <= 0 &&
+			xp_manifest_template(di->md, d->allocs[a].slice) == t;
+	const struct xp_mtemplate *const *ct = xpi_committed(p->ix, s, &nc);
+	for (size_t k = 0; k < nc; k++) {
+		have += ct[k] == t;
+		committed += xpi_slice_share(ct[k]);
+	}
+	double planned = p->ix->used[s] - p->ix->base[s] - committed;
+	if (planned > 1e-9)
+		have += floor(planned / xpi_slice_share(t) + 1e-6);
+	return have + 1 <= t->count;
 }
 
 /* A whole-device replica needs an idle device; a slice or share needs room for its part. */
@@ -502,6 +539,8 @@ static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_
 	if (sliced ? u + take > 1 + EPS : u > EPS)
 		return false;
 	if (sliced && t && !dev_geometry(p, ni, i, t))
+		return false;
+	if (sliced && t && !xp_mig_geometric(xpl_dinfo(p, ni, i)->md, t) && !dev_count(p, ni, i, t))
 		return false;
 	/* Hard slices and soft shares do not mix on one device. */
 	return !(sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)));

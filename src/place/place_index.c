@@ -197,6 +197,7 @@ double xpi_use(double u)
 }
 
 static double clamp01(double u) { return xpi_use(u); }
+static double mode_key(const struct xp_place_index *ix, size_t node, size_t pos);
 
 static uint64_t class_hash(uint32_t scls, const double *used, size_t n)
 {
@@ -431,7 +432,7 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 		const struct xp_node *n = c->nodes[i];
 		for (size_t d = 0; d < n->n_devices; d++) {
 			u[d] = clamp01(ix->used[ix->off[i] + d]);
-			u[n->n_devices + d] = xpi_mode(ix, i, d);
+			u[n->n_devices + d] = mode_key(ix, i, d);
 		}
 		ix->cls[i] = class_of(ix, ix->scls[i], u);
 		member_add(ix, ix->cls[i], (uint32_t)r);
@@ -489,8 +490,12 @@ void xp_place_index_free(struct xp_place_index *ix)
 		free(m->pos);
 		free(m->take);
 		free(m->mode);
+		free(m->tpl);
 	}
 	free(ix->commits);
+	for (size_t s = 0; ix->cs && s < ix->off[ix->n_nodes]; s++)
+		free(ix->cs[s].t);
+	free(ix->cs);
 	for (int r = 0; r < 2; r++) {
 		free(ix->dom[r].keys);
 		free(ix->dom[r].start);
@@ -791,6 +796,50 @@ int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos)
 	return (ix->hard[s] ? XPI_HARD : 0) | (ix->soft[s] ? XPI_SOFT : 0);
 }
 
+/* A device's mode as its class key holds it: the mode bits and which slices commits put
+ * there, so that nodes alike in use but not in those instances are judged apart. */
+static double mode_key(const struct xp_place_index *ix, size_t node, size_t pos)
+{
+	size_t s = ix->off[node] + pos;
+	return xpi_mode(ix, node, pos) + (ix->cs ? 4.0 * ix->cs[s].sig : 0);
+}
+
+const struct xp_mtemplate *const *xpi_committed(const struct xp_place_index *ix, size_t s, size_t *n)
+{
+	*n = ix->cs ? ix->cs[s].n : 0;
+	return *n ? ix->cs[s].t : NULL;
+}
+
+/* A 40-bit name of the multiset of templates on a device (order-free: a sum of mixed
+ * pointers), exact in a double. */
+static void cs_resign(struct xpi_cslices *c)
+{
+	uint64_t h = 0;
+	for (size_t i = 0; i < c->n; i++)
+		h += mix_w(0x9e3779b97f4a7c15ULL, (uint64_t)(uintptr_t)c->t[i]);
+	c->sig = c->n ? (double)((h & ((1ULL << 40) - 1)) | 1) : 0;
+}
+
+/* Adds (add) or removes one t to the committed slices of device slot s. */
+static void cs_change(struct xp_place_index *ix, size_t s, const struct xp_mtemplate *t, bool add)
+{
+	if (!t)
+		return;
+	if (!ix->cs)
+		ix->cs = xp_calloc(ix->off[ix->n_nodes] ? ix->off[ix->n_nodes] : 1, sizeof *ix->cs);
+	struct xpi_cslices *c = &ix->cs[s];
+	if (add) {
+		c->t = xp_realloc(c->t, (c->n + 1) * sizeof *c->t);
+		c->t[c->n++] = t;
+	} else
+		for (size_t i = 0; i < c->n; i++)
+			if (c->t[i] == t) {
+				c->t[i] = c->t[--c->n];
+				break;
+			}
+	cs_resign(c);
+}
+
 static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int64_t hard, int64_t soft)
 {
 	size_t s = ix->off[node] + pos;
@@ -810,7 +859,7 @@ static void set_use(struct xp_place_index *ix, size_t node, size_t pos, double u
 	double buf[128], *v = n <= 64 ? buf : xp_malloc(2 * n * sizeof *v);
 	memcpy(v, k->used, 2 * n * sizeof *v);
 	v[pos] = clamp01(u);
-	v[n + pos] = xpi_mode(ix, node, pos);
+	v[n + pos] = mode_key(ix, node, pos);
 	if (memcmp(v, k->used, 2 * n * sizeof *v) != 0) {
 		/* class_of may move the class array: take ids, not pointers, across it. */
 		uint32_t nid = class_of(ix, ix->scls[node], v);
@@ -861,6 +910,7 @@ int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result 
 	m->pos = xp_calloc(m->n, sizeof *m->pos);
 	m->take = xp_calloc(m->n, sizeof *m->take);
 	m->mode = xp_calloc(m->n, sizeof *m->mode);
+	m->tpl = xp_calloc(m->n, sizeof *m->tpl);
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const struct xp_place_replica *p = &r->replicas[i];
 		m->node[i] = p->node_ix;
@@ -869,9 +919,13 @@ int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result 
 		memcpy(m->pos[i], p->pos, p->n_devices * sizeof *p->pos);
 		m->take[i] = p->take;
 		m->mode[i] = xpi_replica_mode(p);
-		for (size_t d = 0; d < p->n_devices; d++)
+		if (m->mode[i] == XPI_HARD && p->n_devices)
+			m->tpl[i] = xp_manifest_template(ix->di[ix->off[p->node_ix] + (size_t)p->pos[0]].md, p->slice);
+		for (size_t d = 0; d < p->n_devices; d++) {
+			cs_change(ix, ix->off[p->node_ix] + (size_t)p->pos[d], m->tpl[i], true);
 			xpi_set_use(ix, p->node_ix, (size_t)p->pos[d], ix->used[ix->off[p->node_ix] + (size_t)p->pos[d]] + p->take,
 				    m->mode[i] == XPI_HARD, m->mode[i] == XPI_SOFT);
+		}
 	}
 	return (int64_t)ix->n_commits++;
 }
@@ -888,12 +942,14 @@ bool xp_place_release(struct xp_place_index *ix, int64_t id)
 			/* Back to what the cluster showed when sums of fractions leave crumbs. */
 			if (u < ix->base[s] + 1e-9 && u > ix->base[s] - 1e-9)
 				u = ix->base[s];
+			cs_change(ix, s, m->tpl[i], false);
 			xpi_set_use(ix, m->node[i], (size_t)m->pos[i][d], u, -(m->mode[i] == XPI_HARD),
 				    -(m->mode[i] == XPI_SOFT));
 		}
 		free(m->pos[i]);
 	}
 	free(m->mode);
+	free(m->tpl);
 	free(m->node);
 	free(m->n_pos);
 	free(m->pos);

@@ -82,7 +82,16 @@ struct xpi_commit {
 	int **pos;
 	double *take;
 	int *mode;          /* XPI_HARD, XPI_SOFT or 0 (whole devices) per replica */
+	const struct xp_mtemplate **tpl; /* per replica: the hard slice it took, NULL for none */
 	size_t n;           /* replicas; 0 once released */
+};
+
+/* The hard slices commits put on one device: MIG geometry answers by which instances are
+ * there, and a later job's own templates say nothing of an earlier job's. */
+struct xpi_cslices {
+	const struct xp_mtemplate **t;
+	size_t n;
+	double sig;         /* names the multiset in the device's class key (0: none) */
 };
 
 /* Nodes by switch or rack: keys[i]'s nodes are nodes[start[i]..start[i+1]), by name rank. */
@@ -129,6 +138,7 @@ struct xp_place_index {
 	bool recording;
 	struct xpi_commit *commits;
 	size_t n_commits;
+	struct xpi_cslices *cs;  /* per device slot: committed hard slices; NULL until a commit has one */
 	int (*validated)(void *ctx, const struct xp_device *d, const char *kase);
 	void *vctx;
 	char **vkeys;            /* "env id\ncase" -> layer, the validation callback's answers */
@@ -169,6 +179,8 @@ struct xp_place_replica;
 int xpi_replica_mode(const struct xp_place_replica *p);
 /* XPI_HARD and XPI_SOFT bits of device pos of node. */
 int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos);
+/* The hard slices commits put on device slot s (*n of them; NULL when none). */
+const struct xp_mtemplate *const *xpi_committed(const struct xp_place_index *ix, size_t s, size_t *n);
 /* Takes back every change recorded since recording began, and stops recording. */
 void xpi_undo_all(struct xp_place_index *ix);
 /* The nodes by switch (rack false) or rack (true). */
