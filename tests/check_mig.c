@@ -219,7 +219,8 @@ static bool placed(struct xp_cluster *c, const char *slice, int replicas, char *
 	struct xp_err err = {{0}};
 	struct xp_job *j = xp_job_parse(text, strlen(text), NULL, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
+	/* The instances these GPUs hold are in use: a slice is a new instance (--reconfigure). */
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, true};
 	struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	bool ok = r->placed;
@@ -343,7 +344,7 @@ START_TEST(alike_use_unlike_instances)
 		struct xp_job *j = xp_job_parse(text, strlen(text), NULL, &err);
 		ck_assert_msg(j != NULL, "%s", err.msg);
 		for (int strat = 0; strat < XP_STRAT_COUNT; strat++) {
-			struct xp_place_opts o = {strat, 0, NULL, false, false};
+			struct xp_place_opts o = {strat, 0, NULL, false, false, true};
 			struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
 			ck_assert_msg(r && r->placed, "%s", r ? r->summary : err.msg);
 			ck_assert_str_eq(r->replicas[0].node, names[k][1]);
