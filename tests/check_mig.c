@@ -41,7 +41,7 @@ struct table {
 /* GH100 (H100 NVL) -lgipp: 19 {0..6}:1, 20 (+me) {0..6}:1, 15 {0,2,4,6}:2, 14 {0,2,4}:2,
  * 9 {0,4}:4, 5 {0}:4, 0 {0}:8; A100-40GB -lgipp: 19, 14, 9, 5, 0 the same; A30 -lgipp:
  * 14 {0,1,2,3}:1, 21 (+me) {0,1,2,3}:1, 5 {0,2}:2, 6 (+me) {0,2}:2, 0 {0}:4. Counts: the
- * guide's tables (+me: 1). H200 has no 7g row in the manifest (its size is not recorded). */
+ * guide's tables (+me: 1); H200's 7g.141gb: the guide's table (full memory, x1), GH100's 7g. */
 static const struct table tables[] = {
 	{"H100 SXM 80GB", 8,
 	 {{"1g.10gb", "0,1,2,3,4,5,6", 1, 7}, {"1g.10gb+me", "0,1,2,3,4,5,6", 1, 1}, {"1g.20gb", "0,2,4,6", 2, 4},
@@ -51,7 +51,7 @@ static const struct table tables[] = {
 	  {"2g.20gb", "0,2,4", 2, 3}, {"3g.40gb", "0,4", 4, 2}, {"4g.40gb", "0", 4, 1}, {"7g.80gb", "0", 8, 1}}},
 	{"H200", 8,
 	 {{"1g.18gb", "0,1,2,3,4,5,6", 1, 7}, {"1g.18gb+me", "0,1,2,3,4,5,6", 1, 1}, {"1g.35gb", "0,2,4,6", 2, 4},
-	  {"2g.35gb", "0,2,4", 2, 3}, {"3g.71gb", "0,4", 4, 2}, {"4g.71gb", "0", 4, 1}}},
+	  {"2g.35gb", "0,2,4", 2, 3}, {"3g.71gb", "0,4", 4, 2}, {"4g.71gb", "0", 4, 1}, {"7g.141gb", "0", 8, 1}}},
 	{"A100 80GB", 8,
 	 {{"1g.10gb", "0,1,2,3,4,5,6", 1, 7}, {"1g.10gb+me", "0,1,2,3,4,5,6", 1, 1}, {"1g.20gb", "0,2,4,6", 2, 4},
 	  {"2g.20gb", "0,2,4", 2, 3}, {"3g.40gb", "0,4", 4, 2}, {"4g.40gb", "0", 4, 1}, {"7g.80gb", "0", 8, 1}}},
@@ -132,9 +132,9 @@ START_TEST(every_row_every_start)
 			rows++;
 		}
 	}
-	/* Every row was judged: 34 rows of 8-slot GPUs and 5 of the A30's 4. */
-	ck_assert_uint_eq(rows, 39);
-	ck_assert_uint_eq(cases, 34 * 8 + 5 * 4);
+	/* Every row was judged: 35 rows of 8-slot GPUs and 5 of the A30's 4. */
+	ck_assert_uint_eq(rows, 40);
+	ck_assert_uint_eq(cases, 35 * 8 + 5 * 4);
 }
 END_TEST
 
@@ -622,6 +622,19 @@ START_TEST(h200_capture_instances)
 	r = place_mig(c, "{\"slice\": \"3g.71gb\"}", false);
 	ck_assert(!r->placed);
 	ck_assert_str_eq(r->reasons[0].text, "no free 3g.71gb instance exists on H200 (nor could one be made)");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"7g.141gb\"}", true);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	/* Its instances destroyed, the GPU would take a 7g.141gb with its whole memory. */
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		free(d->allocs[i].slice);
+		free(d->allocs[i].owner);
+	}
+	d->n_allocs = 0;
+	r = place_mig(c, "{\"slice\": \"7g.141gb\", \"memory_mib\": 142848}", true);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].instance, "new");
 	xp_place_result_free(r);
 	xp_cluster_free(c);
 }
