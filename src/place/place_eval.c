@@ -442,6 +442,8 @@ static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_
 {
 	double u = used_now(p, ni, i);
 	const struct xp_mmodel *md = p->ix->di[p->ix->off[ni] + i].md;
+	if (sliced && u + take > 1 + EPS)
+		return false; /* no room, existing or new: instances' shares add up to the device */
 	if (sliced && t && xp_mig_geometric(md, t)) {
 		/* The geometry is the room: free instances hold slots but no use. */
 		struct xp_mig_answer m;
@@ -451,7 +453,7 @@ static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_
 			*makeable = true;
 			return false;
 		}
-	} else if (sliced ? u + take > 1 + EPS : u > EPS || (xpi_mode(p->ix, ni, i) & XPI_HARD))
+	} else if (!sliced && (u > EPS || (xpi_mode(p->ix, ni, i) & XPI_HARD)))
 		return false;
 	/* Hard slices and soft shares do not mix on one device. */
 	return !(sliced && (xpi_mode(p->ix, ni, i) & (g->share_pct > 0 ? XPI_HARD : XPI_SOFT)));
