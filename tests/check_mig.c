@@ -728,6 +728,14 @@ START_TEST(cli_says_existing_or_new)
 			      strstr(out, "Slurm cannot create MIG instances") != NULL,
 		      "%s", out);
 	free(out);
+	/* A batch line takes the option too (the command table is the console prompt's as well). */
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, "place --dry-run --slice 1g.10gb --replicas 2 --reconfigure\n", "--inventory",
+				      path, "-b", "-", NULL),
+			 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "mig: new instance, needs repartition") != NULL, "%d: %s%s",
+		      r.status, r.out, r.err);
+	xp_run_free(&r);
 	unlink(path);
 	free(path);
 }
