@@ -70,7 +70,8 @@ static char *export_to(const struct xp_cluster *c, const char *spec, const char 
 		free(j->name);
 		j->name = xp_strdup(name);
 	}
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	/* The test clusters' MIG GPUs hold no free instance: slices here are new ones. */
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, .reconfigure = true};
 	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
 	ck_assert_msg(r != NULL, "%s", perr.msg);
 	ck_assert_msg(r->placed, "not placed: %s", spec);
@@ -88,7 +89,8 @@ static char *export_with(const struct xp_cluster *c, const char *spec, int fmt, 
 	struct xp_err perr = {{0}};
 	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &perr);
 	ck_assert_msg(j != NULL, "%s", perr.msg);
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	/* As export_of: the test clusters' MIG GPUs hold no free instance. */
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, .reconfigure = true};
 	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
 	ck_assert_msg(r != NULL, "%s", perr.msg);
 	ck_assert_msg(r->placed, "not placed: %s", spec);
@@ -568,7 +570,8 @@ static char *export_types(const struct xp_cluster *c, const char *spec, const ch
 	struct xp_err perr = {{0}};
 	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &perr);
 	ck_assert_msg(j != NULL, "%s", perr.msg);
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL};
+	/* The test clusters' MIG GPUs hold no free instance: slices here are new ones. */
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, .reconfigure = true};
 	struct xp_place_result *r = xp_place(c, j, MANS, 4, &o, &perr);
 	ck_assert_msg(r && r->placed, "not placed: %s", spec);
 	struct xp_export_opts eo = {.gres_types = types};

@@ -3,20 +3,26 @@
  * "Number of Instances Available"), not read from the manifest or the engine: the shipped
  * manifest must say the same, and the engine must accept exactly those starts. */
 #include <check.h>
+#include <stdarg.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "checklib.h"
+#include "fakehost.h"
 #include "jobspec.h"
 #include "manifest.h"
+#include "model_json.h"
 #include "model.h"
 #include "place.h"
 #include "place_mig.h"
 #include "simgen.h"
 #include "suitelib.h"
 #include "testlib.h"
+
+#include <unistd.h>
 
 /* One profile row: where it may start, how many slots it covers, how many a GPU holds. */
 struct row {
@@ -35,7 +41,7 @@ struct table {
 /* GH100 (H100 NVL) -lgipp: 19 {0..6}:1, 20 (+me) {0..6}:1, 15 {0,2,4,6}:2, 14 {0,2,4}:2,
  * 9 {0,4}:4, 5 {0}:4, 0 {0}:8; A100-40GB -lgipp: 19, 14, 9, 5, 0 the same; A30 -lgipp:
  * 14 {0,1,2,3}:1, 21 (+me) {0,1,2,3}:1, 5 {0,2}:2, 6 (+me) {0,2}:2, 0 {0}:4. Counts: the
- * guide's tables (+me: 1). H200 has no 7g row in the manifest (its size is not recorded). */
+ * guide's tables (+me: 1); H200's 7g.141gb: the guide's table (full memory, x1), GH100's 7g. */
 static const struct table tables[] = {
 	{"H100 SXM 80GB", 8,
 	 {{"1g.10gb", "0,1,2,3,4,5,6", 1, 7}, {"1g.10gb+me", "0,1,2,3,4,5,6", 1, 1}, {"1g.20gb", "0,2,4,6", 2, 4},
@@ -45,7 +51,7 @@ static const struct table tables[] = {
 	  {"2g.20gb", "0,2,4", 2, 3}, {"3g.40gb", "0,4", 4, 2}, {"4g.40gb", "0", 4, 1}, {"7g.80gb", "0", 8, 1}}},
 	{"H200", 8,
 	 {{"1g.18gb", "0,1,2,3,4,5,6", 1, 7}, {"1g.18gb+me", "0,1,2,3,4,5,6", 1, 1}, {"1g.35gb", "0,2,4,6", 2, 4},
-	  {"2g.35gb", "0,2,4", 2, 3}, {"3g.71gb", "0,4", 4, 2}, {"4g.71gb", "0", 4, 1}}},
+	  {"2g.35gb", "0,2,4", 2, 3}, {"3g.71gb", "0,4", 4, 2}, {"4g.71gb", "0", 4, 1}, {"7g.141gb", "0", 8, 1}}},
 	{"A100 80GB", 8,
 	 {{"1g.10gb", "0,1,2,3,4,5,6", 1, 7}, {"1g.10gb+me", "0,1,2,3,4,5,6", 1, 1}, {"1g.20gb", "0,2,4,6", 2, 4},
 	  {"2g.20gb", "0,2,4", 2, 3}, {"3g.40gb", "0,4", 4, 2}, {"4g.40gb", "0", 4, 1}, {"7g.80gb", "0", 8, 1}}},
@@ -126,9 +132,9 @@ START_TEST(every_row_every_start)
 			rows++;
 		}
 	}
-	/* Every row was judged: 34 rows of 8-slot GPUs and 5 of the A30's 4. */
-	ck_assert_uint_eq(rows, 39);
-	ck_assert_uint_eq(cases, 34 * 8 + 5 * 4);
+	/* Every row was judged: 35 rows of 8-slot GPUs and 5 of the A30's 4. */
+	ck_assert_uint_eq(rows, 40);
+	ck_assert_uint_eq(cases, 35 * 8 + 5 * 4);
 }
 END_TEST
 
@@ -219,7 +225,8 @@ static bool placed(struct xp_cluster *c, const char *slice, int replicas, char *
 	struct xp_err err = {{0}};
 	struct xp_job *j = xp_job_parse(text, strlen(text), NULL, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
+	/* The instances these GPUs hold are in use: a slice is a new instance (--reconfigure). */
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, true};
 	struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	bool ok = r->placed;
@@ -343,7 +350,7 @@ START_TEST(alike_use_unlike_instances)
 		struct xp_job *j = xp_job_parse(text, strlen(text), NULL, &err);
 		ck_assert_msg(j != NULL, "%s", err.msg);
 		for (int strat = 0; strat < XP_STRAT_COUNT; strat++) {
-			struct xp_place_opts o = {strat, 0, NULL, false, false};
+			struct xp_place_opts o = {strat, 0, NULL, false, false, true};
 			struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
 			ck_assert_msg(r && r->placed, "%s", r ? r->summary : err.msg);
 			ck_assert_str_eq(r->replicas[0].node, names[k][1]);
@@ -355,7 +362,388 @@ START_TEST(alike_use_unlike_instances)
 }
 END_TEST
 
+/* ---- existing versus new instances ---------------------------------------------------- */
+
+/* A node of one H100 holding instances: "1g.10gb" is a free one (no job), "*1g.10gb" one a job
+ * holds. */
+static void add_h100(struct xp_cluster *c, const char *node, const char *const *inst, size_t n)
+{
+	struct xp_node *nd = xp_node_new(node);
+	struct xp_device *d = xp_node_add_device(nd);
+	d->vendor = xp_strdup("NVIDIA");
+	d->model = xp_strdup("H100 SXM 80GB");
+	d->driver = xp_strdup("550.90.07");
+	d->memory_mib = 81559;
+	d->health = XP_HEALTH_OK;
+	for (size_t i = 0; i < n; i++) {
+		bool held = inst[i][0] == '*';
+		d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
+		d->allocs[d->n_allocs++] =
+			(struct xp_alloc){xp_strdup(inst[i] + held), held ? xp_strdup("job") : NULL, -1, 0};
+	}
+	xp_cluster_add(c, nd);
+}
+
+static bool xpi_streq_test(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Places spec with or without --reconfigure, by the index and by the plain scan, which must
+ * agree; the index's result (free it). */
+static struct xp_place_result *place_mig(struct xp_cluster *c, const char *spec, bool reconfigure)
+{
+	struct xp_err err = {{0}};
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &err);
+	ck_assert_msg(j != NULL, "%s", err.msg);
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, reconfigure}, so = o;
+	so.scan = true;
+	struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
+	struct xp_place_result *s = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &so, &err);
+	ck_assert_msg(r && s, "%s", err.msg);
+	ck_assert_str_eq(r->summary, s->summary);
+	ck_assert_uint_eq(r->n_replicas, s->n_replicas);
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		ck_assert_str_eq(r->replicas[i].node, s->replicas[i].node);
+		ck_assert(xpi_streq_test(r->replicas[i].instance, s->replicas[i].instance));
+	}
+	xp_place_result_free(s);
+	xp_job_free(j);
+	return r;
+}
+
+START_TEST(default_needs_a_free_instance)
+{
+	/* No instance (a GPU in MIG mode with none made, or one not in MIG mode): a slice needs a
+	 * new instance, which only --reconfigure places, and the refusal says so. */
+	struct xp_cluster *c = xp_cluster_new();
+	add_h100(c, "g", NULL, 0);
+	struct xp_place_result *r = place_mig(c, "{\"slice\": \"1g.10gb\"}", false);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].code, "free");
+	ck_assert_str_eq(r->reasons[0].text,
+			 "no free 1g.10gb instance exists on H100 SXM 80GB (a new one could be made: --reconfigure)");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\"}", true);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].instance, "new");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+
+	/* An instance a job holds is not taken again: a new one beside it, with --reconfigure. */
+	c = xp_cluster_new();
+	add_h100(c, "g", (const char *[]){"*1g.10gb"}, 1);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\"}", false);
+	ck_assert(!r->placed);
+	ck_assert_ptr_nonnull(strstr(r->reasons[0].text, "a new one could be made: --reconfigure"));
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\"}", true);
+	ck_assert(r->placed);
+	ck_assert_str_eq(r->replicas[0].instance, "new");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+
+	/* Two 3g.40gb in use fill the GPU: no free instance, nor room for a new one. */
+	c = xp_cluster_new();
+	add_h100(c, "g", (const char *[]){"*3g.40gb", "*3g.40gb"}, 2);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\"}", false);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "no free 1g.10gb instance exists on H100 SXM 80GB (nor could one be made)");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(free_instance_taken)
+{
+	/* The free instance is taken by default (on whichever node holds it), once: a second
+	 * replica needs a second free one. A free instance of another profile does not serve. */
+	struct xp_cluster *c = xp_cluster_new();
+	add_h100(c, "a", (const char *[]){"*3g.40gb"}, 1);
+	add_h100(c, "b", (const char *[]){"*3g.40gb", "2g.20gb", "1g.10gb"}, 3);
+	add_h100(c, "c", (const char *[]){"*1g.10gb", "2g.20gb"}, 2);
+	struct xp_place_result *r = place_mig(c, "{\"slice\": \"1g.10gb\"}", false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].node, "b");
+	ck_assert_str_eq(r->replicas[0].instance, "existing");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\", \"replicas\": 2}", false);
+	ck_assert(!r->placed);
+	ck_assert_ptr_nonnull(strstr(r->summary, "only 1 of 2 replicas fit"));
+	xp_place_result_free(r);
+	/* Free 2g.20gb on b and c: two replicas, each an existing instance. */
+	r = place_mig(c, "{\"slice\": \"2g.20gb\", \"replicas\": 2}", false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].instance, "existing");
+	ck_assert_str_eq(r->replicas[1].instance, "existing");
+	xp_place_result_free(r);
+	/* With --reconfigure the two 1g.10gb fit (one taking b's free instance, the other new). */
+	r = place_mig(c, "{\"slice\": \"1g.10gb\", \"replicas\": 2}", true);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+
+	/* Seven free 1g.10gb: all seven by default, an eighth is not there, nor can it be made. */
+	c = xp_cluster_new();
+	const char *seven[7];
+	for (int i = 0; i < 7; i++)
+		seven[i] = "1g.10gb";
+	add_h100(c, "g", seven, 7);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\", \"replicas\": 7}", false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	for (size_t i = 0; i < r->n_replicas; i++)
+		ck_assert_str_eq(r->replicas[i].instance, "existing");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"1g.10gb\", \"replicas\": 8}", true);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	/* A partitioned GPU is not whole, nor shared, though none of its instances is in use. */
+	r = place_mig(c, "{\"devices\": 1}", true);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"share_pct\": 10}", true);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(held_and_free_apart)
+{
+	/* Nodes alike in their instances and in use (a 1g.10gb and a 1g.20gb, one seventh of
+	 * the compute held) but for which instance is free are judged apart (the index's
+	 * classes): in either name order the free 1g.10gb is taken, as the plain scan takes it. */
+	static const char *const names[][2] = {{"x", "y"}, {"y", "x"}};
+	for (int k = 0; k < 2; k++) {
+		struct xp_cluster *c = xp_cluster_new();
+		add_h100(c, names[k][0], (const char *[]){"*1g.10gb", "1g.20gb"}, 2);
+		add_h100(c, names[k][1], (const char *[]){"1g.10gb", "*1g.20gb"}, 2);
+		struct xp_place_result *r = place_mig(c, "{\"slice\": \"1g.10gb\"}", false);
+		ck_assert_msg(r->placed, "%s", r->summary);
+		ck_assert_str_eq(r->replicas[0].node, names[k][1]);
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
+START_TEST(judge_counts_what_was_taken)
+{
+	/* xp_mig_judge: slices this placement put on the GPU took free instances of their profile
+	 * first. One free 1g.10gb beside a 3g.40gb in use: the first 1g is existing, the second
+	 * new (at 4, 5 or 6 wherever the 3g sits), the fourth has no sure start. */
+	const struct xp_mmodel *md = model("H100 SXM 80GB");
+	const struct xp_mtemplate *t = xp_manifest_template(md, "1g.10gb");
+	const struct xp_mtemplate *kinds[] = {t};
+	const struct xp_mig_inst inst[] = {{"3g.40gb", false}, {"1g.10gb", true}};
+	struct xp_mig_answer a;
+	ck_assert_int_eq(xp_mig_judge(md, inst, 2, kinds, 1, 0, t, &a), 0);
+	ck_assert(a.fits && a.existing);
+	ck_assert_int_eq(xp_mig_judge(md, inst, 2, kinds, 1, 1.0 / 7, t, &a), 0);
+	ck_assert(a.fits && !a.existing);
+	ck_assert_int_eq(xp_mig_judge(md, inst, 2, kinds, 1, 2.0 / 7, t, &a), 0);
+	ck_assert(a.fits && !a.existing);
+	ck_assert_int_eq(xp_mig_judge(md, inst, 2, kinds, 1, 3.0 / 7, t, &a), 0);
+	ck_assert(!a.fits);
+	/* The same instance in use: the first is new already. */
+	const struct xp_mig_inst held[] = {{"3g.40gb", false}, {"1g.10gb", false}};
+	ck_assert_int_eq(xp_mig_judge(md, held, 2, kinds, 1, 0, t, &a), 0);
+	ck_assert(a.fits && !a.existing);
+}
+END_TEST
+
+/* The MIG instances nvidia-smi -L lists in the H200 capture (a real H200 in MIG mode), as
+ * inventory allocations: a "Nc.PROFILE" line is a compute instance inside a GPU instance of
+ * PROFILE (the capture's GI column: ids 2, 2, 3, 9, 10), which is then split and held as it is
+ * (a job asking that profile does not get it); the others are free: no process runs. */
+static size_t h200_instances(const char *names[8], bool held[8])
+{
+	size_t len, n = 0;
+	char *text = xp_fixture_text("nvidia-smi/capture_h200-mig_590.48.01.txt", &len);
+	const char *l = strstr(text, "# $ nvidia-smi -L\n");
+	ck_assert_ptr_nonnull(l);
+	l = strstr(l, "\n####"); /* the rule under the command line */
+	ck_assert_ptr_nonnull(l);
+	const char *end = strstr(l + 1, "\n####");
+	static char buf[8][32];
+	bool split_seen = false;
+	for (const char *p = l; (p = strstr(p, "\n  MIG ")) != NULL && (!end || p < end); p++) {
+		char name[32];
+		ck_assert_int_eq(sscanf(p + 7, "%31s", name), 1);
+		const char *dot = strchr(name, '.');
+		bool ci = name[0] >= '0' && name[0] <= '9' && name[1] == 'c' && dot == name + 2;
+		if (ci && split_seen)
+			continue; /* the same GPU instance again */
+		split_seen |= ci;
+		ck_assert_uint_lt(n, 8);
+		snprintf(buf[n], sizeof buf[n], "%s", ci ? dot + 1 : name);
+		names[n] = buf[n];
+		held[n++] = ci;
+	}
+	free(text);
+	return n;
+}
+
+START_TEST(h200_capture_instances)
+{
+	const char *names[8];
+	bool held[8];
+	size_t n = h200_instances(names, held);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(names[0], "3g.71gb");
+	ck_assert(held[0]);
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *nd = xp_node_new("h200");
+	struct xp_device *d = xp_node_add_device(nd);
+	d->vendor = xp_strdup("NVIDIA");
+	d->model = xp_strdup("H200");
+	d->driver = xp_strdup("590.48.01");
+	d->memory_mib = 143771; /* the capture's memory.total */
+	d->health = XP_HEALTH_OK;
+	for (size_t i = 0; i < n; i++) {
+		d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
+		d->allocs[d->n_allocs++] =
+			(struct xp_alloc){xp_strdup(names[i]), held[i] ? xp_strdup("compute instances") : NULL, -1, 0};
+	}
+	xp_cluster_add(c, nd);
+	/* Its two free 1g.18gb and its 2g.35gb are taken as they are; a third 1g.18gb exists
+	 * nowhere and, the 8 memory slices being all cut, cannot be made either. */
+	struct xp_place_result *r = place_mig(c, "{\"slice\": \"1g.18gb\", \"replicas\": 2}", false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[1].instance, "existing");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"2g.35gb\"}", false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].instance, "existing");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"1g.18gb\", \"replicas\": 3}", true);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"3g.71gb\"}", false);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "no free 3g.71gb instance exists on H200 (nor could one be made)");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"slice\": \"7g.141gb\"}", true);
+	ck_assert(!r->placed);
+	xp_place_result_free(r);
+	/* Its instances destroyed, the GPU would take a 7g.141gb with its whole memory. */
+	for (size_t i = 0; i < d->n_allocs; i++) {
+		free(d->allocs[i].slice);
+		free(d->allocs[i].owner);
+	}
+	d->n_allocs = 0;
+	r = place_mig(c, "{\"slice\": \"7g.141gb\", \"memory_mib\": 142848}", true);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].instance, "new");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(a100_xml_unnamed_instances)
+{
+	/* The recorded A100 report lists MIG devices by size only (no profile): such an instance
+	 * is not known to be free or of a profile, so its GPU takes no slice, new or existing. */
+	char dir[] = "/tmp/xp-mig-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *d = xp_replay_dgx(dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb",
+				      "--reconfigure", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	xp_run_free(&r);
+	free(d);
+	xp_rm_rf(dir);
+}
+END_TEST
+
+/* Runs xpool place on an inventory file with the args after path; its stdout (free it). */
+static char *run_place(const char *path, int status, ...)
+{
+	char *argv[16] = {"--inventory", (char *)path, "place", "--dry-run"};
+	size_t n = 4;
+	va_list ap;
+	va_start(ap, status);
+	for (char *a; (a = va_arg(ap, char *)) != NULL && n < 13;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, argv[0], argv[1], argv[2], argv[3], n > 4 ? argv[4] : NULL,
+				      n > 5 ? argv[5] : NULL, n > 6 ? argv[6] : NULL, n > 7 ? argv[7] : NULL,
+				      n > 8 ? argv[8] : NULL, n > 9 ? argv[9] : NULL, n > 10 ? argv[10] : NULL,
+				      n > 11 ? argv[11] : NULL, n > 12 ? argv[12] : NULL, NULL),
+			 0);
+	ck_assert_msg(r.status == status, "exit %d: %s", r.status, r.err);
+	char *out = r.out;
+	r.out = NULL;
+	xp_run_free(&r);
+	return out;
+}
+
+START_TEST(cli_says_existing_or_new)
+{
+	/* Through the command: the text, the JSON and each export say which instance a slice is. */
+	struct xp_cluster *c = xp_cluster_new();
+	add_h100(c, "a", (const char *[]){"1g.10gb"}, 1);
+	add_h100(c, "b", NULL, 0);
+	json_t *j = xp_cluster_to_json(c);
+	/* One GPU a node: its link matrix is its own cell. */
+	for (size_t i = 0; i < json_array_size(json_object_get(j, "nodes")); i++)
+		json_object_set_new(json_array_get(json_object_get(j, "nodes"), i), "links",
+				    json_pack("[[s]]", "X"));
+	char *text = json_dumps(j, 0);
+	json_decref(j);
+	xp_cluster_free(c);
+	char *path = xp_tmpfile(text, strlen(text));
+	free(text);
+
+	char *out = run_place(path, 0, "--slice", "1g.10gb", NULL);
+	ck_assert_msg(strstr(out, "mig: existing instance") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--json", NULL);
+	ck_assert_msg(strstr(out, "\"instance\": \"existing\"") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--export", "k8s", NULL);
+	ck_assert_msg(strstr(out, "mig-repartition") == NULL, "%s", out);
+	free(out);
+	/* Two replicas: the second is new (b, or a beside its instance). */
+	out = run_place(path, 3, "--slice", "1g.10gb", "--replicas", "2", NULL);
+	ck_assert_msg(strstr(out, "a new one could be made: --reconfigure") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", NULL);
+	ck_assert_msg(strstr(out, "mig: new instance, needs repartition") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", "--json", NULL);
+	ck_assert_msg(strstr(out, "\"instance\": \"new\"") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", "--export", "k8s", NULL);
+	ck_assert_msg(strstr(out, "\"xpool.io/mig-repartition\": ") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", "--export", "volcano", NULL);
+	ck_assert_msg(strstr(out, "\"xpool.io/mig-repartition\": ") != NULL, "%s", out);
+	free(out);
+	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", "--export", "slurm", NULL);
+	ck_assert_msg(strstr(out, "# MIG: new instances (NODE:GPU PROFILE) ") != NULL &&
+			      strstr(out, "Slurm cannot create MIG instances") != NULL,
+		      "%s", out);
+	free(out);
+	/* A batch line takes the option too (the command table is the console prompt's as well). */
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, "place --dry-run --slice 1g.10gb --replicas 2 --reconfigure\n", "--inventory",
+				      path, "-b", "-", NULL),
+			 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "mig: new instance, needs repartition") != NULL, "%d: %s%s",
+		      r.status, r.out, r.err);
+	xp_run_free(&r);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 XP_DEFINE_SUITE(mig,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
-		   sim_layouts_are_buildable, alike_use_unlike_instances}})
+		   sim_layouts_are_buildable, alike_use_unlike_instances, default_needs_a_free_instance,
+		   free_instance_taken, held_and_free_apart, judge_counts_what_was_taken, h200_capture_instances, a100_xml_unnamed_instances,
+		   cli_says_existing_or_new}})

@@ -642,7 +642,8 @@ START_TEST(mig_mix)
 	struct xp_node *nd = h100_node(c, "g");
 	busy(nd, 0, "3g.40gb");
 	struct xp_job *j = job("{\"slice\": \"1g.10gb\", \"replicas\": 3}");
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false};
+	/* The GPUs' instances are in use: new ones (--reconfigure) are what this judges. */
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, true};
 	struct xp_err err = {{0}};
 	struct xp_place_result *r = xp_place(c, j, cms, nm, &o, &err);
 	ck_assert_msg(r && r->placed, "%s", r ? r->summary : err.msg);
@@ -965,7 +966,7 @@ START_TEST(stream_property)
 		size_t nl = 0;
 		for (int k = 0; k < 150; k++) {
 			struct xp_job *jb = jobs[xp_rng_below(&rng, 8)];
-			struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false};
+			struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false, true};
 			struct xp_place_result *r = xp_place_ix(ix, jb, &o, &err);
 			ck_assert_msg(r != NULL, "%s", err.msg);
 			decisions++;
@@ -1018,7 +1019,8 @@ START_TEST(stream_property)
 		}
 		/* Everything released: the kept index answers as a fresh scan does. */
 		for (size_t s = 0; s < 8; s++) {
-			struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false}, so = o;
+			/* Sim clusters hold no free MIG instance: slices are new ones (--reconfigure). */
+			struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, true}, so = o;
 			so.scan = true;
 			struct xp_place_result *r1 = xp_place_ix(ix, jobs[s], &o, &err);
 			struct xp_place_result *r2 = xp_place(c, jobs[s], cms, nm, &so, &err);

@@ -74,7 +74,7 @@ export_one() {
 for fmt in k8s volcano; do
 	export_one $fmt-gpus $fmt --devices 4 --replicas 3 --model 'H100*' --name 'train-llm'
 	export_one $fmt-npus $fmt --devices 4 --replicas 2 --model 'Ascend*'
-	export_one $fmt-mig $fmt --slice 1g.10gb --replicas 3 --model 'A100*'
+	export_one $fmt-mig $fmt --reconfigure --slice 1g.10gb --replicas 3 --model 'A100*'
 	export_one $fmt-vnpu $fmt --slice vir04 --replicas 2
 	export_one $fmt-two-groups $fmt -f two.json
 	export_one $fmt-gang $fmt --devices 1 --replicas 4 --gang-min 2 --model 'H800' --queue 'research.q1'
@@ -87,7 +87,7 @@ for fmt in k8s volcano; do
 	export_one $fmt-hami-gpus $fmt --flavor hami --devices 2 --replicas 2 --model 'H100*' --strategy spread
 	export_one $fmt-hami-vnpu $fmt --flavor hami --slice vir08 --replicas 2
 	export_one $fmt-hami-npus $fmt --flavor hami --devices 2 --replicas 2 --model 'Ascend*'
-	export_one $fmt-hami-mig $fmt --flavor hami --slice 1g.10gb --replicas 2 --model 'A100*'
+	export_one $fmt-hami-mig $fmt --flavor hami --reconfigure --slice 1g.10gb --replicas 2 --model 'A100*'
 done
 
 # A queue Volcano's CRD would refuse (spec.queue is a DNS subdomain) is refused by xpool.

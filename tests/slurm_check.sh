@@ -93,7 +93,9 @@ ctl_port=$(free_port) && d_port=$(free_port) || skip "no free port"
 	echo "ResumeTimeout=600"
 	# Each node declares only what the snapshot leaves free: whole devices without an
 	# allocation, and on A100s the MIG slices (7 per GPU) less those allocated, so that Slurm
-	# refuses a script asking more of a node than the dry-run found there.
+	# refuses a script asking more of a node than the dry-run found there. The snapshot's MIG
+	# instances are all in use, so the MIG jobs below are placed on new ones (--reconfigure):
+	# the 1g.10gb gres declared here is those GPUs repartitioned as the script's comment asks.
 	jq -r '.nodes[] | select(.state == "up" and (.devices | length) > 0) |
 		(.devices[0].vendor) as $v | (.devices[0].model // "") as $m |
 		([.devices[] | select((.allocations | length) == 0)] | length) as $free |
@@ -152,11 +154,11 @@ check gpus-several-nodes 3 --devices 4 --replicas 3 --model 'H100*'
 check gpus-uneven 5 --devices 2 --replicas 5 --model 'H100*'
 check gpus-uneven-three 9 --devices 1 --replicas 9 --model 'H100*'
 check npus 2 --devices 4 --replicas 2 --model 'Ascend*'
-check mig-typed 12 --slice 1g.10gb --replicas 12 --model 'A100*'
+check mig-typed 12 --slice 1g.10gb --replicas 12 --model 'A100*' --reconfigure
 # Slurm matches a gres type literally: the same MIG job under a type this site does not name
 # (--gres-type) must be refused, so that the accepted one above means the type was checked.
 n=$((n + 1))
-if ! "$bin" --inventory c.json place --dry-run --slice 1g.10gb --replicas 12 --model 'A100*' --export slurm \
+if ! "$bin" --inventory c.json place --dry-run --slice 1g.10gb --replicas 12 --model 'A100*' --reconfigure --export slurm \
 	--gres-type 1g.10gb=h100_1g.10gb >mig-other-type.sh 2>mig-other-type.err; then
 	echo "slurm: FAIL: mig-other-type: xpool did not export:"; cat mig-other-type.err; fail=$((fail + 1))
 elif ! grep -q -- '--gres=gpu:h100_1g.10gb:12$' mig-other-type.sh; then

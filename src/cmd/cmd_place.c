@@ -1,4 +1,4 @@
-/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--explain NODE] [--export k8s|volcano|slurm [--flavor hami]] [--json]`:
+/* cmd_place.c: `xpool place --dry-run [-f job.json | flags] [--strategy S] [--reconfigure] [--explain NODE] [--export k8s|volcano|slurm [--flavor hami]] [--json]`:
  * where a job would go, or why it fits nowhere (exit 3). */
 #include <jansson.h>
 #include <math.h>
@@ -45,11 +45,12 @@ static const char *network_value(int i)
 
 /* The options before FIRST_JOB_OPT say how to place and write; the rest describe the job
  * (and so do not go with -f). */
-#define FIRST_JOB_OPT 8
+#define FIRST_JOB_OPT 9
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
 	{"strategy", 0, "S", "pack (default), spread, topology or green", strategy_value},
+	{"reconfigure", 0, NULL, "a MIG slice may also need a new instance (the GPU repartitioned), not only a free one"},
 	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
 	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
 	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
@@ -105,6 +106,7 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 		json_object_set_new(x, "devices", devs);
 		json_object_set_new(x, "slices", slices);
 		json_object_set_new(x, "isolation", json_string(p->isolation));
+		json_object_set_new(x, "instance", p->instance ? json_string(p->instance) : json_null());
 		json_object_set_new(x, "numa", p->numa >= 0 ? json_integer(p->numa) : json_null());
 		json_object_set_new(x, "cpus", p->cpus ? xp_json_str(p->cpus) : json_null());
 		json_object_set_new(x, "score", json_real(round2(p->score)));
@@ -249,6 +251,9 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 				if (xp_strategy_weight(r->strategy, c) > 0)
 					fprintf(f, " %s %.1f", xp_criterion_name(c), p->breakdown[c]);
 			fprintf(f, "\n");
+			if (p->instance)
+				fprintf(f, "%8s mig: %s\n", "", strcmp(p->instance, "new") == 0
+					? "new instance, needs repartition" : "existing instance");
 			if (p->cpus)
 				fprintf(f, "%8s cpus: %s (NUMA %d)\n", "", p->cpus, p->numa);
 			if (p->n_mounts) {
@@ -385,7 +390,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = XP_EXIT_ERROR;
 		goto out;
 	}
-	struct xp_place_opts po = {strategy, 0, node, false, false};
+	struct xp_place_opts po = {strategy, 0, node, false, false, xp_args_has(a, "reconfigure")};
 	ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
 	xp_place_index_set_validation(ix, validated_layer, &vc);
 	if (!(r = xp_place_ix(ix, job, &po, &err))) {
@@ -429,7 +434,7 @@ out:
 const struct xp_cmd_entry xp_cmd_place_entry = {
 	.name = "place",
 	.alias = NULL,
-	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...] [--flavor hami]] [--json]",
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--reconfigure] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...] [--flavor hami]] [--json]",
 	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
 	.opts = place_opts,
 	.min_args = 0,

@@ -79,7 +79,8 @@ static void sig_str(char **sig, const char *s)
 
 static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 {
-	char *sig = xp_asprintf("%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|", p->strategy, g->devices, g->share_pct,
+	char *sig = xp_asprintf("%d|%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|", p->strategy, p->reconfigure, g->devices,
+				g->share_pct,
 				(long long)g->memory_mib, g->min_ecu, g->cpus, (long long)g->host_memory_mib,
 				g->homogeneous, g->same_group, g->numa, g->validated_layer, g->labels.n);
 	const char *strs[] = {g->slice, g->vendor, g->model, g->validated_case, p->key ? p->key->vendor : NULL,
@@ -506,6 +507,9 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			unsigned part = pi->md ? pi->md->partition : 0;
 			rp->isolation = g->share_pct > 0 ? "soft" : !g->slice ? "exclusive"
 				      : part & XP_PART_VNPU ? "vnpu" : part & XP_PART_MIG ? "mig" : "partition";
+			/* Judged before this replica's use is added below: as the engine saw it. */
+			int inst = g->slice ? xpl_mig_instance(p, ch.ni, (size_t)ch.dev[0], g) : 0;
+			rp->instance = inst == 1 ? "existing" : inst == 2 ? "new" : NULL;
 			rp->score = ch.score;
 			memcpy(rp->breakdown, ch.parts, sizeof rp->breakdown);
 			/* The binding comes from the vendor's manifest: which variable, which device files. */
@@ -728,7 +732,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	}
 	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
 	struct pctx p = {.ix = ix, .c = c, .job = job, .strategy = strategy, .scan = opts && opts->scan,
-			 .quiet = opts && opts->quiet, .net = net};
+			 .quiet = opts && opts->quiet, .reconfigure = opts && opts->reconfigure, .net = net};
 
 	/* Homogeneous: one attempt per kind of device in the cluster (sorted), best wins; a greedy
 	 * first replica could otherwise lock the job onto a kind too scarce for the rest. Every

@@ -57,6 +57,9 @@ struct xp_place_opts {
 	const char *explain_node; /* node whose full check list to record, NULL for none */
 	bool scan;                /* judge every node one by one, no index (the tests' reference) */
 	bool quiet;               /* a refusal needs no reasons (a scheduler loop: faster) */
+	bool reconfigure;         /* a MIG slice may also go where a new instance could be made (the
+				   * GPU repartitioned); false: only on a free existing instance of its
+				   * profile, as NVIDIA's device plugin and Slurm schedule */
 };
 
 /* The variable that names a replica's devices when its vendor's manifest names none: a
@@ -87,6 +90,8 @@ struct xp_place_replica {
 	size_t node_ix;         /* the node's index in the cluster */
 	int *pos;               /* the devices' positions in the node's device array */
 	double take;            /* share of each device it takes (1: whole) */
+	const char *instance;   /* a MIG slice: "existing" (a free instance of its profile is there)
+				 * or "new" (the GPU needs repartitioning first); else NULL */
 };
 
 /* One aggregated reason nodes were refused. */

@@ -460,36 +460,46 @@ static bool dev_ecu(const struct xp_task_group *g, const struct xp_device *d)
 	return !(g->min_ecu > 0 && !(XP_HAS(d->ecu) && d->ecu >= g->min_ecu));
 }
 
-/* A slice with positions (MIG) needs a start NVIDIA allows whose span is free. Where the
+/* A slice with positions (MIG) goes on a free instance of its profile that exists (an
+ * allocation naming it that no job holds: what NVIDIA's device plugin and Slurm offer), or,
+ * with --reconfigure, on a new one: a start NVIDIA allows whose span is free. Where the
  * existing instances sit is not known (nvidia-smi and the snapshot name them, not their
- * start), so it must fit however they sit. What this placement (or a commit on a kept index)
- * already put on the device is known only as the share used above what the cluster showed:
- * it is taken to be slices of this job's templates, in every mix that makes up that share. */
-static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct xp_mtemplate *t)
+ * start), so a new one must fit however they sit. What this placement (or a commit on a kept
+ * index) already put on the device is known only as the share used above what the cluster
+ * showed: it is taken to be slices of this job's templates, in every mix that makes up that
+ * share, each on a free instance of its profile while one was left. */
+static bool dev_mig(const struct pctx *p, size_t ni, size_t i, const struct xp_mtemplate *t, struct xp_mig_answer *out)
 {
 	const struct xpi_dinfo *di = &p->ix->di[p->ix->off[ni] + i];
-	if (!xp_mig_geometric(di->md, t))
-		return true;
 	const struct xp_device *d = &p->c->nodes[ni]->devices[i];
-	const char *names[XP_MAX_SLOTS + 1];
+	struct xp_mig_inst inst[XP_MAX_SLOTS + 1];
 	size_t n = 0;
+	*out = (struct xp_mig_answer){false, false};
 	for (size_t a = 0; a < d->n_allocs; a++) {
 		if (!d->allocs[a].slice || d->allocs[a].share_pct > 0)
 			continue;
 		if (n == XP_MAX_SLOTS + 1)
 			return false;
-		names[n++] = d->allocs[a].slice;
+		inst[n++] = (struct xp_mig_inst){d->allocs[a].slice, xpi_free_instance(&d->allocs[a], di)};
 	}
 	/* What commits put there is known by name as the cluster's instances are (an earlier
-	 * job's templates need not be this one's); only this dry-run's own is a share. */
+	 * job's templates need not be this one's); only this dry-run's own is a share. A commit
+	 * held a free instance of its profile where one was left, else it made a new one. */
 	size_t nc;
 	const struct xp_mtemplate *const *ct = xpi_committed(p->ix, p->ix->off[ni] + i, &nc);
 	double committed = 0;
 	for (size_t a = 0; a < nc; a++) {
+		committed += xpi_slice_share(ct[a]);
+		size_t j = 0;
+		while (j < n && !(inst[j].free && xp_manifest_template(di->md, inst[j].name) == ct[a]))
+			j++;
+		if (j < n) {
+			inst[j].free = false;
+			continue;
+		}
 		if (n == XP_MAX_SLOTS + 1)
 			return false;
-		names[n++] = ct[a]->name;
-		committed += xpi_slice_share(ct[a]);
+		inst[n++] = (struct xp_mig_inst){ct[a]->name, false};
 	}
 	const struct xp_mtemplate *kinds[16];
 	size_t nk = 0;
@@ -502,7 +512,11 @@ static bool dev_geometry(const struct pctx *p, size_t ni, size_t i, const struct
 			kinds[nk++] = k;
 	}
 	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i] - committed;
-	return xp_mig_fits(di->md, names, n, kinds, nk, planned > 1e-9 ? planned : 0, t) == 1;
+	/* A whole allocation leaves no room, whatever the instances. */
+	for (size_t a = 0; a < d->n_allocs; a++)
+		if (!d->allocs[a].slice && d->allocs[a].share_pct == 0)
+			return true;
+	return xp_mig_judge(di->md, inst, n, kinds, nk, planned > 1e-9 ? planned : 0, t, out) == 0;
 }
 
 /* A slice without positions (a vNPU template) still has its count per device, which can bind
@@ -531,14 +545,37 @@ static bool dev_count(const struct pctx *p, size_t ni, size_t i, const struct xp
 	return have + 1 <= t->count;
 }
 
-/* A whole-device replica needs an idle device; a slice or share needs room for its part. */
+int xpl_mig_instance(const struct pctx *p, size_t ni, size_t di, const struct xp_task_group *g)
+{
+	const struct xp_mmodel *md = p->ix->di[p->ix->off[ni] + di].md;
+	const struct xp_mtemplate *t = g->slice ? xp_manifest_template(md, g->slice) : NULL;
+	struct xp_mig_answer m;
+	if (!xp_mig_geometric(md, t) || !dev_mig(p, ni, di, t, &m) || !m.fits)
+		return 0;
+	return m.existing ? 1 : 2;
+}
+
+/* A whole-device replica needs an idle device with no MIG instance on it (a free one is not
+ * in use, but the GPU is partitioned); a slice or share needs room for its part. *makeable:
+ * set when a MIG slice is refused only because no free instance exists and a new one could be
+ * made (--reconfigure would place it). */
 static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_task_group *g, double take,
-		     bool sliced, const struct xp_mtemplate *t)
+		     bool sliced, const struct xp_mtemplate *t, bool *makeable)
 {
 	double u = used_now(p, ni, i);
-	if (sliced ? u + take > 1 + EPS : u > EPS)
-		return false;
-	if (sliced && t && !dev_geometry(p, ni, i, t))
+	const struct xp_mmodel *md = p->ix->di[p->ix->off[ni] + i].md;
+	if (sliced && u + take > 1 + EPS)
+		return false; /* no room, existing or new: instances' shares add up to the device */
+	if (sliced && t && xp_mig_geometric(md, t)) {
+		/* The geometry is the room: free instances hold slots but no use. */
+		struct xp_mig_answer m;
+		if (!dev_mig(p, ni, i, t, &m) || !m.fits)
+			return false;
+		if (!m.existing && !p->reconfigure) {
+			*makeable = true;
+			return false;
+		}
+	} else if (!sliced && (u > EPS || (xpi_mode(p->ix, ni, i) & XPI_HARD)))
 		return false;
 	if (sliced && t && !xp_mig_geometric(xpl_dinfo(p, ni, i)->md, t) && !dev_count(p, ni, i, t))
 		return false;
@@ -551,7 +588,7 @@ static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_
  * all its devices), so the caller asks it first. */
 static void count_kind(const struct pctx *p, size_t ni, const struct xp_task_group *g, const uint32_t *kind, size_t k,
 		       const struct xp_mtemplate *t, double take, bool sliced, size_t counts[ST_OK], int *cand,
-		       size_t *nc)
+		       size_t *nc, size_t *makeable)
 {
 	const struct xp_node *n = p->c->nodes[ni];
 	for (size_t i = 0; i < n->n_devices; i++) {
@@ -574,8 +611,11 @@ static void count_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 		if (!dev_ecu(g, d))
 			continue;
 		counts[ST_ECU]++;
-		if (!dev_free(p, ni, i, g, take, sliced, t))
+		bool mk = false;
+		if (!dev_free(p, ni, i, g, take, sliced, t, &mk)) {
+			*makeable += mk;
 			continue;
+		}
 		counts[ST_FREE]++;
 		cand[(*nc)++] = (int)i;
 	}
@@ -866,10 +906,13 @@ struct furthest {
 	const struct xp_device *rep; /* its first device */
 	size_t counts[ST_OK];    /* its devices through each device stage */
 	bool geometric;          /* its slice has MIG start positions */
+	size_t makeable;         /* its GPUs refused only for want of a free instance (a new one fits) */
 };
 
-static void furthest_set(struct furthest *f, int stage, const struct xp_device *rep, const size_t counts[ST_OK])
+static void furthest_set(struct furthest *f, int stage, const struct xp_device *rep, const size_t counts[ST_OK],
+			 size_t makeable)
 {
+	f->makeable = makeable;
 	f->stage = stage;
 	f->rep = rep;
 	memcpy(f->counts, counts, sizeof f->counts);
@@ -903,8 +946,9 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 		take = xpi_slice_share(t);
 	else if (g->share_pct > 0)
 		take = g->share_pct / 100.0;
+	size_t makeable = 0;
 	if (kind_ok)
-		count_kind(p, ni, g, kind, k, t, take, sliced, counts, cand, &nc);
+		count_kind(p, ni, g, kind, k, t, take, sliced, counts, cand, &nc, &makeable);
 	int stage = first_short(counts, want);
 	struct answer tmp;
 	if (stage > ST_FREE) {
@@ -920,7 +964,7 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 				*a = tmp;
 				f->any = true;
 			}
-			furthest_set(f, ST_OK, rep, counts);
+			furthest_set(f, ST_OK, rep, counts, makeable);
 			return;
 		}
 		stage = ST_SHAPE;
@@ -928,7 +972,7 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 	if (f->any && a->stage == ST_OK)
 		return;
 	if (!f->any || stage > f->stage) {
-		furthest_set(f, stage, rep, counts);
+		furthest_set(f, stage, rep, counts, makeable);
 		f->geometric = xp_mig_geometric(repinfo.md, t);
 		a->stage = stage;
 		f->any = true;
@@ -967,9 +1011,15 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 			 (long long)g->memory_mib);
 	else if (a->stage == ST_ECU)
 		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
+	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure && f->makeable)
+		snprintf(a->text, sizeof a->text, "no free %s instance exists on %.80s (a new one could be made: "
+			 "--reconfigure)", g->slice, mname);
+	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure)
+		snprintf(a->text, sizeof a->text, "no free %s instance exists on %.80s (nor could one be made)",
+			 g->slice, mname);
 	else if (a->stage == ST_FREE && f->geometric)
-		snprintf(a->text, sizeof a->text, "fewer than %zu free %.120s (MIG: a free start NVIDIA allows, "
-			 "wherever the instances there sit)", want, what);
+		snprintf(a->text, sizeof a->text, "fewer than %zu free %.120s (MIG: a free instance, or a free "
+			 "start NVIDIA allows wherever the instances there sit)", want, what);
 	else if (a->stage == ST_FREE)
 		snprintf(a->text, sizeof a->text, "fewer than %zu free %s", want, what);
 }

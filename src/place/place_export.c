@@ -212,7 +212,23 @@ static void container(FILE *f, int n, const char *res, size_t count, const struc
 	ind(f, n + 6), xp_yaml_quote(f, res), fprintf(f, ": %zu\n", count);
 }
 
-static void meta(FILE *f, const char *name, const struct xp_job *job, const char *devices)
+/* The MIG instances among ps[0..n) the dry-run took as new ("NODE:DEVICE PROFILE;..."), NULL
+ * when none: NVIDIA's device plugin and Slurm offer only instances that exist, so the GPU
+ * must be repartitioned before the job can run as placed (--reconfigure). */
+static char *mig_new(const struct xp_place_replica *ps, size_t n)
+{
+	char *s = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!ps[i].instance || strcmp(ps[i].instance, "new"))
+			continue;
+		char *t = xp_asprintf("%s%s%s:%s %s", s ? s : "", s ? ";" : "", ps[i].node, ps[i].env_value, ps[i].slice);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static void meta(FILE *f, const char *name, const struct xp_job *job, const char *devices, const char *repart)
 {
 	fputs("metadata:\n  name: ", f);
 	xp_yaml_quote(f, name);
@@ -220,6 +236,9 @@ static void meta(FILE *f, const char *name, const struct xp_job *job, const char
 	fputs("    \"xpool.io/job\": ", f), xp_yaml_quote(f, job->name ? job->name : ""), fputc('\n', f);
 	if (devices)
 		fputs("    \"xpool.io/devices\": ", f), xp_yaml_quote(f, devices), fputc('\n', f);
+	if (repart)
+		fputs("    \"xpool.io/mig-repartition\": ", f), xp_yaml_quote(f, repart),
+			fputs(" # new MIG instances: create them first, the device plugin offers only existing ones\n", f);
 }
 
 /* What one replica asks of HAMi (--flavor hami): its limits, count first, and the annotation
@@ -372,7 +391,9 @@ static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_j
 		if (i)
 			fputs("---\n", f);
 		fputs("apiVersion: \"v1\"\nkind: \"Pod\"\n", f);
-		meta(f, name, job, devs);
+		char *rp = mig_new(p, 1);
+		meta(f, name, job, devs, rp);
+		free(rp);
 		if (h.hami)
 			hami_annotations(f, 4, &h, h.uuids, o->strategy, true);
 		fputs("spec:\n  restartPolicy: \"Never\"\n", f);
@@ -444,7 +465,9 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 		free(all);
 		all = n;
 	}
-	meta(f, base, job, all);
+	char *rp = mig_new(r->replicas, r->n_replicas);
+	meta(f, base, job, all, rp);
+	free(rp);
 	free(all);
 	/* The gang: every placed replica, or each group's gang minimum when the job may start
 	 * with fewer (the rest were pending in the dry-run and are not exported). */
@@ -707,6 +730,11 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	if (p0->slice)
 		fprintf(f, "# gres type for slice %s: %s (%s)\n", p0->slice, type,
 			o->gres_types ? "--gres-type" : "the profile name; a site naming its types otherwise needs --gres-type");
+	char *rp = mig_new(r->replicas, r->n_replicas);
+	if (rp)
+		fprintf(f, "# MIG: new instances (NODE:GPU PROFILE) %s: Slurm cannot create MIG instances; "
+			   "repartition these GPUs and declare them in gres.conf first\n", rp);
+	free(rp);
 	fputs("# Run as: sbatch THIS-SCRIPT COMMAND [ARG...]. The script runs once, on the first node:\n"
 	      "# each replica is a job step on its node with its devices (see xpool(1), place --export).\n", f);
 	fputs("[ $# -gt 0 ] || { echo \"usage: sbatch $0 COMMAND [ARG...]\" >&2; exit 2; }\n", f);

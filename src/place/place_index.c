@@ -8,6 +8,7 @@
 
 #include "place.h"
 #include "place_index.h"
+#include "place_mig.h"
 
 /* Hashing eight bytes a step: an index of 10,000 nodes hashes a few megabytes of strings. */
 static uint64_t mix_w(uint64_t h, uint64_t w)
@@ -73,8 +74,9 @@ static uint64_t labels_hash(uint64_t h, const struct xp_labels *l)
 	return mix(h, &l->n, sizeof l->n);
 }
 
-/* The hard slices on a device, in order: MIG geometry answers by which instances exist, not
- * only by the share of the device they use, so nodes that differ in them are not one class. */
+/* The hard slices on a device, in order, and whether a job holds each: MIG geometry answers
+ * by which instances exist and which of them are free, not only by the share of the device
+ * they use, so nodes that differ in them are not one class. */
 static bool slices_eq(const struct xp_device *a, const struct xp_device *b)
 {
 	size_t i = 0, j = 0;
@@ -85,8 +87,10 @@ static bool slices_eq(const struct xp_device *a, const struct xp_device *b)
 			j++;
 		if (i == a->n_allocs || j == b->n_allocs)
 			return i == a->n_allocs && j == b->n_allocs;
-		if (strcmp(a->allocs[i++].slice, b->allocs[j++].slice) != 0)
+		if (!a->allocs[i].owner != !b->allocs[j].owner || strcmp(a->allocs[i].slice, b->allocs[j].slice) != 0)
 			return false;
+		i++;
+		j++;
 	}
 }
 
@@ -110,7 +114,7 @@ static uint64_t dev_static_hash(uint64_t h, const struct xp_device *d)
 	h = mix(h, &d->numa, sizeof d->numa);
 	for (size_t i = 0; i < d->n_allocs; i++)
 		if (d->allocs[i].slice && d->allocs[i].share_pct == 0)
-			h = mix_s(h, d->allocs[i].slice);
+			h = mix_w(mix_s(h, d->allocs[i].slice), !d->allocs[i].owner);
 	return mix_s(h, d->affinity_group);
 }
 
@@ -156,13 +160,22 @@ static struct xpi_dinfo lookup(const struct xp_place_index *ix, const struct xp_
 	return (struct xpi_dinfo){NULL, NULL};
 }
 
+bool xpi_free_instance(const struct xp_alloc *a, const struct xpi_dinfo *di)
+{
+	return a->slice && !a->owner && a->share_pct == 0 &&
+	       xp_mig_geometric(di->md, xp_manifest_template(di->md, a->slice));
+}
+
 /* Share of a device in use: whole allocations take all of it, shares their percent, slices
- * their template's compute share (all of it when the template is not known: the safe side). */
+ * their template's compute share (all of it when the template is not known: the safe side).
+ * A free MIG instance is not in use: a slice may take it (its slots are the geometry's). */
 static double alloc_used(const struct xp_device *d, const struct xpi_dinfo *di)
 {
 	double u = 0;
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		const struct xp_alloc *a = &d->allocs[i];
+		if (xpi_free_instance(a, di))
+			continue;
 		if (a->share_pct > 0)
 			u += a->share_pct / 100.0;
 		else if (!a->slice)

@@ -155,6 +155,10 @@ const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t 
 /* The share of a device one slice of t takes: its compute share (MIG 3g is 3/7, so 3g + 4 x 1g
  * fill a device), else one count's worth. */
 double xpi_slice_share(const struct xp_mtemplate *t);
+/* True when allocation a of a device of manifest entry di is a free MIG instance: it names a
+ * profile with positions and no job holds it (an existing instance a slice may take). */
+struct xp_alloc;
+bool xpi_free_instance(const struct xp_alloc *a, const struct xpi_dinfo *di);
 /* Two strings alike, NULL alike only to NULL. */
 bool xpi_streq(const char *a, const char *b);
 /* A device's use as every judgement and class key reads it: within 0..1, to a billionth, so

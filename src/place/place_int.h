@@ -27,6 +27,7 @@ struct pctx {
 	int strategy;
 	bool scan;         /* judge node by node, no index: the reference the tests compare with */
 	bool quiet;        /* no reasons for a refusal */
+	bool reconfigure;  /* MIG: new instances allowed, not only free existing ones */
 	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
 	uint32_t key_kind; /* its kind number (ix->kind) */
 	uint32_t *qid;     /* per group: its query under this key and strategy (index only) */
@@ -55,6 +56,9 @@ struct rec {
 const struct xpi_dinfo *xpl_dinfo(const struct pctx *p, size_t ni, size_t di);
 /* Judges node ni for one replica of group g; fills a. rc: the --explain recorder or NULL. */
 void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, struct answer *a, struct rec *rc);
+/* What a slice of g on device di of node ni would be as things stand: 0 not a MIG slice,
+ * 1 a free existing instance, 2 a new instance (the GPU repartitioned). */
+int xpl_mig_instance(const struct pctx *p, size_t ni, size_t di, const struct xp_task_group *g);
 /* True when a replica of g is ranked by a vendor's node score where a model has one: whole
  * devices under pack, for a job that names its vendor or model (as a job for a vendor's
  * scheduler does: one that takes any accelerator is ranked by the strategy alone, since the

@@ -48,7 +48,8 @@ static bool fits(int *left, struct xp_place_index *ix, const struct xp_job *job,
 	if (*left <= 0)
 		return false;
 	(*left)--;
-	struct xp_place_opts o = {strategy, opts ? opts->seed : 0, NULL, opts && opts->scan, true};
+	struct xp_place_opts o = {strategy, opts ? opts->seed : 0, NULL, opts && opts->scan, true,
+				  opts && opts->reconfigure};
 	struct xp_err e = {{0}};
 	struct xp_place_result *r = xpl_place(ix, job, &o, &e);
 	bool ok = r && r->placed && !r->pending;
