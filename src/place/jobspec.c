@@ -906,7 +906,8 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 			if (!xp_manifest_count_ok(md, d)) {
 				if (!vendor_refused)
 					vendor_refused = md;
-			} else if (!ringed || d <= ring || d % ring == 0 || md->wide == XP_WIDE_MIRROR)
+			} else if (!ringed || d <= ring || d % ring == 0 || xp_manifest_wide(md, false) != XP_WIDE_WHOLE ||
+				   xp_manifest_wide(md, true) != XP_WIDE_WHOLE)
 				allowed = true;
 			else if (!refused)
 				refused = md, refused_ring = ring;

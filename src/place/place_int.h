@@ -60,6 +60,9 @@ void xpl_eval(const struct pctx *p, size_t ni, const struct xp_task_group *g, st
  * scheduler does: one that takes any accelerator is ranked by the strategy alone, since the
  * two scores do not compare across vendors). */
 bool xpl_vendor_group(const struct pctx *p, const struct xp_task_group *g);
+/* True when job j has more than one task (replicas over all its groups): a vendor's rule may
+ * differ then (a manifest's counts_multi, wide_multi). */
+bool xpl_multi_task(const struct xp_job *j);
 /* True when node ni may score a replica of g by a vendor's rule (a manifest's ring_priority,
  * under pack) instead of the strategy's weights: such a score is not bounded as those are. */
 bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_group *g);
