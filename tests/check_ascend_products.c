@@ -19,6 +19,7 @@
  * Node choice under pack follows each product's node score from the same code. A faulty NPU
  * counts as used everywhere. */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,14 @@
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
+#include "model_json.h"
 #include "normalize.h"
 #include "place.h"
 #include "xp_adapter.h"
 #include "suitelib.h"
+#include "testlib.h"
+
+#include <unistd.h>
 
 enum npu { FREE, BUSY, FAULTY };
 
@@ -760,9 +765,59 @@ START_TEST(layout_groups)
 }
 END_TEST
 
+/* An inventory written without affinity groups: place gives the groups discovery would (the
+ * layout by the node's size, by device index), so the vendor's rule applies as on a discovered
+ * node: 16 free of a Box16 are the whole node, 1 goes to the left group, 10 split at matching
+ * positions. */
+START_TEST(inventory_groups)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *nd = xp_test_node(c, "box", 16, &products[P_BOX16].devs);
+	xp_node_links_reset(nd);
+	for (size_t i = 0; i < nd->n_devices; i++) {
+		free(nd->devices[i].affinity_group);
+		nd->devices[i].affinity_group = NULL;
+		for (size_t k = 0; k < nd->n_devices; k++)
+			*xp_node_link(nd, i, k) = (struct xp_link){i == k ? XP_LINK_SELF : XP_LINK_SYS, 0};
+	}
+	enum npu st[MAXN];
+	for (int i = 0; i < 16; i++)
+		st[i] = i == 2 || i == 13 ? BUSY : FREE;
+	set_state(nd, st, 16);
+	json_t *j = xp_cluster_to_json(c);
+	char *text = json_dumps(j, 0);
+	ck_assert(text && !strstr(text, "hccs:"));
+	char *path = xp_tmpfile(text, strlen(text));
+	static const struct {
+		const char *k, *want;
+	} cases[] = {{"14", NULL}, {"1", "0"}, {"10", "0,1,3,4,6,8,9,11,12,14"}, {"6", "0,1,3,4,5,6"}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct xp_run r;
+		ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--devices",
+					      cases[i].k, "--model", "Ascend*", NULL), 0);
+		if (!cases[i].want) {
+			ck_assert_msg(r.status == 3 && strstr(r.out, "at the same positions in each of the 2 HCCS groups"),
+				      "k=%s: exit %d: %s%s", cases[i].k, r.status, r.out, r.err);
+		} else {
+			char env[96];
+			snprintf(env, sizeof env, "ASCEND_VISIBLE_DEVICES=%s\n", cases[i].want);
+			ck_assert_msg(r.status == 0 && strstr(r.out, env), "k=%s: exit %d: %s%s", cases[i].k, r.status,
+				      r.out, r.err);
+		}
+		xp_run_free(&r);
+	}
+	unlink(path);
+	free(path);
+	free(text);
+	json_decref(j);
+	xp_cluster_free(c);
+}
+END_TEST
+
 XP_DEFINE_SUITE(ascend_products,
 	{"core", .timeout_s = 600, .setup = load, .teardown = unload,
 	 .tests = {golden_box16, golden_a3, golden_910bx8, golden_300i, golden_duo, choice_box16, choice_a3,
 		   choice_910bx8, choice_300i, choice_duo, golden_box16_multi, golden_a3_multi, golden_a3x8,
 		   golden_half, golden_box15, golden_910bx8_multi, choice_box16_multi, choice_a3_multi, choice_a3x8,
-		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups}})
+		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups,
+		   inventory_groups}})
