@@ -31,6 +31,7 @@
 #include "model_json.h"
 #include "normalize.h"
 #include "place.h"
+#include "place_export.h"
 #include "xp_adapter.h"
 #include "suitelib.h"
 #include "testlib.h"
@@ -814,10 +815,119 @@ START_TEST(inventory_groups)
 }
 END_TEST
 
+/* Exports a placement of spec on c as fmt (flavor: 0 or XP_FLAVOR_HAMI); NULL with err set
+ * when refused. */
+static char *export_of(const struct xp_cluster *c, const char *spec, int fmt, int flavor, struct xp_err *err)
+{
+	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, err);
+	ck_assert_msg(j != NULL, "%s", err->msg);
+	struct xp_place_opts o = {.strategy = XP_STRAT_PACK};
+	const struct xp_manifest *ms[1] = {ascend};
+	struct xp_place_result *r = xp_place(c, j, ms, 1, &o, err);
+	ck_assert_msg(r && r->placed, "%s: %s", spec, r ? r->summary : err->msg);
+	struct xp_export_opts eo = {.flavor = flavor};
+	char *y = xp_place_export(fmt, r, j, c, ms, 1, &eo, err);
+	xp_place_result_free(r);
+	xp_job_free(j);
+	return y;
+}
+
+/* The Pod metadata Volcano's plugin picks the handler by (factory.go): a nodeSelector
+ * accelerator-type for the 910B and A3 products, the labels npu-310-strategy=card (and duo=true)
+ * for the inference cards, written by both exports; none for the Atlas 800 (its default) or a
+ * vNPU. */
+START_TEST(vendor_exports)
+{
+	static const struct {
+		int pr;
+		int k;
+		const char *want[2]; /* NULL: none */
+	} cases[] = {
+		{P_BOX16, 10, {"\"accelerator-type\": \"module-910b-16\""}},
+		{P_910BX8, 3, {"\"accelerator-type\": \"module-910b-8\""}},
+		{P_HALF, 2, {"\"accelerator-type\": \"half\""}},
+		{P_A3, 2, {"\"accelerator-type\": \"module-a3-16\""}},
+		{P_A3X8, 2, {"\"accelerator-type\": \"module-a3-16\""}},
+		{P_300I, 3, {"\"npu-310-strategy\": \"card\""}},
+		{P_DUO, 2, {"\"npu-310-strategy\": \"card\"", "\"duo\": \"true\""}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct product *P = &products[cases[i].pr];
+		struct xp_cluster *c = xp_cluster_new();
+		xp_test_node(c, "n", P->n, &P->devs);
+		char spec[96];
+		snprintf(spec, sizeof spec, "{\"devices\": %d, \"model\": \"Ascend*\"}", cases[i].k);
+		for (int fmt = XP_EXPORT_K8S; fmt <= XP_EXPORT_VOLCANO; fmt++) {
+			struct xp_err err = {{0}};
+			char *y = export_of(c, spec, fmt, 0, &err);
+			ck_assert_msg(y != NULL, "%s: %s", P->name, err.msg);
+			for (int w = 0; w < 2 && cases[i].want[w]; w++)
+				ck_assert_msg(strstr(y, cases[i].want[w]), "%s fmt %d: no %s in\n%s", P->name, fmt,
+					      cases[i].want[w], y);
+			bool selector = strstr(cases[i].want[0], "accelerator-type") != NULL;
+			ck_assert_msg(!strstr(y, "nodeSelector:") == !selector, "%s: %s", P->name, y);
+			free(y);
+		}
+		xp_cluster_free(c);
+	}
+	/* The Atlas 800 (910A): Volcano's default handler, nothing to write. */
+	struct xp_cluster *c = xp_cluster_new();
+	xp_test_node(c, "n", 8, &(struct xp_test_devs){"Huawei", "Ascend 910A", "24.1.RC2", 32768, 1, "hccs", 4});
+	struct xp_err err = {{0}};
+	char *y = export_of(c, "{\"devices\": 2, \"model\": \"Ascend*\"}", XP_EXPORT_VOLCANO, 0, &err);
+	ck_assert_msg(y && !strstr(y, "nodeSelector:") && !strstr(y, "npu-310"), "%s", y ? y : err.msg);
+	free(y);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* One Volcano task has one Pod template: replicas on two products the plugin tells apart by
+ * that template cannot be one task. */
+START_TEST(vendor_export_mixed)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	enum npu st[MAXN];
+	for (int i = 0; i < 16; i++)
+		st[i] = i < 2 || i >= 8 ? BUSY : FREE; /* one group of 6 free: one replica of 5 */
+	set_state(xp_test_node(c, "box", 16, &products[P_BOX16].devs), st, 16);
+	xp_test_node(c, "x8", 8, &products[P_910BX8].devs);
+	struct xp_err err = {{0}};
+	char *y = export_of(c, "{\"devices\": 5, \"replicas\": 2, \"model\": \"Ascend*\"}", XP_EXPORT_VOLCANO, 0,
+			    &err);
+	ck_assert_msg(y == NULL && strstr(err.msg, "one Pod template"), "%s", y ? y : err.msg);
+	memset(&err, 0, sizeof err);
+	y = export_of(c, "{\"devices\": 5, \"replicas\": 2, \"model\": \"Ascend*\"}", XP_EXPORT_K8S, 0, &err);
+	ck_assert_msg(y && strstr(y, "module-910b-16") && strstr(y, "module-910b-8"), "%s", y ? y : err.msg);
+	free(y);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* HAMi turns a 1-NPU Ascend910C request into a module of 2 (MutateAdmission): the export of a
+ * 1-NPU A3 placement is refused with that reason; 2 is written. No vendor selector under HAMi
+ * (HAMi's scheduler, not the Ascend plugin, places it). */
+START_TEST(hami_a3_unit)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	xp_test_node(c, "a3", 16, &products[P_A3].devs);
+	for (int fmt = XP_EXPORT_K8S; fmt <= XP_EXPORT_VOLCANO; fmt++) {
+		struct xp_err err = {{0}};
+		char *y = export_of(c, "{\"devices\": 1, \"model\": \"Ascend*\"}", fmt, XP_FLAVOR_HAMI, &err);
+		ck_assert_msg(y == NULL && strstr(err.msg, "rounds a request of 1 up to 2"), "%s", y ? y : err.msg);
+		memset(&err, 0, sizeof err);
+		y = export_of(c, "{\"devices\": 2, \"model\": \"Ascend*\"}", fmt, XP_FLAVOR_HAMI, &err);
+		ck_assert_msg(y && strstr(y, "\"huawei.com/Ascend910C\": 2") && !strstr(y, "accelerator-type"), "%s",
+			      y ? y : err.msg);
+		free(y);
+	}
+	xp_cluster_free(c);
+}
+END_TEST
+
 XP_DEFINE_SUITE(ascend_products,
 	{"core", .timeout_s = 600, .setup = load, .teardown = unload,
 	 .tests = {golden_box16, golden_a3, golden_910bx8, golden_300i, golden_duo, choice_box16, choice_a3,
 		   choice_910bx8, choice_300i, choice_duo, golden_box16_multi, golden_a3_multi, golden_a3x8,
 		   golden_half, golden_box15, golden_910bx8_multi, choice_box16_multi, choice_a3_multi, choice_a3x8,
 		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups,
-		   inventory_groups}})
+		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit}})

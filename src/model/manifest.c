@@ -667,6 +667,14 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 		return rc;
 	if ((rc = hami_key(p, key, val, &md->hami, &md->hami_volcano, md->hami_chip)) <= 0)
 		return rc;
+	if (strcmp(key, "hami_unit") == 0) {
+		if (parse_num(p, key, val, &d) < 0)
+			return -1;
+		if (d < 1 || d > 64 || d != (int)d)
+			return xp_where_errf(p, "hami_unit: expected a whole number from 1 to 64, got '%s'", val);
+		md->hami_unit = (int)d;
+		return 0;
+	}
 	if (strcmp(key, "match") == 0) {
 		xp_strv_add(&md->match, &md->n_match, val);
 		return 0;

@@ -138,6 +138,8 @@ struct xp_mmodel {
 	struct xp_mhami hami;         /* `hami`: HAMi's names for a Pod, count "" the adapter's */
 	struct xp_mhami hami_volcano; /* `hami_volcano`: under Volcano's device sharing, count "" the adapter's */
 	char hami_chip[48];           /* what {chip} becomes ("Ascend910A"), "" the adapter's */
+	int hami_unit;                /* HAMi allocates the chip in units of this many (it rounds a
+				       * smaller request up): `hami_unit`, 0 when not given */
 	int line;             /* where the section starts, for messages */
 };
 
