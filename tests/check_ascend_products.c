@@ -815,6 +815,41 @@ START_TEST(inventory_groups)
 }
 END_TEST
 
+/* A cluster of six Ascend products (the review's mixed repro): each vendor score ranks nodes of
+ * its own product only, so between products pack's own score decides: the A3 node, fullest
+ * after the replica (14 of 16 in use), takes 2 NPUs as its rule gives them (a whole module),
+ * not the 300I Duo node that each product's score scaled to its own range put first. Within
+ * one product the vendor's score still ranks (the choice_* tests). */
+START_TEST(mixed_products)
+{
+	static const struct {
+		const char *name, *state;
+		struct xp_test_devs devs;
+	} nodes[] = {
+		{"box", "ffffffbbfffbffff", {"Huawei", "Ascend 910B3", "24.1.RC2", 65536, 1, "hccs", 8}},
+		{"a2", "fbffffff", {"Huawei", "Ascend 910B3", "24.1.RC2", 65536, 1, "hccs", 8}},
+		{"old", "ffffbfff", {"Huawei", "Ascend 910A", "24.1.RC2", 32768, 1, "hccs", 4}},
+		{"a3", "fbfffbbbbbbbbbbb", {"Huawei", "Ascend 910C", "24.1.RC2", 65536, 1, "card", 2}},
+		{"i300", "ffbfffffbbff", {"Huawei", "Ascend 310", "21.0.4", 8192, 1, "card", 4}},
+		{"duo", "fbffffff", {"Huawei", "Ascend 310P3", "24.1.RC2", 24576, 1, "card", 2}},
+	};
+	struct xp_cluster *c = xp_cluster_new();
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+		int n = (int)strlen(nodes[i].state);
+		enum npu st[MAXN];
+		for (int d = 0; d < n; d++)
+			st[d] = nodes[i].state[d] == 'f' ? FREE : BUSY;
+		set_state(xp_test_node(c, nodes[i].name, n, &nodes[i].devs), st, n);
+	}
+	struct xp_place_result *r = place_k(c, 2, XP_STRAT_PACK, false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].node, "a3");
+	ck_assert_str_eq(r->replicas[0].env_value, "2,3");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* Exports a placement of spec on c as fmt (flavor: 0 or XP_FLAVOR_HAMI); NULL with err set
  * when refused. */
 static char *export_of(const struct xp_cluster *c, const char *spec, int fmt, int flavor, struct xp_err *err)
@@ -930,4 +965,4 @@ XP_DEFINE_SUITE(ascend_products,
 		   choice_910bx8, choice_300i, choice_duo, golden_box16_multi, golden_a3_multi, golden_a3x8,
 		   golden_half, golden_box15, golden_910bx8_multi, choice_box16_multi, choice_a3_multi, choice_a3x8,
 		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups,
-		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit}})
+		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit, mixed_products}})

@@ -758,9 +758,30 @@ bool xpl_multi_task(const struct xp_job *j)
 	return tasks > 1;
 }
 
+bool xpl_one_product(const struct pctx *p, const struct xp_task_group *g)
+{
+	const char *product = NULL;
+	for (size_t ni = 0; ni < p->ix->n_nodes; ni++) {
+		const struct xp_node *n = p->c->nodes[ni];
+		for (size_t i = 0; i < n->n_devices; i++) {
+			const struct xpi_dinfo *di = xpl_dinfo(p, ni, i);
+			if (!model_ok(g, &n->devices[i], di))
+				continue;
+			const char *k = !di->md ? "" : di->md->layout[0] ? di->md->layout : di->md->name;
+			if (!product)
+				product = k;
+			else if (strcmp(product, k))
+				return false;
+		}
+	}
+	return true;
+}
+
 bool xpl_vendor_group(const struct pctx *p, const struct xp_task_group *g)
 {
-	return p->strategy == XP_STRAT_PACK && !g->slice && g->share_pct <= 0 && (g->vendor || g->model);
+	bool one = !p->one_product || !p->job || g < p->job->groups || g >= p->job->groups + p->job->n_groups ||
+		   p->one_product[g - p->job->groups];
+	return p->strategy == XP_STRAT_PACK && !g->slice && g->share_pct <= 0 && (g->vendor || g->model) && one;
 }
 
 bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_group *g)
