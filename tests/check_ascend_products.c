@@ -850,6 +850,36 @@ START_TEST(mixed_products)
 }
 END_TEST
 
+/* Refusals say the limit's unit: the 300I and Duo limits are per replica on one card, the A3's
+ * per replica on one node, and its groups are "card" groups, not "CARD". */
+START_TEST(refusal_texts)
+{
+	static const struct {
+		int pr, k;
+		const char *state, *want;
+	} cases[] = {
+		{P_300I, 5, "ffffffffffff", "allows 1, 2, 3 or 4 per replica on one card, not 5"},
+		{P_DUO, 3, "ffffffff", "allows 1 or 2 per replica on one card, not 3"},
+		{P_A3, 3, "ffffffffffffffff", "per replica on one node, not 3"},
+		{P_A3, 4, "fbfffbbbbbbbbbbb", "fewer than 2 whole free card groups of Ascend 910C"},
+		{P_A3M, 1, "ffffffffffffffff", "per replica on one node in a job of several replicas, not 1"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct product *P = &products[cases[i].pr];
+		enum npu st[MAXN];
+		for (int d = 0; d < P->n; d++)
+			st[d] = cases[i].state[d] == 'f' ? FREE : BUSY;
+		struct xp_cluster *c = xp_cluster_new();
+		set_state(xp_test_node(c, "n", P->n, &P->devs), st, P->n);
+		struct xp_place_result *r = place_k(c, cases[i].k, XP_STRAT_PACK, P->multi);
+		ck_assert_msg(!r->placed && r->n_reasons && strstr(r->reasons[0].text, cases[i].want), "%s k=%d: %s",
+			      P->name, cases[i].k, r->n_reasons ? r->reasons[0].text : r->summary);
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
 /* Exports a placement of spec on c as fmt (flavor: 0 or XP_FLAVOR_HAMI); NULL with err set
  * when refused. */
 static char *export_of(const struct xp_cluster *c, const char *spec, int fmt, int flavor, struct xp_err *err)
@@ -965,4 +995,5 @@ XP_DEFINE_SUITE(ascend_products,
 		   choice_910bx8, choice_300i, choice_duo, golden_box16_multi, golden_a3_multi, golden_a3x8,
 		   golden_half, golden_box15, golden_910bx8_multi, choice_box16_multi, choice_a3_multi, choice_a3x8,
 		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups,
-		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit, mixed_products}})
+		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit, mixed_products,
+		   refusal_texts}})
