@@ -880,6 +880,43 @@ START_TEST(refusal_texts)
 }
 END_TEST
 
+/* A Box16 whose npu-smi lists 15 NPUs scores as the plugin scores it (MaxNodeNPUNum 16 less
+ * the unhealthy: the missing NPU healthy, never free): the same as a node of 16 with that NPU
+ * busy, so the first by name wins the tie; counted as 15 healthy it would lose by 16. */
+START_TEST(missing_npu_score)
+{
+	for (int k = 1; k <= 14; k++) {
+		if (k == 9 || k == 11 || k == 13)
+			continue;
+		struct xp_cluster *c = xp_cluster_new();
+		xp_test_node(c, "a15", 15, &products[P_BOX16].devs);
+		enum npu st[MAXN];
+		for (int i = 0; i < 16; i++)
+			st[i] = i == 15 ? BUSY : FREE;
+		set_state(xp_test_node(c, "b16", 16, &products[P_BOX16].devs), st, 16);
+		struct xp_place_result *r = place_k(c, k, XP_STRAT_PACK, false);
+		ck_assert_msg(r->placed && !strcmp(r->replicas[0].node, "a15"), "k=%d: %s %s", k, r->summary,
+			      r->placed ? r->replicas[0].node : "");
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+	}
+	/* NPU 12 missing: positions are indices within the group, so p = 4 has no pair; 10 NPUs
+	 * take p = 0, 1, 2, 3 and 5 with p + 8. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *nd = xp_test_node(c, "n", 15, &products[P_BOX16].devs);
+	for (size_t i = 12; i < nd->n_devices; i++) {
+		nd->devices[i].index = (int)i + 1;
+		free(nd->devices[i].affinity_group);
+		nd->devices[i].affinity_group = xp_strdup("hccs:1");
+	}
+	struct xp_place_result *r = place_k(c, 10, XP_STRAT_PACK, false);
+	ck_assert_msg(r->placed, "%s", r->summary);
+	ck_assert_str_eq(r->replicas[0].env_value, "0,1,2,3,5,8,9,10,11,13");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* Exports a placement of spec on c as fmt (flavor: 0 or XP_FLAVOR_HAMI); NULL with err set
  * when refused. */
 static char *export_of(const struct xp_cluster *c, const char *spec, int fmt, int flavor, struct xp_err *err)
@@ -996,4 +1033,4 @@ XP_DEFINE_SUITE(ascend_products,
 		   golden_half, golden_box15, golden_910bx8_multi, choice_box16_multi, choice_a3_multi, choice_a3x8,
 		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups,
 		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit, mixed_products,
-		   refusal_texts}})
+		   refusal_texts, missing_npu_score}})
