@@ -308,7 +308,7 @@ START_TEST(job_check_counts)
 			ck_assert_msg(rc == 0, "%d: %s", k, err.msg);
 		else {
 			ck_assert_int_eq(rc, -1);
-			ck_assert_msg(strstr(err.msg, "the vendor's rule for Ascend 910A allows 1, 2, 4 or 8 per node"),
+			ck_assert_msg(strstr(err.msg, "the vendor's rule for Ascend 910A allows 1, 2, 4 or 8 per replica on one node"),
 				      "%s", err.msg);
 		}
 		xp_job_free(j);

@@ -87,7 +87,7 @@ START_TEST(place_on_atlas)
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "5", "--model", "Ascend*",
 				      NULL), 0);
 	ck_assert_int_eq(r.status, 3);
-	xp_want_parts(r.out, "the vendor's rule for Ascend 910A allows 1, 2, 4 or 8 per node, not 5",
+	xp_want_parts(r.out, "the vendor's rule for Ascend 910A allows 1, 2, 4 or 8 per replica on one node, not 5",
 		      "would fit with devices 5 -> 4", NULL);
 	xp_run_free(&r);
 	free(d);

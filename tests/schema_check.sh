@@ -58,14 +58,43 @@ cat >two.json <<'EOF'
  {"replicas": 1, "devices": 1, "model": "*MI100*"}]}
 EOF
 
+# One node of each Ascend product whose rule Volcano picks by Pod metadata (nodeSelector
+# accelerator-type, labels npu-310-strategy and duo): an Atlas 800 node of the simulated cluster
+# with its devices renamed and counted again, no affinity groups (place derives them).
+$py - c.json <<'EOF' || die "could not make the product inventories"
+import copy, json, sys
+c = json.load(open(sys.argv[1]))
+tmpl = next(n for n in c["nodes"] if n["devices"] and "Ascend" in (n["devices"][0].get("model") or ""))
+for name, model, count in [("box16", "Ascend 910B3", 16), ("a2", "Ascend 910B3", 8), ("a3", "Ascend 910C", 16),
+                           ("i300", "Ascend 310", 12), ("duo", "Ascend 310P3", 8)]:
+    n = copy.deepcopy(tmpl)
+    n["name"] = name
+    n["devices"] = []
+    for i in range(count):
+        d = copy.deepcopy(tmpl["devices"][0])
+        d.update(index=i, vendor_index=i, model=model, uuid="%s-%d" % (name, i), affinity_group=None,
+                 pci_bus_id="0000:%02x:00.0" % (0x10 + i), allocations=[], partition=["whole"])
+        n["devices"].append(d)
+    n["pci"] = [p for p in n["pci"] if p.get("accelerator") is None]
+    for d in n["devices"]:
+        n["pci"].append({"bus_id": d["pci_bus_id"], "pci_id": d["pci_id"], "class": "1200", "name": None,
+                         "numa": d["numa"], "accelerator": d["index"], "os_devices": []})
+    n["links"] = [["X" if i == j else "SYS" for j in range(count)] for i in range(count)]
+    n["labels"]["facts"]["accelerator.model"] = model
+    n["labels"]["facts"]["accelerator.count"] = str(count)
+    out = copy.deepcopy(c)
+    out["nodes"] = [n]
+    json.dump(out, open(name + ".json", "w"))
+EOF
+
 fail=0
 n=0
-# export NAME FORMAT PLACE-ARGS...: writes NAME.yaml, or counts a failure.
+# export NAME FORMAT PLACE-ARGS...: writes NAME.yaml, or counts a failure (inventory $inv, default c.json).
 export_one() {
 	local name=$1 fmt=$2
 	shift 2
 	n=$((n + 1))
-	if ! "$bin" --inventory c.json place --dry-run "$@" --export "$fmt" >"$name.yaml" 2>"$name.err"; then
+	if ! "$bin" --inventory "${inv:-c.json}" place --dry-run "$@" --export "$fmt" >"$name.yaml" 2>"$name.err"; then
 		echo "schema: FAIL: $name: xpool place $* --export $fmt did not export:"; cat "$name.err"
 		fail=$((fail + 1))
 		rm -f "$name.yaml"
@@ -81,6 +110,17 @@ for fmt in k8s volcano; do
 	export_one $fmt-amd $fmt --devices 1 --replicas 2 --model '*MI300X*'
 done
 # HAMi's sharing layer: soft shares of a GPU (by percent, by MiB) and vNPU slices by memory.
+for fmt in k8s volcano; do
+	inv=box16.json export_one $fmt-box16 $fmt --devices 10 --replicas 1 --model 'Ascend*'
+	inv=a2.json export_one $fmt-800t-a2 $fmt --devices 3 --replicas 2 --model 'Ascend*'
+	inv=a3.json export_one $fmt-a3 $fmt --devices 2 --replicas 2 --model 'Ascend*'
+	inv=i300.json export_one $fmt-300i $fmt --devices 3 --replicas 2 --model 'Ascend*'
+	inv=duo.json export_one $fmt-300i-duo $fmt --devices 2 --replicas 2 --model 'Ascend*'
+	grep -q '"accelerator-type": "module-910b-16"' $fmt-box16.yaml ||
+		{ echo "schema: FAIL: $fmt-box16: no nodeSelector accelerator-type"; fail=$((fail + 1)); }
+	grep -q '"duo": "true"' $fmt-300i-duo.yaml ||
+		{ echo "schema: FAIL: $fmt-300i-duo: no duo label"; fail=$((fail + 1)); }
+done
 for fmt in k8s volcano; do
 	export_one $fmt-hami-share $fmt --flavor hami --share 30 --replicas 3 --model 'H100*'
 	export_one $fmt-hami-share-mib $fmt --flavor hami --share 50 --memory 20000 --replicas 2 --model 'A100*'

@@ -9,6 +9,7 @@
 #include "adapters.h"
 #include "jobspec.h"
 #include "model_json.h"
+#include "normalize.h"
 #include "place.h"
 #include "place_export.h"
 #include "simgen.h"
@@ -380,6 +381,10 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = XP_EXIT_ERROR;
 		goto out;
 	}
+	/* An inventory written without affinity groups: the groups discovery would give, so that
+	 * the vendor's group rules apply to it as to a discovered node. */
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_normalize_groups(c->nodes[i], (const struct xp_manifest *const *)ms, nm);
 	const char *node = xp_args_get(a, "explain");
 	if (node && !xp_cluster_node(c, node)) {
 		xp_ctx_error(ctx, "place: --explain: no node named %s", node);

@@ -187,9 +187,47 @@ static int parse_wide(struct xp_where *p, const char *val, int *out)
 		*out = XP_WIDE_WHOLE;
 	else if (strcmp(val, "mirror") == 0)
 		*out = XP_WIDE_MIRROR;
+	else if (strcmp(val, "pair") == 0)
+		*out = XP_WIDE_PAIR;
 	else
-		return xp_where_errf(p, "wide: '%s' is not whole or mirror", val);
+		return xp_where_errf(p, "wide: '%s' is not whole, mirror or pair", val);
 	return 0;
+}
+
+/* k8s_node_selector, k8s_pod_label, k8s_pod_annotation = KEY=VALUE: one pair per line, at
+ * most XP_MKV_MAX of each. */
+static int parse_kv(struct xp_where *p, const char *key, char *val, struct xp_mkv *v, size_t *n)
+{
+	char *eq = strchr(val, '=');
+	if (!eq || eq == val || strchr(val, ' ') || strchr(val, '\t'))
+		return xp_where_errf(p, "%s: expected KEY=VALUE, got '%s'", key, val);
+	*eq = 0;
+	if (*n >= XP_MKV_MAX || strlen(val) >= sizeof v->key || strlen(eq + 1) >= sizeof v->value)
+		return xp_where_errf(p, "%s: at most %d pairs, keys under %zu and values under %zu bytes", key,
+				     XP_MKV_MAX, sizeof v->key, sizeof v->value);
+	snprintf(v[*n].key, sizeof v[*n].key, "%s", val);
+	snprintf(v[*n].value, sizeof v[*n].value, "%s", eq + 1);
+	(*n)++;
+	return 0;
+}
+
+/* The placement keys a [model] and a [layout] both take beyond the basic ones: the rule for a
+ * job of several tasks and the Kubernetes metadata; 1 when key is none of them. */
+static int rule_key(struct xp_where *p, const char *key, char *val, struct xp_mmodel *md)
+{
+	if (strcmp(key, "counts_multi") == 0)
+		return parse_counts_key(p, key, val, &md->counts_multi);
+	if (strcmp(key, "wide_multi") == 0) {
+		md->has_wide_multi = true;
+		return parse_wide(p, val, &md->wide_multi);
+	}
+	if (strcmp(key, "k8s_node_selector") == 0)
+		return parse_kv(p, key, val, md->k8s_selector, &md->n_k8s_selector);
+	if (strcmp(key, "k8s_pod_label") == 0)
+		return parse_kv(p, key, val, md->k8s_label, &md->n_k8s_label);
+	if (strcmp(key, "k8s_pod_annotation") == 0)
+		return parse_kv(p, key, val, md->k8s_annotation, &md->n_k8s_annotation);
+	return 1;
 }
 
 /* node_score = healthy:W rank:W free:W: the vendor's node score as weights (each term at most
@@ -629,6 +667,14 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 		return rc;
 	if ((rc = hami_key(p, key, val, &md->hami, &md->hami_volcano, md->hami_chip)) <= 0)
 		return rc;
+	if (strcmp(key, "hami_unit") == 0) {
+		if (parse_num(p, key, val, &d) < 0)
+			return -1;
+		if (d < 1 || d > 64 || d != (int)d)
+			return xp_where_errf(p, "hami_unit: expected a whole number from 1 to 64, got '%s'", val);
+		md->hami_unit = (int)d;
+		return 0;
+	}
 	if (strcmp(key, "match") == 0) {
 		xp_strv_add(&md->match, &md->n_match, val);
 		return 0;
@@ -681,6 +727,9 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 		return parse_wide(p, val, &md->wide);
 	if (strcmp(key, "node_score") == 0)
 		return parse_node_score(p, val, md);
+	int rk = rule_key(p, key, val, md);
+	if (rk <= 0)
+		return rk;
 	if (strcmp(key, "partition") == 0)
 		return parse_partition(p, val, &md->partition);
 	if (strcmp(key, "template") == 0)
@@ -729,8 +778,12 @@ static int layout_key(struct xp_where *p, struct layout *ly, const char *key, ch
 	}
 	if (strcmp(key, "node_score") == 0)
 		return parse_node_score(p, val, &ly->rule);
-	return xp_where_errf(p, "unknown key '%s' in [layout %s] (models, devices, affinity, counts, ring_priority, "
-			     "wide, node_score)", key, ly->name);
+	int rk = rule_key(p, key, val, &ly->rule);
+	if (rk <= 0)
+		return rk;
+	return xp_where_errf(p, "unknown key '%s' in [layout %s] (models, devices, affinity, counts, counts_multi, "
+			     "ring_priority, wide, wide_multi, node_score, k8s_node_selector, k8s_pod_label, "
+			     "k8s_pod_annotation)", key, ly->name);
 }
 
 /* Makes each layout concrete: a copy of every model it names, its placement keys over the
@@ -769,6 +822,20 @@ static int layouts_apply(struct xp_where *p, struct xp_manifest *m, const struct
 			}
 			if (ly[l].has_wide)
 				v->wide = r->wide;
+			if (r->counts_multi)
+				v->counts_multi = r->counts_multi;
+			if (r->has_wide_multi) {
+				v->has_wide_multi = true;
+				v->wide_multi = r->wide_multi;
+			}
+			if (r->n_k8s_selector + r->n_k8s_label + r->n_k8s_annotation) {
+				memcpy(v->k8s_selector, r->k8s_selector, sizeof v->k8s_selector);
+				memcpy(v->k8s_label, r->k8s_label, sizeof v->k8s_label);
+				memcpy(v->k8s_annotation, r->k8s_annotation, sizeof v->k8s_annotation);
+				v->n_k8s_selector = r->n_k8s_selector;
+				v->n_k8s_label = r->n_k8s_label;
+				v->n_k8s_annotation = r->n_k8s_annotation;
+			}
 			if (r->has_score) {
 				v->has_score = true;
 				memcpy(v->score_w, r->score_w, sizeof v->score_w);
@@ -794,7 +861,9 @@ static void layouts_free(struct layout *ly, size_t n)
 static bool repeatable(const char *key)
 {
 	return strcmp(key, "match") == 0 || strcmp(key, "peak") == 0 || strcmp(key, "record") == 0 ||
-	       strcmp(key, "template") == 0 || strcmp(key, "ring_priority") == 0;
+	       strcmp(key, "template") == 0 || strcmp(key, "ring_priority") == 0 ||
+	       strcmp(key, "k8s_node_selector") == 0 || strcmp(key, "k8s_pod_label") == 0 ||
+	       strcmp(key, "k8s_pod_annotation") == 0;
 }
 
 static struct xp_mmodel *new_model(struct xp_manifest *m, const char *name, int line)
@@ -1151,13 +1220,32 @@ bool xp_manifest_count_ok(const struct xp_mmodel *md, int k)
 
 void xp_manifest_counts_text(const struct xp_mmodel *md, char *out, size_t len)
 {
+	xp_manifest_mask_text(md ? md->counts : 0, out, len);
+}
+
+uint64_t xp_manifest_task_counts(const struct xp_mmodel *md, bool multi)
+{
+	if (!md)
+		return 0;
+	return multi && md->counts_multi ? md->counts_multi : md->counts;
+}
+
+int xp_manifest_wide(const struct xp_mmodel *md, bool multi)
+{
+	if (!md)
+		return XP_WIDE_WHOLE;
+	return multi && md->has_wide_multi ? md->wide_multi : md->wide;
+}
+
+void xp_manifest_mask_text(uint64_t mask, char *out, size_t len)
+{
 	size_t o = 0;
 	int total = 0, seen = 0;
 	out[0] = 0;
-	for (int k = 1; md && k <= 64; k++)
-		total += xp_manifest_count_ok(md, k) && md->counts;
+	for (int k = 1; k <= 64; k++)
+		total += (int)(mask >> (k - 1) & 1);
 	for (int k = 1; total && k <= 64 && o < len; k++)
-		if (md->counts >> (k - 1) & 1) {
+		if (mask >> (k - 1) & 1) {
 			seen++;
 			int w = snprintf(out + o, len - o, "%s%d", seen == 1 ? "" : seen == total ? " or " : ", ", k);
 			o += w > 0 ? (size_t)w : 0;

@@ -59,8 +59,19 @@ enum xp_affinity {
 /* What a request wider than one ring takes (the manifest's wide key). */
 enum xp_wide {
 	XP_WIDE_WHOLE,  /* whole rings, every device of each free (the default) */
-	XP_WIDE_MIRROR  /* an equal share of every ring, at the same positions in each (Box16) */
+	XP_WIDE_MIRROR, /* an equal share of every ring, at the same positions in each (Box16) */
+	XP_WIDE_PAIR    /* an equal share of every ring, each ring's lowest free devices (Box16,
+			 * a job of several tasks: the plugin pairs the rings' free lists by order) */
 };
+
+/* A Kubernetes key=value pair a layout asks the exports to write. */
+struct xp_mkv {
+	char key[128];
+	char value[64];
+};
+
+/* How many node selectors, Pod labels or Pod annotations one entry may give. */
+#define XP_MKV_MAX 4
 
 /* The terms of a vendor's node score (node_score = healthy:W rank:W free:W). */
 enum xp_score_term { XP_SCORE_HEALTHY, XP_SCORE_RANK, XP_SCORE_FREE, XP_SCORE_TERMS };
@@ -102,6 +113,15 @@ struct xp_mmodel {
 	unsigned char ring_prio[XP_MRING_MAX + 1][XP_MRING_MAX];
 	unsigned char n_ring_prio[XP_MRING_MAX + 1];
 	int wide;             /* enum xp_wide: a request wider than a ring */
+	/* The same two for a job of several tasks (more than one replica in all), where the
+	 * vendor's rule differs: counts_multi 0 and has_wide_multi false: as above. */
+	uint64_t counts_multi;
+	bool has_wide_multi;
+	int wide_multi;
+	/* What Kubernetes must carry for the vendor's scheduler to apply this rule: node selectors
+	 * (k8s_node_selector), Pod labels (k8s_pod_label), Pod annotations (k8s_pod_annotation). */
+	struct xp_mkv k8s_selector[XP_MKV_MAX], k8s_label[XP_MKV_MAX], k8s_annotation[XP_MKV_MAX];
+	size_t n_k8s_selector, n_k8s_label, n_k8s_annotation;
 	bool has_score;       /* node_score given: score_w holds the vendor's node score */
 	int score_w[XP_SCORE_TERMS]; /* weight of each enum xp_score_term in the node score */
 	char layout[96];      /* the [layout] this entry was made from ("" a [model] section) */
@@ -118,6 +138,8 @@ struct xp_mmodel {
 	struct xp_mhami hami;         /* `hami`: HAMi's names for a Pod, count "" the adapter's */
 	struct xp_mhami hami_volcano; /* `hami_volcano`: under Volcano's device sharing, count "" the adapter's */
 	char hami_chip[48];           /* what {chip} becomes ("Ascend910A"), "" the adapter's */
+	int hami_unit;                /* HAMi allocates the chip in units of this many (it rounds a
+				       * smaller request up): `hami_unit`, 0 when not given */
 	int line;             /* where the section starts, for messages */
 };
 
@@ -170,6 +192,13 @@ void xp_manifest_free(struct xp_manifest *m);
 bool xp_manifest_count_ok(const struct xp_mmodel *md, int k);
 /* The counts md allows as text ("1, 2, 4 or 8"), "" when any. */
 void xp_manifest_counts_text(const struct xp_mmodel *md, char *out, size_t len);
+/* The counts md allows a task of a job with one task (multi false) or several: bit k-1 for k,
+ * 0 any. */
+uint64_t xp_manifest_task_counts(const struct xp_mmodel *md, bool multi);
+/* The counts of mask as text ("1, 2, 4 or 8"), "" when 0. */
+void xp_manifest_mask_text(uint64_t mask, char *out, size_t len);
+/* What a request wider than a ring takes (enum xp_wide) in a job of one task or several. */
+int xp_manifest_wide(const struct xp_mmodel *md, bool multi);
 /* The template of md named name (any case), NULL when md is NULL or has none by that name. */
 const struct xp_mtemplate *xp_manifest_template(const struct xp_mmodel *md, const char *name);
 /* The entry a node holding n devices of model md places by: the first [layout] made from md

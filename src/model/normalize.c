@@ -451,6 +451,36 @@ static int find_root(int *parent, int i)
 	return i;
 }
 
+/* The group of the device at index under a ring or card rule of ring: a card is the tool's own
+ * card where it lists chips on cards (npu-smi's NPU id on Atlas 300I), else consecutive
+ * indices. */
+static char *group_name(int rule, int ring, int index, bool chips)
+{
+	int g = rule == XP_AFF_CARD && chips ? index : index / ring;
+	return xp_asprintf("%s:%d", rule == XP_AFF_RING ? "hccs" : "card", g);
+}
+
+void xp_normalize_groups(struct xp_node *n, const struct xp_manifest *const *ms, size_t nm)
+{
+	for (size_t i = 0; i < n->n_devices; i++) {
+		struct xp_device *d = &n->devices[i];
+		if (d->affinity_group || !d->model || d->index < 0)
+			continue;
+		int same = 0;
+		for (size_t j = 0; j < n->n_devices; j++)
+			same += n->devices[j].model && strcasecmp(n->devices[j].model, d->model) == 0;
+		for (size_t k = 0; k < nm; k++) {
+			const struct xp_mmodel *md = xp_manifest_model(ms[k], d->model, -1);
+			if (!md)
+				continue;
+			int ring = 0, rule = rule_of(ms[k], xp_manifest_layout(ms[k], md, same), &ring);
+			if ((rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0)
+				d->affinity_group = group_name(rule, ring, d->index, false);
+			break;
+		}
+	}
+}
+
 /* Affinity groups and the links they imply, by the manifest's rule. */
 static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, const int *map, int nr,
 			   const struct xp_manifest *m)
@@ -473,11 +503,9 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 		const struct xp_mmodel *md = xp_manifest_layout(m, xp_manifest_model(m, r->name, pci_device_id(d)), same);
 		int rule = rule_of(m, md, &ring);
 		if ((rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0 && r->index >= 0) {
-			/* A card: the tool's own card where it lists chips on cards (npu-smi's NPU id
-			 * on Atlas 300I), else consecutive indices. */
-			int g = rule == XP_AFF_CARD && chips ? r->index : r->index / ring;
 			free(d->affinity_group);
-			d->affinity_group = xp_asprintf("%s:%d", rule == XP_AFF_RING ? "hccs" : "card", g);
+			d->affinity_group = group_name(rule, ring, r->index, chips);
+			int g = r->index / ring;
 			/* The ring's own links, unless the tool already said what they are (chips of a
 			 * card share only its PCIe switch: no link is implied). */
 			for (int j = 0; j < nr && rule == XP_AFF_RING; j++) {

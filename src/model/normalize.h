@@ -39,6 +39,10 @@ bool xp_normalize_bus_id(const char *in, char *out, size_t len);
 /* True when two names of one device name different products: each holds a product token
  * (letters and digits: H100, M2075, K40m; not 80GB, HBM3, SXM5) and they share none. */
 bool xp_normalize_names_disagree(const char *a, const char *b);
+/* Gives each device of n that has no affinity group (an inventory written without them) the
+ * group discovery would: its model's rule in the manifests ms[0..nm), the [layout] the node's
+ * count of the model selects, by device index (a card: consecutive indices). */
+void xp_normalize_groups(struct xp_node *n, const struct xp_manifest *const *ms, size_t nm);
 /* Sets the node's facts labels (accelerator vendor, model, driver) from its devices. */
 void xp_normalize_facts(struct xp_node *node);
 

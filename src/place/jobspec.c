@@ -887,6 +887,7 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 {
 	const struct xp_task_group *g = &j->groups[gi];
 	const struct xp_mmodel *refused = NULL, *unfit = NULL, *largest = NULL, *vendor_refused = NULL;
+	const struct xp_manifest *vendor_refused_m = NULL;
 	int refused_ring = 0, unfit_ring = 0;
 	bool allowed = false, fits_group = false, memory_known = true;
 	size_t matching = 0;
@@ -905,8 +906,9 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 			/* The vendor's own list of request sizes comes before the ring arithmetic. */
 			if (!xp_manifest_count_ok(md, d)) {
 				if (!vendor_refused)
-					vendor_refused = md;
-			} else if (!ringed || d <= ring || d % ring == 0 || md->wide == XP_WIDE_MIRROR)
+					vendor_refused = md, vendor_refused_m = ms[i];
+			} else if (!ringed || d <= ring || d % ring == 0 || xp_manifest_wide(md, false) != XP_WIDE_WHOLE ||
+				   xp_manifest_wide(md, true) != XP_WIDE_WHOLE)
 				allowed = true;
 			else if (!refused)
 				refused = md, refused_ring = ring;
@@ -925,8 +927,13 @@ static int check_devices(const struct xp_job *j, long gi, const struct xp_manife
 	if (!allowed && vendor_refused && !refused) {
 		char counts[128];
 		xp_manifest_counts_text(vendor_refused, counts, sizeof counts);
+		/* Where no allowed count is wider than a card, the limit is the card's (Atlas 300I). */
+		int ring = 0, rule = rule_of(vendor_refused_m, vendor_refused, &ring), top = 64;
+		while (top > 1 && !(vendor_refused->counts >> (top - 1) & 1))
+			top--;
 		return cbad(err, j, gi, "devices", "%d devices per replica: the vendor's rule for %s allows %s per "
-			    "node (counts in its manifest)", d, vendor_refused->name, counts);
+			    "replica on one %s (counts in its manifest)", d, vendor_refused->name, counts,
+			    rule == XP_AFF_CARD && top <= ring ? "card" : "node");
 	}
 	if (!allowed)
 		return cbad(err, j, gi, "devices", "%d devices per replica break the ring:%d rule of %s: 1 to %d "

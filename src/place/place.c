@@ -79,10 +79,14 @@ static void sig_str(char **sig, const char *s)
 
 static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 {
-	char *sig = xp_asprintf("%d|%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|", p->strategy, p->reconfigure, g->devices,
-				g->share_pct,
-				(long long)g->memory_mib, g->min_ecu, g->cpus, (long long)g->host_memory_mib,
-				g->homogeneous, g->same_group, g->numa, g->validated_layer, g->labels.n);
+	/* A job of several tasks may follow another vendor rule (counts_multi, wide_multi); where
+	 * products mix, the vendor's node score is not used (xpl_one_product). */
+	bool one = p->one_product && g >= p->job->groups && g < p->job->groups + p->job->n_groups &&
+		   p->one_product[g - p->job->groups];
+	char *sig = xp_asprintf("%d|%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|%d|%d|", p->strategy, p->reconfigure,
+				g->devices, g->share_pct, (long long)g->memory_mib, g->min_ecu, g->cpus,
+				(long long)g->host_memory_mib, g->homogeneous, g->same_group, g->numa,
+				g->validated_layer, g->labels.n, xpl_multi_task(p->job), one);
 	const char *strs[] = {g->slice, g->vendor, g->model, g->validated_case, p->key ? p->key->vendor : NULL,
 			      p->key ? p->key->model : NULL, p->key ? p->key->driver : NULL};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
@@ -761,6 +765,9 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 			keys[j - 1] = t;
 		}
 	p.qid = xp_calloc(job->n_groups, sizeof *p.qid);
+	p.one_product = xp_calloc(job->n_groups, sizeof *p.one_product);
+	for (size_t gi = 0; gi < job->n_groups; gi++)
+		p.one_product[gi] = xpl_one_product(&p, &job->groups[gi]);
 	struct attempt best = {0};
 	const struct xp_device *best_key = NULL;
 	uint32_t best_kind = 0;
@@ -888,6 +895,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	}
 	free(keys);
 	free(p.qid);
+	free(p.one_product);
 	return r;
 }
 

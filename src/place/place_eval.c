@@ -83,12 +83,14 @@ static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, c
 	return glob_or_null(g->vendor, d->vendor) && glob_or_null(g->model, d->model);
 }
 
-/* "HCCS" from "hccs:0": the group's kind as operators name it. */
+/* "HCCS" from "hccs:0": the group's kind as operators name it (a link in capitals, a "card"
+ * group, which is a unit and no link, as it is). */
 static void group_kind(const char *g, char *out, size_t len)
 {
 	size_t i = 0;
+	bool card = g && strncmp(g, "card:", 5) == 0;
 	for (; g && g[i] && g[i] != ':' && i + 1 < len; i++)
-		out[i] = (char)toupper((unsigned char)g[i]);
+		out[i] = card ? g[i] : (char)toupper((unsigned char)g[i]);
 	out[i] = 0;
 	if (!i)
 		snprintf(out, len, "affinity");
@@ -190,75 +192,104 @@ static bool vendor_ring(const struct xp_node *n, const int *cand, size_t nc, siz
 	return false;
 }
 
-/* The device at position pos (0: its first) of group g among the node's devices of model
- * (ascending index); -1 when the group has fewer. */
-static int group_at(const struct xp_node *n, const char *model, const char *g, size_t pos)
+/* The groups of the node's devices of model, each by its first device (ascending index), into
+ * first[0..); returns how many. */
+static size_t groups_of(const struct xp_node *n, const char *model, int *first)
 {
-	for (size_t i = 0; i < n->n_devices; i++)
-		if (xpi_streq(n->devices[i].model, model) && xpi_streq(n->devices[i].affinity_group, g) && pos-- == 0)
-			return (int)i;
-	return -1;
-}
-
-/* Mirrored positions (the manifest's wide = mirror): the positions p, from 0 up, at which the
- * device at p of every group of the node's devices of model is free (isfree, by device index).
- * Returns how many there are, and the group count in *ng; out (when not NULL) gets the
- * devices of the first per of them, ascending. */
-static size_t mirror_fit(const struct xp_node *n, const char *model, const bool *isfree, size_t ring, size_t per,
-			 size_t *ng, int *out)
-{
-	*ng = 0;
+	size_t ng = 0;
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const char *g = n->devices[i].affinity_group;
 		if (!g || !xpi_streq(n->devices[i].model, model))
 			continue;
-		bool first = true;
-		for (size_t j = 0; j < i && first; j++)
-			first = !(xpi_streq(n->devices[j].model, model) && xpi_streq(n->devices[j].affinity_group, g));
-		*ng += first;
+		bool seen = false;
+		for (size_t j = 0; j < ng && !seen; j++)
+			seen = xpi_streq(n->devices[first[j]].affinity_group, g);
+		if (!seen)
+			first[ng++] = (int)i;
 	}
-	size_t found = 0, got = 0;
-	for (size_t pos = 0; pos < ring && *ng; pos++) {
-		bool all = true;
-		for (size_t i = 0; i < n->n_devices && all; i++) {
-			const char *g = n->devices[i].affinity_group;
-			if (!g || !xpi_streq(n->devices[i].model, model) || group_at(n, model, g, 0) != (int)i)
-				continue; /* each group once, by its first device */
-			int d = group_at(n, model, g, pos);
-			all = d >= 0 && isfree[d];
-		}
-		if (!all)
+	return ng;
+}
+
+/* The device of model in group g at position pos of a ring of ring (its index modulo ring, so
+ * that a device the tool does not list leaves its position empty); -1 when none is. */
+static int group_at(const struct xp_node *n, const char *model, const char *g, size_t ring, size_t pos)
+{
+	size_t rank = 0;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		if (!xpi_streq(n->devices[i].model, model) || !xpi_streq(n->devices[i].affinity_group, g))
 			continue;
-		for (size_t i = 0; out && found < per && i < n->n_devices; i++) {
-			const char *g = n->devices[i].affinity_group;
-			if (g && xpi_streq(n->devices[i].model, model) && group_at(n, model, g, 0) == (int)i)
-				out[got++] = group_at(n, model, g, pos);
-		}
-		found++;
+		int idx = n->devices[i].index;
+		if (idx >= 0 ? (size_t)idx % ring == pos : rank == pos)
+			return (int)i;
+		rank++;
 	}
+	return -1;
+}
+
+/* An equal share of every group (wide = mirror or pair) of the node's devices of model, free
+ * ones marked in isfree (by device index). mirror: the positions p, from 0 up, at which the
+ * device at p of every group is free; pair: the groups' free devices paired by order (the
+ * i-th free of each). Returns how many such rows there are, the group count in *ng; out (when
+ * not NULL) gets the devices of the first per rows, ascending. */
+static size_t mirror_fit(const struct xp_node *n, const char *model, const bool *isfree, size_t ring, int wide,
+			 size_t per, size_t *ng, int *out)
+{
+	int first[XP_MAX_DEVICES];
+	*ng = groups_of(n, model, first);
+	size_t found = 0, got = 0;
+	if (wide == XP_WIDE_PAIR) {
+		/* Rows: the fewest free devices any group has. */
+		size_t rows = SIZE_MAX;
+		for (size_t gi = 0; gi < *ng; gi++) {
+			const char *g = n->devices[first[gi]].affinity_group;
+			size_t fr = 0;
+			for (size_t i = 0; i < n->n_devices; i++)
+				if (xpi_streq(n->devices[i].model, model) && xpi_streq(n->devices[i].affinity_group, g) &&
+				    isfree[i] && fr++ < per && out)
+					out[got++] = (int)i;
+			rows = fr < rows ? fr : rows;
+		}
+		found = *ng ? rows : 0;
+	} else
+		for (size_t pos = 0; pos < ring && *ng; pos++) {
+			bool all = true;
+			for (size_t gi = 0; gi < *ng && all; gi++) {
+				int d = group_at(n, model, n->devices[first[gi]].affinity_group, ring, pos);
+				all = d >= 0 && isfree[d];
+			}
+			if (!all)
+				continue;
+			for (size_t gi = 0; out && found < per && gi < *ng; gi++)
+				out[got++] = group_at(n, model, n->devices[first[gi]].affinity_group, ring, pos);
+			found++;
+		}
 	if (out)
 		qsort(out, got, sizeof *out, int_cmp);
 	return found;
 }
 
-/* A request wider than one ring under wide = mirror: an equal share of every group, at the
- * same positions in each (Volcano's module910bx16 cross-HCCS array: NPU p and p + 8 both
- * usable), the lowest positions first. */
-static bool mirror_pick(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, const char *model,
-			const char *kind, int *out, char *text, size_t tlen)
+/* A request wider than one ring under wide = mirror or pair: an equal share of every group,
+ * at the same positions in each (mirror: Volcano's module910bx16 cross-HCCS array for a job of
+ * one task, NPU p and p + 8 both usable) or each group's lowest free (pair: the same array for
+ * a job of several tasks), the lowest first. */
+static bool mirror_pick(const struct xp_node *n, const int *cand, size_t nc, size_t want, int ring, int wide,
+			const char *model, const char *kind, int *out, char *text, size_t tlen)
 {
 	bool *isfree = xp_calloc(n->n_devices ? n->n_devices : 1, sizeof *isfree);
 	for (size_t i = 0; i < nc; i++)
 		isfree[cand[i]] = true;
 	size_t ng = 0, per = 0;
 	const char *mod = n->devices[cand[0]].model;
-	mirror_fit(n, mod, isfree, (size_t)ring, 0, &ng, NULL);
+	mirror_fit(n, mod, isfree, (size_t)ring, wide, 0, &ng, NULL);
 	per = ng ? want / ng : 0;
 	bool ok = ng && want % ng == 0 && per <= (size_t)ring;
 	if (ok)
-		ok = mirror_fit(n, mod, isfree, (size_t)ring, per, &ng, out) >= per;
+		ok = mirror_fit(n, mod, isfree, (size_t)ring, wide, per, &ng, out) >= per;
 	free(isfree);
-	if (!ok)
+	if (!ok && wide == XP_WIDE_PAIR)
+		snprintf(text, tlen, "fewer than %zu free %s in each of the %zu %s groups (the vendor's rule for %zu "
+			 "in a job of several replicas)", per ? per : want, model, ng, kind, want);
+	else if (!ok)
 		snprintf(text, tlen, "fewer than %zu free %s at the same positions in each of the %zu %s groups (the "
 			 "vendor's rule for %zu)", per ? per : want, model, ng, kind, want);
 	return ok;
@@ -276,8 +307,8 @@ static bool shape(const struct xp_node *n, const int *cand, size_t nc, size_t wa
 	group_kind(nc ? n->devices[cand[0]].affinity_group : NULL, kind, sizeof kind);
 	if (ring > 0 && want <= (size_t)ring && np)
 		return vendor_ring(n, cand, nc, want, prio, np, model, kind, out, text, tlen);
-	if (ring > 0 && want > (size_t)ring && wide == XP_WIDE_MIRROR && nc)
-		return mirror_pick(n, cand, nc, want, ring, model, kind, out, text, tlen);
+	if (ring > 0 && want > (size_t)ring && (wide == XP_WIDE_MIRROR || wide == XP_WIDE_PAIR) && nc)
+		return mirror_pick(n, cand, nc, want, ring, wide, model, kind, out, text, tlen);
 	if (ring > 0 && want > (size_t)ring) {
 		if (want % (size_t)ring) {
 			snprintf(text, tlen, "affinity rule ring:%d refuses %zu %s devices", ring, want, model);
@@ -711,13 +742,21 @@ static bool stage_shape(const struct pctx *p, size_t ni, const struct xp_task_gr
 	const char *mname = rep->model ? rep->model : "device";
 	if (sliced)
 		return pick_shared(p, ni, g, cand, nc, mname, tmp);
-	/* The vendor's rule: request sizes it allows, and which ring it takes for each. */
+	/* The vendor's rule: request sizes it allows, and which ring it takes for each; some
+	 * differ in a job of several tasks. */
 	const struct xp_mmodel *md = repinfo->md;
-	if (!xp_manifest_count_ok(md, (int)want)) {
+	bool multi = xpl_multi_task(p->job);
+	uint64_t mask = xp_manifest_task_counts(md, multi);
+	if (mask && !(want >= 1 && want <= 64 && (mask >> (want - 1) & 1))) {
 		char counts[128];
-		xp_manifest_counts_text(md, counts, sizeof counts);
-		snprintf(tmp->text, sizeof tmp->text, "the vendor's rule for %s allows %s per node, not %zu", mname,
-			 counts, want);
+		xp_manifest_mask_text(mask, counts, sizeof counts);
+		/* Where no allowed count is wider than a card, the limit is the card's. */
+		int aff = md->affinity ? md->affinity : repinfo->m->affinity, top = 64;
+		while (top > 1 && !(mask >> (top - 1) & 1))
+			top--;
+		snprintf(tmp->text, sizeof tmp->text, "the vendor's rule for %s allows %s per replica on one %s%s, not %zu",
+			 mname, counts, aff == XP_AFF_CARD && top <= ring ? "card" : "node",
+			 multi && md->counts_multi ? " in a job of several replicas" : "", want);
 		return false;
 	}
 	const unsigned char *prio = NULL;
@@ -726,7 +765,7 @@ static bool stage_shape(const struct pctx *p, size_t ni, const struct xp_task_gr
 		prio = md->ring_prio[want];
 		np = md->n_ring_prio[want];
 	}
-	int wide = md ? md->wide : XP_WIDE_WHOLE;
+	int wide = xp_manifest_wide(md, multi);
 	if (g->numa == XP_NUMA_NONE)
 		return shape(n, cand, nc, want, ring, g->same_group, p->strategy, prio, np, wide, mname, tmp->dev,
 			     tmp->text, sizeof tmp->text);
@@ -790,9 +829,38 @@ static const unsigned char *vendor_prio(const struct xpi_dinfo *di, size_t want,
 	return want <= XP_MRING_MAX ? di->md->ring_prio[want] : NULL;
 }
 
+bool xpl_multi_task(const struct xp_job *j)
+{
+	int tasks = 0;
+	for (size_t i = 0; j && i < j->n_groups; i++)
+		tasks += j->groups[i].replicas;
+	return tasks > 1;
+}
+
+bool xpl_one_product(const struct pctx *p, const struct xp_task_group *g)
+{
+	const char *product = NULL;
+	for (size_t ni = 0; ni < p->ix->n_nodes; ni++) {
+		const struct xp_node *n = p->c->nodes[ni];
+		for (size_t i = 0; i < n->n_devices; i++) {
+			const struct xpi_dinfo *di = xpl_dinfo(p, ni, i);
+			if (!model_ok(g, &n->devices[i], di))
+				continue;
+			const char *k = !di->md ? "" : di->md->layout[0] ? di->md->layout : di->md->name;
+			if (!product)
+				product = k;
+			else if (strcmp(product, k))
+				return false;
+		}
+	}
+	return true;
+}
+
 bool xpl_vendor_group(const struct pctx *p, const struct xp_task_group *g)
 {
-	return p->strategy == XP_STRAT_PACK && !g->slice && g->share_pct <= 0 && (g->vendor || g->model);
+	bool one = !p->one_product || !p->job || g < p->job->groups || g >= p->job->groups + p->job->n_groups ||
+		   p->one_product[g - p->job->groups];
+	return p->strategy == XP_STRAT_PACK && !g->slice && g->share_pct <= 0 && (g->vendor || g->model) && one;
 }
 
 bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_group *g)
@@ -816,18 +884,17 @@ bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_gro
  * range the terms can take; the healthy and rank parts are the breakdown's topology, the
  * free part its utilization. */
 static bool linear_score(const struct pctx *p, size_t ni, const struct xp_mmodel *md, uint32_t k, size_t want,
-			 int ring, size_t healthy, size_t nfree, size_t rank, struct answer *tmp)
+			 int ring, size_t nd, size_t healthy, size_t nfree, size_t rank, struct answer *tmp)
 {
 	const struct xp_node *n = p->c->nodes[ni];
 	const uint32_t *kind = &p->ix->kind[p->ix->off[ni]];
-	size_t nd = 0;
-	for (size_t i = 0; i < n->n_devices; i++)
-		nd += kind[i] == k;
-	if (ring > 0 && want > (size_t)ring && md->wide == XP_WIDE_MIRROR) {
+	int wide = xp_manifest_wide(md, xpl_multi_task(p->job));
+	if (ring > 0 && want > (size_t)ring && (wide == XP_WIDE_MIRROR || wide == XP_WIDE_PAIR)) {
 		bool *isfree = xp_calloc(n->n_devices ? n->n_devices : 1, sizeof *isfree);
 		for (size_t i = 0; i < n->n_devices; i++)
 			isfree[i] = kind[i] == k && n->devices[i].health != XP_HEALTH_FAIL && used_now(p, ni, i) <= EPS;
-		size_t ng = 0, aligned = mirror_fit(n, n->devices[tmp->dev[0]].model, isfree, (size_t)ring, 0, &ng, NULL);
+		size_t ng = 0, aligned =
+			mirror_fit(n, n->devices[tmp->dev[0]].model, isfree, (size_t)ring, wide, 0, &ng, NULL);
 		free(isfree);
 		rank = ng && aligned * ng >= want ? (aligned * ng - want) / ng : 0;
 	}
@@ -885,8 +952,19 @@ static bool vendor_score(const struct pctx *p, size_t ni, const struct xpi_dinfo
 	if (prio && want <= (size_t)ring)
 		while (rank < np && prio[rank] != ring_free)
 			rank++;
+	/* A device the layout's node size counts but the node does not list (npu-smi left one out)
+	 * is healthy to the vendor's score (MaxNodeNPUNum less the unhealthy) and never free. */
+	size_t size = 0;
+	for (size_t b = 0; b < 64; b++)
+		if (di->md->layout_devices >> b & 1)
+			size = b + 1;
+	if (size > nd) {
+		healthy += size - nd;
+		busy += size - nd;
+		nd = size;
+	}
 	if (di->md->has_score)
-		return linear_score(p, ni, di->md, k, want, ring, healthy, healthy - busy, rank, tmp);
+		return linear_score(p, ni, di->md, k, want, ring, nd, healthy, healthy - busy, rank, tmp);
 	double r = ring, top = (double)nd * r, fit = (double)healthy * r - (double)rank;
 	double scale = 100.0 / (top * (double)(nd + 1) + (double)nd);
 	memset(tmp->parts, 0, sizeof tmp->parts);

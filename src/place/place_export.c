@@ -100,6 +100,59 @@ static const struct xp_manifest *manifest_of(const struct mset *s, const struct 
 	return NULL;
 }
 
+static void ind(FILE *f, int n);
+
+/* The manifest entry replica p's node places by: its first device's model, and the [layout] of
+ * it that the node's count of the model selects (xp_manifest_layout); NULL when none. */
+static const struct xp_mmodel *layout_of(const struct mset *s, const struct xp_cluster *c,
+					 const struct xp_place_replica *p)
+{
+	const struct xp_device *d = first_device(c, p);
+	const struct xp_mmodel *md;
+	const struct xp_manifest *m = manifest_of(s, d, &md);
+	const struct xp_node *n = xp_cluster_node(c, p->node);
+	if (!m || !md || !n)
+		return NULL;
+	int same = 0;
+	for (size_t i = 0; i < n->n_devices; i++)
+		same += n->devices[i].model && d->model && !strcasecmp(n->devices[i].model, d->model);
+	return xp_manifest_layout(m, md, same);
+}
+
+/* What the vendor's scheduler must see on the Pod for the rule xpool placed by to apply (a
+ * layout's k8s_node_selector, k8s_pod_label, k8s_pod_annotation): only for whole devices
+ * without a sharing layer (a vNPU or HAMi request goes to another handler). NULL: none. */
+static const struct xp_mmodel *vendor_meta(const struct mset *s, const struct xp_cluster *c,
+					   const struct xp_place_replica *p, bool hami)
+{
+	if (hami || p->slice)
+		return NULL;
+	const struct xp_mmodel *md = layout_of(s, c, p);
+	return md && md->n_k8s_selector + md->n_k8s_label + md->n_k8s_annotation ? md : NULL;
+}
+
+/* Entries of a YAML map at indent n. */
+static void kv_map(FILE *f, int n, const struct xp_mkv *v, size_t nv)
+{
+	for (size_t i = 0; i < nv; i++) {
+		ind(f, n), xp_yaml_quote(f, v[i].key), fputs(": ", f);
+		xp_yaml_quote(f, v[i].value);
+		fputc('\n', f);
+	}
+}
+
+/* True when two entries ask the same metadata of Kubernetes. */
+static bool same_meta(const struct xp_mmodel *a, const struct xp_mmodel *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->n_k8s_selector == b->n_k8s_selector && a->n_k8s_label == b->n_k8s_label &&
+	       a->n_k8s_annotation == b->n_k8s_annotation &&
+	       !memcmp(a->k8s_selector, b->k8s_selector, sizeof a->k8s_selector) &&
+	       !memcmp(a->k8s_label, b->k8s_label, sizeof a->k8s_label) &&
+	       !memcmp(a->k8s_annotation, b->k8s_annotation, sizeof a->k8s_annotation);
+}
+
 /* "node N device D (vendor model)", for messages. */
 static void what(char *buf, size_t len, const struct xp_place_replica *p, const struct xp_device *d)
 {
@@ -228,17 +281,34 @@ static char *mig_new(const struct xp_place_replica *ps, size_t n)
 	return s;
 }
 
-static void meta(FILE *f, const char *name, const struct xp_job *job, const char *devices, const char *repart)
+/* The object's metadata; repart (NULL none): the MIG instances to make first (mig_new); vm
+ * (NULL none): the vendor's labels and annotations on a Pod. */
+static void meta(FILE *f, const char *name, const struct xp_job *job, const char *devices, const char *repart,
+		 const struct xp_mmodel *vm)
 {
 	fputs("metadata:\n  name: ", f);
 	xp_yaml_quote(f, name);
-	fputs("\n  labels:\n    \"app.kubernetes.io/managed-by\": \"xpool\"\n  annotations:\n", f);
+	fputs("\n  labels:\n    \"app.kubernetes.io/managed-by\": \"xpool\"\n", f);
+	if (vm)
+		kv_map(f, 4, vm->k8s_label, vm->n_k8s_label);
+	fputs("  annotations:\n", f);
 	fputs("    \"xpool.io/job\": ", f), xp_yaml_quote(f, job->name ? job->name : ""), fputc('\n', f);
 	if (devices)
 		fputs("    \"xpool.io/devices\": ", f), xp_yaml_quote(f, devices), fputc('\n', f);
 	if (repart)
 		fputs("    \"xpool.io/mig-repartition\": ", f), xp_yaml_quote(f, repart),
 			fputs(" # new MIG instances: create them first, the device plugin offers only existing ones\n", f);
+	if (vm)
+		kv_map(f, 4, vm->k8s_annotation, vm->n_k8s_annotation);
+}
+
+/* spec.nodeSelector at indent n: the vendor's node selectors (vm NULL or none: nothing). */
+static void node_selector(FILE *f, int n, const struct xp_mmodel *vm)
+{
+	if (!vm || !vm->n_k8s_selector)
+		return;
+	ind(f, n), fputs("nodeSelector:\n", f);
+	kv_map(f, n + 2, vm->k8s_selector, vm->n_k8s_selector);
 }
 
 /* What one replica asks of HAMi (--flavor hami): its limits, count first, and the annotation
@@ -333,6 +403,17 @@ static int hami_request(const struct mset *s, const struct xp_cluster *c, const 
 	} else {
 		if (!have)
 			return 0;
+		/* HAMi rounds a request below its unit up (Ascend910C: 1 NPU becomes a module of 2,
+		 * HAMi pkg/device/ascend/device.go MutateAdmission) and refuses other odd ones: the
+		 * Pod would not get the devices placed. */
+		int unit = md && md->hami_unit > 1 ? md->hami_unit : 1;
+		if (p->n_devices % (size_t)unit && p->n_devices < (size_t)unit)
+			return xp_errf(err, "export: %s: HAMi allocates %s in units of %d and rounds a request of %zu up "
+					    "to %d, so the Pod would not get the %zu placed; place %d; not exported", w,
+				       names.count, unit, p->n_devices, unit, p->n_devices, unit);
+		if (p->n_devices % (size_t)unit)
+			return xp_errf(err, "export: %s: HAMi allocates %s in units of %d and refuses a request of %zu; "
+					    "place a multiple of %d; not exported", w, names.count, unit, p->n_devices, unit);
 		hami_add(h, names.count, (long long)p->n_devices);
 		hami_add(h, names.cores, 100);
 		hami_add(h, names.memory_percent, 100);
@@ -392,11 +473,13 @@ static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_j
 			fputs("---\n", f);
 		fputs("apiVersion: \"v1\"\nkind: \"Pod\"\n", f);
 		char *rp = mig_new(p, 1);
-		meta(f, name, job, devs, rp);
+		const struct xp_mmodel *vm = vendor_meta(ms, c, p, h.hami);
+		meta(f, name, job, devs, rp, vm);
 		free(rp);
 		if (h.hami)
 			hami_annotations(f, 4, &h, h.uuids, o->strategy, true);
 		fputs("spec:\n  restartPolicy: \"Never\"\n", f);
+		node_selector(f, 2, vm);
 		const char *nodes[1] = {p->node};
 		affinity(f, 2, nodes, 1);
 		container(f, 2, res, h.hami ? (size_t)h.value[0] : resource_count(p), p);
@@ -466,7 +549,7 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 		all = n;
 	}
 	char *rp = mig_new(r->replicas, r->n_replicas);
-	meta(f, base, job, all, rp);
+	meta(f, base, job, all, rp, NULL);
 	free(rp);
 	free(all);
 	/* The gang: every placed replica, or each group's gang minimum when the job may start
@@ -505,19 +588,40 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 		}
 		char tname[32];
 		snprintf(tname, sizeof tname, "group%zu", g);
-		fprintf(f, "  - name: \"%s\"\n    replicas: %zu\n    template:\n      metadata:\n", tname, reps);
-		fputs("        labels:\n          \"app.kubernetes.io/managed-by\": \"xpool\"\n", f);
 		struct hami_req h = {0};
 		char *uuids = NULL;
 		if (o->flavor == XP_FLAVOR_HAMI && hami_task(ms, c, job, r, first, &h, &uuids, err) < 0) {
 			free(nodes);
 			return -1;
 		}
-		if (h.hami && uuids && h.uuid_key[0]) {
+		/* One template per task: its replicas must ask the vendor's scheduler for one rule. */
+		const struct xp_mmodel *vm = vendor_meta(ms, c, first, h.hami);
+		for (size_t i = 0; i < r->n_replicas; i++)
+			if (r->replicas[i].group == g && !same_meta(vm, vendor_meta(ms, c, &r->replicas[i], h.hami))) {
+				const struct xp_mmodel *o2 = layout_of(ms, c, &r->replicas[i]), *o1 = layout_of(ms, c, first);
+				xp_errf(err, "export volcano: task group%zu has replicas on %s (%s) and %s (%s), whose "
+					     "products the vendor's scheduler tells apart by Pod metadata, and a task has "
+					     "one Pod template; refused (place them as separate groups)", g, first->node,
+					o1 && o1->layout[0] ? o1->layout : "no layout", r->replicas[i].node,
+					o2 && o2->layout[0] ? o2->layout : "no layout");
+				free(h.uuids);
+				free(uuids);
+				free(nodes);
+				return -1;
+			}
+		fprintf(f, "  - name: \"%s\"\n    replicas: %zu\n    template:\n      metadata:\n", tname, reps);
+		fputs("        labels:\n          \"app.kubernetes.io/managed-by\": \"xpool\"\n", f);
+		if (vm)
+			kv_map(f, 10, vm->k8s_label, vm->n_k8s_label);
+		bool hami_anno = h.hami && uuids && h.uuid_key[0];
+		if (hami_anno || (vm && vm->n_k8s_annotation))
 			fputs("        annotations:\n", f);
+		if (hami_anno)
 			hami_annotations(f, 10, &h, uuids, o->strategy, false);
-		}
+		if (vm)
+			kv_map(f, 10, vm->k8s_annotation, vm->n_k8s_annotation);
 		fputs("      spec:\n        restartPolicy: \"Never\"\n", f);
+		node_selector(f, 8, vm);
 		affinity(f, 8, nodes, nn);
 		char *res = h.hami ? xp_strdup(h.name[0]) : resource_name(ms, c, first, err);
 		if (!res) {

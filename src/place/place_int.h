@@ -31,6 +31,8 @@ struct pctx {
 	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
 	uint32_t key_kind; /* its kind number (ix->kind) */
 	uint32_t *qid;     /* per group: its query under this key and strategy (index only) */
+	bool *one_product; /* per group: every device it may take follows one vendor rule (product),
+			    * so the vendor's node score may rank them (xpl_one_product) */
 	int net;           /* enum xp_network of the whole job */
 	const char *domain; /* the switch or rack this attempt keeps to, NULL for anywhere */
 	size_t dom_lo, dom_hi; /* its nodes: ix->dom[net].nodes[dom_lo..dom_hi) */
@@ -64,6 +66,15 @@ int xpl_mig_instance(const struct pctx *p, size_t ni, size_t di, const struct xp
  * scheduler does: one that takes any accelerator is ranked by the strategy alone, since the
  * two scores do not compare across vendors). */
 bool xpl_vendor_group(const struct pctx *p, const struct xp_task_group *g);
+/* True when every device of the cluster that group g may take (its vendor and model) places by
+ * one product's rule (the same [layout], or the same model where none applies): a vendor's
+ * node scores compare only nodes of one product (Volcano's plugin never mixes them: the
+ * resource and the Pod's metadata pick one handler), so where products mix, the strategy's
+ * score ranks the nodes and each node's devices still follow its product's rule. */
+bool xpl_one_product(const struct pctx *p, const struct xp_task_group *g);
+/* True when job j has more than one task (replicas over all its groups): a vendor's rule may
+ * differ then (a manifest's counts_multi, wide_multi). */
+bool xpl_multi_task(const struct xp_job *j);
 /* True when node ni may score a replica of g by a vendor's rule (a manifest's ring_priority,
  * under pack) instead of the strategy's weights: such a score is not bounded as those are. */
 bool xpl_vendor_scored(const struct pctx *p, size_t ni, const struct xp_task_group *g);
