@@ -389,14 +389,14 @@ static bool xpi_streq_test(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* Places spec with or without --reconfigure, by the index and by the plain scan, which must
- * agree; the index's result (free it). */
-static struct xp_place_result *place_mig(struct xp_cluster *c, const char *spec, bool reconfigure)
+/* Places spec with or without --reconfigure under strategy, by the index and by the plain
+ * scan, which must agree; the index's result (free it). */
+static struct xp_place_result *place_mig_s(struct xp_cluster *c, const char *spec, bool reconfigure, int strategy)
 {
 	struct xp_err err = {{0}};
 	struct xp_job *j = xp_job_parse(spec, strlen(spec), NULL, &err);
 	ck_assert_msg(j != NULL, "%s", err.msg);
-	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, reconfigure}, so = o;
+	struct xp_place_opts o = {strategy, 0, NULL, false, false, reconfigure}, so = o;
 	so.scan = true;
 	struct xp_place_result *r = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &o, &err);
 	struct xp_place_result *s = xp_place(c, j, (const struct xp_manifest *const *)ms, nm, &so, &err);
@@ -410,6 +410,11 @@ static struct xp_place_result *place_mig(struct xp_cluster *c, const char *spec,
 	xp_place_result_free(s);
 	xp_job_free(j);
 	return r;
+}
+
+static struct xp_place_result *place_mig(struct xp_cluster *c, const char *spec, bool reconfigure)
+{
+	return place_mig_s(c, spec, reconfigure, XP_STRAT_PACK);
 }
 
 START_TEST(default_needs_a_free_instance)
@@ -640,6 +645,94 @@ START_TEST(h200_capture_instances)
 }
 END_TEST
 
+START_TEST(groups_take_existing_by_name)
+{
+	/* Review 14b item 3: free 1g.10gb, 1g.10gb and 2g.20gb beside a held 3g.40gb; a job of
+	 * two groups (2 x 1g.10gb, 1 x 2g.20gb, either order) takes exactly those. Known only as
+	 * a share (2/7 either way), this dry-run's own slices could have been one 2g.20gb, and
+	 * every mix had to pass: refused, even with --reconfigure. */
+	static const char *const jobs[] = {
+		"{\"groups\": [{\"name\": \"a\", \"slice\": \"1g.10gb\", \"replicas\": 2},"
+		" {\"name\": \"b\", \"slice\": \"2g.20gb\"}]}",
+		"{\"groups\": [{\"name\": \"b\", \"slice\": \"2g.20gb\"},"
+		" {\"name\": \"a\", \"slice\": \"1g.10gb\", \"replicas\": 2}]}"};
+	for (int k = 0; k < 4; k++) {
+		struct xp_cluster *c = xp_cluster_new();
+		add_h100(c, "g", (const char *[]){"1g.10gb", "1g.10gb", "2g.20gb", "*3g.40gb"}, 4);
+		struct xp_place_result *r = place_mig(c, jobs[k % 2], k >= 2);
+		ck_assert_msg(r->placed, "%s", r->summary);
+		ck_assert_uint_eq(r->n_replicas, 3);
+		for (size_t i = 0; i < r->n_replicas; i++)
+			ck_assert_str_eq(r->replicas[i].instance, "existing");
+		xp_place_result_free(r);
+		/* A fourth replica has no free instance left, nor room for a new one. */
+		r = place_mig(c, "{\"slice\": \"1g.10gb\", \"replicas\": 3}", true);
+		ck_assert(!r->placed);
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
+/* Adds a GPU holding inst (as add_h100 names them) to the last node of c. */
+static void more_h100(struct xp_cluster *c, const char *const *inst, size_t n)
+{
+	struct xp_node *nd = c->nodes[c->n_nodes - 1];
+	struct xp_device *d = xp_node_add_device(nd);
+	const struct xp_device *d0 = &nd->devices[0];
+	d->vendor = xp_strdup(d0->vendor);
+	d->model = xp_strdup(d0->model);
+	d->driver = xp_strdup(d0->driver);
+	d->memory_mib = d0->memory_mib;
+	d->health = XP_HEALTH_OK;
+	for (size_t i = 0; i < n; i++) {
+		bool held = inst[i][0] == '*';
+		d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
+		d->allocs[d->n_allocs++] =
+			(struct xp_alloc){xp_strdup(inst[i] + held), held ? xp_strdup("job") : NULL, -1, 0};
+	}
+}
+
+START_TEST(existing_before_new)
+{
+	/* Review 14b item 4: --reconfigure only adds options. A free existing 1g.10gb is taken
+	 * before a new instance on a busier GPU (which pack's score prefers) or an idler one
+	 * (spread's), on another node or on the same one, under every strategy. */
+	for (int s = 0; s < XP_STRAT_COUNT; s++) {
+		/* Across nodes: a's GPU is busy (pack's pick), c's idle (spread's), b holds a free one. */
+		struct xp_cluster *c = xp_cluster_new();
+		add_h100(c, "a", (const char *[]){"*3g.40gb", "*2g.20gb"}, 2);
+		add_h100(c, "b", (const char *[]){"1g.10gb", "*1g.10gb"}, 2);
+		add_h100(c, "c", NULL, 0);
+		struct xp_place_result *r = place_mig_s(c, "{\"slice\": \"1g.10gb\"}", true, s);
+		ck_assert_msg(r->placed, "%s", r->summary);
+		ck_assert_msg(strcmp(r->replicas[0].node, "b") == 0, "strategy %d: %s", s, r->replicas[0].node);
+		ck_assert_str_eq(r->replicas[0].instance, "existing");
+		xp_place_result_free(r);
+		/* Two replicas: the free one first, then a new one. */
+		r = place_mig_s(c, "{\"slice\": \"1g.10gb\", \"replicas\": 2}", true, s);
+		ck_assert_msg(r->placed, "%s", r->summary);
+		ck_assert_str_eq(r->replicas[0].node, "b");
+		ck_assert_str_eq(r->replicas[0].instance, "existing");
+		ck_assert_str_eq(r->replicas[1].instance, "new");
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+
+		/* Within a node: GPU 0 busy, GPU 1 with a free instance, GPU 2 idle. */
+		c = xp_cluster_new();
+		add_h100(c, "n", (const char *[]){"*3g.40gb", "*2g.20gb"}, 2);
+		more_h100(c, (const char *[]){"1g.10gb"}, 1);
+		more_h100(c, NULL, 0);
+		r = place_mig_s(c, "{\"slice\": \"1g.10gb\"}", true, s);
+		ck_assert_msg(r->placed, "%s", r->summary);
+		ck_assert_msg(r->replicas[0].devices[0] == 1, "strategy %d: GPU %d", s, r->replicas[0].devices[0]);
+		ck_assert_str_eq(r->replicas[0].instance, "existing");
+		xp_place_result_free(r);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
 START_TEST(a100_xml_unnamed_instances)
 {
 	/* The recorded A100 report lists MIG devices by size only (no profile): such an instance
@@ -746,4 +839,4 @@ XP_DEFINE_SUITE(mig,
 	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
 		   sim_layouts_are_buildable, alike_use_unlike_instances, default_needs_a_free_instance,
 		   free_instance_taken, held_and_free_apart, judge_counts_what_was_taken, h200_capture_instances, a100_xml_unnamed_instances,
-		   cli_says_existing_or_new}})
+		   cli_says_existing_or_new, groups_take_existing_by_name, existing_before_new}})

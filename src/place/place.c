@@ -440,7 +440,11 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 		uint32_t q = p->scan ? 0 : p->qid[gi];
 		int min = g->gang_min > 0 && g->gang_min < g->replicas ? g->gang_min : g->replicas;
 		struct heap h = {NULL, 0, 0};
-		bool use_heap = !p->scan && g->replicas >= HEAP_MIN;
+		/* --reconfigure only adds options: a slice goes on a free existing instance anywhere
+		 * before a new one is made, whatever the strategy's score says; each replica asks
+		 * first without new instances (the heap keeps one query, so not by heap). */
+		bool existing_first = p->reconfigure && g->slice;
+		bool use_heap = !p->scan && g->replicas >= HEAP_MIN && !existing_first;
 		bool by_node = use_heap && p->domain;
 		const struct xpi_domains *dm = by_node ? &ix->dom[p->net == XP_NET_RACK] : NULL;
 		for (size_t j = p->dom_lo; by_node && j < p->dom_hi; j++)
@@ -455,8 +459,15 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				heap_pick_node(p, &h, q, &ch);
 			else if (use_heap)
 				heap_pick(p, &h, q, &ch);
-			else
-				pick(p, g, q, &ch, &buf, &best);
+			else {
+				if (existing_first) {
+					p->reconfigure = false;
+					pick(p, g, p->scan ? 0 : p->qid_old[gi], &ch, &buf, &best);
+					p->reconfigure = true;
+				}
+				if (!existing_first || ch.ni == SIZE_MAX)
+					pick(p, g, q, &ch, &buf, &best);
+			}
 			if (ch.ni == SIZE_MAX) {
 				if (!p->quiet)
 					refusal(p, g, q, t, buf);
@@ -527,10 +538,13 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			/* This replica's devices are busy for the next ones (taken back at the end). */
 			uint32_t was = ix->cls[ch.ni];
 			int mode = xpi_replica_mode(rp);
+			/* A hard slice by its template, as a commit keeps it: the next replica's MIG
+			 * judgement knows which instance this one took, not only its share. */
+			const struct xp_mtemplate *tpl = mode == XPI_HARD ? xp_manifest_template(di->md, rp->slice) : NULL;
 			for (size_t k = 0; k < rp->n_devices; k++) {
 				size_t s = ix->off[ch.ni] + (size_t)rp->pos[k];
-				xpi_set_use(ix, ch.ni, (size_t)rp->pos[k], ix->used[s] + rp->take, mode == XPI_HARD,
-					    mode == XPI_SOFT);
+				xpi_set_use_slice(ix, ch.ni, (size_t)rp->pos[k], ix->used[s] + rp->take, mode == XPI_HARD,
+						  mode == XPI_SOFT, tpl);
 			}
 			if (use_heap) {
 				/* The class the node left has a new first member (or none); the node's
@@ -765,6 +779,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 			keys[j - 1] = t;
 		}
 	p.qid = xp_calloc(job->n_groups, sizeof *p.qid);
+	p.qid_old = xp_calloc(job->n_groups, sizeof *p.qid_old);
 	p.one_product = xp_calloc(job->n_groups, sizeof *p.one_product);
 	for (size_t gi = 0; gi < job->n_groups; gi++)
 		p.one_product[gi] = xpl_one_product(&p, &job->groups[gi]);
@@ -796,8 +811,14 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 			p.key = nk ? slot_dev(ix, keys[k]) : NULL;
 			p.key_kind = nk ? ix->kind[keys[k]] : 0;
 			/* Once per key, not per switch: the answers kept under it serve every attempt. */
-			for (size_t gi = 0; gi < job->n_groups && !p.scan; gi++)
+			for (size_t gi = 0; gi < job->n_groups && !p.scan; gi++) {
 				p.qid[gi] = query_of(&p, &job->groups[gi]);
+				if (p.reconfigure && job->groups[gi].slice) {
+					p.reconfigure = false;
+					p.qid_old[gi] = query_of(&p, &job->groups[gi]);
+					p.reconfigure = true;
+				}
+			}
 			run_network(&p, &t);
 			if (attempt_better(&t, &nbest, nhave)) {
 				attempt_free(&nbest);
@@ -895,6 +916,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	}
 	free(keys);
 	free(p.qid);
+	free(p.qid_old);
 	free(p.one_product);
 	return r;
 }

@@ -495,10 +495,10 @@ static bool dev_ecu(const struct xp_task_group *g, const struct xp_device *d)
  * allocation naming it that no job holds: what NVIDIA's device plugin and Slurm offer), or,
  * with --reconfigure, on a new one: a start NVIDIA allows whose span is free. Where the
  * existing instances sit is not known (nvidia-smi and the snapshot name them, not their
- * start), so a new one must fit however they sit. What this placement (or a commit on a kept
- * index) already put on the device is known only as the share used above what the cluster
- * showed: it is taken to be slices of this job's templates, in every mix that makes up that
- * share, each on a free instance of its profile while one was left. */
+ * start), so a new one must fit however they sit. What this placement and commits on a kept
+ * index put on the device is known by template (xpi_own_slices, xpi_committed), each on a free
+ * instance of its profile while one was left; any other use above what the cluster showed
+ * is taken to be slices of this job's templates, in every mix that makes up that share. */
 static bool dev_mig(const struct pctx *p, size_t ni, size_t i, const struct xp_mtemplate *t, struct xp_mig_answer *out)
 {
 	const struct xpi_dinfo *di = &p->ix->di[p->ix->off[ni] + i];
@@ -542,12 +542,18 @@ static bool dev_mig(const struct pctx *p, size_t ni, size_t i, const struct xp_m
 		if (k && !dup)
 			kinds[nk++] = k;
 	}
+	/* This dry-run's own by template: each on a free instance of its profile while one is
+	 * left, else new and ours to arrange. */
+	size_t no;
+	const struct xp_mtemplate *const *own = xpi_own_slices(p->ix, p->ix->off[ni] + i, &no);
+	for (size_t a = 0; a < no; a++)
+		committed += xpi_slice_share(own[a]);
 	double planned = p->ix->used[p->ix->off[ni] + i] - p->ix->base[p->ix->off[ni] + i] - committed;
 	/* A whole allocation leaves no room, whatever the instances. */
 	for (size_t a = 0; a < d->n_allocs; a++)
 		if (!d->allocs[a].slice && d->allocs[a].share_pct == 0)
 			return true;
-	return xp_mig_judge(di->md, inst, n, kinds, nk, planned > 1e-9 ? planned : 0, t, out) == 0;
+	return xp_mig_judge_own(di->md, inst, n, own, no, kinds, nk, planned > 1e-9 ? planned : 0, t, out) == 0;
 }
 
 /* A slice without positions (a vNPU template) still has its count per device, which can bind
@@ -566,6 +572,11 @@ static bool dev_count(const struct pctx *p, size_t ni, size_t i, const struct xp
 		have += d->allocs[a].slice && d->allocs[a].share_pct <= 0 &&
 			xp_manifest_template(di->md, d->allocs[a].slice) == t;
 	const struct xp_mtemplate *const *ct = xpi_committed(p->ix, s, &nc);
+	for (size_t k = 0; k < nc; k++) {
+		have += ct[k] == t;
+		committed += xpi_slice_share(ct[k]);
+	}
+	ct = xpi_own_slices(p->ix, s, &nc);
 	for (size_t k = 0; k < nc; k++) {
 		have += ct[k] == t;
 		committed += xpi_slice_share(ct[k]);

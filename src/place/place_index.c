@@ -819,8 +819,14 @@ static double mode_key(const struct xp_place_index *ix, size_t node, size_t pos)
 
 const struct xp_mtemplate *const *xpi_committed(const struct xp_place_index *ix, size_t s, size_t *n)
 {
-	*n = ix->cs ? ix->cs[s].n : 0;
+	*n = ix->cs ? ix->cs[s].n - ix->cs[s].own : 0;
 	return *n ? ix->cs[s].t : NULL;
+}
+
+const struct xp_mtemplate *const *xpi_own_slices(const struct xp_place_index *ix, size_t s, size_t *n)
+{
+	*n = ix->cs ? ix->cs[s].own : 0;
+	return *n ? ix->cs[s].t + (ix->cs[s].n - *n) : NULL;
 }
 
 /* A 40-bit name of the multiset of templates on a device (order-free: a sum of mixed
@@ -828,8 +834,10 @@ const struct xp_mtemplate *const *xpi_committed(const struct xp_place_index *ix,
 static void cs_resign(struct xpi_cslices *c)
 {
 	uint64_t h = 0;
+	/* A dry-run's own slices apart from commits': its new instances are its to arrange. */
 	for (size_t i = 0; i < c->n; i++)
-		h += mix_w(0x9e3779b97f4a7c15ULL, (uint64_t)(uintptr_t)c->t[i]);
+		h += mix_w(i < c->n - c->own ? 0x9e3779b97f4a7c15ULL : 0xc2b2ae3d27d4eb4fULL,
+			   (uint64_t)(uintptr_t)c->t[i]);
 	c->sig = c->n ? (double)((h & ((1ULL << 40) - 1)) | 1) : 0;
 }
 
@@ -845,8 +853,8 @@ static void cs_change(struct xp_place_index *ix, size_t s, const struct xp_mtemp
 		c->t = xp_realloc(c->t, (c->n + 1) * sizeof *c->t);
 		c->t[c->n++] = t;
 	} else
-		for (size_t i = 0; i < c->n; i++)
-			if (c->t[i] == t) {
+		for (size_t i = c->n; i-- > 0;)
+			if (c->t[i] == t) { /* the last: a dry-run's own are undone last first */
 				c->t[i] = c->t[--c->n];
 				break;
 			}
@@ -890,6 +898,21 @@ void xpi_set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, i
 	set_use(ix, node, pos, u, (int64_t)ix->hard[s] + dh, (int64_t)ix->soft[s] + ds);
 }
 
+void xpi_set_use_slice(struct xp_place_index *ix, size_t node, size_t pos, double u, int dh, int ds,
+		       const struct xp_mtemplate *t)
+{
+	/* Before the use: the class key set_use makes reads the committed slices. A dry-run's
+	 * own come last (undone last first, so a removal takes the last). */
+	cs_change(ix, ix->off[node] + pos, t, true);
+	if (ix->recording && t) {
+		ix->cs[ix->off[node] + pos].own++;
+		cs_resign(&ix->cs[ix->off[node] + pos]);
+	}
+	xpi_set_use(ix, node, pos, u, dh, ds);
+	if (ix->recording && t)
+		ix->undo[ix->n_undo - 1].tpl = t;
+}
+
 void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u)
 {
 	xpi_set_use(ix, node, pos, u, 0, 0);
@@ -900,6 +923,11 @@ void xpi_undo_all(struct xp_place_index *ix)
 	ix->recording = false;
 	while (ix->n_undo > 0) {
 		struct xpi_undo *u = &ix->undo[--ix->n_undo];
+		if (u->tpl) {
+			cs_change(ix, ix->off[u->node] + u->pos, u->tpl, false);
+			ix->cs[ix->off[u->node] + u->pos].own--;
+			cs_resign(&ix->cs[ix->off[u->node] + u->pos]);
+		}
 		set_use(ix, u->node, u->pos, u->old, u->hard, u->soft);
 	}
 }

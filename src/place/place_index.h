@@ -74,6 +74,8 @@ struct xpi_undo {
 	size_t node, pos;
 	double old;
 	uint32_t hard, soft;
+	const struct xp_mtemplate *tpl; /* a hard slice this change put on the device's committed
+					 * ones (xpi_set_use_slice), taken off again; NULL none */
 };
 
 /* A committed placement: what xp_place_release gives back. */
@@ -91,6 +93,7 @@ struct xpi_commit {
 struct xpi_cslices {
 	const struct xp_mtemplate **t;
 	size_t n;
+	size_t own;         /* the last own of t are the running dry-run's (xpi_set_use_slice) */
 	double sig;         /* names the multiset in the device's class key (0: none) */
 };
 
@@ -178,6 +181,11 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t q, uint3
 void xpi_set_used(struct xp_place_index *ix, size_t node, size_t pos, double u);
 /* The same, adding dh hard slices and ds soft shares to the device (negative: removing). */
 void xpi_set_use(struct xp_place_index *ix, size_t node, size_t pos, double u, int dh, int ds);
+/* xpi_set_use, also putting hard slice t (non-NULL) among the device's committed ones, as a
+ * commit does: a dry-run's own replicas are then known by template (MIG geometry judges by
+ * name; a compute share cannot tell 2 x 1g.10gb from one 2g.20gb); undone with the rest. */
+void xpi_set_use_slice(struct xp_place_index *ix, size_t node, size_t pos, double u, int dh, int ds,
+		       const struct xp_mtemplate *t);
 /* XPI_HARD, XPI_SOFT or 0 (whole devices) for what a placed replica takes. */
 struct xp_place_replica;
 int xpi_replica_mode(const struct xp_place_replica *p);
@@ -185,6 +193,9 @@ int xpi_replica_mode(const struct xp_place_replica *p);
 int xpi_mode(const struct xp_place_index *ix, size_t node, size_t pos);
 /* The hard slices commits put on device slot s (*n of them; NULL when none). */
 const struct xp_mtemplate *const *xpi_committed(const struct xp_place_index *ix, size_t s, size_t *n);
+/* The hard slices the running dry-run's own replicas put on device slot s, by template (*n of
+ * them; NULL when none): new MIG instances among them are the dry-run's to arrange. */
+const struct xp_mtemplate *const *xpi_own_slices(const struct xp_place_index *ix, size_t s, size_t *n);
 /* Takes back every change recorded since recording began, and stops recording. */
 void xpi_undo_all(struct xp_place_index *ix);
 /* The nodes by switch (rack false) or rack (true). */

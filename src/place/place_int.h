@@ -31,6 +31,8 @@ struct pctx {
 	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
 	uint32_t key_kind; /* its kind number (ix->kind) */
 	uint32_t *qid;     /* per group: its query under this key and strategy (index only) */
+	uint32_t *qid_old; /* per group: its query without reconfigure (a MIG slice's first pass:
+			    * free existing instances before new ones) */
 	bool *one_product; /* per group: every device it may take follows one vendor rule (product),
 			    * so the vendor's node score may rank them (xpl_one_product) */
 	int net;           /* enum xp_network of the whole job */

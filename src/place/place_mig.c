@@ -166,6 +166,13 @@ int xp_mig_judge(const struct xp_mmodel *md, const struct xp_mig_inst *inst, siz
 		 const struct xp_mtemplate *const *kinds, size_t nk, double planned, const struct xp_mtemplate *t,
 		 struct xp_mig_answer *out)
 {
+	return xp_mig_judge_own(md, inst, n, NULL, 0, kinds, nk, planned, t, out);
+}
+
+int xp_mig_judge_own(const struct xp_mmodel *md, const struct xp_mig_inst *inst, size_t n,
+		     const struct xp_mtemplate *const *own, size_t no, const struct xp_mtemplate *const *kinds,
+		     size_t nk, double planned, const struct xp_mtemplate *t, struct xp_mig_answer *out)
+{
 	*out = (struct xp_mig_answer){false, false};
 	if (!xp_mig_geometric(md, t))
 		return 0;
@@ -189,6 +196,14 @@ int xp_mig_judge(const struct xp_mmodel *md, const struct xp_mig_inst *inst, siz
 	for (size_t i = 0; i < nk; i++)
 		if (!xp_mig_geometric(md, kinds[i]))
 			return 0;
+	/* Ours known by template come first in every composition. */
+	if (no > XP_MAX_SLOTS)
+		return 0;
+	for (size_t i = 0; i < no; i++) {
+		if (!xp_mig_geometric(md, own[i]))
+			return 0;
+		w.ours[w.no++] = own[i];
+	}
 	compose(&w, 0, planned);
 	if (w.none_arranged && planned < 1e-6)
 		return -1;

@@ -33,6 +33,12 @@ struct xp_mig_answer {
 int xp_mig_judge(const struct xp_mmodel *md, const struct xp_mig_inst *inst, size_t n,
 		 const struct xp_mtemplate *const *kinds, size_t nk, double planned, const struct xp_mtemplate *t,
 		 struct xp_mig_answer *out);
+/* As xp_mig_judge, with this placement's own slices known by template (own[0..no)) besides
+ * any known only as a share (planned): each took a free instance of its profile while one was
+ * left, else is new and ours to arrange. */
+int xp_mig_judge_own(const struct xp_mmodel *md, const struct xp_mig_inst *inst, size_t n,
+		     const struct xp_mtemplate *const *own, size_t no, const struct xp_mtemplate *const *kinds,
+		     size_t nk, double planned, const struct xp_mtemplate *t, struct xp_mig_answer *out);
 /* Whether one more t fits beside the existing instances named by names[0..n), whose positions
  * are not known, and the slices this placement already put on the device, which are known
  * only as their compute share (planned) made of templates among kinds[0..nk). 1 when t fits
