@@ -326,7 +326,7 @@ START_TEST(test_encoding_shape)
 		"pci_path", "os_devices", "numa", "driver", "firmware", "runtime", "memory_mib",
 		"memory_used_mib", "peak", "ecu", "ecu_basis", "memory_access", "affinity_group", "health",
 		"health_reasons", "temperature_c", "power_w", "power_limit_w", "utilization_pct",
-		"ecc_corrected", "ecc_uncorrected", "retired_pages", "partition", "allocations"};
+		"ecc_corrected", "ecc_uncorrected", "retired_pages", "partition", "mig_mode", "allocations"};
 	json_t *doc = xp_cluster_to_json(c);
 	json_t *dev = json_array_get(
 		json_object_get(json_array_get(json_object_get(doc, "nodes"), 0), "devices"), 2);
@@ -336,6 +336,7 @@ START_TEST(test_encoding_shape)
 	ck_assert(json_is_null(json_object_get(dev, "numa")));
 	ck_assert(json_is_null(json_object_get(dev, "pci_class")));
 	ck_assert(json_is_null(json_object_get(dev, "temperature_c")));
+	ck_assert(json_is_null(json_object_get(dev, "mig_mode")));
 	ck_assert_str_eq(json_string_value(json_object_get(dev, "health")), "unknown");
 	json_t *tiny = json_array_get(json_object_get(doc, "nodes"), 1);
 	ck_assert_uint_eq(json_object_size(tiny), 16);

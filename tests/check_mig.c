@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "checklib.h"
 #include "fakehost.h"
@@ -733,6 +734,159 @@ START_TEST(existing_before_new)
 }
 END_TEST
 
+/* The recorded A100 report with its MIG devices list emptied (a GPU whose instances were all
+ * destroyed) and current_mig set to mode; a replay directory under dir (free it). */
+static char *replay_a100_no_instances(const char *dir, const char *mode)
+{
+	struct xp_err err = {{0}};
+	size_t len;
+	char *x = xp_read_file(xp_fixture("nvidia-smi/a100-sxm4-80gb-x4_535.54.03.q.xml"), 1 << 22, &len, &err);
+	ck_assert_msg(x != NULL, "%s", err.msg);
+	char *a = strstr(x, "<mig_devices>"), *b = strstr(x, "</mig_devices>");
+	char *c = strstr(x, "<current_mig>Enabled</current_mig>");
+	ck_assert(a && b && c && c < a);
+	a += strlen("<mig_devices>");
+	char *y = xp_asprintf("%.*s<current_mig>%s</current_mig>%.*s\n%s", (int)(c - x), x, mode,
+			      (int)(a - c - strlen("<current_mig>Enabled</current_mig>")),
+			      c + strlen("<current_mig>Enabled</current_mig>"), b);
+	char *d = xp_asprintf("%s/dgx0", dir);
+	ck_assert_int_eq(mkdir(d, 0700), 0);
+	free(xp_write_file(d, "nvidia-smi-q-x.xml", y, 0600));
+	free(xp_write_file(d, "hostname", "dgx-a100-07\n", 0600));
+	free(x);
+	free(y);
+	return d;
+}
+
+START_TEST(mig_mode_modelled)
+{
+	/* Review 14b item 2: a GPU in MIG mode with no instance is not offered whole or as a
+	 * share (NVIDIA's device plugin offers such a GPU only as its instances); discovery
+	 * reads the mode (nvidia-smi -q -x current_mig) into the inventory's mig_mode. */
+	char dir[] = "/tmp/xp-mig-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *d = replay_a100_no_instances(dir, "Enabled");
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "\"mig_mode\": true") != NULL, "%s%s", r.out, r.err);
+	ck_assert_msg(strstr(r.out, "\"allocations\": []") != NULL, "%s", r.out);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "1", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_msg(strstr(r.out, "fewer than 1 free A100 80GB (1 partitioned: MIG mode on)") != NULL, "%s", r.out);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--share", "50", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb",
+				      "--reconfigure", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "mig: new instance, needs repartition") != NULL, "%s%s", r.out,
+		      r.err);
+	xp_run_free(&r);
+	xp_rm_rf(d);
+	free(d);
+
+	/* MIG mode off: whole as before; a slice needs MIG mode enabled, and both say so. */
+	d = replay_a100_no_instances(dir, "Disabled");
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "inventory", "--json", NULL), 0);
+	ck_assert_msg(strstr(r.out, "\"mig_mode\": false") != NULL, "%s", r.out);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--devices", "1", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.out);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_msg(strstr(r.out, "no free 1g.10gb instance exists on A100 80GB (MIG mode off; a new one could be "
+				    "made with MIG mode enabled: --reconfigure)") != NULL, "%s", r.out);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb",
+				      "--reconfigure", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "mig: new instance, needs MIG mode enabled (MIG mode off) and "
+						  "repartition") != NULL, "%s%s", r.out, r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb",
+				      "--reconfigure", "--json", NULL), 0);
+	ck_assert_msg(strstr(r.out, "\"enable_mig\": true") != NULL, "%s", r.out);
+	xp_run_free(&r);
+	xp_rm_rf(d);
+	free(d);
+	xp_rm_rf(dir);
+
+	/* In the model: on refuses whole and share, off and not known (a file without the key)
+	 * do not; the index and the scan agree (nodes alike but for the mode are judged apart). */
+	static const int modes[] = {1, 0, -1};
+	for (int k = 0; k < 3; k++) {
+		struct xp_cluster *c = xp_cluster_new();
+		add_h100(c, "a", NULL, 0);
+		add_h100(c, "b", NULL, 0);
+		c->nodes[0]->devices[0].mig_mode = modes[k];
+		struct xp_place_result *res = place_mig(c, "{\"devices\": 2}", false);
+		ck_assert(!res->placed);
+		xp_place_result_free(res);
+		res = place_mig(c, "{\"devices\": 1, \"replicas\": 2}", false);
+		ck_assert_msg(res->placed == (modes[k] != 1), "mode %d: %s", modes[k], res->summary);
+		xp_place_result_free(res);
+		res = place_mig(c, "{\"share_pct\": 60, \"replicas\": 2}", false);
+		ck_assert_msg(res->placed == (modes[k] != 1), "mode %d: %s", modes[k], res->summary);
+		xp_place_result_free(res);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
+START_TEST(mig_mode_json)
+{
+	/* The inventory's mig_mode: true, false, null or absent (a file from before it: not
+	 * known); written back as read; anything else refused with its path. */
+	static const char *const in[] = {"true", "false", "null", NULL};
+	static const int want[] = {1, 0, -1, -1};
+	for (int k = 0; k < 4; k++) {
+		char *doc = xp_asprintf("{\"schema\": \"xpool.inventory/v1\", \"nodes\": [{\"name\": \"n\", "
+					"\"devices\": [{\"index\": 0, \"model\": \"H100 SXM 80GB\"%s%s}]}]}",
+					in[k] ? ", \"mig_mode\": " : "", in[k] ? in[k] : "");
+		struct xp_err err = {{0}};
+		json_t *jd = json_loads(doc, 0, NULL);
+		ck_assert_ptr_nonnull(jd);
+		struct xp_cluster *c = xp_cluster_from_json(jd, &err);
+		json_decref(jd);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		ck_assert_int_eq(c->nodes[0]->devices[0].mig_mode, want[k]);
+		json_t *j = xp_cluster_to_json(c);
+		json_t *v = json_object_get(json_array_get(json_object_get(json_array_get(json_object_get(j, "nodes"), 0),
+									   "devices"), 0), "mig_mode");
+		ck_assert(want[k] < 0 ? json_is_null(v) : json_is_boolean(v) && json_is_true(v) == (want[k] == 1));
+		json_decref(j);
+		xp_cluster_free(c);
+		free(doc);
+	}
+	const char *badd = "{\"schema\": \"xpool.inventory/v1\", \"nodes\": [{\"name\": \"n\", \"devices\": "
+			   "[{\"index\": 0, \"mig_mode\": \"on\"}]}]}";
+	struct xp_err err = {{0}};
+	json_t *jb = json_loads(badd, 0, NULL);
+	ck_assert_ptr_null(xp_cluster_from_json(jb, &err));
+	json_decref(jb);
+	ck_assert_str_eq(err.msg, "$.nodes[0].devices[0].mig_mode: expected true, false or null, got a string");
+}
+END_TEST
+
+START_TEST(partitioned_refusal_says_so)
+{
+	/* Minor: a whole GPU or a share on a GPU holding only free instances is refused as
+	 * partitioned, not as merely not free. */
+	struct xp_cluster *c = xp_cluster_new();
+	add_h100(c, "g", (const char *[]){"1g.10gb", "1g.10gb"}, 2);
+	struct xp_place_result *r = place_mig(c, "{\"devices\": 1}", false);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "fewer than 1 free H100 SXM 80GB (1 partitioned: MIG mode on)");
+	xp_place_result_free(r);
+	r = place_mig(c, "{\"share_pct\": 10}", false);
+	ck_assert(!r->placed);
+	ck_assert_str_eq(r->reasons[0].text, "fewer than 1 free H100 SXM 80GB with 10% free (1 partitioned: MIG mode on)");
+	xp_place_result_free(r);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(a100_xml_unnamed_instances)
 {
 	/* The recorded A100 report lists MIG devices by size only (no profile): such an instance
@@ -839,4 +993,5 @@ XP_DEFINE_SUITE(mig,
 	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
 		   sim_layouts_are_buildable, alike_use_unlike_instances, default_needs_a_free_instance,
 		   free_instance_taken, held_and_free_apart, judge_counts_what_was_taken, h200_capture_instances, a100_xml_unnamed_instances,
-		   cli_says_existing_or_new, groups_take_existing_by_name, existing_before_new}})
+		   cli_says_existing_or_new, groups_take_existing_by_name, existing_before_new, mig_mode_modelled,
+		   mig_mode_json, partitioned_refusal_says_so}})

@@ -108,6 +108,7 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 		json_object_set_new(x, "slices", slices);
 		json_object_set_new(x, "isolation", json_string(p->isolation));
 		json_object_set_new(x, "instance", p->instance ? json_string(p->instance) : json_null());
+		json_object_set_new(x, "enable_mig", json_boolean(p->enable_mig));
 		json_object_set_new(x, "numa", p->numa >= 0 ? json_integer(p->numa) : json_null());
 		json_object_set_new(x, "cpus", p->cpus ? xp_json_str(p->cpus) : json_null());
 		json_object_set_new(x, "score", json_real(round2(p->score)));
@@ -253,7 +254,8 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 					fprintf(f, " %s %.1f", xp_criterion_name(c), p->breakdown[c]);
 			fprintf(f, "\n");
 			if (p->instance)
-				fprintf(f, "%8s mig: %s\n", "", strcmp(p->instance, "new") == 0
+				fprintf(f, "%8s mig: %s\n", "", p->enable_mig ? "new instance, needs MIG mode enabled "
+					"(MIG mode off) and repartition" : strcmp(p->instance, "new") == 0
 					? "new instance, needs repartition" : "existing instance");
 			if (p->cpus)
 				fprintf(f, "%8s cpus: %s (NUMA %d)\n", "", p->cpus, p->numa);

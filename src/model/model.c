@@ -401,6 +401,7 @@ struct xp_device *xp_node_add_device(struct xp_node *n)
 	d->ecc_corrected = -1;
 	d->ecc_uncorrected = -1;
 	d->partition = XP_PART_WHOLE;
+	d->mig_mode = -1;
 	return d;
 }
 

@@ -136,7 +136,10 @@ struct xp_device {
 	double power_limit_w;    /* XP_NA when not known */
 	int64_t retired_pages;   /* -1 when not known */
 	int64_t ecc_corrected, ecc_uncorrected;          /* -1 when not known */
-	unsigned partition;      /* enum xp_partition bits */
+	unsigned partition;      /* enum xp_partition bits: what the device can do */
+	int mig_mode;            /* NVIDIA MIG mode now: 1 on (only its MIG instances are offered,
+				  * never the whole GPU), 0 off (no instances; making one enables it
+				  * first), -1 not known or not MIG-capable */
 	struct xp_alloc *allocs;
 	size_t n_allocs;
 };

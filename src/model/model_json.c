@@ -371,6 +371,7 @@ static json_t *device_to_json(const struct xp_device *d)
 	put(o, "peak", peaks_to_json(d));
 	put_fields(o, d, device_state_fields);
 	put(o, "partition", partition_to_json(d->partition));
+	put(o, "mig_mode", d->mig_mode < 0 ? json_null() : json_boolean(d->mig_mode == 1));
 	put(o, "allocations", objects_to_json(d->allocs, d->n_allocs, sizeof *d->allocs, alloc_fields));
 	return o;
 }
@@ -953,11 +954,24 @@ static int get_partition(json_t *o, const char *path, unsigned *out, struct xp_e
 	return 0;
 }
 
+/* "mig_mode": true, false, or null; absent (a file written before it) is null: not known. */
+static int get_mig_mode(json_t *o, const char *path, int *out, struct xp_err *err)
+{
+	json_t *v = json_object_get(o, "mig_mode");
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return bad(err, path, "mig_mode", "expected true, false or null, got %s", xp_json_type_name(v));
+	*out = json_is_true(v);
+	return 0;
+}
+
 static int device_metrics(json_t *o, const char *p, struct xp_device *d, struct xp_err *err)
 {
 	if (get_fields(o, p, d, device_memory_fields, err) ||
 	    each_object(o, p, "peak", SIZE_MAX, peak_from, d, err) ||
 	    get_fields(o, p, d, device_state_fields, err) || get_partition(o, p, &d->partition, err) ||
+	    get_mig_mode(o, p, &d->mig_mode, err) ||
 	    each_object(o, p, "allocations", SIZE_MAX, alloc_from, d, err))
 		return -1;
 	return 0;

@@ -388,6 +388,8 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 	}
 	if (r->mig_mode == 1)
 		d->partition |= XP_PART_MIG;
+	/* The mode itself, apart from the capability: a GPU in MIG mode is never offered whole. */
+	d->mig_mode = r->mig_mode == 0 || r->mig_mode == 1 ? r->mig_mode : -1;
 
 	/* Slices that exist now (MIG instances, vNPUs): current allocations of the device. */
 	for (size_t i = 0; i < d->n_allocs; i++) {

@@ -525,6 +525,7 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			/* Judged before this replica's use is added below: as the engine saw it. */
 			int inst = g->slice ? xpl_mig_instance(p, ch.ni, (size_t)ch.dev[0], g) : 0;
 			rp->instance = inst == 1 ? "existing" : inst == 2 ? "new" : NULL;
+			rp->enable_mig = inst == 2 && n->devices[ch.dev[0]].mig_mode == 0;
 			rp->score = ch.score;
 			memcpy(rp->breakdown, ch.parts, sizeof rp->breakdown);
 			/* The binding comes from the vendor's manifest: which variable, which device files. */

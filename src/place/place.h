@@ -92,6 +92,7 @@ struct xp_place_replica {
 	double take;            /* share of each device it takes (1: whole) */
 	const char *instance;   /* a MIG slice: "existing" (a free instance of its profile is there)
 				 * or "new" (the GPU needs repartitioning first); else NULL */
+	bool enable_mig;        /* a new instance on a GPU not in MIG mode: MIG mode is enabled first */
 };
 
 /* One aggregated reason nodes were refused. */

@@ -597,24 +597,43 @@ int xpl_mig_instance(const struct pctx *p, size_t ni, size_t di, const struct xp
 	return m.existing ? 1 : 2;
 }
 
-/* A whole-device replica needs an idle device with no MIG instance on it (a free one is not
- * in use, but the GPU is partitioned); a slice or share needs room for its part. *makeable:
- * set when a MIG slice is refused only because no free instance exists and a new one could be
- * made (--reconfigure would place it). */
+/* Why devices of a kind were refused at the free stage, for the refusal's words. */
+struct free_why {
+	size_t makeable;    /* MIG: only for want of a free instance (a new one fits) */
+	size_t mig_off;     /* of those, GPUs not in MIG mode (a new instance enables it first) */
+	size_t partitioned; /* idle but partitioned (MIG mode on, or MIG instances): not whole */
+};
+
+/* A whole-device replica needs an idle device not in MIG mode and with no MIG instance on it
+ * (a free one is not in use, but the GPU is partitioned: NVIDIA's device plugin offers a GPU
+ * in MIG mode only as its instances); a share the same; a slice needs room for its part. w:
+ * counts why a device was refused (makeable: a MIG slice refused only because no free
+ * instance exists and a new one could be made, which --reconfigure would place). */
 static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_task_group *g, double take,
-		     bool sliced, const struct xp_mtemplate *t, bool *makeable)
+		     bool sliced, const struct xp_mtemplate *t, struct free_why *w)
 {
 	double u = used_now(p, ni, i);
 	const struct xp_mmodel *md = p->ix->di[p->ix->off[ni] + i].md;
+	const struct xp_device *d = &p->c->nodes[ni]->devices[i];
+	bool mig_slice = sliced && t && xp_mig_geometric(md, t);
+	/* Whole or a share: a GPU in MIG mode, or holding (free) MIG instances, is partitioned. */
+	bool partitioned = !mig_slice && (!sliced || g->share_pct > 0) && u <= EPS &&
+			   (d->mig_mode == 1 || (!sliced && (xpi_mode(p->ix, ni, i) & XPI_HARD)) ||
+			    (g->share_pct > 0 && (xpi_mode(p->ix, ni, i) & XPI_HARD)));
+	if (partitioned) {
+		w->partitioned++;
+		return false;
+	}
 	if (sliced && u + take > 1 + EPS)
 		return false; /* no room, existing or new: instances' shares add up to the device */
-	if (sliced && t && xp_mig_geometric(md, t)) {
+	if (mig_slice) {
 		/* The geometry is the room: free instances hold slots but no use. */
 		struct xp_mig_answer m;
 		if (!dev_mig(p, ni, i, t, &m) || !m.fits)
 			return false;
 		if (!m.existing && !p->reconfigure) {
-			*makeable = true;
+			w->makeable++;
+			w->mig_off += d->mig_mode == 0;
 			return false;
 		}
 	} else if (!sliced && (u > EPS || (xpi_mode(p->ix, ni, i) & XPI_HARD)))
@@ -630,7 +649,7 @@ static bool dev_free(const struct pctx *p, size_t ni, size_t i, const struct xp_
  * all its devices), so the caller asks it first. */
 static void count_kind(const struct pctx *p, size_t ni, const struct xp_task_group *g, const uint32_t *kind, size_t k,
 		       const struct xp_mtemplate *t, double take, bool sliced, size_t counts[ST_OK], int *cand,
-		       size_t *nc, size_t *makeable)
+		       size_t *nc, struct free_why *w)
 {
 	const struct xp_node *n = p->c->nodes[ni];
 	for (size_t i = 0; i < n->n_devices; i++) {
@@ -653,11 +672,8 @@ static void count_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 		if (!dev_ecu(g, d))
 			continue;
 		counts[ST_ECU]++;
-		bool mk = false;
-		if (!dev_free(p, ni, i, g, take, sliced, t, &mk)) {
-			*makeable += mk;
+		if (!dev_free(p, ni, i, g, take, sliced, t, w))
 			continue;
-		}
 		counts[ST_FREE]++;
 		cand[(*nc)++] = (int)i;
 	}
@@ -995,13 +1011,13 @@ struct furthest {
 	const struct xp_device *rep; /* its first device */
 	size_t counts[ST_OK];    /* its devices through each device stage */
 	bool geometric;          /* its slice has MIG start positions */
-	size_t makeable;         /* its GPUs refused only for want of a free instance (a new one fits) */
+	struct free_why why;     /* why its devices were refused at the free stage */
 };
 
 static void furthest_set(struct furthest *f, int stage, const struct xp_device *rep, const size_t counts[ST_OK],
-			 size_t makeable)
+			 const struct free_why *why)
 {
-	f->makeable = makeable;
+	f->why = *why;
 	f->stage = stage;
 	f->rep = rep;
 	memcpy(f->counts, counts, sizeof f->counts);
@@ -1035,9 +1051,9 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 		take = xpi_slice_share(t);
 	else if (g->share_pct > 0)
 		take = g->share_pct / 100.0;
-	size_t makeable = 0;
+	struct free_why why = {0, 0, 0};
 	if (kind_ok)
-		count_kind(p, ni, g, kind, k, t, take, sliced, counts, cand, &nc, &makeable);
+		count_kind(p, ni, g, kind, k, t, take, sliced, counts, cand, &nc, &why);
 	int stage = first_short(counts, want);
 	struct answer tmp;
 	if (stage > ST_FREE) {
@@ -1053,7 +1069,7 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 				*a = tmp;
 				f->any = true;
 			}
-			furthest_set(f, ST_OK, rep, counts, makeable);
+			furthest_set(f, ST_OK, rep, counts, &why);
 			return;
 		}
 		stage = ST_SHAPE;
@@ -1061,7 +1077,7 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 	if (f->any && a->stage == ST_OK)
 		return;
 	if (!f->any || stage > f->stage) {
-		furthest_set(f, stage, rep, counts, makeable);
+		furthest_set(f, stage, rep, counts, &why);
 		f->geometric = xp_mig_geometric(repinfo.md, t);
 		a->stage = stage;
 		f->any = true;
@@ -1100,7 +1116,11 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 			 (long long)g->memory_mib);
 	else if (a->stage == ST_ECU)
 		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
-	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure && f->makeable)
+	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure && f->why.makeable &&
+		 f->why.mig_off == f->why.makeable)
+		snprintf(a->text, sizeof a->text, "no free %s instance exists on %.80s (MIG mode off; a new one "
+			 "could be made with MIG mode enabled: --reconfigure)", g->slice, mname);
+	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure && f->why.makeable)
 		snprintf(a->text, sizeof a->text, "no free %s instance exists on %.80s (a new one could be made: "
 			 "--reconfigure)", g->slice, mname);
 	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure)
@@ -1109,6 +1129,9 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 	else if (a->stage == ST_FREE && f->geometric)
 		snprintf(a->text, sizeof a->text, "fewer than %zu free %.120s (MIG: a free instance, or a free "
 			 "start NVIDIA allows wherever the instances there sit)", want, what);
+	else if (a->stage == ST_FREE && f->why.partitioned)
+		snprintf(a->text, sizeof a->text, "fewer than %zu free %.120s (%zu partitioned: MIG mode on)", want,
+			 what, f->why.partitioned);
 	else if (a->stage == ST_FREE)
 		snprintf(a->text, sizeof a->text, "fewer than %zu free %s", want, what);
 }

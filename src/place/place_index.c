@@ -101,7 +101,7 @@ static bool dev_static_eq(const struct xp_device *a, const struct xp_device *b)
 	       xpi_streq(a->driver, b->driver) && xpi_streq(a->firmware, b->firmware) &&
 	       xpi_streq(a->runtime, b->runtime) && a->health == b->health &&
 	       a->memory_mib == b->memory_mib && eq_d(a->ecu, b->ecu) && eq_d(a->power_limit_w, b->power_limit_w) &&
-	       a->numa == b->numa && xpi_streq(a->affinity_group, b->affinity_group);
+	       a->numa == b->numa && xpi_streq(a->affinity_group, b->affinity_group) && a->mig_mode == b->mig_mode;
 }
 
 static uint64_t dev_static_hash(uint64_t h, const struct xp_device *d)
@@ -112,6 +112,7 @@ static uint64_t dev_static_hash(uint64_t h, const struct xp_device *d)
 	h = mix(h, &d->ecu, sizeof d->ecu);
 	h = mix(h, &d->power_limit_w, sizeof d->power_limit_w);
 	h = mix(h, &d->numa, sizeof d->numa);
+	h = mix(h, &d->mig_mode, sizeof d->mig_mode);
 	for (size_t i = 0; i < d->n_allocs; i++)
 		if (d->allocs[i].slice && d->allocs[i].share_pct == 0)
 			h = mix_w(mix_s(h, d->allocs[i].slice), !d->allocs[i].owner);
