@@ -587,6 +587,32 @@ START_TEST(capture_h200_mig_listing)
 	ck_assert_int_eq(migs, 5);
 	ck_assert_ptr_nonnull(strstr(l, "MIG 1c.3g.71gb"));
 	ck_assert_ptr_nonnull(strstr(l, "MIG 1g.18gb"));
+	/* The parser names them on the GPU the topo -m matrix gave (no -q -x in the capture). */
+	char *topo = capture_section(text, "nvidia-smi topo -m", &len);
+	struct xp_raw_node *node = xp_fake_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_topo(topo, len, node, err, sizeof err), 0);
+	ck_assert_msg(xp_nvsmi_parse_list(l, sl, node, err, sizeof err) == 0, "%s", err);
+	const struct xp_raw_device *d = &node->devices[0];
+	ck_assert_str_eq(d->name, "NVIDIA H200");
+	ck_assert_int_eq(d->mig_mode, 1);
+	ck_assert_int_eq(d->n_slices, 5);
+	static const char *const prof[] = {"1c.3g.71gb", "2c.3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"};
+	for (int i = 0; i < 5; i++) {
+		ck_assert_str_eq(d->slices[i].profile, prof[i]);
+		char u[64];
+		snprintf(u, sizeof u, "MIG-0000000%d-0000-0000-0000-00000000000%d", i, i);
+		ck_assert_str_eq(d->slices[i].uuid, u);
+	}
+	/* A second pass (as after -q -x gave the instances by UUID) adds none. */
+	ck_assert_int_eq(xp_nvsmi_parse_list(l, sl, node, err, sizeof err), 0);
+	ck_assert_int_eq(node->devices[0].n_slices, 5);
+	char pr[32];
+	ck_assert_int_eq(xp_nv_mig_profile("MIG 2g.35gb     Device  2:", pr, sizeof pr), 1);
+	ck_assert_str_eq(pr, "2g.35gb");
+	ck_assert_int_eq(xp_nv_mig_profile("NVIDIA H200", pr, sizeof pr), 0);
+	free(node);
+	free(topo);
 	free(l);
 	free(text);
 }

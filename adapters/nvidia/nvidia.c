@@ -24,6 +24,7 @@ struct nv_state {
 
 static const char *const smi_xml_args[] = {"-q", "-x", NULL};
 static const char *const smi_topo_args[] = {"topo", "-m", NULL};
+static const char *const smi_list_args[] = {"-L", NULL};
 
 /* Gets one source's text: the recorded file in replay mode, nvidia-smi's output live.
  * 1 with *out (free with host->free), 0 when a replay file is absent, -1 with s->err. */
@@ -77,6 +78,32 @@ static void release(struct nv_state *s, char *text)
 		s->host->free(text);
 }
 
+/* nvidia-smi -L names the MIG instances' profiles, which -q -x does not: merged when there are
+ * instances to name or a replay directory holds the listing (a capture with only topo -m and -L).
+ * Its failure costs only the names, said as a warning. */
+static void name_instances(struct nv_state *s, struct xp_raw_node *node)
+{
+	bool want = s->host->replay_dir != NULL;
+	for (int i = 0; i < node->n_devices && !want; i++)
+		want = node->devices[i].n_slices > 0 || node->devices[i].mig_mode == 1;
+	if (!want)
+		return;
+	char *text;
+	size_t len;
+	char saved[sizeof s->err];
+	memcpy(saved, s->err, sizeof saved);
+	int r = read_source(s, XP_NVSMI_LIST_FILE, smi_list_args, &text, &len);
+	if (r > 0) {
+		char e[256] = "";
+		if (xp_nvsmi_parse_list(text, len, node, e, sizeof e) < 0)
+			xp_raw_warn(node, "%s: %s", XP_NVSMI_LIST_FILE, e);
+		release(s, text);
+	} else if (r < 0) {
+		xp_raw_warn(node, "MIG profiles unknown: %s", s->err);
+	}
+	memcpy(s->err, saved, sizeof saved);
+}
+
 /* Fills node (emptied) with the devices, keeping its hostname. */
 static int load_devices(struct nv_state *s, struct xp_raw_node *node)
 {
@@ -106,6 +133,8 @@ static int load_devices(struct nv_state *s, struct xp_raw_node *node)
 			rc = -1;
 		}
 	}
+	if (rc == 0 && !s->nvml)
+		name_instances(s, node);
 	memcpy(node->hostname, hostname, sizeof hostname);
 	return rc;
 }
