@@ -722,6 +722,9 @@ START_TEST(h200_capture_replay)
 				      "--replicas", "2", NULL), 0);
 	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
 	xp_want_parts(r.out, "0 1g.18gb", "mig: existing instance", NULL);
+	/* Each replica its own instance, by the UUID CUDA selects a MIG instance by. */
+	xp_want_parts(r.out, "CUDA_VISIBLE_DEVICES=MIG-00000003-0000-0000-0000-000000000003",
+		      "CUDA_VISIBLE_DEVICES=MIG-00000004-0000-0000-0000-000000000004", NULL);
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", dir, "place", "--dry-run", "--slice", "3g.71gb", NULL), 0);
 	ck_assert_int_eq(r.status, 3);
@@ -776,6 +779,14 @@ START_TEST(cli_says_existing_or_new)
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--json", NULL);
 	ck_assert_msg(strstr(out, "\"instance\": \"existing\"") != NULL, "%s", out);
+	/* No UUID in this inventory: the env says so rather than give the GPU's index. */
+	ck_assert_msg(strstr(out, "\"CUDA_VISIBLE_DEVICES\": \"(an instance on GPU 0 whose MIG UUID is not known)\"") != NULL,
+		      "%s", out);
+	free(out);
+	/* A real H100's 1g.10gb holds 9.75 GiB (nvidia-smi mig -lgip), not 10240 MiB. */
+	out = run_place(path, 0, "--slice", "1g.10gb", "--memory", "9984", NULL);
+	free(out);
+	out = run_place(path, 3, "--slice", "1g.10gb", "--memory", "10200", NULL);
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--export", "k8s", NULL);
 	ck_assert_msg(strstr(out, "mig-repartition") == NULL, "%s", out);
@@ -785,6 +796,7 @@ START_TEST(cli_says_existing_or_new)
 	ck_assert_msg(strstr(out, "a new one could be made: --reconfigure") != NULL, "%s", out);
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", NULL);
+	ck_assert_msg(strstr(out, "(a new instance on GPU 0: its MIG UUID exists once it is made)") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "mig: new instance, needs repartition") != NULL, "%s", out);
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", "--json", NULL);
