@@ -683,13 +683,27 @@ struct slurm_comp {
 };
 
 /* The gres one replica asks for, "gpu:2" or "gpu:TYPE:1" for a slice (type: its gres type
- * name), times k. */
+ * name), "gpu:TYPE:2" for whole devices of a type (--gres-type whole=TYPE), times k. */
 static void gres_of(FILE *f, const char *gres, const char *type, const struct xp_place_replica *p, size_t k)
 {
 	if (p->slice)
 		fprintf(f, "%s:%s:%zu", gres, type, k);
+	else if (type[0])
+		fprintf(f, "%s:%s:%zu", gres, type, k * resource_count(p));
 	else
 		fprintf(f, "%s:%zu", gres, k * resource_count(p));
+}
+
+/* True when node holds a MIG instance (free or in use): Slurm declares each as a typed gres
+ * (gpu:1g.10gb), and an untyped gpu:N may be filled with one of them instead of a whole GPU. */
+static bool node_has_mig(const struct xp_cluster *c, const char *node)
+{
+	const struct xp_node *n = xp_cluster_node(c, node);
+	for (size_t i = 0; n && i < n->n_devices; i++)
+		for (size_t a = 0; (n->devices[i].partition & XP_PART_MIG) && a < n->devices[i].n_allocs; a++)
+			if (n->devices[i].allocs[a].slice && n->devices[i].allocs[a].share_pct <= 0)
+				return true;
+	return false;
 }
 
 /* sbatch runs the batch script once, on the first node of the allocation, so per-node shell
@@ -797,6 +811,19 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		}
 		if (!o->gres_types)
 			snprintf(type, sizeof type, "%s", p0->slice);
+	} else if (o->gres_types && strstr(o->gres_types, "whole=") &&
+		   !gres_type_of(o->gres_types, "whole", type, sizeof type)) {
+		rc = xp_errf(err, "export slurm: --gres-type whole=TYPE names no plain type; refused");
+		goto out;
+	} else if (!type[0]) {
+		/* An untyped gpu:N on a node with MIG instances may get an instance, not a GPU. */
+		for (size_t i = 0; i < r->n_replicas; i++)
+			if (node_has_mig(c, r->replicas[i].node)) {
+				rc = xp_errf(err, "export slurm: node %s holds MIG instances, which Slurm may hand an "
+						  "untyped --gres=%s:N instead of whole GPUs; name the whole GPUs' gres type: "
+						  "--gres-type whole=TYPE; refused", r->replicas[i].node, gres);
+				goto out;
+			}
 	}
 	for (size_t i = 1; i < r->n_replicas; i++)
 		if ((r->replicas[i].slice == NULL) != (p0->slice == NULL) ||
@@ -834,6 +861,8 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	if (p0->slice)
 		fprintf(f, "# gres type for slice %s: %s (%s)\n", p0->slice, type,
 			o->gres_types ? "--gres-type" : "the profile name; a site naming its types otherwise needs --gres-type");
+	else if (type[0])
+		fprintf(f, "# gres type for whole devices: %s (--gres-type whole=)\n", type);
 	char *rp = mig_new(r->replicas, r->n_replicas);
 	if (rp)
 		fprintf(f, "# MIG: new instances (NODE:GPU PROFILE) %s: Slurm cannot create MIG instances; "
