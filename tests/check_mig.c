@@ -791,6 +791,10 @@ START_TEST(cli_says_existing_or_new)
 	out = run_place(path, 0, "--slice", "1g.10gb", "--export", "k8s", NULL);
 	ck_assert_msg(strstr(out, "mig-repartition") == NULL, "%s", out);
 	free(out);
+	/* A Volcano Job's record of the devices names the slice, as a Pod's does. */
+	out = run_place(path, 0, "--slice", "1g.10gb", "--export", "volcano", NULL);
+	ck_assert_msg(strstr(out, "\"xpool.io/devices\": \"a:0 1g.10gb\"") != NULL, "%s", out);
+	free(out);
 	/* Two replicas: the second is new (b, or a beside its instance). */
 	out = run_place(path, 3, "--slice", "1g.10gb", "--replicas", "2", NULL);
 	ck_assert_msg(strstr(out, "a new one could be made: --reconfigure") != NULL, "%s", out);

@@ -181,6 +181,19 @@ else
 	echo "slurm: ok: mixed-untyped: refused: $(cat mixed-untyped.err)"
 fi
 check npus 2 --devices 4 --replicas 2 --model 'Ascend*'
+# The host CPUs and memory placed with each replica (nodes declare CPUs=64 RealMemory=1000):
+# asked per task and per node, and a copy asking more CPUs per task than a node has is refused.
+check host-cpus-mem 5 --devices 2 --replicas 5 --model 'H100*' --gres-type whole=h100 --cpus 8 --host-memory 400
+n=$((n + 1))
+if ! grep -q -- '^#SBATCH --cpus-per-task=8$' host-cpus-mem.sh || ! grep -q -- '^#SBATCH --mem=[48]00M$' host-cpus-mem.sh ||
+	! grep -q -- ' --cpus-per-task=8 --mem=400M ' host-cpus-mem.sh; then
+	echo "slurm: FAIL: host-cpus-mem: CPUs or memory not asked as placed:"; cat host-cpus-mem.sh; fail=$((fail + 1))
+elif sed 's/^#SBATCH --cpus-per-task=8$/#SBATCH --cpus-per-task=65/' host-cpus-mem.sh >host-cpus-over.sh &&
+	sbatch --test-only host-cpus-over.sh true >/dev/null 2>&1; then
+	echo "slurm: FAIL: host-cpus-mem: Slurm accepted 65 CPUs per task, so it checked nothing"; fail=$((fail + 1))
+else
+	echo "slurm: ok: host-cpus-mem: --cpus-per-task and --mem as placed, more CPUs refused"
+fi
 check mig-typed 12 --slice 1g.10gb --replicas 12 --model 'A100*' --reconfigure
 # Slurm matches a gres type literally: the same MIG job under a type this site does not name
 # (--gres-type) must be refused, so that the accepted one above means the type was checked.
