@@ -1013,8 +1013,10 @@ static const char fake_nvml_src[] =
 	"R nvmlDeviceGetCount_v2(unsigned *n) { *n = 5; return 0; }\n"
 	"R nvmlDeviceGetHandleByIndex_v2(unsigned i, D *d) { if (i == 4) return 15; if (i > 4) return 2;"
 	" *d = &g[i]; return 0; }\n"
-	"R nvmlDeviceGetName(D d, char *s, unsigned l) { snprintf(s, l, \"NVIDIA H100 80GB HBM3\"); (void)d;"
-	" return 0; }\n"
+	/* A MIG handle's name carries its profile after "MIG " (NVML's nvmlDeviceGetName: "MIG device
+	 * names"; nvidia-smi -L prints the same words). */
+	"R nvmlDeviceGetName(D d, char *s, unsigned l) { snprintf(s, l, d->mig ? \"NVIDIA H100 80GB HBM3 MIG 2g.20gb\""
+	" : \"NVIDIA H100 80GB HBM3\"); return 0; }\n"
 	"R nvmlDeviceGetUUID(D d, char *s, unsigned l) { snprintf(s, l, d->mig ? \"MIG-%d\" : \"GPU-%d\","
 	" d->mig ? d->gi : d->idx); return 0; }\n"
 	"R nvmlDeviceGetSerial(D d, char *s, unsigned l) { snprintf(s, l, \"SER%d\", d->idx); return 0; }\n"
@@ -1103,6 +1105,7 @@ START_TEST(nvml_stand_in)
 	ck_assert_int_eq(d->slices[1].compute_instance, 1);
 	ck_assert_int_eq(d->slices[1].memory_mib, 19968);
 	ck_assert_str_eq(d->slices[1].uuid, "MIG-4");
+	ck_assert_str_eq(d->slices[1].profile, "2g.20gb");
 	ck_assert_int_eq(n->devices[2].ecc_corrected, 9); /* aggregate 9 > volatile 4 */
 	ck_assert_int_eq(n->devices[2].ecc_uncorrected, 1);
 	d = &n->devices[3];
