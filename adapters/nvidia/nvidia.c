@@ -104,8 +104,9 @@ static void name_instances(struct nv_state *s, struct xp_raw_node *node)
 	memcpy(s->err, saved, sizeof saved);
 }
 
-/* Fills node (emptied) with the devices, keeping its hostname. */
-static int load_devices(struct nv_state *s, struct xp_raw_node *node)
+/* Fills node (emptied) with the devices, keeping its hostname; names: also the MIG instances'
+ * profiles (a refresh copies only metrics or health, so it does not run -L again). */
+static int load_devices(struct nv_state *s, struct xp_raw_node *node, bool names)
 {
 	char hostname[sizeof node->hostname];
 	memcpy(hostname, node->hostname, sizeof hostname);
@@ -133,7 +134,7 @@ static int load_devices(struct nv_state *s, struct xp_raw_node *node)
 			rc = -1;
 		}
 	}
-	if (rc == 0 && !s->nvml)
+	if (rc == 0 && !s->nvml && names)
 		name_instances(s, node);
 	memcpy(node->hostname, hostname, sizeof hostname);
 	return rc;
@@ -186,7 +187,7 @@ static int probe_live(struct nv_state *s)
 		return XP_PROBE_UNAVAILABLE;
 	}
 	xp_raw_node_init(s->probed);
-	if (load_devices(s, s->probed) < 0)
+	if (load_devices(s, s->probed, true) < 0)
 		return XP_PROBE_UNAVAILABLE;
 	if (s->probed->n_devices == 0) {
 		snprintf(s->err, sizeof s->err, "nvidia-smi lists no GPU");
@@ -236,7 +237,7 @@ static int nv_enumerate(void *st, struct xp_raw_node *node)
 	struct nv_state *s = st;
 	s->err[0] = '\0';
 	if (!s->probed)
-		return load_devices(s, node);
+		return load_devices(s, node, true);
 	memcpy(s->probed->hostname, node->hostname, sizeof node->hostname);
 	memcpy(node, s->probed, sizeof *node);
 	free(s->probed);
@@ -282,7 +283,7 @@ static int reread(struct nv_state *s, struct xp_raw_node *node, bool health)
 		return -1;
 	}
 	xp_raw_node_init(fresh);
-	if (load_devices(s, fresh) < 0) {
+	if (load_devices(s, fresh, false) < 0) {
 		free(fresh);
 		return -1;
 	}
