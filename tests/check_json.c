@@ -895,10 +895,41 @@ START_TEST(test_snapshot_errors)
 }
 END_TEST
 
+/* An allocation's "uuid" (an existing MIG instance's) is optional: read, written back where
+ * known, absent where not; a non-string is refused. */
+START_TEST(test_alloc_uuid)
+{
+	json_t *doc = rich_doc();
+	put_at(walk(doc, "nodes/0/devices/1/allocations/0"), "uuid", json_string("MIG-00000003-0000-0000-0000-000000000003"));
+	char *text = json_dumps(doc, 0);
+	struct xp_cluster *c = parse_ok(text);
+	const struct xp_device *d = &xp_cluster_node(c, "conan")->devices[1];
+	ck_assert_str_eq(d->allocs[0].uuid, "MIG-00000003-0000-0000-0000-000000000003");
+	ck_assert_ptr_null(d->allocs[1].uuid);
+	json_t *back = xp_cluster_to_json(c);
+	json_t *al = json_object_get(json_array_get(json_object_get(json_array_get(json_object_get(back, "nodes"), 0),
+								     "devices"), 1), "allocations");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(al, 0), "uuid")),
+			 "MIG-00000003-0000-0000-0000-000000000003");
+	ck_assert_ptr_null(json_object_get(json_array_get(al, 1), "uuid"));
+	json_decref(back);
+	xp_cluster_free(c);
+	free(text);
+	put_at(walk(doc, "nodes/0/devices/1/allocations/0"), "uuid", json_integer(3));
+	text = json_dumps(doc, 0);
+	struct xp_err err = {{0}};
+	c = xp_cluster_parse(text, strlen(text), "t.json", &err);
+	ck_assert_ptr_null(c);
+	free(text);
+	json_decref(doc);
+}
+END_TEST
+
 XP_DEFINE_SUITE(json,
 	{"round_trip",
 	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
-		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone, test_share_null}},
+		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone, test_share_null,
+		   test_alloc_uuid}},
 	{"reject", .loop = test_reject_case,
 	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),
 	 .tests = {test_reject_messages, test_reject_limits, test_reject_nul, test_parse_errors,

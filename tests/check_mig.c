@@ -899,7 +899,83 @@ START_TEST(a100_xml_unnamed_instances)
 				      "--reconfigure", NULL), 0);
 	ck_assert_int_eq(r.status, 3);
 	xp_run_free(&r);
+	/* Without --reconfigure the refusal says why: the instances' profile is unknown. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.20gb", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	xp_want_parts(r.out, "no free 1g.20gb instance known on A100 80GB: the profile of its MIG instances is unknown",
+		      NULL);
+	xp_run_free(&r);
 	free(d);
+	xp_rm_rf(dir);
+}
+END_TEST
+
+/* The text of one command's section in the H200 capture (the lines after its rule, up to the
+ * next rule), written to dir/name. */
+static void capture_to(const char *dir, const char *cmd, const char *name)
+{
+	size_t len;
+	char *text = xp_fixture_text("nvidia-smi/capture_h200-mig_590.48.01.txt", &len);
+	char *head = xp_asprintf("# $ %s\n", cmd);
+	const char *l = strstr(text, head);
+	ck_assert_ptr_nonnull(l);
+	l = strstr(l, "\n####");
+	ck_assert_ptr_nonnull(l);
+	l = strchr(l + 1, '\n') + 1;
+	const char *end = strstr(l, "\n####");
+	ck_assert_ptr_nonnull(end);
+	char *body = xp_strndup(l, (size_t)(end - l + 1));
+	free(xp_write_file(dir, name, body, 0644));
+	free(body);
+	free(head);
+	free(text);
+}
+
+/* Discovery of the real H200 capture through the program's replay: nvidia-smi -L (which
+ * `xpool record` saves) names the instances; the split GPU instance (1c. and 2c.3g.71gb) is one
+ * held 3g.71gb; the others are free with their UUIDs. */
+START_TEST(h200_capture_replay)
+{
+	char dir[] = "/tmp/xp-mig-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	capture_to(dir, "nvidia-smi topo -m", "nvidia-smi-topo-m.txt");
+	capture_to(dir, "nvidia-smi -L", "nvidia-smi-L.txt");
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", dir, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_t *doc = json_loads(r.out, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	json_t *dv = json_array_get(json_object_get(json_array_get(json_object_get(doc, "nodes"), 0), "devices"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(dv, "model")), "H200");
+	json_t *al = json_object_get(dv, "allocations");
+	ck_assert_uint_eq(json_array_size(al), 4);
+	static const char *const want[][3] = {
+		{"3g.71gb", "compute instances", NULL},
+		{"2g.35gb", NULL, "MIG-00000002-0000-0000-0000-000000000002"},
+		{"1g.18gb", NULL, "MIG-00000003-0000-0000-0000-000000000003"},
+		{"1g.18gb", NULL, "MIG-00000004-0000-0000-0000-000000000004"},
+	};
+	for (size_t i = 0; i < 4; i++) {
+		json_t *a = json_array_get(al, i);
+		ck_assert_str_eq(json_string_value(json_object_get(a, "slice")), want[i][0]);
+		const char *job = json_string_value(json_object_get(a, "job"));
+		const char *uuid = json_string_value(json_object_get(a, "uuid"));
+		ck_assert(want[i][1] ? job && strcmp(job, want[i][1]) == 0 : job == NULL);
+		ck_assert(want[i][2] ? uuid && strcmp(uuid, want[i][2]) == 0 : uuid == NULL);
+	}
+	json_decref(doc);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", dir, "place", "--dry-run", "--slice", "1g.18gb",
+				      "--replicas", "2", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+	xp_want_parts(r.out, "0 1g.18gb", "mig: existing instance", NULL);
+	/* Each replica its own instance, by the UUID CUDA selects a MIG instance by. */
+	xp_want_parts(r.out, "CUDA_VISIBLE_DEVICES=MIG-00000003-0000-0000-0000-000000000003",
+		      "CUDA_VISIBLE_DEVICES=MIG-00000004-0000-0000-0000-000000000004", NULL);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", dir, "place", "--dry-run", "--slice", "3g.71gb", NULL), 0);
+	ck_assert_int_eq(r.status, 3);
+	xp_run_free(&r);
 	xp_rm_rf(dir);
 }
 END_TEST
@@ -950,15 +1026,28 @@ START_TEST(cli_says_existing_or_new)
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--json", NULL);
 	ck_assert_msg(strstr(out, "\"instance\": \"existing\"") != NULL, "%s", out);
+	/* No UUID in this inventory: the env says so rather than give the GPU's index. */
+	ck_assert_msg(strstr(out, "\"CUDA_VISIBLE_DEVICES\": \"(an instance on GPU 0 whose MIG UUID is not known)\"") != NULL,
+		      "%s", out);
+	free(out);
+	/* A real H100's 1g.10gb holds 9.75 GiB (nvidia-smi mig -lgip), not 10240 MiB. */
+	out = run_place(path, 0, "--slice", "1g.10gb", "--memory", "9984", NULL);
+	free(out);
+	out = run_place(path, 3, "--slice", "1g.10gb", "--memory", "10200", NULL);
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--export", "k8s", NULL);
 	ck_assert_msg(strstr(out, "mig-repartition") == NULL, "%s", out);
+	free(out);
+	/* A Volcano Job's record of the devices names the slice, as a Pod's does. */
+	out = run_place(path, 0, "--slice", "1g.10gb", "--export", "volcano", NULL);
+	ck_assert_msg(strstr(out, "\"xpool.io/devices\": \"a:0 1g.10gb\"") != NULL, "%s", out);
 	free(out);
 	/* Two replicas: the second is new (b, or a beside its instance). */
 	out = run_place(path, 3, "--slice", "1g.10gb", "--replicas", "2", NULL);
 	ck_assert_msg(strstr(out, "a new one could be made: --reconfigure") != NULL, "%s", out);
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", NULL);
+	ck_assert_msg(strstr(out, "(a new instance on GPU 0: its MIG UUID exists once it is made)") != NULL, "%s", out);
 	ck_assert_msg(strstr(out, "mig: new instance, needs repartition") != NULL, "%s", out);
 	free(out);
 	out = run_place(path, 0, "--slice", "1g.10gb", "--replicas", "2", "--reconfigure", "--json", NULL);
@@ -992,6 +1081,6 @@ XP_DEFINE_SUITE(mig,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
 		   sim_layouts_are_buildable, alike_use_unlike_instances, default_needs_a_free_instance,
-		   free_instance_taken, held_and_free_apart, judge_counts_what_was_taken, h200_capture_instances, a100_xml_unnamed_instances,
-		   cli_says_existing_or_new, groups_take_existing_by_name, existing_before_new, mig_mode_modelled,
-		   mig_mode_json, partitioned_refusal_says_so}})
+		   free_instance_taken, held_and_free_apart, judge_counts_what_was_taken, h200_capture_instances,
+		   a100_xml_unnamed_instances, h200_capture_replay, cli_says_existing_or_new, groups_take_existing_by_name,
+		   existing_before_new, mig_mode_modelled, mig_mode_json, partitioned_refusal_says_so}})

@@ -587,6 +587,32 @@ START_TEST(capture_h200_mig_listing)
 	ck_assert_int_eq(migs, 5);
 	ck_assert_ptr_nonnull(strstr(l, "MIG 1c.3g.71gb"));
 	ck_assert_ptr_nonnull(strstr(l, "MIG 1g.18gb"));
+	/* The parser names them on the GPU the topo -m matrix gave (no -q -x in the capture). */
+	char *topo = capture_section(text, "nvidia-smi topo -m", &len);
+	struct xp_raw_node *node = xp_fake_node();
+	char err[256] = "";
+	ck_assert_int_eq(xp_nvsmi_parse_topo(topo, len, node, err, sizeof err), 0);
+	ck_assert_msg(xp_nvsmi_parse_list(l, sl, node, err, sizeof err) == 0, "%s", err);
+	const struct xp_raw_device *d = &node->devices[0];
+	ck_assert_str_eq(d->name, "NVIDIA H200");
+	ck_assert_int_eq(d->mig_mode, 1);
+	ck_assert_int_eq(d->n_slices, 5);
+	static const char *const prof[] = {"1c.3g.71gb", "2c.3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"};
+	for (int i = 0; i < 5; i++) {
+		ck_assert_str_eq(d->slices[i].profile, prof[i]);
+		char u[64];
+		snprintf(u, sizeof u, "MIG-0000000%d-0000-0000-0000-00000000000%d", i, i);
+		ck_assert_str_eq(d->slices[i].uuid, u);
+	}
+	/* A second pass (as after -q -x gave the instances by UUID) adds none. */
+	ck_assert_int_eq(xp_nvsmi_parse_list(l, sl, node, err, sizeof err), 0);
+	ck_assert_int_eq(node->devices[0].n_slices, 5);
+	char pr[32];
+	ck_assert_int_eq(xp_nv_mig_profile("MIG 2g.35gb     Device  2:", pr, sizeof pr), 1);
+	ck_assert_str_eq(pr, "2g.35gb");
+	ck_assert_int_eq(xp_nv_mig_profile("NVIDIA H200", pr, sizeof pr), 0);
+	free(node);
+	free(topo);
 	free(l);
 	free(text);
 }
@@ -987,8 +1013,10 @@ static const char fake_nvml_src[] =
 	"R nvmlDeviceGetCount_v2(unsigned *n) { *n = 5; return 0; }\n"
 	"R nvmlDeviceGetHandleByIndex_v2(unsigned i, D *d) { if (i == 4) return 15; if (i > 4) return 2;"
 	" *d = &g[i]; return 0; }\n"
-	"R nvmlDeviceGetName(D d, char *s, unsigned l) { snprintf(s, l, \"NVIDIA H100 80GB HBM3\"); (void)d;"
-	" return 0; }\n"
+	/* A MIG handle's name carries its profile after "MIG " (NVML's nvmlDeviceGetName: "MIG device
+	 * names"; nvidia-smi -L prints the same words). */
+	"R nvmlDeviceGetName(D d, char *s, unsigned l) { snprintf(s, l, d->mig ? \"NVIDIA H100 80GB HBM3 MIG 2g.20gb\""
+	" : \"NVIDIA H100 80GB HBM3\"); return 0; }\n"
 	"R nvmlDeviceGetUUID(D d, char *s, unsigned l) { snprintf(s, l, d->mig ? \"MIG-%d\" : \"GPU-%d\","
 	" d->mig ? d->gi : d->idx); return 0; }\n"
 	"R nvmlDeviceGetSerial(D d, char *s, unsigned l) { snprintf(s, l, \"SER%d\", d->idx); return 0; }\n"
@@ -1077,6 +1105,7 @@ START_TEST(nvml_stand_in)
 	ck_assert_int_eq(d->slices[1].compute_instance, 1);
 	ck_assert_int_eq(d->slices[1].memory_mib, 19968);
 	ck_assert_str_eq(d->slices[1].uuid, "MIG-4");
+	ck_assert_str_eq(d->slices[1].profile, "2g.20gb");
 	ck_assert_int_eq(n->devices[2].ecc_corrected, 9); /* aggregate 9 > volatile 4 */
 	ck_assert_int_eq(n->devices[2].ecc_uncorrected, 1);
 	d = &n->devices[3];

@@ -279,7 +279,7 @@ START_TEST(record_and_replay)
 	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
 	xp_want_parts(r.out, "wrote    hwloc.xml", "rehearse with: xpool --replay", NULL);
 	/* Every manifest's tools are accounted for: written, or skipped as not installed. */
-	xp_want_parts(r.out, "nvidia-smi-q-x.xml", "npu-smi-info.txt", "rocm-smi.json", NULL);
+	xp_want_parts(r.out, "nvidia-smi-q-x.xml", "nvidia-smi-L.txt", "npu-smi-info.txt", "rocm-smi.json", NULL);
 	xp_run_free(&r);
 	struct xp_run live, back;
 	ck_assert_int_eq(xp_run_xpool(&live, NULL, "inventory", "--json", NULL), 0);

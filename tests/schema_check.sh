@@ -108,6 +108,7 @@ for fmt in k8s volcano; do
 	export_one $fmt-two-groups $fmt -f two.json
 	export_one $fmt-gang $fmt --devices 1 --replicas 4 --gang-min 2 --model 'H800' --queue 'research.q1'
 	export_one $fmt-amd $fmt --devices 1 --replicas 2 --model '*MI300X*'
+	export_one $fmt-host-cpus-mem $fmt --devices 2 --replicas 2 --model 'H100*' --cpus 8 --host-memory 4096
 done
 # HAMi's sharing layer: soft shares of a GPU (by percent, by MiB) and vNPU slices by memory.
 for fmt in k8s volcano; do
@@ -130,6 +131,14 @@ for fmt in k8s volcano; do
 	export_one $fmt-hami-mig $fmt --flavor hami --reconfigure --slice 1g.10gb --replicas 2 --model 'A100*'
 done
 
+# --cpus and --host-memory reach each container as cpu and memory limits and requests.
+for f in k8s-host-cpus-mem volcano-host-cpus-mem; do
+	n=$((n + 1))
+	if [ "$(grep -c '"cpu": "8"' $f.yaml)" -lt 2 ] || [ "$(grep -c '"memory": "4096Mi"' $f.yaml)" -lt 2 ] ||
+		! grep -q '^ *requests:$' $f.yaml; then
+		echo "schema: FAIL: $f: the placed CPUs and host memory are not asked:"; cat $f.yaml; fail=$((fail + 1))
+	fi
+done
 # A queue Volcano's CRD would refuse (spec.queue is a DNS subdomain) is refused by xpool.
 n=$((n + 1))
 if "$bin" --inventory c.json place --dry-run --devices 1 --queue 'q: "x"' --export volcano >bad-queue.out 2>&1; then

@@ -435,7 +435,8 @@ static void add_replica(struct pv *v, const struct xp_cluster *c, size_t i, stru
 	l = xp_sdoc_line(d);
 	xp_sdoc_add(l, XP_ROLE_NORMAL, "      %s", xp_pv_breakdown(r->strategy, p, buf, sizeof buf));
 	l = xp_sdoc_line(d);
-	xp_sdoc_add(l, XP_ROLE_NORMAL, "      %s=%s", p->env_name ? p->env_name : "", p->env_value ? p->env_value : "");
+	xp_sdoc_add(l, XP_ROLE_NORMAL, "      %s=%s", p->env_name ? p->env_name : "",
+		    p->env_shown ? p->env_shown : p->env_value ? p->env_value : "");
 	if (p->cpus) {
 		l = xp_sdoc_line(d);
 		xp_sdoc_add(l, XP_ROLE_DIM, "      cpus: %s (NUMA %d)", p->cpus, p->numa);

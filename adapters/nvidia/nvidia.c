@@ -24,6 +24,7 @@ struct nv_state {
 
 static const char *const smi_xml_args[] = {"-q", "-x", NULL};
 static const char *const smi_topo_args[] = {"topo", "-m", NULL};
+static const char *const smi_list_args[] = {"-L", NULL};
 
 /* Gets one source's text: the recorded file in replay mode, nvidia-smi's output live.
  * 1 with *out (free with host->free), 0 when a replay file is absent, -1 with s->err. */
@@ -77,8 +78,35 @@ static void release(struct nv_state *s, char *text)
 		s->host->free(text);
 }
 
-/* Fills node (emptied) with the devices, keeping its hostname. */
-static int load_devices(struct nv_state *s, struct xp_raw_node *node)
+/* nvidia-smi -L names the MIG instances' profiles, which -q -x does not: merged when there are
+ * instances to name or a replay directory holds the listing (a capture with only topo -m and -L).
+ * Its failure costs only the names, said as a warning. */
+static void name_instances(struct nv_state *s, struct xp_raw_node *node)
+{
+	bool want = s->host->replay_dir != NULL;
+	for (int i = 0; i < node->n_devices && !want; i++)
+		want = node->devices[i].n_slices > 0 || node->devices[i].mig_mode == 1;
+	if (!want)
+		return;
+	char *text;
+	size_t len;
+	char saved[sizeof s->err];
+	memcpy(saved, s->err, sizeof saved);
+	int r = read_source(s, XP_NVSMI_LIST_FILE, smi_list_args, &text, &len);
+	if (r > 0) {
+		char e[256] = "";
+		if (xp_nvsmi_parse_list(text, len, node, e, sizeof e) < 0)
+			xp_raw_warn(node, "%s: %s", XP_NVSMI_LIST_FILE, e);
+		release(s, text);
+	} else if (r < 0) {
+		xp_raw_warn(node, "MIG profiles unknown: %s", s->err);
+	}
+	memcpy(s->err, saved, sizeof saved);
+}
+
+/* Fills node (emptied) with the devices, keeping its hostname; names: also the MIG instances'
+ * profiles (a refresh copies only metrics or health, so it does not run -L again). */
+static int load_devices(struct nv_state *s, struct xp_raw_node *node, bool names)
 {
 	char hostname[sizeof node->hostname];
 	memcpy(hostname, node->hostname, sizeof hostname);
@@ -106,6 +134,8 @@ static int load_devices(struct nv_state *s, struct xp_raw_node *node)
 			rc = -1;
 		}
 	}
+	if (rc == 0 && !s->nvml && names)
+		name_instances(s, node);
 	memcpy(node->hostname, hostname, sizeof hostname);
 	return rc;
 }
@@ -157,7 +187,7 @@ static int probe_live(struct nv_state *s)
 		return XP_PROBE_UNAVAILABLE;
 	}
 	xp_raw_node_init(s->probed);
-	if (load_devices(s, s->probed) < 0)
+	if (load_devices(s, s->probed, true) < 0)
 		return XP_PROBE_UNAVAILABLE;
 	if (s->probed->n_devices == 0) {
 		snprintf(s->err, sizeof s->err, "nvidia-smi lists no GPU");
@@ -207,7 +237,7 @@ static int nv_enumerate(void *st, struct xp_raw_node *node)
 	struct nv_state *s = st;
 	s->err[0] = '\0';
 	if (!s->probed)
-		return load_devices(s, node);
+		return load_devices(s, node, true);
 	memcpy(s->probed->hostname, node->hostname, sizeof node->hostname);
 	memcpy(node, s->probed, sizeof *node);
 	free(s->probed);
@@ -253,7 +283,7 @@ static int reread(struct nv_state *s, struct xp_raw_node *node, bool health)
 		return -1;
 	}
 	xp_raw_node_init(fresh);
-	if (load_devices(s, fresh) < 0) {
+	if (load_devices(s, fresh, false) < 0) {
 		free(fresh);
 		return -1;
 	}

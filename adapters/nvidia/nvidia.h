@@ -13,6 +13,7 @@
 /* Replay file names (the layout `xpool record` writes and --replay reads). */
 #define XP_NVSMI_XML_FILE "nvidia-smi-q-x.xml"
 #define XP_NVSMI_TOPO_FILE "nvidia-smi-topo-m.txt"
+#define XP_NVSMI_LIST_FILE "nvidia-smi-L.txt"
 
 /* Parses `nvidia-smi -q -x`: node is emptied, then gets one device per <gpu>; 0, or -1 with err. */
 int xp_nvsmi_parse_xml(const char *text, size_t len, struct xp_raw_node *node, char *err, size_t errlen);
@@ -20,6 +21,15 @@ int xp_nvsmi_parse_xml(const char *text, size_t len, struct xp_raw_node *node, c
 /* Parses `nvidia-smi topo -m` into node's link matrix and NUMA ids, matching GPU rows to devices
  * by index (creating bare devices when node has none); 0, or -1 with err. */
 int xp_nvsmi_parse_topo(const char *text, size_t len, struct xp_raw_node *node, char *err, size_t errlen);
+
+/* Merges `nvidia-smi -L` into node: names each MIG instance's profile (and UUID) on the GPU the
+ * line follows (matched by UUID, else by index), adding the instances when node has none for that
+ * GPU, and a GPU's name when node lacks it; 0, or -1 with err. */
+int xp_nvsmi_parse_list(const char *text, size_t len, struct xp_raw_node *node, char *err, size_t errlen);
+
+/* The MIG profile in a MIG device's name ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", nvidia-smi -L's
+ * "MIG 1g.10gb  Device 0: ..."): 1 with out ("1g.10gb", "1c.3g.71gb"), else 0 with out "". */
+int xp_nv_mig_profile(const char *name, char *out, size_t outlen);
 
 /* The NVML library, and how xp_nvml_open's message starts when it cannot be loaded at all
  * (as opposed to loaded but failing, a different story for `xpool adapters`). */

@@ -278,6 +278,13 @@ static void mig_slices(const struct nvml *nv, nvdev dev, struct xp_raw_device *d
 		char buf[128] = "";
 		if (nv->uuid(mig, buf, sizeof buf) == NV_SUCCESS)
 			set_str(s->uuid, sizeof s->uuid, buf, sizeof buf);
+		/* NVML names a MIG handle by its profile ("NVIDIA H100 80GB HBM3 MIG 1g.10gb"; the name
+		 * nvidia-smi -L prints), the only place the profile is given. */
+		char name[128] = "";
+		if (nv->name(mig, name, sizeof name) == NV_SUCCESS) {
+			name[sizeof name - 1] = '\0';
+			xp_nv_mig_profile(name, s->profile, sizeof s->profile);
+		}
 	}
 }
 

@@ -55,7 +55,7 @@ static const struct xp_opt place_opts[] = {
 	{"explain", 0, "NODE", "also list every check for NODE, passed or failed, with its numbers"},
 	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
 	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
-	{"gres-type", 0, "PROFILE=TYPE[,...]", "with --export slurm: the site's gres type per MIG profile or vNPU template"},
+	{"gres-type", 0, "PROFILE=TYPE[,...]", "with --export slurm: the site's gres type per MIG profile or vNPU template (whole=TYPE: whole GPUs)"},
 	{"flavor", 0, "NAME", "with --export k8s or volcano: the sharing layer to write for (hami)", flavor_value},
 	{"name", 0, "NAME", "the job's name"},
 	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
@@ -118,7 +118,7 @@ static json_t *result_json(const struct xp_place_result *r, const struct xp_job 
 				json_object_set_new(bd, xp_criterion_name(c), json_real(round2(p->breakdown[c])));
 		json_object_set_new(x, "score_breakdown", bd);
 		json_t *env = json_object();
-		json_object_set_new(env, p->env_name, json_string(p->env_value));
+		json_object_set_new(env, p->env_name, json_string(p->env_shown ? p->env_shown : p->env_value));
 		json_object_set_new(x, "env", env);
 		json_t *mounts = json_array();
 		for (size_t k = 0; k < p->n_mounts; k++)
@@ -247,7 +247,7 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 			if (p->slice && dl < sizeof devs)
 				snprintf(devs + dl, sizeof devs - dl, " %s", p->slice);
 			fprintf(f, "%-8zu %-20s %-16s %-5s %-6.1f %s=%s\n", i, p->node, devs, p->numa >= 0 ? numa : "-",
-				p->score, p->env_name, p->env_value);
+				p->score, p->env_name, p->env_shown ? p->env_shown : p->env_value);
 			fprintf(f, "%8s score:", "");
 			for (int c = 0; c < XP_CRIT_COUNT; c++)
 				if (xp_strategy_weight(r->strategy, c) > 0)

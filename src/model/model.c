@@ -218,6 +218,7 @@ static void device_free(struct xp_device *d)
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		free(d->allocs[i].slice);
 		free(d->allocs[i].owner);
+		free(d->allocs[i].uuid);
 	}
 	free(d->allocs);
 }
@@ -322,6 +323,7 @@ static void device_dup(struct xp_device *d)
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		d->allocs[i].slice = xp_strdup(d->allocs[i].slice);
 		d->allocs[i].owner = xp_strdup(d->allocs[i].owner);
+		d->allocs[i].uuid = xp_strdup(d->allocs[i].uuid);
 	}
 }
 
@@ -569,6 +571,7 @@ void xp_node_clean(struct xp_node *n)
 		for (size_t k = 0; k < d->n_allocs; k++) {
 			clean_str(d->allocs[k].slice, XP_MAX_STRING);
 			clean_str(d->allocs[k].owner, XP_MAX_STRING);
+			clean_str(d->allocs[k].uuid, XP_MAX_STRING);
 		}
 	}
 }

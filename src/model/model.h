@@ -101,6 +101,7 @@ struct xp_alloc {
 	char *owner;   /* job or pod that holds it */
 	int64_t memory_mib; /* -1 when not known */
 	int share_pct;      /* soft share percent, 0 when not a share */
+	char *uuid;         /* an existing instance's own UUID (MIG-...), NULL when not known */
 };
 
 /* An accelerator. */

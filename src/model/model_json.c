@@ -132,6 +132,15 @@ static const struct field alloc_fields[] = {
 	{0},
 };
 
+/* An allocation's "uuid" (an existing MIG instance's UUID): written only where known, so that
+ * inventories without it read and print as before (xpool(1), INVENTORY JSON). */
+static void alloc_uuids_to_json(json_t *allocs, const struct xp_device *d)
+{
+	for (size_t i = 0; i < d->n_allocs; i++)
+		if (d->allocs[i].uuid)
+			json_object_set_new(json_array_get(allocs, i), "uuid", json_string(d->allocs[i].uuid));
+}
+
 /* What identifies a device and its software, after "index" and "vendor_index". */
 static const struct field device_id_fields[] = {
 	FSTR(struct xp_device, "vendor", vendor, true),
@@ -372,7 +381,9 @@ static json_t *device_to_json(const struct xp_device *d)
 	put_fields(o, d, device_state_fields);
 	put(o, "partition", partition_to_json(d->partition));
 	put(o, "mig_mode", d->mig_mode < 0 ? json_null() : json_boolean(d->mig_mode == 1));
-	put(o, "allocations", objects_to_json(d->allocs, d->n_allocs, sizeof *d->allocs, alloc_fields));
+	json_t *allocs = objects_to_json(d->allocs, d->n_allocs, sizeof *d->allocs, alloc_fields);
+	alloc_uuids_to_json(allocs, d);
+	put(o, "allocations", allocs);
 	return o;
 }
 
@@ -917,6 +928,11 @@ static int peak_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	return 0;
 }
 
+static int alloc_uuid_from(json_t *o, const char *p, struct xp_alloc *a, struct xp_err *err)
+{
+	return get_str(o, p, "uuid", true, &a->uuid, err);
+}
+
 static int alloc_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 {
 	struct xp_device *d = ctx;
@@ -924,7 +940,7 @@ static int alloc_from(json_t *o, const char *p, void *ctx, struct xp_err *err)
 	struct xp_alloc *a = &d->allocs[d->n_allocs++];
 	memset(a, 0, sizeof *a);
 	a->memory_mib = -1;
-	return get_fields(o, p, a, alloc_fields, err);
+	return get_fields(o, p, a, alloc_fields, err) || alloc_uuid_from(o, p, a, err) ? -1 : 0;
 }
 
 static int get_partition(json_t *o, const char *path, unsigned *out, struct xp_err *err)

@@ -321,6 +321,57 @@ static const char *pci_name(const struct xp_node *n, const char *bus)
 	return NULL;
 }
 
+/* A MIG compute instance's name, "<c>c.<g>g.<mem>" (the MIG user guide's device names: a GPU
+ * instance split into compute instances): c and where the GPU instance's profile starts. */
+static const char *ci_split(const char *p, int *c)
+{
+	char *e;
+	long v = strtol(p, &e, 10);
+	if (e == p || e[0] != 'c' || e[1] != '.' || v <= 0 || v > 8)
+		return NULL;
+	*c = (int)v;
+	return e + 2;
+}
+
+/* The device's instances as allocations. An instance whose profile no tool named stays
+ * "slice" (no template has that name, so placement says the profile is unknown). The compute
+ * instances of one split GPU instance ("1c.3g.71gb", "2c.3g.71gb") are that GPU instance once,
+ * held ("compute instances"): a job asking its profile cannot have it; they are one GPU
+ * instance when their GPU instance ids agree or, ids unknown, while their c add up to its g. */
+static void slices_to_allocs(struct xp_device *d, const struct xp_raw_device *r)
+{
+	int ns = r->n_slices < XP_RAW_MAX_SLICES ? r->n_slices : XP_RAW_MAX_SLICES;
+	d->allocs = xp_calloc((size_t)ns, sizeof *d->allocs);
+	int gi[XP_RAW_MAX_SLICES], csum[XP_RAW_MAX_SLICES];
+	for (int i = 0; i < ns; i++) {
+		const struct xp_raw_slice *s = &r->slices[i];
+		int c = 0;
+		const char *gp = s->profile[0] ? ci_split(s->profile, &c) : NULL;
+		if (gp && d->n_allocs > 0) {
+			size_t k = d->n_allocs - 1;
+			struct xp_alloc *prev = &d->allocs[k];
+			bool same = prev->owner && strcmp(prev->owner, "compute instances") == 0 &&
+				    strcmp(prev->slice, gp) == 0;
+			if (same && s->gpu_instance >= 0 && gi[k] >= 0)
+				same = s->gpu_instance == gi[k];
+			else if (same)
+				same = csum[k] + c <= atoi(gp);
+			if (same) {
+				csum[k] += c;
+				continue;
+			}
+		}
+		struct xp_alloc *a = &d->allocs[d->n_allocs];
+		gi[d->n_allocs] = s->gpu_instance;
+		csum[d->n_allocs] = c;
+		d->n_allocs++;
+		a->slice = xp_strdup(gp ? gp : s->profile[0] ? s->profile : "slice");
+		a->owner = gp ? xp_strdup("compute instances") : NULL;
+		a->memory_mib = s->memory_mib;
+		a->uuid = s->uuid[0] && !gp ? xp_strdup(s->uuid) : NULL;
+	}
+}
+
 static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_device *r,
 			 const struct xp_manifest *m, const char *adapter)
 {
@@ -395,19 +446,13 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		free(d->allocs[i].slice);
 		free(d->allocs[i].owner);
+		free(d->allocs[i].uuid);
 	}
 	free(d->allocs);
 	d->allocs = NULL;
 	d->n_allocs = 0;
-	if (r->n_slices > 0) {
-		int ns = r->n_slices < XP_RAW_MAX_SLICES ? r->n_slices : XP_RAW_MAX_SLICES;
-		d->allocs = xp_calloc((size_t)ns, sizeof *d->allocs);
-		for (int i = 0; i < ns; i++) {
-			d->allocs[i].slice = xp_strdup(r->slices[i].profile[0] ? r->slices[i].profile : "slice");
-			d->allocs[i].memory_mib = r->slices[i].memory_mib;
-		}
-		d->n_allocs = (size_t)ns;
-	}
+	if (r->n_slices > 0)
+		slices_to_allocs(d, r);
 
 	/* Health: the vendor's word first, then our thresholds on what it measured. */
 	xp_strv_free(d->health_reasons, d->n_health_reasons);

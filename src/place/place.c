@@ -19,6 +19,7 @@ static void replica_free(struct xp_place_replica *r)
 	free(r->cpus);
 	free(r->env_name);
 	free(r->env_value);
+	free(r->env_shown);
 }
 
 static void reasons_free(struct xp_place_reason *v, size_t n)
@@ -428,6 +429,46 @@ static void heap_pick_node(struct pctx *p, struct heap *h, uint32_t q, struct ch
 	}
 }
 
+/* The existing instance a MIG replica rp (judged "existing") takes, by the order the device
+ * lists its free instances of the profile: commits held the first ones, then this dry-run's
+ * earlier replicas on the device. NULL when it has no UUID or none is left. */
+static const char *mig_uuid(const struct pctx *p, const struct attempt *t, const struct xp_place_replica *rp)
+{
+	const struct xpi_dinfo *di = xpl_dinfo(p, rp->node_ix, (size_t)rp->pos[0]);
+	const struct xp_mtemplate *tm = xp_manifest_template(di->md, rp->slice);
+	size_t nc, skip = 0;
+	const struct xp_mtemplate *const *ct = xpi_committed(p->ix, p->ix->off[rp->node_ix] + (size_t)rp->pos[0], &nc);
+	for (size_t k = 0; k < nc; k++)
+		skip += ct[k] == tm;
+	for (size_t k = 0; k + 1 < t->n_reps; k++) {
+		const struct xp_place_replica *o = &t->reps[k];
+		skip += o->node_ix == rp->node_ix && o->pos[0] == rp->pos[0] && o->instance &&
+			!strcmp(o->instance, "existing") && o->slice && xp_manifest_template(di->md, o->slice) == tm;
+	}
+	const struct xp_device *d = &p->c->nodes[rp->node_ix]->devices[rp->pos[0]];
+	for (size_t a = 0; a < d->n_allocs; a++) {
+		const struct xp_alloc *al = &d->allocs[a];
+		if (!al->slice || al->share_pct > 0 || !xpi_free_instance(al, di) ||
+		    xp_manifest_template(di->md, al->slice) != tm)
+			continue;
+		if (skip-- == 0)
+			return al->uuid;
+	}
+	return NULL;
+}
+
+/* What a MIG replica's task sets (replica.env_shown): CUDA selects a MIG instance by its UUID,
+ * never by the GPU's index. */
+static char *mig_env(const struct pctx *p, const struct attempt *t, const struct xp_place_replica *rp, int gpu)
+{
+	if (rp->instance && !strcmp(rp->instance, "new"))
+		return xp_asprintf("(a new instance on GPU %d: its MIG UUID exists once it is made)", gpu);
+	const char *u = rp->instance ? mig_uuid(p, t, rp) : NULL;
+	if (!u)
+		return xp_asprintf("(an instance on GPU %d whose MIG UUID is not known)", gpu);
+	return xp_asprintf("%s%s", strncmp(u, "MIG-", 4) ? "MIG-" : "", u);
+}
+
 /* Places the job's replicas one after another, each on the best node left; the changes are
  * taken back at the end (a dry-run changes nothing). */
 static void run_attempt(struct pctx *p, struct attempt *t)
@@ -533,6 +574,7 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
 			rp->env_name = xp_strdup(ev ? ev : XP_PLACE_GENERIC_ENV);
 			rp->env_value = xp_strdup(env);
+			rp->env_shown = inst ? mig_env(p, t, rp, vid[0]) : xp_strdup(env);
 			rp->n_mounts = di->m ? xp_manifest_mounts(di->m, vid, rp->n_devices, &rp->mounts) : 0;
 			free(vid);
 			t->total += ch.score;

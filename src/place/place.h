@@ -85,6 +85,9 @@ struct xp_place_replica {
 				 * XP_PLACE_GENERIC_ENV without one) */
 	char *env_value;        /* "0,1,2,3": the vendor's own device numbers (vendor_index; the
 				 * node's index when not known), as are the device files */
+	char *env_shown;        /* the value a task sets: env_value, except for a MIG slice: its
+				 * instance's "MIG-<UUID>" (NVIDIA's MIG guide), or words saying why
+				 * there is none (a new instance has no UUID until it is made) */
 	char **mounts;          /* device files the task needs (the manifest's device and control nodes) */
 	size_t n_mounts;
 	size_t node_ix;         /* the node's index in the cluster */

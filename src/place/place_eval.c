@@ -1012,6 +1012,7 @@ struct furthest {
 	size_t counts[ST_OK];    /* its devices through each device stage */
 	bool geometric;          /* its slice has MIG start positions */
 	struct free_why why;     /* why its devices were refused at the free stage */
+	bool unnamed;            /* some of its GPUs hold instances whose profile no tool named */
 };
 
 static void furthest_set(struct furthest *f, int stage, const struct xp_device *rep, const size_t counts[ST_OK],
@@ -1021,6 +1022,20 @@ static void furthest_set(struct furthest *f, int stage, const struct xp_device *
 	f->stage = stage;
 	f->rep = rep;
 	memcpy(f->counts, counts, sizeof f->counts);
+}
+
+/* True when a device of kind[k] on node ni holds an instance named by no template of md (the
+ * profile discovery could not name: normalize.c calls it "slice"). */
+static bool kind_unnamed(const struct pctx *p, size_t ni, const uint32_t *kind, size_t k, const struct xp_mmodel *md)
+{
+	const struct xp_node *n = p->c->nodes[ni];
+	for (size_t i = 0; i < n->n_devices; i++)
+		for (size_t a = 0; kind[i] == kind[k] && a < n->devices[i].n_allocs; a++) {
+			const struct xp_alloc *al = &n->devices[i].allocs[a];
+			if (al->slice && al->share_pct <= 0 && !xp_manifest_template(md, al->slice))
+				return true;
+		}
+	return false;
 }
 
 /* True when device k is the first of its kind on the node (the kind is judged once). */
@@ -1079,6 +1094,7 @@ static void judge_kind(const struct pctx *p, size_t ni, const struct xp_task_gro
 	if (!f->any || stage > f->stage) {
 		furthest_set(f, stage, rep, counts, &why);
 		f->geometric = xp_mig_geometric(repinfo.md, t);
+		f->unnamed = f->geometric && kind_unnamed(p, ni, kind, k, repinfo.md);
 		a->stage = stage;
 		f->any = true;
 		if (stage == ST_SHAPE)
@@ -1116,6 +1132,9 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 			 (long long)g->memory_mib);
 	else if (a->stage == ST_ECU)
 		snprintf(a->text, sizeof a->text, "fewer than %zu %s with %g ECU", want, what, g->min_ecu);
+	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure && f->unnamed)
+		snprintf(a->text, sizeof a->text, "no free %s instance known on %.80s: the profile of its MIG "
+			 "instances is unknown (nvidia-smi -L or NVML names it)", g->slice, mname);
 	else if (a->stage == ST_FREE && f->geometric && !p->reconfigure && f->why.makeable &&
 		 f->why.mig_off == f->why.makeable)
 		snprintf(a->text, sizeof a->text, "no free %s instance exists on %.80s (MIG mode off; a new one "

@@ -429,6 +429,23 @@ static int hami_request(const struct mset *s, const struct xp_cluster *c, const 
 	return 0;
 }
 
+/* The host CPUs and memory a replica of g was placed with (--cpus, --host-memory), as the
+ * container's cpu and memory limits and requests, at container indent n: the scheduler then
+ * reserves them as the dry-run counted them. Written after the device limits. */
+static void host_resources(FILE *f, int n, const struct xp_task_group *g)
+{
+	if (!g || (g->cpus <= 0 && g->host_memory_mib <= 0))
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			ind(f, n + 4), fputs("requests:\n", f);
+		if (g->cpus > 0)
+			ind(f, n + 6), fprintf(f, "\"cpu\": \"%d\"\n", g->cpus);
+		if (g->host_memory_mib > 0)
+			ind(f, n + 6), fprintf(f, "\"memory\": \"%lldMi\"\n", (long long)g->host_memory_mib);
+	}
+}
+
 /* The limits after the first (container() writes the count), at container indent n. */
 static void hami_more_limits(FILE *f, int n, const struct hami_req *h)
 {
@@ -484,6 +501,7 @@ static int write_k8s(FILE *f, const struct xp_place_result *r, const struct xp_j
 		affinity(f, 2, nodes, 1);
 		container(f, 2, res, h.hami ? (size_t)h.value[0] : resource_count(p), p);
 		hami_more_limits(f, 2, &h);
+		host_resources(f, 2, p->group < job->n_groups ? &job->groups[p->group] : NULL);
 		free(h.uuids);
 		free(res);
 		free(devs);
@@ -544,7 +562,10 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 	 * got which devices on which node can only be recorded, not pinned, per pod. */
 	char *all = xp_strdup("");
 	for (size_t i = 0; i < r->n_replicas; i++) {
-		char *n = xp_asprintf("%s%s%s:%s", all, i ? ";" : "", r->replicas[i].node, r->replicas[i].env_value);
+		/* With its slice, as a Pod's annotation has it ("n1:0 1g.10gb"). */
+		const struct xp_place_replica *q = &r->replicas[i];
+		char *n = xp_asprintf("%s%s%s:%s%s%s", all, i ? ";" : "", q->node, q->env_value, q->slice ? " " : "",
+				      q->slice ? q->slice : "");
 		free(all);
 		all = n;
 	}
@@ -630,6 +651,7 @@ static int write_volcano(FILE *f, const struct xp_place_result *r, const struct 
 		}
 		container(f, 8, res, h.hami ? (size_t)h.value[0] : resource_count(first), first);
 		hami_more_limits(f, 8, &h);
+		host_resources(f, 8, g < job->n_groups ? &job->groups[g] : NULL);
 		free(h.uuids);
 		free(uuids);
 		free(res);
@@ -683,13 +705,27 @@ struct slurm_comp {
 };
 
 /* The gres one replica asks for, "gpu:2" or "gpu:TYPE:1" for a slice (type: its gres type
- * name), times k. */
+ * name), "gpu:TYPE:2" for whole devices of a type (--gres-type whole=TYPE), times k. */
 static void gres_of(FILE *f, const char *gres, const char *type, const struct xp_place_replica *p, size_t k)
 {
 	if (p->slice)
 		fprintf(f, "%s:%s:%zu", gres, type, k);
+	else if (type[0])
+		fprintf(f, "%s:%s:%zu", gres, type, k * resource_count(p));
 	else
 		fprintf(f, "%s:%zu", gres, k * resource_count(p));
+}
+
+/* True when node holds a MIG instance (free or in use): Slurm declares each as a typed gres
+ * (gpu:1g.10gb), and an untyped gpu:N may be filled with one of them instead of a whole GPU. */
+static bool node_has_mig(const struct xp_cluster *c, const char *node)
+{
+	const struct xp_node *n = xp_cluster_node(c, node);
+	for (size_t i = 0; n && i < n->n_devices; i++)
+		for (size_t a = 0; (n->devices[i].partition & XP_PART_MIG) && a < n->devices[i].n_allocs; a++)
+			if (n->devices[i].allocs[a].slice && n->devices[i].allocs[a].share_pct <= 0)
+				return true;
+	return false;
 }
 
 /* sbatch runs the batch script once, on the first node of the allocation, so per-node shell
@@ -768,6 +804,7 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		comp[g].nodes[comp[g].n_nodes++] = nodes[k];
 	}
 	const struct xp_place_replica *p0 = &r->replicas[0];
+	const struct xp_task_group *g0 = &job->groups[0];
 	/* The gres name is the manifest's slurm_gres of the first replica's first device. */
 	const struct xp_device *d0 = first_device(c, p0);
 	const struct xp_mmodel *md0;
@@ -797,6 +834,19 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		}
 		if (!o->gres_types)
 			snprintf(type, sizeof type, "%s", p0->slice);
+	} else if (o->gres_types && strstr(o->gres_types, "whole=") &&
+		   !gres_type_of(o->gres_types, "whole", type, sizeof type)) {
+		rc = xp_errf(err, "export slurm: --gres-type whole=TYPE names no plain type; refused");
+		goto out;
+	} else if (!type[0]) {
+		/* An untyped gpu:N on a node with MIG instances may get an instance, not a GPU. */
+		for (size_t i = 0; i < r->n_replicas; i++)
+			if (node_has_mig(c, r->replicas[i].node)) {
+				rc = xp_errf(err, "export slurm: node %s holds MIG instances, which Slurm may hand an "
+						  "untyped --gres=%s:N instead of whole GPUs; name the whole GPUs' gres type: "
+						  "--gres-type whole=TYPE; refused", r->replicas[i].node, gres);
+				goto out;
+			}
 	}
 	for (size_t i = 1; i < r->n_replicas; i++)
 		if ((r->replicas[i].slice == NULL) != (p0->slice == NULL) ||
@@ -825,6 +875,12 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		 * for. A slice is a typed gres (Slurm's MIG support: gpu:1g.10gb:N). */
 		gres_of(f, gres, type, p0, comp[g].per);
 		fputc('\n', f);
+		/* The host CPUs and memory placed with each replica: CPUs per task (a replica is one
+		 * task), memory per node (sbatch's --mem), the replicas on each node times each's. */
+		if (g0->cpus > 0)
+			fprintf(f, "#SBATCH --cpus-per-task=%d\n", g0->cpus);
+		if (g0->host_memory_mib > 0)
+			fprintf(f, "#SBATCH --mem=%lldM\n", (long long)comp[g].per * (long long)g0->host_memory_mib);
 		/* A queue is xpool's (or Volcano's, Kueue's) notion: Slurm refuses a partition that
 		 * does not exist, so only the partition named for this export is written (in each
 		 * component: a component without one gets the default partition). */
@@ -834,6 +890,8 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	if (p0->slice)
 		fprintf(f, "# gres type for slice %s: %s (%s)\n", p0->slice, type,
 			o->gres_types ? "--gres-type" : "the profile name; a site naming its types otherwise needs --gres-type");
+	else if (type[0])
+		fprintf(f, "# gres type for whole devices: %s (--gres-type whole=)\n", type);
 	char *rp = mig_new(r->replicas, r->n_replicas);
 	if (rp)
 		fprintf(f, "# MIG: new instances (NODE:GPU PROFILE) %s: Slurm cannot create MIG instances; "
@@ -858,6 +916,12 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		sh_quote(f, p->node);
 		fputs(" --gres=", f);
 		gres_of(f, gres, type, p, 1);
+		/* Each step its replica's share of the allocation: srun's --mem is the step's on its
+		 * one node. */
+		if (g0->cpus > 0)
+			fprintf(f, " --cpus-per-task=%d", g0->cpus);
+		if (g0->host_memory_mib > 0)
+			fprintf(f, " --mem=%lldM", (long long)g0->host_memory_mib);
 		fputs(" env XPOOL_DEVICES=", f);
 		sh_quote(f, p->env_value ? p->env_value : "");
 		if (!slurm_sets_env) {
