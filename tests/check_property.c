@@ -578,7 +578,7 @@ struct kase {
 };
 
 static struct {
-	size_t reconf_cases, existing, fresh, layouts[64];
+	size_t reconf_cases, existing, fresh, layouts[64], mirror, pair, multi_counts;
 	size_t failures, cases, answers, placed, refused, replicas, slices, shares, brute, brute_fit, batches, pending, big, relaxed;
 } st;
 
@@ -676,6 +676,8 @@ static void check_ring_order(const struct kase *ks, const struct xp_job *job, co
 		int ng = kind_groups(n, rep, first);
 		if (ng <= 0)
 			return;
+		st.mirror += wide == XP_WIDE_MIRROR;
+		st.pair += wide == XP_WIDE_PAIR;
 		size_t per = k / (size_t)ng, got = 0;
 		bool mine[XP_MAX_DEVICES] = {false}, want_set[XP_MAX_DEVICES] = {false};
 		for (size_t i = 0; i < k; i++)
@@ -858,6 +860,7 @@ static void check_replica(const struct kase *ks, const struct xp_job *job, struc
 	world_take(w, g, rp);
 	st.replicas++;
 	st.slices += g->slice != NULL;
+	st.multi_counts += s0->lay && s0->lay->counts_multi && multi_task(job) && !sliced;
 	for (size_t i = 0; s0->lay && s0->lay->layout[0] && i < nlays; i++)
 		st.layouts[i] += !strcmp(lays[i], s0->lay->layout);
 	st.shares += g->share_pct > 0;
@@ -1180,6 +1183,9 @@ static void add_alloc(struct xp_device *d, const char *slice, int share)
 	d->allocs[d->n_allocs++] = (struct xp_alloc){slice ? xp_strdup(slice) : NULL, xp_strdup("old"), -1, share};
 }
 
+/* The node being made is idle: its devices hold nothing yet (wide requests need room). */
+static bool gen_idle;
+
 /* Adds n devices of model ct to node nd from index first; missing >= 0: that one is left out
  * (the tool does not list it; its index stays empty). Groups as discovery names them by the
  * rule of the entry the node's count selects (ring:N "hccs:K", card:N "card:K", K the index
@@ -1212,6 +1218,8 @@ static void add_devices(struct rng *r, struct xp_node *nd, const struct cat *ct,
 		d->numa = n_numa ? (chance(r, 5) ? -1 : i * n_numa / n) : -1;
 		int h = rint_in(r, 0, 99);
 		d->health = h < 80 ? XP_HEALTH_OK : h < 88 ? XP_HEALTH_WARN : h < 95 ? XP_HEALTH_FAIL : XP_HEALTH_UNKNOWN;
+		if (gen_idle && h >= 80 && h < 95)
+			d->health = XP_HEALTH_OK; /* an idle node is a fresh one */
 		if (ring > 0)
 			d->affinity_group = xp_asprintf("%s:%d", aff == XP_AFF_CARD ? "card" : "hccs", ix / ring);
 		else if (ct->m->affinity == XP_AFF_NVLINK || ct->md->affinity == XP_AFF_NVLINK)
@@ -1219,8 +1227,10 @@ static void add_devices(struct rng *r, struct xp_node *nd, const struct cat *ct,
 		else
 			d->affinity_group = chance(r, 80) ? xp_asprintf("pcie:%d", i / 2) : NULL;
 		d->partition = ct->md->partition;
-		/* What runs there already. */
+		/* What runs there already (nothing on an idle node). */
 		int u = rint_in(r, 0, 99);
+		if (gen_idle)
+			u = 99;
 		if (u < 15)
 			add_alloc(d, NULL, 0);
 		else if (u < (ct->md->slots ? 50 : 33) && ct->md->n_templates && (ct->md->partition & (XP_PART_MIG | XP_PART_VNPU)))
@@ -1274,6 +1284,7 @@ static struct xp_cluster *gen_cluster(struct rng *r, bool tiny)
 			x->numa = n_numa ? rint_in(r, -1, n_numa - 1) : -1;
 			x->speed_mbps = 200000;
 		}
+		gen_idle = chance(r, 25);
 		if (!chance(r, 8)) {
 			/* One kind, now and then a second (other vendor) after it. */
 			const struct cat *a = pick_cat(r);
@@ -1333,7 +1344,8 @@ static struct xp_cluster *gen_cluster(struct rng *r, bool tiny)
 
 /* A model from the cluster (most jobs ask what is there; *dv the device), else from the
  * catalogue (*dv NULL). */
-static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c, const struct xp_device **dv)
+static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c, const struct xp_device **dv,
+				 const struct xp_node **dn)
 {
 	*dv = NULL;
 	if (chance(r, 80) && c->n_nodes) {
@@ -1343,6 +1355,7 @@ static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c, cons
 			for (size_t i = 0; d->model && i < ncat; i++)
 				if (strcmp(cats[i].md->name, d->model) == 0) {
 					*dv = d;
+					*dn = n;
 					return &cats[i];
 				}
 		}
@@ -1353,7 +1366,18 @@ static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c, cons
 static void gen_group(struct rng *r, const struct xp_cluster *c, struct xp_task_group *g, bool simple)
 {
 	const struct xp_device *dv;
-	const struct cat *ct = job_cat(r, c, &dv);
+	const struct xp_node *dn = NULL;
+	const struct cat *ct = job_cat(r, c, &dv, &dn);
+	/* The rule of the node the device came from: a wide rule (mirror, pair) is asked for. */
+	const struct xp_mmodel *dl = NULL;
+	if (dv) {
+		int same = 0;
+		for (size_t i = 0; i < dn->n_devices; i++)
+			same += same_kind(&dn->devices[i], dv);
+		dl = layout_of(ct->m, ct->md, same);
+	}
+	int dring = dl ? ring_size(ct->m, dl) : 0;
+	bool dwide = dring > 0 && dring % 2 == 0 && (dl->wide != XP_WIDE_WHOLE || dl->has_wide_multi);
 	g->replicas = simple ? 1 : chance(r, 50) ? 1 : rint_in(r, 2, chance(r, 20) ? 12 : 4);
 	/* Now and then enough replicas that the engine keeps its candidates in a heap (16 up). */
 	if (!simple && chance(r, 6))
@@ -1365,6 +1389,11 @@ static void gen_group(struct rng *r, const struct xp_cluster *c, struct xp_task_
 	if (simple ? kind < 85 : kind < 60 || !ct->md->n_templates) {
 		if (simple && kind >= 70)
 			g->share_pct = rint_in(r, 1, 20) * 5;
+		else if (dwide && chance(r, 50))
+			g->devices = dring + 2 * rint_in(r, 1, dring / 2);
+		else if (has_layouts(ct->m, ct->md) && chance(r, 70))
+			/* A product by node size: up to a whole Box16 or A3 node (wider than a group). */
+			g->devices = rint_in(r, 1, 16);
 		else if (ring > 0 && chance(r, 70))
 			g->devices = rint_in(r, 1, 2 * ring);
 		else
@@ -1578,7 +1607,8 @@ START_TEST(random_cases)
 		       st.batches, st.brute, st.brute_fit, st.big, st.relaxed);
 	if (getenv("XP_PROP_STATS")) {
 		printf("property chunk %d: %zu cases with reconfigure, MIG slices on %zu existing and %zu new instances; "
-		       "replicas by layout:", _i, st.reconf_cases, st.existing, st.fresh);
+		       "%zu mirror and %zu pair replicas, %zu under counts_multi; replicas by layout:", _i, st.reconf_cases,
+		       st.existing, st.fresh, st.mirror, st.pair, st.multi_counts);
 		for (size_t i = 0; i < nlays; i++)
 			printf(" %s %zu;", lays[i], st.layouts[i]);
 		printf("\n");
