@@ -1,17 +1,36 @@
 /* check_property.c: a property test of the placement engine (issue 14). Seeded random clusters
- * (1-8 nodes of the shipped manifests' models: MIG GPUs, Ascend rings, AMD, CPU-only nodes;
- * busy, faulty and sliced devices, NUMA domains, racks and switches, labels) and random jobs
- * (whole devices, MIG and vNPU slices, shares, patterns, NUMA and network constraints, gang
- * minimums, every strategy) go through the real engine: a dry-run on a kept index, the scan
- * that judges node by node, xp_place's own index, and batches committed one after another
- * on one index, then a release. Every answer is judged here by a checker written from the
- * rule text and the manifest data, never by the engine's own helpers: no device used twice
- * (the cluster's allocations and earlier replicas and commits included), devices healthy and
- * of the kind asked, per-node counts the model allows, rings and the vendor's ring order, MIG
- * starts and spans, slice counts, shares, gang all-or-nothing, NUMA and network constraints,
- * refusal reasons that cover every node, a refusal's relaxation that places the job. Refusals
- * on tiny clusters are checked against a brute-force search where the rule is simple enough
- * to search honestly.
+ * (1-8 nodes of the shipped manifests' models: MIG GPUs, Ascend products by node size, AMD,
+ * CPU-only nodes; busy, faulty and sliced devices, MIG instances free (no job) and held, GPUs
+ * with none, a device the product counts but the node does not list, idle fresh nodes, NUMA
+ * domains, racks and switches, labels) and random jobs (whole devices, MIG and vNPU slices,
+ * shares, patterns, NUMA and network constraints, gang minimums, every strategy, half of the
+ * cases with xp_place_opts.reconfigure) go through the real engine: a dry-run on a kept index,
+ * the scan that judges node by node, xp_place's own index, and batches committed one after
+ * another on one index, then a release. Every answer is judged here by a checker written from
+ * the rule text (man xpool.1 PLACEMENT, MIG PLACEMENT) and the manifest data, never by the
+ * engine's own helpers: no device used twice (the cluster's allocations and earlier replicas
+ * and commits included), devices healthy and of the kind asked, MIG slices (default: each on
+ * a distinct free existing instance of its profile, instance "existing"; reconfigure: that,
+ * else a new instance legal beside every instance there, "new"; a commit holds a free
+ * instance of its profile first; a GPU with any instance is not offered whole or as a share),
+ * MIG starts and spans, slice counts, shares, gang all-or-nothing, NUMA and network
+ * constraints, refusal reasons that cover every node, a refusal's relaxation that places the
+ * job. Whole devices are judged by the entry the node places by: the model's first [layout]
+ * whose devices range holds the node's count of that kind (the checker's own walk over the
+ * manifest's variants), else the [model]: its counts (counts_multi in a job of several tasks:
+ * more than one replica over all groups), its groups (ring:N and card:N alike: within one
+ * group, the vendor's ring_priority order, lowest devices), and wider requests by its wide
+ * rule (wide_multi in a job of several tasks): whole groups, mirror (an equal share of every
+ * group at the same positions, the lowest first) or pair (each group's lowest free). The
+ * vendor's node score (which node wins) is not judged here: tests/check_ascend_products.c has
+ * golden references for it.
+ *
+ * Refusals on tiny clusters (1-2 nodes of at most 8 devices, one group, one replica, no NUMA
+ * or network constraint, no slice) are checked against a brute force over every subset of a
+ * node's devices judged by the same rules: it covers the 910A's Atlas 800 rule, Ascend 910B
+ * half x4 (1-4) and Atlas 800T A2 (5-8), the A3 node (card:2, whole modules) of up to 8, Atlas
+ * 300I and 300I Duo cards; not Atlas 200T A2 Box16 (its nodes hold 9-16, over the brute
+ * force's 8) nor counts_multi / wide_multi (one replica is a job of one task).
  *
  * Each case is one seed; a failure names it. XP_PROP_SEED=N runs that one case alone,
  * XP_PROP_CASES=N changes the cases per chunk, XP_PROP_BASE=N adds N to every seed (other
@@ -69,15 +88,62 @@ struct cat {
 	int weight;
 };
 static struct cat cats[256];
+/* The [layout] names of the manifests, for the counts of replicas placed by each. */
+static const char *lays[64];
+static size_t nlays;
 static size_t ncat;
 static int cat_total;
 
-/* A model's ring size under the affinity rule ring:N (its own, else the adapter's), 0 none. */
+/* A model's group size under the affinity rule ring:N or card:N (its own, else the
+ * adapter's), 0 none: a card's chips are judged as a ring's devices are. */
 static int ring_size(const struct xp_manifest *m, const struct xp_mmodel *md)
 {
 	int aff = md->affinity ? md->affinity : m->affinity;
 	int rs = md->ring_size ? md->ring_size : m->ring_size;
-	return aff == XP_AFF_RING ? rs : 0;
+	return aff == XP_AFF_RING || aff == XP_AFF_CARD ? rs : 0;
+}
+
+/* The entry a node holding n devices of md places by (adapters/README.md, [layout]): the first
+ * layout made from md whose devices include n (none given: any), else md. The checker's own
+ * walk over the manifest's variants. */
+static const struct xp_mmodel *layout_of(const struct xp_manifest *m, const struct xp_mmodel *md, int n)
+{
+	for (size_t i = 0; m && md && i < m->n_variants; i++) {
+		uint64_t d = m->variants[i].layout_devices;
+		if (&m->models[m->variant_of[i]] == md && (!d || (n >= 1 && n <= 64 && (d >> (n - 1) & 1))))
+			return &m->variants[i];
+	}
+	return md;
+}
+
+/* Whether md has any [layout] (a node's size may change its rule). */
+static bool has_layouts(const struct xp_manifest *m, const struct xp_mmodel *md)
+{
+	for (size_t i = 0; i < m->n_variants; i++)
+		if (&m->models[m->variant_of[i]] == md)
+			return true;
+	return false;
+}
+
+/* The counts a replica may take in a job of one task or several (counts_multi where given). */
+static uint64_t counts_for(const struct xp_mmodel *md, bool multi)
+{
+	return multi && md->counts_multi ? md->counts_multi : md->counts;
+}
+
+/* What a request wider than a group takes (wide_multi where given in a job of several tasks). */
+static int wide_for(const struct xp_mmodel *md, bool multi)
+{
+	return multi && md->has_wide_multi ? md->wide_multi : md->wide;
+}
+
+/* A job of several tasks: more than one replica over all its groups. */
+static bool multi_task(const struct xp_job *j)
+{
+	int t = 0;
+	for (size_t i = 0; i < j->n_groups; i++)
+		t += j->groups[i].replicas;
+	return t > 1;
 }
 
 static void setup(void)
@@ -92,11 +158,20 @@ static void setup(void)
 		for (size_t k = 0; k < ms[i]->n_models && ncat < sizeof cats / sizeof *cats; k++) {
 			const struct xp_mmodel *md = &ms[i]->models[k];
 			int w = 1 + (md->counts ? 3 : 0) + (ring_size(ms[i], md) ? 3 : 0) + (md->n_templates ? 2 : 0) +
-				(md->slots ? 3 : 0);
+				(md->slots ? 3 : 0) + (has_layouts(ms[i], md) ? 6 : 0);
 			cats[ncat++] = (struct cat){ms[i], md, w};
 			cat_total += w;
 		}
 	ck_assert_uint_ge(ncat, 4);
+	nlays = 0;
+	for (size_t i = 0; i < nm; i++)
+		for (size_t k = 0; k < ms[i]->n_variants; k++) {
+			bool seen = false;
+			for (size_t j = 0; j < nlays; j++)
+				seen = seen || !strcmp(lays[j], ms[i]->variants[k].layout);
+			if (!seen && nlays < sizeof lays / sizeof *lays)
+				lays[nlays++] = ms[i]->variants[k].layout;
+		}
 }
 
 static void teardown(void)
@@ -123,13 +198,16 @@ static const struct cat *pick_cat(struct rng *r)
 struct dst {
 	const struct xp_manifest *m; /* its manifest and model (NULL: none describes it) */
 	const struct xp_mmodel *md;
+	const struct xp_mmodel *lay; /* the entry the node places it by: md's [layout] for the node's
+				      * count of its kind, else md (NULL with md) */
 	int whole;            /* whole-device holders */
 	int soft_pct;         /* soft shares, percent */
 	int soft;             /* soft holders */
 	int hard;             /* hard slices (MIG, vNPU) */
 	double hard_use;      /* their compute share */
 	bool unknown;         /* a slice no template of the model names: the device is full */
-	const char *inst[40]; /* the hard slices' template names */
+	const char *inst[40]; /* the hard slices' template names (MIG instances, free or held) */
+	bool free_inst[40];   /* that instance is free: no job holds it (a MIG slice may take it) */
 	int ninst;
 };
 
@@ -168,18 +246,43 @@ static const struct xp_mmodel *model_of(const struct xp_device *d, const struct 
 	return NULL;
 }
 
-static void world_add_slice(struct dst *s, const char *name)
+/* A free instance of t on s not yet taken, -1 none. */
+static int free_of(const struct dst *s, const struct xp_mtemplate *t)
+{
+	for (int i = 0; t && i < s->ninst; i++)
+		if (s->free_inst[i] && tmpl(s->md, s->inst[i]) == t)
+			return i;
+	return -1;
+}
+
+/* A slice named name on s: an instance (free: no job holds it). */
+static void world_add_inst(struct dst *s, const char *name, bool isfree)
 {
 	const struct xp_mtemplate *t = tmpl(s->md, name);
 	s->hard++;
 	s->hard_use += slice_share(t);
 	if (!t)
 		s->unknown = true;
-	else if (s->ninst < (int)(sizeof s->inst / sizeof *s->inst))
+	else if (s->ninst < (int)(sizeof s->inst / sizeof *s->inst)) {
+		s->free_inst[s->ninst] = isfree;
 		s->inst[s->ninst++] = t->name;
-	else
+	} else
 		s->unknown = true;
 }
+
+/* A slice placed or committed: it holds a free instance of its profile where one is left
+ * (man xpool.1, MIG PLACEMENT), else it is a new instance. */
+static void world_add_slice(struct dst *s, const char *name)
+{
+	int f = free_of(s, tmpl(s->md, name));
+	if (f >= 0)
+		s->free_inst[f] = false;
+	else
+		world_add_inst(s, name, false);
+}
+
+static bool geometric(const struct xp_mmodel *md, const struct xp_mtemplate *t);
+static bool same_kind(const struct xp_device *a, const struct xp_device *b);
 
 static struct world world_new(const struct xp_cluster *c)
 {
@@ -191,6 +294,10 @@ static struct world world_new(const struct xp_cluster *c)
 			struct dst *s = &w.d[i][k];
 			const struct xp_device *d = &n->devices[k];
 			s->md = model_of(d, &s->m);
+			int same = 0;
+			for (size_t e = 0; e < n->n_devices; e++)
+				same += same_kind(&n->devices[e], d);
+			s->lay = layout_of(s->m, s->md, same);
 			for (size_t a = 0; a < d->n_allocs; a++) {
 				const struct xp_alloc *al = &d->allocs[a];
 				if (al->share_pct > 0) {
@@ -199,7 +306,8 @@ static struct world world_new(const struct xp_cluster *c)
 				} else if (!al->slice)
 					s->whole++;
 				else
-					world_add_slice(s, al->slice);
+					/* Free: a MIG profile with positions that no job holds. */
+					world_add_inst(s, al->slice, !al->owner && geometric(s->md, tmpl(s->md, al->slice)));
 			}
 		}
 	}
@@ -285,6 +393,9 @@ static bool slices_legal(const struct dst *s, const struct xp_mtemplate *extra, 
 
 /* ---- the rule text, judged here ---- */
 
+/* The case's xp_place_opts.reconfigure: MIG slices may be new instances. */
+static bool reconf;
+
 static bool glob_or_null(const char *g, const char *s) { return !g || (s && xp_glob_match(g, s)); }
 /* Equal strings, NULL equal to NULL only. */
 static bool seq(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
@@ -365,6 +476,12 @@ static bool dev_ok(const struct world *w, size_t ni, size_t k, const struct xp_t
 	if (g->slice) {
 		if (s->whole || s->soft)
 			return snprintf(why, len, "slice on device %zu held whole or shared", k), false;
+		/* A MIG profile: a free instance of it, else (only with reconfigure) a new one
+		 * beside every instance there, free or held. */
+		if (geometric(s->md, t) && free_of(s, t) >= 0)
+			return true;
+		if (geometric(s->md, t) && !reconf)
+			return snprintf(why, len, "no free %s instance on device %zu (no reconfigure)", t->name, k), false;
 		return slices_legal(s, t, why, len);
 	}
 	if (g->share_pct > 0) {
@@ -379,23 +496,74 @@ static bool dev_ok(const struct world *w, size_t ni, size_t k, const struct xp_t
 	return true;
 }
 
-/* Whole devices dev[0..k) of node ni as one replica of g: the model's counts, its rings,
- * same_group. Device checks are dev_ok's. */
+/* The distinct affinity groups of the node's devices of dev's kind, each by its first device
+ * (ascending); returns how many, -1 when one of them has no group. */
+static int kind_groups(const struct xp_node *n, const struct xp_device *dev, int *first)
+{
+	int ng = 0;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		if (!same_kind(&n->devices[i], dev))
+			continue;
+		const char *grp = n->devices[i].affinity_group;
+		if (!grp)
+			return -1;
+		bool seen = false;
+		for (int j = 0; j < ng && !seen; j++)
+			seen = seq(n->devices[first[j]].affinity_group, grp);
+		if (!seen)
+			first[ng++] = (int)i;
+	}
+	return ng;
+}
+
+/* Whole devices dev[0..k) of node ni as one replica of g, in a job of one task or several
+ * (multi): the counts of the entry the node places by (its [layout]), its groups (ring:N or
+ * card:N: k within one group, or wider by its wide rule: whole groups, or an equal share of
+ * every group, mirror at the same positions), same_group. Device checks are dev_ok's. */
 static bool shape_ok(const struct world *w, size_t ni, const struct xp_task_group *g, const int *dev, size_t k,
-		     char *why, size_t len)
+		     bool multi, char *why, size_t len)
 {
 	const struct xp_node *n = w->c->nodes[ni];
 	const struct dst *s = &w->d[ni][dev[0]];
-	if (s->md && s->md->counts && (k > 64 || !(s->md->counts & (1ULL << (k - 1)))))
-		return snprintf(why, len, "%zu devices: not a count %s allows", k, s->md->name), false;
-	int ring = s->md ? ring_size(s->m, s->md) : 0;
+	const struct xp_mmodel *L = s->lay;
+	uint64_t mask = L ? counts_for(L, multi) : 0;
+	if (mask && (k > 64 || !(mask & (1ULL << (k - 1)))))
+		return snprintf(why, len, "%zu devices: not a count %s allows%s", k, L->layout[0] ? L->layout : L->name,
+				multi ? " in a job of several tasks" : ""), false;
+	int ring = L ? ring_size(s->m, L) : 0;
+	int wide = L ? wide_for(L, multi) : XP_WIDE_WHOLE;
 	if (ring > 0 && k <= (size_t)ring) {
 		const char *grp = n->devices[dev[0]].affinity_group;
 		for (size_t i = 0; i < k; i++)
 			if (!grp || !seq(n->devices[dev[i]].affinity_group, grp))
-				return snprintf(why, len, "%zu devices of a ring of %d across rings", k, ring), false;
+				return snprintf(why, len, "%zu devices of a group of %d across groups", k, ring), false;
+	} else if (ring > 0 && (wide == XP_WIDE_MIRROR || wide == XP_WIDE_PAIR)) {
+		/* An equal share of every group of the kind; mirror: the same positions in each. */
+		int first[XP_MAX_DEVICES];
+		int ng = kind_groups(n, &n->devices[dev[0]], first);
+		if (ng <= 0 || k % (size_t)ng || k / (size_t)ng > (size_t)ring)
+			return snprintf(why, len, "%zu devices: not an equal share of %d groups of %d", k, ng, ring), false;
+		size_t per = k / (size_t)ng;
+		unsigned pos0 = 0;
+		for (int gi = 0; gi < ng; gi++) {
+			const char *grp = n->devices[first[gi]].affinity_group;
+			size_t in = 0;
+			unsigned pos = 0;
+			for (size_t i = 0; i < k; i++)
+				if (seq(n->devices[dev[i]].affinity_group, grp)) {
+					in++;
+					pos |= 1u << (n->devices[dev[i]].index % ring);
+				}
+			if (in != per)
+				return snprintf(why, len, "%zu devices: %zu in group %s, not %zu", k, in, grp, per), false;
+			if (gi == 0)
+				pos0 = pos;
+			else if (wide == XP_WIDE_MIRROR && pos != pos0)
+				return snprintf(why, len, "%zu devices not at the same positions in each group", k), false;
+		}
 	} else if (ring > 0 && k % (size_t)ring == 0) {
-		/* Whole rings: every device of each ring taken. */
+		/* Whole groups: every device of each taken (a device the product counts but the
+		 * node does not list leaves its group never whole). */
 		for (size_t i = 0; i < k; i++) {
 			const char *grp = n->devices[dev[i]].affinity_group;
 			size_t total = 0, taken = 0;
@@ -404,12 +572,10 @@ static bool shape_ok(const struct world *w, size_t ni, const struct xp_task_grou
 			for (size_t j = 0; j < k; j++)
 				taken += grp && seq(n->devices[dev[j]].affinity_group, grp);
 			if (!grp || total != (size_t)ring || taken != total)
-				return snprintf(why, len, "%zu devices not whole rings of %d", k, ring), false;
+				return snprintf(why, len, "%zu devices not whole groups of %d", k, ring), false;
 		}
-	} else if (ring > 0) {
-		/* A request wider than a ring and not a multiple: a product's own split rule (none
-		 * in the shipped manifests refuses this above); only the count is judged. */
-	}
+	} else if (ring > 0)
+		return snprintf(why, len, "%zu devices: wider than a group of %d and not whole groups", k, ring), false;
 	if (g->same_group && k > 1 && !(ring > 0 && k > (size_t)ring)) {
 		const char *grp = n->devices[dev[0]].affinity_group;
 		for (size_t i = 0; i < k; i++)
@@ -431,6 +597,7 @@ struct kase {
 };
 
 static struct {
+	size_t reconf_cases, existing, fresh, layouts[64], mirror, pair, multi_counts;
 	size_t failures, cases, answers, placed, refused, replicas, slices, shares, brute, brute_fit, batches, pending, big, relaxed;
 } st;
 
@@ -510,9 +677,10 @@ static void check_ring_order(const struct kase *ks, const struct xp_job *job, co
 			     const struct xp_task_group *g, const struct xp_device *key, const struct xp_place_replica *rp)
 {
 	const struct dst *s = &w->d[ni][rp->pos[0]];
+	const struct xp_mmodel *L = s->lay;
 	size_t k = rp->n_devices;
-	int ring = s->md ? ring_size(s->m, s->md) : 0;
-	if (ring <= 0 || k > (size_t)ring || k > XP_MRING_MAX || !s->md->n_ring_prio[k] || g->numa != XP_NUMA_NONE)
+	int ring = L ? ring_size(s->m, L) : 0;
+	if (ring <= 0 || g->numa != XP_NUMA_NONE)
 		return;
 	const struct xp_node *n = w->c->nodes[ni];
 	const struct xp_device *rep = &n->devices[rp->pos[0]];
@@ -520,8 +688,58 @@ static void check_ring_order(const struct kase *ks, const struct xp_job *job, co
 	char why[256];
 	for (size_t d = 0; d < n->n_devices; d++)
 		cand[d] = same_kind(&n->devices[d], rep) && dev_ok(w, ni, d, g, key, why, sizeof why);
-	for (size_t pi = 0; pi < s->md->n_ring_prio[k]; pi++) {
-		size_t want = s->md->ring_prio[k][pi];
+	int wide = wide_for(L, multi_task(job));
+	if (k > (size_t)ring && (wide == XP_WIDE_MIRROR || wide == XP_WIDE_PAIR)) {
+		/* Mirror: the lowest positions free in every group; pair: each group's lowest free. */
+		int first[XP_MAX_DEVICES];
+		int ng = kind_groups(n, rep, first);
+		if (ng <= 0)
+			return;
+		st.mirror += wide == XP_WIDE_MIRROR;
+		st.pair += wide == XP_WIDE_PAIR;
+		size_t per = k / (size_t)ng, got = 0;
+		bool mine[XP_MAX_DEVICES] = {false}, want_set[XP_MAX_DEVICES] = {false};
+		for (size_t i = 0; i < k; i++)
+			mine[rp->pos[i]] = true;
+		if (wide == XP_WIDE_PAIR)
+			for (int gi = 0; gi < ng; gi++) {
+				size_t in = 0;
+				for (size_t d = 0; d < n->n_devices && in < per; d++)
+					if (cand[d] && seq(n->devices[d].affinity_group, n->devices[first[gi]].affinity_group)) {
+						want_set[d] = true;
+						in++;
+					}
+			}
+		else
+			for (int p = 0; p < ring && got < per; p++) {
+				int at[XP_MAX_DEVICES];
+				bool all = true;
+				for (int gi = 0; gi < ng && all; gi++) {
+					at[gi] = -1;
+					for (size_t d = 0; d < n->n_devices; d++)
+						if (seq(n->devices[d].affinity_group, n->devices[first[gi]].affinity_group) &&
+						    same_kind(&n->devices[d], rep) && n->devices[d].index % ring == p)
+							at[gi] = (int)d;
+					all = at[gi] >= 0 && cand[at[gi]];
+				}
+				if (!all)
+					continue;
+				for (int gi = 0; gi < ng; gi++)
+					want_set[at[gi]] = true;
+				got++;
+			}
+		for (size_t d = 0; d < n->n_devices; d++)
+			if (mine[d] != want_set[d]) {
+				fail_case(ks, job, "replica on %s: device %zu %s, the %s rule says otherwise", n->name, d,
+					  mine[d] ? "taken" : "left", wide == XP_WIDE_PAIR ? "pair" : "mirror");
+				return;
+			}
+		return;
+	}
+	if (k > (size_t)ring || k > XP_MRING_MAX || !L->n_ring_prio[k])
+		return;
+	for (size_t pi = 0; pi < L->n_ring_prio[k]; pi++) {
+		size_t want = L->ring_prio[k][pi];
 		for (size_t d = 0; d < n->n_devices; d++) {
 			const char *grp = n->devices[d].affinity_group;
 			if (!cand[d] || !grp)
@@ -590,7 +808,7 @@ static void check_replica(const struct kase *ks, const struct xp_job *job, struc
 	if (!rp->env_value || strcmp(rp->env_value, env) != 0)
 		fail_case(ks, job, "replica on %s: env %s, devices say %s", n->name, rp->env_value ? rp->env_value : "-", env);
 	const struct dst *s0 = &w->d[ni][rp->pos[0]];
-	if (!sliced && !shape_ok(w, ni, g, rp->pos, want, why, sizeof why))
+	if (!sliced && !shape_ok(w, ni, g, rp->pos, want, multi_task(job), why, sizeof why))
 		fail_case(ks, job, "replica on %s: %s", n->name, why);
 	if (!sliced)
 		check_ring_order(ks, job, w, ni, g, *key, rp);
@@ -598,6 +816,32 @@ static void check_replica(const struct kase *ks, const struct xp_job *job, struc
 	double take = g->slice ? slice_share(asked_slice(g, s0)) : g->share_pct > 0 ? g->share_pct / 100.0 : 1;
 	if (fabs(rp->take - take) > EPSV)
 		fail_case(ks, job, "replica on %s takes %g of a device, the request %g", n->name, rp->take, take);
+	/* A MIG slice: on a free instance of its profile ("existing"), else a new one, legal
+	 * beside every instance there and only with reconfigure; a free instance of the profile
+	 * left is taken first. A job asking two profiles: the engine knows its own earlier
+	 * slices by their share only (man xpool.1), so "new" beside a free one is allowed. */
+	const struct xp_mtemplate *t0 = asked_slice(g, s0);
+	if (g->slice && geometric(s0->md, t0)) {
+		bool ex = free_of(s0, t0) >= 0, kinds2 = false;
+		for (size_t i = 0; i < job->n_groups; i++)
+			kinds2 = kinds2 || (job->groups[i].slice && tmpl(s0->md, job->groups[i].slice) != t0);
+		if (!rp->instance || (strcmp(rp->instance, "existing") && strcmp(rp->instance, "new")))
+			fail_case(ks, job, "MIG slice on %s: instance %s", n->name, rp->instance ? rp->instance : "-");
+		else if (!strcmp(rp->instance, "existing")) {
+			st.existing++;
+			if (!ex)
+				fail_case(ks, job, "MIG slice on %s says existing; no free %s instance is there", n->name, t0->name);
+		} else {
+			st.fresh++;
+			if (!reconf)
+				fail_case(ks, job, "MIG slice on %s is a new instance without reconfigure", n->name);
+			if (ex && !kinds2)
+				fail_case(ks, job, "MIG slice on %s is new beside a free %s instance", n->name, t0->name);
+			if (!slices_legal(s0, t0, why, sizeof why))
+				fail_case(ks, job, "MIG slice on %s: new instance: %s", n->name, why);
+		}
+	} else if (rp->instance)
+		fail_case(ks, job, "replica on %s: instance %s, not a MIG slice", n->name, rp->instance);
 	const char *iso = g->share_pct > 0 ? "soft" : !g->slice ? "exclusive"
 			: s0->md && (s0->md->partition & XP_PART_VNPU) ? "vnpu"
 			: s0->md && (s0->md->partition & XP_PART_MIG) ? "mig" : "partition";
@@ -615,8 +859,8 @@ static void check_replica(const struct kase *ks, const struct xp_job *job, struc
 		fail_case(ks, job, "replica on %s across NUMA domains under strict", n->name);
 	/* Prefer: across domains only when no domain had room; judged where no ring or group
 	 * rule narrows the choice (then the rule is simple: enough fitting devices in one). */
-	if (g->numa == XP_NUMA_PREFER && dom < 0 && !sliced && !g->same_group && !(s0->md && s0->md->counts) &&
-	    !(s0->md && ring_size(s0->m, s0->md))) {
+	if (g->numa == XP_NUMA_PREFER && dom < 0 && !sliced && !g->same_group && !(s0->lay && s0->lay->counts) &&
+	    !(s0->lay && ring_size(s0->m, s0->lay))) {
 		for (size_t a = 0; a < n->n_devices; a++) {
 			int da = n->devices[a].numa;
 			if (da < 0)
@@ -635,6 +879,9 @@ static void check_replica(const struct kase *ks, const struct xp_job *job, struc
 	world_take(w, g, rp);
 	st.replicas++;
 	st.slices += g->slice != NULL;
+	st.multi_counts += s0->lay && s0->lay->counts_multi && multi_task(job) && !sliced;
+	for (size_t i = 0; s0->lay && s0->lay->layout[0] && i < nlays; i++)
+		st.layouts[i] += !strcmp(lays[i], s0->lay->layout);
 	st.shares += g->share_pct > 0;
 }
 
@@ -870,20 +1117,21 @@ static bool brute_fits(const struct world *w, const struct xp_task_group *g)
 					dev[m++] = (int)d;
 					ok = dev_ok(w, ni, d, g, NULL, why, sizeof why) && same_kind(&n->devices[d], &n->devices[dev[0]]);
 				}
-			if (!ok || !shape_ok(w, ni, g, dev, k, why, sizeof why))
+			if (!ok || !shape_ok(w, ni, g, dev, k, false, why, sizeof why))
 				continue;
 			/* Within a ring, the ring's free count must be one the vendor's list names. */
 			const struct dst *s = &w->d[ni][dev[0]];
-			int ring = s->md ? ring_size(s->m, s->md) : 0;
-			if (ring > 0 && k <= (size_t)ring && k <= XP_MRING_MAX && s->md->n_ring_prio[k]) {
+			const struct xp_mmodel *L = s->lay;
+			int ring = L ? ring_size(s->m, L) : 0;
+			if (ring > 0 && k <= (size_t)ring && k <= XP_MRING_MAX && L->n_ring_prio[k]) {
 				size_t fr = 0;
 				for (size_t e = 0; e < n->n_devices; e++)
 					fr += seq(n->devices[e].affinity_group, n->devices[dev[0]].affinity_group) &&
 					      same_kind(&n->devices[e], &n->devices[dev[0]]) &&
 					      dev_ok(w, ni, e, g, NULL, why, sizeof why);
 				bool listed = false;
-				for (size_t pi = 0; pi < s->md->n_ring_prio[k]; pi++)
-					listed = listed || s->md->ring_prio[k][pi] == fr;
+				for (size_t pi = 0; pi < L->n_ring_prio[k]; pi++)
+					listed = listed || L->ring_prio[k][pi] == fr;
 				if (!listed)
 					continue;
 			}
@@ -911,14 +1159,19 @@ static const char *const racks[] = {"r1", "r2", NULL};
 static const char *const switches[] = {"s1", "s2", "s3", NULL};
 static const char *const pools[] = {"train", "infer"};
 
-/* Puts random existing hard slices on a MIG or vNPU device: a layout that can exist. */
+/* Puts random existing hard slices on a MIG or vNPU device: a layout that can exist. MIG
+ * instances are free (no job: a slice may take them) or held; now and then the GPU is
+ * partitioned into one profile, as operators do. */
 static void add_slices(struct rng *r, struct xp_device *d, const struct xp_mmodel *md)
 {
 	unsigned occ = 0;
 	double use = 0;
-	int tries = rint_in(r, 1, 5);
+	bool uniform = chance(r, 40);
+	int free_pct = uniform ? 80 : 50;
+	const struct xp_mtemplate *one = &md->templates[rint_in(r, 0, (int)md->n_templates - 1)];
+	int tries = uniform ? 8 : rint_in(r, 1, 5);
 	for (int i = 0; i < tries; i++) {
-		const struct xp_mtemplate *t = &md->templates[rint_in(r, 0, (int)md->n_templates - 1)];
+		const struct xp_mtemplate *t = uniform ? one : &md->templates[rint_in(r, 0, (int)md->n_templates - 1)];
 		int same = 0;
 		for (size_t a = 0; a < d->n_allocs; a++)
 			same += d->allocs[a].slice && strcasecmp(d->allocs[a].slice, t->name) == 0;
@@ -928,7 +1181,7 @@ static void add_slices(struct rng *r, struct xp_device *d, const struct xp_mmode
 			int start = -1;
 			for (int s = 0; s < md->slots && start < 0; s++) {
 				unsigned span = ((1u << t->span) - 1) << s;
-				if ((t->at & (1u << s)) && s + t->span <= md->slots && !(occ & span) && chance(r, 60))
+				if ((t->at & (1u << s)) && s + t->span <= md->slots && !(occ & span) && (uniform || chance(r, 60)))
 					start = s;
 			}
 			if (start < 0)
@@ -938,7 +1191,8 @@ static void add_slices(struct rng *r, struct xp_device *d, const struct xp_mmode
 			continue;
 		use += slice_share(t);
 		d->allocs = xp_realloc(d->allocs, (d->n_allocs + 1) * sizeof *d->allocs);
-		d->allocs[d->n_allocs++] = (struct xp_alloc){xp_strdup(t->name), xp_strdup("old"), t->memory_mib, 0};
+		d->allocs[d->n_allocs++] =
+			(struct xp_alloc){xp_strdup(t->name), chance(r, free_pct) ? NULL : xp_strdup("old"), t->memory_mib, 0};
 	}
 }
 
@@ -948,13 +1202,23 @@ static void add_alloc(struct xp_device *d, const char *slice, int share)
 	d->allocs[d->n_allocs++] = (struct xp_alloc){slice ? xp_strdup(slice) : NULL, xp_strdup("old"), -1, share};
 }
 
-/* Adds n devices of model ct to node nd from index first. */
+/* The node being made is idle: its devices hold nothing yet (wide requests need room). */
+static bool gen_idle;
+
+/* Adds n devices of model ct to node nd from index first; missing >= 0: that one is left out
+ * (the tool does not list it; its index stays empty). Groups as discovery names them by the
+ * rule of the entry the node's count selects (ring:N "hccs:K", card:N "card:K", K the index
+ * over N). */
 static void add_devices(struct rng *r, struct xp_node *nd, const struct cat *ct, int n, int n_numa, const char *driver,
-			int vshift)
+			int vshift, int missing)
 {
-	int ring = ring_size(ct->m, ct->md);
-	int first = (int)nd->n_devices;
+	const struct xp_mmodel *L = layout_of(ct->m, ct->md, missing >= 0 ? n - 1 : n);
+	int ring = ring_size(ct->m, L);
+	int aff = L->affinity ? L->affinity : ct->m->affinity;
+	int first = nd->n_devices ? nd->devices[nd->n_devices - 1].index + 1 : 0;
 	for (int i = 0; i < n; i++) {
+		if (i == missing)
+			continue;
 		struct xp_device *d = xp_node_add_device(nd);
 		int ix = first + i;
 		d->index = ix;
@@ -973,18 +1237,22 @@ static void add_devices(struct rng *r, struct xp_node *nd, const struct cat *ct,
 		d->numa = n_numa ? (chance(r, 5) ? -1 : i * n_numa / n) : -1;
 		int h = rint_in(r, 0, 99);
 		d->health = h < 80 ? XP_HEALTH_OK : h < 88 ? XP_HEALTH_WARN : h < 95 ? XP_HEALTH_FAIL : XP_HEALTH_UNKNOWN;
+		if (gen_idle && h >= 80 && h < 95)
+			d->health = XP_HEALTH_OK; /* an idle node is a fresh one */
 		if (ring > 0)
-			d->affinity_group = xp_asprintf("hccs:%d", i / ring);
+			d->affinity_group = xp_asprintf("%s:%d", aff == XP_AFF_CARD ? "card" : "hccs", ix / ring);
 		else if (ct->m->affinity == XP_AFF_NVLINK || ct->md->affinity == XP_AFF_NVLINK)
 			d->affinity_group = chance(r, 90) ? xp_asprintf("nvlink:%d", i / 4) : NULL;
 		else
 			d->affinity_group = chance(r, 80) ? xp_asprintf("pcie:%d", i / 2) : NULL;
 		d->partition = ct->md->partition;
-		/* What runs there already. */
+		/* What runs there already (nothing on an idle node). */
 		int u = rint_in(r, 0, 99);
+		if (gen_idle)
+			u = 99;
 		if (u < 15)
 			add_alloc(d, NULL, 0);
-		else if (u < 33 && ct->md->n_templates && (ct->md->partition & (XP_PART_MIG | XP_PART_VNPU)))
+		else if (u < (ct->md->slots ? 50 : 33) && ct->md->n_templates && (ct->md->partition & (XP_PART_MIG | XP_PART_VNPU)))
 			add_slices(r, d, ct->md);
 		else if (u < 40) {
 			int left = 100;
@@ -1035,23 +1303,40 @@ static struct xp_cluster *gen_cluster(struct rng *r, bool tiny)
 			x->numa = n_numa ? rint_in(r, -1, n_numa - 1) : -1;
 			x->speed_mbps = 200000;
 		}
+		gen_idle = chance(r, 25);
 		if (!chance(r, 8)) {
 			/* One kind, now and then a second (other vendor) after it. */
 			const struct cat *a = pick_cat(r);
-			int ring = ring_size(a->m, a->md);
-			int n = ring > 0 ? ring * rint_in(r, 1, 2) : rint_in(r, 1, tiny ? 4 : 8);
+			int ring = ring_size(a->m, a->md), n, missing = -1;
+			if (has_layouts(a->m, a->md)) {
+				/* A product by its node size (Ascend [layout]s): any size up to 16, often
+				 * whole groups of the rule that size selects. */
+				n = rint_in(r, 1, tiny ? 8 : 16);
+				int lr = ring_size(a->m, layout_of(a->m, a->md, n));
+				if (lr > 0 && chance(r, 50))
+					n = (n + lr - 1) / lr * lr;
+				if (n > (tiny ? 8 : 16))
+					n = tiny ? 8 : 16;
+			} else
+				n = ring > 0 ? ring * rint_in(r, 1, 2) : rint_in(r, 1, tiny ? 4 : 8);
 			if (tiny && n > 8)
 				n = 8;
+			if (n >= 2 && ring_size(a->m, layout_of(a->m, a->md, n - 1)) > 0 && chance(r, 10))
+				missing = rint_in(r, 0, n - 1);
 			const char *drv = chance(r, 80) ? "1.0" : "2.0";
-			add_devices(r, nd, a, n, n_numa, drv, 0);
-			if (!tiny && chance(r, 15)) {
-				const struct cat *b = pick_cat(r);
-				int rb = ring_size(b->m, b->md);
-				add_devices(r, nd, b, rb > 0 ? rb : rint_in(r, 1, 4), n_numa, drv, b->m == a->m ? n : 0);
+			add_devices(r, nd, a, n, n_numa, drv, 0, missing);
+			int ra = ring_size(a->m, layout_of(a->m, a->md, missing >= 0 ? n - 1 : n));
+			const struct cat *b = !tiny && chance(r, 15) ? pick_cat(r) : NULL;
+			int rb = b ? ring_size(b->m, layout_of(b->m, b->md, 4)) : 0;
+			/* A second kind after the first, not of the same model (the node's count of a
+			 * model picks its layout) nor grouped beside a grouped one. */
+			if (b && b->md != a->md && !(ra > 0 && rb > 0)) {
+				int nb = rb > 0 ? rb : rint_in(r, 1, 4);
+				add_devices(r, nd, b, nb, n_numa, drv, b->m == a->m ? n : 0, -1);
 			} else if (chance(r, 3)) {
 				/* A device no manifest describes: placement judges its strings. */
 				struct xp_device *d = xp_node_add_device(nd);
-				d->index = (int)nd->n_devices - 1;
+				d->index = nd->n_devices > 1 ? nd->devices[nd->n_devices - 2].index + 1 : 0;
 				d->vendor_index = -1;
 				d->vendor = xp_strdup("Acme");
 				d->model = xp_strdup("Acme X1");
@@ -1076,16 +1361,22 @@ static struct xp_cluster *gen_cluster(struct rng *r, bool tiny)
 	return c;
 }
 
-/* A model from the cluster (most jobs ask what is there), else from the catalogue. */
-static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c)
+/* A model from the cluster (most jobs ask what is there; *dv the device), else from the
+ * catalogue (*dv NULL). */
+static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c, const struct xp_device **dv,
+				 const struct xp_node **dn)
 {
+	*dv = NULL;
 	if (chance(r, 80) && c->n_nodes) {
 		const struct xp_node *n = c->nodes[rint_in(r, 0, (int)c->n_nodes - 1)];
 		if (n->n_devices) {
 			const struct xp_device *d = &n->devices[rint_in(r, 0, (int)n->n_devices - 1)];
 			for (size_t i = 0; d->model && i < ncat; i++)
-				if (strcmp(cats[i].md->name, d->model) == 0)
+				if (strcmp(cats[i].md->name, d->model) == 0) {
+					*dv = d;
+					*dn = n;
 					return &cats[i];
+				}
 		}
 	}
 	return pick_cat(r);
@@ -1093,7 +1384,19 @@ static const struct cat *job_cat(struct rng *r, const struct xp_cluster *c)
 
 static void gen_group(struct rng *r, const struct xp_cluster *c, struct xp_task_group *g, bool simple)
 {
-	const struct cat *ct = job_cat(r, c);
+	const struct xp_device *dv;
+	const struct xp_node *dn = NULL;
+	const struct cat *ct = job_cat(r, c, &dv, &dn);
+	/* The rule of the node the device came from: a wide rule (mirror, pair) is asked for. */
+	const struct xp_mmodel *dl = NULL;
+	if (dv) {
+		int same = 0;
+		for (size_t i = 0; i < dn->n_devices; i++)
+			same += same_kind(&dn->devices[i], dv);
+		dl = layout_of(ct->m, ct->md, same);
+	}
+	int dring = dl ? ring_size(ct->m, dl) : 0;
+	bool dwide = dring > 0 && dring % 2 == 0 && (dl->wide != XP_WIDE_WHOLE || dl->has_wide_multi);
 	g->replicas = simple ? 1 : chance(r, 50) ? 1 : rint_in(r, 2, chance(r, 20) ? 12 : 4);
 	/* Now and then enough replicas that the engine keeps its candidates in a heap (16 up). */
 	if (!simple && chance(r, 6))
@@ -1105,12 +1408,25 @@ static void gen_group(struct rng *r, const struct xp_cluster *c, struct xp_task_
 	if (simple ? kind < 85 : kind < 60 || !ct->md->n_templates) {
 		if (simple && kind >= 70)
 			g->share_pct = rint_in(r, 1, 20) * 5;
+		else if (dwide && chance(r, 50))
+			g->devices = dring + 2 * rint_in(r, 1, dring / 2);
+		else if (has_layouts(ct->m, ct->md) && chance(r, 70))
+			/* A product by node size: up to a whole Box16 or A3 node (wider than a group). */
+			g->devices = rint_in(r, 1, 16);
 		else if (ring > 0 && chance(r, 70))
 			g->devices = rint_in(r, 1, 2 * ring);
 		else
 			g->devices = chance(r, 70) ? 1 << rint_in(r, 0, 2) : rint_in(r, 1, 8);
 	} else if (kind < 85) {
-		g->slice = xp_strdup(chance(r, 3) ? "9g.99gb" : ct->md->templates[rint_in(r, 0, (int)ct->md->n_templates - 1)].name);
+		/* Often the profile of an instance the device has (free ones are what a slice takes
+		 * without reconfigure). */
+		const char *have = NULL;
+		for (size_t a = 0; dv && a < dv->n_allocs; a++)
+			if (dv->allocs[a].slice && dv->allocs[a].share_pct == 0 && tmpl(ct->md, dv->allocs[a].slice) &&
+			    (!have || chance(r, 50)))
+				have = dv->allocs[a].slice;
+		g->slice = xp_strdup(chance(r, 3) ? "9g.99gb" : have && chance(r, 60) ? have
+				     : ct->md->templates[rint_in(r, 0, (int)ct->md->n_templates - 1)].name);
 	} else
 		g->share_pct = rint_in(r, 1, 20) * 5;
 	if (g->replicas >= 16 && g->devices && chance(r, 60)) {
@@ -1189,7 +1505,9 @@ static void run_case(uint64_t seed)
 	struct xp_job *job = gen_job(&r, ks.c, simple);
 	ks.jobs[ks.n_jobs++] = job;
 	struct xp_place_opts o = {.strategy = rint_in(&r, 0, XP_STRAT_COUNT - 1), .seed = seed,
-				  .quiet = chance(&r, 85)};
+				  .quiet = chance(&r, 85), .reconfigure = chance(&r, 50)};
+	reconf = o.reconfigure;
+	st.reconf_cases += reconf;
 	struct xp_place_index *ix = xp_place_index_new(ks.c, (const struct xp_manifest *const *)ms, nm);
 	struct xp_place_result *a = place_ix(&ks, ix, job, &o);
 	struct world w = world_new(ks.c);
@@ -1306,11 +1624,27 @@ START_TEST(random_cases)
 		       "%zu replicas (%zu slices, %zu shares), %zu batches, %zu brute-force (%zu fit), %zu groups of 16+ placed, %zu relaxations applied\n",
 		       _i, st.cases, st.answers, st.placed, st.refused, st.pending, st.replicas, st.slices, st.shares,
 		       st.batches, st.brute, st.brute_fit, st.big, st.relaxed);
+	if (getenv("XP_PROP_STATS")) {
+		printf("property chunk %d: %zu cases with reconfigure, MIG slices on %zu existing and %zu new instances; "
+		       "%zu mirror and %zu pair replicas, %zu under counts_multi; replicas by layout:", _i, st.reconf_cases,
+		       st.existing, st.fresh, st.mirror, st.pair, st.multi_counts);
+		for (size_t i = 0; i < nlays; i++)
+			printf(" %s %zu;", lays[i], st.layouts[i]);
+		printf("\n");
+	}
 	/* The cases must exercise the engine, not only its refusals (a chunk of any size). */
 	if (cases >= 1000) {
 		ck_assert_uint_ge(st.placed * 10, st.answers);
 		ck_assert_uint_ge(st.slices * 100, st.replicas);
 		ck_assert_uint_ge(st.brute_fit * 100, st.brute);
+	}
+	/* And every rule the checker judges (make check's chunks see each many times). */
+	if (cases >= 10000) {
+		ck_assert(st.reconf_cases > 0 && st.reconf_cases < cases);
+		ck_assert(st.existing > 0 && st.fresh > 0);
+		ck_assert(st.mirror > 0 && st.pair > 0 && st.multi_counts > 0);
+		for (size_t i = 0; i < nlays; i++)
+			ck_assert_msg(st.layouts[i] > 0, "no replica placed by layout %s", lays[i]);
 	}
 }
 END_TEST
@@ -1327,7 +1661,7 @@ static struct xp_node *fixed_node(struct xp_cluster *c, const char *name, const 
 	ck_assert_msg(ct != NULL, "no manifest model %s", model);
 	struct rng r = {1};
 	struct xp_node *nd = xp_node_new(name);
-	add_devices(&r, nd, ct, n, 0, "1.0", 0);
+	add_devices(&r, nd, ct, n, 0, "1.0", 0, -1);
 	for (size_t i = 0; i < nd->n_devices; i++) {
 		struct xp_device *d = &nd->devices[i];
 		for (size_t a = 0; a < d->n_allocs; a++) {
@@ -1361,10 +1695,11 @@ static struct xp_job *fixed_job(int devices, const char *slice, int share, int r
 	return j;
 }
 
-static struct xp_place_result *fixed_place(struct xp_place_index *ix, const struct xp_job *j, bool quiet)
+static struct xp_place_result *fixed_place(struct xp_place_index *ix, const struct xp_job *j, bool quiet,
+					       bool reconfigure)
 {
 	struct xp_err err = {{0}};
-	struct xp_place_opts o = {.strategy = XP_STRAT_PACK, .quiet = quiet};
+	struct xp_place_opts o = {.strategy = XP_STRAT_PACK, .quiet = quiet, .reconfigure = reconfigure};
 	struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	return r;
@@ -1405,7 +1740,8 @@ START_TEST(committed_mig_by_name)
 {
 	/* Seeds 5248 and 93704: slices an earlier commit took are instances of its templates, not
 	 * of the next job's: after four 1g.20gb (all 8 slots) or two 3g.40gb no 1g.10gb fits on an
-	 * H100, though the compute left (3/7, 1/7) would let 1g.10gb slices be counted in. */
+	 * H100, though the compute left (3/7, 1/7) would let 1g.10gb slices be counted in. New
+	 * instances: with reconfigure (without, an empty GPU has no instance to take). */
 	static const char *const first[] = {"1g.20gb", "3g.40gb"};
 	static const int times[] = {4, 2};
 	for (int k = 0; k < 2; k++) {
@@ -1413,13 +1749,13 @@ START_TEST(committed_mig_by_name)
 		fixed_node(c, "a", "H100 SXM 80GB", 1);
 		struct xp_place_index *ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
 		struct xp_job *ja = fixed_job(0, first[k], 0, times[k], times[k]);
-		struct xp_place_result *ra = fixed_place(ix, ja, true);
+		struct xp_place_result *ra = fixed_place(ix, ja, true, true);
 		ck_assert_msg(ra->placed, "%s", ra->summary);
 		int64_t id = xp_place_commit(ix, ra);
 		ck_assert_int_ge(id, 0);
 		struct xp_job *jb = fixed_job(0, "1g.10gb", 0, 1, 1);
 		for (int scan = 0; scan < 2; scan++) {
-			struct xp_place_opts o = {.strategy = XP_STRAT_PACK, .scan = scan, .quiet = true};
+			struct xp_place_opts o = {.strategy = XP_STRAT_PACK, .scan = scan, .quiet = true, .reconfigure = true};
 			struct xp_err err = {{0}};
 			struct xp_place_result *rb = xp_place_ix(ix, jb, &o, &err);
 			ck_assert_msg(!rb->placed, "1g.10gb placed beside %d x %s", times[k], first[k]);
@@ -1427,8 +1763,9 @@ START_TEST(committed_mig_by_name)
 		}
 		/* Released, the GPU is empty again. */
 		ck_assert(xp_place_release(ix, id));
-		struct xp_place_result *rc = fixed_place(ix, jb, true);
+		struct xp_place_result *rc = fixed_place(ix, jb, true, true);
 		ck_assert(rc->placed);
+		ck_assert_str_eq(rc->replicas[0].instance, "new");
 		xp_place_result_free(rc);
 		xp_place_result_free(ra);
 		xp_job_free(ja);
@@ -1436,6 +1773,52 @@ START_TEST(committed_mig_by_name)
 		xp_place_index_free(ix);
 		xp_cluster_free(c);
 	}
+}
+END_TEST
+
+START_TEST(committed_free_instances)
+{
+	/* The same without reconfigure, on a GPU partitioned into four free 1g.20gb instances: a
+	 * commit holds the free instances it took, so a later 1g.20gb finds none and a 1g.10gb
+	 * none either (nor, with reconfigure, room for a new one); released, they are free. */
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *nd = fixed_node(c, "a", "H100 SXM 80GB", 1);
+	for (int i = 0; i < 4; i++) {
+		add_alloc(&nd->devices[0], "1g.20gb", 0);
+		free(nd->devices[0].allocs[i].owner);
+		nd->devices[0].allocs[i].owner = NULL; /* free: no job holds it */
+	}
+	struct xp_place_index *ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
+	struct xp_job *ja = fixed_job(0, "1g.20gb", 0, 4, 4);
+	struct xp_place_result *ra = fixed_place(ix, ja, true, false);
+	ck_assert_msg(ra->placed, "%s", ra->summary);
+	for (size_t i = 0; i < ra->n_replicas; i++)
+		ck_assert_str_eq(ra->replicas[i].instance, "existing");
+	int64_t id = xp_place_commit(ix, ra);
+	ck_assert_int_ge(id, 0);
+	struct xp_job *one20 = fixed_job(0, "1g.20gb", 0, 1, 1), *one10 = fixed_job(0, "1g.10gb", 0, 1, 1);
+	for (int scan = 0; scan < 2; scan++)
+		for (int re = 0; re < 2; re++) {
+			struct xp_place_opts o = {.strategy = XP_STRAT_PACK, .scan = scan, .quiet = true, .reconfigure = re};
+			struct xp_err err = {{0}};
+			struct xp_place_result *rb = xp_place_ix(ix, one20, &o, &err);
+			ck_assert_msg(rb && !rb->placed, "a 5th 1g.20gb placed (reconfigure %d)", re);
+			xp_place_result_free(rb);
+			rb = xp_place_ix(ix, one10, &o, &err);
+			ck_assert_msg(rb && !rb->placed, "1g.10gb placed beside 4 held 1g.20gb (reconfigure %d)", re);
+			xp_place_result_free(rb);
+		}
+	ck_assert(xp_place_release(ix, id));
+	struct xp_place_result *rc = fixed_place(ix, one20, true, false);
+	ck_assert(rc->placed);
+	ck_assert_str_eq(rc->replicas[0].instance, "existing");
+	xp_place_result_free(rc);
+	xp_place_result_free(ra);
+	xp_job_free(ja);
+	xp_job_free(one20);
+	xp_job_free(one10);
+	xp_place_index_free(ix);
+	xp_cluster_free(c);
 }
 END_TEST
 
@@ -1451,19 +1834,19 @@ START_TEST(vnpu_template_counts)
 	for (int k = 0; k < 2; k++) {
 		/* A gang of one more than fits is refused; with a minimum of 1, the count fits. */
 		struct xp_job *all = fixed_job(0, tpl[k], 0, (int)fit[k] + 1, (int)fit[k] + 1);
-		struct xp_place_result *r = fixed_place(ix, all, true);
+		struct xp_place_result *r = fixed_place(ix, all, true, false);
 		ck_assert_msg(!r->placed, "%zu x %s placed on one 310P3", fit[k] + 1, tpl[k]);
 		xp_place_result_free(r);
 		xp_job_free(all);
 		struct xp_job *some = fixed_job(0, tpl[k], 0, (int)fit[k] + 1, 1);
-		r = fixed_place(ix, some, true);
+		r = fixed_place(ix, some, true, false);
 		ck_assert(r->placed);
 		ck_assert_uint_eq(r->n_replicas, fit[k]);
 		ck_assert_uint_eq(r->pending, 1);
 		/* Committed, they are the device's count: not one more. */
 		int64_t id = xp_place_commit(ix, r);
 		struct xp_job *one = fixed_job(0, tpl[k], 0, 1, 1);
-		struct xp_place_result *r1 = fixed_place(ix, one, true);
+		struct xp_place_result *r1 = fixed_place(ix, one, true, false);
 		ck_assert(!r1->placed);
 		xp_place_result_free(r1);
 		ck_assert(xp_place_release(ix, id));
@@ -1489,5 +1872,5 @@ END_TEST
 
 XP_DEFINE_SUITE(property,
 	{"defects", .setup = setup, .teardown = teardown,
-	 .tests = {reasons_once_per_node, committed_mig_by_name, vnpu_template_counts}},
+	 .tests = {reasons_once_per_node, committed_mig_by_name, committed_free_instances, vnpu_template_counts}},
 	{"random", .timeout_s = 300, .setup = setup, .teardown = teardown, .loop = random_cases, .loop_n = CHUNKS})
