@@ -808,6 +808,17 @@ START_TEST(mig_mode_modelled)
 				      "--reconfigure", "--json", NULL), 0);
 	ck_assert_msg(strstr(r.out, "\"enable_mig\": true") != NULL, "%s", r.out);
 	xp_run_free(&r);
+	/* The exports say so too: the GPU needs MIG mode enabled before its new instance. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb",
+				      "--reconfigure", "--export", "k8s", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, " 1g.10gb (enable MIG mode)\" # new MIG instances") != NULL,
+		      "%.2000s%.1000s", r.out, r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", d, "place", "--dry-run", "--slice", "1g.10gb",
+				      "--reconfigure", "--export", "slurm", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, " 1g.10gb (enable MIG mode): Slurm cannot create") != NULL,
+		      "%.2000s%.1000s", r.out, r.err);
+	xp_run_free(&r);
 	xp_rm_rf(d);
 	free(d);
 	xp_rm_rf(dir);

@@ -265,16 +265,18 @@ static void container(FILE *f, int n, const char *res, size_t count, const struc
 	ind(f, n + 6), xp_yaml_quote(f, res), fprintf(f, ": %zu\n", count);
 }
 
-/* The MIG instances among ps[0..n) the dry-run took as new ("NODE:DEVICE PROFILE;..."), NULL
- * when none: NVIDIA's device plugin and Slurm offer only instances that exist, so the GPU
- * must be repartitioned before the job can run as placed (--reconfigure). */
+/* The MIG instances among ps[0..n) the dry-run took as new ("NODE:DEVICE PROFILE;...", with
+ * " (enable MIG mode)" where the GPU is not in MIG mode yet), NULL when none: NVIDIA's device
+ * plugin and Slurm offer only instances that exist, so the GPU must be repartitioned before
+ * the job can run as placed (--reconfigure). */
 static char *mig_new(const struct xp_place_replica *ps, size_t n)
 {
 	char *s = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!ps[i].instance || strcmp(ps[i].instance, "new"))
 			continue;
-		char *t = xp_asprintf("%s%s%s:%s %s", s ? s : "", s ? ";" : "", ps[i].node, ps[i].env_value, ps[i].slice);
+		char *t = xp_asprintf("%s%s%s:%s %s%s", s ? s : "", s ? ";" : "", ps[i].node, ps[i].env_value, ps[i].slice,
+				      ps[i].enable_mig ? " (enable MIG mode)" : "");
 		free(s);
 		s = t;
 	}
