@@ -1101,6 +1101,112 @@ START_TEST(many_replicas_property)
 }
 END_TEST
 
+/* How many times s holds sub. */
+static size_t count_of(const char *s, const char *sub)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, sub)); p += strlen(sub))
+		n++;
+	return n;
+}
+
+START_TEST(cli_batch_keeps_index)
+{
+	/* The lines of one batch share the index while the cluster stays: built once, and each
+	 * dry-run leaves it as it was (the third line answers as the first and as a process of its
+	 * own). Another source for one line is another cluster: its own index, and the base
+	 * source's is built again after it. */
+	char *path = xp_test_sim_file(60, 5), *other = xp_test_sim_file(30, 9);
+	char *script = xp_asprintf("place --dry-run --devices 2 --json\n"
+				   "place --dry-run --devices 8 --model 'H100*' --json\n"
+				   "place --dry-run --devices 2 --json\n"
+				   "--inventory %s place --dry-run --devices 1 -q\n"
+				   "place --dry-run --devices 2 --json\n",
+				   other);
+	char *sf = xp_tmpfile(script, strlen(script));
+	struct xp_run r, one;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-v", "--inventory", path, "-b", sf, NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(count_of(r.err, "placement index built for 60 nodes") == 2, "%s", r.err);
+	ck_assert_msg(count_of(r.err, "placement index built for 30 nodes") == 1, "%s", r.err);
+	ck_assert_int_eq(xp_run_xpool(&one, NULL, "--inventory", path, "place", "--dry-run", "--devices", "2", "--json",
+				      NULL), 0);
+	ck_assert_int_eq(one.status, 0);
+	/* Lines 1, 3 and 5 print what the single process does, each once. */
+	ck_assert_uint_eq(count_of(r.out, one.out), 3);
+	xp_run_free(&one);
+	xp_run_free(&r);
+	unlink(sf);
+	unlink(path);
+	unlink(other);
+	free(sf);
+	free(script);
+	free(path);
+	free(other);
+}
+END_TEST
+
+START_TEST(cli_batch_sees_new_evidence)
+{
+	/* A kept index does not keep the validation evidence: a batch that records a result
+	 * between two `place --validated` lines sees it on the second. */
+	char *path = xp_test_sim_file(40, 3);
+	char *db = xp_tmpfile("", 0);
+	unlink(db);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "llama", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "validate", "sync", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	char *env = env_of(db, "H100 SXM 80GB");
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--model", "H100 SXM*", "--json",
+				      NULL), 0);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	char *node = xp_strdup(json_string_value(json_object_get(json_array_get(json_object_get(j, "replicas"), 0), "node")));
+	json_decref(j);
+	xp_run_free(&r);
+	char *script = xp_asprintf("place --dry-run --devices 2 -q\n"
+				   "place --dry-run --devices 2 --validated executes:llama -q\n"
+				   "validate record '%s' llama schedulable pass --node %s\n"
+				   "validate record '%s' llama launches pass --node %s\n"
+				   "validate record '%s' llama executes pass --node %s\n"
+				   "place --dry-run --devices 2 --validated executes:llama --json\n",
+				   env, node, env, node, env, node);
+	char *sf = xp_tmpfile(script, strlen(script));
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-v", "-k", "--db", db, "--inventory", path, "-b", sf, NULL), 0);
+	/* The first --validated line is refused (exit 3: nothing proven yet), the last placed. */
+	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(count_of(r.err, "placement index built") == 1, "%s", r.err);
+	const char *last = strstr(r.out, "{");
+	ck_assert_msg(last != NULL, "%s", r.out);
+	j = json_loads(last, 0, &je);
+	ck_assert_msg(j != NULL, "%s: %s", je.text, r.out);
+	ck_assert(json_is_true(json_object_get(j, "placed")));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+					     json_array_get(json_object_get(j, "replicas"), 0), "node")), "h100"));
+	json_decref(j);
+	xp_run_free(&r);
+	free(script);
+	unlink(sf);
+	free(sf);
+	free(env);
+	free(node);
+	unlink(path);
+	free(path);
+	char *wal = xp_asprintf("%s-wal", db), *shm = xp_asprintf("%s-shm", db);
+	unlink(db);
+	unlink(wal);
+	unlink(shm);
+	free(wal);
+	free(shm);
+	free(db);
+}
+END_TEST
+
 START_TEST(cli_validated)
 {
 	/* --validated reads the validation matrix: only devices whose environment is proven to
@@ -1240,7 +1346,8 @@ END_TEST
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
-		   homogeneous, slices, numa, explain, network, property, cli, cli_validated,
+		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index,
+		   cli_batch_sees_new_evidence,
 		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
 		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
 		   many_replicas_property}})
