@@ -912,6 +912,43 @@ START_TEST(commit_release)
 }
 END_TEST
 
+START_TEST(product_walk_kept)
+{
+	/* Whether a group's devices follow one product's rule reads every device of the cluster:
+	 * the index keeps the answer per pattern, and a group that names no vendor or model, or
+	 * takes slices or shares, never needs it. */
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(200, NULL, 7, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm = xp_place_manifests(ms);
+	struct xp_place_index *ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, false};
+	struct xp_place_index_stats st;
+	static const char *const plain[] = {"{\"devices\": 2}", "{\"share_pct\": 25, \"model\": \"H100*\"}",
+					    "{\"devices\": 2, \"model\": \"H100*\"}", "{\"devices\": 4, \"model\": \"H100*\"}",
+					    "{\"devices\": 1, \"vendor\": \"amd\"}", "{\"devices\": 2, \"model\": \"H100*\"}"};
+	static const uint64_t walks[] = {0, 0, 1, 1, 2, 2};
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+		struct xp_job *j = job(plain[i]);
+		struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+		struct xp_place_result *s = xp_place(c, j, (const struct xp_manifest *const *)ms, nm,
+						     &(struct xp_place_opts){XP_STRAT_PACK, 0, NULL, true, false, false}, &err);
+		ck_assert(r && s);
+		/* The kept answer places as the scan on a fresh index does. */
+		ck_assert_str_eq(r->summary, s->summary);
+		xp_place_result_free(r);
+		xp_place_result_free(s);
+		xp_job_free(j);
+		xp_place_index_stats(ix, &st);
+		ck_assert_msg(st.product_walks == walks[i], "%s: %llu walks", plain[i], (unsigned long long)st.product_walks);
+	}
+	xp_place_index_free(ix);
+	xp_place_manifests_free(ms, nm);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* The share of a device one slice of template name takes, from the manifests (1: unknown). */
 static double slice_share(struct xp_manifest **ms, size_t nm, const char *model, const char *name)
 {
@@ -1346,7 +1383,7 @@ END_TEST
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
-		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index,
+		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index, product_walk_kept,
 		   cli_batch_sees_new_evidence,
 		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
 		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,

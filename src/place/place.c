@@ -101,6 +101,22 @@ static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 	return q;
 }
 
+/* xpl_one_product, as the index keeps it: that walks every device of the cluster, which at
+ * 10,000 nodes costs more than the decision. Only a vendor group reads it (xpl_vendor_group:
+ * pack, whole devices, a vendor or model named); for any other the answer does not matter and
+ * is true without the walk. */
+static bool one_product(struct pctx *p, const struct xp_task_group *g)
+{
+	if (p->strategy != XP_STRAT_PACK || g->slice || g->share_pct > 0 || (!g->vendor && !g->model))
+		return true;
+	int v = xpi_product_get(p->ix, g->vendor, g->model);
+	if (v < 0) {
+		v = xpl_one_product(p, g);
+		xpi_product_put(p->ix, g->vendor, g->model, v);
+	}
+	return v;
+}
+
 /* Class k's answer to query q, judged on its first member when not kept yet. */
 static const struct xpi_memo *judge(struct pctx *p, uint32_t k, uint32_t q, const struct xp_task_group *g,
 				    struct answer *buf)
@@ -767,7 +783,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	p.qid = xp_calloc(job->n_groups, sizeof *p.qid);
 	p.one_product = xp_calloc(job->n_groups, sizeof *p.one_product);
 	for (size_t gi = 0; gi < job->n_groups; gi++)
-		p.one_product[gi] = xpl_one_product(&p, &job->groups[gi]);
+		p.one_product[gi] = one_product(&p, &job->groups[gi]);
 	struct attempt best = {0};
 	const struct xp_device *best_key = NULL;
 	uint32_t best_kind = 0;
