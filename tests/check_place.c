@@ -13,6 +13,7 @@
 
 #include "checklib.h"
 #include "cluster.h"
+#include "cmd.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -1183,6 +1184,65 @@ START_TEST(cli_batch_keeps_index)
 }
 END_TEST
 
+/* Runs one command line (words split on spaces) on ctx; its stderr goes to err. */
+static int ctx_run(struct xp_ctx *ctx, const char *line)
+{
+	char *copy = xp_strdup(line), *argv[16], *save = NULL;
+	int argc = 0;
+	for (char *w = strtok_r(copy, " ", &save); w && argc < 15; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	int rc = xp_cmd_run(ctx, argc, argv);
+	free(copy);
+	return rc;
+}
+
+START_TEST(console_keeps_index)
+{
+	/* What the console does around its prompt: a command's generation bump (xp_ctx_touch)
+	 * keeps the index; a refresh with new data drops it first (xp_ctx_place_drop) and the next
+	 * place builds one on the new cluster, which it then answers for. */
+	char *path = xp_test_sim_file(50, 11);
+	char *errs = NULL, *out = NULL;
+	size_t le, lo;
+	FILE *fe = open_memstream(&errs, &le), *fo = open_memstream(&out, &lo);
+	struct xp_ctx ctx;
+	xp_ctx_init(&ctx, fo, fe);
+	ctx.verbose = 1;
+	ctx.inventory = xp_strdup(path);
+	xp_ctx_settle(&ctx);
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	xp_ctx_touch(&ctx);
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	fflush(fe);
+	ck_assert_uint_eq(count_of(errs, "placement index built for 50 nodes"), 1);
+	/* A refresh: another cluster of 20 nodes in place of the old one. */
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(20, NULL, 4, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	xp_ctx_place_drop(&ctx);
+	xp_cluster_free(ctx.cluster);
+	ctx.cluster = c;
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 --json"), 0);
+	fflush(fe);
+	fflush(fo);
+	ck_assert_uint_eq(count_of(errs, "placement index built for 20 nodes"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "\"placed\": true"));
+	/* The data changing in place (a generation the keep did not see): built again. */
+	c->generation += 5;
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	fflush(fe);
+	ck_assert_uint_eq(count_of(errs, "placement index built for 20 nodes"), 2);
+	xp_ctx_free(&ctx);
+	fclose(fe);
+	fclose(fo);
+	free(errs);
+	free(out);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(cli_batch_sees_new_evidence)
 {
 	/* A kept index does not keep the validation evidence: a batch that records a result
@@ -1384,6 +1444,7 @@ XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
 		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index, product_walk_kept,
+		   console_keeps_index,
 		   cli_batch_sees_new_evidence,
 		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
 		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
