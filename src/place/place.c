@@ -241,35 +241,38 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 	 * the best found. */
 	struct pend *pd = NULL;
 	size_t np = 0;
-	for (size_t sc = 0; sc < ix->n_scls; sc++) {
+	/* One pass over the class array, in order (each class's live list is an allocation of
+	 * its own: at 10,000 nodes a miss per static class); the order does not change the
+	 * choice, which beats() settles by score, then name rank. */
+	const struct xpi_query *qq = &ix->q[q];
+	for (uint32_t k = 0; k < ix->n_classes; k++) {
+		const struct xpi_class *kc = &ix->classes[k];
 		/* A static class refused whatever is in use: none of its nodes fits. */
-		if (xpi_static_get(ix, q, sc))
+		if (!kc->n_members || qq->sslot[kc->scls])
 			continue;
-		size_t nd = p->c->nodes[ix->scls_rep[sc]]->n_devices;
-		const struct xpi_query *qq = &ix->q[q];
-		for (size_t li = 0; li < ix->n_live[sc]; li++) {
-			uint32_t k = ix->live[sc][li];
-			uint32_t a = k < qq->cap_slot ? qq->slot[k] : 0;
-			if (a) {
-				ix->hits++;
-				/* The dense scores first; the answer and the first member are read only
-				 * for a contender (each is another cache line). */
-				double sc_ = qq->score[k];
-				if (sc_ >= 0 && (c->ni == SIZE_MAX || sc_ >= c->score)) {
-					const struct xpi_memo *m = &qq->ans[a - 1];
-					uint32_t r = ix->classes[k].members[0];
-					if (beats(m->score, r, c))
-						choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
-				}
-			} else if (nd) {
-				if (!pd)
-					pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
-				/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use. */
-				double ub = xpl_vendor_scored(p, ix->scls_rep[sc], g) ? 100 + 1e-6
-					    : bound(p, g, ix->classes[k].used_sum, nd);
-				pd[np++] = (struct pend){k, ub};
+		uint32_t a = k < qq->cap_slot ? qq->slot[k] : 0;
+		if (a) {
+			ix->hits++;
+			/* The dense scores first; the answer and the first member are read only for a
+			 * contender (each is another cache line). */
+			double sc_ = qq->score[k];
+			if (sc_ >= 0 && (c->ni == SIZE_MAX || sc_ >= c->score)) {
+				const struct xpi_memo *m = &qq->ans[a - 1];
+				uint32_t r = kc->members[0];
+				if (beats(m->score, r, c))
+					choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
 			}
+			continue;
 		}
+		/* The node is read only for a class not judged yet (a cache miss in the cluster). */
+		size_t rep = ix->scls_rep[kc->scls], nd = p->c->nodes[rep]->n_devices;
+		if (!nd)
+			continue;
+		if (!pd)
+			pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
+		/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use. */
+		double ub = xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(p, g, kc->used_sum, nd);
+		pd[np++] = (struct pend){k, ub};
 	}
 	if (!np)
 		return;
