@@ -13,6 +13,7 @@
 
 #include "checklib.h"
 #include "cluster.h"
+#include "cmd.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -912,6 +913,43 @@ START_TEST(commit_release)
 }
 END_TEST
 
+START_TEST(product_walk_kept)
+{
+	/* Whether a group's devices follow one product's rule reads every device of the cluster:
+	 * the index keeps the answer per pattern, and a group that names no vendor or model, or
+	 * takes slices or shares, never needs it. */
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(200, NULL, 7, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm = xp_place_manifests(ms);
+	struct xp_place_index *ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
+	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, false};
+	struct xp_place_index_stats st;
+	static const char *const plain[] = {"{\"devices\": 2}", "{\"share_pct\": 25, \"model\": \"H100*\"}",
+					    "{\"devices\": 2, \"model\": \"H100*\"}", "{\"devices\": 4, \"model\": \"H100*\"}",
+					    "{\"devices\": 1, \"vendor\": \"amd\"}", "{\"devices\": 2, \"model\": \"H100*\"}"};
+	static const uint64_t walks[] = {0, 0, 1, 1, 2, 2};
+	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+		struct xp_job *j = job(plain[i]);
+		struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+		struct xp_place_result *s = xp_place(c, j, (const struct xp_manifest *const *)ms, nm,
+						     &(struct xp_place_opts){XP_STRAT_PACK, 0, NULL, true, false, false}, &err);
+		ck_assert(r && s);
+		/* The kept answer places as the scan on a fresh index does. */
+		ck_assert_str_eq(r->summary, s->summary);
+		xp_place_result_free(r);
+		xp_place_result_free(s);
+		xp_job_free(j);
+		xp_place_index_stats(ix, &st);
+		ck_assert_msg(st.product_walks == walks[i], "%s: %llu walks", plain[i], (unsigned long long)st.product_walks);
+	}
+	xp_place_index_free(ix);
+	xp_place_manifests_free(ms, nm);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* The share of a device one slice of template name takes, from the manifests (1: unknown). */
 static double slice_share(struct xp_manifest **ms, size_t nm, const char *model, const char *name)
 {
@@ -1101,6 +1139,171 @@ START_TEST(many_replicas_property)
 }
 END_TEST
 
+/* How many times s holds sub. */
+static size_t count_of(const char *s, const char *sub)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, sub)); p += strlen(sub))
+		n++;
+	return n;
+}
+
+START_TEST(cli_batch_keeps_index)
+{
+	/* The lines of one batch share the index while the cluster stays: built once, and each
+	 * dry-run leaves it as it was (the third line answers as the first and as a process of its
+	 * own). Another source for one line is another cluster: its own index, and the base
+	 * source's is built again after it. */
+	char *path = xp_test_sim_file(60, 5), *other = xp_test_sim_file(30, 9);
+	char *script = xp_asprintf("place --dry-run --devices 2 --json\n"
+				   "place --dry-run --devices 8 --model 'H100*' --json\n"
+				   "place --dry-run --devices 2 --json\n"
+				   "--inventory %s place --dry-run --devices 1 -q\n"
+				   "place --dry-run --devices 2 --json\n",
+				   other);
+	char *sf = xp_tmpfile(script, strlen(script));
+	struct xp_run r, one;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-v", "--inventory", path, "-b", sf, NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(count_of(r.err, "placement index built for 60 nodes") == 2, "%s", r.err);
+	ck_assert_msg(count_of(r.err, "placement index built for 30 nodes") == 1, "%s", r.err);
+	ck_assert_int_eq(xp_run_xpool(&one, NULL, "--inventory", path, "place", "--dry-run", "--devices", "2", "--json",
+				      NULL), 0);
+	ck_assert_int_eq(one.status, 0);
+	/* Lines 1, 3 and 5 print what the single process does, each once. */
+	ck_assert_uint_eq(count_of(r.out, one.out), 3);
+	xp_run_free(&one);
+	xp_run_free(&r);
+	unlink(sf);
+	unlink(path);
+	unlink(other);
+	free(sf);
+	free(script);
+	free(path);
+	free(other);
+}
+END_TEST
+
+/* Runs one command line (words split on spaces) on ctx; its stderr goes to err. */
+static int ctx_run(struct xp_ctx *ctx, const char *line)
+{
+	char *copy = xp_strdup(line), *argv[16], *save = NULL;
+	int argc = 0;
+	for (char *w = strtok_r(copy, " ", &save); w && argc < 15; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	int rc = xp_cmd_run(ctx, argc, argv);
+	free(copy);
+	return rc;
+}
+
+START_TEST(console_keeps_index)
+{
+	/* What the console does around its prompt: a command's generation bump (xp_ctx_touch)
+	 * keeps the index; a refresh with new data drops it first (xp_ctx_place_drop) and the next
+	 * place builds one on the new cluster, which it then answers for. */
+	char *path = xp_test_sim_file(50, 11);
+	char *errs = NULL, *out = NULL;
+	size_t le, lo;
+	FILE *fe = open_memstream(&errs, &le), *fo = open_memstream(&out, &lo);
+	struct xp_ctx ctx;
+	xp_ctx_init(&ctx, fo, fe);
+	ctx.verbose = 1;
+	ctx.inventory = xp_strdup(path);
+	xp_ctx_settle(&ctx);
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	xp_ctx_touch(&ctx);
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	fflush(fe);
+	ck_assert_uint_eq(count_of(errs, "placement index built for 50 nodes"), 1);
+	/* A refresh: another cluster of 20 nodes in place of the old one. */
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(20, NULL, 4, &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	xp_ctx_place_drop(&ctx);
+	xp_cluster_free(ctx.cluster);
+	ctx.cluster = c;
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 --json"), 0);
+	fflush(fe);
+	fflush(fo);
+	ck_assert_uint_eq(count_of(errs, "placement index built for 20 nodes"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "\"placed\": true"));
+	/* The data changing in place (a generation the keep did not see): built again. */
+	c->generation += 5;
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	fflush(fe);
+	ck_assert_uint_eq(count_of(errs, "placement index built for 20 nodes"), 2);
+	xp_ctx_free(&ctx);
+	fclose(fe);
+	fclose(fo);
+	free(errs);
+	free(out);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(cli_batch_sees_new_evidence)
+{
+	/* A kept index does not keep the validation evidence: a batch that records a result
+	 * between two `place --validated` lines sees it on the second. */
+	char *path = xp_test_sim_file(40, 3);
+	char *db = xp_tmpfile("", 0);
+	unlink(db);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "llama", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "validate", "sync", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_run_free(&r);
+	char *env = env_of(db, "H100 SXM 80GB");
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "place", "--dry-run", "--model", "H100 SXM*", "--json",
+				      NULL), 0);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j != NULL, "%s", je.text);
+	char *node = xp_strdup(json_string_value(json_object_get(json_array_get(json_object_get(j, "replicas"), 0), "node")));
+	json_decref(j);
+	xp_run_free(&r);
+	char *script = xp_asprintf("place --dry-run --devices 2 -q\n"
+				   "place --dry-run --devices 2 --validated executes:llama -q\n"
+				   "validate record '%s' llama schedulable pass --node %s\n"
+				   "validate record '%s' llama launches pass --node %s\n"
+				   "validate record '%s' llama executes pass --node %s\n"
+				   "place --dry-run --devices 2 --validated executes:llama --json\n",
+				   env, node, env, node, env, node);
+	char *sf = xp_tmpfile(script, strlen(script));
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "-v", "-k", "--db", db, "--inventory", path, "-b", sf, NULL), 0);
+	/* The first --validated line is refused (exit 3: nothing proven yet), the last placed. */
+	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(count_of(r.err, "placement index built") == 1, "%s", r.err);
+	const char *last = strstr(r.out, "{");
+	ck_assert_msg(last != NULL, "%s", r.out);
+	j = json_loads(last, 0, &je);
+	ck_assert_msg(j != NULL, "%s: %s", je.text, r.out);
+	ck_assert(json_is_true(json_object_get(j, "placed")));
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(
+					     json_array_get(json_object_get(j, "replicas"), 0), "node")), "h100"));
+	json_decref(j);
+	xp_run_free(&r);
+	free(script);
+	unlink(sf);
+	free(sf);
+	free(env);
+	free(node);
+	unlink(path);
+	free(path);
+	char *wal = xp_asprintf("%s-wal", db), *shm = xp_asprintf("%s-shm", db);
+	unlink(db);
+	unlink(wal);
+	unlink(shm);
+	free(wal);
+	free(shm);
+	free(db);
+}
+END_TEST
+
 START_TEST(cli_validated)
 {
 	/* --validated reads the validation matrix: only devices whose environment is proven to
@@ -1240,7 +1443,9 @@ END_TEST
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
-		   homogeneous, slices, numa, explain, network, property, cli, cli_validated,
+		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index, product_walk_kept,
+		   console_keeps_index,
+		   cli_batch_sees_new_evidence,
 		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
 		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
 		   many_replicas_property}})

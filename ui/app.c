@@ -253,6 +253,8 @@ static void take_result(struct xp_ui *ui)
 	struct xp_cluster *c = nw.cluster;
 	xp_events_diff(ui->loaded ? ui->ctx->cluster : NULL, c, now, &ui->events);
 	audit_events(ui);
+	/* The index a prompt's `place` kept points into the old cluster: it goes first. */
+	xp_ctx_place_drop(ui->ctx);
 	xp_cluster_free(ui->ctx->cluster);
 	ui->ctx->cluster = c;
 	ui->loaded = true;
@@ -794,8 +796,7 @@ static void run_command(struct xp_ui *ui, const char *line)
 	audit_events(ui); /* what the command changed shows in the events view at once */
 	/* The command may have changed what the views read from the database: a new
 	 * generation tells them to read again. */
-	if (ctx->cluster)
-		ctx->cluster->generation++;
+	xp_ctx_touch(ctx);
 	views_data_changed(ui);
 
 	size_t out_n = 0;

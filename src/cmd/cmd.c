@@ -97,6 +97,7 @@ void xp_ctx_free(struct xp_ctx *ctx)
 	free(ctx->agent_ca);
 	xp_agent_pool_free(ctx->agent_pool);
 	ctx->agent_pool = NULL;
+	xp_ctx_place_drop(ctx);
 	free(ctx->db);
 	free(ctx->theme);
 	xp_cluster_free(ctx->cluster);
@@ -231,6 +232,7 @@ const struct xp_opt *xp_global_find(const char *name, char short_name)
  * behind it) wait aside until restore() puts them back. */
 static void park(struct xp_ctx *ctx)
 {
+	xp_ctx_place_drop(ctx);
 	if (!ctx->parked_set) {
 		ctx->parked = ctx->cluster;
 		ctx->parked_pool = ctx->agent_pool;
@@ -247,6 +249,7 @@ static void unpark(struct xp_ctx *ctx)
 {
 	if (!ctx->parked_set)
 		return;
+	xp_ctx_place_drop(ctx);
 	xp_cluster_free(ctx->cluster);
 	xp_agent_pool_free(ctx->agent_pool);
 	ctx->cluster = ctx->parked;

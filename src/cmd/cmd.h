@@ -50,6 +50,9 @@ struct xp_ctx {
 	int (*ui_agent)(struct xp_ctx *ctx, bool add, const char *url, struct xp_err *err);
 	/* Set while the console runs: prints its agents' status as `agent ls` does; NULL otherwise. */
 	int (*ui_agent_list)(struct xp_ctx *ctx, FILE *out);
+	/* The placement index `place` built on cluster, kept for the next `place` (batch lines and
+	 * prompt commands) until the cluster goes or changes; NULL when none (cmd_place.c). */
+	struct xp_place_keep *place_keep;
 };
 
 /* Default console refresh interval, seconds. */
@@ -117,6 +120,13 @@ void xp_ctx_free(struct xp_ctx *ctx);
 void xp_ctx_error(struct xp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Returns the cluster (discovering or loading it on first use), or NULL after printing why. */
 struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx);
+/* Drops the placement index kept for the context's cluster: call it before the cluster is
+ * freed or replaced (the index points into it). */
+void xp_ctx_place_drop(struct xp_ctx *ctx);
+/* Moves the cluster's generation on (views read the database again) after a console command,
+ * whose only lasting change is in the database: the kept placement index goes along, since
+ * what placement reads from the database (--validated evidence) it reads again every time. */
+void xp_ctx_touch(struct xp_ctx *ctx);
 
 /* Finds a command by name, alias or unique prefix; NULL with err set (unknown or ambiguous). */
 const struct xp_cmd_entry *xp_cmd_find(const char *name, struct xp_err *err);

@@ -186,6 +186,80 @@ static int validated_layer(void *arg, const struct xp_device *d, const char *kas
 	return h < XP_LAYER_DISCOVERED ? XP_LAYER_DISCOVERED : h;
 }
 
+/* True when a group of job asks for a validation layer. */
+static bool job_validates(const struct xp_job *job)
+{
+	for (size_t i = 0; i < job->n_groups; i++)
+		if (job->groups[i].validated_layer >= 0)
+			return true;
+	return false;
+}
+
+/* What `place` keeps between commands of one run (ctx->place_keep): the manifests, read once,
+ * and the index of cluster c at generation gen (NULL until a place needs it). The index
+ * points into c and into the manifests, so it goes first and with them. */
+struct xp_place_keep {
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm;
+	const struct xp_cluster *c;
+	uint64_t gen;
+	struct xp_place_index *ix;
+};
+
+void xp_ctx_place_drop(struct xp_ctx *ctx)
+{
+	struct xp_place_keep *k = ctx->place_keep;
+	if (!k)
+		return;
+	xp_place_index_free(k->ix);
+	xp_place_manifests_free(k->ms, k->nm);
+	free(k);
+	ctx->place_keep = NULL;
+}
+
+void xp_ctx_touch(struct xp_ctx *ctx)
+{
+	if (!ctx->cluster)
+		return;
+	struct xp_place_keep *k = ctx->place_keep;
+	bool current = k && k->ix && k->c == ctx->cluster && k->gen == ctx->cluster->generation;
+	ctx->cluster->generation++;
+	if (current)
+		k->gen = ctx->cluster->generation;
+}
+
+/* The context's keep, made (manifests read) when there is none. */
+static struct xp_place_keep *keep_for(struct xp_ctx *ctx)
+{
+	if (!ctx->place_keep) {
+		struct xp_place_keep *k = xp_calloc(1, sizeof *k);
+		k->nm = xp_place_manifests(k->ms);
+		ctx->place_keep = k;
+	}
+	return ctx->place_keep;
+}
+
+/* The index of c: the kept one while c is the cluster it was built on, unchanged since (the
+ * same generation), else a new one. A dry-run takes back every change it makes to the index,
+ * so the kept one answers each `place` as a fresh one would. */
+static struct xp_place_index *keep_index(struct xp_ctx *ctx, struct xp_place_keep *k, struct xp_cluster *c)
+{
+	if (k->ix && k->c == c && k->gen == c->generation)
+		return k->ix;
+	xp_place_index_free(k->ix);
+	/* An inventory written without affinity groups: the groups discovery would give, so that
+	 * the vendor's group rules apply to it as to a discovered node. Once per cluster: the
+	 * groups, once given, stay. */
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_normalize_groups(c->nodes[i], (const struct xp_manifest *const *)k->ms, k->nm);
+	k->ix = xp_place_index_new(c, (const struct xp_manifest *const *)k->ms, k->nm);
+	k->c = c;
+	k->gen = c->generation;
+	if (ctx->verbose)
+		fprintf(ctx->err, "xpool: place: placement index built for %zu nodes\n", c->n_nodes);
+	return k->ix;
+}
+
 /* Opens the store when a group asks for a validation layer; a named case must exist there. */
 static int validated_open(struct xp_ctx *ctx, const struct xp_job *job, struct vctx *v)
 {
@@ -367,13 +441,17 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			return XP_EXIT_USAGE;
 		}
 	}
-	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
-	size_t nm = xp_place_manifests(ms);
 	int rc = XP_EXIT_OK;
 	struct vctx vc = {NULL};
 	struct xp_place_index *ix = NULL;
 	struct xp_place_result *r = NULL;
 	struct xp_cluster *c = NULL;
+	bool validating = false;
+	/* The manifests and the index come from the context's keep: built for this cluster once,
+	 * reused by every later `place` until the cluster goes or changes. */
+	struct xp_place_keep *k = keep_for(ctx);
+	struct xp_manifest **ms = k->ms;
+	size_t nm = k->nm;
 	if (xp_job_check(job, (const struct xp_manifest *const *)ms, nm, &err) < 0) {
 		xp_ctx_error(ctx, "place: %s", err.msg);
 		rc = XP_EXIT_USAGE;
@@ -383,10 +461,6 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		rc = XP_EXIT_ERROR;
 		goto out;
 	}
-	/* An inventory written without affinity groups: the groups discovery would give, so that
-	 * the vendor's group rules apply to it as to a discovered node. */
-	for (size_t i = 0; i < c->n_nodes; i++)
-		xp_normalize_groups(c->nodes[i], (const struct xp_manifest *const *)ms, nm);
 	const char *node = xp_args_get(a, "explain");
 	if (node && !xp_cluster_node(c, node)) {
 		xp_ctx_error(ctx, "place: --explain: no node named %s", node);
@@ -398,8 +472,14 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		goto out;
 	}
 	struct xp_place_opts po = {strategy, 0, node, false, false, xp_args_has(a, "reconfigure")};
-	ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
-	xp_place_index_set_validation(ix, validated_layer, &vc);
+	ix = keep_index(ctx, k, c);
+	/* The evidence may have changed since the index last read it (a `validate` line between
+	 * two `place` lines): a job that asks for it reads it afresh, and the answers judged under
+	 * it go when the job is done (the callback's context lives on this stack). */
+	if (job_validates(job)) {
+		xp_place_index_set_validation(ix, validated_layer, &vc);
+		validating = true;
+	}
 	if (!(r = xp_place_ix(ix, job, &po, &err))) {
 		xp_ctx_error(ctx, "place: %s", err.msg);
 		rc = XP_EXIT_USAGE;
@@ -431,9 +511,9 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	rc = r->placed ? XP_EXIT_OK : XP_EXIT_UNPLACEABLE;
 out:
 	xp_place_result_free(r);
-	xp_place_index_free(ix);
+	if (validating)
+		xp_place_index_set_validation(ix, NULL, NULL);
 	xp_store_close(vc.s);
-	xp_place_manifests_free(ms, nm);
 	xp_job_free(job);
 	return rc;
 }

@@ -190,6 +190,7 @@ bool xp_place_release(struct xp_place_index *ix, int64_t id);
 struct xp_place_index_stats {
 	size_t nodes, static_classes, classes, live_classes, queries;
 	uint64_t judged, reused; /* class judgements made and kept answers used */
+	uint64_t product_walks;  /* walks over every device for a group's products (kept per pattern) */
 };
 /* Fills s. */
 void xp_place_index_stats(const struct xp_place_index *ix, struct xp_place_index_stats *s);

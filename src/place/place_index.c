@@ -518,6 +518,8 @@ void xp_place_index_free(struct xp_place_index *ix)
 	}
 	xp_strv_free(ix->vkeys, ix->n_v);
 	free(ix->vvals);
+	xp_strv_free(ix->pkeys, ix->n_p);
+	free(ix->pvals);
 	free(ix->undo);
 	free(ix->cls);
 	free(ix->scls);
@@ -601,6 +603,7 @@ void xp_place_index_stats(const struct xp_place_index *ix, struct xp_place_index
 		s->queries += ix->q[i].sig != NULL;
 	s->judged = ix->evals;
 	s->reused = ix->hits;
+	s->product_walks = ix->product_walks;
 }
 
 void xp_place_index_set_validation(struct xp_place_index *ix,
@@ -635,6 +638,42 @@ int xpi_validated(struct xp_place_index *ix, const struct xp_device *d, const ch
 	ix->vkeys[ix->n_v] = key;
 	ix->vvals[ix->n_v++] = v;
 	return v;
+}
+
+/* "v<vendor>" or "-", then "\x1f", then the same of the model: NULL apart from every string. */
+static char *product_key(const char *vendor, const char *model)
+{
+	return xp_asprintf("%s%s\x1f%s%s", vendor ? "v" : "-", vendor ? vendor : "", model ? "v" : "-", model ? model : "");
+}
+
+int xpi_product_get(const struct xp_place_index *ix, const char *vendor, const char *model)
+{
+	if (!ix->n_p)
+		return -1;
+	char *key = product_key(vendor, model);
+	int v = -1;
+	for (size_t i = 0; i < ix->n_p && v < 0; i++)
+		if (strcmp(ix->pkeys[i], key) == 0)
+			v = ix->pvals[i];
+	free(key);
+	return v;
+}
+
+void xpi_product_put(struct xp_place_index *ix, const char *vendor, const char *model, bool one)
+{
+	if (ix->n_p == XPI_PRODUCTS) {
+		xp_strv_free(ix->pkeys, ix->n_p);
+		free(ix->pvals);
+		ix->pkeys = NULL;
+		ix->pvals = NULL;
+		ix->n_p = 0;
+	}
+	ix->pvals = xp_realloc(ix->pvals, (ix->n_p + 1) * sizeof *ix->pvals);
+	ix->pvals[ix->n_p] = one;
+	ix->product_walks++;
+	char *key = product_key(vendor, model);
+	xp_strv_add(&ix->pkeys, &ix->n_p, key);
+	free(key);
 }
 
 uint32_t xpi_query(struct xp_place_index *ix, const char *sig)

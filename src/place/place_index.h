@@ -148,6 +148,10 @@ struct xp_place_index {
 	int *vvals;
 	size_t n_v;
 	struct xpi_domains dom[2]; /* by switch, by rack; built when a job first asks */
+	char **pkeys;            /* a group's vendor and model patterns (xpi_product_key) ... */
+	bool *pvals;             /* ... -> whether the devices they select follow one product's rule */
+	size_t n_p;
+	uint64_t product_walks;  /* xpl_one_product walks made (for the tests and benchmarks) */
 	uint64_t evals, hits;    /* class judgements made and answers reused (for benchmarks) */
 };
 
@@ -206,6 +210,13 @@ const char *xpi_domain_of(const struct xp_place_index *ix, size_t i, bool rack);
  * outnumber the live ones; a long-lived index under commits and releases would otherwise
  * keep every state it ever saw. Never while a dry-run is recording. Returns classes dropped. */
 size_t xpi_gc(struct xp_place_index *ix, bool force);
+/* Whether the devices a group of vendor and model patterns may take follow one product's rule
+ * (xpl_one_product: a walk over every device), as kept: -1 when not kept yet. The answer reads
+ * only what the index's static classes hold, so it lasts as long as the index. */
+int xpi_product_get(const struct xp_place_index *ix, const char *vendor, const char *model);
+/* Keeps that answer (a few patterns per index; the oldest go past XPI_PRODUCTS). */
+void xpi_product_put(struct xp_place_index *ix, const char *vendor, const char *model, bool one);
+#define XPI_PRODUCTS 64
 /* The highest validation layer of device d for kase (NULL: any), through the callback, kept. */
 int xpi_validated(struct xp_place_index *ix, const struct xp_device *d, const char *kase);
 
