@@ -22,6 +22,7 @@
 #define XP_MAX_DEVICES 1024 /* accelerators per node */
 #define XP_MAX_NUMA 1024    /* NUMA domains per node */
 #define XP_MAX_STRING 65536 /* bytes in one string: a cpu list of a 4096-PU machine fits */
+#define XP_MAX_NODES 1000000 /* nodes in one document: what `sim gen` may write */
 
 /* Node state, as shown in every view. */
 enum xp_node_state {
