@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +264,11 @@ static int utf8_char(struct xp_jp *jp, int c, char **s, size_t *len, size_t *cap
 	return put(jp, s, len, cap, b, n);
 }
 
+/* Bytes a string's fast path copies as they are: printable ASCII but the quote and the backslash. */
+static const bool plain[256] = {
+	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7f] = true,
+};
+
 /* The rest of a string after its opening quote. */
 static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap)
 {
@@ -274,7 +280,7 @@ static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap)
 	for (;;) {
 		/* Plain bytes in a run, copied at once. */
 		const unsigned char *q = jp->p;
-		while (q < jp->end && *q != '"' && *q != '\\' && *q >= 0x20 && *q < 0x80)
+		while (q < jp->end && plain[*q])
 			q++;
 		if (q > jp->p) {
 			size_t k = (size_t)(q - jp->p);
@@ -295,6 +301,11 @@ static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap)
 			return fail(jp, "control character 0x%x in a string", (unsigned)c);
 		} else if (c >= 0x80) {
 			if (utf8_char(jp, c, s, len, cap))
+				return -1;
+		} else {
+			/* A plain byte the run above did not take: it began the next chunk. */
+			char ch = (char)c;
+			if (put(jp, s, len, cap, &ch, 1))
 				return -1;
 		}
 	}
@@ -349,12 +360,46 @@ static enum xp_jp_type number(struct xp_jp *jp)
 	b[n] = '\0';
 	errno = 0;
 	if (!real) {
-		long long v = strtoll(b, NULL, 10);
-		if (errno == ERANGE)
-			return fail(jp, b[0] == '-' ? "too big negative integer" : "too big integer"), XP_JP_ERROR;
-		jp->ival = v;
-		jp->dval = (double)v;
+		/* Digits by hand: strtoll's locale and base handling cost more than the rest. */
+		bool neg = b[0] == '-';
+		uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+		for (const char *q = b + neg; *q; q++) {
+			unsigned dg = (unsigned)(*q - '0');
+			if (v > (lim - dg) / 10)
+				return fail(jp, neg ? "too big negative integer" : "too big integer"), XP_JP_ERROR;
+			v = v * 10 + dg;
+		}
+		jp->ival = neg ? (int64_t)(0 - v) : (int64_t)v;
+		jp->dval = (double)jp->ival;
 		return XP_JP_INTEGER;
+	}
+	/* Most reals are short decimals ("989.4"): up to 15 digits and a power of ten up to 22
+	 * are both exact doubles, so one division or multiplication rounds as strtod would. */
+	uint64_t m = 0;
+	int digits = 0, e10 = 0, frac = 0;
+	const char *q = b + (b[0] == '-');
+	bool in_frac = false;
+	for (; *q && *q != 'e' && *q != 'E'; q++) {
+		if (*q == '.') {
+			in_frac = true;
+			continue;
+		}
+		if (m || *q != '0')
+			digits++;
+		m = m * 10 + (uint64_t)(*q - '0');
+		frac += in_frac;
+		if (digits > 15)
+			break;
+	}
+	if (digits <= 15 && !*q) {
+		static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+					     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+		e10 = -frac;
+		double v = e10 < -22 ? -1 : (double)m / p10[-e10];
+		if (v >= 0) {
+			jp->dval = b[0] == '-' ? -v : v;
+			return XP_JP_REAL;
+		}
 	}
 	/* strtod reads the locale's decimal point (xpool sets LC_ALL from the environment). */
 	const char *dp = localeconv()->decimal_point;
@@ -362,7 +407,8 @@ static enum xp_jp_type number(struct xp_jp *jp)
 	if (dot && dp && dp[0] && dp[0] != '.' && !dp[1])
 		*dot = dp[0];
 	double v = strtod(b, NULL);
-	if (errno == ERANGE && v != 0)
+	/* Underflow reads as the nearest real (0 or a denormal), as jansson takes it. */
+	if (errno == ERANGE && isinf(v))
 		return fail(jp, "real number overflow"), XP_JP_ERROR;
 	jp->dval = v;
 	return XP_JP_REAL;

@@ -1146,6 +1146,15 @@ static int check_str(enum xp_jp_type t, const char *sv, size_t n, const struct j
 	return 0;
 }
 
+/* Makes room for element n of *arr (size bytes each), doubling at powers of two as model.c's
+ * appends do, so a list of k costs log k reallocations (the model frees lists with free). */
+static void grow(void *arr, size_t n, size_t size)
+{
+	void **a = arr;
+	if (n == 0 || (n & (n - 1)) == 0)
+		*a = xp_realloc(*a, (n ? n * 2 : 1) * size);
+}
+
 /* The string just read, as a model string. */
 static char *take_str(struct dec *d)
 {
@@ -1294,7 +1303,7 @@ static int rd_strv(struct dec *d, const struct jpath *path, const char *key, cha
 		enum xp_jp_type t = xp_jp_value(&d->jp);
 		if (t == XP_JP_ERROR || check_str(t, d->jp.str, d->jp.str_len, &ep, NULL, false, STR_MAX, d->err))
 			return -1;
-		*v = xp_realloc(*v, (*n + 1) * sizeof **v);
+		grow(v, *n, sizeof **v);
 		(*v)[(*n)++] = take_str(d);
 	}
 	return r;
@@ -1304,15 +1313,15 @@ static int rd_strv(struct dec *d, const struct jpath *path, const char *key, cha
  * found, since writers list keys in table order. */
 static const struct field *find_field(const struct field *f, const struct xp_jp *jp, size_t *hint)
 {
-	size_t n = 0;
-	while (f[n].key)
-		n++;
-	for (size_t k = 0; k < n; k++) {
-		size_t i = (*hint + k) % n;
-		if (f[i].klen == jp->key_len && memcmp(f[i].key, jp->key, jp->key_len) == 0) {
-			*hint = i + 1;
-			return &f[i];
-		}
+	size_t i = *hint;
+	/* From the hint to the end, then from the start to the hint. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (; f[i].key; i++)
+			if (f[i].klen == jp->key_len && memcmp(f[i].key, jp->key, jp->key_len) == 0) {
+				*hint = i + 1;
+				return &f[i];
+			}
+		i = 0;
 	}
 	return NULL;
 }
@@ -1492,7 +1501,7 @@ static const struct field peak_fields[] = {
 static int peak_from(struct dec *d, const struct jpath *p, void *ctx)
 {
 	struct xp_device *dv = ctx;
-	dv->peaks = xp_realloc(dv->peaks, (dv->n_peaks + 1) * sizeof *dv->peaks);
+	grow(&dv->peaks, dv->n_peaks, sizeof *dv->peaks);
 	struct xp_peak *k = &dv->peaks[dv->n_peaks++];
 	memset(k, 0, sizeof *k);
 	int r;
@@ -1516,7 +1525,7 @@ static int peak_from(struct dec *d, const struct jpath *p, void *ctx)
 static int alloc_from(struct dec *d, const struct jpath *p, void *ctx)
 {
 	struct xp_device *dv = ctx;
-	dv->allocs = xp_realloc(dv->allocs, (dv->n_allocs + 1) * sizeof *dv->allocs);
+	grow(&dv->allocs, dv->n_allocs, sizeof *dv->allocs);
 	struct xp_alloc *a = &dv->allocs[dv->n_allocs++];
 	memset(a, 0, sizeof *a);
 	a->memory_mib = -1;
