@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "istr.h"
 #include "jsonpull.h"
 
 /* Bounds on what a document may hold; they keep hostile input from bloating
@@ -30,6 +31,7 @@ static const char *const label_classes[] = {"facts", "governance", "validation"}
  * tables below, so key order, nullability and bounds cannot drift apart between them. */
 enum fkind {
 	F_STR,   /* char *: a string; null for NULL when nullable */
+	F_ISTR,  /* const char *: an interned string (istr.h), as F_STR otherwise */
 	F_I64,   /* int64_t from 0: null for -1 when nullable, else a count (never negative) */
 	F_INT,   /* int from 0 to max: as F_I64 */
 	F_NUM,   /* double from min to max: null for XP_NA (always nullable) */
@@ -53,6 +55,8 @@ struct field {
 };
 
 #define FSTR(T, k, m, null) {.key = k, .klen = sizeof k - 1, .kind = F_STR, .nullable = null, .off = offsetof(T, m)}
+/* A text that repeats across devices and nodes: stored once (istr.h). */
+#define FISTR(T, k, m, null) {.key = k, .klen = sizeof k - 1, .kind = F_ISTR, .nullable = null, .off = offsetof(T, m)}
 #define FI64(T, k, m, null) {.key = k, .klen = sizeof k - 1, .kind = F_I64, .nullable = null, .off = offsetof(T, m)}
 #define FINT(T, k, m, hi, null) {.key = k, .klen = sizeof k - 1, .kind = F_INT, .nullable = null, .off = offsetof(T, m), .max = hi}
 /* A count that is 0 only when not known (no topology): null in JSON, 0 in memory. */
@@ -116,9 +120,9 @@ static const struct field nic_fields[] = {
 
 static const struct field pci_fields[] = {
 	FSTR(struct xp_pci, "bus_id", bus_id, false),
-	FSTR(struct xp_pci, "pci_id", pci_id, true),
+	FISTR(struct xp_pci, "pci_id", pci_id, true),
 	FCLASS(struct xp_pci, "class", pci_class),
-	FSTR(struct xp_pci, "name", name, true),
+	FISTR(struct xp_pci, "name", name, true),
 	FINT(struct xp_pci, "numa", numa, ID_MAX, true),
 	FINT(struct xp_pci, "accelerator", accel, INT_MAX, true),
 	FSTRV(struct xp_pci, "os_devices", os_devices),
@@ -137,19 +141,19 @@ static const struct field alloc_fields[] = {
 
 /* What identifies a device and its software, after "index" and "vendor_index". */
 static const struct field device_id_fields[] = {
-	FSTR(struct xp_device, "vendor", vendor, true),
-	FSTR(struct xp_device, "model", model, true),
-	FSTR(struct xp_device, "arch", arch, true),
+	FISTR(struct xp_device, "vendor", vendor, true),
+	FISTR(struct xp_device, "model", model, true),
+	FISTR(struct xp_device, "arch", arch, true),
 	FSTR(struct xp_device, "uuid", uuid, true),
 	FSTR(struct xp_device, "pci_bus_id", pci_bus_id, true),
-	FSTR(struct xp_device, "pci_id", pci_id, true),
+	FISTR(struct xp_device, "pci_id", pci_id, true),
 	FCLASS(struct xp_device, "pci_class", pci_class),
 	FSTRV(struct xp_device, "pci_path", pci_path),
 	FSTRV(struct xp_device, "os_devices", os_devices),
 	FINT(struct xp_device, "numa", numa, ID_MAX, true),
-	FSTR(struct xp_device, "driver", driver, true),
-	FSTR(struct xp_device, "firmware", firmware, true),
-	FSTR(struct xp_device, "runtime", runtime, true),
+	FISTR(struct xp_device, "driver", driver, true),
+	FISTR(struct xp_device, "firmware", firmware, true),
+	FISTR(struct xp_device, "runtime", runtime, true),
 	{0},
 };
 
@@ -163,10 +167,10 @@ static const struct field device_memory_fields[] = {
 /* A device's compute, health and metrics, between "peak" and "partition". */
 static const struct field device_state_fields[] = {
 	FNUM(struct xp_device, "ecu", ecu, 0, INFINITY),
-	FSTR(struct xp_device, "ecu_basis", ecu_basis, true),
+	FISTR(struct xp_device, "ecu_basis", ecu_basis, true),
 	FENUM(struct xp_device, "memory_access", mem_access, xp_mem_access_name, xp_mem_access_parse,
 	      "unknown, explicit, unified"),
-	FSTR(struct xp_device, "affinity_group", affinity_group, true),
+	FISTR(struct xp_device, "affinity_group", affinity_group, true),
 	FENUM(struct xp_device, "health", health, xp_health_name, xp_health_parse, "unknown, ok, warn, fail"),
 	FSTRV(struct xp_device, "health_reasons", health_reasons),
 	FNUM(struct xp_device, "temperature_c", temperature_c, -100, 300),
@@ -279,7 +283,8 @@ static void put_fields(json_t *o, const void *base, const struct field *f)
 		json_t *j;
 		switch (f->kind) {
 		case F_STR:
-			j = jstr(*(char *const *)v);
+		case F_ISTR:
+			j = jstr(*(const char *const *)v);
 			break;
 		case F_I64:
 			j = f->nullable ? jint(*(const int64_t *)v) : jcount(*(const int64_t *)v);
@@ -768,7 +773,8 @@ static void w_fields(struct wr *w, const void *base, const struct field *f)
 		w_key(w, f->key);
 		switch (f->kind) {
 		case F_STR:
-			w_str(w, *(char *const *)v);
+		case F_ISTR:
+			w_str(w, *(const char *const *)v);
 			break;
 		case F_I64:
 			if (f->nullable)
@@ -1178,6 +1184,24 @@ static int rd_str(struct dec *d, const struct jpath *path, const char *key, bool
 	return 0;
 }
 
+/* As rd_str into an interned field: one reference to the shared text. */
+static int rd_istr(struct dec *d, const struct jpath *path, const char *key, bool nullable, const char **out)
+{
+	enum xp_jp_type t = xp_jp_value(&d->jp);
+	if (t == XP_JP_ERROR)
+		return -1;
+	const char *old = *out;
+	if (nullable && t == XP_JP_NULL) {
+		*out = NULL;
+	} else {
+		if (check_str(t, d->jp.str, d->jp.str_len, path, key, nullable, STR_MAX, d->err))
+			return -1;
+		*out = xp_istrn(d->jp.str, d->jp.str_len);
+	}
+	xp_istr_drop(old);
+	return 0;
+}
+
 /* Integers; null (when allowed) is -1, the model's "not known". */
 static int rd_int(struct dec *d, const struct jpath *path, const char *key, int64_t min, int64_t max,
 		  bool nullable, int64_t *out)
@@ -1335,6 +1359,8 @@ static int rd_field(struct dec *d, const struct jpath *p, void *base, const stru
 	switch (f->kind) {
 	case F_STR:
 		return rd_str(d, p, f->key, f->nullable, v);
+	case F_ISTR:
+		return rd_istr(d, p, f->key, f->nullable, v);
 	case F_I64:
 		return rd_int(d, p, f->key, 0, INT64_MAX, f->nullable, v);
 	case F_INT:
@@ -1492,9 +1518,9 @@ static int pci_from(struct dec *d, const struct jpath *p, void *ctx)
 }
 
 static const struct field peak_fields[] = {
-	{.key = "precision", .klen = 9, .kind = F_STR, .off = offsetof(struct xp_peak, precision)},
+	{.key = "precision", .klen = 9, .kind = F_ISTR, .off = offsetof(struct xp_peak, precision)},
 	{.key = "value", .klen = 5, .kind = F_NUM, .off = offsetof(struct xp_peak, value), .max = INFINITY},
-	{.key = "unit", .klen = 4, .kind = F_STR, .off = offsetof(struct xp_peak, unit)},
+	{.key = "unit", .klen = 4, .kind = F_ISTR, .off = offsetof(struct xp_peak, unit)},
 	{0},
 };
 
