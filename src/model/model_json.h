@@ -5,7 +5,12 @@
  * any document a newer xpool writes with the same schema tag: unknown keys are
  * ignored, missing keys mean "not known". Everything else is validated, because
  * snapshots and agent replies come from other machines; the first error names
- * its full JSON path ("$.nodes[0].devices[3].memory_mib: ..."). */
+ * its full JSON path ("$.nodes[0].devices[3].memory_mib: ...").
+ *
+ * One decoder reads every document: a streaming one (jsonpull.h) that builds the model as it
+ * reads the text, in chunks from a file, with no document tree (xpool-internals(7), "The
+ * inventory document"); the json_t entry points below spell their tree out and read it back.
+ * xp_cluster_write streams too, with the same bytes jansson writes for xp_cluster_to_json. */
 #ifndef XP_MODEL_JSON_H
 #define XP_MODEL_JSON_H
 
