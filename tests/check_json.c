@@ -487,6 +487,40 @@ START_TEST(test_decode_reals)
 }
 END_TEST
 
+/* A key twice in any object is refused as jansson refused it, whoever checks it: a table's
+ * field (a bit each), a key with its own code (peak, name), a key nobody knows, a label. */
+START_TEST(test_duplicate_keys)
+{
+	static const char *const objs[] = {
+		"{\"name\":\"a\",\"devices\":[{\"vendor\":\"A\",\"model\":\"m\",\"vendor\":\"B\"}]}",
+		"{\"name\":\"a\",\"devices\":[{\"memory_mib\":1,\"ecu\":2,\"memory_mib\":1}]}",
+		"{\"name\":\"a\",\"devices\":[{\"peak\":[],\"peak\":[]}]}",
+		"{\"name\":\"a\",\"devices\":[{\"future\":1,\"future\":1}]}",
+		"{\"name\":\"a\",\"devices\":[{\"peak\":[{\"unit\":\"T\",\"precision\":\"x\",\"unit\":\"T\",\"value\":1}]}]}",
+		"{\"name\":\"a\",\"name\":\"b\"}",
+		"{\"name\":\"a\",\"cost_per_hour\":1,\"age_s\":1,\"cost_per_hour\":1}",
+		"{\"name\":\"a\",\"labels\":{\"facts\":{\"k\":\"v\",\"k\":\"w\"}}}",
+		"{\"name\":\"a\",\"labels\":{\"facts\":{},\"facts\":{}}}",
+		"{\"name\":\"a\",\"cpu\":{\"cores\":1,\"cores\":2}}",
+		"{\"name\":\"a\",\"x\":{\"y\":[{\"z\":1,\"z\":2}]}}",
+	};
+	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+		char *t = xp_asprintf("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[%s]}", objs[i]);
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_cluster_parse(t, strlen(t), "t.json", &err);
+		ck_assert_msg(c == NULL, "accepted %s", objs[i]);
+		ck_assert_msg(strncmp(err.msg, "t.json:1:", 9) == 0 && strstr(err.msg, "duplicate object key"),
+			      "%s: %s", objs[i], err.msg);
+		free(t);
+	}
+	/* The same keys in sibling objects are no duplicates. */
+	struct xp_cluster *c = parse_ok("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"a\",\"devices\":"
+					"[{\"vendor\":\"A\",\"x\":1},{\"vendor\":\"A\",\"x\":1}]},{\"name\":\"b\"}]}");
+	ck_assert_uint_eq(c->nodes[0]->n_devices, 2);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* The tokenizer holds no string longer than XP_JP_MAX_STR, even under a key nobody reads. */
 START_TEST(test_string_cap)
 {
@@ -1007,7 +1041,7 @@ XP_DEFINE_SUITE(json,
 	{"round_trip",
 	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
 		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone, test_share_null,
-		   test_writer_matches_tree, test_decode_reals, test_string_cap}},
+		   test_writer_matches_tree, test_decode_reals, test_string_cap, test_duplicate_keys}},
 	{"reject", .loop = test_reject_case,
 	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),
 	 .tests = {test_reject_messages, test_reject_limits, test_reject_nul, test_parse_errors,

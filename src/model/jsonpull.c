@@ -134,6 +134,9 @@ static inline int next(struct xp_jp *jp)
 
 static int skip_ws(struct xp_jp *jp)
 {
+	/* Most tokens follow the last one at once (compact files). */
+	if (jp->p < jp->end && *jp->p > ' ')
+		return *jp->p;
 	for (;;) {
 		int c = peek(jp);
 		if (c == '\n') {
@@ -266,16 +269,31 @@ static int utf8_char(struct xp_jp *jp, int c, char **s, size_t *len, size_t *cap
 
 /* Bytes a string's fast path copies as they are: printable ASCII but the quote and the backslash. */
 static const bool plain[256] = {
-	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7f] = true,
+	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7e] = true,
 };
 
-/* The rest of a string after its opening quote. */
-static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap)
+/* The rest of a string after its opening quote; *printable says whether every byte was
+ * printable ASCII taken as it was (no escape, no control, no DEL, nothing above 0x7f). */
+static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *printable)
 {
 	*len = 0;
+	*printable = true;
 	if (!*s) {
 		*s = xp_malloc(64);
 		*cap = 64;
+	}
+	/* Most strings are short, printable and whole in the chunk: one scan, one copy. */
+	const unsigned char *e = jp->p;
+	while (e < jp->end && plain[*e])
+		e++;
+	if (e < jp->end && *e == '"') {
+		size_t k = (size_t)(e - jp->p);
+		if (put(jp, s, len, cap, jp->p, k))
+			return -1;
+		(*s)[k] = '\0';
+		jp->col += (int)k + 1;
+		jp->p = e + 1;
+		return 0;
 	}
 	for (;;) {
 		/* Plain bytes in a run, copied at once. */
@@ -292,6 +310,7 @@ static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap)
 		int c = next(jp);
 		if (c == '"')
 			break;
+		*printable = *printable && c >= 0x20 && c < 0x7f && c != '\\';
 		if (c < 0)
 			return fail(jp, "premature end of input in a string");
 		if (c == '\\') {
@@ -474,7 +493,8 @@ enum xp_jp_type xp_jp_value(struct xp_jp *jp)
 		return enter(jp, false);
 	case '"':
 		next(jp);
-		return string(jp, &jp->str, &jp->str_len, &jp->str_cap) ? XP_JP_ERROR : XP_JP_STRING;
+		return string(jp, &jp->str, &jp->str_len, &jp->str_cap, &jp->str_printable) ? XP_JP_ERROR
+											     : XP_JP_STRING;
 	case 't':
 	case 'f':
 	case 'n':
@@ -547,7 +567,33 @@ static int key_add(struct xp_jp *jp, struct xp_jp_keys *k)
 	return 0;
 }
 
+static int next_key(struct xp_jp *jp, bool check);
+
 int xp_jp_next_key(struct xp_jp *jp)
+{
+	return next_key(jp, true);
+}
+
+int xp_jp_next_key_unchecked(struct xp_jp *jp)
+{
+	return next_key(jp, false);
+}
+
+int xp_jp_key_check(struct xp_jp *jp)
+{
+	if (jp->failed)
+		return -1;
+	if (key_add(jp, level(jp)))
+		return xp_jp_key_dup(jp);
+	return 0;
+}
+
+int xp_jp_key_dup(struct xp_jp *jp)
+{
+	return fail(jp, "duplicate object key \"%.64s\"", jp->key);
+}
+
+static int next_key(struct xp_jp *jp, bool check)
 {
 	if (jp->failed)
 		return -1;
@@ -568,10 +614,11 @@ int xp_jp_next_key(struct xp_jp *jp)
 		return c < 0 ? fail(jp, "premature end of input") : fail(jp, "string or '}' expected");
 	k->first = false;
 	next(jp);
-	if (string(jp, &jp->key, &jp->key_len, &jp->key_cap))
+	bool printable;
+	if (string(jp, &jp->key, &jp->key_len, &jp->key_cap, &printable))
 		return -1;
-	if (key_add(jp, k))
-		return fail(jp, "duplicate object key \"%.64s\"", jp->key);
+	if (check && key_add(jp, k))
+		return xp_jp_key_dup(jp);
 	if (skip_ws(jp) != ':')
 		return fail(jp, "':' expected");
 	next(jp);

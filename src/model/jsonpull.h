@@ -45,6 +45,7 @@ struct xp_jp {
 	int depth;
 	char *str;               /* the last string value (NUL-terminated; may hold NUL when allowed) */
 	size_t str_len, str_cap;
+	bool str_printable;      /* str is printable ASCII only (nothing for a checker to find) */
 	char *key;               /* the last object key */
 	size_t key_len, key_cap;
 	int64_t ival;            /* the last integer */
@@ -66,6 +67,13 @@ void xp_jp_free(struct xp_jp *jp);
 enum xp_jp_type xp_jp_value(struct xp_jp *jp);
 /* In an object: 1 with the next key in key (its value comes next), 0 at the end, -1 on error. */
 int xp_jp_next_key(struct xp_jp *jp);
+/* As xp_jp_next_key without the duplicate check: for a caller that knows the object's keys
+ * and checks its own (a bit a field), and calls xp_jp_key_check for any other key. */
+int xp_jp_next_key_unchecked(struct xp_jp *jp);
+/* Checks the key just read (xp_jp_next_key_unchecked) against the object's others; -1 on a duplicate. */
+int xp_jp_key_check(struct xp_jp *jp);
+/* Fails with "duplicate object key" for the key just read (a caller's own check found it). */
+int xp_jp_key_dup(struct xp_jp *jp);
 /* In an array: 1 when an element comes next, 0 at the end, -1 on error. */
 int xp_jp_next_elem(struct xp_jp *jp);
 /* Skips the rest of a value whose start xp_jp_value returned as t (checking it all); -1 on error. */

@@ -1117,13 +1117,15 @@ struct dec {
 };
 
 /* A C string cannot hold NUL, so "a\u0000b" would silently become "a". */
-static int check_str(enum xp_jp_type t, const char *sv, size_t n, const struct jpath *path,
-		     const char *key, bool nullable, size_t max, struct xp_err *err)
+static int check_str_p(enum xp_jp_type t, const char *sv, size_t n, bool printable, const struct jpath *path,
+		       const char *key, bool nullable, size_t max, struct xp_err *err)
 {
 	if (t != XP_JP_STRING)
 		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), tname(t));
 	if (strlen(sv) != n)
 		return bad(err, path, key, "a string must not contain NUL (\\u0000)");
+	if (printable && n <= max)
+		return 0;
 	/* Control characters would reach operators' terminals as escape sequences
 	 * (retitling the window, forging table lines) when the string is printed. */
 	for (size_t i = 0; i < n; i++) {
@@ -1160,6 +1162,10 @@ static void grow(void *arr, size_t n, size_t size)
 	if (n == 0 || (n & (n - 1)) == 0)
 		*a = xp_realloc(*a, (n ? n * 2 : 1) * size);
 }
+
+/* check_str_p for the string the reader just read (it knows whether it was all printable). */
+#define check_str(t, sv, n, path, key, nullable, max, err) \
+	check_str_p(t, sv, n, (sv) == d->jp.str && d->jp.str_printable, path, key, nullable, max, err)
 
 /* The string just read, as a model string. */
 static char *take_str(struct dec *d)
@@ -1333,22 +1339,54 @@ static int rd_strv(struct dec *d, const struct jpath *path, const char *key, cha
 	return r;
 }
 
-/* The field of table f named by the key just read, or NULL; *hint is where the last one was
- * found, since writers list keys in table order. */
-static const struct field *find_field(const struct field *f, const struct xp_jp *jp, size_t *hint)
+/* The fields of one kind of object: up to three tables, matched against its keys. Writers
+ * list keys in table order, so the entry after the last match is tried first; duplicates of
+ * a table's keys are found with a bit each, other keys go to the reader's own check. */
+struct fmatch {
+	const struct field *t[3];
+	size_t nt;
+	size_t hint[3];
+	size_t off[3];  /* bit of each table's first field */
+	uint64_t seen;
+};
+
+#define NFIELDS(t) (sizeof t / sizeof t[0] - 1)
+
+static bool key_is(const struct field *f, const struct xp_jp *jp)
 {
-	size_t i = *hint;
-	/* From the hint to the end, then from the start to the hint. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (; f[i].key; i++)
-			if (f[i].klen == jp->key_len && memcmp(f[i].key, jp->key, jp->key_len) == 0) {
-				*hint = i + 1;
-				return &f[i];
-			}
-		i = 0;
-	}
-	return NULL;
+	return f->key && f->klen == jp->key_len && memcmp(f->key, jp->key, jp->key_len) == 0;
 }
+
+/* Reads the next key: 1 with *out its field (or NULL for another key), 0 at the end, -1 on error. */
+static int next_field(struct dec *d, struct fmatch *m, const struct field **out)
+{
+	int r = xp_jp_next_key_unchecked(&d->jp);
+	if (r != 1)
+		return r;
+	const struct field *f = NULL;
+	size_t ft = 0, fi = 0;
+	for (size_t t = 0; t < m->nt && !f; t++)
+		if (key_is(&m->t[t][m->hint[t]], &d->jp))
+			f = &m->t[t][m->hint[t]], ft = t, fi = m->hint[t];
+	for (size_t t = 0; t < m->nt && !f; t++)
+		for (size_t i = 0; m->t[t][i].key && !f; i++)
+			if (key_is(&m->t[t][i], &d->jp))
+				f = &m->t[t][i], ft = t, fi = i;
+	*out = f;
+	if (!f)
+		return xp_jp_key_check(&d->jp) ? -1 : 1;
+	uint64_t bit = (uint64_t)1 << (m->off[ft] + fi);
+	if (m->seen & bit)
+		return xp_jp_key_dup(&d->jp);
+	m->seen |= bit;
+	m->hint[ft] = fi + 1;
+	return 1;
+}
+
+/* A matcher for the tables given (at most three, 64 fields in all). */
+#define FMATCH1(a) {.t = {a}, .nt = 1}
+#define FMATCH2(a, b) {.t = {a, b}, .nt = 2, .off = {0, NFIELDS(a)}}
+#define FMATCH3(a, b, c) {.t = {a, b, c}, .nt = 3, .off = {0, NFIELDS(a), NFIELDS(a) + NFIELDS(b)}}
 
 /* Decodes the value of field f into the struct at base. */
 static int rd_field(struct dec *d, const struct jpath *p, void *base, const struct field *f)
@@ -1389,12 +1427,11 @@ static int skip_value(struct dec *d)
 static int rd_fields(struct dec *d, const struct jpath *p, void *base, const struct field *f)
 {
 	int r;
-	size_t hint = 0;
-	while ((r = xp_jp_next_key(&d->jp)) == 1) {
-		const struct field *k = find_field(f, &d->jp, &hint);
+	struct fmatch m = FMATCH1(f);
+	const struct field *k;
+	while ((r = next_field(d, &m, &k)) == 1)
 		if (k ? rd_field(d, p, base, k) : skip_value(d))
 			return -1;
-	}
 	return r;
 }
 
@@ -1531,9 +1568,9 @@ static int peak_from(struct dec *d, const struct jpath *p, void *ctx)
 	struct xp_peak *k = &dv->peaks[dv->n_peaks++];
 	memset(k, 0, sizeof *k);
 	int r;
-	size_t hint = 0;
-	while ((r = xp_jp_next_key(&d->jp)) == 1) {
-		const struct field *f = find_field(peak_fields, &d->jp, &hint);
+	struct fmatch m = FMATCH1(peak_fields);
+	const struct field *f;
+	while ((r = next_field(d, &m, &f)) == 1) {
 		/* A peak's value is never null: one without a value is not worth listing. */
 		if (!f ? skip_value(d)
 		       : f->kind == F_NUM ? rd_num(d, p, f->key, 0, INFINITY, false, &k->value)
@@ -1587,17 +1624,11 @@ static int rd_partition(struct dec *d, const struct jpath *path, unsigned *out)
 static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 {
 	struct xp_device *dv = xp_node_add_device(ctx);
-	static const struct field *const tables[] = {device_id_fields, device_memory_fields, device_state_fields};
-	size_t hints[3] = {0, 0, 0}, last = 0;
+	struct fmatch m = FMATCH3(device_id_fields, device_memory_fields, device_state_fields);
+	const struct field *f;
 	int r;
-	while ((r = xp_jp_next_key(&d->jp)) == 1) {
+	while ((r = next_field(d, &m, &f)) == 1) {
 		const char *key = d->jp.key;
-		const struct field *f = NULL;
-		for (size_t k = 0; k < 3 && !f; k++) {
-			size_t t = (last + k) % 3;
-			if ((f = find_field(tables[t], &d->jp, &hints[t])))
-				last = t;
-		}
 		if (f) {
 			if (rd_field(d, p, dv, f))
 				return -1;
@@ -1788,14 +1819,14 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 {
 	bool named = false;
 	int r;
-	size_t h1 = 0, h2 = 0;
+	struct fmatch m = FMATCH2(node_head_fields, node_tail_fields);
+	const struct field *f;
 	links_clear(d);
 	d->n_pci_accel = 0;
-	while ((r = xp_jp_next_key(&d->jp)) == 1) {
+	while ((r = next_field(d, &m, &f)) == 1) {
 		const char *key = d->jp.key;
-		const struct field *f;
 		int rc;
-		if ((f = find_field(node_head_fields, &d->jp, &h1)) || (f = find_field(node_tail_fields, &d->jp, &h2))) {
+		if (f) {
 			rc = rd_field(d, p, n, f);
 		} else if (strcmp(key, "name") == 0) {
 			enum xp_jp_type t = xp_jp_value(&d->jp);
@@ -1840,11 +1871,11 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 		return bad(d->err, p, "name", "missing (every node needs a name)");
 	/* Views index devices[] with a PCI function's accelerator: a dangling one would read out of bounds. */
 	for (size_t i = 0; i < d->n_pci_accel; i++) {
-		const struct xp_pci *f = &n->pci[d->pci_accel[i]];
-		if ((size_t)f->accel >= n->n_devices) {
+		const struct xp_pci *fn = &n->pci[d->pci_accel[i]];
+		if ((size_t)fn->accel >= n->n_devices) {
 			struct jpath pp = {p, "pci", 0}, fp = {&pp, NULL, d->pci_accel[i]};
 			return bad(d->err, &fp, "accelerator", "device %d does not exist (the node has %zu)",
-				   f->accel, n->n_devices);
+				   fn->accel, n->n_devices);
 		}
 	}
 	return node_links(d, p, n);
