@@ -573,8 +573,15 @@ static void w_c(struct wr *w, char c)
 /* jansson's dump_indent: a new line and two spaces a level when indented, nothing when compact. */
 static void w_indent(struct wr *w)
 {
+	static const char nl[] = "\n                                                                "
+				 "                                                                ";
 	if (!w->pretty)
 		return;
+	size_t n = 1 + 2 * (size_t)w->depth;
+	if (n <= sizeof nl - 1) {
+		w_put(w, nl, n);
+		return;
+	}
 	w_c(w, '\n');
 	for (int i = 0; i < w->depth; i++)
 		w_put(w, "  ", 2);
@@ -605,6 +612,9 @@ static void w_close(struct wr *w, char c)
 	w_c(w, c);
 }
 
+/* Bytes a JSON string must escape: controls, the quote and the backslash. */
+static const bool w_special[256] = {[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true};
+
 /* A string known to be valid UTF-8, escaped as jansson does (\uXXXX in upper case). */
 static void w_escaped(struct wr *w, const char *s, size_t n)
 {
@@ -613,7 +623,7 @@ static void w_escaped(struct wr *w, const char *s, size_t n)
 	size_t i = 0;
 	while (i < n) {
 		size_t j = i;
-		while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\')
+		while (j < n && !w_special[(unsigned char)s[j]])
 			j++;
 		if (j > i)
 			w_put(w, s + i, j - i);
@@ -767,7 +777,6 @@ static void w_strv(struct wr *w, char *const *v, size_t n)
 static void w_fields(struct wr *w, const void *base, const struct field *f)
 {
 	const char *b = base;
-	char buf[8];
 	for (; f->key; f++) {
 		const void *v = b + f->off;
 		w_key(w, f->key);
@@ -800,8 +809,9 @@ static void w_fields(struct wr *w, const void *base, const struct field *f)
 			if (cls < 0 || cls > 0xffff) {
 				w_put(w, "null", 4);
 			} else {
-				snprintf(buf, sizeof buf, "%04x", (unsigned)cls);
-				w_escaped(w, buf, 4);
+				static const char hx[] = "0123456789abcdef";
+				char q[6] = {'"', hx[cls >> 12 & 15], hx[cls >> 8 & 15], hx[cls >> 4 & 15], hx[cls & 15], '"'};
+				w_put(w, q, 6);
 			}
 			break;
 		}
