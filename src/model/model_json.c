@@ -680,6 +680,16 @@ static void w_str(struct wr *w, const char *s)
 	free(fixed);
 }
 
+static void w_keyn(struct wr *w, const char *key, size_t len)
+{
+	w_elem(w);
+	w_escaped(w, key, len);
+	if (w->pretty)
+		w_put(w, ": ", 2);
+	else
+		w_c(w, ':');
+}
+
 static void w_key(struct wr *w, const char *key)
 {
 	w_elem(w);
@@ -779,7 +789,7 @@ static void w_fields(struct wr *w, const void *base, const struct field *f)
 	const char *b = base;
 	for (; f->key; f++) {
 		const void *v = b + f->off;
-		w_key(w, f->key);
+		w_keyn(w, f->key, f->klen);
 		switch (f->kind) {
 		case F_STR:
 		case F_ISTR:
@@ -1132,10 +1142,11 @@ static int check_str_p(enum xp_jp_type t, const char *sv, size_t n, bool printab
 {
 	if (t != XP_JP_STRING)
 		return bad(err, path, key, "expected a string%s, got %s", or_null(nullable), tname(t));
-	if (strlen(sv) != n)
-		return bad(err, path, key, "a string must not contain NUL (\\u0000)");
+	/* Printable ASCII read as it was: no NUL, no control, nothing to reorder. */
 	if (printable && n <= max)
 		return 0;
+	if (strlen(sv) != n)
+		return bad(err, path, key, "a string must not contain NUL (\\u0000)");
 	/* Control characters would reach operators' terminals as escape sequences
 	 * (retitling the window, forging table lines) when the string is printed. */
 	for (size_t i = 0; i < n; i++) {
