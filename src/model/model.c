@@ -387,7 +387,14 @@ static void *append(void *arr, size_t *n, size_t sz)
 struct xp_device *xp_node_add_device(struct xp_node *n)
 {
 	struct xp_device *d = append(&n->devices, &n->n_devices, sizeof *d);
-	d->index = (int)n->n_devices - 1;
+	xp_device_init(d, (int)n->n_devices - 1);
+	return d;
+}
+
+void xp_device_init(struct xp_device *d, int index)
+{
+	memset(d, 0, sizeof *d);
+	d->index = index;
 	d->vendor_index = -1;
 	d->pci_class = -1;
 	d->numa = -1;
@@ -402,7 +409,6 @@ struct xp_device *xp_node_add_device(struct xp_node *n)
 	d->ecc_corrected = -1;
 	d->ecc_uncorrected = -1;
 	d->partition = XP_PART_WHOLE;
-	return d;
 }
 
 struct xp_numa *xp_node_add_numa(struct xp_node *n)
@@ -429,10 +435,21 @@ struct xp_nic *xp_node_add_nic(struct xp_node *n)
 struct xp_pci *xp_node_add_pci(struct xp_node *n)
 {
 	struct xp_pci *p = append(&n->pci, &n->n_pci, sizeof *p);
+	xp_pci_init(p);
+	return p;
+}
+
+void xp_pci_init(struct xp_pci *p)
+{
+	memset(p, 0, sizeof *p);
 	p->pci_class = -1;
 	p->numa = -1;
 	p->accel = -1;
-	return p;
+}
+
+void *xp_node_array(const void *src, size_t n, size_t size)
+{
+	return dup_array(src, n, size);
 }
 
 void xp_node_links_reset(struct xp_node *n)

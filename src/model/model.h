@@ -271,6 +271,13 @@ struct xp_node *xp_node_clone(const struct xp_node *n);
 void xp_node_free(struct xp_node *n);
 /* Appends a zeroed device (metrics unknown) and returns it; pointers to earlier devices may move. */
 struct xp_device *xp_node_add_device(struct xp_node *n);
+/* Sets *d to a device at index with every metric unknown (what xp_node_add_device appends). */
+void xp_device_init(struct xp_device *d, int index);
+/* Sets *p to a PCI function with nothing known (what xp_node_add_pci appends). */
+void xp_pci_init(struct xp_pci *p);
+/* A heap copy of n elements of size bytes with the capacity the xp_node_add_* functions
+ * expect of a node's arrays (NULL for none): for a decoder that fills its own buffer first. */
+void *xp_node_array(const void *src, size_t n, size_t size);
 /* Appends a zeroed NUMA domain and returns it. */
 struct xp_numa *xp_node_add_numa(struct xp_node *n);
 /* Appends a zeroed package and returns it. */

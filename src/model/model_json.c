@@ -1131,6 +1131,17 @@ struct dec {
 	size_t n_rows;          /* rows counted */
 	struct link_row *rows;  /* at most LINK_KEEP kept */
 	size_t cap_rows;
+	/* Devices, PCI functions and peaks are read into these buffers, kept from node to node,
+	 * and each array is then copied once at its final size: growing every node's arrays one
+	 * element at a time cost a realloc a power of two and kept malloc consolidating. */
+	struct xp_device *devs;
+	size_t n_devs, cap_devs;
+	struct xp_pci *pcis;
+	size_t n_pcis, cap_pcis;
+	struct xp_peak *peaks;
+	size_t n_peaks, cap_peaks;
+	char **strs;
+	size_t n_strs, cap_strs;
 	/* the current node's PCI accelerators, checked against its devices when it ends */
 	size_t *pci_accel;      /* index into pci of each function that names one */
 	size_t n_pci_accel, cap_pci_accel;
@@ -1187,6 +1198,17 @@ static void grow(void *arr, size_t n, size_t size)
 /* check_str_p for the string the reader just read (it knows whether it was all printable). */
 #define check_str(t, sv, n, path, key, nullable, max, err) \
 	check_str_p(t, sv, n, (sv) == d->jp.str && d->jp.str_printable, path, key, nullable, max, err)
+
+/* The next element of a decoder buffer (size bytes each), growing it by doubling. */
+static void *scratch(void *buf, size_t *n, size_t *cap, size_t size)
+{
+	void **b = buf;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*b = xp_realloc(*b, *cap * size);
+	}
+	return (char *)*b + (*n)++ * size;
+}
 
 /* The string just read, as a model string. */
 static char *take_str(struct dec *d)
@@ -1349,13 +1371,21 @@ static int rd_strv(struct dec *d, const struct jpath *path, const char *key, cha
 		return -1;
 	struct jpath p = {path, key, 0};
 	int r;
+	/* Into the buffer, then one copy of the final size (appended to what *v holds). */
+	d->n_strs = 0;
 	for (size_t i = 0; (r = xp_jp_next_elem(&d->jp)) == 1; i++) {
 		struct jpath ep = {&p, NULL, i};
 		enum xp_jp_type t = xp_jp_value(&d->jp);
-		if (t == XP_JP_ERROR || check_str(t, d->jp.str, d->jp.str_len, &ep, NULL, false, STR_MAX, d->err))
-			return -1;
-		grow(v, *n, sizeof **v);
-		(*v)[(*n)++] = take_str(d);
+		if (t == XP_JP_ERROR || check_str(t, d->jp.str, d->jp.str_len, &ep, NULL, false, STR_MAX, d->err)) {
+			r = -1;
+			break;
+		}
+		*(char **)scratch(&d->strs, &d->n_strs, &d->cap_strs, sizeof *d->strs) = take_str(d);
+	}
+	if (d->n_strs) {
+		*v = xp_realloc(*v, (*n + d->n_strs) * sizeof **v);
+		memcpy(*v + *n, d->strs, d->n_strs * sizeof **v);
+		*n += d->n_strs;
 	}
 	return r;
 }
@@ -1558,8 +1588,9 @@ static int nic_from(struct dec *d, const struct jpath *p, void *ctx)
 
 static int pci_from(struct dec *d, const struct jpath *p, void *ctx)
 {
-	struct xp_node *n = ctx;
-	struct xp_pci *f = xp_node_add_pci(n);
+	(void)ctx;
+	struct xp_pci *f = scratch(&d->pcis, &d->n_pcis, &d->cap_pcis, sizeof *d->pcis);
+	xp_pci_init(f);
 	if (rd_fields(d, p, f, pci_fields))
 		return -1;
 	if (!f->bus_id)
@@ -1570,7 +1601,7 @@ static int pci_from(struct dec *d, const struct jpath *p, void *ctx)
 			d->cap_pci_accel = d->cap_pci_accel ? d->cap_pci_accel * 2 : 16;
 			d->pci_accel = xp_realloc(d->pci_accel, d->cap_pci_accel * sizeof *d->pci_accel);
 		}
-		d->pci_accel[d->n_pci_accel++] = n->n_pci - 1;
+		d->pci_accel[d->n_pci_accel++] = d->n_pcis - 1;
 	}
 	return 0;
 }
@@ -1584,9 +1615,8 @@ static const struct field peak_fields[] = {
 
 static int peak_from(struct dec *d, const struct jpath *p, void *ctx)
 {
-	struct xp_device *dv = ctx;
-	grow(&dv->peaks, dv->n_peaks, sizeof *dv->peaks);
-	struct xp_peak *k = &dv->peaks[dv->n_peaks++];
+	(void)ctx;
+	struct xp_peak *k = scratch(&d->peaks, &d->n_peaks, &d->cap_peaks, sizeof *d->peaks);
 	memset(k, 0, sizeof *k);
 	int r;
 	struct fmatch m = FMATCH1(peak_fields);
@@ -1644,7 +1674,9 @@ static int rd_partition(struct dec *d, const struct jpath *path, unsigned *out)
 
 static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 {
-	struct xp_device *dv = xp_node_add_device(ctx);
+	(void)ctx;
+	struct xp_device *dv = scratch(&d->devs, &d->n_devs, &d->cap_devs, sizeof *d->devs);
+	xp_device_init(dv, (int)d->n_devs - 1);
 	struct fmatch m = FMATCH3(device_id_fields, device_memory_fields, device_state_fields);
 	const struct field *f;
 	int r;
@@ -1665,7 +1697,16 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			if (rd_i(d, p, "vendor_index", ID_MAX, true, &dv->vendor_index))
 				return -1;
 		} else if (strcmp(key, "peak") == 0) {
-			if (rd_objects(d, p, "peak", SIZE_MAX, peak_from, dv))
+			/* Into the buffer, then one copy of the final size (the device owns it even
+			 * after an error, so that freeing the node frees its strings). */
+			d->n_peaks = 0;
+			int rc = rd_objects(d, p, "peak", SIZE_MAX, peak_from, NULL);
+			free(dv->peaks);
+			dv->peaks = d->n_peaks ? xp_malloc(d->n_peaks * sizeof *dv->peaks) : NULL;
+			if (d->n_peaks)
+				memcpy(dv->peaks, d->peaks, d->n_peaks * sizeof *dv->peaks);
+			dv->n_peaks = d->n_peaks;
+			if (rc)
 				return -1;
 		} else if (strcmp(key, "partition") == 0) {
 			if (rd_partition(d, p, &dv->partition))
@@ -1875,9 +1916,17 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 		} else if (strcmp(key, "nics") == 0) {
 			rc = rd_objects(d, p, "nics", SIZE_MAX, nic_from, n);
 		} else if (strcmp(key, "devices") == 0) {
-			rc = rd_objects(d, p, "devices", XP_MAX_DEVICES, device_from, n);
+			/* Into the buffer, then one copy with the capacity the model's appends expect;
+			 * the node owns them even after an error, so that freeing it frees them. */
+			d->n_devs = 0;
+			rc = rd_objects(d, p, "devices", XP_MAX_DEVICES, device_from, NULL);
+			n->devices = xp_node_array(d->devs, d->n_devs, sizeof *d->devs);
+			n->n_devices = d->n_devs;
 		} else if (strcmp(key, "pci") == 0) {
-			rc = rd_objects(d, p, "pci", SIZE_MAX, pci_from, n);
+			d->n_pcis = 0;
+			rc = rd_objects(d, p, "pci", SIZE_MAX, pci_from, NULL);
+			n->pci = xp_node_array(d->pcis, d->n_pcis, sizeof *d->pcis);
+			n->n_pci = d->n_pcis;
 		} else if (strcmp(key, "links") == 0) {
 			rc = rd_links(d, p);
 		} else {
@@ -1905,7 +1954,7 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 /* Decodes one node whose '{' was read; NULL with the error set. */
 static struct xp_node *node_from(struct dec *d, const struct jpath *p)
 {
-	struct xp_node *n = xp_node_new("");
+	struct xp_node *n = xp_node_new(NULL); /* named when "name" comes */
 	if (node_body(d, p, n)) {
 		xp_node_free(n);
 		return NULL;
@@ -2052,6 +2101,10 @@ out:
 
 static void dec_free(struct dec *d)
 {
+	free(d->devs);
+	free(d->pcis);
+	free(d->peaks);
+	free(d->strs);
 	links_free(d);
 	free(d->pci_accel);
 	xp_jp_free(&d->jp);
