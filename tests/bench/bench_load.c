@@ -5,7 +5,8 @@
  * program (`xpool sim gen`, timed), then
  *   "place": `xpool --inventory F place --dry-run --devices 4` (load, index, one dry-run),
  *   "inventory": `xpool --inventory F inventory --json >/dev/null` (load and write it all),
- * each run as its own process (fork/exec): wall time and peak RSS from wait4's rusage, median
+ * each run as its own process (fork/exec): wall time, CPU time (user + system: what the load
+ * of a shared machine does not inflate) and peak RSS from wait4's rusage, median
  * of 5 runs (3 at 100,000 nodes); and "decode": xp_snapshot_load alone in this process,
  * median of as many runs, with its cost per 1,000 nodes (flat when loading is linear).
  * Targets: 10,000 nodes under 0.5 s and 200 MiB, 100,000 nodes under 5 s and 2 GiB, whole
@@ -30,7 +31,8 @@ static const size_t sizes[] = {1000, 5000, 10000, 20000, 100000};
 static const char *const mixes[] = {NULL, "nvidia-h100:100"};
 
 struct sample {
-	double ms;
+	double ms;     /* wall */
+	double cpu_ms; /* user + system: what a shared machine's load does not inflate */
 	long rss_kib;
 	int status;
 };
@@ -38,7 +40,7 @@ struct sample {
 /* Runs argv with stdout and stderr to /dev/null; wall time and the child's peak RSS. */
 static struct sample run(char *const argv[])
 {
-	struct sample s = {0, 0, -1};
+	struct sample s = {0, 0, 0, -1};
 	double t0 = xp_now_ms();
 	pid_t pid = fork();
 	if (pid < 0)
@@ -58,6 +60,8 @@ static struct sample run(char *const argv[])
 		;
 	s.ms = xp_now_ms() - t0;
 	s.rss_kib = ru.ru_maxrss;
+	s.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return s;
 }
@@ -68,10 +72,10 @@ static double median(double *v, size_t n)
 	return v[n / 2];
 }
 
-/* Median wall time and the largest peak RSS over runs of argv; false when a run failed. */
-static bool measure(char *const argv[], int runs, double *ms, long *rss)
+/* Median wall and CPU time and the largest peak RSS over runs of argv; false when a run failed. */
+static bool measure(char *const argv[], int runs, double *ms, double *cpu, long *rss)
 {
-	double t[8];
+	double t[8], u[8];
 	*rss = 0;
 	for (int r = 0; r < runs; r++) {
 		struct sample s = run(argv);
@@ -80,10 +84,12 @@ static bool measure(char *const argv[], int runs, double *ms, long *rss)
 			return false;
 		}
 		t[r] = s.ms;
+		u[r] = s.cpu_ms;
 		if (s.rss_kib > *rss)
 			*rss = s.rss_kib;
 	}
 	*ms = median(t, (size_t)runs);
+	*cpu = median(u, (size_t)runs);
 	return true;
 }
 
@@ -129,11 +135,12 @@ int main(void)
 				rc = 1;
 				break;
 			}
-			double place_ms, inv_ms;
+			double place_ms, inv_ms, place_cpu, inv_cpu;
 			long place_rss, inv_rss;
 			char *place[] = {(char *)bin, "--inventory", file, "place", "--dry-run", "--devices", "4", NULL};
 			char *inv[] = {(char *)bin, "--inventory", file, "inventory", "--json", NULL};
-			if (!measure(place, runs, &place_ms, &place_rss) || !measure(inv, runs, &inv_ms, &inv_rss)) {
+			if (!measure(place, runs, &place_ms, &place_cpu, &place_rss) ||
+			    !measure(inv, runs, &inv_ms, &inv_cpu, &inv_rss)) {
 				rc = 1;
 				break;
 			}
@@ -157,9 +164,10 @@ int main(void)
 			double dec = median(d, (size_t)runs);
 			printf("  %6zu nodes, %6zu devices, %5.0f MB (sim gen %.1f s, %ld MiB):\n", nodes, devs,
 			       (double)st.st_size / 1e6, g.ms / 1000, g.rss_kib / 1024);
-			printf("    place     %8.0f ms %6ld MiB %s\n", place_ms, place_rss / 1024,
+			printf("    place     %8.0f ms (cpu %6.0f ms) %6ld MiB %s\n", place_ms, place_cpu, place_rss / 1024,
 			       verdict(nodes, place_ms, place_rss));
-			printf("    inventory %8.0f ms %6ld MiB %s\n", inv_ms, inv_rss / 1024, verdict(nodes, inv_ms, inv_rss));
+			printf("    inventory %8.0f ms (cpu %6.0f ms) %6ld MiB %s\n", inv_ms, inv_cpu, inv_rss / 1024,
+			       verdict(nodes, inv_ms, inv_rss));
 			printf("    decode    %8.0f ms (%.1f ms per 1,000 nodes)\n", dec, dec * 1000 / (double)nodes);
 			unlink(file);
 		}
