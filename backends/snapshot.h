@@ -8,9 +8,6 @@
 #include "model.h"
 #include "xp.h"
 
-/* Largest snapshot accepted: far above any real cluster, low enough for a wrong file to fail fast. */
-#define XP_SNAPSHOT_MAX ((size_t)256 << 20)
-
 /* Loads and validates the snapshot at path; NULL with err set (naming the file) on error. */
 struct xp_cluster *xp_snapshot_load(const char *path, struct xp_err *err);
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "istr.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -776,7 +777,7 @@ START_TEST(inventory_groups)
 	struct xp_node *nd = xp_test_node(c, "box", 16, &products[P_BOX16].devs);
 	xp_node_links_reset(nd);
 	for (size_t i = 0; i < nd->n_devices; i++) {
-		free(nd->devices[i].affinity_group);
+		xp_istr_drop(nd->devices[i].affinity_group);
 		nd->devices[i].affinity_group = NULL;
 		for (size_t k = 0; k < nd->n_devices; k++)
 			*xp_node_link(nd, i, k) = (struct xp_link){i == k ? XP_LINK_SELF : XP_LINK_SYS, 0};
@@ -906,7 +907,7 @@ START_TEST(missing_npu_score)
 	struct xp_node *nd = xp_test_node(c, "n", 15, &products[P_BOX16].devs);
 	for (size_t i = 12; i < nd->n_devices; i++) {
 		nd->devices[i].index = (int)i + 1;
-		free(nd->devices[i].affinity_group);
+		xp_istr_drop(nd->devices[i].affinity_group);
 		nd->devices[i].affinity_group = xp_strdup("hccs:1");
 	}
 	struct xp_place_result *r = place_k(c, 10, XP_STRAT_PACK, false);

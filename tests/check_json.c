@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "jsonpull.h"
 #include "model_json.h"
 #include "snapshot.h"
 #include "suitelib.h"
@@ -404,6 +405,148 @@ START_TEST(test_encode_invalid_utf8)
 	free(t);
 	xp_cluster_free(c);
 	xp_cluster_free(r);
+}
+END_TEST
+
+/* The streaming writer spells exactly what jansson spells from xp_cluster_to_json's tree:
+ * escapes, bytes that are not UTF-8, label keys that meet once fixed, reals of every kind. */
+static void same_as_tree(const struct xp_cluster *c)
+{
+	json_t *doc = xp_cluster_to_json(c);
+	for (int pretty = 0; pretty < 2; pretty++) {
+		size_t flags = JSON_REAL_PRECISION(xp_cluster_real_digits(c)) | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+		char *tree = json_dumps(doc, flags);
+		char *want = xp_asprintf("%s\n", tree);
+		char *got = to_text(c, pretty);
+		ck_assert_str_eq(got, want);
+		free(tree);
+		free(want);
+		free(got);
+	}
+	json_decref(doc);
+}
+
+START_TEST(test_writer_matches_tree)
+{
+	struct xp_cluster *c = rich_cluster();
+	same_as_tree(c);
+	struct xp_node *n = xp_node_new("odd \"quoted\" \\ name/\x7f");
+	n->cpu_model = xp_strdup("esc\x1b[31m \x01\x1f \b\f\n\r\t bad\xff\xc3( caf\xc3\xa9 \xf0\x9f\x98\x80");
+	xp_labels_set(&n->facts, "k\xfe", "first");
+	xp_labels_set(&n->facts, "plain", "p");
+	xp_labels_set(&n->facts, "k\xff", "second");
+	struct xp_device *d = xp_node_add_device(n);
+	d->temperature_c = -5.5;
+	d->power_w = 1e300;
+	d->utilization_pct = 5.0;
+	d->ecu = 123456789.125;
+	d->peaks = xp_calloc(1, sizeof *d->peaks);
+	d->n_peaks = 1;
+	d->peaks[0] = (struct xp_peak){xp_strdup("fp8"), NAN, xp_strdup("TFLOPS")};
+	xp_node_links_reset(n);
+	n->cost_per_hour = 1e-7;
+	xp_cluster_add(c, n);
+	same_as_tree(c);
+	c->nodes[2]->cost_per_hour = 0.1 + 0.2;
+	same_as_tree(c);
+	xp_cluster_free(c);
+	c = xp_cluster_new();
+	same_as_tree(c);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* Short decimals take the decoder's own path, the rest strtod: both read what strtod reads. */
+START_TEST(test_decode_reals)
+{
+	static const char *const reals[] = {"989.4", "0.1", "1e-7", "61", "61.0", "0.30000000000000004",
+					   "123456789012345.6", "999999999999999", "1.7976931348623157e308",
+					   "5e-324", "0.0000000000000000000001", "0.00000000000000000000001",
+					   "1E2", "2.5e+3", "0.0", "1e-400", "100000000000000000000000.5"};
+	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+		char *t = xp_asprintf("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"a\","
+				      "\"cost_per_hour\":%s}]}", reals[i]);
+		struct xp_cluster *c = parse_ok(t);
+		ck_assert_msg(c->nodes[0]->cost_per_hour == strtod(reals[i], NULL), "%s read as %.17g", reals[i],
+			      c->nodes[0]->cost_per_hour);
+		xp_cluster_free(c);
+		free(t);
+	}
+	const char *neg = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"a\",\"devices\":[{\"temperature_c\":-12.25}]}]}";
+	struct xp_cluster *c = parse_ok(neg);
+	ck_assert(c->nodes[0]->devices[0].temperature_c == -12.25);
+	xp_cluster_free(c);
+	/* Integers up to the 64-bit limits, and one past them. */
+	const char *max = "{\"schema\":\"xpool.inventory/v1\",\"generation\":9223372036854775807,\"nodes\":[]}";
+	c = parse_ok(max);
+	ck_assert_uint_eq(c->generation, 9223372036854775807ull);
+	xp_cluster_free(c);
+	const char *over = "{\"schema\":\"xpool.inventory/v1\",\"generation\":9223372036854775808,\"nodes\":[]}";
+	parse_bad(over, strlen(over), "t.json:1:");
+	const char *minus = "{\"schema\":\"xpool.inventory/v1\",\"generation\":-9223372036854775808,\"nodes\":[]}";
+	parse_bad(minus, strlen(minus), "t.json: $.generation: expected a non-negative integer, got -9223372036854775808");
+}
+END_TEST
+
+/* A key twice in any object is refused as jansson refused it, whoever checks it: a table's
+ * field (a bit each), a key with its own code (peak, name), a key nobody knows, a label. */
+START_TEST(test_duplicate_keys)
+{
+	static const char *const objs[] = {
+		"{\"name\":\"a\",\"devices\":[{\"vendor\":\"A\",\"model\":\"m\",\"vendor\":\"B\"}]}",
+		"{\"name\":\"a\",\"devices\":[{\"memory_mib\":1,\"ecu\":2,\"memory_mib\":1}]}",
+		"{\"name\":\"a\",\"devices\":[{\"peak\":[],\"peak\":[]}]}",
+		"{\"name\":\"a\",\"devices\":[{\"future\":1,\"future\":1}]}",
+		"{\"name\":\"a\",\"devices\":[{\"peak\":[{\"unit\":\"T\",\"precision\":\"x\",\"unit\":\"T\",\"value\":1}]}]}",
+		"{\"name\":\"a\",\"name\":\"b\"}",
+		"{\"name\":\"a\",\"cost_per_hour\":1,\"age_s\":1,\"cost_per_hour\":1}",
+		"{\"name\":\"a\",\"labels\":{\"facts\":{\"k\":\"v\",\"k\":\"w\"}}}",
+		"{\"name\":\"a\",\"labels\":{\"facts\":{},\"facts\":{}}}",
+		"{\"name\":\"a\",\"cpu\":{\"cores\":1,\"cores\":2}}",
+		"{\"name\":\"a\",\"x\":{\"y\":[{\"z\":1,\"z\":2}]}}",
+	};
+	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+		char *t = xp_asprintf("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[%s]}", objs[i]);
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_cluster_parse(t, strlen(t), "t.json", &err);
+		ck_assert_msg(c == NULL, "accepted %s", objs[i]);
+		ck_assert_msg(strncmp(err.msg, "t.json:1:", 9) == 0 && strstr(err.msg, "duplicate object key"),
+			      "%s: %s", objs[i], err.msg);
+		free(t);
+	}
+	/* The same keys in sibling objects are no duplicates. */
+	struct xp_cluster *c = parse_ok("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"a\",\"devices\":"
+					"[{\"vendor\":\"A\",\"x\":1},{\"vendor\":\"A\",\"x\":1}]},{\"name\":\"b\"}]}");
+	ck_assert_uint_eq(c->nodes[0]->n_devices, 2);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* The tokenizer holds no string longer than XP_JP_MAX_STR, even under a key nobody reads. */
+START_TEST(test_string_cap)
+{
+	const char *head = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":[],\"x\":\"";
+	size_t hl = strlen(head);
+	for (size_t extra = 0; extra < 2; extra++) {
+		size_t n = XP_JP_MAX_STR + extra, len = hl + n + 2;
+		char *t = malloc(len + 1);
+		memcpy(t, head, hl);
+		memset(t + hl, 'x', n);
+		memcpy(t + hl + n, "\"}", 3);
+		struct xp_err err = {{0}};
+		struct xp_cluster *c = xp_cluster_parse(t, len, "t.json", &err);
+		if (extra == 0) {
+			ck_assert_msg(c != NULL, "%s", err.msg);
+			xp_cluster_free(c);
+		} else {
+			ck_assert_ptr_null(c);
+			ck_assert_msg(strncmp(err.msg, "t.json:1:", 9) == 0 && strstr(err.msg, "longer than"), "%s", err.msg);
+		}
+		free(t);
+	}
+	/* An array on top is "not an object" only when it is JSON at all. */
+	parse_bad("[] x", 4, "t.json:1:");
+	parse_bad("[1,]", 4, "t.json:1:");
 }
 END_TEST
 
@@ -929,7 +1072,7 @@ XP_DEFINE_SUITE(json,
 	{"round_trip",
 	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
 		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone, test_share_null,
-		   test_alloc_uuid}},
+		   test_alloc_uuid, test_writer_matches_tree, test_decode_reals, test_string_cap, test_duplicate_keys}},
 	{"reject", .loop = test_reject_case,
 	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),
 	 .tests = {test_reject_messages, test_reject_limits, test_reject_nul, test_parse_errors,

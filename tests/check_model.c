@@ -1,9 +1,11 @@
 /* check_model.c: the resource model's constructors, lookups, labels and name tables. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "format.h"
+#include "istr.h"
 #include "model.h"
 #include "model_json.h"
 #include "normalize.h"
@@ -378,9 +380,76 @@ START_TEST(test_names_disagree)
 }
 END_TEST
 
+/* A decoded cluster holds each repeated text once; freeing it gives every reference back. */
+START_TEST(test_istr_shared)
+{
+	size_t s0, r0, s1, r1;
+	xp_istr_stats(&s0, &r0);
+	const char *t = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":["
+			"{\"name\":\"a\",\"devices\":[{\"vendor\":\"NVIDIA\",\"model\":\"H100\",\"peak\":[{\"precision\":\"bf16\",\"value\":1,\"unit\":\"TFLOPS\"}]},"
+			"{\"vendor\":\"NVIDIA\",\"model\":\"H100\",\"peak\":[{\"precision\":\"bf16\",\"value\":1,\"unit\":\"TFLOPS\"}]}]},"
+			"{\"name\":\"b\",\"devices\":[{\"vendor\":\"NVIDIA\",\"model\":\"H100\"}]}]}";
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_cluster_parse(t, strlen(t), "t.json", &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	const struct xp_device *a0 = &c->nodes[0]->devices[0], *a1 = &c->nodes[0]->devices[1];
+	const struct xp_device *b0 = &c->nodes[1]->devices[0];
+	ck_assert_ptr_eq(a0->vendor, a1->vendor);
+	ck_assert_ptr_eq(a0->vendor, b0->vendor);
+	ck_assert_ptr_eq(a0->model, b0->model);
+	ck_assert_ptr_eq(a0->peaks[0].unit, a1->peaks[0].unit);
+	/* A clone shares them too; a plain copy put in a field is freed the same way. */
+	struct xp_node *cl = xp_node_clone(c->nodes[1]);
+	ck_assert_ptr_eq(cl->devices[0].vendor, b0->vendor);
+	xp_istr_drop(cl->devices[0].model);
+	cl->devices[0].model = xp_strdup("H100");
+	xp_istr_set(&cl->devices[0].arch, "Hopper");
+	ck_assert_str_eq(cl->devices[0].arch, "Hopper");
+	xp_node_free(cl);
+	xp_cluster_free(c);
+	xp_istr_stats(&s1, &r1);
+	ck_assert_uint_eq(s1, s0);
+	ck_assert_uint_eq(r1, r0);
+	xp_istr_drop(NULL);
+}
+END_TEST
+
+static void *istr_worker(void *arg)
+{
+	const char *const words[] = {"NVIDIA", "Huawei", "AMD", "TFLOPS", "bf16", "fp8", "535.104.05"};
+	size_t seed = (size_t)arg;
+	const char *held[64] = {0};
+	for (size_t i = 0; i < 20000; i++) {
+		size_t k = (seed * 31 + i * 7) % 64;
+		xp_istr_drop(held[k]);
+		held[k] = xp_istr(words[(seed + i) % 7]);
+		ck_assert_str_eq(held[k], words[(seed + i) % 7]);
+	}
+	for (size_t k = 0; k < 64; k++)
+		xp_istr_drop(held[k]);
+	return NULL;
+}
+
+/* Agent replies are decoded on polling threads: the table holds under contention. */
+START_TEST(test_istr_threads)
+{
+	size_t s0, r0, s1, r1;
+	xp_istr_stats(&s0, &r0);
+	pthread_t th[4];
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, istr_worker, (void *)i), 0);
+	for (size_t i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	xp_istr_stats(&s1, &r1);
+	ck_assert_uint_eq(s1, s0);
+	ck_assert_uint_eq(r1, r0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(model,
 	{"core",
 	 .tests = {test_node_defaults, test_node_append_many, test_cluster_lookup,
 		   test_device_by_bus, test_links_reset, test_labels, test_strv,
 		   test_link_parse_print, test_link_reject, test_link_print_edge, test_link_rank,
-		   test_names, test_node_clone, test_clean_bidi, test_names_disagree}})
+		   test_names, test_node_clone, test_clean_bidi, test_names_disagree, test_istr_shared,
+		   test_istr_threads}})

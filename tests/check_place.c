@@ -14,6 +14,7 @@
 #include "checklib.h"
 #include "cluster.h"
 #include "cmd.h"
+#include "istr.h"
 #include "jobspec.h"
 #include "manifest.h"
 #include "model.h"
@@ -599,7 +600,7 @@ START_TEST(closest_devices)
 	struct xp_node *nd = mknode(c, "p", 4, false, "1");
 	for (int i = 0; i < 4; i++) {
 		nd->devices[i].numa = 0;
-		free(nd->devices[i].affinity_group);
+		xp_istr_drop(nd->devices[i].affinity_group);
 		nd->devices[i].affinity_group = NULL;
 	}
 	xp_node_links_reset(nd);

@@ -478,6 +478,94 @@ START_TEST(snapshot_through_program)
 }
 END_TEST
 
+/* jansson's spelling of a document: its own tree of the text, dumped as xp_cluster_write
+ * promises to spell it (indent 2 or compact, the document's real precision). */
+static char *tree_text(const char *text, size_t len, int pretty, int digits)
+{
+	json_error_t je;
+	json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	ck_assert_msg(doc != NULL, "%s", je.text);
+	size_t flags = JSON_REAL_PRECISION(digits) | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	char *t = json_dumps(doc, flags);
+	json_decref(doc);
+	char *out = xp_asprintf("%s\n", t);
+	free(t);
+	return out;
+}
+
+/* A 1,000-node file through the streaming decoder and writer: what `inventory --json` prints
+ * is byte for byte what jansson prints from its own tree of the same file (the DOM path
+ * xpool used before), and the compact form is the file itself. */
+START_TEST(thousand_nodes_byte_identical)
+{
+	struct xp_cluster *c = gen(1000, XP_SIM_DEFAULT_MIX, 1);
+	int digits = xp_cluster_real_digits(c);
+	size_t lt;
+	char *text = NULL;
+	FILE *f = open_memstream(&text, &lt);
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_sim_write(c, f, &err), 0);
+	fclose(f);
+	xp_cluster_free(c);
+	char *tree_compact = tree_text(text, lt, 0, digits), *tree_pretty = tree_text(text, lt, 1, digits);
+	ck_assert_str_eq(tree_compact, text);
+
+	char *path = xp_tmpfile(text, lt);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--inventory", path, "inventory", "--json", NULL), 0);
+	ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_msg(strcmp(r.out, tree_pretty) == 0, "inventory --json differs from jansson's tree");
+	xp_run_free(&r);
+	unlink(path);
+	free(path);
+	free(text);
+	free(tree_compact);
+	free(tree_pretty);
+}
+END_TEST
+
+/* The file is read in 256 KiB chunks: moving the document by 0 to 47 bytes puts every kind of
+ * token (keys, strings, numbers, literals, escapes) across a chunk's end somewhere, and the
+ * cluster read from the file is the one read from memory. */
+START_TEST(chunk_boundaries)
+{
+	struct xp_cluster *c = gen(60, MIX_ALL, 9);
+	/* Escapes and multi-byte characters too, in every node. */
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_labels_set(&c->nodes[i]->governance, "note", "slash/ \"q\" \\ caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	size_t lt, lm;
+	char *text = write_text(c, 1, &lt);
+	xp_cluster_free(c);
+	ck_assert_uint_gt(lt, (size_t)3 << 18);
+	struct xp_err err = {{0}};
+	struct xp_cluster *m = xp_cluster_parse(text, lt, "mem", &err);
+	ck_assert_msg(m != NULL, "%s", err.msg);
+	char *want = write_text(m, 0, &lm);
+	xp_cluster_free(m);
+	for (size_t shift = 0; shift < 48; shift++) {
+		char *padded = malloc(lt + shift);
+		memset(padded, ' ', shift);
+		memcpy(padded + shift, text, lt);
+		char *path = xp_tmpfile(padded, lt + shift);
+		FILE *in = fopen(path, "r");
+		ck_assert_ptr_nonnull(in);
+		struct xp_cluster *fc = xp_cluster_read_fd(fileno(in), path, &err);
+		fclose(in);
+		ck_assert_msg(fc != NULL, "shift %zu: %s", shift, err.msg);
+		size_t lf;
+		char *got = write_text(fc, 0, &lf);
+		ck_assert_msg(lf == lm && memcmp(got, want, lm) == 0, "shift %zu: a different cluster", shift);
+		free(got);
+		xp_cluster_free(fc);
+		unlink(path);
+		free(path);
+		free(padded);
+	}
+	free(want);
+	free(text);
+}
+END_TEST
+
 /* Runs `sim ARGS...` through the command's own parser and exec; out and err captured. */
 static int run_sim(char **out, char **errs, ...)
 {
@@ -670,6 +758,7 @@ XP_DEFINE_SUITE(simgen,
 	{"generate", .timeout_s = 120,
 	 .tests = {rng_stream, same_seed_same_bytes, mix_counts, layout, devices_from_manifests,
 		   links_by_rule, allocations_fit, drivers_differ, ten_thousand}},
-	{"json", .tests = {json_round_trip, snapshot_through_program}},
+	{"json", .timeout_s = 120,
+	 .tests = {json_round_trip, snapshot_through_program, thousand_nodes_byte_identical, chunk_boundaries}},
 	{"command", .loop = bad_options, .loop_n = (int)(sizeof bad_args / sizeof bad_args[0]),
 	 .tests = {command_output, bad_usage, parse_numbers, manifest_missing}})

@@ -145,14 +145,14 @@ void xp_grow(void *arr, size_t sz, size_t n, size_t *cap)
 	*cap = c;
 }
 
-char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err)
+int xp_open_input(const char *path, struct stat *st, struct xp_err *err)
 {
 	/* "-" is standard input, so snapshots can come from a pipe (`jq ... | xpool --inventory -`). */
 	bool is_stdin = strcmp(path, "-") == 0;
 	if (is_stdin && isatty(STDIN_FILENO)) {
 		/* Reading "a file" from the keyboard would freeze the program (and the console). */
 		xp_errf(err, "<stdin>: is a terminal; pipe the file in, or name it");
-		return NULL;
+		return -1;
 	}
 	/* O_NONBLOCK for the open alone: a FIFO nobody writes to must not hang us (it then
 	 * reads as empty); reads block as usual once it is open. */
@@ -160,21 +160,30 @@ char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err
 	const char *shown = is_stdin ? "<stdin>" : path;
 	if (fd < 0) {
 		xp_errf(err, "%s: %s", shown, strerror(errno));
-		return NULL;
+		return -1;
 	}
 	if (!is_stdin) {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) ||
-	    (S_ISCHR(st.st_mode) && isatty(fd))) {
+	if (fstat(fd, st) < 0 || !(S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode)) ||
+	    (S_ISCHR(st->st_mode) && isatty(fd))) {
 		xp_errf(err, "%s: %s", shown,
-			S_ISDIR(st.st_mode) ? "is a directory" : isatty(fd) ? "is a terminal" : "not a regular file or a pipe");
+			S_ISDIR(st->st_mode) ? "is a directory" : isatty(fd) ? "is a terminal" : "not a regular file or a pipe");
 		close(fd);
-		return NULL;
+		return -1;
 	}
+	return fd;
+}
+
+char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err)
+{
+	struct stat st;
+	int fd = xp_open_input(path, &st, err);
+	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+	if (fd < 0)
+		return NULL;
 	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max) {
 		xp_errf(err, "%s: file is %lld bytes, more than the %zu allowed", shown,
 			(long long)st.st_size, max);

@@ -60,6 +60,10 @@ char *xp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grows *arr (element size sz) so that index n fits; *cap tracks capacity. */
 void xp_grow(void *arr, size_t sz, size_t n, size_t *cap);
 
+struct stat;
+/* Opens a file to read as xp_read_file does (regular, a pipe, or "-" for stdin; never a terminal or
+ * a directory), with its stat in *st; -1 with err set (naming the file) when it cannot. */
+int xp_open_input(const char *path, struct stat *st, struct xp_err *err);
 /* Reads a whole file (regular, a pipe, or "-" for stdin) of at most max bytes into a NUL-terminated buffer. */
 char *xp_read_file(const char *path, size_t max, size_t *len, struct xp_err *err);
 

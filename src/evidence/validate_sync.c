@@ -117,7 +117,7 @@ static int sync_envs(struct xp_store *s, const struct shown *v, size_t n, time_t
 		}
 		if (sqlite3_changes(s->db) == 1) {
 			/* New environments are audited; sightings of known ones are not (every sync would). */
-			struct xp_env e = {.id = v[i].id, .vendor = d->vendor, .model = d->model, .driver = d->driver,
+			struct xp_env e = {.id = v[i].id, .vendor = (char *)d->vendor, .model = (char *)d->model, .driver = (char *)d->driver,
 					   .firmware = (char *)opt(d->firmware), .runtime = (char *)opt(d->runtime),
 					   .first_seen = now, .last_seen = now};
 			json_t *j = xp_env_to_json(&e);
@@ -247,8 +247,8 @@ static int stale_write(struct xp_store *s, const struct xp_env *e, const struct 
 {
 	char *note = change_note(&x->was, x->now, x->was.node, x->source, x->file);
 	struct xp_evidence ev = {.layer = x->was.layer, .status = XP_V_STALE, .time = now, .actor = DISCOVERY,
-				 .note = note, .node = x->was.node, .driver = x->now->driver,
-				 .firmware = x->now->firmware};
+				 .note = note, .node = x->was.node, .driver = (char *)x->now->driver,
+				 .firmware = (char *)x->now->firmware};
 	int rc = xpv_result_insert(s, e->id, x->kase, &ev, err) < 0
 			 ? -1
 			 : xpv_audit_cell(s, "validate.stale", e->id, x->kase, &x->was, &ev, err);
@@ -343,7 +343,7 @@ static struct pair *changed_pairs(const struct xp_cluster *c, unsigned flags, co
 			if (!first_of_model(nd, i))
 				continue;
 			/* The first environment of this vendor and model, then each of them. */
-			struct xp_env key = {.vendor = nd->devices[i].vendor, .model = nd->devices[i].model};
+			struct xp_env key = {.vendor = (char *)nd->devices[i].vendor, .model = (char *)nd->devices[i].model};
 			const struct xp_env *kp = &key;
 			for (size_t lo = vm_lower(by, n_envs, kp); lo < n_envs && vm_cmp(&by[lo], &kp) == 0; lo++) {
 				const struct xp_env *e = by[lo];

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "format.h"
+#include "istr.h"
 #include "names.h"
 #include "xp.h"
 
@@ -196,24 +197,24 @@ struct xp_node *xp_node_new(const char *name)
 
 static void device_free(struct xp_device *d)
 {
-	free(d->vendor);
-	free(d->model);
-	free(d->arch);
+	xp_istr_drop(d->vendor);
+	xp_istr_drop(d->model);
+	xp_istr_drop(d->arch);
 	free(d->uuid);
 	free(d->pci_bus_id);
-	free(d->pci_id);
+	xp_istr_drop(d->pci_id);
 	xp_strv_free(d->pci_path, d->n_pci_path);
 	xp_strv_free(d->os_devices, d->n_os_devices);
-	free(d->driver);
-	free(d->firmware);
-	free(d->runtime);
+	xp_istr_drop(d->driver);
+	xp_istr_drop(d->firmware);
+	xp_istr_drop(d->runtime);
 	for (size_t i = 0; i < d->n_peaks; i++) {
-		free(d->peaks[i].precision);
-		free(d->peaks[i].unit);
+		xp_istr_drop(d->peaks[i].precision);
+		xp_istr_drop(d->peaks[i].unit);
 	}
 	free(d->peaks);
-	free(d->affinity_group);
-	free(d->ecu_basis);
+	xp_istr_drop(d->affinity_group);
+	xp_istr_drop(d->ecu_basis);
 	xp_strv_free(d->health_reasons, d->n_health_reasons);
 	for (size_t i = 0; i < d->n_allocs; i++) {
 		free(d->allocs[i].slice);
@@ -254,8 +255,8 @@ void xp_node_free(struct xp_node *n)
 	free(n->nics);
 	for (size_t i = 0; i < n->n_pci; i++) {
 		free(n->pci[i].bus_id);
-		free(n->pci[i].pci_id);
-		free(n->pci[i].name);
+		xp_istr_drop(n->pci[i].pci_id);
+		xp_istr_drop(n->pci[i].name);
 		xp_strv_free(n->pci[i].os_devices, n->pci[i].n_os_devices);
 	}
 	free(n->pci);
@@ -300,24 +301,24 @@ static void labels_dup(struct xp_labels *dst, const struct xp_labels *src)
 
 static void device_dup(struct xp_device *d)
 {
-	d->vendor = xp_strdup(d->vendor);
-	d->model = xp_strdup(d->model);
-	d->arch = xp_strdup(d->arch);
+	d->vendor = xp_istr(d->vendor);
+	d->model = xp_istr(d->model);
+	d->arch = xp_istr(d->arch);
 	d->uuid = xp_strdup(d->uuid);
 	d->pci_bus_id = xp_strdup(d->pci_bus_id);
-	d->pci_id = xp_strdup(d->pci_id);
+	d->pci_id = xp_istr(d->pci_id);
 	d->pci_path = strv_dup(d->pci_path, d->n_pci_path);
 	d->os_devices = strv_dup(d->os_devices, d->n_os_devices);
-	d->driver = xp_strdup(d->driver);
-	d->firmware = xp_strdup(d->firmware);
-	d->runtime = xp_strdup(d->runtime);
+	d->driver = xp_istr(d->driver);
+	d->firmware = xp_istr(d->firmware);
+	d->runtime = xp_istr(d->runtime);
 	d->peaks = dup_array(d->peaks, d->n_peaks, sizeof *d->peaks);
 	for (size_t i = 0; i < d->n_peaks; i++) {
-		d->peaks[i].precision = xp_strdup(d->peaks[i].precision);
-		d->peaks[i].unit = xp_strdup(d->peaks[i].unit);
+		d->peaks[i].precision = xp_istr(d->peaks[i].precision);
+		d->peaks[i].unit = xp_istr(d->peaks[i].unit);
 	}
-	d->ecu_basis = xp_strdup(d->ecu_basis);
-	d->affinity_group = xp_strdup(d->affinity_group);
+	d->ecu_basis = xp_istr(d->ecu_basis);
+	d->affinity_group = xp_istr(d->affinity_group);
 	d->health_reasons = strv_dup(d->health_reasons, d->n_health_reasons);
 	d->allocs = dup_array(d->allocs, d->n_allocs, sizeof *d->allocs);
 	for (size_t i = 0; i < d->n_allocs; i++) {
@@ -359,8 +360,8 @@ struct xp_node *xp_node_clone(const struct xp_node *src)
 	n->pci = dup_array(src->pci, src->n_pci, sizeof *n->pci);
 	for (size_t i = 0; i < n->n_pci; i++) {
 		n->pci[i].bus_id = xp_strdup(n->pci[i].bus_id);
-		n->pci[i].pci_id = xp_strdup(n->pci[i].pci_id);
-		n->pci[i].name = xp_strdup(n->pci[i].name);
+		n->pci[i].pci_id = xp_istr(n->pci[i].pci_id);
+		n->pci[i].name = xp_istr(n->pci[i].name);
 		n->pci[i].os_devices = strv_dup(n->pci[i].os_devices, n->pci[i].n_os_devices);
 	}
 	n->devices = dup_array(src->devices, src->n_devices, sizeof *n->devices);
@@ -388,7 +389,14 @@ static void *append(void *arr, size_t *n, size_t sz)
 struct xp_device *xp_node_add_device(struct xp_node *n)
 {
 	struct xp_device *d = append(&n->devices, &n->n_devices, sizeof *d);
-	d->index = (int)n->n_devices - 1;
+	xp_device_init(d, (int)n->n_devices - 1);
+	return d;
+}
+
+void xp_device_init(struct xp_device *d, int index)
+{
+	memset(d, 0, sizeof *d);
+	d->index = index;
 	d->vendor_index = -1;
 	d->pci_class = -1;
 	d->numa = -1;
@@ -404,7 +412,6 @@ struct xp_device *xp_node_add_device(struct xp_node *n)
 	d->ecc_uncorrected = -1;
 	d->partition = XP_PART_WHOLE;
 	d->mig_mode = -1;
-	return d;
 }
 
 struct xp_numa *xp_node_add_numa(struct xp_node *n)
@@ -431,10 +438,21 @@ struct xp_nic *xp_node_add_nic(struct xp_node *n)
 struct xp_pci *xp_node_add_pci(struct xp_node *n)
 {
 	struct xp_pci *p = append(&n->pci, &n->n_pci, sizeof *p);
+	xp_pci_init(p);
+	return p;
+}
+
+void xp_pci_init(struct xp_pci *p)
+{
+	memset(p, 0, sizeof *p);
 	p->pci_class = -1;
 	p->numa = -1;
 	p->accel = -1;
-	return p;
+}
+
+void *xp_node_array(const void *src, size_t n, size_t size)
+{
+	return dup_array(src, n, size);
 }
 
 void xp_node_links_reset(struct xp_node *n)
@@ -518,6 +536,18 @@ static void clean_str(char *s, size_t max)
 	p[o] = '\0';
 }
 
+/* An interned string is shared: a dirty one is replaced by a cleaned copy, never edited. */
+static void clean_istr(const char **f, size_t max)
+{
+	if (!*f)
+		return;
+	char *c = xp_strdup(*f);
+	clean_str(c, max);
+	if (strcmp(c, *f) != 0)
+		xp_istr_set(f, c);
+	free(c);
+}
+
 static void clean_strv(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -551,22 +581,24 @@ void xp_node_clean(struct xp_node *n)
 	for (size_t i = 0; i < n->n_pci; i++) {
 		struct xp_pci *p = &n->pci[i];
 		clean_str(p->bus_id, XP_MAX_STRING);
-		clean_str(p->pci_id, XP_MAX_STRING);
-		clean_str(p->name, XP_MAX_STRING);
+		clean_istr(&p->pci_id, XP_MAX_STRING);
+		clean_istr(&p->name, XP_MAX_STRING);
 		clean_strv(p->os_devices, p->n_os_devices);
 	}
 	for (size_t i = 0; i < n->n_devices; i++) {
 		struct xp_device *d = &n->devices[i];
-		char **f[] = {&d->vendor, &d->model, &d->arch, &d->uuid, &d->pci_bus_id, &d->pci_id,
-			      &d->driver, &d->firmware, &d->runtime, &d->affinity_group, &d->ecu_basis};
+		clean_str(d->uuid, XP_MAX_STRING);
+		clean_str(d->pci_bus_id, XP_MAX_STRING);
+		const char **f[] = {&d->vendor, &d->model, &d->arch, &d->pci_id, &d->driver, &d->firmware,
+				    &d->runtime, &d->affinity_group, &d->ecu_basis};
 		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
-			clean_str(*f[k], XP_MAX_STRING);
+			clean_istr(f[k], XP_MAX_STRING);
 		clean_strv(d->pci_path, d->n_pci_path);
 		clean_strv(d->os_devices, d->n_os_devices);
 		clean_strv(d->health_reasons, d->n_health_reasons);
 		for (size_t k = 0; k < d->n_peaks; k++) {
-			clean_str(d->peaks[k].precision, XP_MAX_STRING);
-			clean_str(d->peaks[k].unit, XP_MAX_STRING);
+			clean_istr(&d->peaks[k].precision, XP_MAX_STRING);
+			clean_istr(&d->peaks[k].unit, XP_MAX_STRING);
 		}
 		for (size_t k = 0; k < d->n_allocs; k++) {
 			clean_str(d->allocs[k].slice, XP_MAX_STRING);

@@ -2,8 +2,12 @@
  *
  * A cluster owns nodes; a node owns its NUMA domains, packages, NICs, PCI devices,
  * accelerators and the accelerator link matrix. Everything is plain data with
- * owning pointers: xp_cluster_free releases the whole tree. Strings are heap
- * copies owned by the struct that holds them; NULL means "not known".
+ * owning pointers: xp_cluster_free releases the whole tree. A `char *` string is a
+ * heap copy owned by the struct that holds it; a `const char *` one (the texts that
+ * repeat across devices and nodes: vendor, model, driver, peaks, PCI ids...) is an
+ * interned string (istr.h) of which the struct holds one reference: set it with
+ * xp_istr_set (or assign xp_istr / xp_strdup), release it with xp_istr_drop, never
+ * edit it in place. NULL means "not known".
  * Numeric metrics that may be unknown use XP_NA (NaN), written as JSON null. */
 #ifndef XP_MODEL_H
 #define XP_MODEL_H
@@ -22,6 +26,7 @@
 #define XP_MAX_DEVICES 1024 /* accelerators per node */
 #define XP_MAX_NUMA 1024    /* NUMA domains per node */
 #define XP_MAX_STRING 65536 /* bytes in one string: a cpu list of a 4096-PU machine fits */
+#define XP_MAX_NODES 1000000 /* nodes in one document: what `sim gen` may write */
 
 /* Node state, as shown in every view. */
 enum xp_node_state {
@@ -90,9 +95,9 @@ struct xp_labels {
 
 /* Peak compute of a device at one precision. */
 struct xp_peak {
-	char *precision; /* "fp16", "bf16", "fp32", "int8", ... */
+	const char *precision; /* "fp16", "bf16", "fp32", "int8", ... (interned: istr.h) */
 	double value;    /* in unit */
-	char *unit;      /* "TFLOPS", "TOPS", ... */
+	const char *unit;      /* "TFLOPS", "TOPS", ... (interned) */
 };
 
 /* A current allocation on a device: whole or a slice. */
@@ -109,27 +114,27 @@ struct xp_device {
 	int index;          /* index within the node, 0.. */
 	int vendor_index;   /* the vendor tool's own index (nvidia-smi GPU index, NPU id, card N): what
 			     * CUDA_VISIBLE_DEVICES and /dev/nvidiaN mean; -1 when not known */
-	char *vendor;       /* "NVIDIA", "Huawei", ... */
-	char *model;        /* marketing model, or "[10de:1db4]" when not known */
-	char *arch;         /* generation/architecture, NULL when not known */
+	const char *vendor; /* "NVIDIA", "Huawei", ... (interned: istr.h, as every const char * here) */
+	const char *model;  /* marketing model, or "[10de:1db4]" when not known */
+	const char *arch;   /* generation/architecture, NULL when not known */
 	char *uuid;         /* serial or UUID */
 	char *pci_bus_id;   /* "0000:3b:00.0" */
-	char *pci_id;       /* "10de:1db4" (vendor:device) */
+	const char *pci_id; /* "10de:1db4" (vendor:device) */
 	int pci_class;      /* PCI class code, e.g. 0x0302; -1 when not known */
 	char **pci_path;    /* PCI bridges from the root port down to the device's parent */
 	size_t n_pci_path;
 	char **os_devices;  /* hwloc OS devices attached: "cuda0", "nvml0", "rsmi0", ... */
 	size_t n_os_devices;
 	int numa;           /* NUMA domain id, -1 when not local to one */
-	char *driver, *firmware, *runtime; /* versions, NULL when not known */
+	const char *driver, *firmware, *runtime; /* versions, NULL when not known */
 	int64_t memory_mib;      /* total, -1 when not known */
 	int64_t memory_used_mib; /* -1 when not known */
 	struct xp_peak *peaks;
 	size_t n_peaks;
 	double ecu;              /* effective compute units, XP_NA when not known */
-	char *ecu_basis;         /* how ECU was counted ("bf16 989.4 TFLOPS x 1.00"), NULL when not known */
+	const char *ecu_basis;   /* how ECU was counted ("bf16 989.4 TFLOPS x 1.00"), NULL when not known */
 	int mem_access;          /* enum xp_mem_access */
-	char *affinity_group;    /* "pcie:0000:80:03.0", "hccs:0", ...; NULL when none */
+	const char *affinity_group; /* "pcie:0000:80:03.0", "hccs:0", ...; NULL when none */
 	int health;              /* enum xp_health */
 	char **health_reasons;
 	size_t n_health_reasons;
@@ -174,9 +179,9 @@ struct xp_nic {
 /* A PCI function that is not a bridge (accelerators included), for the topology tree. */
 struct xp_pci {
 	char *bus_id;   /* "0000:03:00.0" */
-	char *pci_id;   /* "10de:1094" */
+	const char *pci_id; /* "10de:1094" (interned: istr.h) */
 	int pci_class;  /* class code, e.g. 0x0200 */
-	char *name;     /* "NVIDIA Corporation Tesla M2075" when known */
+	const char *name;   /* "NVIDIA Corporation Tesla M2075" when known (interned) */
 	int numa;       /* -1 when not local to one */
 	int accel;      /* index into the node's devices, -1 when not an accelerator */
 	char **os_devices; /* hwloc OS devices: "eth0", "mlx5_0", "sda", "cuda0" */
@@ -270,6 +275,13 @@ struct xp_node *xp_node_clone(const struct xp_node *n);
 void xp_node_free(struct xp_node *n);
 /* Appends a zeroed device (metrics unknown) and returns it; pointers to earlier devices may move. */
 struct xp_device *xp_node_add_device(struct xp_node *n);
+/* Sets *d to a device at index with every metric unknown (what xp_node_add_device appends). */
+void xp_device_init(struct xp_device *d, int index);
+/* Sets *p to a PCI function with nothing known (what xp_node_add_pci appends). */
+void xp_pci_init(struct xp_pci *p);
+/* A heap copy of n elements of size bytes with the capacity the xp_node_add_* functions
+ * expect of a node's arrays (NULL for none): for a decoder that fills its own buffer first. */
+void *xp_node_array(const void *src, size_t n, size_t size);
 /* Appends a zeroed NUMA domain and returns it. */
 struct xp_numa *xp_node_add_numa(struct xp_node *n);
 /* Appends a zeroed package and returns it. */

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "istr.h"
+
 /* Per thread: the console's refresh thread loads with its own database connection while
  * the key loop may run a command with another. */
 static _Thread_local xp_coefficient_fn coef_fn;
@@ -86,6 +88,14 @@ static void set_str(char **slot, const char *v)
 		return;
 	free(*slot);
 	*slot = xp_strdup(v);
+}
+
+/* As set_str for an interned field (istr.h): every device of a model shares the text. */
+static void set_istr(const char **slot, const char *v)
+{
+	if (!v || !*v)
+		return;
+	xp_istr_set(slot, v);
 }
 
 /* Raises a device's health to level (never lowers it) and records why. */
@@ -174,7 +184,7 @@ void xp_normalize_rebase(struct xp_node *n)
 		/* From the peak the node counted with, not from its rounded basis text. */
 		double conv = conversion(pk->precision);
 		d->ecu = pk->value * conv * c;
-		free(d->ecu_basis);
+		xp_istr_drop(d->ecu_basis);
 		d->ecu_basis = xp_asprintf("%s %g %s%s x %.2f (baseline)", pk->precision, pk->value,
 					   pk->unit ? pk->unit : "", conv != 1.0 ? " x 1/2" : "", c);
 	}
@@ -211,7 +221,7 @@ static void set_ecu(struct xp_device *d, const struct xp_manifest *m, const stru
 	}
 	double conv = conversion(pk->precision);
 	d->ecu = pk->value * conv * coef;
-	free(d->ecu_basis);
+	xp_istr_drop(d->ecu_basis);
 	d->ecu_basis = xp_asprintf("%s %g %s%s x %.2f (%s)", pk->precision, pk->value, pk->unit,
 				   conv != 1.0 ? " x 1/2" : "", coef, from);
 }
@@ -385,16 +395,16 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 			  pn, adapter, r->name);
 	if (r->index >= 0)
 		d->vendor_index = r->index;
-	set_str(&d->vendor, md && md->vendor[0] ? md->vendor : m->vendor);
+	set_istr(&d->vendor, md && md->vendor[0] ? md->vendor : m->vendor);
 	if (md)
-		set_str(&d->model, md->name);
+		set_istr(&d->model, md->name);
 	else
-		set_str(&d->model, r->name);
-	set_str(&d->arch, r->arch[0] ? r->arch : md ? md->generation : NULL);
+		set_istr(&d->model, r->name);
+	set_istr(&d->arch, r->arch[0] ? r->arch : md ? md->generation : NULL);
 	set_str(&d->uuid, r->uuid[0] ? r->uuid : r->serial);
-	set_str(&d->driver, r->driver);
-	set_str(&d->firmware, r->firmware);
-	set_str(&d->runtime, r->runtime);
+	set_istr(&d->driver, r->driver);
+	set_istr(&d->firmware, r->firmware);
+	set_istr(&d->runtime, r->runtime);
 	if (r->memory_total_mib >= 0)
 		d->memory_mib = r->memory_total_mib;
 	else if (md && md->memory_mib >= 0 && d->memory_mib < 0)
@@ -417,8 +427,8 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 
 	/* Identity from the manifest. */
 	for (size_t i = 0; i < d->n_peaks; i++) {
-		free(d->peaks[i].precision);
-		free(d->peaks[i].unit);
+		xp_istr_drop(d->peaks[i].precision);
+		xp_istr_drop(d->peaks[i].unit);
 	}
 	free(d->peaks);
 	d->peaks = NULL;
@@ -426,9 +436,9 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 	if (md) {
 		d->peaks = xp_calloc(md->n_peaks ? md->n_peaks : 1, sizeof *d->peaks);
 		for (size_t i = 0; i < md->n_peaks; i++) {
-			d->peaks[i].precision = xp_strdup(md->peaks[i].precision);
+			d->peaks[i].precision = xp_istr(md->peaks[i].precision);
 			d->peaks[i].value = md->peaks[i].value;
-			d->peaks[i].unit = xp_strdup(md->peaks[i].unit);
+			d->peaks[i].unit = xp_istr(md->peaks[i].unit);
 		}
 		d->n_peaks = md->n_peaks;
 		set_ecu(d, m, md);
@@ -550,7 +560,7 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 		const struct xp_mmodel *md = xp_manifest_layout(m, xp_manifest_model(m, r->name, pci_device_id(d)), same);
 		int rule = rule_of(m, md, &ring);
 		if ((rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0 && r->index >= 0) {
-			free(d->affinity_group);
+			xp_istr_drop(d->affinity_group);
 			d->affinity_group = group_name(rule, ring, r->index, chips);
 			int g = r->index / ring;
 			/* The ring's own links, unless the tool already said what they are (chips of a
@@ -564,7 +574,7 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 					*l = (struct xp_link){XP_LINK_HCCS, 0};
 			}
 		} else if (rule == XP_AFF_XGMI && r->group[0]) {
-			free(d->affinity_group);
+			xp_istr_drop(d->affinity_group);
 			d->affinity_group = xp_asprintf("xgmi:%s", r->group);
 		} else if (rule == XP_AFF_NVLINK) {
 			for (int j = 0; j < nr; j++)
@@ -586,7 +596,7 @@ static void apply_affinity(struct xp_node *n, const struct xp_raw_node *raw, con
 			island = j != i && map[j] >= 0 && find_root(parent, j) == root;
 		if (island) {
 			struct xp_device *d = &n->devices[map[i]];
-			free(d->affinity_group);
+			xp_istr_drop(d->affinity_group);
 			d->affinity_group = xp_asprintf("nvlink:%d", n->devices[map[root]].index);
 		}
 	}

@@ -757,64 +757,8 @@ struct xp_cluster *xp_sim_generate(size_t nodes, const struct xp_sim_mix *mix, u
 
 /* ---- writing ---- */
 
-/* Fewest significant digits, from 15 to 17, that read back as exactly v (as model_json.c counts). */
-static int real_digits(double v)
-{
-	char buf[40];
-	if (!isfinite(v))
-		return 15;
-	for (int p = 15; p < 17; p++) {
-		snprintf(buf, sizeof buf, "%.*g", p, v);
-		if (strtod(buf, NULL) == v)
-			return p;
-	}
-	return 17;
-}
-
-static void widen(int *p, double v)
-{
-	int q = real_digits(v);
-	if (q > *p)
-		*p = q;
-}
-
-/* The precision xp_cluster_write would pick: every real of the document, read from the model. */
-static int cluster_digits(const struct xp_cluster *c)
-{
-	int p = 15;
-	for (size_t i = 0; i < c->n_nodes && p < 17; i++) {
-		const struct xp_node *n = c->nodes[i];
-		widen(&p, n->cost_per_hour);
-		for (size_t k = 0; k < n->n_devices; k++) {
-			const struct xp_device *d = &n->devices[k];
-			for (size_t j = 0; j < d->n_peaks; j++)
-				widen(&p, d->peaks[j].value);
-			widen(&p, d->ecu);
-			widen(&p, d->temperature_c);
-			widen(&p, d->power_w);
-			widen(&p, d->power_limit_w);
-			widen(&p, d->utilization_pct);
-		}
-	}
-	return p;
-}
-
 int xp_sim_write(const struct xp_cluster *c, FILE *f, struct xp_err *err)
 {
-	size_t flags = JSON_COMPACT | JSON_REAL_PRECISION(cluster_digits(c));
-	uint64_t g = c->generation > INT64_MAX ? INT64_MAX : c->generation;
-	/* The schema tag needs no escaping. */
-	int bad = fprintf(f, "{\"schema\":\"%s\",\"generation\":%llu,\"nodes\":[", XP_INVENTORY_SCHEMA,
-			  (unsigned long long)g) < 0;
-	for (size_t i = 0; i < c->n_nodes && !bad; i++) {
-		json_t *o = xp_node_to_json(c->nodes[i]);
-		/* One write per node: jansson's stream writer calls fwrite once per token. */
-		char *text = json_dumps(o, flags);
-		json_decref(o);
-		bad = !text || (i && fputc(',', f) == EOF) || fputs(text, f) == EOF;
-		free(text);
-	}
-	if (bad || fputs("]}\n", f) == EOF || fflush(f) == EOF || ferror(f))
-		return xp_errf(err, "cannot write the inventory: %s", strerror(errno));
-	return 0;
+	/* The inventory's streaming writer: no tree, one buffer, the same bytes. */
+	return xp_cluster_write(c, f, 0, err);
 }

@@ -18,9 +18,9 @@
 #include "model.h"
 #include "xp.h"
 
-/* Most nodes one cluster may have (about 10 GB of JSON at that size; `--inventory` reads
- * snapshots up to XP_SNAPSHOT_MAX, 256 MiB: about 20,000 nodes of 8 devices). */
-#define XP_SIM_MAX_NODES 1000000
+/* Most nodes one cluster may have (about 10 GB of JSON at that size): what a snapshot may
+ * hold (XP_MAX_NODES), since `--inventory` streams a file of any size. */
+#define XP_SIM_MAX_NODES XP_MAX_NODES
 /* Nodes under one top-of-rack switch; a rack holds one switch. */
 #define XP_SIM_NODES_PER_RACK 32
 /* Racks in one zone. */
@@ -99,8 +99,8 @@ int xp_sim_parse_seed(const char *s, uint64_t *out, struct xp_err *err);
 struct xp_cluster *xp_sim_generate(size_t nodes, const struct xp_sim_mix *mix, uint64_t seed,
 				   struct xp_err *err);
 
-/* Writes c to f exactly as xp_cluster_write(c, f, 0, err) would (compact, same precision),
- * one node at a time, so that a million-device document never exists as one JSON tree. */
+/* Writes c to f with xp_cluster_write(c, f, 0, err) (compact), which streams node by node,
+ * so that a million-device document never exists as one JSON tree. */
 int xp_sim_write(const struct xp_cluster *c, FILE *f, struct xp_err *err);
 
 #endif
