@@ -5,10 +5,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "agent_client.h"
 #include "agent_ctl.h"
+
+/* What says a file changed without reading it: its identity, size and modification time
+ * (all zero when it does not exist). A rewrite in place changes the time, a rename the inode. */
+struct file_sig {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+static struct file_sig file_sig_of(const char *path)
+{
+	struct stat st;
+	struct file_sig f = {0};
+	if (path && stat(path, &st) == 0)
+		f = (struct file_sig){st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+	return f;
+}
+
+static bool file_sig_eq(const struct file_sig *a, const struct file_sig *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* The snapshot's, the database's and its WAL's signatures. */
+static void sigs_of(const char *snapshot, const char *db, struct file_sig sig[3])
+{
+	char *wal = db ? xp_asprintf("%s-wal", db) : NULL;
+	sig[0] = file_sig_of(snapshot);
+	sig[1] = file_sig_of(db);
+	sig[2] = file_sig_of(wal);
+	free(wal);
+}
+
+static bool sigs_eq(const struct file_sig a[3], const struct file_sig b[3])
+{
+	return file_sig_eq(&a[0], &b[0]) && file_sig_eq(&a[1], &b[1]) && file_sig_eq(&a[2], &b[2]);
+}
 
 struct xp_live {
 	const atomic_bool *cancel;
@@ -20,6 +60,8 @@ struct xp_live {
 	size_t n_pending, cap_pending;
 	char **log;                  /* failed `:agent` changes, for the event log */
 	size_t n_log, cap_log;
+	struct file_sig base_sig[3]; /* the snapshot, the database and its WAL at the last load */
+	bool have_sig;               /* base_sig describes the cluster last returned */
 };
 
 struct xp_live *xp_live_new(const atomic_bool *cancel)
@@ -54,6 +96,7 @@ void xp_live_free(struct xp_live *l)
 void xp_live_reset(struct xp_live *l)
 {
 	l->need_pool = true;
+	l->have_sig = false;
 }
 
 static void log_line(struct xp_live *l, char *line)
@@ -114,13 +157,27 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 	xp_strv_free(l->pending, l->n_pending);
 	l->pending = NULL;
 	l->n_pending = l->cap_pending = 0;
+	bool agents_same = true;
 	if (l->pool) {
 		xp_agent_pool_poll(l->pool, force);
 		/* Only agents, all answering 304 and none down: nothing to parse or copy. This is
 		 * what keeps a console over hundreds of agents cheap. */
 		size_t down = 0;
 		xp_agent_pool_counts(l->pool, NULL, &down);
-		if (!xp_source_has_base(so) && xp_agent_pool_generation(l->pool) == l->last_gen && !down) {
+		agents_same = xp_agent_pool_generation(l->pool) == l->last_gen && !down;
+		if (!xp_source_has_base(so) && agents_same) {
+			*unchanged = true;
+			return NULL;
+		}
+	}
+	/* A snapshot file is read again only when it, or the database whose baselines its ECU
+	 * figures take, changed since the last load (or on a forced refresh): a console left on
+	 * a file that never changes parses it once. */
+	struct file_sig sig[3] = {{0}};
+	bool file_only = so->inventory && !so->topology && !so->replay;
+	if (file_only) {
+		sigs_of(so->inventory, db, sig);
+		if (!force && agents_same && l->have_sig && sigs_eq(sig, l->base_sig)) {
 			*unchanged = true;
 			return NULL;
 		}
@@ -128,6 +185,13 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 	struct xp_cluster *c = xp_source_load_all(so, db, l->pool, err);
 	if (c && l->pool)
 		l->last_gen = xp_agent_pool_generation(l->pool);
+	/* Kept only when nothing moved while it was read (sqlite may make the WAL on the first
+	 * open): otherwise the next load reads again rather than miss a change. */
+	struct file_sig after[3] = {{0}};
+	if (file_only)
+		sigs_of(so->inventory, db, after);
+	l->have_sig = c && file_only && sigs_eq(sig, after);
+	memcpy(l->base_sig, sig, sizeof sig);
 	return c;
 }
 

@@ -24,8 +24,10 @@ void xp_live_reset(struct xp_live *l);
 /* One load. ops ("+URL" to add an agent, "-URL" to remove one; taken over) apply first; the
  * agents due (all with force) are polled; then the base source and the agents' nodes, with
  * db's stored baselines. NULL with err set when the base source or the agent list fails (ops
- * then wait for the next load); NULL with *unchanged when there are only agents, all answered
- * 304 and none is down: the cluster last returned is current. */
+ * then wait for the next load); NULL with *unchanged when nothing changed since the cluster
+ * last returned, which is then current: only agents, all answered 304 and none is down; or a
+ * snapshot file whose identity, size and time are as they were, as are the database's and
+ * its WAL's, with the agents unchanged too (force reads it anyway). */
 struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *so, const char *db, char **ops,
 				size_t n_ops, bool force, bool *unchanged, struct xp_err *err);
 /* Checks a URL `:agent add|rm` names, as an agent list would; -1 with err set. */
