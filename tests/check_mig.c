@@ -420,6 +420,16 @@ static struct xp_place_result *place_mig(struct xp_cluster *c, const char *spec,
 
 START_TEST(default_needs_a_free_instance)
 {
+	/* A node with no device that has the profile: the refusal names the slice alone (no empty
+	 * "matching" where the job named no vendor or model). */
+	struct xp_cluster *none = xp_cluster_new();
+	xp_cluster_add(none, xp_node_new("cpu"));
+	struct xp_place_result *rn = place_mig(none, "{\"slice\": \"1g.10gb\"}", true);
+	ck_assert(!rn->placed);
+	ck_assert_str_eq(rn->reasons[0].text, "fewer than 1 devices with slice 1g.10gb");
+	xp_place_result_free(rn);
+	xp_cluster_free(none);
+
 	/* No instance (a GPU in MIG mode with none made, or one not in MIG mode): a slice needs a
 	 * new instance, which only --reconfigure places, and the refusal says so. */
 	struct xp_cluster *c = xp_cluster_new();

@@ -1112,9 +1112,10 @@ static void refusal_text(const struct pctx *p, const struct xp_task_group *g, si
 	if (!f->any || a->stage == ST_MODEL) {
 		a->stage = ST_MODEL;
 		if (g->vendor || g->model || g->slice)
-			snprintf(a->text, sizeof a->text, "fewer than %zu devices matching %s%s%s%s%s", want,
-				 g->vendor ? g->vendor : "", g->vendor && g->model ? " " : "", g->model ? g->model : "",
-				 g->slice ? " with slice " : "", g->slice ? g->slice : "");
+			snprintf(a->text, sizeof a->text, "fewer than %zu devices%s%s%s%s%s%s", want,
+				 g->vendor || g->model ? " matching " : "", g->vendor ? g->vendor : "",
+				 g->vendor && g->model ? " " : "", g->model ? g->model : "", g->slice ? " with slice " : "",
+				 g->slice ? g->slice : "");
 		else
 			snprintf(a->text, sizeof a->text, "fewer than %zu accelerators", want);
 	} else if (a->stage == ST_HOMOG)
