@@ -1369,11 +1369,17 @@ static int rd_class(struct dec *d, const struct jpath *path, const char *key, in
 	}
 	const char *s = d->jp.str;
 	bool ok = t == XP_JP_STRING && d->jp.str_len == 4;
-	for (size_t i = 0; ok && i < 4; i++)
-		ok = strchr("0123456789abcdefABCDEF", s[i]) != NULL && s[i] != '\0';
+	int v = 0;
+	for (size_t i = 0; ok && i < 4; i++) {
+		char c = s[i];
+		int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		ok = x >= 0;
+		v = v << 4 | x;
+	}
 	if (!ok)
 		return bad(d->err, path, key, "expected 4 hex digits (\"0302\") or null");
-	*out = (int)strtol(s, NULL, 16);
+	*out = v;
 	return 0;
 }
 
