@@ -1178,7 +1178,64 @@ struct dec {
 	/* the current node's PCI accelerators, checked against its devices when it ends */
 	size_t *pci_accel;      /* index into pci of each function that names one */
 	size_t n_pci_accel, cap_pci_accel;
+	/* The interned strings this decoding has handed out (dec_istrn): found here without
+	 * istr.c's lock; each entry holds a reference of its own, so that its text stays alive,
+	 * and counts the references handed to fields since the last flush (ic_flush). */
+	struct icache *ic;      /* IC_SLOTS, allocated on first use */
+	uint16_t *ic_used;      /* slots in use, at most IC_MAX */
+	size_t n_ic;
 };
+
+/* A decoder's interned string, and the holders it has not registered yet. */
+struct icache {
+	const char *s; /* NULL when the slot is empty */
+	uint32_t hash, len;
+	size_t pending;
+};
+
+#define IC_SLOTS 512
+#define IC_MAX (IC_SLOTS / 2) /* distinct strings cached; more go to xp_istrn each time */
+
+/* The interned copy of the n bytes at s, one more reference to it, as xp_istrn; a cluster
+ * repeats a few dozen texts across every device, so nearly every call is a lookup here. */
+static const char *dec_istrn(struct dec *d, const char *s, size_t n)
+{
+	if (n > UINT32_MAX)
+		return xp_istrn(s, n);
+	if (!d->ic) {
+		d->ic = xp_calloc(IC_SLOTS, sizeof *d->ic);
+		d->ic_used = xp_malloc(IC_MAX * sizeof *d->ic_used);
+	}
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	size_t i = h & (IC_SLOTS - 1);
+	for (; d->ic[i].s; i = (i + 1) & (IC_SLOTS - 1)) {
+		struct icache *e = &d->ic[i];
+		if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) {
+			e->pending++;
+			return e->s;
+		}
+	}
+	if (d->n_ic == IC_MAX)
+		return xp_istrn(s, n);
+	/* The entry's own reference; the field's is pending. */
+	d->ic[i] = (struct icache){xp_istrn(s, n), h, (uint32_t)n, 1};
+	d->ic_used[d->n_ic++] = (uint16_t)i;
+	return d->ic[i].s;
+}
+
+/* Registers the references handed out since the last flush: before anything the decoder
+ * built can be freed (a node that failed, a cluster given up, a field read twice), since its
+ * fields release references istr.c must know of. */
+static void ic_flush(struct dec *d)
+{
+	for (size_t k = 0; k < d->n_ic; k++) {
+		struct icache *e = &d->ic[d->ic_used[k]];
+		xp_istr_hold(e->s, e->pending);
+		e->pending = 0;
+	}
+}
 
 /* A C string cannot hold NUL, so "a\u0000b" would silently become "a". */
 static int check_str_p(enum xp_jp_type t, const char *sv, size_t n, bool printable, const struct jpath *path,
@@ -1278,9 +1335,12 @@ static int rd_istr(struct dec *d, const struct jpath *path, const char *key, boo
 	} else {
 		if (check_str(t, d->jp.str, d->jp.str_len, path, key, nullable, STR_MAX, d->err))
 			return -1;
-		*out = xp_istrn(d->jp.str, d->jp.str_len);
+		*out = dec_istrn(d, d->jp.str, d->jp.str_len);
 	}
-	xp_istr_drop(old);
+	if (old) {
+		ic_flush(d);
+		xp_istr_drop(old);
+	}
 	return 0;
 }
 
@@ -2008,7 +2068,9 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 static struct xp_node *node_from(struct dec *d, const struct jpath *p)
 {
 	struct xp_node *n = xp_node_new(NULL); /* named when "name" comes */
-	if (node_body(d, p, n)) {
+	int rc = node_body(d, p, n);
+	ic_flush(d);
+	if (rc) {
 		xp_node_free(n);
 		return NULL;
 	}
@@ -2154,6 +2216,11 @@ out:
 
 static void dec_free(struct dec *d)
 {
+	ic_flush(d);
+	for (size_t k = 0; k < d->n_ic; k++)
+		xp_istr_drop(d->ic[d->ic_used[k]].s);
+	free(d->ic);
+	free(d->ic_used);
 	free(d->devs);
 	free(d->pcis);
 	free(d->peaks);
