@@ -313,24 +313,14 @@ static inline const unsigned char *plain_run(const unsigned char *p, const unsig
 
 /* The rest of a string after its opening quote; *printable says whether every byte was
  * printable ASCII taken as it was (no escape, no control, no DEL, nothing above 0x7f). */
-static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *printable)
+static __attribute__((noinline)) int string_slow(struct xp_jp *jp, char **s, size_t *len, size_t *cap,
+						   bool *printable)
 {
 	*len = 0;
 	*printable = true;
 	if (!*s) {
 		*s = xp_malloc(64);
 		*cap = 64;
-	}
-	/* Most strings are short, printable and whole in the chunk: one scan, one copy. */
-	const unsigned char *e = plain_run(jp->p, jp->end);
-	if (e < jp->end && *e == '"') {
-		size_t k = (size_t)(e - jp->p);
-		if (put(jp, s, len, cap, jp->p, k))
-			return -1;
-		(*s)[k] = '\0';
-		jp->col += (int)k + 1;
-		jp->p = e + 1;
-		return 0;
 	}
 	for (;;) {
 		/* Plain bytes in a run, copied at once. */
@@ -364,6 +354,23 @@ static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *pr
 		}
 	}
 	(*s)[*len] = '\0';
+	return 0;
+}
+
+/* As string_slow; inline, for the string that is short, printable and whole in the chunk
+ * (nearly every key and value of an inventory): one scan, one copy, no call. */
+static inline int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *printable)
+{
+	const unsigned char *e = plain_run(jp->p, jp->end);
+	size_t k = (size_t)(e - jp->p);
+	if (e == jp->end || *e != '"' || k + 1 > *cap || k > XP_JP_MAX_STR)
+		return string_slow(jp, s, len, cap, printable);
+	memcpy(*s, jp->p, k);
+	(*s)[k] = '\0';
+	*len = k;
+	*printable = true;
+	jp->col += (int)k + 1;
+	jp->p = e + 1;
 	return 0;
 }
 
