@@ -37,7 +37,9 @@ enum fkind {
 	F_NUM,   /* double from min to max: null for XP_NA (always nullable) */
 	F_CLASS, /* int: a PCI class as 4 hex digits, null for -1 */
 	F_STRV,  /* char ** with its size_t count at n_off: an array of strings */
-	F_ENUM   /* int: one of the names name() gives and parse() reads, listed in choices */
+	F_ENUM,  /* int: one of the names name() gives and parse() reads, listed in choices */
+	F_OWN    /* read by the decoder's own code for that object (decoder tables only): the
+		  * table finds the key and its duplicate as for any field */
 };
 
 struct field {
@@ -1489,14 +1491,14 @@ static int rd_strv(struct dec *d, const struct jpath *path, const char *key, cha
 	return r;
 }
 
-/* The fields of one kind of object: up to three tables, matched against its keys. Writers
+/* The fields of one kind of object: up to four tables, matched against its keys. Writers
  * list keys in table order, so the entry after the last match is tried first; duplicates of
  * a table's keys are found with a bit each, other keys go to the reader's own check. */
 struct fmatch {
-	const struct field *t[3];
+	const struct field *t[4];
 	size_t nt;
-	size_t hint[3];
-	size_t off[3];  /* bit of each table's first field */
+	size_t hint[4];
+	size_t off[4];  /* bit of each table's first field */
 	uint64_t seen;
 };
 
@@ -1533,10 +1535,12 @@ static int next_field(struct dec *d, struct fmatch *m, const struct field **out)
 	return 1;
 }
 
-/* A matcher for the tables given (at most three, 64 fields in all). */
+/* A matcher for the tables given (at most four, 64 fields in all). */
 #define FMATCH1(a) {.t = {a}, .nt = 1}
 #define FMATCH2(a, b) {.t = {a, b}, .nt = 2, .off = {0, NFIELDS(a)}}
 #define FMATCH3(a, b, c) {.t = {a, b, c}, .nt = 3, .off = {0, NFIELDS(a), NFIELDS(a) + NFIELDS(b)}}
+#define FMATCH4(a, b, c, e) {.t = {a, b, c, e}, .nt = 4, \
+			     .off = {0, NFIELDS(a), NFIELDS(a) + NFIELDS(b), NFIELDS(a) + NFIELDS(b) + NFIELDS(c)}}
 
 /* Decodes the value of field f into the struct at base. */
 static int rd_field(struct dec *d, const struct jpath *p, void *base, const struct field *f)
@@ -1777,20 +1781,39 @@ static int rd_partition(struct dec *d, const struct jpath *path, unsigned *out)
 	return r;
 }
 
+/* A device's keys its own code reads, in the order writers put them. */
+enum { DEV_INDEX, DEV_VENDOR_INDEX, DEV_PEAK, DEV_PARTITION, DEV_MIG_MODE, DEV_ALLOCATIONS };
+static const struct field device_own_fields[] = {
+	[DEV_INDEX] = {.key = "index", .klen = 5, .kind = F_OWN},
+	[DEV_VENDOR_INDEX] = {.key = "vendor_index", .klen = 12, .kind = F_OWN},
+	[DEV_PEAK] = {.key = "peak", .klen = 4, .kind = F_OWN},
+	[DEV_PARTITION] = {.key = "partition", .klen = 9, .kind = F_OWN},
+	[DEV_MIG_MODE] = {.key = "mig_mode", .klen = 8, .kind = F_OWN},
+	[DEV_ALLOCATIONS] = {.key = "allocations", .klen = 11, .kind = F_OWN},
+	{0},
+};
+
 static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 {
 	(void)ctx;
 	struct xp_device *dv = scratch(&d->devs, &d->n_devs, &d->cap_devs, sizeof *d->devs);
 	xp_device_init(dv, (int)d->n_devs - 1);
-	struct fmatch m = FMATCH3(device_id_fields, device_memory_fields, device_state_fields);
+	struct fmatch m = FMATCH4(device_id_fields, device_memory_fields, device_state_fields, device_own_fields);
 	const struct field *f;
 	int r;
 	while ((r = next_field(d, &m, &f)) == 1) {
-		const char *key = d->jp.key;
-		if (f) {
+		if (!f) {
+			if (skip_value(d))
+				return -1;
+			continue;
+		}
+		if (f->kind != F_OWN) {
 			if (rd_field(d, p, dv, f))
 				return -1;
-		} else if (strcmp(key, "index") == 0) {
+			continue;
+		}
+		switch (f - device_own_fields) {
+		case DEV_INDEX: {
 			int64_t index = dv->index;
 			/* Link rows and pci accelerator fields refer to devices by position. */
 			if (rd_int(d, p, "index", 0, INT_MAX, false, &index))
@@ -1798,10 +1821,13 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			if (index != dv->index)
 				return bad(d->err, p, "index", "expected %d (the position in devices), got %lld",
 					   dv->index, (long long)index);
-		} else if (strcmp(key, "vendor_index") == 0) {
+			break;
+		}
+		case DEV_VENDOR_INDEX:
 			if (rd_i(d, p, "vendor_index", ID_MAX, true, &dv->vendor_index))
 				return -1;
-		} else if (strcmp(key, "peak") == 0) {
+			break;
+		case DEV_PEAK: {
 			/* Into the buffer, then one copy of the final size (the device owns it even
 			 * after an error, so that freeing the node frees its strings). */
 			d->n_peaks = 0;
@@ -1813,10 +1839,13 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			dv->n_peaks = d->n_peaks;
 			if (rc)
 				return -1;
-		} else if (strcmp(key, "partition") == 0) {
+			break;
+		}
+		case DEV_PARTITION:
 			if (rd_partition(d, p, &dv->partition))
 				return -1;
-		} else if (strcmp(key, "mig_mode") == 0) {
+			break;
+		case DEV_MIG_MODE: {
 			/* true, false or null; absent (a file written before it) is null: not known. */
 			enum xp_jp_type t = xp_jp_value(&d->jp);
 			if (t == XP_JP_ERROR)
@@ -1824,11 +1853,12 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			if (t != XP_JP_TRUE && t != XP_JP_FALSE && t != XP_JP_NULL)
 				return bad(d->err, p, "mig_mode", "expected true, false or null, got %s", tname(t));
 			dv->mig_mode = t == XP_JP_NULL ? -1 : t == XP_JP_TRUE;
-		} else if (strcmp(key, "allocations") == 0) {
+			break;
+		}
+		default: /* DEV_ALLOCATIONS */
 			if (rd_objects(d, p, "allocations", SIZE_MAX, alloc_from, dv))
 				return -1;
-		} else if (skip_value(d)) {
-			return -1;
+			break;
 		}
 	}
 	return r;
@@ -1989,21 +2019,39 @@ static const struct field node_tail_fields[] = {
 	{0},
 };
 
+/* A node's keys its own code reads, in the order writers put them. */
+enum { NODE_NAME, NODE_LABELS, NODE_LOCATION, NODE_CPU, NODE_PACKAGES, NODE_NUMA, NODE_NICS, NODE_PCI,
+       NODE_DEVICES, NODE_LINKS };
+static const struct field node_own_fields[] = {
+	[NODE_NAME] = {.key = "name", .klen = 4, .kind = F_OWN},
+	[NODE_LABELS] = {.key = "labels", .klen = 6, .kind = F_OWN},
+	[NODE_LOCATION] = {.key = "location", .klen = 8, .kind = F_OWN},
+	[NODE_CPU] = {.key = "cpu", .klen = 3, .kind = F_OWN},
+	[NODE_PACKAGES] = {.key = "packages", .klen = 8, .kind = F_OWN},
+	[NODE_NUMA] = {.key = "numa", .klen = 4, .kind = F_OWN},
+	[NODE_NICS] = {.key = "nics", .klen = 4, .kind = F_OWN},
+	[NODE_PCI] = {.key = "pci", .klen = 3, .kind = F_OWN},
+	[NODE_DEVICES] = {.key = "devices", .klen = 7, .kind = F_OWN},
+	[NODE_LINKS] = {.key = "links", .klen = 5, .kind = F_OWN},
+	{0},
+};
+
 /* The rest of a node whose '{' was read. */
 static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 {
 	bool named = false;
 	int r;
-	struct fmatch m = FMATCH2(node_head_fields, node_tail_fields);
+	struct fmatch m = FMATCH3(node_own_fields, node_head_fields, node_tail_fields);
 	const struct field *f;
 	links_clear(d);
 	d->n_pci_accel = 0;
 	while ((r = next_field(d, &m, &f)) == 1) {
-		const char *key = d->jp.key;
 		int rc;
-		if (f) {
+		if (!f) {
+			rc = skip_value(d);
+		} else if (f->kind != F_OWN) {
 			rc = rd_field(d, p, n, f);
-		} else if (strcmp(key, "name") == 0) {
+		} else if (f == &node_own_fields[NODE_NAME]) {
 			enum xp_jp_type t = xp_jp_value(&d->jp);
 			rc = t == XP_JP_ERROR ? -1
 			     : check_str(t, d->jp.str, d->jp.str_len, p, "name", false, NODE_NAME_MAX, d->err);
@@ -2014,36 +2062,34 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 				n->name = take_str(d);
 				named = true;
 			}
-		} else if (strcmp(key, "labels") == 0) {
+		} else if (f == &node_own_fields[NODE_LABELS]) {
 			rc = node_labels(d, p, n);
-		} else if (strcmp(key, "location") == 0) {
+		} else if (f == &node_own_fields[NODE_LOCATION]) {
 			struct jpath sp = {p, "location", 0};
 			rc = rd_object(d, p, "location") || rd_fields(d, &sp, n, location_fields);
-		} else if (strcmp(key, "cpu") == 0) {
+		} else if (f == &node_own_fields[NODE_CPU]) {
 			struct jpath sp = {p, "cpu", 0};
 			rc = rd_object(d, p, "cpu") || rd_fields(d, &sp, n, cpu_fields);
-		} else if (strcmp(key, "packages") == 0) {
+		} else if (f == &node_own_fields[NODE_PACKAGES]) {
 			rc = rd_objects(d, p, "packages", SIZE_MAX, package_from, n);
-		} else if (strcmp(key, "numa") == 0) {
+		} else if (f == &node_own_fields[NODE_NUMA]) {
 			rc = rd_objects(d, p, "numa", XP_MAX_NUMA, numa_from, n);
-		} else if (strcmp(key, "nics") == 0) {
+		} else if (f == &node_own_fields[NODE_NICS]) {
 			rc = rd_objects(d, p, "nics", SIZE_MAX, nic_from, n);
-		} else if (strcmp(key, "devices") == 0) {
+		} else if (f == &node_own_fields[NODE_DEVICES]) {
 			/* Into the buffer, then one copy with the capacity the model's appends expect;
 			 * the node owns them even after an error, so that freeing it frees them. */
 			d->n_devs = 0;
 			rc = rd_objects(d, p, "devices", XP_MAX_DEVICES, device_from, NULL);
 			n->devices = xp_node_array(d->devs, d->n_devs, sizeof *d->devs);
 			n->n_devices = d->n_devs;
-		} else if (strcmp(key, "pci") == 0) {
+		} else if (f == &node_own_fields[NODE_PCI]) {
 			d->n_pcis = 0;
 			rc = rd_objects(d, p, "pci", SIZE_MAX, pci_from, NULL);
 			n->pci = xp_node_array(d->pcis, d->n_pcis, sizeof *d->pcis);
 			n->n_pci = d->n_pcis;
-		} else if (strcmp(key, "links") == 0) {
+		} else { /* NODE_LINKS */
 			rc = rd_links(d, p);
-		} else {
-			rc = skip_value(d);
 		}
 		if (rc)
 			return -1;
