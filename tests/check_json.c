@@ -2,6 +2,7 @@
  * bad documents, each error naming the JSON path of the offending value. */
 #include <check.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1070,6 +1071,74 @@ START_TEST(test_alloc_uuid)
 END_TEST
 
 
+
+/* The digits %.*g needs for v to read back, found by printing (as jansson's users do). */
+static int printed_digits(double v)
+{
+	char b[40];
+	for (int p = 15; p < 17; p++) {
+		snprintf(b, sizeof b, "%.*g", p, v);
+		if (strtod(b, NULL) == v)
+			return p;
+	}
+	return 17;
+}
+
+/* Reals the writer spells from their digits (short decimals at 15 digits) and the rest
+ * (snprintf) come out as jansson writes them, sign, zeros, the ".0" and the exponent's edge
+ * at 1e-4 included. */
+START_TEST(test_writer_reals)
+{
+	static const double vals[] = {0.0, -0.0, 1.0, -1.0, 0.5, 989.4, 1978.9, 69.5, 700.0, 0.1, 0.7, 100.25,
+				      -12.25, 0.0001, -0.0001, 0.00012, 0.0000999, 0.001, 1e-5, 123456789012345.0,
+				      12345678901234.5, 99999999999999.9, 999999999999999.0, 1e15, 1e16, 1e20,
+				      0.30000000000000004, 1.0 / 3, 2.5e-3, 1234.5678, 1e-7, 5e-324, 65536.0,
+				      0.000123456789012345, 4503599627370497.0};
+	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+		struct xp_cluster *c = xp_cluster_new();
+		struct xp_node *n = xp_node_new("n");
+		struct xp_device *d = xp_node_add_device(n);
+		/* Alone (the document's precision is its own), and beside a value needing 17. */
+		d->power_w = fabs(vals[i]) < 1e300 ? fabs(vals[i]) : 1;
+		d->temperature_c = vals[i] >= -100 && vals[i] <= 300 ? vals[i] : 0;
+		n->cost_per_hour = fabs(vals[i]);
+		xp_node_links_reset(n);
+		xp_cluster_add(c, n);
+		int want = printed_digits(d->power_w);
+		if (printed_digits(d->temperature_c) > want)
+			want = printed_digits(d->temperature_c);
+		if (printed_digits(n->cost_per_hour) > want)
+			want = printed_digits(n->cost_per_hour);
+		ck_assert_msg(xp_cluster_real_digits(c) == want, "%.17g: %d digits, not %d", vals[i],
+			      xp_cluster_real_digits(c), want);
+		same_as_tree(c);
+		d = &c->nodes[0]->devices[0];
+		d->utilization_pct = 0.1 + 0.2;
+		same_as_tree(c);
+		xp_cluster_free(c);
+	}
+	/* Random decimals of 1 to 15 digits with 0 to 6 places. */
+	uint64_t x = 88172645463325252ull;
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = xp_node_new("r");
+	for (int i = 0; i < 64; i++) {
+		struct xp_device *d = xp_node_add_device(n);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int digits = 1 + (int)(x % 15), places = (int)((x >> 8) % 7);
+		uint64_t m = (x >> 16) % 1000000000000000ull;
+		for (int k = digits; k < 15; k++)
+			m /= 10;
+		static const double p10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+		d->power_w = (double)m / p10[places];
+		d->ecu = (double)(m % 100000) / p10[places % 4];
+	}
+	xp_node_links_reset(n);
+	xp_cluster_add(c, n);
+	same_as_tree(c);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* ---- the tokenizer's fast paths ---- */
 
 /* Reads one value from text with the pull tokenizer: from memory, or (ws > 0) from a file
@@ -1211,7 +1280,7 @@ END_TEST
 XP_DEFINE_SUITE(json,
 	{"round_trip",
 	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
-		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_tokenizer_strings, test_tokenizer_numbers, test_node_alone, test_share_null,
+		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_tokenizer_strings, test_tokenizer_numbers, test_writer_reals, test_node_alone, test_share_null,
 		   test_alloc_uuid, test_writer_matches_tree, test_decode_reals, test_string_cap, test_duplicate_keys}},
 	{"reject", .loop = test_reject_case,
 	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),
