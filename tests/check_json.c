@@ -454,6 +454,17 @@ START_TEST(test_writer_matches_tree)
 	xp_cluster_free(c);
 	c = xp_cluster_new();
 	same_as_tree(c);
+	/* Each byte that stops the writer's 16-byte scan, at each place in a string. */
+	static const char *const stops[] = {"\"", "\\", "\x01", "\x1f", "\n", "\x7f", "\xc3\xa9", "\xff", " "};
+	n = xp_node_new("scan");
+	xp_cluster_add(c, n);
+	for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++)
+		for (int pos = 0; pos <= 40; pos++) {
+			free(n->cpu_model);
+			n->cpu_model = xp_asprintf("%.*s%s%.*s", pos, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", stops[k],
+						   40 - pos, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+			same_as_tree(c);
+		}
 	xp_cluster_free(c);
 }
 END_TEST
