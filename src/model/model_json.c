@@ -1403,10 +1403,13 @@ static void *scratch(void *buf, size_t *n, size_t *cap, size_t size)
 	return (char *)*b + (*n)++ * size;
 }
 
-/* The string just read, as a model string. */
+/* The string just read (checked: no NUL within), as a model string: its length is known,
+ * so a copy of it and its terminator, without strndup's scan for the end. */
 static char *take_str(struct dec *d)
 {
-	return xp_strndup(d->jp.str, d->jp.str_len);
+	char *s = xp_malloc(d->jp.str_len + 1);
+	memcpy(s, d->jp.str, d->jp.str_len + 1);
+	return s;
 }
 
 static int rd_str(struct dec *d, const struct jpath *path, const char *key, bool nullable, char **out)
