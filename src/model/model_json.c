@@ -1389,8 +1389,10 @@ static void grow(void *arr, size_t n, size_t size)
 }
 
 /* check_str_p for the string the reader just read (it knows whether it was all printable). */
-#define check_str(t, sv, n, path, key, nullable, max, err) \
-	check_str_p(t, sv, n, (sv) == d->jp.str && d->jp.str_printable, path, key, nullable, max, err)
+#define check_str(t, sv, n, path, key, nullable, max, err)                                             \
+	((t) == XP_JP_STRING && (sv) == d->jp.str && d->jp.str_printable && (n) <= (max)                \
+		 ? 0 /* check_str_p's first answer, without the call */                                 \
+		 : check_str_p(t, sv, n, (sv) == d->jp.str && d->jp.str_printable, path, key, nullable, max, err))
 
 /* The next element of a decoder buffer (size bytes each), growing it by doubling. */
 static void *scratch(void *buf, size_t *n, size_t *cap, size_t size)
