@@ -1,6 +1,8 @@
 /* check_json.c: the inventory document: exact round trips and the rejection of
  * bad documents, each error naming the JSON path of the offending value. */
 #include <check.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,6 +454,17 @@ START_TEST(test_writer_matches_tree)
 	xp_cluster_free(c);
 	c = xp_cluster_new();
 	same_as_tree(c);
+	/* Each byte that stops the writer's 16-byte scan, at each place in a string. */
+	static const char *const stops[] = {"\"", "\\", "\x01", "\x1f", "\n", "\x7f", "\xc3\xa9", "\xff", " "};
+	n = xp_node_new("scan");
+	xp_cluster_add(c, n);
+	for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++)
+		for (int pos = 0; pos <= 40; pos++) {
+			free(n->cpu_model);
+			n->cpu_model = xp_asprintf("%.*s%s%.*s", pos, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", stops[k],
+						   40 - pos, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+			same_as_tree(c);
+		}
 	xp_cluster_free(c);
 }
 END_TEST
@@ -1068,10 +1081,217 @@ START_TEST(test_alloc_uuid)
 }
 END_TEST
 
+
+
+/* The digits %.*g needs for v to read back, found by printing (as jansson's users do). */
+static int printed_digits(double v)
+{
+	char b[40];
+	for (int p = 15; p < 17; p++) {
+		snprintf(b, sizeof b, "%.*g", p, v);
+		if (strtod(b, NULL) == v)
+			return p;
+	}
+	return 17;
+}
+
+/* Reals the writer spells from their digits (short decimals at 15 digits) and the rest
+ * (snprintf) come out as jansson writes them, sign, zeros, the ".0" and the exponent's edge
+ * at 1e-4 included. */
+START_TEST(test_writer_reals)
+{
+	static const double vals[] = {0.0, -0.0, 1.0, -1.0, 0.5, 989.4, 1978.9, 69.5, 700.0, 0.1, 0.7, 100.25,
+				      -12.25, 0.0001, -0.0001, 0.00012, 0.0000999, 0.001, 1e-5, 123456789012345.0,
+				      12345678901234.5, 99999999999999.9, 999999999999999.0, 1e15, 1e16, 1e20,
+				      0.30000000000000004, 1.0 / 3, 2.5e-3, 1234.5678, 1e-7, 5e-324, 65536.0,
+				      0.000123456789012345, 4503599627370497.0};
+	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+		struct xp_cluster *c = xp_cluster_new();
+		struct xp_node *n = xp_node_new("n");
+		struct xp_device *d = xp_node_add_device(n);
+		/* Alone (the document's precision is its own), and beside a value needing 17. */
+		d->power_w = fabs(vals[i]) < 1e300 ? fabs(vals[i]) : 1;
+		d->temperature_c = vals[i] >= -100 && vals[i] <= 300 ? vals[i] : 0;
+		n->cost_per_hour = fabs(vals[i]);
+		xp_node_links_reset(n);
+		xp_cluster_add(c, n);
+		int want = printed_digits(d->power_w);
+		if (printed_digits(d->temperature_c) > want)
+			want = printed_digits(d->temperature_c);
+		if (printed_digits(n->cost_per_hour) > want)
+			want = printed_digits(n->cost_per_hour);
+		ck_assert_msg(xp_cluster_real_digits(c) == want, "%.17g: %d digits, not %d", vals[i],
+			      xp_cluster_real_digits(c), want);
+		same_as_tree(c);
+		d = &c->nodes[0]->devices[0];
+		d->utilization_pct = 0.1 + 0.2;
+		same_as_tree(c);
+		xp_cluster_free(c);
+	}
+	/* Random decimals of 1 to 15 digits with 0 to 6 places. */
+	uint64_t x = 88172645463325252ull;
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_node *n = xp_node_new("r");
+	for (int i = 0; i < 64; i++) {
+		struct xp_device *d = xp_node_add_device(n);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int digits = 1 + (int)(x % 15), places = (int)((x >> 8) % 7);
+		uint64_t m = (x >> 16) % 1000000000000000ull;
+		for (int k = digits; k < 15; k++)
+			m /= 10;
+		static const double p10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+		d->power_w = (double)m / p10[places];
+		d->ecu = (double)(m % 100000) / p10[places % 4];
+	}
+	xp_node_links_reset(n);
+	xp_cluster_add(c, n);
+	same_as_tree(c);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* ---- the tokenizer's fast paths ---- */
+
+/* Reads one value from text with the pull tokenizer: from memory, or (ws > 0) from a file
+ * whose first ws bytes are spaces, so that the value straddles the reader's 256 KiB chunks. */
+static enum xp_jp_type jp_one(const char *text, size_t ws, struct xp_jp *jp, int *fd)
+{
+	*fd = -1;
+	if (!ws) {
+		xp_jp_init_mem(jp, text, strlen(text));
+		return xp_jp_value(jp);
+	}
+	size_t n = strlen(text);
+	char *buf = xp_malloc(ws + n);
+	memset(buf, ' ', ws);
+	memcpy(buf + ws, text, n);
+	char *path = xp_tmpfile(buf, ws + n);
+	*fd = open(path, O_RDONLY);
+	ck_assert_int_ge(*fd, 0);
+	unlink(path);
+	free(path);
+	free(buf);
+	xp_jp_init_fd(jp, *fd);
+	return xp_jp_value(jp);
+}
+
+static void jp_done(struct xp_jp *jp, int fd)
+{
+	xp_jp_free(jp);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Strings are scanned 16 bytes at a time where 16 remain: whatever stops the scan (an escape,
+ * a control byte, DEL, UTF-8 good or bad), wherever it falls in the string or in the chunk,
+ * reads as the byte-at-a-time scan read it: the same text, the same "printable", the same
+ * error at the same column. */
+START_TEST(test_tokenizer_strings)
+{
+	static const struct {
+		const char *in, *out; /* out NULL: refused with msg */
+		const char *msg;      /* after "LINE:COLUMN: ", the column being ws + 3 + pos (+ extra) */
+		int extra;
+	} sp[] = {
+		{"", "", NULL, 0},
+		{"\\n", "\n", NULL, 0},
+		{"\\u00e9", "\xc3\xa9", NULL, 0},
+		{"\x7f", "\x7f", NULL, 0},
+		{"\xc3\xa9", "\xc3\xa9", NULL, 0},
+		{"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", NULL, 0},
+		{"\x01", NULL, "control character 0x1 in a string", 0},
+		{"\x1f", NULL, "control character 0x1f in a string", 0},
+		{"\xff", NULL, "unable to decode byte 0xff", 0},
+		{"\xc3" "a", NULL, "unable to decode byte 0xc3", 1},
+		{"\\x", NULL, "invalid escape", 1},
+	};
+	const size_t wss[] = {0, 262144 - 1, 262144 - 7, 262144 - 16, 262144 - 17, 262144 - 30};
+	for (size_t w = 0; w < sizeof wss / sizeof wss[0]; w++)
+		for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++)
+			for (int pos = 0; pos <= 40; pos += wss[w] ? 5 : 1) {
+				char head[41], tail[41];
+				memset(head, 'a', (size_t)pos);
+				head[pos] = '\0';
+				memset(tail, 'b', (size_t)(40 - pos));
+				tail[40 - pos] = '\0';
+				char *text = xp_asprintf("\"%s%s%s\"", head, sp[k].in, tail);
+				struct xp_jp jp;
+				int fd;
+				enum xp_jp_type t = jp_one(text, wss[w], &jp, &fd);
+				if (sp[k].out) {
+					char *want = xp_asprintf("%s%s%s", head, sp[k].out, tail);
+					ck_assert_msg(t == XP_JP_STRING, "%s (ws %zu): %s", text, wss[w], jp.msg);
+					ck_assert_str_eq(jp.str, want);
+					ck_assert_uint_eq(jp.str_len, strlen(want));
+					ck_assert_int_eq(jp.str_printable, sp[k].in[0] == '\0');
+					free(want);
+				} else {
+					char want[96];
+					snprintf(want, sizeof want, "1:%d: %s", (int)wss[w] + 3 + pos + sp[k].extra, sp[k].msg);
+					ck_assert_msg(t == XP_JP_ERROR, "%s accepted", text);
+					ck_assert_str_eq(jp.msg, want);
+				}
+				jp_done(&jp, fd);
+				free(text);
+			}
+}
+END_TEST
+
+/* Numbers an inventory is made of are read in place; every number reads as strtod (and, for
+ * an integer, strtoll) reads it, and a malformed one fails as before, wherever it falls. */
+START_TEST(test_tokenizer_numbers)
+{
+	static const char *const good[] = {
+		"0", "-0", "7", "-7", "42", "123456789012345678", "-123456789012345678", "1234567890123456789",
+		"9223372036854775807", "-9223372036854775808", "0.5", "-0.5", "989.4", "1978.9", "0.0", "-0.0",
+		"123456789012345", "12345678901234.5", "0.00000000000001", "1234567890123456.5",
+		"0.30000000000000004", "1.5e3", "1.5E-3", "2e0", "100.25", "69.5", "0.1", "0.7",
+	};
+	static const char *const ends[] = {"", ",", "]", "}", " ", "\n", "x"};
+	const size_t wss[] = {0, 262144 - 1, 262144 - 3, 262144 - 10};
+	for (size_t w = 0; w < sizeof wss / sizeof wss[0]; w++)
+		for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+			for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+				char *text = xp_asprintf("%s%s", good[i], ends[e]);
+				struct xp_jp jp;
+				int fd;
+				enum xp_jp_type t = jp_one(text, wss[w], &jp, &fd);
+				bool integer = !strpbrk(good[i], ".eE");
+				ck_assert_msg(t == (integer ? XP_JP_INTEGER : XP_JP_REAL), "%s: %d %s", text, t, jp.msg);
+				double dv = strtod(good[i], NULL);
+				/* Bit for bit for a real (-0.0 too); an integer's double is its value ("-0" is 0). */
+				ck_assert_msg(integer ? jp.dval == dv : memcmp(&jp.dval, &dv, sizeof dv) == 0,
+					      "%s read as %.17g", text, jp.dval);
+				if (integer)
+					ck_assert_int_eq(jp.ival, strtoll(good[i], NULL, 10));
+				/* The byte after it is the next to read. */
+				ck_assert_int_eq(jp.col, (int)(wss[w] + 1 + strlen(good[i])));
+				jp_done(&jp, fd);
+				free(text);
+			}
+	static const struct {
+		const char *in, *msg;
+	} bad[] = {
+		{"01", "1:2: invalid token"}, {"-01", "1:3: invalid token"}, {"-", "1:2: invalid token"},
+		{"1.", "1:3: invalid token"}, {"1.e5", "1:3: invalid token"}, {"1e", "1:3: invalid token"},
+		{"1.5e", "1:5: invalid token"}, {"-x", "1:2: invalid token"}, {"1.x", "1:3: invalid token"},
+		{"9223372036854775808", "1:20: too big integer"}, {"-9223372036854775809", "1:21: too big negative integer"},
+		{"1e999", "1:6: real number overflow"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct xp_jp jp;
+		int fd;
+		ck_assert_msg(jp_one(bad[i].in, 0, &jp, &fd) == XP_JP_ERROR, "%s accepted", bad[i].in);
+		ck_assert_str_eq(jp.msg, bad[i].msg);
+		jp_done(&jp, fd);
+	}
+}
+END_TEST
+
 XP_DEFINE_SUITE(json,
 	{"round_trip",
 	 .tests = {test_round_trip, test_round_trip_values, test_encoding_shape, test_real_digits,
-		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_node_alone, test_share_null,
+		   test_encode_invalid_utf8, test_minimal_and_unknown_keys, test_tokenizer_strings, test_tokenizer_numbers, test_writer_reals, test_node_alone, test_share_null,
 		   test_alloc_uuid, test_writer_matches_tree, test_decode_reals, test_string_cap, test_duplicate_keys}},
 	{"reject", .loop = test_reject_case,
 	 .loop_n = (int)(sizeof bad_cases / sizeof bad_cases[0]),

@@ -446,10 +446,59 @@ START_TEST(test_istr_threads)
 }
 END_TEST
 
+
+/* The decoder counts the references it hands out and registers them when a node ends: the
+ * counts come out exact, past its cache (more distinct strings than it keeps), and through
+ * every way a decoding gives up (a bad field after interned ones, a duplicate node). */
+START_TEST(test_istr_decoder_refs)
+{
+	size_t s0, r0, s1, r1;
+	xp_istr_stats(&s0, &r0);
+	char *devs = xp_strdup("");
+	for (int i = 0; i < 300; i++) {
+		char *d = xp_asprintf("%s%s{\"vendor\":\"ic-vendor\",\"model\":\"ic-model-%d\"}", devs, i ? "," : "", i % 150);
+		free(devs);
+		devs = d;
+	}
+	char *t = xp_asprintf("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"a\",\"devices\":[%s]},"
+			      "{\"name\":\"b\",\"devices\":[{\"vendor\":\"ic-vendor\",\"model\":\"ic-model-7\"}]}]}", devs);
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_cluster_parse(t, strlen(t), "t.json", &err);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	xp_istr_stats(&s1, &r1);
+	ck_assert_uint_eq(s1 - s0, 151);
+	ck_assert_uint_eq(r1 - r0, 2 * 301);
+	ck_assert_str_eq(c->nodes[1]->devices[0].model, "ic-model-7");
+	ck_assert_ptr_eq(c->nodes[1]->devices[0].model, c->nodes[0]->devices[7].model);
+	xp_cluster_free(c);
+	xp_istr_stats(&s1, &r1);
+	ck_assert_uint_eq(s1, s0);
+	ck_assert_uint_eq(r1, r0);
+	free(t);
+	static const char *const fails[] = {
+		/* the second node fails after its interned fields */
+		"{\"name\":\"b\",\"devices\":[{\"vendor\":\"ic-vendor\",\"model\":\"ic-x\",\"numa\":\"x\"}]}",
+		/* a node named twice: decoded whole, then given up */
+		"{\"name\":\"a\",\"devices\":[{\"vendor\":\"ic-vendor\",\"model\":\"ic-y\"}]}",
+		/* a syntax error inside an interned field's node */
+		"{\"name\":\"b\",\"devices\":[{\"vendor\":\"ic-vendor\",\"model\":\"ic-z\",]}",
+	};
+	for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++) {
+		t = xp_asprintf("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"a\",\"devices\":[%s]},%s]}",
+				devs, fails[i]);
+		ck_assert_ptr_null(xp_cluster_parse(t, strlen(t), "t.json", &err));
+		xp_istr_stats(&s1, &r1);
+		ck_assert_msg(s1 == s0 && r1 == r0, "%zu: %zu strings, %zu refs left", i, s1 - s0, r1 - r0);
+		free(t);
+	}
+	free(devs);
+}
+END_TEST
+
 XP_DEFINE_SUITE(model,
 	{"core",
 	 .tests = {test_node_defaults, test_node_append_many, test_cluster_lookup,
 		   test_device_by_bus, test_links_reset, test_labels, test_strv,
 		   test_link_parse_print, test_link_reject, test_link_print_edge, test_link_rank,
 		   test_names, test_node_clone, test_clean_bidi, test_names_disagree, test_istr_shared,
-		   test_istr_threads}})
+		   test_istr_threads, test_istr_decoder_refs}})

@@ -119,6 +119,22 @@ void xp_istr_drop(const char *s)
 		free((char *)s);
 }
 
+void xp_istr_hold(const char *s, size_t k)
+{
+	if (!s || !k)
+		return;
+	uint32_t h = hash(s, strlen(s));
+	pthread_mutex_lock(&lock);
+	size_t i = cap ? h & (cap - 1) : 0;
+	for (; cap && tab[i].s; i = (i + 1) & (cap - 1))
+		if (tab[i].s == s) {
+			tab[i].refs += k;
+			refs_total += k;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+}
+
 void xp_istr_set(const char **field, const char *s)
 {
 	const char *old = *field;

@@ -16,6 +16,9 @@
 const char *xp_istr(const char *s);
 /* The interned copy of the n bytes at s (no NUL among them); never NULL. */
 const char *xp_istrn(const char *s, size_t n);
+/* Adds k references to s, an interned string the caller holds a reference to: for a decoder
+ * that counts its holders first and registers them in one go (model_json.c). */
+void xp_istr_hold(const char *s, size_t k);
 /* Releases one reference to s (interned) or frees s (a plain heap copy); NULL is fine. */
 void xp_istr_drop(const char *s);
 /* Replaces *field with an interned copy of s (NULL for NULL), releasing what it held. */

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "xp.h"
 
@@ -149,8 +152,9 @@ static int skip_ws(struct xp_jp *jp)
 	}
 }
 
-/* Appends n bytes to a growing string buffer, refusing more than XP_JP_MAX_STR. */
-static int put(struct xp_jp *jp, char **s, size_t *len, size_t *cap, const void *b, size_t n)
+/* put's slow path: the buffer grows (doubling), or the string is too long. */
+static __attribute__((noinline)) int put_grow(struct xp_jp *jp, char **s, size_t *len, size_t *cap, const void *b,
+					       size_t n)
 {
 	if (*len + n > XP_JP_MAX_STR)
 		return fail(jp, "a string longer than %zu bytes", XP_JP_MAX_STR);
@@ -161,6 +165,17 @@ static int put(struct xp_jp *jp, char **s, size_t *len, size_t *cap, const void 
 		*s = xp_realloc(*s, c);
 		*cap = c;
 	}
+	memcpy(*s + *len, b, n);
+	*len += n;
+	return 0;
+}
+
+/* Appends n bytes to a growing string buffer, refusing more than XP_JP_MAX_STR; inline, as
+ * every key and string of a document comes through here, nearly always with room to spare. */
+static inline int put(struct xp_jp *jp, char **s, size_t *len, size_t *cap, const void *b, size_t n)
+{
+	if (*len + n + 1 > *cap || *len + n > XP_JP_MAX_STR)
+		return put_grow(jp, s, len, cap, b, n);
 	memcpy(*s + *len, b, n);
 	*len += n;
 	return 0;
@@ -272,9 +287,34 @@ static const bool plain[256] = {
 	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7e] = true,
 };
 
+/* The first byte from p on (before end) that is not plain: 16 bytes at a time with SSE2 (part
+ * of every x86-64), which finds the same byte as the table, then the table for the tail. A
+ * byte is not plain when it is the quote, the backslash, DEL, or below 0x20 or above 0x7f:
+ * as signed bytes, those last two are exactly the ones less than 0x20. */
+static inline const unsigned char *plain_run(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20),
+		      del = _mm_set1_epi8(0x7f);
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+					    _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
+		unsigned m = (unsigned)_mm_movemask_epi8(stop);
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	while (p < end && plain[*p])
+		p++;
+	return p;
+}
+
 /* The rest of a string after its opening quote; *printable says whether every byte was
  * printable ASCII taken as it was (no escape, no control, no DEL, nothing above 0x7f). */
-static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *printable)
+static __attribute__((noinline)) int string_slow(struct xp_jp *jp, char **s, size_t *len, size_t *cap,
+						   bool *printable)
 {
 	*len = 0;
 	*printable = true;
@@ -282,24 +322,9 @@ static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *pr
 		*s = xp_malloc(64);
 		*cap = 64;
 	}
-	/* Most strings are short, printable and whole in the chunk: one scan, one copy. */
-	const unsigned char *e = jp->p;
-	while (e < jp->end && plain[*e])
-		e++;
-	if (e < jp->end && *e == '"') {
-		size_t k = (size_t)(e - jp->p);
-		if (put(jp, s, len, cap, jp->p, k))
-			return -1;
-		(*s)[k] = '\0';
-		jp->col += (int)k + 1;
-		jp->p = e + 1;
-		return 0;
-	}
 	for (;;) {
 		/* Plain bytes in a run, copied at once. */
-		const unsigned char *q = jp->p;
-		while (q < jp->end && plain[*q])
-			q++;
+		const unsigned char *q = plain_run(jp->p, jp->end);
 		if (q > jp->p) {
 			size_t k = (size_t)(q - jp->p);
 			if (put(jp, s, len, cap, jp->p, k))
@@ -332,9 +357,71 @@ static int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *pr
 	return 0;
 }
 
+/* As string_slow; inline, for the string that is short, printable and whole in the chunk
+ * (nearly every key and value of an inventory): one scan, one copy, no call. */
+static inline int string(struct xp_jp *jp, char **s, size_t *len, size_t *cap, bool *printable)
+{
+	const unsigned char *e = plain_run(jp->p, jp->end);
+	size_t k = (size_t)(e - jp->p);
+	if (e == jp->end || *e != '"' || k + 1 > *cap || k > XP_JP_MAX_STR)
+		return string_slow(jp, s, len, cap, printable);
+	memcpy(*s, jp->p, k);
+	(*s)[k] = '\0';
+	*len = k;
+	*printable = true;
+	jp->col += (int)k + 1;
+	jp->p = e + 1;
+	return 0;
+}
+
+/* The numbers an inventory is made of, read in place: an integer of up to 18 digits, or a
+ * decimal without exponent of up to 15 digits in all, whole in the chunk (a byte that cannot
+ * continue it follows). Its value is what the general path below computes for the same text
+ * (an exact integer; m / 10^frac, both exact doubles, so one correctly rounded division).
+ * Anything else (an exponent, more digits, a number that may go on in the next chunk, a
+ * syntax error) returns false having taken nothing, and the general path reads it. */
+static bool number_fast(struct xp_jp *jp, enum xp_jp_type *type)
+{
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+				     1e14, 1e15};
+	const unsigned char *p = jp->p, *end = jp->end;
+	bool neg = *p == '-';
+	p += neg;
+	const unsigned char *d0 = p;
+	uint64_t m = 0;
+	while (p < end && *p >= '0' && *p <= '9')
+		m = m * 10 + (uint64_t)(*p++ - '0');
+	size_t nint = (size_t)(p - d0);
+	if (nint == 0 || nint > 18 || (nint > 1 && *d0 == '0') || p == end)
+		return false;
+	if (*p == '.') {
+		const unsigned char *f0 = ++p;
+		while (p < end && *p >= '0' && *p <= '9')
+			m = m * 10 + (uint64_t)(*p++ - '0');
+		size_t nfrac = (size_t)(p - f0);
+		if (nfrac == 0 || nint + nfrac > 15 || p == end || *p == 'e' || *p == 'E')
+			return false;
+		double v = (double)m / p10[nfrac];
+		jp->dval = neg ? -v : v;
+		*type = XP_JP_REAL;
+	} else {
+		if (*p == 'e' || *p == 'E')
+			return false;
+		jp->ival = neg ? (int64_t)(0 - m) : (int64_t)m;
+		jp->dval = (double)jp->ival;
+		*type = XP_JP_INTEGER;
+	}
+	jp->col += (int)(p - jp->p);
+	jp->p = p;
+	return true;
+}
+
 /* A number whose first byte is next; ival/dval set. */
 static enum xp_jp_type number(struct xp_jp *jp)
 {
+	enum xp_jp_type ft;
+	if (jp->p < jp->end && number_fast(jp, &ft))
+		return ft;
 	char b[NUM_MAX + 1];
 	size_t n = 0;
 	bool real = false;

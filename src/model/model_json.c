@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "format.h"
 #include "istr.h"
 #include "jsonpull.h"
@@ -37,7 +41,9 @@ enum fkind {
 	F_NUM,   /* double from min to max: null for XP_NA (always nullable) */
 	F_CLASS, /* int: a PCI class as 4 hex digits, null for -1 */
 	F_STRV,  /* char ** with its size_t count at n_off: an array of strings */
-	F_ENUM   /* int: one of the names name() gives and parse() reads, listed in choices */
+	F_ENUM,  /* int: one of the names name() gives and parse() reads, listed in choices */
+	F_OWN    /* read by the decoder's own code for that object (decoder tables only): the
+		  * table finds the key and its duplicate as for any field */
 };
 
 struct field {
@@ -463,8 +469,43 @@ json_t *xp_cluster_to_json(const struct xp_cluster *c)
 }
 
 /* Fewest significant digits, from 15 to 17, that read back as exactly v. */
+/* v as the decimal m / 10^k (k <= 15, |m| < 10^15, no trailing zero in m when k > 0) of
+ * which it is the nearest double, found without printing; false when there is none, or when
+ * |v| < 1e-4 (which %g writes with an exponent). The division is of two exact doubles, hence
+ * correctly rounded, so equality says v is that decimal's double; and a decimal of at most 15
+ * significant digits (DBL_DIG) is what %.15g prints of its double, so such a v needs 15 digits
+ * and its text can be spelled from m and k. Most reals of an inventory are such decimals
+ * (989.4 TFLOPS, 69.5 degrees, 700.0 W). */
+static bool short_decimal(double v, int64_t *m, int *k)
+{
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+				     1e14, 1e15};
+	double a = fabs(v);
+	if (!(a >= 1e-4 && a < 1e15) && v != 0)
+		return false;
+	for (int e = 0; e <= 15; e++) {
+		double x = rint(v * p10[e]);
+		if (fabs(x) >= 1e15)
+			return false;
+		if (x / p10[e] == v) {
+			int64_t q = (int64_t)x;
+			int z = e;
+			while (z > 0 && q % 10 == 0)
+				q /= 10, z--;
+			*m = q;
+			*k = z;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int real_digits(double v)
 {
+	int64_t m;
+	int k;
+	if (short_decimal(v, &m, &k))
+		return 15;
 	char buf[40];
 	for (int p = 15; p < 17; p++) {
 		snprintf(buf, sizeof buf, "%.*g", p, v);
@@ -566,21 +607,30 @@ static void w_flush(struct wr *w)
 	w->n = 0;
 }
 
-static void w_put(struct wr *w, const char *s, size_t k)
+static __attribute__((noinline)) void w_put_slow(struct wr *w, const char *s, size_t k)
 {
-	if (w->n + k > sizeof w->buf) {
-		w_flush(w);
-		if (k > sizeof w->buf) {
-			if (fwrite(s, 1, k, w->f) != k)
-				w->fail = true;
-			return;
-		}
+	w_flush(w);
+	if (k > sizeof w->buf) {
+		if (fwrite(s, 1, k, w->f) != k)
+			w->fail = true;
+		return;
 	}
 	memcpy(w->buf + w->n, s, k);
 	w->n += k;
 }
 
-static void w_c(struct wr *w, char c)
+/* w_put and w_c are inline: every byte of the document comes through them. */
+static inline void w_put(struct wr *w, const char *s, size_t k)
+{
+	if (w->n + k > sizeof w->buf) {
+		w_put_slow(w, s, k);
+		return;
+	}
+	memcpy(w->buf + w->n, s, k);
+	w->n += k;
+}
+
+static inline void w_c(struct wr *w, char c)
 {
 	if (w->n == sizeof w->buf)
 		w_flush(w);
@@ -632,6 +682,27 @@ static void w_close(struct wr *w, char c)
 /* Bytes a JSON string must escape: controls, the quote and the backslash. */
 static const bool w_special[256] = {[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true};
 
+/* The first byte from i on (before n) that w_special names: 16 bytes at a time with SSE2
+ * (a byte below 0x20 is one that is below 0x20 as a signed byte and not negative). */
+static inline size_t w_run(const char *s, size_t i, size_t n)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20),
+		      minus1 = _mm_set1_epi8(-1);
+	for (; n - i >= 16; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i ctl = _mm_and_si128(_mm_cmplt_epi8(v, space), _mm_cmpgt_epi8(v, minus1));
+		__m128i stop = _mm_or_si128(ctl, _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+		unsigned m = (unsigned)_mm_movemask_epi8(stop);
+		if (m)
+			return i + (size_t)__builtin_ctz(m);
+	}
+#endif
+	while (i < n && !w_special[(unsigned char)s[i]])
+		i++;
+	return i;
+}
+
 /* A string known to be valid UTF-8, escaped as jansson does (\uXXXX in upper case). */
 static void w_escaped(struct wr *w, const char *s, size_t n)
 {
@@ -639,9 +710,7 @@ static void w_escaped(struct wr *w, const char *s, size_t n)
 	w_c(w, '"');
 	size_t i = 0;
 	while (i < n) {
-		size_t j = i;
-		while (j < n && !w_special[(unsigned char)s[j]])
-			j++;
+		size_t j = w_run(s, i, n);
 		if (j > i)
 			w_put(w, s + i, j - i);
 		if (j == n)
@@ -667,7 +736,13 @@ static void w_escaped(struct wr *w, const char *s, size_t n)
 
 static bool utf8_ok(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n;) {
+	size_t i = 0;
+#ifdef __SSE2__
+	/* ASCII 16 bytes at a time: most model strings are nothing else. */
+	while (n - i >= 16 && !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i))))
+		i += 16;
+#endif
+	while (i < n) {
 		if ((unsigned char)s[i] < 0x80) {
 			i++;
 			continue;
@@ -734,6 +809,34 @@ static void w_i64(struct wr *w, int64_t v)
  * no '+' and no leading zeros in the exponent. */
 static void real_text(double v, int prec, char *out, size_t cap)
 {
+	int64_t m;
+	int k;
+	/* At 15 digits, a short decimal is spelled from its digits: what %.15g writes of it
+	 * (fixed notation, trailing zeros dropped) with ".0" for an integer, as below. */
+	if (prec == 15 && cap >= 40 && short_decimal(v, &m, &k)) {
+		char *p = out;
+		if (signbit(v))
+			*p++ = '-';
+		uint64_t u = m < 0 ? (uint64_t)0 - (uint64_t)m : (uint64_t)m;
+		char d[24];
+		int n = 0;
+		do {
+			d[n++] = (char)('0' + u % 10);
+			u /= 10;
+		} while (u);
+		/* d holds the digits from the last; at least k + 1 of them, zeros in front. */
+		while (n < k + 1)
+			d[n++] = '0';
+		while (n > k)
+			*p++ = d[--n];
+		*p++ = '.';
+		if (k == 0)
+			*p++ = '0';
+		while (n > 0)
+			*p++ = d[--n];
+		*p = '\0';
+		return;
+	}
 	snprintf(out, cap, "%.*g", prec, v);
 	const char *dp = localeconv()->decimal_point;
 	if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
@@ -1178,7 +1281,64 @@ struct dec {
 	/* the current node's PCI accelerators, checked against its devices when it ends */
 	size_t *pci_accel;      /* index into pci of each function that names one */
 	size_t n_pci_accel, cap_pci_accel;
+	/* The interned strings this decoding has handed out (dec_istrn): found here without
+	 * istr.c's lock; each entry holds a reference of its own, so that its text stays alive,
+	 * and counts the references handed to fields since the last flush (ic_flush). */
+	struct icache *ic;      /* IC_SLOTS, allocated on first use */
+	uint16_t *ic_used;      /* slots in use, at most IC_MAX */
+	size_t n_ic;
 };
+
+/* A decoder's interned string, and the holders it has not registered yet. */
+struct icache {
+	const char *s; /* NULL when the slot is empty */
+	uint32_t hash, len;
+	size_t pending;
+};
+
+#define IC_SLOTS 512
+#define IC_MAX (IC_SLOTS / 2) /* distinct strings cached; more go to xp_istrn each time */
+
+/* The interned copy of the n bytes at s, one more reference to it, as xp_istrn; a cluster
+ * repeats a few dozen texts across every device, so nearly every call is a lookup here. */
+static const char *dec_istrn(struct dec *d, const char *s, size_t n)
+{
+	if (n > UINT32_MAX)
+		return xp_istrn(s, n);
+	if (!d->ic) {
+		d->ic = xp_calloc(IC_SLOTS, sizeof *d->ic);
+		d->ic_used = xp_malloc(IC_MAX * sizeof *d->ic_used);
+	}
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	size_t i = h & (IC_SLOTS - 1);
+	for (; d->ic[i].s; i = (i + 1) & (IC_SLOTS - 1)) {
+		struct icache *e = &d->ic[i];
+		if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) {
+			e->pending++;
+			return e->s;
+		}
+	}
+	if (d->n_ic == IC_MAX)
+		return xp_istrn(s, n);
+	/* The entry's own reference; the field's is pending. */
+	d->ic[i] = (struct icache){xp_istrn(s, n), h, (uint32_t)n, 1};
+	d->ic_used[d->n_ic++] = (uint16_t)i;
+	return d->ic[i].s;
+}
+
+/* Registers the references handed out since the last flush: before anything the decoder
+ * built can be freed (a node that failed, a cluster given up, a field read twice), since its
+ * fields release references istr.c must know of. */
+static void ic_flush(struct dec *d)
+{
+	for (size_t k = 0; k < d->n_ic; k++) {
+		struct icache *e = &d->ic[d->ic_used[k]];
+		xp_istr_hold(e->s, e->pending);
+		e->pending = 0;
+	}
+}
 
 /* A C string cannot hold NUL, so "a\u0000b" would silently become "a". */
 static int check_str_p(enum xp_jp_type t, const char *sv, size_t n, bool printable, const struct jpath *path,
@@ -1229,8 +1389,10 @@ static void grow(void *arr, size_t n, size_t size)
 }
 
 /* check_str_p for the string the reader just read (it knows whether it was all printable). */
-#define check_str(t, sv, n, path, key, nullable, max, err) \
-	check_str_p(t, sv, n, (sv) == d->jp.str && d->jp.str_printable, path, key, nullable, max, err)
+#define check_str(t, sv, n, path, key, nullable, max, err)                                             \
+	((t) == XP_JP_STRING && (sv) == d->jp.str && d->jp.str_printable && (n) <= (max)                \
+		 ? 0 /* check_str_p's first answer, without the call */                                 \
+		 : check_str_p(t, sv, n, (sv) == d->jp.str && d->jp.str_printable, path, key, nullable, max, err))
 
 /* The next element of a decoder buffer (size bytes each), growing it by doubling. */
 static void *scratch(void *buf, size_t *n, size_t *cap, size_t size)
@@ -1243,10 +1405,13 @@ static void *scratch(void *buf, size_t *n, size_t *cap, size_t size)
 	return (char *)*b + (*n)++ * size;
 }
 
-/* The string just read, as a model string. */
+/* The string just read (checked: no NUL within), as a model string: its length is known,
+ * so a copy of it and its terminator, without strndup's scan for the end. */
 static char *take_str(struct dec *d)
 {
-	return xp_strndup(d->jp.str, d->jp.str_len);
+	char *s = xp_malloc(d->jp.str_len + 1);
+	memcpy(s, d->jp.str, d->jp.str_len + 1);
+	return s;
 }
 
 static int rd_str(struct dec *d, const struct jpath *path, const char *key, bool nullable, char **out)
@@ -1278,9 +1443,12 @@ static int rd_istr(struct dec *d, const struct jpath *path, const char *key, boo
 	} else {
 		if (check_str(t, d->jp.str, d->jp.str_len, path, key, nullable, STR_MAX, d->err))
 			return -1;
-		*out = xp_istrn(d->jp.str, d->jp.str_len);
+		*out = dec_istrn(d, d->jp.str, d->jp.str_len);
 	}
-	xp_istr_drop(old);
+	if (old) {
+		ic_flush(d);
+		xp_istr_drop(old);
+	}
 	return 0;
 }
 
@@ -1369,11 +1537,17 @@ static int rd_class(struct dec *d, const struct jpath *path, const char *key, in
 	}
 	const char *s = d->jp.str;
 	bool ok = t == XP_JP_STRING && d->jp.str_len == 4;
-	for (size_t i = 0; ok && i < 4; i++)
-		ok = strchr("0123456789abcdefABCDEF", s[i]) != NULL && s[i] != '\0';
+	int v = 0;
+	for (size_t i = 0; ok && i < 4; i++) {
+		char c = s[i];
+		int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		ok = x >= 0;
+		v = v << 4 | x;
+	}
 	if (!ok)
 		return bad(d->err, path, key, "expected 4 hex digits (\"0302\") or null");
-	*out = (int)strtol(s, NULL, 16);
+	*out = v;
 	return 0;
 }
 
@@ -1423,14 +1597,14 @@ static int rd_strv(struct dec *d, const struct jpath *path, const char *key, cha
 	return r;
 }
 
-/* The fields of one kind of object: up to three tables, matched against its keys. Writers
+/* The fields of one kind of object: up to four tables, matched against its keys. Writers
  * list keys in table order, so the entry after the last match is tried first; duplicates of
  * a table's keys are found with a bit each, other keys go to the reader's own check. */
 struct fmatch {
-	const struct field *t[3];
+	const struct field *t[4];
 	size_t nt;
-	size_t hint[3];
-	size_t off[3];  /* bit of each table's first field */
+	size_t hint[4];
+	size_t off[4];  /* bit of each table's first field */
 	uint64_t seen;
 };
 
@@ -1467,10 +1641,12 @@ static int next_field(struct dec *d, struct fmatch *m, const struct field **out)
 	return 1;
 }
 
-/* A matcher for the tables given (at most three, 64 fields in all). */
+/* A matcher for the tables given (at most four, 64 fields in all). */
 #define FMATCH1(a) {.t = {a}, .nt = 1}
 #define FMATCH2(a, b) {.t = {a, b}, .nt = 2, .off = {0, NFIELDS(a)}}
 #define FMATCH3(a, b, c) {.t = {a, b, c}, .nt = 3, .off = {0, NFIELDS(a), NFIELDS(a) + NFIELDS(b)}}
+#define FMATCH4(a, b, c, e) {.t = {a, b, c, e}, .nt = 4, \
+			     .off = {0, NFIELDS(a), NFIELDS(a) + NFIELDS(b), NFIELDS(a) + NFIELDS(b) + NFIELDS(c)}}
 
 /* Decodes the value of field f into the struct at base. */
 static int rd_field(struct dec *d, const struct jpath *p, void *base, const struct field *f)
@@ -1711,20 +1887,39 @@ static int rd_partition(struct dec *d, const struct jpath *path, unsigned *out)
 	return r;
 }
 
+/* A device's keys its own code reads, in the order writers put them. */
+enum { DEV_INDEX, DEV_VENDOR_INDEX, DEV_PEAK, DEV_PARTITION, DEV_MIG_MODE, DEV_ALLOCATIONS };
+static const struct field device_own_fields[] = {
+	[DEV_INDEX] = {.key = "index", .klen = 5, .kind = F_OWN},
+	[DEV_VENDOR_INDEX] = {.key = "vendor_index", .klen = 12, .kind = F_OWN},
+	[DEV_PEAK] = {.key = "peak", .klen = 4, .kind = F_OWN},
+	[DEV_PARTITION] = {.key = "partition", .klen = 9, .kind = F_OWN},
+	[DEV_MIG_MODE] = {.key = "mig_mode", .klen = 8, .kind = F_OWN},
+	[DEV_ALLOCATIONS] = {.key = "allocations", .klen = 11, .kind = F_OWN},
+	{0},
+};
+
 static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 {
 	(void)ctx;
 	struct xp_device *dv = scratch(&d->devs, &d->n_devs, &d->cap_devs, sizeof *d->devs);
 	xp_device_init(dv, (int)d->n_devs - 1);
-	struct fmatch m = FMATCH3(device_id_fields, device_memory_fields, device_state_fields);
+	struct fmatch m = FMATCH4(device_id_fields, device_memory_fields, device_state_fields, device_own_fields);
 	const struct field *f;
 	int r;
 	while ((r = next_field(d, &m, &f)) == 1) {
-		const char *key = d->jp.key;
-		if (f) {
+		if (!f) {
+			if (skip_value(d))
+				return -1;
+			continue;
+		}
+		if (f->kind != F_OWN) {
 			if (rd_field(d, p, dv, f))
 				return -1;
-		} else if (strcmp(key, "index") == 0) {
+			continue;
+		}
+		switch (f - device_own_fields) {
+		case DEV_INDEX: {
 			int64_t index = dv->index;
 			/* Link rows and pci accelerator fields refer to devices by position. */
 			if (rd_int(d, p, "index", 0, INT_MAX, false, &index))
@@ -1732,10 +1927,13 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			if (index != dv->index)
 				return bad(d->err, p, "index", "expected %d (the position in devices), got %lld",
 					   dv->index, (long long)index);
-		} else if (strcmp(key, "vendor_index") == 0) {
+			break;
+		}
+		case DEV_VENDOR_INDEX:
 			if (rd_i(d, p, "vendor_index", ID_MAX, true, &dv->vendor_index))
 				return -1;
-		} else if (strcmp(key, "peak") == 0) {
+			break;
+		case DEV_PEAK: {
 			/* Into the buffer, then one copy of the final size (the device owns it even
 			 * after an error, so that freeing the node frees its strings). */
 			d->n_peaks = 0;
@@ -1747,10 +1945,13 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			dv->n_peaks = d->n_peaks;
 			if (rc)
 				return -1;
-		} else if (strcmp(key, "partition") == 0) {
+			break;
+		}
+		case DEV_PARTITION:
 			if (rd_partition(d, p, &dv->partition))
 				return -1;
-		} else if (strcmp(key, "mig_mode") == 0) {
+			break;
+		case DEV_MIG_MODE: {
 			/* true, false or null; absent (a file written before it) is null: not known. */
 			enum xp_jp_type t = xp_jp_value(&d->jp);
 			if (t == XP_JP_ERROR)
@@ -1758,11 +1959,12 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			if (t != XP_JP_TRUE && t != XP_JP_FALSE && t != XP_JP_NULL)
 				return bad(d->err, p, "mig_mode", "expected true, false or null, got %s", tname(t));
 			dv->mig_mode = t == XP_JP_NULL ? -1 : t == XP_JP_TRUE;
-		} else if (strcmp(key, "allocations") == 0) {
+			break;
+		}
+		default: /* DEV_ALLOCATIONS */
 			if (rd_objects(d, p, "allocations", SIZE_MAX, alloc_from, dv))
 				return -1;
-		} else if (skip_value(d)) {
-			return -1;
+			break;
 		}
 	}
 	return r;
@@ -1923,21 +2125,39 @@ static const struct field node_tail_fields[] = {
 	{0},
 };
 
+/* A node's keys its own code reads, in the order writers put them. */
+enum { NODE_NAME, NODE_LABELS, NODE_LOCATION, NODE_CPU, NODE_PACKAGES, NODE_NUMA, NODE_NICS, NODE_PCI,
+       NODE_DEVICES, NODE_LINKS };
+static const struct field node_own_fields[] = {
+	[NODE_NAME] = {.key = "name", .klen = 4, .kind = F_OWN},
+	[NODE_LABELS] = {.key = "labels", .klen = 6, .kind = F_OWN},
+	[NODE_LOCATION] = {.key = "location", .klen = 8, .kind = F_OWN},
+	[NODE_CPU] = {.key = "cpu", .klen = 3, .kind = F_OWN},
+	[NODE_PACKAGES] = {.key = "packages", .klen = 8, .kind = F_OWN},
+	[NODE_NUMA] = {.key = "numa", .klen = 4, .kind = F_OWN},
+	[NODE_NICS] = {.key = "nics", .klen = 4, .kind = F_OWN},
+	[NODE_PCI] = {.key = "pci", .klen = 3, .kind = F_OWN},
+	[NODE_DEVICES] = {.key = "devices", .klen = 7, .kind = F_OWN},
+	[NODE_LINKS] = {.key = "links", .klen = 5, .kind = F_OWN},
+	{0},
+};
+
 /* The rest of a node whose '{' was read. */
 static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 {
 	bool named = false;
 	int r;
-	struct fmatch m = FMATCH2(node_head_fields, node_tail_fields);
+	struct fmatch m = FMATCH3(node_own_fields, node_head_fields, node_tail_fields);
 	const struct field *f;
 	links_clear(d);
 	d->n_pci_accel = 0;
 	while ((r = next_field(d, &m, &f)) == 1) {
-		const char *key = d->jp.key;
 		int rc;
-		if (f) {
+		if (!f) {
+			rc = skip_value(d);
+		} else if (f->kind != F_OWN) {
 			rc = rd_field(d, p, n, f);
-		} else if (strcmp(key, "name") == 0) {
+		} else if (f == &node_own_fields[NODE_NAME]) {
 			enum xp_jp_type t = xp_jp_value(&d->jp);
 			rc = t == XP_JP_ERROR ? -1
 			     : check_str(t, d->jp.str, d->jp.str_len, p, "name", false, NODE_NAME_MAX, d->err);
@@ -1948,36 +2168,34 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 				n->name = take_str(d);
 				named = true;
 			}
-		} else if (strcmp(key, "labels") == 0) {
+		} else if (f == &node_own_fields[NODE_LABELS]) {
 			rc = node_labels(d, p, n);
-		} else if (strcmp(key, "location") == 0) {
+		} else if (f == &node_own_fields[NODE_LOCATION]) {
 			struct jpath sp = {p, "location", 0};
 			rc = rd_object(d, p, "location") || rd_fields(d, &sp, n, location_fields);
-		} else if (strcmp(key, "cpu") == 0) {
+		} else if (f == &node_own_fields[NODE_CPU]) {
 			struct jpath sp = {p, "cpu", 0};
 			rc = rd_object(d, p, "cpu") || rd_fields(d, &sp, n, cpu_fields);
-		} else if (strcmp(key, "packages") == 0) {
+		} else if (f == &node_own_fields[NODE_PACKAGES]) {
 			rc = rd_objects(d, p, "packages", SIZE_MAX, package_from, n);
-		} else if (strcmp(key, "numa") == 0) {
+		} else if (f == &node_own_fields[NODE_NUMA]) {
 			rc = rd_objects(d, p, "numa", XP_MAX_NUMA, numa_from, n);
-		} else if (strcmp(key, "nics") == 0) {
+		} else if (f == &node_own_fields[NODE_NICS]) {
 			rc = rd_objects(d, p, "nics", SIZE_MAX, nic_from, n);
-		} else if (strcmp(key, "devices") == 0) {
+		} else if (f == &node_own_fields[NODE_DEVICES]) {
 			/* Into the buffer, then one copy with the capacity the model's appends expect;
 			 * the node owns them even after an error, so that freeing it frees them. */
 			d->n_devs = 0;
 			rc = rd_objects(d, p, "devices", XP_MAX_DEVICES, device_from, NULL);
 			n->devices = xp_node_array(d->devs, d->n_devs, sizeof *d->devs);
 			n->n_devices = d->n_devs;
-		} else if (strcmp(key, "pci") == 0) {
+		} else if (f == &node_own_fields[NODE_PCI]) {
 			d->n_pcis = 0;
 			rc = rd_objects(d, p, "pci", SIZE_MAX, pci_from, NULL);
 			n->pci = xp_node_array(d->pcis, d->n_pcis, sizeof *d->pcis);
 			n->n_pci = d->n_pcis;
-		} else if (strcmp(key, "links") == 0) {
+		} else { /* NODE_LINKS */
 			rc = rd_links(d, p);
-		} else {
-			rc = skip_value(d);
 		}
 		if (rc)
 			return -1;
@@ -2002,7 +2220,9 @@ static int node_body(struct dec *d, const struct jpath *p, struct xp_node *n)
 static struct xp_node *node_from(struct dec *d, const struct jpath *p)
 {
 	struct xp_node *n = xp_node_new(NULL); /* named when "name" comes */
-	if (node_body(d, p, n)) {
+	int rc = node_body(d, p, n);
+	ic_flush(d);
+	if (rc) {
 		xp_node_free(n);
 		return NULL;
 	}
@@ -2148,6 +2368,11 @@ out:
 
 static void dec_free(struct dec *d)
 {
+	ic_flush(d);
+	for (size_t k = 0; k < d->n_ic; k++)
+		xp_istr_drop(d->ic[d->ic_used[k]].s);
+	free(d->ic);
+	free(d->ic_used);
 	free(d->devs);
 	free(d->pcis);
 	free(d->peaks);

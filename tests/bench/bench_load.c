@@ -12,7 +12,8 @@
  * Targets: 10,000 nodes under 0.5 s and 200 MiB, 100,000 nodes under 5 s and 2 GiB, whole
  * process. A miss prints MISS; the run does not fail on it (machines differ, and the
  * placement index build is part of "place").
- * XP_BENCH_LOAD_MAX=N stops at N nodes (for a quick run). */
+ * XP_BENCH_LOAD_MAX=N stops at N nodes (for a quick run); XP_BENCH_LOAD_MIN=N starts at N
+ * (100,000 alone, say). The machine's load average is printed with each size. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -152,6 +153,7 @@ int main(void)
 		return 1;
 	}
 	size_t max = getenv("XP_BENCH_LOAD_MAX") ? strtoul(getenv("XP_BENCH_LOAD_MAX"), NULL, 10) : 100000;
+	size_t min = getenv("XP_BENCH_LOAD_MIN") ? strtoul(getenv("XP_BENCH_LOAD_MIN"), NULL, 10) : 0;
 	char dir[] = "/tmp/xpool-bench-load-XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("bench_load: mkdtemp");
@@ -164,6 +166,8 @@ int main(void)
 		printf("  mix %s\n", mixes[m] ? mixes[m] : "(sim gen default)");
 		for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && sizes[k] <= max && !rc; k++) {
 			size_t nodes = sizes[k];
+			if (nodes < min)
+				continue;
 			int runs = nodes >= 100000 ? 3 : 5;
 			char file[sizeof dir + 32], n[24];
 			snprintf(file, sizeof file, "%s/c%zu.json", dir, nodes);
@@ -192,8 +196,11 @@ int main(void)
 				rc = 1;
 				break;
 			}
-			printf("  %6zu nodes, %6zu devices, %5.0f MB (sim gen %.1f s, %ld MiB):\n", nodes, devs,
-			       (double)st.st_size / 1e6, g.ms / 1000, g.rss_kib / 1024);
+			/* The machine's load: on a shared machine, wall time beyond CPU time is waiting. */
+			double load[1] = {-1};
+			getloadavg(load, 1);
+			printf("  %6zu nodes, %6zu devices, %5.0f MB (sim gen %.1f s, %ld MiB), load %.2f:\n", nodes, devs,
+			       (double)st.st_size / 1e6, g.ms / 1000, g.rss_kib / 1024, load[0]);
 			printf("    place     %8.0f ms (cpu %6.0f ms) %6ld MiB %s\n", place_ms, place_cpu, place_rss / 1024,
 			       verdict(nodes, place_ms, place_rss));
 			printf("    inventory %8.0f ms (cpu %6.0f ms) %6ld MiB %s\n", inv_ms, inv_cpu, inv_rss / 1024,
