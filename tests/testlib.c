@@ -463,8 +463,15 @@ static enum MHD_Result farm_reply(struct MHD_Connection *conn, unsigned code, co
 static enum MHD_Result farm_handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 				   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
-	(void)version, (void)upload, (void)upload_size, (void)con_cls;
+	(void)version, (void)upload, (void)upload_size;
+	static int seen;
 	struct farm_srv *s = cls;
+	/* Answered on the second call, once the request is complete, as the agent does: a reply
+	 * queued on the first makes libmicrohttpd close the connection instead of keeping it. */
+	if (!*con_cls) {
+		*con_cls = &seen;
+		return MHD_YES;
+	}
 	atomic_fetch_add(&s->shm->requests, 1);
 	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
 	char ip[64] = "";

@@ -128,7 +128,11 @@ int main(void)
 		struct xp_cluster *c2 = xp_live_load(live, &so, NULL, NULL, 0, false, &unchanged, &err);
 		warm_wall[k] = xp_now_ms() - w0, warm_cpu[k] = cpu_ms() - c0;
 		if (c2 || !unchanged) {
-			fprintf(stderr, "bench_agents_scale: a warm cycle built a cluster (no 304s?)\n");
+			xp_live_agent_counts(live, &up, &down);
+			char *l = xp_live_agent_list(live);
+			fprintf(stderr, "bench_agents_scale: warm cycle %d built a cluster (%zu down):\n%.600s\n", k, down,
+				l ? l : "");
+			free(l);
 			xp_cluster_free(c2);
 			rc = 1;
 		}
