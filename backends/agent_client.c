@@ -19,6 +19,7 @@
 #include "agent_token.h"
 #include "format.h"
 #include "model_json.h"
+#include "nameset.h"
 
 /* Most lines kept in the change log between two takes; older ones are dropped. */
 #define LOG_CAP 1024
@@ -80,6 +81,10 @@ struct xp_agent_pool {
 	int wakefd;           /* an eventfd in epfd: xp_agent_pool_wake */
 	struct agent **a;
 	size_t n, cap;
+	/* Agents by URL and by the node they serve with data: lookups, not scans, at 10,000
+	 * agents. Rebuilt after a removal (the names are the agents' own strings). */
+	struct xp_nameset by_url, by_node;
+	bool sets_stale;
 	uint64_t generation;
 	char **log;
 	size_t n_log, cap_log;
@@ -276,6 +281,8 @@ void xp_agent_pool_free(struct xp_agent_pool *p)
 		free(p->sh[i]);
 	}
 	free(p->sh);
+	xp_nameset_clear(&p->by_url);
+	xp_nameset_clear(&p->by_node);
 	close(p->epfd);
 	close(p->wakefd);
 	for (size_t i = 0; i < p->n_log; i++)
@@ -347,8 +354,28 @@ char *xp_agent_url_norm(const char *url)
 	return xp_strndup(url, len);
 }
 
-static struct agent *find(const struct xp_agent_pool *p, const char *norm, size_t *at)
+/* Makes by_url and by_node hold the agents again after a removal. */
+static void sets_fresh(struct xp_agent_pool *p)
 {
+	if (!p->sets_stale)
+		return;
+	xp_nameset_clear(&p->by_url);
+	xp_nameset_clear(&p->by_node);
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent *a = p->a[i];
+		xp_nameset_put(&p->by_url, a->url, a);
+		if (a->node && a->data)
+			xp_nameset_put(&p->by_node, a->node, a);
+	}
+	p->sets_stale = false;
+}
+
+static struct agent *find(struct xp_agent_pool *p, const char *norm, size_t *at)
+{
+	sets_fresh(p);
+	struct agent *a = xp_nameset_get(&p->by_url, norm);
+	if (!a || !at)
+		return a;
 	for (size_t i = 0; i < p->n; i++)
 		if (strcmp(p->a[i]->url, norm) == 0) {
 			if (at)
@@ -452,6 +479,7 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 	curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
 	xp_grow(&p->a, sizeof *p->a, p->n, &p->cap);
 	p->a[p->n++] = a;
+	xp_nameset_put(&p->by_url, a->url, a);
 	p->generation++;
 	return 0;
 }
@@ -467,6 +495,7 @@ int xp_agent_pool_remove(struct xp_agent_pool *p, const char *url)
 	agent_free(a);
 	memmove(p->a + at, p->a + at + 1, (p->n - at - 1) * sizeof *p->a);
 	p->n--;
+	p->sets_stale = true;
 	p->generation++;
 	return 0;
 }
@@ -518,6 +547,7 @@ int xp_agent_pool_load_file(struct xp_agent_pool *p, const char *path, const cha
 		/* All or nothing: a half-read list would poll a cluster nobody asked for. */
 		while (p->n > first)
 			agent_free(p->a[--p->n]);
+		p->sets_stale = true;
 	}
 	free(dir);
 	free(text);
@@ -574,14 +604,12 @@ static void set_up(struct agent *a)
 }
 
 /* Is name served by another agent of the pool that is up? */
-static const struct agent *claimed_by(const struct xp_agent_pool *p, const struct agent *self, const char *name)
+static const struct agent *claimed_by(struct xp_agent_pool *p, const struct agent *self, const char *name)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		const struct agent *o = p->a[i];
-		if (o != self && o->node && o->data && strcmp(o->node, name) == 0)
-			return o;
-	}
-	return NULL;
+	sets_fresh(p);
+	/* At most one agent holds data for a name: a second one claiming it is refused here. */
+	const struct agent *o = xp_nameset_get(&p->by_node, name);
+	return o != self ? o : NULL;
 }
 
 /* A 200: the body must be one node of the inventory schema, the node this agent has always served. */
@@ -620,8 +648,11 @@ static void take_body(struct agent *a)
 	a->data = c->nodes[0];
 	c->nodes[0] = NULL;
 	a->generation = c->generation > INT64_MAX ? INT64_MAX : (int64_t)c->generation;
-	if (!a->node)
+	if (!a->node) {
 		a->node = xp_strdup(a->data->name);
+		sets_fresh(a->pool);
+		xp_nameset_put(&a->pool->by_node, a->node, a);
+	}
 	xp_cluster_free(c);
 	snprintf(a->etag, sizeof a->etag, "%s", a->new_etag);
 	a->pool->generation++;
@@ -861,6 +892,7 @@ static char *host_port(const char *url)
 struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t now)
 {
 	struct xp_cluster *c = xp_cluster_new();
+	struct xp_nameset names = {0};
 	for (size_t i = 0; i < p->n; i++) {
 		const struct agent *a = p->a[i];
 		struct xp_node *n = a->data ? xp_node_clone(a->data) : NULL;
@@ -885,12 +917,13 @@ struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t n
 		}
 		/* Two agents never heard from on one host:port cannot happen (URLs are unique), but a
 		 * placeholder may share a name with a real node: keep the real one. */
-		if (xp_cluster_node(c, n->name)) {
+		if (!xp_nameset_put(&names, n->name, n)) {
 			xp_node_free(n);
 			continue;
 		}
 		xp_cluster_add(c, n);
 	}
+	xp_nameset_clear(&names);
 	c->generation = p->generation;
 	return c;
 }

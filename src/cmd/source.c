@@ -10,6 +10,7 @@
 #include "adapters.h"
 #include "agent_client.h"
 #include "local/local.h"
+#include "nameset.h"
 #include "normalize.h"
 #include "snapshot.h"
 #include "store.h"
@@ -179,11 +180,16 @@ struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struc
 void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now)
 {
 	struct xp_cluster *a = xp_agent_pool_cluster(p, now);
+	/* By name through a hash: 10,000 agents' nodes, each looked up among the others. */
+	struct xp_nameset names = {0};
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i]->name)
+			xp_nameset_put(&names, c->nodes[i]->name, c->nodes[i]);
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		struct xp_node *n = a->nodes[i];
 		/* The agent counted ECU with its own manifests; this side's measured baselines win. */
 		xp_normalize_rebase(n);
-		struct xp_node *had = xp_cluster_node(c, n->name);
+		struct xp_node *had = xp_nameset_get(&names, n->name);
 		if (had) {
 			/* One name, two machines (or one machine seen twice): keep what the base
 			 * source said and say so, rather than let one silently replace the other. */
@@ -194,7 +200,9 @@ void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p,
 			continue;
 		}
 		xp_cluster_add(c, n);
+		xp_nameset_put(&names, n->name, n);
 	}
+	xp_nameset_clear(&names);
 	a->n_nodes = 0;
 	xp_cluster_free(a);
 	size_t down = 0;
