@@ -50,6 +50,10 @@ struct agent {
 	uint64_t polls, not_modified, rejected;
 	struct xp_agent_pool *pool;
 	struct shard *shard; /* whose multi handle runs its transfers */
+	/* The node as clusters show it (xp_agent_pool_cluster_kept), shared by every cluster built
+	 * since it was made; made again only when version moves (new data, up or down). */
+	struct xp_node *built;
+	uint64_t version, built_version;
 };
 
 /* Most agents in one shard (see xp_agent_pool.sh). */
@@ -88,6 +92,9 @@ struct xp_agent_pool {
 	uint64_t generation;
 	char **log;
 	size_t n_log, cap_log;
+	uint64_t basis;        /* the kept nodes were fixed under this basis */
+	uint64_t n_decoded;    /* replies decoded (200s) */
+	uint64_t n_built;      /* nodes made for clusters (xp_agent_pool_cluster_kept) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -260,6 +267,7 @@ static void agent_free(struct agent *a)
 	}
 	if (a->shard)
 		a->shard->agents--;
+	xp_node_free(a->built);
 	xp_node_free(a->data);
 	free(a->url);
 	free(a->node_url);
@@ -582,6 +590,7 @@ static void set_error(struct agent *a, const char *fmt, ...)
 	a->next_try = time(NULL) + (time_t)ceil(delay);
 	if (was_up || !same || a->fails == 1) {
 		a->pool->generation++;
+		a->version++;
 		plog(a->pool, "agent %s%s%s%s: %s", a->url, a->node ? " (" : "", a->node ? a->node : "",
 		     a->node ? ")" : "", buf);
 	}
@@ -599,6 +608,7 @@ static void set_up(struct agent *a)
 	a->last_ok = time(NULL);
 	if (!was_up) {
 		a->pool->generation++;
+		a->version++;
 		plog(a->pool, "agent %s: up, serving %s", a->url, a->node ? a->node : "?");
 	}
 }
@@ -619,6 +629,7 @@ static void take_body(struct agent *a)
 	bool syntax = false;
 	/* The inventory's one decoder, straight from the text (as a snapshot file is read). */
 	struct xp_cluster *c = xp_cluster_decode(a->body ? a->body : "", a->len, &syntax, &err);
+	a->pool->n_decoded++;
 	if (!c) {
 		a->rejected++;
 		set_error(a, syntax ? "rejected: not JSON: %s" : "rejected: %s", err.msg);
@@ -656,6 +667,7 @@ static void take_body(struct agent *a)
 	xp_cluster_free(c);
 	snprintf(a->etag, sizeof a->etag, "%s", a->new_etag);
 	a->pool->generation++;
+	a->version++;
 	set_up(a);
 }
 
@@ -889,32 +901,39 @@ static char *host_port(const char *url)
 	return xp_strndup(h, strcspn(h, "/"));
 }
 
+/* Agent a's node as a cluster shows it: a copy of its data (or an empty node named after its
+ * address) with the agent's URL as source, marked unreachable with its age when it is down. */
+static struct xp_node *agent_node(const struct agent *a, time_t now)
+{
+	struct xp_node *n = a->data ? xp_node_clone(a->data) : NULL;
+	if (!n) {
+		char *hp = host_port(a->url);
+		n = xp_node_new(hp);
+		free(hp);
+		/* A name the agent may later claim for real must not clash: it is the URL's. */
+	}
+	free(n->source);
+	n->source = xp_strdup(a->url);
+	if (!a->up) {
+		n->state = XP_NODE_UNREACHABLE;
+		n->age_s = a->last_ok ? (int64_t)(now - a->last_ok) : 0;
+		if (n->age_s < 0)
+			n->age_s = 0;
+		char *w = xp_asprintf("agent %s: %s", a->url, a->error ? a->error : "down");
+		xp_strv_add(&n->warnings, &n->n_warnings, w);
+		free(w);
+	} else {
+		n->age_s = 0;
+	}
+	return n;
+}
+
 struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t now)
 {
 	struct xp_cluster *c = xp_cluster_new();
 	struct xp_nameset names = {0};
 	for (size_t i = 0; i < p->n; i++) {
-		const struct agent *a = p->a[i];
-		struct xp_node *n = a->data ? xp_node_clone(a->data) : NULL;
-		if (!n) {
-			char *hp = host_port(a->url);
-			n = xp_node_new(hp);
-			free(hp);
-			/* A name the agent may later claim for real must not clash: it is the URL's. */
-		}
-		free(n->source);
-		n->source = xp_strdup(a->url);
-		if (!a->up) {
-			n->state = XP_NODE_UNREACHABLE;
-			n->age_s = a->last_ok ? (int64_t)(now - a->last_ok) : 0;
-			if (n->age_s < 0)
-				n->age_s = 0;
-			char *w = xp_asprintf("agent %s: %s", a->url, a->error ? a->error : "down");
-			xp_strv_add(&n->warnings, &n->n_warnings, w);
-			free(w);
-		} else {
-			n->age_s = 0;
-		}
+		struct xp_node *n = agent_node(p->a[i], now);
 		/* Two agents never heard from on one host:port cannot happen (URLs are unique), but a
 		 * placeholder may share a name with a real node: keep the real one. */
 		if (!xp_nameset_put(&names, n->name, n)) {
@@ -926,6 +945,43 @@ struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t n
 	xp_nameset_clear(&names);
 	c->generation = p->generation;
 	return c;
+}
+
+struct xp_cluster *xp_agent_pool_cluster_kept(struct xp_agent_pool *p, time_t now, uint64_t basis,
+					      void (*fix)(struct xp_node *))
+{
+	if (basis != p->basis) {
+		/* What fix does to a node changed (new baselines): every node is made again. */
+		for (size_t i = 0; i < p->n; i++)
+			p->a[i]->built_version = p->a[i]->version - 1;
+		p->basis = basis;
+	}
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_nameset names = {0};
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent *a = p->a[i];
+		/* A down agent's node shows its data's age: made again each time (they are few). */
+		if (!a->built || a->built_version != a->version || !a->up) {
+			xp_node_free(a->built);
+			a->built = agent_node(a, now);
+			if (fix)
+				fix(a->built);
+			a->built_version = a->version;
+			p->n_built++;
+		}
+		if (!xp_nameset_put(&names, a->built->name, a->built))
+			continue; /* a placeholder named like a real node (see xp_agent_pool_cluster) */
+		xp_cluster_add(c, xp_node_ref(a->built));
+	}
+	xp_nameset_clear(&names);
+	c->generation = p->generation;
+	return c;
+}
+
+void xp_agent_pool_work(const struct xp_agent_pool *p, uint64_t *decoded, uint64_t *built)
+{
+	*decoded = p->n_decoded;
+	*built = p->n_built;
 }
 
 char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n)
