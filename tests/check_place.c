@@ -1589,6 +1589,69 @@ START_TEST(index_update_matches_rebuild)
 }
 END_TEST
 
+/* The console's refresh over agents (issue 15): the new cluster has the old one's nodes in the
+ * same places, most of them the very same nodes; the prompt's kept index follows it by indexing
+ * only the changed ones again (xp_ctx_place_follow), and answers as an index built afresh. */
+START_TEST(console_index_follows_refresh)
+{
+	char *path = xp_test_sim_file(60, 12);
+	char *errs = NULL, *out = NULL;
+	size_t le, lo;
+	FILE *fe = open_memstream(&errs, &le), *fo = open_memstream(&out, &lo);
+	struct xp_ctx ctx;
+	xp_ctx_init(&ctx, fo, fe);
+	ctx.verbose = 1;
+	ctx.inventory = xp_strdup(path);
+	xp_ctx_settle(&ctx);
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	struct xp_cluster *old = ctx.cluster;
+	struct xp_rng rng;
+	xp_rng_seed(&rng, 7);
+	for (int round = 0; round < 4; round++) {
+		/* A refresh: three nodes changed, the rest shared. */
+		struct xp_cluster *c = xp_cluster_new();
+		size_t chg[3] = {3 + (size_t)round, 20 + (size_t)round * 2, 41};
+		for (size_t i = 0, k = 0; i < old->n_nodes; i++) {
+			if (k < 3 && chg[k] == i) {
+				xp_cluster_add(c, changed_node(old->nodes[i], &rng));
+				k++;
+			} else {
+				xp_cluster_add(c, xp_node_ref(old->nodes[i]));
+			}
+		}
+		ck_assert(xp_ctx_place_follow(&ctx, old, old->generation, c, chg, 3));
+		xp_cluster_free(old);
+		ctx.cluster = old = c;
+		fflush(fo);
+		size_t at = lo;
+		ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 4 --replicas 3 --json"), 0);
+		fflush(fo);
+		char *kept = xp_strndup(out + at, lo - at);
+		/* The same command on an index built afresh: the same answer. */
+		xp_ctx_place_drop(&ctx);
+		at = lo;
+		ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 4 --replicas 3 --json"), 0);
+		fflush(fo);
+		ck_assert_str_eq(kept, out + at);
+		free(kept);
+	}
+	fflush(fe);
+	ck_assert_uint_eq(count_of(errs, "placement index moved to the new data (3 nodes indexed again)"), 4);
+	/* Built by the first place and by each comparison's fresh index, never for a refresh. */
+	ck_assert_uint_eq(count_of(errs, "placement index built for 60 nodes"), 1 + 4);
+	/* An index not current for the old cluster does not follow: dropped. */
+	ck_assert(!xp_ctx_place_follow(&ctx, (const struct xp_cluster *)&rng, 0, ctx.cluster, NULL, 0));
+	ck_assert_ptr_null(ctx.place_keep);
+	xp_ctx_free(&ctx);
+	fclose(fe);
+	fclose(fo);
+	free(errs);
+	free(out);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
@@ -1599,4 +1662,4 @@ XP_DEFINE_SUITE(place,
 		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
 		   many_replicas_property}},
 	{"update", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
-	 .tests = {index_update_matches_rebuild}})
+	 .tests = {index_update_matches_rebuild, console_index_follows_refresh}})
