@@ -397,12 +397,16 @@ struct xp_farm_shm {
 static struct xp_node *farm_node_at(const struct xp_cluster *c, size_t i, unsigned v)
 {
 	struct xp_node *n = xp_node_clone(c->nodes[i]);
-	if (v) {
-		char buf[32];
-		snprintf(buf, sizeof buf, "%u", v);
-		xp_labels_set(&n->facts, "farm.version", buf);
-		for (size_t d = 0; d < n->n_devices; d++)
-			n->devices[d].utilization_pct = (double)((v * 7 + d) % 100);
+	/* Each version new utilizations; an odd one, every free device taken by a job too (what
+	 * placement sees: its use, not its static class). */
+	for (size_t d = 0; v && d < n->n_devices; d++) {
+		struct xp_device *dv = &n->devices[d];
+		dv->utilization_pct = (double)((v * 7 + d) % 100);
+		if (v % 2 && dv->n_allocs == 0) {
+			dv->allocs = xp_calloc(1, sizeof *dv->allocs);
+			dv->allocs[0] = (struct xp_alloc){.owner = xp_strdup("farm-job"), .memory_mib = -1};
+			dv->n_allocs = 1;
+		}
 	}
 	return n;
 }

@@ -76,8 +76,9 @@ struct xp_farm_counts {
 struct xp_farm *xp_farm_start(const struct xp_cluster *c);
 /* The URL of agent i ("http://127.1.x.y:port") into buf. */
 void xp_farm_url(const struct xp_farm *f, size_t i, char *buf, size_t len);
-/* Changes node i: its next reply carries new data (its devices' utilization and a fact
- * "farm.version"), a new ETag and the next generation. */
+/* Changes node i: its next reply carries new data (its devices' utilization; after an odd
+ * number of changes every free device taken by a job "farm-job"), a new ETag and the next
+ * generation. */
 void xp_farm_change(struct xp_farm *f, size_t i);
 /* What node i serves now, as the agent would (a copy the caller frees), for comparisons. */
 struct xp_node *xp_farm_node(const struct xp_farm *f, const struct xp_cluster *c, size_t i);
