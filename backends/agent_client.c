@@ -11,11 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "agent_token.h"
 #include "format.h"
 #include "model_json.h"
+#include "nameset.h"
 
 /* Most lines kept in the change log between two takes; older ones are dropped. */
 #define LOG_CAP 1024
@@ -45,17 +49,52 @@ struct agent {
 	unsigned fails;
 	uint64_t polls, not_modified, rejected;
 	struct xp_agent_pool *pool;
+	struct shard *shard; /* whose multi handle runs its transfers */
+	/* The node as clusters show it (xp_agent_pool_cluster_kept), shared by every cluster built
+	 * since it was made; made again only when version moves (new data, up or down). */
+	struct xp_node *built;
+	uint64_t version, built_version;
+};
+
+/* Most agents in one shard (see xp_agent_pool.sh). */
+#define SHARD_AGENTS 256
+
+/* One multi handle and the agents whose transfers (and kept connections) are in it. */
+struct shard {
+	CURLM *multi;
+	struct xp_agent_pool *pool;
+	uint32_t id;          /* its index in pool->sh, in the high half of its sockets' epoll data */
+	size_t agents;        /* agents assigned to it */
+	int running;          /* transfers in progress */
+	long timer_ms;        /* curl's timer: -1 none, else due in this many ms from timer_set */
+	double timer_set;     /* when curl set it (monotonic s) */
 };
 
 struct xp_agent_pool {
 	struct xp_agent_pool_opts o;
 	char *ca_file;
-	CURLM *multi;
+	/* The agents are spread over shards of at most SHARD_AGENTS, each its own multi handle
+	 * and connection cache: curl 7.88 walks every cached connection of a multi each time a
+	 * transfer is removed from it, which over one multi of 10,000 agents was quadratic. */
+	struct shard **sh;
+	size_t n_sh;
+	/* The poll waits on the sockets curl names (CURLMOPT_SOCKETFUNCTION) and acts on the one
+	 * that is ready (curl_multi_socket_action): a cycle costs what its replies cost. Waiting
+	 * with curl_multi_poll/perform walks every transfer on every wakeup. */
+	int epfd;
+	int wakefd;           /* an eventfd in epfd: xp_agent_pool_wake */
 	struct agent **a;
 	size_t n, cap;
+	/* Agents by URL and by the node they serve with data: lookups, not scans, at 10,000
+	 * agents. Rebuilt after a removal (the names are the agents' own strings). */
+	struct xp_nameset by_url, by_node;
+	bool sets_stale;
 	uint64_t generation;
 	char **log;
 	size_t n_log, cap_log;
+	uint64_t basis;        /* the kept nodes were fixed under this basis */
+	uint64_t n_decoded;    /* replies decoded (200s) */
+	uint64_t n_built;      /* nodes made for clusters (xp_agent_pool_cluster_kept) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -112,6 +151,63 @@ CURL *xp_agent_easy_new(const char *ca_file, double connect_s, double total_s, c
 	return e;
 }
 
+/* curl says which sockets to watch for what: kept in the pool's epoll set. */
+static int socket_cb(CURL *e, curl_socket_t fd, int what, void *user, void *sockp)
+{
+	(void)e, (void)sockp;
+	struct shard *sh = user;
+	struct xp_agent_pool *p = sh->pool;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(p->epfd, EPOLL_CTL_DEL, fd, NULL);
+		return 0;
+	}
+	struct epoll_event ev = {.data.u64 = (uint64_t)sh->id << 32 | (uint32_t)fd};
+	if (what & CURL_POLL_IN)
+		ev.events |= EPOLLIN;
+	if (what & CURL_POLL_OUT)
+		ev.events |= EPOLLOUT;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 && errno == ENOENT)
+		epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
+}
+
+/* curl's one timer (timeouts, connection steps): acted on when the wait ends. */
+static int timer_cb(CURLM *m, long ms, void *user)
+{
+	(void)m;
+	struct shard *sh = user;
+	sh->timer_ms = ms;
+	sh->timer_set = now_mono();
+	return 0;
+}
+
+/* A shard with room for one more agent (a new one when all are full). */
+static struct shard *shard_for(struct xp_agent_pool *p)
+{
+	for (size_t i = 0; i < p->n_sh; i++)
+		if (p->sh[i]->agents < SHARD_AGENTS)
+			return p->sh[i];
+	struct shard *sh = xp_calloc(1, sizeof *sh);
+	sh->multi = curl_multi_init();
+	if (!sh->multi) {
+		fprintf(stderr, "xpool: curl_multi_init failed\n");
+		abort();
+	}
+	sh->pool = p;
+	sh->id = (uint32_t)p->n_sh;
+	sh->timer_ms = -1;
+	curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+	curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
+	curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
+	/* Keep every agent's connection open between polls: a reused connection costs a request,
+	 * a new one a handshake (and a TLS one several round trips). */
+	curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, (long)SHARD_AGENTS);
+	p->sh = xp_realloc(p->sh, (p->n_sh + 1) * sizeof *p->sh);
+	p->sh[p->n_sh++] = sh;
+	return sh;
+}
+
 struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts)
 {
 	pthread_once(&curl_once, curl_init_once);
@@ -132,9 +228,12 @@ struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts)
 		p->o.max_body = XP_AGENT_MAX_BODY;
 	p->ca_file = xp_strdup(p->o.ca_file);
 	p->o.ca_file = p->ca_file;
-	p->multi = curl_multi_init();
-	if (!p->multi) {
-		fprintf(stderr, "xpool: curl_multi_init failed\n");
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* The wake descriptor's data names no shard (UINT32_MAX in the high half). */
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)UINT32_MAX << 32};
+	if (p->epfd < 0 || p->wakefd < 0 || epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) < 0) {
+		fprintf(stderr, "xpool: cannot set up the agent poll (epoll or eventfd failed)\n");
 		abort();
 	}
 	return p;
@@ -155,7 +254,7 @@ static void agent_free(struct agent *a)
 		return;
 	if (a->easy) {
 		if (a->in_flight)
-			curl_multi_remove_handle(a->pool->multi, a->easy);
+			curl_multi_remove_handle(a->shard->multi, a->easy);
 		curl_easy_cleanup(a->easy);
 	}
 	headers_free(a->headers);
@@ -166,6 +265,9 @@ static void agent_free(struct agent *a)
 			t[i] = 0;
 		free(a->token);
 	}
+	if (a->shard)
+		a->shard->agents--;
+	xp_node_free(a->built);
 	xp_node_free(a->data);
 	free(a->url);
 	free(a->node_url);
@@ -182,7 +284,15 @@ void xp_agent_pool_free(struct xp_agent_pool *p)
 	for (size_t i = 0; i < p->n; i++)
 		agent_free(p->a[i]);
 	free(p->a);
-	curl_multi_cleanup(p->multi);
+	for (size_t i = 0; i < p->n_sh; i++) {
+		curl_multi_cleanup(p->sh[i]->multi);
+		free(p->sh[i]);
+	}
+	free(p->sh);
+	xp_nameset_clear(&p->by_url);
+	xp_nameset_clear(&p->by_node);
+	close(p->epfd);
+	close(p->wakefd);
 	for (size_t i = 0; i < p->n_log; i++)
 		free(p->log[i]);
 	free(p->log);
@@ -252,8 +362,28 @@ char *xp_agent_url_norm(const char *url)
 	return xp_strndup(url, len);
 }
 
-static struct agent *find(const struct xp_agent_pool *p, const char *norm, size_t *at)
+/* Makes by_url and by_node hold the agents again after a removal. */
+static void sets_fresh(struct xp_agent_pool *p)
 {
+	if (!p->sets_stale)
+		return;
+	xp_nameset_clear(&p->by_url);
+	xp_nameset_clear(&p->by_node);
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent *a = p->a[i];
+		xp_nameset_put(&p->by_url, a->url, a);
+		if (a->node && a->data)
+			xp_nameset_put(&p->by_node, a->node, a);
+	}
+	p->sets_stale = false;
+}
+
+static struct agent *find(struct xp_agent_pool *p, const char *norm, size_t *at)
+{
+	sets_fresh(p);
+	struct agent *a = xp_nameset_get(&p->by_url, norm);
+	if (!a || !at)
+		return a;
 	for (size_t i = 0; i < p->n; i++)
 		if (strcmp(p->a[i]->url, norm) == 0) {
 			if (at)
@@ -330,6 +460,8 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 	}
 	struct agent *a = xp_calloc(1, sizeof *a);
 	a->pool = p;
+	a->shard = shard_for(p);
+	a->shard->agents++;
 	a->url = norm;
 	a->node_url = xp_asprintf("%s/v1/node", norm);
 	a->token = token;
@@ -349,8 +481,13 @@ int xp_agent_pool_add(struct xp_agent_pool *p, const char *url, const char *toke
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)p->o.max_body);
+	/* No DNS cache: after each transfer curl prunes its cache by walking every entry, one per
+	 * agent host, which made a cycle quadratic in the agents. A kept connection needs no
+	 * lookup, and a new one gets the name's current address. */
+	curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
 	xp_grow(&p->a, sizeof *p->a, p->n, &p->cap);
 	p->a[p->n++] = a;
+	xp_nameset_put(&p->by_url, a->url, a);
 	p->generation++;
 	return 0;
 }
@@ -366,6 +503,7 @@ int xp_agent_pool_remove(struct xp_agent_pool *p, const char *url)
 	agent_free(a);
 	memmove(p->a + at, p->a + at + 1, (p->n - at - 1) * sizeof *p->a);
 	p->n--;
+	p->sets_stale = true;
 	p->generation++;
 	return 0;
 }
@@ -417,6 +555,7 @@ int xp_agent_pool_load_file(struct xp_agent_pool *p, const char *path, const cha
 		/* All or nothing: a half-read list would poll a cluster nobody asked for. */
 		while (p->n > first)
 			agent_free(p->a[--p->n]);
+		p->sets_stale = true;
 	}
 	free(dir);
 	free(text);
@@ -451,6 +590,7 @@ static void set_error(struct agent *a, const char *fmt, ...)
 	a->next_try = time(NULL) + (time_t)ceil(delay);
 	if (was_up || !same || a->fails == 1) {
 		a->pool->generation++;
+		a->version++;
 		plog(a->pool, "agent %s%s%s%s: %s", a->url, a->node ? " (" : "", a->node ? a->node : "",
 		     a->node ? ")" : "", buf);
 	}
@@ -468,19 +608,18 @@ static void set_up(struct agent *a)
 	a->last_ok = time(NULL);
 	if (!was_up) {
 		a->pool->generation++;
+		a->version++;
 		plog(a->pool, "agent %s: up, serving %s", a->url, a->node ? a->node : "?");
 	}
 }
 
 /* Is name served by another agent of the pool that is up? */
-static const struct agent *claimed_by(const struct xp_agent_pool *p, const struct agent *self, const char *name)
+static const struct agent *claimed_by(struct xp_agent_pool *p, const struct agent *self, const char *name)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		const struct agent *o = p->a[i];
-		if (o != self && o->node && o->data && strcmp(o->node, name) == 0)
-			return o;
-	}
-	return NULL;
+	sets_fresh(p);
+	/* At most one agent holds data for a name: a second one claiming it is refused here. */
+	const struct agent *o = xp_nameset_get(&p->by_node, name);
+	return o != self ? o : NULL;
 }
 
 /* A 200: the body must be one node of the inventory schema, the node this agent has always served. */
@@ -490,6 +629,7 @@ static void take_body(struct agent *a)
 	bool syntax = false;
 	/* The inventory's one decoder, straight from the text (as a snapshot file is read). */
 	struct xp_cluster *c = xp_cluster_decode(a->body ? a->body : "", a->len, &syntax, &err);
+	a->pool->n_decoded++;
 	if (!c) {
 		a->rejected++;
 		set_error(a, syntax ? "rejected: not JSON: %s" : "rejected: %s", err.msg);
@@ -519,11 +659,15 @@ static void take_body(struct agent *a)
 	a->data = c->nodes[0];
 	c->nodes[0] = NULL;
 	a->generation = c->generation > INT64_MAX ? INT64_MAX : (int64_t)c->generation;
-	if (!a->node)
+	if (!a->node) {
 		a->node = xp_strdup(a->data->name);
+		sets_fresh(a->pool);
+		xp_nameset_put(&a->pool->by_node, a->node, a);
+	}
 	xp_cluster_free(c);
 	snprintf(a->etag, sizeof a->etag, "%s", a->new_etag);
 	a->pool->generation++;
+	a->version++;
 	set_up(a);
 }
 
@@ -574,9 +718,6 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 	if (!p->n)
 		return 0;
 	raise_nofile(p->n);
-	/* Keep every agent's connection open between polls: a reused connection costs a request,
-	 * a new one a handshake (and a TLS one several round trips). */
-	curl_multi_setopt(p->multi, CURLMOPT_MAXCONNECTS, (long)(p->n < 65536 ? p->n : 65536));
 	time_t now = time(NULL);
 	double t0 = now_mono();
 	size_t failed = 0;
@@ -604,40 +745,86 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 		a->errbuf[0] = '\0';
 		a->too_big = false;
 		a->len = 0;
-		if (curl_multi_add_handle(p->multi, a->easy) != CURLM_OK) {
+		if (curl_multi_add_handle(a->shard->multi, a->easy) != CURLM_OK) {
 			set_error(a, "curl could not start the request");
 			failed++;
 			continue;
 		}
 		a->in_flight = true;
 	}
-	int running = 1;
-	while (running) {
+	/* Start what was added (curl set each shard's timer to now). */
+	for (size_t j = 0; j < p->n_sh; j++) {
+		struct shard *sh = p->sh[j];
+		sh->running = 0;
+		curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
+	}
+	struct epoll_event evs[256];
+	for (;;) {
+		/* Due timers, then the transfers that ended (some end within the first action: a
+		 * reply on a kept connection can be read at once). */
+		double now_ms = now_mono() * 1000;
+		int running = 0;
+		for (size_t j = 0; j < p->n_sh; j++) {
+			struct shard *sh = p->sh[j];
+			if (sh->timer_ms >= 0 && now_ms >= sh->timer_set * 1000 + (double)sh->timer_ms) {
+				sh->timer_ms = -1;
+				curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
+			}
+			CURLMsg *m;
+			int left;
+			while ((m = curl_multi_info_read(sh->multi, &left))) {
+				if (m->msg != CURLMSG_DONE)
+					continue;
+				struct agent *a = NULL;
+				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
+				a->res = m->data.result;
+				/* The request's own time, not the cycle's: a slow agent shows as slow. */
+				curl_off_t us = 0;
+				if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
+					a->latency_ms = (double)us / 1000;
+				else
+					a->latency_ms = (now_mono() - t0) * 1000;
+				curl_multi_remove_handle(sh->multi, m->easy_handle);
+				a->in_flight = false;
+				a->done = true;
+			}
+			running += sh->running;
+		}
+		if (!running)
+			break;
 		/* Stopping the console must not wait out a hung agent's timeout. */
 		if (p->o.cancel && atomic_load(p->o.cancel))
 			break;
-		if (curl_multi_perform(p->multi, &running) != CURLM_OK)
-			break;
-		CURLMsg *m;
-		int left;
-		while ((m = curl_multi_info_read(p->multi, &left))) {
-			if (m->msg != CURLMSG_DONE)
+		int wait = 1000;
+		for (size_t j = 0; j < p->n_sh; j++) {
+			struct shard *sh = p->sh[j];
+			if (sh->timer_ms < 0)
 				continue;
-			struct agent *a = NULL;
-			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
-			a->res = m->data.result;
-			/* The request's own time, not the cycle's: a slow agent shows as slow. */
-			curl_off_t us = 0;
-			if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
-				a->latency_ms = (double)us / 1000;
-			else
-				a->latency_ms = (now_mono() - t0) * 1000;
-			curl_multi_remove_handle(p->multi, m->easy_handle);
-			a->in_flight = false;
-			a->done = true;
+			double left = sh->timer_set * 1000 + (double)sh->timer_ms - now_ms;
+			if (left < wait)
+				wait = left <= 0 ? 0 : (int)ceil(left);
 		}
-		if (running && curl_multi_poll(p->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+		int k = epoll_wait(p->epfd, evs, (int)(sizeof evs / sizeof *evs), wait);
+		if (k < 0 && errno != EINTR)
 			break;
+		for (int i = 0; i < k; i++) {
+			uint32_t id = (uint32_t)(evs[i].data.u64 >> 32);
+			if (id >= p->n_sh) { /* the wake descriptor: drained; the cancel flag says why */
+				uint64_t v;
+				if (read(p->wakefd, &v, sizeof v) < 0) {
+				}
+				continue;
+			}
+			int ev = 0;
+			if (evs[i].events & (EPOLLIN | EPOLLHUP))
+				ev |= CURL_CSELECT_IN;
+			if (evs[i].events & EPOLLOUT)
+				ev |= CURL_CSELECT_OUT;
+			if (evs[i].events & EPOLLERR)
+				ev |= CURL_CSELECT_ERR;
+			struct shard *sh = p->sh[id];
+			curl_multi_socket_action(sh->multi, (curl_socket_t)(uint32_t)evs[i].data.u64, ev, &sh->running);
+		}
 	}
 	/* Replies are judged in the list's order, not the order they came in: when two agents
 	 * claim one node for the first time, the one listed first keeps it, every time. */
@@ -649,7 +836,7 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 			failed += !a->up;
 		} else if (a->in_flight) {
 			/* Still in flight: cancelled, or the multi loop failed. A failure, not a hang. */
-			curl_multi_remove_handle(p->multi, a->easy);
+			curl_multi_remove_handle(a->shard->multi, a->easy);
 			a->in_flight = false;
 			set_error(a, "%s", p->o.cancel && atomic_load(p->o.cancel) ? "poll cancelled" : "the poll loop failed");
 			failed++;
@@ -665,7 +852,9 @@ void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel
 
 void xp_agent_pool_wake(struct xp_agent_pool *p)
 {
-	curl_multi_wakeup(p->multi);
+	uint64_t one = 1;
+	if (write(p->wakefd, &one, sizeof one) < 0) { /* full: a wake is pending anyway */
+	}
 }
 
 void xp_agent_pool_counts(const struct xp_agent_pool *p, size_t *up, size_t *down)
@@ -712,41 +901,87 @@ static char *host_port(const char *url)
 	return xp_strndup(h, strcspn(h, "/"));
 }
 
+/* Agent a's node as a cluster shows it: a copy of its data (or an empty node named after its
+ * address) with the agent's URL as source, marked unreachable with its age when it is down. */
+static struct xp_node *agent_node(const struct agent *a, time_t now)
+{
+	struct xp_node *n = a->data ? xp_node_clone(a->data) : NULL;
+	if (!n) {
+		char *hp = host_port(a->url);
+		n = xp_node_new(hp);
+		free(hp);
+		/* A name the agent may later claim for real must not clash: it is the URL's. */
+	}
+	free(n->source);
+	n->source = xp_strdup(a->url);
+	if (!a->up) {
+		n->state = XP_NODE_UNREACHABLE;
+		n->age_s = a->last_ok ? (int64_t)(now - a->last_ok) : 0;
+		if (n->age_s < 0)
+			n->age_s = 0;
+		char *w = xp_asprintf("agent %s: %s", a->url, a->error ? a->error : "down");
+		xp_strv_add(&n->warnings, &n->n_warnings, w);
+		free(w);
+	} else {
+		n->age_s = 0;
+	}
+	return n;
+}
+
 struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t now)
 {
 	struct xp_cluster *c = xp_cluster_new();
+	struct xp_nameset names = {0};
 	for (size_t i = 0; i < p->n; i++) {
-		const struct agent *a = p->a[i];
-		struct xp_node *n = a->data ? xp_node_clone(a->data) : NULL;
-		if (!n) {
-			char *hp = host_port(a->url);
-			n = xp_node_new(hp);
-			free(hp);
-			/* A name the agent may later claim for real must not clash: it is the URL's. */
-		}
-		free(n->source);
-		n->source = xp_strdup(a->url);
-		if (!a->up) {
-			n->state = XP_NODE_UNREACHABLE;
-			n->age_s = a->last_ok ? (int64_t)(now - a->last_ok) : 0;
-			if (n->age_s < 0)
-				n->age_s = 0;
-			char *w = xp_asprintf("agent %s: %s", a->url, a->error ? a->error : "down");
-			xp_strv_add(&n->warnings, &n->n_warnings, w);
-			free(w);
-		} else {
-			n->age_s = 0;
-		}
+		struct xp_node *n = agent_node(p->a[i], now);
 		/* Two agents never heard from on one host:port cannot happen (URLs are unique), but a
 		 * placeholder may share a name with a real node: keep the real one. */
-		if (xp_cluster_node(c, n->name)) {
+		if (!xp_nameset_put(&names, n->name, n)) {
 			xp_node_free(n);
 			continue;
 		}
 		xp_cluster_add(c, n);
 	}
+	xp_nameset_clear(&names);
 	c->generation = p->generation;
 	return c;
+}
+
+struct xp_cluster *xp_agent_pool_cluster_kept(struct xp_agent_pool *p, time_t now, uint64_t basis,
+					      void (*fix)(struct xp_node *))
+{
+	if (basis != p->basis) {
+		/* What fix does to a node changed (new baselines): every node is made again. */
+		for (size_t i = 0; i < p->n; i++)
+			p->a[i]->built_version = p->a[i]->version - 1;
+		p->basis = basis;
+	}
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_nameset names = {0};
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent *a = p->a[i];
+		/* A down agent's node shows its data's age: made again each time (they are few). */
+		if (!a->built || a->built_version != a->version || !a->up) {
+			xp_node_free(a->built);
+			a->built = agent_node(a, now);
+			if (fix)
+				fix(a->built);
+			a->built_version = a->version;
+			p->n_built++;
+		}
+		if (!xp_nameset_put(&names, a->built->name, a->built))
+			continue; /* a placeholder named like a real node (see xp_agent_pool_cluster) */
+		xp_cluster_add(c, xp_node_ref(a->built));
+	}
+	xp_nameset_clear(&names);
+	c->generation = p->generation;
+	return c;
+}
+
+void xp_agent_pool_work(const struct xp_agent_pool *p, uint64_t *decoded, uint64_t *built)
+{
+	*decoded = p->n_decoded;
+	*built = p->n_built;
 }
 
 char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n)

@@ -97,6 +97,16 @@ void xp_agent_pool_status(const struct xp_agent_pool *p, size_t i, struct xp_age
  * URL as source; a failing agent's last data as unreachable with its age; an agent never heard
  * from as an empty unreachable node named after its host and port. now is the clock for ages. */
 struct xp_cluster *xp_agent_pool_cluster(const struct xp_agent_pool *p, time_t now);
+/* The cluster of every agent's node as xp_agent_pool_cluster makes it, built incrementally: the
+ * pool keeps each agent's node and shares it with every cluster (xp_node_ref; a shared node is
+ * never changed), making it again only when the agent's data or state changed since (a down
+ * agent's every time, for its age), or every one when basis differs from the last call's. fix
+ * (NULL for none) is applied to each node made (the baselines' ECU: basis names them). */
+struct xp_cluster *xp_agent_pool_cluster_kept(struct xp_agent_pool *p, time_t now, uint64_t basis,
+					      void (*fix)(struct xp_node *));
+/* What the pool did since it was made: replies decoded, nodes made by xp_agent_pool_cluster_kept
+ * (the work an unchanged node does not cost; for the tests and benchmarks). */
+void xp_agent_pool_work(const struct xp_agent_pool *p, uint64_t *decoded, uint64_t *built);
 /* Takes the pool's log of what changed since the last call (agents going down, coming back,
  * replies rejected): an array of *n lines (caller frees each and the array); NULL when none. */
 char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n);

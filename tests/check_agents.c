@@ -20,6 +20,9 @@
 #include "checklib.h"
 #include "cmd.h"
 #include "poller.h"
+#include "snapshot.h"
+#include "source.h"
+#include <sys/resource.h>
 #include "model_json.h"
 #include "suitelib.h"
 #include "testlib.h"
@@ -785,9 +788,140 @@ START_TEST(bad_agent_lists)
 }
 END_TEST
 
+/* The node the cluster shows for farm node i, and what the farm serves, as JSON texts. */
+static void expect_same_node(const struct xp_node *got, struct xp_farm *farm, const struct xp_cluster *src, size_t i)
+{
+	char url[64];
+	xp_farm_url(farm, i, url, sizeof url);
+	struct xp_node *want = xp_farm_node(farm, src, i);
+	free(want->source);
+	want->source = xp_strdup(url);
+	want->age_s = 0; /* the agent answered: its data is fresh */
+	json_t *a = xp_node_to_json(got), *b = xp_node_to_json(want);
+	char *ta = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS), *tb = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_msg(strcmp(ta, tb) == 0, "node %zu: got %.300s\nwant %.300s", i, ta, tb);
+	free(ta);
+	free(tb);
+	json_decref(a);
+	json_decref(b);
+	xp_node_free(want);
+}
+
+/* At scale, through one farm process answering for every node over real HTTP (issue 15): a warm
+ * cycle is all 304s and decodes nothing; after K nodes change, exactly K replies are decoded and
+ * K nodes copied into the next cluster, which shares every other node with the last one; the
+ * cluster is what the agents serve, every time. */
+START_TEST(farm_warm_cycle_and_k_changes)
+{
+	size_t n = 1500;
+	struct rlimit rl;
+	/* Each agent is a socket here and one in the farm: fit under the descriptor limit. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < n + 256)
+		n = rl.rlim_max > 456 ? (size_t)rl.rlim_max - 256 : 200;
+	char inv[256], nodes_s[32];
+	snprintf(inv, sizeof inv, "%s/inv.json", dir);
+	snprintf(nodes_s, sizeof nodes_s, "%zu", n);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", nodes_s, "-o", inv, NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	struct xp_err err = {{0}};
+	struct xp_cluster *src = xp_snapshot_load(inv, &err);
+	ck_assert_msg(src != NULL, "%s", err.msg);
+	struct xp_farm *farm = xp_farm_start(src);
+	ck_assert_ptr_nonnull(farm);
+	struct xp_agent_pool *pool = xp_agent_pool_new(NULL);
+	for (size_t i = 0; i < n; i++) {
+		char url[64];
+		xp_farm_url(farm, i, url, sizeof url);
+		ck_assert_int_eq(xp_agent_pool_add(pool, url, NULL, &err), 0);
+	}
+	/* The first cycle connects to all at once: one that the listen queue made late is asked again. */
+	size_t failed = xp_agent_pool_poll(pool, true);
+	for (int t = 0; t < 5 && failed; t++)
+		failed = xp_agent_pool_poll(pool, true);
+	ck_assert_uint_eq(failed, 0);
+	uint64_t dec0, built0;
+	xp_agent_pool_work(pool, &dec0, &built0);
+	ck_assert_uint_ge(dec0, n);
+	ck_assert_uint_eq(built0, 0);
+	struct xp_cluster *c1 = xp_cluster_new();
+	xp_source_merge_agents(c1, pool, time(NULL), 0);
+	ck_assert_uint_eq(c1->n_nodes, n);
+	uint64_t dec, built;
+	xp_agent_pool_work(pool, &dec, &built);
+	ck_assert_uint_eq(built, n);
+	for (size_t i = 0; i < n; i++)
+		expect_same_node(c1->nodes[i], farm, src, i);
+
+	/* Warm: every agent answers 304; nothing is decoded, nothing changed. */
+	uint64_t gen = xp_agent_pool_generation(pool);
+	struct xp_farm_counts f0 = xp_farm_counts(farm);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, false), 0);
+	struct xp_farm_counts f1 = xp_farm_counts(farm);
+	ck_assert_uint_eq(f1.not_modified - f0.not_modified, n);
+	ck_assert_uint_eq(f1.ok200 - f0.ok200, 0);
+	ck_assert_uint_eq(xp_agent_pool_generation(pool), gen);
+	xp_agent_pool_work(pool, &dec, &built);
+	ck_assert_uint_eq(dec, dec0);
+
+	/* Rounds of K changed nodes: K decoded, K copied, the rest shared with the last cluster. */
+	unsigned seed = 15;
+	bool *changed = calloc(n, sizeof *changed);
+	for (int round = 0; round < 3; round++) {
+		size_t k = 0;
+		memset(changed, 0, n * sizeof *changed);
+		for (size_t j = 0; j < 37; j++) {
+			size_t i = (size_t)rand_r(&seed) % n;
+			if (!changed[i]) {
+				changed[i] = true;
+				xp_farm_change(farm, i);
+				k++;
+			}
+		}
+		uint64_t d0, b0;
+		xp_agent_pool_work(pool, &d0, &b0);
+		f0 = xp_farm_counts(farm);
+		ck_assert_uint_eq(xp_agent_pool_poll(pool, false), 0);
+		f1 = xp_farm_counts(farm);
+		ck_assert_uint_eq(f1.ok200 - f0.ok200, k);
+		ck_assert_uint_eq(f1.not_modified - f0.not_modified, n - k);
+		ck_assert_uint_ne(xp_agent_pool_generation(pool), gen);
+		gen = xp_agent_pool_generation(pool);
+		struct xp_cluster *c2 = xp_cluster_new();
+		xp_source_merge_agents(c2, pool, time(NULL), 0);
+		xp_agent_pool_work(pool, &dec, &built);
+		ck_assert_uint_eq(dec - d0, k);
+		ck_assert_uint_eq(built - b0, k);
+		ck_assert_uint_eq(c2->n_nodes, n);
+		for (size_t i = 0; i < n; i++) {
+			if (changed[i]) {
+				ck_assert_ptr_ne(c2->nodes[i], c1->nodes[i]);
+				expect_same_node(c2->nodes[i], farm, src, i);
+			} else {
+				ck_assert_ptr_eq(c2->nodes[i], c1->nodes[i]);
+			}
+		}
+		/* The old cluster goes (as the console frees the one it showed): the shared nodes stay. */
+		xp_cluster_free(c1);
+		c1 = c2;
+	}
+	for (size_t i = 0; i < n; i++)
+		expect_same_node(c1->nodes[i], farm, src, i);
+	free(changed);
+	xp_agent_pool_free(pool);
+	/* The pool gone, the cluster is the nodes' last owner. */
+	ck_assert_str_eq(c1->nodes[0]->name, src->nodes[0]->name);
+	xp_cluster_free(c1);
+	xp_farm_stop(farm);
+	xp_cluster_free(src);
+}
+END_TEST
+
 XP_DEFINE_SUITE(agents,
 	{"client", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .tests = {inventory_from_three_agents, faults_cost_only_their_agent,
 		   pool_recovers_and_backs_off, identity_is_pinned, tokens, bad_agent_lists,
 		   probe_becomes_evidence, probe_checks_first, https_agent, baselines_apply_to_agent_nodes,
-		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll}})
+		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll}},
+	{"scale", .timeout_s = 120, .setup = setup, .teardown = teardown, .tests = {farm_warm_cycle_and_k_changes}})

@@ -1441,6 +1441,217 @@ START_TEST(cli)
 }
 END_TEST
 
+/* Two results are the same answer: replicas, scores, reasons and counts, the relaxation. */
+static void same_result(const struct xp_place_result *r, const struct xp_place_result *r2, const char *spec)
+{
+	ck_assert_msg(r->placed == r2->placed, "%s: placed %d vs %d", spec, r->placed, r2->placed);
+	ck_assert_msg(strcmp(r->summary, r2->summary) == 0, "%s: %s | %s", spec, r->summary, r2->summary);
+	ck_assert_uint_eq(r->n_replicas, r2->n_replicas);
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		ck_assert_str_eq(r->replicas[i].node, r2->replicas[i].node);
+		ck_assert_str_eq(r->replicas[i].env_value, r2->replicas[i].env_value);
+		ck_assert_double_eq(r->replicas[i].score, r2->replicas[i].score);
+	}
+	ck_assert_uint_eq(r->n_reasons, r2->n_reasons);
+	for (size_t i = 0; i < r->n_reasons; i++) {
+		ck_assert_str_eq(r->reasons[i].text, r2->reasons[i].text);
+		ck_assert_uint_eq(r->reasons[i].count, r2->reasons[i].count);
+	}
+	ck_assert_int_eq(r->relaxation != NULL, r2->relaxation != NULL);
+	if (r->relaxation)
+		ck_assert_str_eq(r->relaxation->summary, r2->relaxation->summary);
+}
+
+/* A refresh changed node i: a copy changed in what placement reads (use, health, labels, state). */
+static struct xp_node *changed_node(const struct xp_node *o, struct xp_rng *rng)
+{
+	struct xp_node *n = xp_node_clone(o);
+	size_t d = n->n_devices ? xp_rng_below(rng, (uint32_t)n->n_devices) : 0;
+	switch (xp_rng_below(rng, 6)) {
+	case 0: /* a job took a device, or left them all */
+	case 1:
+		if (n->n_devices && n->devices[d].n_allocs == 0) {
+			n->devices[d].allocs = xp_calloc(1, sizeof *n->devices[d].allocs);
+			n->devices[d].allocs[0] = (struct xp_alloc){.owner = xp_strdup("job-x"), .memory_mib = -1};
+			n->devices[d].n_allocs = 1;
+		} else {
+			for (size_t k = 0; k < n->n_devices; k++) {
+				struct xp_device *dv = &n->devices[k];
+				for (size_t a = 0; a < dv->n_allocs; a++) {
+					free(dv->allocs[a].slice);
+					free(dv->allocs[a].owner);
+					free(dv->allocs[a].uuid);
+				}
+				free(dv->allocs);
+				dv->allocs = NULL;
+				dv->n_allocs = 0;
+			}
+		}
+		break;
+	case 2:
+		if (n->n_devices)
+			n->devices[d].health = n->devices[d].health == XP_HEALTH_FAIL ? XP_HEALTH_OK : XP_HEALTH_FAIL;
+		break;
+	case 3:
+		xp_labels_set(&n->governance, "pool", xp_rng_below(rng, 2) ? "batch" : "research");
+		break;
+	case 4:
+		n->state = n->state == XP_NODE_UP ? XP_NODE_DOWN : XP_NODE_UP;
+		break;
+	default: /* what placement does not read: a metric */
+		if (n->n_devices)
+			n->devices[d].utilization_pct = (double)xp_rng_below(rng, 100);
+		break;
+	}
+	return n;
+}
+
+/* An index moved to a refreshed cluster by re-indexing only the changed nodes answers every job
+ * as an index built afresh on that cluster, round after round (issue 15: the console over agents). */
+START_TEST(index_update_matches_rebuild)
+{
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t nm = real_manifests(ms);
+	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
+	static const char *const models[] = {"*", "Ascend*", "H100*", "*MI*", "A100*"};
+	struct xp_rng rng;
+	xp_rng_seed(&rng, 15);
+	struct xp_err err = {{0}};
+	for (int trial = 0; trial < 4; trial++) {
+		struct xp_cluster *c = xp_sim_generate(60 + xp_rng_below(&rng, 200), NULL, 500 + (uint64_t)trial, &err);
+		ck_assert_msg(c != NULL, "%s", err.msg);
+		struct xp_place_index *ix = xp_place_index_new(c, cms, nm);
+		for (int round = 0; round < 8; round++) {
+			/* Some jobs first, so that the index holds answers to keep or drop. */
+			for (int q = 0; q < 2 * 12; q++) {
+				static const int devs[] = {1, 2, 4, 8};
+				char spec[256];
+				snprintf(spec, sizeof spec,
+					 "{\"devices\": %d, \"replicas\": %d, \"model\": \"%s\", \"numa\": \"%s\", "
+					 "\"network\": \"%s\"}",
+					 devs[xp_rng_below(&rng, 4)], 1 + (int)xp_rng_below(&rng, 3),
+					 models[xp_rng_below(&rng, 5)], xp_rng_below(&rng, 3) ? "none" : "strict",
+					 q % 5 == 1 ? "switch" : q % 5 == 3 ? "rack" : "any");
+				struct xp_job *j = job(spec);
+				struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false};
+				struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+				ck_assert_msg(r != NULL, "%s", err.msg);
+				if (q >= 12) {
+					/* The second half: against a fresh index of the same cluster. */
+					struct xp_place_index *fresh = xp_place_index_new(c, cms, nm);
+					struct xp_place_result *r2 = xp_place_ix(fresh, j, &o, &err);
+					same_result(r, r2, spec);
+					xp_place_result_free(r2);
+					xp_place_index_free(fresh);
+				}
+				xp_place_result_free(r);
+				xp_job_free(j);
+			}
+			/* A refresh: K nodes changed, the others the same nodes (shared, as the pool does). */
+			struct xp_cluster *c2 = xp_cluster_new();
+			size_t k = 1 + xp_rng_below(&rng, round == 7 ? (uint32_t)c->n_nodes : 8);
+			bool *chg = xp_calloc(c->n_nodes, sizeof *chg);
+			size_t *list = xp_calloc(k, sizeof *list), n_list = 0;
+			for (size_t j = 0; j < k; j++) {
+				size_t i = xp_rng_below(&rng, (uint32_t)c->n_nodes);
+				list[n_list++] = i; /* a node listed twice is re-indexed once */
+				chg[i] = true;
+			}
+			size_t distinct = 0;
+			for (size_t i = 0; i < c->n_nodes; i++) {
+				distinct += chg[i];
+				xp_cluster_add(c2, chg[i] ? changed_node(c->nodes[i], &rng) : xp_node_ref(c->nodes[i]));
+			}
+			ck_assert_int_eq(xp_place_index_update(ix, c2, list, n_list), (int)distinct);
+			/* The index holds nothing of the old cluster: it goes first. */
+			xp_cluster_free(c);
+			c = c2;
+			free(chg);
+			free(list);
+		}
+		/* What it refuses, unchanged: another node count, another device count. */
+		struct xp_cluster *c3 = xp_cluster_new();
+		for (size_t i = 0; i + 1 < c->n_nodes; i++)
+			xp_cluster_add(c3, xp_node_ref(c->nodes[i]));
+		size_t zero = 0;
+		ck_assert_int_eq(xp_place_index_update(ix, c3, &zero, 1), -1);
+		xp_cluster_free(c3);
+		c3 = xp_cluster_new();
+		for (size_t i = 0; i < c->n_nodes; i++)
+			xp_cluster_add(c3, i == 0 && c->nodes[0]->n_devices ? xp_node_new(c->nodes[0]->name)
+									 : xp_node_ref(c->nodes[i]));
+		ck_assert_int_eq(xp_place_index_update(ix, c3, &zero, 1), c->nodes[0]->n_devices ? -1 : 1);
+		xp_cluster_free(c3);
+		xp_place_index_free(ix);
+		xp_cluster_free(c);
+	}
+	xp_place_manifests_free(ms, nm);
+}
+END_TEST
+
+/* The console's refresh over agents (issue 15): the new cluster has the old one's nodes in the
+ * same places, most of them the very same nodes; the prompt's kept index follows it by indexing
+ * only the changed ones again (xp_ctx_place_follow), and answers as an index built afresh. */
+START_TEST(console_index_follows_refresh)
+{
+	char *path = xp_test_sim_file(60, 12);
+	char *errs = NULL, *out = NULL;
+	size_t le, lo;
+	FILE *fe = open_memstream(&errs, &le), *fo = open_memstream(&out, &lo);
+	struct xp_ctx ctx;
+	xp_ctx_init(&ctx, fo, fe);
+	ctx.verbose = 1;
+	ctx.inventory = xp_strdup(path);
+	xp_ctx_settle(&ctx);
+	ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 2 -q"), 0);
+	struct xp_cluster *old = ctx.cluster;
+	struct xp_rng rng;
+	xp_rng_seed(&rng, 7);
+	for (int round = 0; round < 4; round++) {
+		/* A refresh: three nodes changed, the rest shared. */
+		struct xp_cluster *c = xp_cluster_new();
+		size_t chg[3] = {3 + (size_t)round, 20 + (size_t)round * 2, 41};
+		for (size_t i = 0, k = 0; i < old->n_nodes; i++) {
+			if (k < 3 && chg[k] == i) {
+				xp_cluster_add(c, changed_node(old->nodes[i], &rng));
+				k++;
+			} else {
+				xp_cluster_add(c, xp_node_ref(old->nodes[i]));
+			}
+		}
+		ck_assert(xp_ctx_place_follow(&ctx, old, old->generation, c, chg, 3));
+		xp_cluster_free(old);
+		ctx.cluster = old = c;
+		fflush(fo);
+		size_t at = lo;
+		ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 4 --replicas 3 --json"), 0);
+		fflush(fo);
+		char *kept = xp_strndup(out + at, lo - at);
+		/* The same command on an index built afresh: the same answer. */
+		xp_ctx_place_drop(&ctx);
+		at = lo;
+		ck_assert_int_eq(ctx_run(&ctx, "place --dry-run --devices 4 --replicas 3 --json"), 0);
+		fflush(fo);
+		ck_assert_str_eq(kept, out + at);
+		free(kept);
+	}
+	fflush(fe);
+	ck_assert_uint_eq(count_of(errs, "placement index moved to the new data (3 nodes indexed again)"), 4);
+	/* Built by the first place and by each comparison's fresh index, never for a refresh. */
+	ck_assert_uint_eq(count_of(errs, "placement index built for 60 nodes"), 1 + 4);
+	/* An index not current for the old cluster does not follow: dropped. */
+	ck_assert(!xp_ctx_place_follow(&ctx, (const struct xp_cluster *)&rng, 0, ctx.cluster, NULL, 0));
+	ck_assert_ptr_null(ctx.place_keep);
+	xp_ctx_free(&ctx);
+	fclose(fe);
+	fclose(fo);
+	free(errs);
+	free(out);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
@@ -1449,4 +1660,6 @@ XP_DEFINE_SUITE(place,
 		   cli_batch_sees_new_evidence,
 		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
 		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
-		   many_replicas_property}})
+		   many_replicas_property}},
+	{"update", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
+	 .tests = {index_update_matches_rebuild, console_index_follows_refresh}})

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "model.h"
+#include "simgen.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -107,7 +109,70 @@ START_TEST(agents_in_the_console)
 }
 END_TEST
 
+/* Sets a text field of view 3's form (as check_pview.c does): Enter opens it, Ctrl-U clears. */
+static void set_field(int downs, const char *text)
+{
+	for (int i = 0; i < 20; i++)
+		xp_tmux_keys("Up");
+	for (int i = 0; i < downs; i++)
+		xp_tmux_keys("Down");
+	xp_tmux_keys("Enter");
+	xp_tmux_keys("C-u");
+	xp_tmux_literal(text);
+	xp_tmux_keys("Enter");
+}
+
+/* 40 agents served by the farm (issue 15): a refresh where one node changed gives the console
+ * a cluster sharing every other node, and view 3's placement index follows it (only that node
+ * indexed again) rather than being built anew: the dry-run it reruns on the new data says no
+ * "index built". */
+START_TEST(placement_index_follows_agents)
+{
+	struct xp_err err = {{0}};
+	struct xp_cluster *src = xp_sim_generate(40, NULL, 3, &err);
+	ck_assert_msg(src != NULL, "%s", err.msg);
+	struct xp_farm *farm = xp_farm_start(src);
+	ck_assert_ptr_nonnull(farm);
+	char list[128];
+	snprintf(list, sizeof list, "%s/agents", statedir);
+	FILE *f = fopen(list, "w");
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < src->n_nodes; i++) {
+		char url[64];
+		xp_farm_url(farm, i, url, sizeof url);
+		fprintf(f, "%s\n", url);
+	}
+	fclose(f);
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --delay 0.5 "
+		 "--agent-timeout 2 --agents %s; echo $? > %s/rc",
+		 statedir, xp_bin(), list, statedir);
+	xp_tmux_start(cmd, 140, 40);
+	free(xp_tmux_wait_all(20, "^agents 40 up 0 down", "^40 nodes", NULL));
+	xp_tmux_keys("3");
+	xp_tmux_expect("No dry-run yet");
+	set_field(2, "2");     /* devices */
+	set_field(4, "H100*"); /* model */
+	xp_tmux_keys("r");
+	free(xp_tmux_wait_all(15, "(index built:", "nothing changes", NULL));
+	/* One node changes (all its devices taken): the next refresh fetches it alone. */
+	struct xp_farm_counts c0 = xp_farm_counts(farm);
+	xp_farm_change(farm, 7);
+	for (int t = 0; t < 200 && xp_farm_counts(farm).ok200 == c0.ok200; t++)
+		usleep(50000);
+	ck_assert_uint_eq(xp_farm_counts(farm).ok200, c0.ok200 + 1);
+	/* The view reruns on the new data with the index it kept. */
+	free(xp_tmux_wait("(index built:", true, 15));
+	xp_tmux_expect("nothing changes");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+	xp_farm_stop(farm);
+	xp_cluster_free(src);
+}
+END_TEST
+
 XP_DEFINE_SUITE(tui_agents,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
-	 .tests = {agents_in_the_console}})
+	 .tests = {agents_in_the_console, placement_index_follows_agents}})

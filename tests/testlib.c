@@ -19,6 +19,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+#include <limits.h>
+#include <stdint.h>
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include "model.h"
+#include "model_json.h"
+#include "sha256.h"
 #include "xp.h"
 
 const char *xp_fixture(const char *rel)
@@ -369,4 +381,234 @@ char *xp_write_file(const char *dir, const char *name, const char *text, mode_t 
 		abort();
 	}
 	return path;
+}
+
+/* The farm's memory shared between the test and its server: each node's version (bumped by
+ * xp_farm_change) and what was served. */
+struct xp_farm_shm {
+	atomic_ulong requests, ok200, not_modified;
+	atomic_uint ver[];
+};
+
+/* Node i of the farm's first address: 127.1.0.1 + i (all of 127/8 is the loopback's). */
+#define FARM_BASE 0x7f010001u
+
+/* Node i as it is at version v: the cluster's node, then per version new utilizations and a fact. */
+static struct xp_node *farm_node_at(const struct xp_cluster *c, size_t i, unsigned v)
+{
+	struct xp_node *n = xp_node_clone(c->nodes[i]);
+	/* Each version new utilizations; an odd one, every free device taken by a job too (what
+	 * placement sees: its use, not its static class). */
+	for (size_t d = 0; v && d < n->n_devices; d++) {
+		struct xp_device *dv = &n->devices[d];
+		dv->utilization_pct = (double)((v * 7 + d) % 100);
+		if (v % 2 && dv->n_allocs == 0) {
+			dv->allocs = xp_calloc(1, sizeof *dv->allocs);
+			dv->allocs[0] = (struct xp_alloc){.owner = xp_strdup("farm-job"), .memory_mib = -1};
+			dv->n_allocs = 1;
+		}
+	}
+	return n;
+}
+
+struct farm_srv {
+	const struct xp_cluster *c;
+	struct xp_farm_shm *shm;
+	size_t n;
+	char **body;
+	size_t *len;
+	char (*etag)[40];
+	unsigned *built; /* version each body was made from, UINT_MAX for none */
+	time_t started;
+};
+
+/* The reply as backends/agent_server.c's build_body makes it: the one-node inventory, its
+ * generation and the agent object, compact; the ETag the first 32 hex digits of its SHA-256. */
+static void farm_build(struct farm_srv *s, size_t i, unsigned v)
+{
+	struct xp_cluster *one = xp_cluster_new();
+	xp_cluster_add(one, farm_node_at(s->c, i, v));
+	json_t *doc = xp_cluster_to_json(one);
+	json_object_set_new(doc, "generation", json_integer((json_int_t)v + 1));
+	json_t *ag = json_object();
+	json_object_set_new(ag, "version", json_string(XP_VERSION));
+	json_object_set_new(ag, "node", json_string(one->nodes[0]->name));
+	json_object_set_new(ag, "started", json_integer((json_int_t)s->started));
+	json_object_set_new(ag, "interval_s", json_real(3600));
+	json_object_set_new(doc, "agent", ag);
+	free(s->body[i]);
+	s->body[i] = json_dumps(doc, JSON_COMPACT);
+	s->len[i] = strlen(s->body[i]);
+	json_decref(doc);
+	xp_cluster_free(one);
+	struct xp_sha256 h;
+	unsigned char dg[32];
+	char hex[65];
+	xp_sha256_init(&h);
+	xp_sha256_update(&h, s->body[i], s->len[i]);
+	xp_sha256_final(&h, dg);
+	xp_sha256_hex(dg, hex);
+	snprintf(s->etag[i], sizeof s->etag[i], "\"%.32s\"", hex);
+	s->built[i] = v;
+}
+
+static enum MHD_Result farm_reply(struct MHD_Connection *conn, unsigned code, const char *body, size_t len,
+				  const char *etag)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	if (etag)
+		MHD_add_response_header(r, "ETag", etag);
+	enum MHD_Result ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result farm_handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				   const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version, (void)upload, (void)upload_size;
+	static int seen;
+	struct farm_srv *s = cls;
+	/* Answered on the second call, once the request is complete, as the agent does: a reply
+	 * queued on the first makes libmicrohttpd close the connection instead of keeping it. */
+	if (!*con_cls) {
+		*con_cls = &seen;
+		return MHD_YES;
+	}
+	atomic_fetch_add(&s->shm->requests, 1);
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	char ip[64] = "";
+	if (host)
+		snprintf(ip, sizeof ip, "%.*s", (int)strcspn(host, ":"), host);
+	struct in_addr a;
+	if (!host || inet_pton(AF_INET, ip, &a) != 1 || ntohl(a.s_addr) < FARM_BASE ||
+	    ntohl(a.s_addr) - FARM_BASE >= s->n)
+		return farm_reply(conn, 404, "{\"error\":\"no such node\"}", 24, NULL);
+	if (strcmp(method, "GET") != 0 || strcmp(url, "/v1/node") != 0)
+		return farm_reply(conn, 404, "{\"error\":\"not found\"}", 21, NULL);
+	size_t i = ntohl(a.s_addr) - FARM_BASE;
+	unsigned v = atomic_load(&s->shm->ver[i]);
+	if (s->built[i] != v)
+		farm_build(s, i, v);
+	const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+	if (inm && strcmp(inm, s->etag[i]) == 0) {
+		atomic_fetch_add(&s->shm->not_modified, 1);
+		return farm_reply(conn, 304, "", 0, s->etag[i]);
+	}
+	atomic_fetch_add(&s->shm->ok200, 1);
+	return farm_reply(conn, 200, s->body[i], s->len[i], s->etag[i]);
+}
+
+/* Only this machine's own addresses may ask: the farm listens on every address (one port for
+ * all of 127/8), but it is a test server. */
+static enum MHD_Result farm_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	(void)cls, (void)len;
+	return addr->sa_family == AF_INET &&
+			       (ntohl(((const struct sockaddr_in *)addr)->sin_addr.s_addr) >> 24) == 127
+		       ? MHD_YES
+		       : MHD_NO;
+}
+
+struct xp_farm *xp_farm_start(const struct xp_cluster *c)
+{
+	size_t n = c->n_nodes;
+	size_t shm_len = sizeof(struct xp_farm_shm) + n * sizeof(atomic_uint);
+	struct xp_farm_shm *shm = mmap(NULL, shm_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shm == MAP_FAILED)
+		return NULL;
+	int fds[2];
+	if (pipe(fds) < 0) {
+		munmap(shm, shm_len);
+		return NULL;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		munmap(shm, shm_len);
+		return NULL;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		/* Never outlive the test that started it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		struct farm_srv s = {.c = c, .shm = shm, .n = n, .started = time(NULL)};
+		s.body = calloc(n ? n : 1, sizeof *s.body);
+		s.len = calloc(n ? n : 1, sizeof *s.len);
+		s.etag = calloc(n ? n : 1, sizeof *s.etag);
+		s.built = malloc((n ? n : 1) * sizeof *s.built);
+		for (size_t i = 0; i < n; i++)
+			s.built[i] = UINT_MAX;
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+		struct MHD_Daemon *d = MHD_start_daemon(
+			MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, farm_accept, NULL, farm_handle, &s,
+			MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)60000,
+			MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)8192,
+			MHD_OPTION_END);
+		int port = -1;
+		const union MHD_DaemonInfo *di = d ? MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD) : NULL;
+		socklen_t al = sizeof sa;
+		if (di && getsockname(di->listen_fd, (struct sockaddr *)&sa, &al) == 0)
+			port = ntohs(sa.sin_port);
+		if (write(fds[1], &port, sizeof port) != sizeof port || port < 0)
+			_exit(1);
+		close(fds[1]);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	int port = -1;
+	ssize_t r = read(fds[0], &port, sizeof port);
+	close(fds[0]);
+	if (r != sizeof port || port <= 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		munmap(shm, shm_len);
+		return NULL;
+	}
+	struct xp_farm *f = calloc(1, sizeof *f);
+	f->pid = pid;
+	f->port = port;
+	f->n = n;
+	f->shm = shm;
+	return f;
+}
+
+void xp_farm_url(const struct xp_farm *f, size_t i, char *buf, size_t len)
+{
+	uint32_t a = FARM_BASE + (uint32_t)i;
+	snprintf(buf, len, "http://%u.%u.%u.%u:%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, f->port);
+}
+
+void xp_farm_change(struct xp_farm *f, size_t i)
+{
+	atomic_fetch_add(&f->shm->ver[i], 1);
+}
+
+struct xp_node *xp_farm_node(const struct xp_farm *f, const struct xp_cluster *c, size_t i)
+{
+	return farm_node_at(c, i, atomic_load(&f->shm->ver[i]));
+}
+
+struct xp_farm_counts xp_farm_counts(const struct xp_farm *f)
+{
+	return (struct xp_farm_counts){atomic_load(&f->shm->requests), atomic_load(&f->shm->ok200),
+				       atomic_load(&f->shm->not_modified)};
+}
+
+void xp_farm_stop(struct xp_farm *f)
+{
+	if (!f)
+		return;
+	kill(f->pid, SIGKILL);
+	waitpid(f->pid, NULL, 0);
+	munmap(f->shm, sizeof(struct xp_farm_shm) + f->n * sizeof(atomic_uint));
+	free(f);
 }

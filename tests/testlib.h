@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct xp_cluster;
+struct xp_node;
+
 /* Result of running a program: exit status and captured output (both NUL-terminated). */
 struct xp_run {
 	int status;   /* exit code, or 128+signal when killed */
@@ -54,6 +57,35 @@ int xp_agent_stop(pid_t pid);
 /* Forks a server on 127.0.0.1 that answers every connection with the same raw bytes (after
  * reading the request head) and closes it; *port is where. The pid (stop it with kill + waitpid). */
 pid_t xp_fake_http(int *port, const char *reply, size_t len);
+
+/* An agent farm: one forked process answering GET /v1/node over real HTTP for every node of a
+ * cluster, each node an agent of its own at its own loopback address (node i at 127.1.0.1 + i,
+ * one port; told apart by the Host header), with the body, strong ETag, If-None-Match -> 304 and
+ * generation of the real agent. Thousands of agents cost one process, not thousands. */
+struct xp_farm {
+	pid_t pid;
+	int port;
+	size_t n;                 /* nodes (agents) served */
+	struct xp_farm_shm *shm;  /* shared with the server: versions and counters */
+};
+/* Counters the farm's server keeps (read by the test between polls). */
+struct xp_farm_counts {
+	unsigned long requests, ok200, not_modified;
+};
+/* Starts a farm serving the nodes of c (the child keeps its copy). NULL when it cannot start. */
+struct xp_farm *xp_farm_start(const struct xp_cluster *c);
+/* The URL of agent i ("http://127.1.x.y:port") into buf. */
+void xp_farm_url(const struct xp_farm *f, size_t i, char *buf, size_t len);
+/* Changes node i: its next reply carries new data (its devices' utilization; after an odd
+ * number of changes every free device taken by a job "farm-job"), a new ETag and the next
+ * generation. */
+void xp_farm_change(struct xp_farm *f, size_t i);
+/* What node i serves now, as the agent would (a copy the caller frees), for comparisons. */
+struct xp_node *xp_farm_node(const struct xp_farm *f, const struct xp_cluster *c, size_t i);
+/* The counters so far. */
+struct xp_farm_counts xp_farm_counts(const struct xp_farm *f);
+/* Stops the farm and frees it; NULL is fine. */
+void xp_farm_stop(struct xp_farm *f);
 
 /* The monotonic clock in milliseconds, for timing (tests and benchmarks). */
 double xp_now_ms(void);

@@ -95,6 +95,10 @@ struct xp_ui {
 	bool audit_started;
 	const struct xp_cluster *counted;
 	uint64_t counted_gen;
+	/* While views hear of a refresh (views_data_changed): the cluster it replaced, its
+	 * generation, and the positions whose node is not the same; valid only then. */
+	struct xp_ui_moved moved;
+	bool moved_valid;
 	size_t health[XP_HEALTH_COUNT], devices;
 };
 
@@ -111,6 +115,14 @@ static void on_quit_signal(int sig)
 const struct xp_cluster *xp_ui_cluster(const struct xp_ui *ui)
 {
 	return ui->ctx->cluster ? ui->ctx->cluster : &ui->empty;
+}
+
+bool xp_ui_moved(const struct xp_ui *ui, struct xp_ui_moved *m)
+{
+	if (!ui->moved_valid)
+		return false;
+	*m = ui->moved;
+	return true;
 }
 
 const char *xp_ui_filter(const struct xp_ui *ui)
@@ -251,14 +263,34 @@ static void take_result(struct xp_ui *ui)
 		return;
 	}
 	struct xp_cluster *c = nw.cluster;
-	xp_events_diff(ui->loaded ? ui->ctx->cluster : NULL, c, now, &ui->events);
+	struct xp_cluster *old = ui->loaded ? ui->ctx->cluster : NULL;
+	xp_events_diff(old, c, now, &ui->events);
 	audit_events(ui);
-	/* The index a prompt's `place` kept points into the old cluster: it goes first. */
-	xp_ctx_place_drop(ui->ctx);
+	/* Agents' nodes that did not change are the same nodes in the new cluster (the pool
+	 * shares them): the kept placement indexes index only the others again, when they are
+	 * few (more than half: a new index costs no more). */
+	size_t *chg = NULL, n_chg = 0;
+	bool follow = old && old->n_nodes == c->n_nodes;
+	if (follow) {
+		chg = xp_malloc((c->n_nodes ? c->n_nodes : 1) * sizeof *chg);
+		for (size_t i = 0; i < c->n_nodes; i++)
+			if (old->nodes[i] != c->nodes[i])
+				chg[n_chg++] = i;
+		follow = n_chg * 2 <= c->n_nodes;
+	}
+	ui->moved = (struct xp_ui_moved){old, old ? old->generation : 0, chg, n_chg};
+	if (follow)
+		xp_ctx_place_follow(ui->ctx, old, ui->moved.old_gen, c, chg, n_chg);
+	else
+		/* The index a prompt's `place` kept points into the old cluster: it goes first. */
+		xp_ctx_place_drop(ui->ctx);
 	xp_cluster_free(ui->ctx->cluster);
 	ui->ctx->cluster = c;
 	ui->loaded = true;
+	ui->moved_valid = follow;
 	views_data_changed(ui);
+	ui->moved_valid = false;
+	free(chg);
 }
 
 /* ---- drawing ---- */

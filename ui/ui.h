@@ -20,6 +20,19 @@ int xp_ui_run(struct xp_ctx *ctx);
 
 /* The cluster currently shown (never NULL while a view draws; may have no nodes). */
 const struct xp_cluster *xp_ui_cluster(const struct xp_ui *ui);
+/* A refresh that replaced the cluster: old (freed: compare it, never read it), its generation
+ * then, and the positions of the new cluster whose node is not old's (the others are the same
+ * nodes, shared). */
+struct xp_ui_moved {
+	const struct xp_cluster *old;
+	uint64_t old_gen;
+	const size_t *changed;
+	size_t n_changed;
+};
+/* True, with m filled, while views hear of a refresh (on_data) whose cluster has the old one's
+ * nodes in the same places, most of them the same: a kept index may follow it
+ * (xp_place_index_update). False for any other new data. */
+bool xp_ui_moved(const struct xp_ui *ui, struct xp_ui_moved *m);
 /* The text of the `/` filter, "" when none. */
 const char *xp_ui_filter(const struct xp_ui *ui);
 /* The glyph set in use (UTF-8 or ASCII). */

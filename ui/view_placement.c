@@ -983,11 +983,22 @@ static int on_click(void *st, struct xp_ui *ui, int y, int x)
 }
 
 /* New data (or a filter, or a command that may have changed the cluster in place): the kept
- * index may point into a cluster freed since, so it goes now, and the next run builds one. */
+ * index may point into a cluster freed since, so it goes now, and the next run builds one;
+ * unless a refresh changed only some nodes of the cluster it indexes: then it indexes those
+ * again and follows (xp_place_index_update). */
 static void on_data(void *st, struct xp_ui *ui)
 {
 	struct pv *v = st;
 	v->g = xp_ui_glyphs(ui);
+	struct xp_ui_moved m;
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	if (v->ix && xp_ui_moved(ui, &m) && v->ix_c == m.old && v->ix_gen == m.old_gen &&
+	    xp_place_index_update(v->ix, c, m.changed, m.n_changed) >= 0) {
+		v->ix_c = c;
+		v->ix_gen = c->generation;
+		v->ix_new = false;
+		return;
+	}
 	drop_index(v);
 }
 

@@ -123,6 +123,12 @@ struct xp_cluster *xp_ctx_cluster(struct xp_ctx *ctx);
 /* Drops the placement index kept for the context's cluster: call it before the cluster is
  * freed or replaced (the index points into it). */
 void xp_ctx_place_drop(struct xp_ctx *ctx);
+/* A refresh replaced the cluster old (at generation old_gen, maybe freed since: compared only)
+ * with c, whose nodes differ from old's only at positions changed[0..n): the kept index
+ * follows by indexing those nodes again (xp_place_index_update) when it was current for old,
+ * else it is dropped (xp_ctx_place_drop). True when it followed. */
+bool xp_ctx_place_follow(struct xp_ctx *ctx, const struct xp_cluster *old, uint64_t old_gen, struct xp_cluster *c,
+			 const size_t *changed, size_t n);
 /* Moves the cluster's generation on (views read the database again) after a console command,
  * whose only lasting change is in the database: the kept placement index goes along, since
  * what placement reads from the database (--validated evidence) it reads again every time. */

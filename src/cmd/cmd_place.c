@@ -217,6 +217,29 @@ void xp_ctx_place_drop(struct xp_ctx *ctx)
 	ctx->place_keep = NULL;
 }
 
+bool xp_ctx_place_follow(struct xp_ctx *ctx, const struct xp_cluster *old, uint64_t old_gen, struct xp_cluster *c,
+			 const size_t *changed, size_t n)
+{
+	struct xp_place_keep *k = ctx->place_keep;
+	if (!k || !k->ix || k->c != old || k->gen != old_gen) {
+		xp_ctx_place_drop(ctx);
+		return false;
+	}
+	/* The changed nodes get the groups keep_index gives every node of a cluster it indexes. */
+	for (size_t i = 0; i < n; i++)
+		if (changed[i] < c->n_nodes)
+			xp_normalize_groups(c->nodes[changed[i]], (const struct xp_manifest *const *)k->ms, k->nm);
+	if (xp_place_index_update(k->ix, c, changed, n) < 0) {
+		xp_ctx_place_drop(ctx);
+		return false;
+	}
+	k->c = c;
+	k->gen = c->generation;
+	if (ctx->verbose)
+		fprintf(ctx->err, "xpool: place: placement index moved to the new data (%zu nodes indexed again)\n", n);
+	return true;
+}
+
 void xp_ctx_touch(struct xp_ctx *ctx)
 {
 	if (!ctx->cluster)

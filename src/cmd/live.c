@@ -217,6 +217,15 @@ bool xp_live_agent_counts(const struct xp_live *l, size_t *up, size_t *down)
 	return true;
 }
 
+bool xp_live_agent_work(const struct xp_live *l, uint64_t *decoded, uint64_t *built)
+{
+	*decoded = *built = 0;
+	if (!l->pool)
+		return false;
+	xp_agent_pool_work(l->pool, decoded, built);
+	return true;
+}
+
 char *xp_live_agent_list(const struct xp_live *l)
 {
 	if (!l->pool)

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -36,6 +37,8 @@ int xp_live_url_check(const char *url, struct xp_err *err);
 void xp_live_wake(struct xp_live *l);
 /* Agent counts after the last load; false when there is no pool. */
 bool xp_live_agent_counts(const struct xp_live *l, size_t *up, size_t *down);
+/* The pool's work so far (see xp_agent_pool_work); false when there is no pool. */
+bool xp_live_agent_work(const struct xp_live *l, uint64_t *decoded, uint64_t *built);
 /* `agent ls` of the last load (caller frees), NULL without a pool. */
 char *xp_live_agent_list(const struct xp_live *l);
 /* The agent changes logged since the last call (see xp_agent_pool_take_log), also those of

@@ -10,6 +10,7 @@
 #include "adapters.h"
 #include "agent_client.h"
 #include "local/local.h"
+#include "nameset.h"
 #include "normalize.h"
 #include "snapshot.h"
 #include "store.h"
@@ -176,14 +177,41 @@ struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struc
 	return p;
 }
 
-void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now)
+/* Names the database's state (its and its WAL's identity, size and time): the stored baselines
+ * an agent's node was rebased with are those of this state. 0 without a database. */
+static uint64_t db_basis(const char *db)
 {
-	struct xp_cluster *a = xp_agent_pool_cluster(p, now);
+	if (!db)
+		return 0;
+	uint64_t h = 1469598103934665603ULL;
+	for (int k = 0; k < 2; k++) {
+		char *path = k ? xp_asprintf("%s-wal", db) : xp_strdup(db);
+		struct stat st;
+		uint64_t v[5] = {0};
+		if (stat(path, &st) == 0)
+			v[0] = (uint64_t)st.st_dev, v[1] = (uint64_t)st.st_ino, v[2] = (uint64_t)st.st_size,
+			v[3] = (uint64_t)st.st_mtim.tv_sec, v[4] = (uint64_t)st.st_mtim.tv_nsec;
+		free(path);
+		for (int i = 0; i < 5; i++)
+			h = (h ^ v[i]) * 1099511628211ULL;
+	}
+	return h;
+}
+
+void xp_source_merge_agents(struct xp_cluster *c, struct xp_agent_pool *p, time_t now, uint64_t basis)
+{
+	/* The agents' nodes that did not change since the last cluster are the same nodes, shared:
+	 * only changed ones are copied and rebased (the agent counted ECU with its own manifests;
+	 * this side's measured baselines win). */
+	struct xp_cluster *a = xp_agent_pool_cluster_kept(p, now, basis, xp_normalize_rebase);
+	/* By name through a hash: 10,000 agents' nodes, each looked up among the others. */
+	struct xp_nameset names = {0};
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i]->name)
+			xp_nameset_put(&names, c->nodes[i]->name, c->nodes[i]);
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		struct xp_node *n = a->nodes[i];
-		/* The agent counted ECU with its own manifests; this side's measured baselines win. */
-		xp_normalize_rebase(n);
-		struct xp_node *had = xp_cluster_node(c, n->name);
+		struct xp_node *had = xp_nameset_get(&names, n->name);
 		if (had) {
 			/* One name, two machines (or one machine seen twice): keep what the base
 			 * source said and say so, rather than let one silently replace the other. */
@@ -194,7 +222,9 @@ void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p,
 			continue;
 		}
 		xp_cluster_add(c, n);
+		xp_nameset_put(&names, n->name, n);
 	}
+	xp_nameset_clear(&names);
 	a->n_nodes = 0;
 	xp_cluster_free(a);
 	size_t down = 0;
@@ -204,7 +234,7 @@ void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p,
 }
 
 struct xp_cluster *xp_source_load_all(const struct xp_source_opts *o, const char *db,
-				      const struct xp_agent_pool *pool, struct xp_err *err)
+				      struct xp_agent_pool *pool, struct xp_err *err)
 {
 	/* Stored benchmark baselines replace the manifests' default ECU coefficients when there is
 	 * a database to ask; reading never creates one. */
@@ -213,7 +243,7 @@ struct xp_cluster *xp_source_load_all(const struct xp_source_opts *o, const char
 	xp_store_use_baselines(store);
 	struct xp_cluster *c = xp_source_has_base(o) ? xp_source_load(o, err) : xp_cluster_new();
 	if (c && pool)
-		xp_source_merge_agents(c, pool, time(NULL));
+		xp_source_merge_agents(c, pool, time(NULL), store ? db_basis(db) : 0);
 	xp_store_use_baselines(NULL);
 	/* A damaged baselines table would silently give the manifests' coefficients: an error. */
 	if (c && store && xp_store_damage(store)) {

@@ -5,6 +5,7 @@
 #define XP_SOURCE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "model.h"
@@ -34,15 +35,16 @@ bool xp_source_has_agents(const struct xp_source_opts *o);
 bool xp_source_has_base(const struct xp_source_opts *o);
 /* A pool of the named agents, not yet polled; NULL with err set on a bad URL, file or token. */
 struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err);
-/* Adds the pool's nodes to c (see xp_agent_pool_cluster), with this thread's stored baselines
- * applied to their ECU; a node whose name c holds already is left out with a warning on c's
- * node. Sets c->sources_down to the agents that are down. */
-void xp_source_merge_agents(struct xp_cluster *c, const struct xp_agent_pool *p, time_t now);
+/* Adds the pool's nodes to c (see xp_agent_pool_cluster_kept: shared with the pool, made again
+ * only for agents that changed), with this thread's stored baselines applied to their ECU
+ * (basis names them: a new basis rebases every node); a node whose name c holds already is
+ * left out with a warning on c's node. Sets c->sources_down to the agents that are down. */
+void xp_source_merge_agents(struct xp_cluster *c, struct xp_agent_pool *p, time_t now, uint64_t basis);
 /* Loads the base source (when xp_source_has_base) and adds the pool's nodes (pool may be NULL),
  * with the stored baselines of the database at db applied to both (NULL, or a database not
  * made yet: the manifests' coefficients). NULL with err set when the base source fails. */
 struct xp_cluster *xp_source_load_all(const struct xp_source_opts *o, const char *db,
-				      const struct xp_agent_pool *pool, struct xp_err *err);
+				      struct xp_agent_pool *pool, struct xp_err *err);
 /* Runs the vendor adapters (live, or on a replay directory) and merges what they report into n. */
 void xp_source_adapters(struct xp_node *n, const char *replay);
 

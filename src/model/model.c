@@ -232,9 +232,18 @@ static void device_free(struct xp_device *d)
 	free(d->allocs);
 }
 
+struct xp_node *xp_node_ref(struct xp_node *n)
+{
+	__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
+	return n;
+}
+
 void xp_node_free(struct xp_node *n)
 {
 	if (!n)
+		return;
+	/* refs counts the other owners: whoever finds none left frees (0 wraps in that thread only). */
+	if (__atomic_fetch_sub(&n->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	free(n->name);
 	free(n->source);
@@ -340,6 +349,7 @@ struct xp_node *xp_node_clone(const struct xp_node *src)
 {
 	struct xp_node *n = xp_malloc(sizeof *n);
 	*n = *src; /* the numbers; every pointer is replaced below */
+	n->refs = 0; /* the copy has one owner */
 	n->name = xp_strdup(src->name);
 	n->source = xp_strdup(src->source);
 	n->from_file = xp_strdup(src->from_file);

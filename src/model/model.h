@@ -217,6 +217,8 @@ struct xp_node {
 	double cost_per_hour;        /* XP_NA when not known */
 	char **warnings;             /* discovery warnings (sources that disagree, odd tool output) */
 	size_t n_warnings;
+	unsigned refs;               /* owners beyond the first (xp_node_ref), changed atomically: a
+				      * node shared by clusters is never changed, only replaced */
 };
 
 /* A cluster: what every view and command reads. */
@@ -271,8 +273,11 @@ size_t xp_cluster_device_count(const struct xp_cluster *c);
 struct xp_node *xp_node_new(const char *name);
 /* A deep copy of a node (the copy owns everything it points to). */
 struct xp_node *xp_node_clone(const struct xp_node *n);
-/* Frees a node and everything it owns; NULL is fine. */
+/* Frees a node and everything it owns, or drops one owner of a shared node; NULL is fine. */
 void xp_node_free(struct xp_node *n);
+/* Adds an owner to n (one more xp_node_free to free it) and returns n: clusters that share
+ * a node that does not change (an agent's between its replies). Thread-safe. */
+struct xp_node *xp_node_ref(struct xp_node *n);
 /* Appends a zeroed device (metrics unknown) and returns it; pointers to earlier devices may move. */
 struct xp_device *xp_node_add_device(struct xp_node *n);
 /* Sets *d to a device at index with every metric unknown (what xp_node_add_device appends). */

@@ -172,6 +172,13 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 					  size_t n);
 /* Frees an index; NULL is fine. */
 void xp_place_index_free(struct xp_place_index *ix);
+/* Moves the index to c, a new version of its cluster in which only the nodes at positions
+ * changed[0..n) differ (the others are the same data, as an agent pool's shared nodes are):
+ * only those nodes are indexed again. Returns how many were, or -1 when c is not such a
+ * version (another node count, a changed node with another device count or a name that sorts
+ * elsewhere) or the index holds commits: then build a new index. On -1 ix is unchanged. */
+int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c, const size_t *changed,
+			  size_t n_changed);
 /* Gives the index the validation matrix: fn returns the highest layer proven for device d
  * and kase (NULL: any case), -1 for none. Without it, --validated refuses every device. */
 void xp_place_index_set_validation(struct xp_place_index *ix,

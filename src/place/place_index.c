@@ -455,6 +455,195 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 	return ix;
 }
 
+/* The node at rank r's name, for the order check of xp_place_index_update. */
+static int name_cmp_at(const struct xp_cluster *c, size_t a, size_t b)
+{
+	size_t x[2] = {a, b};
+	return rank_cmp(&x[0], &x[1], (void *)c);
+}
+
+static void memo_clear(struct xp_place_index *ix);
+
+int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c, const size_t *changed,
+			  size_t n_changed)
+{
+	size_t nn = ix->n_nodes;
+	/* What a refresh changes only: the same nodes in the same places with as many devices,
+	 * and nothing of the index's own (commits, a dry-run's changes) to carry over. */
+	if (c->n_nodes != nn || ix->n_commits || ix->n_undo || ix->recording || ix->cs)
+		return -1;
+	for (size_t j = 0; j < n_changed; j++) {
+		size_t i = changed[j];
+		if (i >= nn || c->nodes[i]->n_devices != ix->off[i + 1] - ix->off[i])
+			return -1;
+		/* Its name keeps its rank: between its neighbours by name. */
+		uint32_t r = ix->rank[i];
+		if ((r > 0 && name_cmp_at(c, ix->order[r - 1], i) > 0) ||
+		    (r + 1 < nn && name_cmp_at(c, i, ix->order[r + 1]) > 0))
+			return -1;
+	}
+	bool *chg = xp_calloc(nn ? nn : 1, sizeof *chg);
+	size_t k_changed = 0;
+	for (size_t j = 0; j < n_changed; j++) {
+		size_t i = changed[j];
+		if (chg[i])
+			continue;
+		chg[i] = true;
+		k_changed++;
+		member_rm(ix, ix->cls[i], ix->rank[i]);
+		ix->scls_n[ix->scls[i]]--;
+	}
+	ix->c = c;
+	/* A static class whose first node changed is judged on another of its nodes, one that
+	 * did not; one with none left is empty for good (it never gets members again). */
+	size_t n_scls0 = ix->n_scls;
+	bool *orphan = xp_calloc(n_scls0 ? n_scls0 : 1, sizeof *orphan);
+	for (size_t sc = 0; sc < n_scls0; sc++)
+		orphan[sc] = chg[ix->scls_rep[sc]];
+	for (size_t i = 0; i < nn; i++)
+		if (!chg[i] && orphan[ix->scls[i]]) {
+			orphan[ix->scls[i]] = false;
+			ix->scls_rep[ix->scls[i]] = i;
+		}
+	bool static_moved = false;
+	for (size_t sc = 0; sc < n_scls0; sc++)
+		static_moved |= orphan[sc];
+	/* The static classes by hash (made here: the build does not keep its table). */
+	size_t scap = 1024;
+	while (scap < (n_scls0 + k_changed) * 2)
+		scap *= 2;
+	uint32_t *st = xp_calloc(scap, sizeof *st);
+	uint64_t *sh = xp_malloc((n_scls0 + k_changed + 1) * sizeof *sh);
+	for (size_t sc = 0; sc < n_scls0; sc++) {
+		if (orphan[sc])
+			continue;
+		uint64_t h = node_static_hash(c->nodes[ix->scls_rep[sc]]);
+		sh[sc] = h;
+		size_t p = h & (scap - 1);
+		while (st[p])
+			p = (p + 1) & (scap - 1);
+		st[p] = (uint32_t)sc + 1;
+	}
+	/* A device of each kind on a node that did not change: a changed node's kinds are the
+	 * same numbers as theirs. */
+	const struct xp_device **kdev = xp_calloc(ix->n_kinds ? ix->n_kinds : 1, sizeof *kdev);
+	for (size_t sc = 0; sc < n_scls0; sc++) {
+		size_t i = ix->scls_rep[sc];
+		for (size_t d = 0; !orphan[sc] && d < c->nodes[i]->n_devices; d++)
+			if (!kdev[ix->kind[ix->off[i] + d]])
+				kdev[ix->kind[ix->off[i] + d]] = &c->nodes[i]->devices[d];
+	}
+	for (size_t r = 0; r < nn; r++) {
+		size_t i = ix->order[r];
+		if (!chg[i])
+			continue;
+		const struct xp_node *n = c->nodes[i];
+		uint64_t h = node_static_hash(n);
+		size_t p = h & (scap - 1);
+		uint32_t found = UINT32_MAX;
+		for (; st[p]; p = (p + 1) & (scap - 1))
+			if (sh[st[p] - 1] == h && node_static_eq(c->nodes[ix->scls_rep[st[p] - 1]], n)) {
+				found = st[p] - 1;
+				break;
+			}
+		if (found == UINT32_MAX) {
+			/* A new static class, this node its first: its devices judged as the build does. */
+			found = (uint32_t)ix->n_scls++;
+			static_moved = true;
+			ix->scls_rep = xp_realloc(ix->scls_rep, ix->n_scls * sizeof *ix->scls_rep);
+			ix->live = xp_realloc(ix->live, ix->n_scls * sizeof *ix->live);
+			ix->n_live = xp_realloc(ix->n_live, ix->n_scls * sizeof *ix->n_live);
+			ix->cap_live = xp_realloc(ix->cap_live, ix->n_scls * sizeof *ix->cap_live);
+			ix->scls_n = xp_realloc(ix->scls_n, ix->n_scls * sizeof *ix->scls_n);
+			ix->live[found] = NULL;
+			ix->n_live[found] = ix->cap_live[found] = ix->scls_n[found] = 0;
+			ix->scls_rep[found] = i;
+			sh[found] = h;
+			st[p] = found + 1;
+			for (size_t d = 0; d < n->n_devices; d++) {
+				const struct xp_device *dv = &n->devices[d];
+				size_t k = 0;
+				while (k < ix->n_kinds && !(kdev[k] && xpi_streq(kdev[k]->vendor, dv->vendor) &&
+							   xpi_streq(kdev[k]->model, dv->model) &&
+							   xpi_streq(kdev[k]->driver, dv->driver)))
+					k++;
+				if (k == ix->n_kinds) {
+					kdev = xp_realloc(kdev, (k + 1) * sizeof *kdev);
+					kdev[k] = dv;
+					ix->n_kinds++;
+				}
+				ix->kind[ix->off[i] + d] = (uint32_t)k;
+				ix->di[ix->off[i] + d] = lookup(ix, dv);
+			}
+			for (size_t d = 0; d < n->n_devices; d++) {
+				struct xpi_dinfo *x = &ix->di[ix->off[i] + d];
+				int same = 0;
+				for (size_t e = 0; e < n->n_devices; e++)
+					same += ix->kind[ix->off[i] + e] == ix->kind[ix->off[i] + d];
+				if (x->md)
+					x->md = xp_manifest_layout(x->m, x->md, same);
+			}
+		} else {
+			size_t rep = ix->scls_rep[found];
+			for (size_t d = 0; d < n->n_devices; d++) {
+				ix->kind[ix->off[i] + d] = ix->kind[ix->off[rep] + d];
+				ix->di[ix->off[i] + d] = ix->di[ix->off[rep] + d];
+			}
+		}
+		ix->scls[i] = found;
+		ix->scls_n[found]++;
+		for (size_t d = 0; d < n->n_devices; d++) {
+			size_t s = ix->off[i] + d;
+			ix->base[s] = ix->used[s] = alloc_used(&n->devices[d], &ix->di[s]);
+			ix->hard[s] = ix->soft[s] = 0;
+			for (size_t a = 0; a < n->devices[d].n_allocs; a++) {
+				const struct xp_alloc *al = &n->devices[d].allocs[a];
+				if (al->share_pct > 0)
+					ix->soft[s]++;
+				else if (al->slice)
+					ix->hard[s]++;
+			}
+		}
+	}
+	free(st);
+	free(sh);
+	free(kdev);
+	free(orphan);
+	double *u = xp_malloc((2 * XP_MAX_DEVICES + 1) * sizeof *u);
+	for (size_t r = 0; r < nn; r++) {
+		size_t i = ix->order[r];
+		if (!chg[i])
+			continue;
+		const struct xp_node *n = c->nodes[i];
+		for (size_t d = 0; d < n->n_devices; d++) {
+			u[d] = clamp01(ix->used[ix->off[i] + d]);
+			u[n->n_devices + d] = mode_key(ix, i, d);
+		}
+		ix->cls[i] = class_of(ix, ix->scls[i], u);
+		member_add(ix, ix->cls[i], (uint32_t)r);
+	}
+	free(u);
+	free(chg);
+	/* Kept answers are a class's (its static class and use): they stay, unless static classes
+	 * came or went (each query's static answers are sized by them). What reads the cluster
+	 * across nodes goes: switch and rack lists, product walks. */
+	if (static_moved)
+		memo_clear(ix);
+	for (int r = 0; r < 2; r++) {
+		free(ix->dom[r].keys);
+		free(ix->dom[r].start);
+		free(ix->dom[r].nodes);
+		free(ix->dom[r].of);
+		memset(&ix->dom[r], 0, sizeof ix->dom[r]);
+	}
+	xp_strv_free(ix->pkeys, ix->n_p);
+	free(ix->pvals);
+	ix->pkeys = NULL;
+	ix->pvals = NULL;
+	ix->n_p = 0;
+	return (int)k_changed;
+}
+
 static void query_drop(struct xpi_query *q)
 {
 	for (size_t i = 0; i < q->n_ans; i++)
