@@ -117,8 +117,11 @@ static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 		   p->one_product[g - p->job->groups];
 	char buf[512];
 	struct sig b = {buf, 0, sizeof buf, false};
-	sig_add(&b, "%d|%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|%d|%d|", p->strategy, p->reconfigure, g->devices,
-		g->share_pct, (long long)g->memory_mib, g->min_ecu, g->cpus, (long long)g->host_memory_mib,
+	/* The ECU floor by its bits: exact, and no decimal conversion for every dry-run. */
+	uint64_t ecu;
+	memcpy(&ecu, &g->min_ecu, sizeof ecu);
+	sig_add(&b, "%d|%d|%d|%d|%lld|%llx|%d|%lld|%d|%d|%d|%d|%zu|%d|%d|", p->strategy, p->reconfigure, g->devices,
+		g->share_pct, (long long)g->memory_mib, (unsigned long long)ecu, g->cpus, (long long)g->host_memory_mib,
 		g->homogeneous, g->same_group, g->numa, g->validated_layer, g->labels.n, xpl_multi_task(p->job), one);
 	const char *strs[] = {g->slice, g->vendor, g->model, g->validated_case, p->key ? p->key->vendor : NULL,
 			      p->key ? p->key->model : NULL, p->key ? p->key->driver : NULL};
