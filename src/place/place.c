@@ -871,7 +871,8 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	if (homog) {
 		nk = ix->n_kinds;
 		keys = xp_malloc((nk ? nk : 1) * sizeof *keys);
-		memcpy(keys, ix->kind_slot, nk * sizeof *keys);
+		if (nk)
+			memcpy(keys, ix->kind_slot, nk * sizeof *keys);
 	}
 	for (size_t i = 1; i < nk; i++)
 		for (size_t j = i; j > 0 && key_cmp(slot_dev(ix, keys[j - 1]), slot_dev(ix, keys[j])) > 0; j--) {
