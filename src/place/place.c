@@ -1,6 +1,7 @@
 /* place.c: the placement search: a dry-run's attempts (per homogeneous kind, per switch or
  * rack), each replica's best node through the index or a plain scan, the reasons for a
  * refusal, and the result (see place.h for the rules, place_index.h for the index). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,22 @@ static double bound(const double *w, const struct xp_task_group *g, double used,
 		      w[XP_CRIT_TOPOLOGY] + w[XP_CRIT_POWERED] * (used > EPS) + w[XP_CRIT_EFFICIENCY]) + 1e-6;
 }
 
+/* False when a node in the state of class key v (use of nd devices, then each one's mode key:
+ * XPI_HARD and XPI_SOFT bits plus 4 x its committed slices' name) cannot hold a replica of g
+ * that takes whole devices: a whole device must be idle and hold no hard slice (dev_free), so
+ * fewer such than asked fit nowhere, whatever else the node is. Slices and shares: true. */
+static bool room(const struct xp_task_group *g, const double *v, size_t nd)
+{
+	if (g->slice || g->share_pct > 0)
+		return true;
+	size_t idle = 0;
+	for (size_t d = 0; d < nd; d++) {
+		double mode = fmod(v[nd + d], 4.0);
+		idle += v[d] <= EPS && !((int)mode & XPI_HARD);
+	}
+	return idle >= (size_t)g->devices;
+}
+
 /* The best node for one replica of g, or none (c->ni SIZE_MAX). The scan judges every node;
  * the index judges each class with members once (or reuses its answer), or within a switch
  * (rack) each of its nodes through its class. buf/best: answer buffers (the scan's winner
@@ -313,8 +330,10 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 			if (vgroup < 0)
 				vgroup = xpl_vendor_group(p, g);
 			/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use; a node
-			 * without devices holds no replica (-2: never judged). */
-			ub = !nd ? -2 : vgroup && xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(w, g, kc->used_sum, nd);
+			 * without devices, or with fewer idle ones than whole devices asked, holds no
+			 * replica (-2: never judged). */
+			ub = !nd || !room(g, kc->used, nd) ? -2
+			     : vgroup && xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(w, g, kc->used_sum, nd);
 			ubs[k] = ub;
 		}
 		if (ub < 0 || (c->ni != SIZE_MAX && ub < c->score))
