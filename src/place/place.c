@@ -86,11 +86,13 @@ static void sig_add(struct sig *b, const char *fmt, ...)
 		va_start(ap, fmt);
 		int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
 		va_end(ap);
-		if (w >= 0 && (size_t)w < b->cap - b->n) {
+		if (w < 0)
+			return; /* no such error with these formats; never loop on one */
+		if ((size_t)w < b->cap - b->n) {
 			b->n += (size_t)w;
 			return;
 		}
-		b->cap = 2 * b->cap + (w > 0 ? (size_t)w : 0) + 1;
+		b->cap = 2 * b->cap + (size_t)w + 1;
 		char *t = xp_malloc(b->cap);
 		memcpy(t, b->s, b->n);
 		if (b->heap)
