@@ -363,6 +363,90 @@ START_TEST(alike_use_unlike_instances)
 }
 END_TEST
 
+/* Commits on ix one replica of each of the two slices a and b on node ni's GPU 0, as a placed
+ * job's result says (isolation "mig", the template's compute share taken). */
+static int64_t commit_pair(struct xp_place_index *ix, size_t ni, const char *node, const char *a, const char *b)
+{
+	const struct xp_mmodel *md = model("H100 SXM 80GB");
+	struct xp_place_replica reps[2];
+	int pos[2][1] = {{0}, {0}};
+	const char *sl[2] = {a, b};
+	memset(reps, 0, sizeof reps);
+	for (int i = 0; i < 2; i++) {
+		const struct xp_mtemplate *t = xp_manifest_template(md, sl[i]);
+		ck_assert_msg(t != NULL, "%s", sl[i]);
+		reps[i].node = (char *)node;
+		reps[i].node_ix = ni;
+		reps[i].n_devices = 1;
+		reps[i].pos = pos[i];
+		reps[i].devices = pos[i];
+		reps[i].take = t->compute;
+		reps[i].isolation = "mig";
+		reps[i].slice = (char *)sl[i];
+	}
+	struct xp_place_result r = {.placed = true, .replicas = reps, .n_replicas = 2};
+	int64_t id = xp_place_commit(ix, &r);
+	ck_assert_int_ge(id, 0);
+	return id;
+}
+
+START_TEST(committed_layouts_apart)
+{
+	/* What commits made of two H100s: 3g.40gb + 3g.40gb on one (6/7 in use, every memory slot
+	 * taken), 4g.40gb + 2g.20gb on the other (6/7 in use, slots 6 and 7 free). Alike in use and
+	 * in their hard slices' count, unlike in their instances: a kept index that put them in one
+	 * class (a class key without the committed layout, or one class for slice jobs and whole
+	 * devices alike) would judge both by the first by name. A 1g.10gb goes only on the second,
+	 * as a new instance, whichever name sorts first, under every strategy, by the index as by
+	 * the plain scan on the same index; whole devices and shares fit on neither, and the
+	 * layouts released, both take the slice again. */
+	static const char *const names[][2] = {{"a", "b"}, {"b", "a"}};
+	for (int k = 0; k < 2; k++) {
+		struct xp_cluster *c = xp_cluster_new();
+		add_gpu(c, names[k][0], "H100 SXM 80GB", NULL, 0);
+		add_gpu(c, names[k][1], "H100 SXM 80GB", NULL, 0);
+		struct xp_place_index *ix = xp_place_index_new(c, (const struct xp_manifest *const *)ms, nm);
+		int64_t full = commit_pair(ix, 0, names[k][0], "3g.40gb", "3g.40gb");
+		int64_t room = commit_pair(ix, 1, names[k][1], "4g.40gb", "2g.20gb");
+		static const char *const specs[] = {"{\"slice\": \"1g.10gb\"}", "{\"devices\": 1}",
+						    "{\"share_pct\": 10}"};
+		for (size_t si = 0; si < sizeof specs / sizeof specs[0]; si++) {
+			struct xp_err err = {{0}};
+			struct xp_job *j = xp_job_parse(specs[si], strlen(specs[si]), NULL, &err);
+			ck_assert_msg(j != NULL, "%s", err.msg);
+			for (int strat = 0; strat < XP_STRAT_COUNT; strat++)
+				for (int scan = 0; scan < 2; scan++) {
+					struct xp_place_opts o = {strat, 0, NULL, scan, false, true};
+					struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+					ck_assert_msg(r != NULL, "%s", err.msg);
+					if (si == 0) {
+						ck_assert_msg(r->placed, "%s (%s, %s)", r->summary, names[k][0],
+							      scan ? "scan" : "index");
+						ck_assert_str_eq(r->replicas[0].node, names[k][1]);
+						ck_assert_str_eq(r->replicas[0].instance, "new");
+					} else
+						ck_assert_msg(!r->placed, "%s: %s", specs[si], r->summary);
+					xp_place_result_free(r);
+				}
+			xp_job_free(j);
+		}
+		/* Released, the full GPU holds a 1g.10gb again; it sorts first or is the only one. */
+		ck_assert(xp_place_release(ix, room));
+		ck_assert(xp_place_release(ix, full));
+		struct xp_err err = {{0}};
+		struct xp_job *j = xp_job_parse(specs[0], strlen(specs[0]), NULL, &err);
+		struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, true};
+		struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+		ck_assert_msg(r && r->placed, "%s", r ? r->summary : err.msg);
+		ck_assert_str_eq(r->replicas[0].node, "a");
+		xp_place_result_free(r);
+		xp_job_free(j);
+		xp_place_index_free(ix);
+		xp_cluster_free(c);
+	}
+}
+END_TEST
+
 /* ---- existing versus new instances ---------------------------------------------------- */
 
 /* A node of one H100 holding instances: "1g.10gb" is a free one (no job), "*1g.10gb" one a job
@@ -1101,7 +1185,8 @@ END_TEST
 XP_DEFINE_SUITE(mig,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = teardown,
 	 .tests = {every_row_every_start, existing_instances, planned_by_this_job, engine_refuses_impossible,
-		   sim_layouts_are_buildable, alike_use_unlike_instances, default_needs_a_free_instance,
+		   sim_layouts_are_buildable, alike_use_unlike_instances, committed_layouts_apart,
+		   default_needs_a_free_instance,
 		   free_instance_taken, held_and_free_apart, judge_counts_what_was_taken, h200_capture_instances,
 		   a100_xml_unnamed_instances, h200_capture_replay, cli_says_existing_or_new, groups_take_existing_by_name,
 		   existing_before_new, mig_mode_modelled, mig_mode_json, partitioned_refusal_says_so}})

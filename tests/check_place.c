@@ -814,6 +814,48 @@ START_TEST(gc_many_classes)
 }
 END_TEST
 
+START_TEST(busy_classes_not_judged)
+{
+	/* Nine NVIDIA nodes of 8, node i with i devices held by whole jobs: nine classes. Eight
+	 * whole devices fit only on the idle one, and a decision judges that one alone, not the
+	 * eight that lack idle devices (by their score bound under pack they all may reach 100,
+	 * so each was judged and refused). One device: pack's best is n7, judged alone; the full
+	 * n8, whose bound is as high, is not judged. The answers are the scan's. */
+	struct xp_cluster *c = xp_cluster_new();
+	for (int i = 0; i < 9; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "n%d", i);
+		struct xp_node *nd = mknode(c, name, 8, false, "1");
+		for (int d = 0; d < i; d++)
+			busy(nd, d, NULL);
+	}
+	struct xp_place_index *ix = xp_place_index_new(c, XP_TEST_MANS, 2);
+	static const char *const specs[] = {"{\"devices\": 8}", "{\"devices\": 1}"};
+	static const char *const node[] = {"n0", "n7"};
+	static const uint64_t judged[] = {1, 1 + 1}; /* in all, so far */
+	for (size_t i = 0; i < 2; i++) {
+		struct xp_job *j = job(specs[i]);
+		struct xp_err err = {{0}};
+		struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, true}, so = o;
+		so.scan = true;
+		struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
+		struct xp_place_result *s = xp_place(c, j, XP_TEST_MANS, 2, &so, &err);
+		ck_assert(r && s && r->placed && s->placed);
+		ck_assert_str_eq(r->replicas[0].node, node[i]);
+		ck_assert_str_eq(s->replicas[0].node, node[i]);
+		struct xp_place_index_stats st;
+		xp_place_index_stats(ix, &st);
+		ck_assert_uint_eq(st.live_classes, 9);
+		ck_assert_msg(st.judged == judged[i], "%s: %llu classes judged", specs[i], (unsigned long long)st.judged);
+		xp_place_result_free(r);
+		xp_place_result_free(s);
+		xp_job_free(j);
+	}
+	xp_place_index_free(ix);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(gang_min)
 {
 	/* Two free nodes of 8; 3 replicas of 8 with a gang minimum of 2: two start, one waits,
@@ -1467,7 +1509,13 @@ static struct xp_node *changed_node(const struct xp_node *o, struct xp_rng *rng)
 {
 	struct xp_node *n = xp_node_clone(o);
 	size_t d = n->n_devices ? xp_rng_below(rng, (uint32_t)n->n_devices) : 0;
-	switch (xp_rng_below(rng, 6)) {
+	switch (xp_rng_below(rng, 7)) {
+	case 6: /* a driver upgrade: its devices become another kind (a homogeneous job's keys) */
+		for (size_t k = 0; k < n->n_devices; k++)
+			xp_istr_set(&n->devices[k].driver, n->devices[k].driver && !strcmp(n->devices[k].driver, "999.1")
+								 ? "550.54.15"
+								 : "999.1");
+		break;
 	case 0: /* a job took a device, or left them all */
 	case 1:
 		if (n->n_devices && n->devices[d].n_allocs == 0) {
@@ -1528,10 +1576,10 @@ START_TEST(index_update_matches_rebuild)
 				char spec[256];
 				snprintf(spec, sizeof spec,
 					 "{\"devices\": %d, \"replicas\": %d, \"model\": \"%s\", \"numa\": \"%s\", "
-					 "\"network\": \"%s\"}",
+					 "\"network\": \"%s\", \"homogeneous\": %s}",
 					 devs[xp_rng_below(&rng, 4)], 1 + (int)xp_rng_below(&rng, 3),
 					 models[xp_rng_below(&rng, 5)], xp_rng_below(&rng, 3) ? "none" : "strict",
-					 q % 5 == 1 ? "switch" : q % 5 == 3 ? "rack" : "any");
+					 q % 5 == 1 ? "switch" : q % 5 == 3 ? "rack" : "any", q % 3 == 0 ? "true" : "false");
 				struct xp_job *j = job(spec);
 				struct xp_place_opts o = {(int)xp_rng_below(&rng, XP_STRAT_COUNT), 0, NULL, false, false};
 				struct xp_place_result *r = xp_place_ix(ix, j, &o, &err);
@@ -1659,7 +1707,7 @@ XP_DEFINE_SUITE(place,
 		   console_keeps_index,
 		   cli_batch_sees_new_evidence,
 		   closest_devices, mig_mix, topology_keeps_replicas_close, review_regressions,
-		   gc_many_classes, gang_min, relaxation, commit_release, stream_property,
+		   gc_many_classes, busy_classes_not_judged, gang_min, relaxation, commit_release, stream_property,
 		   many_replicas_property}},
 	{"update", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
 	 .tests = {index_update_matches_rebuild, console_index_follows_refresh}})

@@ -1,6 +1,8 @@
 /* place.c: the placement search: a dry-run's attempts (per homogeneous kind, per switch or
  * rack), each replica's best node through the index or a plain scan, the reasons for a
  * refusal, and the result (see place.h for the rules, place_index.h for the index). */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,14 +70,46 @@ static int reason_cmp(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-/* The memo's name for group g under this attempt's key and strategy: every field eval reads. */
-/* Appends s to *sig with its length first ("3:abc", "-" for NULL), so that no two lists of
- * strings make the same signature whatever the strings hold. */
-static void sig_str(char **sig, const char *s)
+/* The memo's name for group g under this attempt's key and strategy: every field eval reads.
+ * Built in one buffer: every dry-run names each of its groups (twice for a MIG slice). */
+struct sig {
+	char *s;       /* the caller's buffer at first, then the heap's */
+	size_t n, cap;
+	bool heap;
+};
+
+static void sig_add(struct sig *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sig_add(struct sig *b, const char *fmt, ...)
 {
-	char *n = s ? xp_asprintf("%s%zu:%s|", *sig, strlen(s), s) : xp_asprintf("%s-|", *sig);
-	free(*sig);
-	*sig = n;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+		va_end(ap);
+		if (w < 0)
+			return; /* no such error with these formats; never loop on one */
+		if ((size_t)w < b->cap - b->n) {
+			b->n += (size_t)w;
+			return;
+		}
+		b->cap = 2 * b->cap + (size_t)w + 1;
+		char *t = xp_malloc(b->cap);
+		memcpy(t, b->s, b->n);
+		if (b->heap)
+			free(b->s);
+		b->s = t;
+		b->heap = true;
+	}
+}
+
+/* Appends s to the signature with its length first ("3:abc", "-" for NULL), so that no two
+ * lists of strings make the same signature whatever the strings hold. */
+static void sig_str(struct sig *b, const char *s)
+{
+	if (s)
+		sig_add(b, "%zu:%s|", strlen(s), s);
+	else
+		sig_add(b, "-|");
 }
 
 static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
@@ -84,21 +118,26 @@ static uint32_t query_of(struct pctx *p, const struct xp_task_group *g)
 	 * products mix, the vendor's node score is not used (xpl_one_product). */
 	bool one = p->one_product && g >= p->job->groups && g < p->job->groups + p->job->n_groups &&
 		   p->one_product[g - p->job->groups];
-	char *sig = xp_asprintf("%d|%d|%d|%d|%lld|%.17g|%d|%lld|%d|%d|%d|%d|%zu|%d|%d|", p->strategy, p->reconfigure,
-				g->devices, g->share_pct, (long long)g->memory_mib, g->min_ecu, g->cpus,
-				(long long)g->host_memory_mib, g->homogeneous, g->same_group, g->numa,
-				g->validated_layer, g->labels.n, xpl_multi_task(p->job), one);
+	char buf[512];
+	struct sig b = {buf, 0, sizeof buf, false};
+	/* The ECU floor by its bits: exact, and no decimal conversion for every dry-run. */
+	uint64_t ecu;
+	memcpy(&ecu, &g->min_ecu, sizeof ecu);
+	sig_add(&b, "%d|%d|%d|%d|%lld|%llx|%d|%lld|%d|%d|%d|%d|%zu|%d|%d|", p->strategy, p->reconfigure, g->devices,
+		g->share_pct, (long long)g->memory_mib, (unsigned long long)ecu, g->cpus, (long long)g->host_memory_mib,
+		g->homogeneous, g->same_group, g->numa, g->validated_layer, g->labels.n, xpl_multi_task(p->job), one);
 	const char *strs[] = {g->slice, g->vendor, g->model, g->validated_case, p->key ? p->key->vendor : NULL,
 			      p->key ? p->key->model : NULL, p->key ? p->key->driver : NULL};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
-		sig_str(&sig, strs[i]);
-	sig_str(&sig, p->key ? "key" : NULL);
+		sig_str(&b, strs[i]);
+	sig_str(&b, p->key ? "key" : NULL);
 	for (size_t i = 0; i < g->labels.n; i++) {
-		sig_str(&sig, g->labels.keys[i]);
-		sig_str(&sig, g->labels.values[i]);
+		sig_str(&b, g->labels.keys[i]);
+		sig_str(&b, g->labels.values[i]);
 	}
-	uint32_t q = xpi_query(p->ix, sig);
-	free(sig);
+	uint32_t q = xpi_query(p->ix, b.s);
+	if (b.heap)
+		free(b.s);
 	return q;
 }
 
@@ -187,19 +226,32 @@ static size_t bucket_of(double ub)
 	return b < 0 ? 0 : b >= PEND_BUCKETS ? PEND_BUCKETS - 1 : (size_t)b;
 }
 
-/* The highest score a replica of g could get on a node of nd devices of which used (sum of
- * shares) are in use: utilization after is at most (used + what the replica takes) / nd and
- * at least used / nd, topology and efficiency at most 1, powered is known. A millionth of a
- * point more for the rounding of scores. */
-static double bound(const struct pctx *p, const struct xp_task_group *g, double used, size_t nd)
+/* The highest score a replica of g could get under the strategy's weights w on a node of nd
+ * devices of which used (sum of shares) are in use: utilization after is at most (used + what
+ * the replica takes) / nd and at least used / nd, topology and efficiency at most 1, powered
+ * is known. A millionth of a point more for the rounding of scores. */
+static double bound(const double *w, const struct xp_task_group *g, double used, size_t nd)
 {
 	double want = g->slice || g->share_pct > 0 ? 1 : g->devices;
 	double n = (double)nd, up = (used + want) / n, lo = used / n;
-	double w[XP_CRIT_COUNT];
-	for (int ci = 0; ci < XP_CRIT_COUNT; ci++)
-		w[ci] = xp_strategy_weight(p->strategy, ci);
 	return 100 * (w[XP_CRIT_UTILIZATION] * (up > 1 ? 1 : up) + w[XP_CRIT_BALANCE] * (1 - lo) +
 		      w[XP_CRIT_TOPOLOGY] + w[XP_CRIT_POWERED] * (used > EPS) + w[XP_CRIT_EFFICIENCY]) + 1e-6;
+}
+
+/* False when a node in the state of class key v (use of nd devices, then each one's mode key:
+ * XPI_HARD and XPI_SOFT bits plus 4 x its committed slices' name) cannot hold a replica of g
+ * that takes whole devices: a whole device must be idle and hold no hard slice (dev_free), so
+ * fewer such than asked fit nowhere, whatever else the node is. Slices and shares: true. */
+static bool room(const struct xp_task_group *g, const double *v, size_t nd)
+{
+	if (g->slice || g->share_pct > 0)
+		return true;
+	size_t idle = 0;
+	for (size_t d = 0; d < nd; d++) {
+		double mode = fmod(v[nd + d], 4.0);
+		idle += v[d] <= EPS && !((int)mode & XPI_HARD);
+	}
+	return idle >= (size_t)g->devices;
 }
 
 /* The best node for one replica of g, or none (c->ni SIZE_MAX). The scan judges every node;
@@ -242,16 +294,21 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 	 * the best found. */
 	struct pend *pd = NULL;
 	size_t np = 0;
-	/* One pass over the class array, in order (each class's live list is an allocation of
-	 * its own: at 10,000 nodes a miss per static class); the order does not change the
-	 * choice, which beats() settles by score, then name rank. */
+	/* One pass over the classes with members (a dense list beside each one's static class:
+	 * after commits and releases most classes ever made are empty); the order does not
+	 * change the choice, which beats() settles by score, then name rank. */
+	double *ubs = xpi_query_ub(ix, q);
 	const struct xpi_query *qq = &ix->q[q];
-	for (uint32_t k = 0; k < ix->n_classes; k++) {
-		const struct xpi_class *kc = &ix->classes[k];
+	double w[XP_CRIT_COUNT];
+	for (int ci = 0; ci < XP_CRIT_COUNT; ci++)
+		w[ci] = xp_strategy_weight(p->strategy, ci);
+	int vgroup = -1; /* xpl_vendor_group(p, g), asked once a class needs it */
+	for (size_t li = 0; li < ix->n_live_all; li++) {
 		/* A static class refused whatever is in use: none of its nodes fits. */
-		if (!kc->n_members || qq->sslot[kc->scls])
+		if (qq->sslot[ix->live_all_sc[li]])
 			continue;
-		uint32_t a = k < qq->cap_slot ? qq->slot[k] : 0;
+		uint32_t k = ix->live_all[li];
+		uint32_t a = qq->slot[k];
 		if (a) {
 			ix->hits++;
 			/* The dense scores first; the answer and the first member are read only for a
@@ -259,20 +316,32 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 			double sc_ = qq->score[k];
 			if (sc_ >= 0 && (c->ni == SIZE_MAX || sc_ >= c->score)) {
 				const struct xpi_memo *m = &qq->ans[a - 1];
-				uint32_t r = kc->members[0];
+				uint32_t r = ix->classes[k].members[0];
 				if (beats(m->score, r, c))
 					choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
 			}
 			continue;
 		}
-		/* The node is read only for a class not judged yet (a cache miss in the cluster). */
-		size_t rep = ix->scls_rep[kc->scls], nd = p->c->nodes[rep]->n_devices;
-		if (!nd)
+		/* The bound of a class not judged yet is reckoned once per shape (it reads the
+		 * class's node: a cache miss in the cluster); a class that cannot beat the best
+		 * kept answer so far waits for nothing (the best only rises). */
+		double ub = ubs[k];
+		if (ub == -1) {
+			const struct xpi_class *kc = &ix->classes[k];
+			size_t rep = ix->scls_rep[kc->scls], nd = p->c->nodes[rep]->n_devices;
+			if (vgroup < 0)
+				vgroup = xpl_vendor_group(p, g);
+			/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use; a node
+			 * without devices, or with fewer idle ones than whole devices asked, holds no
+			 * replica (-2: never judged). */
+			ub = !nd || !room(g, kc->used, nd) ? -2
+			     : vgroup && xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(w, g, kc->used_sum, nd);
+			ubs[k] = ub;
+		}
+		if (ub < 0 || (c->ni != SIZE_MAX && ub < c->score))
 			continue;
 		if (!pd)
 			pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
-		/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use. */
-		double ub = xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(p, g, kc->used_sum, nd);
 		pd[np++] = (struct pend){k, ub};
 	}
 	if (!np)
@@ -815,24 +884,16 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 			 .quiet = opts && opts->quiet, .reconfigure = opts && opts->reconfigure, .net = net};
 
 	/* Homogeneous: one attempt per kind of device in the cluster (sorted), best wins; a greedy
-	 * first replica could otherwise lock the job onto a kind too scarce for the rest. Every
-	 * kind shows on the first node of some static class. */
+	 * first replica could otherwise lock the job onto a kind too scarce for the rest. Each
+	 * kind by the device that made it (kinds differ in vendor, model or driver, so the sort
+	 * has no ties and any device of the kind is its key). */
 	size_t *keys = NULL; /* device slots, one per kind */
 	size_t nk = 0;
 	if (homog) {
-		bool *seen = xp_calloc(ix->n_kinds ? ix->n_kinds : 1, sizeof *seen);
-		for (size_t sc = 0; sc < ix->n_scls; sc++) {
-			size_t ni = ix->scls_rep[sc];
-			for (size_t d = 0; d < c->nodes[ni]->n_devices; d++) {
-				size_t sl = ix->off[ni] + d;
-				if (!seen[ix->kind[sl]]) {
-					seen[ix->kind[sl]] = true;
-					keys = xp_realloc(keys, (nk + 1) * sizeof *keys);
-					keys[nk++] = sl;
-				}
-			}
-		}
-		free(seen);
+		nk = ix->n_kinds;
+		keys = xp_malloc((nk ? nk : 1) * sizeof *keys);
+		if (nk)
+			memcpy(keys, ix->kind_slot, nk * sizeof *keys);
 	}
 	for (size_t i = 1; i < nk; i++)
 		for (size_t j = i; j > 0 && key_cmp(slot_dev(ix, keys[j - 1]), slot_dev(ix, keys[j])) > 0; j--) {
@@ -931,11 +992,20 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 		r->replicas = best.reps;
 		r->n_replicas = best.n_reps;
 		r->pending = best.pending;
+		/* Nodes told apart among the replicas (a few: a scan of those before, not a
+		 * per-node array cleared for every dry-run). */
 		size_t distinct = 0;
-		bool *seen = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *seen);
+		bool *seen = r->n_replicas > 64 ? xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *seen) : NULL;
 		for (size_t i = 0; i < r->n_replicas; i++) {
-			distinct += !seen[r->replicas[i].node_ix];
-			seen[r->replicas[i].node_ix] = true;
+			size_t ni = r->replicas[i].node_ix;
+			bool again = false;
+			if (seen) {
+				again = seen[ni];
+				seen[ni] = true;
+			} else
+				for (size_t j = 0; j < i && !again; j++)
+					again = r->replicas[j].node_ix == ni;
+			distinct += !again;
 		}
 		free(seen);
 		char *s = xp_asprintf("placed %zu replica%s on %zu node%s%s (%s)", r->n_replicas,

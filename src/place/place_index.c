@@ -304,7 +304,14 @@ static void member_add(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 		}
 		k->live_at = ix->n_live[sc];
 		ix->live[sc][ix->n_live[sc]++] = id;
-		ix->n_live_all++;
+		if (ix->n_live_all == ix->cap_live_all) {
+			ix->cap_live_all = ix->cap_live_all ? ix->cap_live_all * 2 : 256;
+			ix->live_all = xp_realloc(ix->live_all, ix->cap_live_all * sizeof *ix->live_all);
+			ix->live_all_sc = xp_realloc(ix->live_all_sc, ix->cap_live_all * sizeof *ix->live_all_sc);
+		}
+		k->all_at = (uint32_t)ix->n_live_all;
+		ix->live_all[ix->n_live_all] = id;
+		ix->live_all_sc[ix->n_live_all++] = sc;
 	}
 }
 
@@ -319,9 +326,12 @@ static void member_rm(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 		uint32_t sc = k->scls;
 		uint32_t last = ix->live[sc][--ix->n_live[sc]];
 		ix->live[sc][k->live_at] = last;
-		ix->n_live_all--;
 		ix->classes[last].live_at = k->live_at;
 		k->live_at = SIZE_MAX;
+		size_t at = --ix->n_live_all;
+		ix->live_all[k->all_at] = ix->live_all[at];
+		ix->live_all_sc[k->all_at] = ix->live_all_sc[at];
+		ix->classes[ix->live_all[at]].all_at = k->all_at;
 	}
 }
 
@@ -395,6 +405,8 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 			if (k == ix->n_kinds) {
 				kinds = xp_realloc(kinds, (k + 1) * sizeof *kinds);
 				kind_di = xp_realloc(kind_di, (k + 1) * sizeof *kind_di);
+				ix->kind_slot = xp_realloc(ix->kind_slot, (k + 1) * sizeof *ix->kind_slot);
+				ix->kind_slot[k] = ix->off[i] + d;
 				kinds[k] = dv;
 				kind_di[k] = lookup(ix, dv);
 				ix->n_kinds++;
@@ -463,6 +475,49 @@ static int name_cmp_at(const struct xp_cluster *c, size_t a, size_t b)
 }
 
 static void memo_clear(struct xp_place_index *ix);
+
+/* Kinds numbered again from the static classes that have nodes, as the build numbers them: a
+ * changed node may bring a kind (a driver upgrade) or take the last device of one, and a
+ * homogeneous job tries each kind by the device slot that made it (kind_slot), which must be
+ * a device of that kind in this cluster. Only equality of kind numbers means anything (kept
+ * answers name a key by its strings), so renumbering keeps them valid. */
+static void kinds_renumber(struct xp_place_index *ix)
+{
+	const struct xp_cluster *c = ix->c;
+	const struct xp_device **kinds = NULL;
+	size_t nk = 0;
+	free(ix->kind_slot);
+	ix->kind_slot = NULL;
+	for (size_t sc = 0; sc < ix->n_scls; sc++) {
+		if (!ix->scls_n[sc])
+			continue;
+		size_t i = ix->scls_rep[sc];
+		const struct xp_node *n = c->nodes[i];
+		for (size_t d = 0; d < n->n_devices; d++) {
+			const struct xp_device *dv = &n->devices[d];
+			size_t k = 0;
+			while (k < nk && !(xpi_streq(kinds[k]->vendor, dv->vendor) && xpi_streq(kinds[k]->model, dv->model) &&
+					   xpi_streq(kinds[k]->driver, dv->driver)))
+				k++;
+			if (k == nk) {
+				kinds = xp_realloc(kinds, (k + 1) * sizeof *kinds);
+				ix->kind_slot = xp_realloc(ix->kind_slot, (k + 1) * sizeof *ix->kind_slot);
+				ix->kind_slot[k] = ix->off[i] + d;
+				kinds[k] = dv;
+				nk++;
+			}
+			ix->kind[ix->off[i] + d] = (uint32_t)k;
+		}
+	}
+	for (size_t i = 0; i < ix->n_nodes; i++) {
+		size_t rep = ix->scls_rep[ix->scls[i]];
+		if (rep != i)
+			for (size_t d = 0; d < c->nodes[i]->n_devices; d++)
+				ix->kind[ix->off[i] + d] = ix->kind[ix->off[rep] + d];
+	}
+	ix->n_kinds = nk;
+	free(kinds);
+}
 
 int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c, const size_t *changed,
 			  size_t n_changed)
@@ -624,6 +679,7 @@ int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c,
 	}
 	free(u);
 	free(chg);
+	kinds_renumber(ix);
 	/* Kept answers are a class's (its static class and use): they stay, unless static classes
 	 * came or went (each query's static answers are sized by them). What reads the cluster
 	 * across nodes goes: switch and rack lists, product walks. */
@@ -651,6 +707,7 @@ static void query_drop(struct xpi_query *q)
 	free(q->ans);
 	free(q->slot);
 	free(q->score);
+	free(q->ub);
 	free(q->sslot);
 	free(q->sig);
 	xp_strv_free(q->texts, q->n_texts);
@@ -672,6 +729,7 @@ void xp_place_index_free(struct xp_place_index *ix)
 		return;
 	memo_clear(ix);
 	free(ix->kind);
+	free(ix->kind_slot);
 	for (size_t k = 0; k < ix->n_classes; k++) {
 		free(ix->classes[k].used);
 		free(ix->classes[k].members);
@@ -681,6 +739,8 @@ void xp_place_index_free(struct xp_place_index *ix)
 	for (size_t i = 0; i < ix->n_scls; i++)
 		free(ix->live[i]);
 	free(ix->live);
+	free(ix->live_all);
+	free(ix->live_all_sc);
 	free(ix->n_live);
 	free(ix->cap_live);
 	free(ix->scls_n);
@@ -918,6 +978,30 @@ static const char *intern(struct xpi_query *q, const char *s)
 	return q->texts[q->n_texts - 1];
 }
 
+/* Room in q's per-class arrays for classes 0..n-1: new slots not judged, new bounds not
+ * reckoned. */
+static void query_grow(struct xpi_query *q, size_t n)
+{
+	if (n <= q->cap_slot)
+		return;
+	size_t cap = q->cap_slot ? q->cap_slot : 256;
+	while (cap < n)
+		cap *= 2;
+	q->slot = xp_realloc(q->slot, cap * sizeof *q->slot);
+	q->score = xp_realloc(q->score, cap * sizeof *q->score);
+	q->ub = xp_realloc(q->ub, cap * sizeof *q->ub);
+	memset(q->slot + q->cap_slot, 0, (cap - q->cap_slot) * sizeof *q->slot);
+	for (size_t k = q->cap_slot; k < cap; k++)
+		q->ub[k] = -1;
+	q->cap_slot = cap;
+}
+
+double *xpi_query_ub(struct xp_place_index *ix, uint32_t qi)
+{
+	query_grow(&ix->q[qi], ix->n_classes);
+	return ix->q[qi].ub;
+}
+
 const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint32_t k, const struct xpi_memo *m,
 				    bool statik)
 {
@@ -937,15 +1021,7 @@ const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t qi, uint
 	if (statik)
 		q->sslot[ix->classes[k].scls] = (uint32_t)q->n_ans;
 	else {
-		if (k >= q->cap_slot) {
-			size_t cap = q->cap_slot ? q->cap_slot : 256;
-			while (cap <= k)
-				cap *= 2;
-			q->slot = xp_realloc(q->slot, cap * sizeof *q->slot);
-			q->score = xp_realloc(q->score, cap * sizeof *q->score);
-			memset(q->slot + q->cap_slot, 0, (cap - q->cap_slot) * sizeof *q->slot);
-			q->cap_slot = cap;
-		}
+		query_grow(q, k + 1);
 		q->slot[k] = (uint32_t)q->n_ans;
 		q->score[k] = m->ok ? m->score : -1;
 	}
@@ -976,6 +1052,8 @@ size_t xpi_gc(struct xp_place_index *ix, bool force)
 	for (size_t sc = 0; sc < ix->n_scls; sc++)
 		for (size_t li = 0; li < ix->n_live[sc]; li++)
 			ix->live[sc][li] = map[ix->live[sc][li]];
+	for (size_t li = 0; li < ix->n_live_all; li++)
+		ix->live_all[li] = map[ix->live_all[li]];
 	/* Kept answers follow their class; a dropped class's answers go with it. */
 	for (size_t qi = 0; qi < ix->n_q; qi++) {
 		struct xpi_query *q = &ix->q[qi];
@@ -984,12 +1062,18 @@ size_t xpi_gc(struct xp_place_index *ix, bool force)
 		bool *keep = xp_calloc(q->n_ans ? q->n_ans : 1, sizeof *keep);
 		uint32_t *slot = xp_calloc(q->cap_slot ? q->cap_slot : 1, sizeof *slot);
 		double *score = xp_calloc(q->cap_slot ? q->cap_slot : 1, sizeof *score);
-		for (size_t k = 0; k < q->cap_slot && k < dropped + n; k++)
+		double *ub = xp_malloc((q->cap_slot ? q->cap_slot : 1) * sizeof *ub);
+		for (size_t k = 0; k < q->cap_slot; k++)
+			ub[k] = -1;
+		for (size_t k = 0; k < q->cap_slot && k < dropped + n; k++) {
+			if (map[k] != UINT32_MAX)
+				ub[map[k]] = q->ub[k];
 			if (q->slot[k] && map[k] != UINT32_MAX) {
 				slot[map[k]] = q->slot[k];
 				score[map[k]] = q->score[k];
 				keep[q->slot[k] - 1] = true;
 			}
+		}
 		for (size_t sc = 0; sc < ix->n_scls; sc++)
 			if (q->sslot[sc])
 				keep[q->sslot[sc] - 1] = true;
@@ -1015,13 +1099,17 @@ size_t xpi_gc(struct xp_place_index *ix, bool force)
 		free(keep);
 		free(q->slot);
 		free(q->score);
+		free(q->ub);
 		q->slot = slot;
 		q->score = score;
+		q->ub = ub;
 		if (!q->cap_slot) {
 			free(q->slot);
 			free(q->score);
+			free(q->ub);
 			q->slot = NULL;
 			q->score = NULL;
+			q->ub = NULL;
 		}
 	}
 	free(ix->htab);

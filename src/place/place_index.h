@@ -47,6 +47,7 @@ struct xpi_class {
 	uint32_t *members;  /* name ranks, ascending */
 	size_t n_members, cap_members;
 	size_t live_at;     /* position in its static class's live list, SIZE_MAX when empty */
+	uint32_t all_at;    /* position in the index's list of all live classes (live_all) */
 };
 
 /* A job shape judged by the index, with its answers: slot[class] and, for answers that do not
@@ -57,6 +58,9 @@ struct xpi_query {
 	uint32_t *slot, *sslot; /* answer index + 1; 0: not judged */
 	double *score;      /* per class beside slot: the answer's score when it fits, -1 when not
 			     * (a decision reads this dense array, not the answers) */
+	double *ub;         /* per class beside slot, while not judged: the highest score it could
+			     * get, -1 when not reckoned yet (a class and a shape fix it; a decision
+			     * would otherwise reckon it again for every class it need not judge) */
 	size_t cap_slot;
 	struct xpi_memo *ans;
 	size_t n_ans, cap_ans;
@@ -131,11 +135,16 @@ struct xp_place_index {
 	size_t *n_live, *cap_live;
 	size_t *scls_n;          /* per static class: its nodes */
 	size_t n_live_all;       /* classes with members in all */
+	uint32_t *live_all;      /* those classes, in no order: a decision walks them, not every class
+				  * the index ever made (after commits and releases most are empty) */
+	uint32_t *live_all_sc;   /* beside it: each one's static class (no class read to skip one) */
+	size_t cap_live_all;
 	struct xpi_query *q;     /* job shapes judged, at most XPI_QUERIES */
 	size_t n_q;
 	uint64_t tick;
 	uint32_t *kind;          /* per device slot: its (vendor, model, driver) as a number */
 	size_t n_kinds;
+	size_t *kind_slot;       /* per kind: the device slot that made it (a homogeneous job's keys) */
 	struct xpi_undo *undo;   /* the running dry-run's changes */
 	size_t n_undo, cap_undo;
 	bool recording;
@@ -176,6 +185,9 @@ uint32_t xpi_query(struct xp_place_index *ix, const char *sig);
 /* The kept answer of class k to query q, NULL when not judged yet. Valid until the next
  * xpi_memo_put or xpi_query. */
 const struct xpi_memo *xpi_memo_get(const struct xp_place_index *ix, uint32_t q, uint32_t k);
+/* Query q's per-class bounds (xpi_query.ub), with room for every class the index has now.
+ * Valid until the next xpi_memo_put, xpi_query or class made. */
+double *xpi_query_ub(struct xp_place_index *ix, uint32_t q);
 /* Keeps an answer (dev: n positions, copied; text interned); for the whole static class of k
  * when statik (the answer does not depend on use). Valid as xpi_memo_get's. */
 const struct xpi_memo *xpi_memo_put(struct xp_place_index *ix, uint32_t q, uint32_t k, const struct xpi_memo *m,

@@ -57,7 +57,7 @@ int main(void)
 	/* Each agent is a socket here and one in the farm: fit under the descriptor limit. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < n + 256) {
-		size_t fit = rl.rlim_max > 356 ? (size_t)rl.rlim_max - 256 : 100;
+		size_t fit = rl.rlim_max > 512 ? (size_t)rl.rlim_max - 256 : (size_t)rl.rlim_max / 4;
 		fprintf(stderr, "bench_agents_scale: the descriptor limit (%lu) allows %zu agents, not %zu\n",
 			(unsigned long)rl.rlim_max, fit, n);
 		n = fit;
