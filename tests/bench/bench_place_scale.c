@@ -1,5 +1,5 @@
 /* bench_place_scale.c: how the placement index grows with the cluster (issue 15).
- * 1. For 1k, 5k, 10k and 20k nodes of sim gen's default mix, written as a snapshot and read
+ * 1. For 1k, 5k, 10k, 20k and 100k nodes of sim gen's default mix, written as a snapshot and read
  *    back through the inventory decoder (so the cluster's strings are laid out as a loaded
  *    file's are, not shared as the generator's): the index build, median of BUILDS runs, and
  *    one dry-run's decision time on the kept index, median over DECIDE runs of a few shapes
@@ -91,8 +91,10 @@ static int in_process(size_t n, const char *mixs, const struct xp_manifest *cons
 		fprintf(stderr, "bench_place_scale: parse: %s\n", err.msg);
 		return 1;
 	}
+	/* 100,000 nodes: fewer runs (a build is about a second, the cluster about 1 GiB). */
+	int builds = n >= 100000 ? 3 : BUILDS, decide = n >= 100000 ? 11 : DECIDE;
 	double b[BUILDS];
-	for (int r = 0; r < BUILDS; r++) {
+	for (int r = 0; r < builds; r++) {
 		double a = xp_now_ms();
 		struct xp_place_index *ix = xp_place_index_new(c, ms, nm);
 		b[r] = xp_now_ms() - a;
@@ -110,7 +112,7 @@ static int in_process(size_t n, const char *mixs, const struct xp_manifest *cons
 	struct xp_place_opts o = {XP_STRAT_PACK, 0, NULL, false, false, true};
 	int rc = 0;
 	for (size_t s = 0; s < ns && !rc; s++)
-		for (int r = 0; r < DECIDE && !rc; r++) {
+		for (int r = 0; r < decide && !rc; r++) {
 			char spec[256];
 			snprintf(spec, sizeof spec, "{%s}", specs[s]);
 			struct xp_job *j0 = parse(spec);
@@ -122,22 +124,23 @@ static int in_process(size_t n, const char *mixs, const struct xp_manifest *cons
 				/* The first run of a shape judges it; the ones after reuse. */
 				double a = xp_now_ms();
 				xp_place_result_free(xp_place_ix(ix, j0, &o, &err));
-				same[s * DECIDE + (size_t)r] = xp_now_ms() - a;
+				same[s * (size_t)decide + (size_t)r] = xp_now_ms() - a;
 				a = xp_now_ms();
 				xp_place_result_free(xp_place_ix(ix, j, &o, &err));
-				cold[s * DECIDE + (size_t)r] = xp_now_ms() - a;
+				cold[s * (size_t)decide + (size_t)r] = xp_now_ms() - a;
 			}
 			xp_job_free(j0);
 			xp_job_free(j);
 		}
 	struct xp_place_index_stats st;
 	xp_place_index_stats(ix, &st);
-	double mb = median(b, BUILDS);
+	double mb = median(b, (size_t)builds);
 	if (!rc)
 		printf("  %6zu nodes%s%s: index built in %7.2f ms median %s (%zu static classes, %zu classes); decision: "
 		       "same shape %.3f ms, new shape %.3f ms (medians of %zu)\n",
 		       n, mixs ? " of " : "", mixs ? mixs : "", mb, n != 10000 || mb <= TARGET_BUILD_MS ? "ok" : "MISS (target 100 ms)", st.static_classes,
-		       st.live_classes, median(same, ns * DECIDE), median(cold, ns * DECIDE), ns * DECIDE);
+		       st.live_classes, median(same, ns * (size_t)decide), median(cold, ns * (size_t)decide),
+		       ns * (size_t)decide);
 	xp_place_index_free(ix);
 	xp_cluster_free(c);
 	return rc;
@@ -267,7 +270,7 @@ int main(int argc, char **argv)
 	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm = xp_place_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
-	static const size_t sizes[] = {1000, 5000, 10000, 20000};
+	static const size_t sizes[] = {1000, 5000, 10000, 20000, 100000};
 	printf("bench_place_scale: the placement index by cluster size (sim gen default mix, read back from JSON)\n");
 	int rc = 0;
 	bool only_batch = argc > 1 && strcmp(argv[1], "batch") == 0;
