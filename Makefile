@@ -180,7 +180,8 @@ check: deps test-deps
 # LeakSanitizer is told so, and nothing of ours is suppressed.
 export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 
-test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner
+# The benchmarks are built (not run) too, so that -Werror and the sanitizers see their code.
+test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/readme_check.sh
 	@sh tests/layers.sh $(B)/obj

@@ -523,6 +523,7 @@ struct xp_farm *xp_farm_start(const struct xp_cluster *c)
 		munmap(shm, shm_len);
 		return NULL;
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -532,8 +533,10 @@ struct xp_farm *xp_farm_start(const struct xp_cluster *c)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		/* Never outlive the test that started it. */
+		/* Never outlive the test that started it, even one that died before this line. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 			rl.rlim_cur = rl.rlim_max;

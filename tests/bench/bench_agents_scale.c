@@ -12,6 +12,7 @@
  * Target (issue 15): both within the console's refresh interval (XP_DEFAULT_DELAY, 2 s), the
  * warm cycle's CPU a small share of a core. XP_BENCH_AGENTS sets the count (default 10,000).
  * Machines are noisy: a miss prints FAIL; only a miss by more than SLACK times fails. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ int main(void)
 	struct xp_run r;
 	if (xp_run_xpool(&r, NULL, "sim", "gen", "--nodes", nodes_s, "-o", inv, NULL) < 0 || r.status != 0) {
 		fprintf(stderr, "bench_agents_scale: sim gen failed: %s\n", r.err ? r.err : "");
+		xp_rm_rf(dir);
 		return 1;
 	}
 	xp_run_free(&r);
@@ -78,16 +80,25 @@ int main(void)
 	struct xp_cluster *src = xp_snapshot_load(inv, &err);
 	if (!src) {
 		fprintf(stderr, "bench_agents_scale: %s\n", err.msg);
+		xp_rm_rf(dir);
 		return 1;
 	}
 	struct xp_farm *farm = xp_farm_start(src);
 	if (!farm) {
 		fprintf(stderr, "bench_agents_scale: the farm did not start\n");
+		xp_rm_rf(dir);
 		return 1;
 	}
 	char list[128];
 	snprintf(list, sizeof list, "%s/agents", dir);
 	FILE *f = fopen(list, "w");
+	if (!f) {
+		fprintf(stderr, "bench_agents_scale: %s: %s\n", list, strerror(errno));
+		xp_farm_stop(farm);
+		xp_cluster_free(src);
+		xp_rm_rf(dir);
+		return 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char url[64];
 		xp_farm_url(farm, i, url, sizeof url);

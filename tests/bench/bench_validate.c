@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "istr.h"
 #include "model.h"
 #include "store.h"
 #include "validate.h"
@@ -133,9 +134,9 @@ static int run(const char *dir)
 		struct xp_node *n = xp_node_new(name);
 		for (int d = 0; d < 8; d++) {
 			struct xp_device *dev = xp_node_add_device(n);
-			dev->vendor = xp_strdup(i % 2 ? "NVIDIA" : "Huawei");
-			dev->model = xp_strdup(model);
-			dev->driver = xp_strdup("535.54.03");
+			dev->vendor = xp_istr(i % 2 ? "NVIDIA" : "Huawei");
+			dev->model = xp_istr(model);
+			dev->driver = xp_istr("535.54.03");
 		}
 		xp_cluster_add(c, n);
 	}
@@ -144,8 +145,7 @@ static int run(const char *dir)
 		if (k == 2)
 			for (int i = 0; i < N_ENVS; i += 10)
 				for (size_t d = 0; d < c->nodes[i]->n_devices; d++) {
-					free(c->nodes[i]->devices[d].driver);
-					c->nodes[i]->devices[d].driver = xp_strdup("550.54.14");
+					xp_istr_set(&c->nodes[i]->devices[d].driver, "550.54.14");
 				}
 		double a = xp_now_ms();
 		int src = xp_validate_sync(s, c, time(NULL), 0, &err);
