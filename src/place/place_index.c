@@ -335,6 +335,19 @@ static void member_rm(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 	}
 }
 
+/* Device slot s's use as its device shows it: the share in use, the hard slices and soft shares. */
+static void slot_use(struct xp_place_index *ix, const struct xp_device *dv, size_t s)
+{
+	ix->base[s] = ix->used[s] = alloc_used(dv, &ix->di[s]);
+	ix->hard[s] = ix->soft[s] = 0;
+	for (size_t a = 0; a < dv->n_allocs; a++) {
+		if (dv->allocs[a].share_pct > 0)
+			ix->soft[s]++;
+		else if (dv->allocs[a].slice)
+			ix->hard[s]++;
+	}
+}
+
 struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const struct xp_manifest *const *ms,
 					  size_t nm)
 {
@@ -432,14 +445,7 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 			size_t s = ix->off[i] + d;
 			ix->kind[s] = ix->kind[ix->off[rep] + d];
 			ix->di[s] = ix->di[ix->off[rep] + d];
-			ix->base[s] = ix->used[s] = alloc_used(&n->devices[d], &ix->di[s]);
-			for (size_t a = 0; a < n->devices[d].n_allocs; a++) {
-				const struct xp_alloc *al = &n->devices[d].allocs[a];
-				if (al->share_pct > 0)
-					ix->soft[s]++;
-				else if (al->slice)
-					ix->hard[s]++;
-			}
+			slot_use(ix, &n->devices[d], s);
 		}
 	}
 	free(kinds);
@@ -649,15 +655,7 @@ int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c,
 		ix->scls_n[found]++;
 		for (size_t d = 0; d < n->n_devices; d++) {
 			size_t s = ix->off[i] + d;
-			ix->base[s] = ix->used[s] = alloc_used(&n->devices[d], &ix->di[s]);
-			ix->hard[s] = ix->soft[s] = 0;
-			for (size_t a = 0; a < n->devices[d].n_allocs; a++) {
-				const struct xp_alloc *al = &n->devices[d].allocs[a];
-				if (al->share_pct > 0)
-					ix->soft[s]++;
-				else if (al->slice)
-					ix->hard[s]++;
-			}
+			slot_use(ix, &n->devices[d], s);
 		}
 	}
 	free(st);
