@@ -816,6 +816,38 @@ START_TEST(inventory_groups)
 }
 END_TEST
 
+/* The groups given to a node that clusters share (the agent pool's nodes, issue 15) go on a copy:
+ * a shared node is never changed, since another thread may be reading it; a node of one owner
+ * is given them in place, and one that needs none is left as it is. */
+START_TEST(groups_copy_on_write)
+{
+	const struct xp_manifest *ms[] = {ascend};
+	struct xp_cluster *c = xp_cluster_new(), *other = xp_cluster_new();
+	struct xp_node *nd = xp_test_node(c, "box", 16, &products[P_BOX16].devs);
+	for (size_t i = 0; i < nd->n_devices; i++) {
+		xp_istr_drop(nd->devices[i].affinity_group);
+		nd->devices[i].affinity_group = NULL;
+	}
+	xp_cluster_add(other, xp_node_ref(nd));
+	xp_normalize_groups_cow(&c->nodes[0], ms, 1);
+	ck_assert_ptr_ne(c->nodes[0], nd);
+	ck_assert_ptr_eq(other->nodes[0], nd);
+	for (size_t i = 0; i < nd->n_devices; i++) {
+		ck_assert_ptr_null(nd->devices[i].affinity_group);
+		ck_assert_ptr_nonnull(c->nodes[0]->devices[i].affinity_group);
+	}
+	/* Now each node has one owner: the copy needs nothing, the original changes in place. */
+	struct xp_node *copy = c->nodes[0];
+	xp_normalize_groups_cow(&c->nodes[0], ms, 1);
+	ck_assert_ptr_eq(c->nodes[0], copy);
+	xp_normalize_groups_cow(&other->nodes[0], ms, 1);
+	ck_assert_ptr_eq(other->nodes[0], nd);
+	ck_assert_str_eq(nd->devices[0].affinity_group, copy->devices[0].affinity_group);
+	xp_cluster_free(c);
+	xp_cluster_free(other);
+}
+END_TEST
+
 /* A cluster of six Ascend products (the review's mixed repro): each vendor score ranks nodes of
  * its own product only, so between products pack's own score decides: the A3 node, fullest
  * after the replica (14 of 16 in use), takes 2 NPUs as its rule gives them (a whole module),
@@ -1034,4 +1066,5 @@ XP_DEFINE_SUITE(ascend_products,
 		   golden_half, golden_box15, golden_910bx8_multi, choice_box16_multi, choice_a3_multi, choice_a3x8,
 		   choice_half, choice_box15, named_cases, layout_choice, layout_keys, layout_groups,
 		   inventory_groups, vendor_exports, vendor_export_mixed, hami_a3_unit, mixed_products,
-		   refusal_texts, missing_npu_score}})
+		   refusal_texts, missing_npu_score}},
+	{"shared", .setup = load, .teardown = unload, .tests = {groups_copy_on_write}})

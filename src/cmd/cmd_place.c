@@ -228,7 +228,7 @@ bool xp_ctx_place_follow(struct xp_ctx *ctx, const struct xp_cluster *old, uint6
 	/* The changed nodes get the groups keep_index gives every node of a cluster it indexes. */
 	for (size_t i = 0; i < n; i++)
 		if (changed[i] < c->n_nodes)
-			xp_normalize_groups(c->nodes[changed[i]], (const struct xp_manifest *const *)k->ms, k->nm);
+			xp_normalize_groups_cow(&c->nodes[changed[i]], (const struct xp_manifest *const *)k->ms, k->nm);
 	if (xp_place_index_update(k->ix, c, changed, n) < 0) {
 		xp_ctx_place_drop(ctx);
 		return false;
@@ -274,7 +274,7 @@ static struct xp_place_index *keep_index(struct xp_ctx *ctx, struct xp_place_kee
 	 * the vendor's group rules apply to it as to a discovered node. Once per cluster: the
 	 * groups, once given, stay. */
 	for (size_t i = 0; i < c->n_nodes; i++)
-		xp_normalize_groups(c->nodes[i], (const struct xp_manifest *const *)k->ms, k->nm);
+		xp_normalize_groups_cow(&c->nodes[i], (const struct xp_manifest *const *)k->ms, k->nm);
 	k->ix = xp_place_index_new(c, (const struct xp_manifest *const *)k->ms, k->nm);
 	k->c = c;
 	k->gen = c->generation;

@@ -517,8 +517,10 @@ static char *group_name(int rule, int ring, int index, bool chips)
 	return xp_asprintf("%s:%d", rule == XP_AFF_RING ? "hccs" : "card", g);
 }
 
-void xp_normalize_groups(struct xp_node *n, const struct xp_manifest *const *ms, size_t nm)
+/* The groups xp_normalize_groups gives; with write false, only whether it would give any. */
+static bool groups_give(struct xp_node *n, const struct xp_manifest *const *ms, size_t nm, bool write)
 {
+	bool any = false;
 	for (size_t i = 0; i < n->n_devices; i++) {
 		struct xp_device *d = &n->devices[i];
 		if (d->affinity_group || !d->model || d->index < 0)
@@ -531,11 +533,36 @@ void xp_normalize_groups(struct xp_node *n, const struct xp_manifest *const *ms,
 			if (!md)
 				continue;
 			int ring = 0, rule = rule_of(ms[k], xp_manifest_layout(ms[k], md, same), &ring);
-			if ((rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0)
+			if ((rule == XP_AFF_RING || rule == XP_AFF_CARD) && ring > 0) {
+				if (!write)
+					return true;
 				d->affinity_group = group_name(rule, ring, d->index, false);
+				any = true;
+			}
 			break;
 		}
 	}
+	return any;
+}
+
+void xp_normalize_groups(struct xp_node *n, const struct xp_manifest *const *ms, size_t nm)
+{
+	groups_give(n, ms, nm, true);
+}
+
+void xp_normalize_groups_cow(struct xp_node **slot, const struct xp_manifest *const *ms, size_t nm)
+{
+	struct xp_node *n = *slot;
+	if (!groups_give(n, ms, nm, false))
+		return;
+	/* Another cluster (the agent pool's, the console's last) holds this node too, and reads
+	 * it from another thread: change a copy of it instead. */
+	if (__atomic_load_n(&n->refs, __ATOMIC_ACQUIRE) != 0) {
+		*slot = xp_node_clone(n);
+		xp_node_free(n);
+		n = *slot;
+	}
+	groups_give(n, ms, nm, true);
 }
 
 /* Affinity groups and the links they imply, by the manifest's rule. */

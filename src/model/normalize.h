@@ -43,6 +43,9 @@ bool xp_normalize_names_disagree(const char *a, const char *b);
  * group discovery would: its model's rule in the manifests ms[0..nm), the [layout] the node's
  * count of the model selects, by device index (a card: consecutive indices). */
 void xp_normalize_groups(struct xp_node *n, const struct xp_manifest *const *ms, size_t nm);
+/* xp_normalize_groups on the node in *slot, a cluster's; a node that other clusters share
+ * (refcounted) and that would change is replaced in *slot by a changed copy first. */
+void xp_normalize_groups_cow(struct xp_node **slot, const struct xp_manifest *const *ms, size_t nm);
 /* Sets the node's facts labels (accelerator vendor, model, driver) from its devices. */
 void xp_normalize_facts(struct xp_node *node);
 
