@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "live.h"
@@ -29,6 +30,15 @@ static void write_sim(const char *path, size_t n, uint64_t seed)
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(rename(tmp, path), 0);
 	xp_cluster_free(c);
+}
+
+/* Sets a file's times a minute back: written long enough ago for its signature to be trusted. */
+static void age(const char *path)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct timespec ts[2] = {{now.tv_sec - 60, 0}, {now.tv_sec - 60, 0}};
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
 }
 
 /* One load: 1 a new cluster (freed here) of want nodes, 0 unchanged. */
@@ -66,6 +76,7 @@ START_TEST(snapshot_read_when_changed)
 	snprintf(db, sizeof db, "%s/xpool.db", dir);
 	snprintf(wal, sizeof wal, "%s-wal", db);
 	write_sim(path, 6, 1);
+	age(path);
 	atomic_bool cancel = false;
 	struct xp_live *l = xp_live_new(&cancel);
 	struct xp_source_opts so = {.inventory = path, .agent_timeout = 5};
@@ -80,6 +91,7 @@ START_TEST(snapshot_read_when_changed)
 
 	/* Renamed over (a new inode): read again, with the new content. */
 	write_sim(path, 9, 2);
+	age(path);
 	ck_assert_int_eq(load(l, &so, db, false, 9), 1);
 	ck_assert_int_eq(load(l, &so, db, false, 9), 0);
 
@@ -95,13 +107,25 @@ START_TEST(snapshot_read_when_changed)
 	 * A load during which they moved (sqlite may make the WAL as it opens the database) is
 	 * not trusted: the next one reads again, and then it settles. */
 	free(xp_write_file(dir, "xpool.db", "", 0600));
+	age(db);
 	settles(l, &so, db, 9);
 	free(xp_write_file(dir, "xpool.db-wal", "x", 0600));
+	age(wal);
 	settles(l, &so, db, 9);
+
+	/* Written just now: a same-size rewrite in the same tick of the file's clock would keep
+	 * the signature, so it is read at every load until it has settled (XP_LIVE_SETTLE_S). */
+	write_sim(path, 7, 3);
+	ck_assert_int_eq(load(l, &so, db, false, 7), 1);
+	ck_assert_int_eq(load(l, &so, db, false, 7), 1);
+	ck_assert_int_eq(load(l, &so, db, false, 7), 1);
+	age(path);
+	ck_assert_int_eq(load(l, &so, db, false, 7), 1);
+	ck_assert_int_eq(load(l, &so, db, false, 7), 0);
 
 	/* A reset (the source options changed) reads it again. */
 	xp_live_reset(l);
-	ck_assert_int_eq(load(l, &so, db, false, 9), 1);
+	ck_assert_int_eq(load(l, &so, db, false, 7), 1);
 
 	/* A file that went away is an error, not the old cluster. */
 	ck_assert_int_eq(unlink(path), 0);

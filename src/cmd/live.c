@@ -50,6 +50,20 @@ static bool sigs_eq(const struct file_sig a[3], const struct file_sig b[3])
 	return file_sig_eq(&a[0], &b[0]) && file_sig_eq(&a[1], &b[1]) && file_sig_eq(&a[2], &b[2]);
 }
 
+/* How old a file's modification time must be, at the start of a load, for its signature to
+ * be trusted: a file's clock ticks coarsely (a kernel tick, a whole second on some file
+ * systems, two on FAT), so a same-size rewrite in the tick of the load would keep the
+ * signature the load saw. Until then each refresh reads the file again. */
+#define XP_LIVE_SETTLE_S 2
+
+static bool sigs_settled(const struct file_sig sig[3], const struct timespec *start)
+{
+	for (int i = 0; i < 3; i++)
+		if (sig[i].ino && sig[i].mtime.tv_sec + XP_LIVE_SETTLE_S > start->tv_sec)
+			return false;
+	return true;
+}
+
 struct xp_live {
 	const atomic_bool *cancel;
 	pthread_mutex_t mu;          /* guards pool (the pointer) for xp_live_wake */
@@ -174,6 +188,8 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 	 * figures take, changed since the last load (or on a forced refresh): a console left on
 	 * a file that never changes parses it once. */
 	struct file_sig sig[3] = {{0}};
+	struct timespec start;
+	clock_gettime(CLOCK_REALTIME, &start);
 	bool file_only = so->inventory && !so->topology && !so->replay;
 	if (file_only) {
 		sigs_of(so->inventory, db, sig);
@@ -186,11 +202,12 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 	if (c && l->pool)
 		l->last_gen = xp_agent_pool_generation(l->pool);
 	/* Kept only when nothing moved while it was read (sqlite may make the WAL on the first
-	 * open): otherwise the next load reads again rather than miss a change. */
+	 * open) and nothing was written too recently to tell (XP_LIVE_SETTLE_S): otherwise the
+	 * next load reads again rather than miss a change. */
 	struct file_sig after[3] = {{0}};
 	if (file_only)
 		sigs_of(so->inventory, db, after);
-	l->have_sig = c && file_only && sigs_eq(sig, after);
+	l->have_sig = c && file_only && sigs_eq(sig, after) && sigs_settled(sig, &start);
 	memcpy(l->base_sig, sig, sizeof sig);
 	return c;
 }
