@@ -335,6 +335,20 @@ static void member_rm(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 	}
 }
 
+/* The node of name rank r joins the class of its static class and use; u is scratch room for
+ * 2 x XP_MAX_DEVICES + 1 values. */
+static void node_join(struct xp_place_index *ix, size_t r, double *u)
+{
+	size_t i = ix->order[r];
+	const struct xp_node *n = ix->c->nodes[i];
+	for (size_t d = 0; d < n->n_devices; d++) {
+		u[d] = clamp01(ix->used[ix->off[i] + d]);
+		u[n->n_devices + d] = mode_key(ix, i, d);
+	}
+	ix->cls[i] = class_of(ix, ix->scls[i], u);
+	member_add(ix, ix->cls[i], (uint32_t)r);
+}
+
 /* Device slot s's use as its device shows it: the share in use, the hard slices and soft shares. */
 static void slot_use(struct xp_place_index *ix, const struct xp_device *dv, size_t s)
 {
@@ -459,16 +473,8 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 	for (size_t i = 0; i < nn; i++)
 		ix->scls_n[ix->scls[i]]++;
 	double *u = xp_malloc((2 * XP_MAX_DEVICES + 1) * sizeof *u);
-	for (size_t r = 0; r < nn; r++) {
-		size_t i = ix->order[r];
-		const struct xp_node *n = c->nodes[i];
-		for (size_t d = 0; d < n->n_devices; d++) {
-			u[d] = clamp01(ix->used[ix->off[i] + d]);
-			u[n->n_devices + d] = mode_key(ix, i, d);
-		}
-		ix->cls[i] = class_of(ix, ix->scls[i], u);
-		member_add(ix, ix->cls[i], (uint32_t)r);
-	}
+	for (size_t r = 0; r < nn; r++)
+		node_join(ix, r, u);
 	free(u);
 	return ix;
 }
@@ -663,18 +669,9 @@ int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c,
 	free(kdev);
 	free(orphan);
 	double *u = xp_malloc((2 * XP_MAX_DEVICES + 1) * sizeof *u);
-	for (size_t r = 0; r < nn; r++) {
-		size_t i = ix->order[r];
-		if (!chg[i])
-			continue;
-		const struct xp_node *n = c->nodes[i];
-		for (size_t d = 0; d < n->n_devices; d++) {
-			u[d] = clamp01(ix->used[ix->off[i] + d]);
-			u[n->n_devices + d] = mode_key(ix, i, d);
-		}
-		ix->cls[i] = class_of(ix, ix->scls[i], u);
-		member_add(ix, ix->cls[i], (uint32_t)r);
-	}
+	for (size_t r = 0; r < nn; r++)
+		if (chg[ix->order[r]])
+			node_join(ix, r, u);
 	free(u);
 	free(chg);
 	kinds_renumber(ix);
