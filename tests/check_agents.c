@@ -913,6 +913,25 @@ START_TEST(farm_warm_cycle_and_k_changes)
 	}
 	for (size_t i = 0; i < n; i++)
 		expect_same_node(c1->nodes[i], farm, src, i);
+	/* Another baselines basis (the database changed): every node is made again, rebased, with
+	 * nothing decoded; the same basis again makes none. */
+	uint64_t d0, b0;
+	xp_agent_pool_work(pool, &d0, &b0);
+	for (int again = 0; again < 2; again++) {
+		struct xp_cluster *c2 = xp_cluster_new();
+		xp_source_merge_agents(c2, pool, time(NULL), 1);
+		xp_agent_pool_work(pool, &dec, &built);
+		ck_assert_uint_eq(dec, d0);
+		ck_assert_uint_eq(built - b0, again ? 0 : n);
+		for (size_t i = 0; i < n; i++)
+			if (!again)
+				ck_assert_ptr_ne(c2->nodes[i], c1->nodes[i]);
+			else
+				ck_assert_ptr_eq(c2->nodes[i], c1->nodes[i]);
+		xp_cluster_free(c1);
+		c1 = c2;
+		b0 = built;
+	}
 	free(changed);
 	xp_agent_pool_free(pool);
 	/* The pool gone, the cluster is the nodes' last owner. */
