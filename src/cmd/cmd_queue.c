@@ -188,7 +188,10 @@ static void print_quotas(FILE *out, const struct xp_queue *q)
 	}
 	xp_table_print(&t, out, "  ");
 	xp_table_free(&t);
-	fprintf(out, "  (USED is '-': xpool tracks no jobs yet; memory in GiB)\n");
+	bool mem = false;
+	for (size_t i = 0; i < q->n_quotas; i++)
+		mem = mem || q->quotas[i].res == XP_RES_MEMORY;
+	fprintf(out, "  (USED is '-': xpool tracks no jobs yet%s)\n", mem ? "; memory in GiB" : "");
 }
 
 static int do_show(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
