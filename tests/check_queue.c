@@ -134,6 +134,8 @@ START_TEST(amounts)
 	ck_assert_int_eq(v, 8000);
 	ck_assert_int_eq(xp_qamount_parse("0.5", false, "f", &v, &err), 0);
 	ck_assert_int_eq(v, 500);
+	ck_assert_int_eq(xp_qamount_parse(".5", false, "f", &v, &err), 0);
+	ck_assert_int_eq(v, 500);
 	ck_assert_int_eq(xp_qamount_parse("1.125", false, "f", &v, &err), 0);
 	ck_assert_int_eq(v, 1125);
 	ck_assert_int_eq(xp_qamount_parse("-", true, "f", &v, &err), 0);
@@ -360,6 +362,7 @@ START_TEST(validation)
 	FAILS(1, "queue 'a' exists", "queue", "add", "a");
 	FAILS(1, "no queue 'zz'", "queue", "set", "zz", "--weight", "2");
 	FAILS(1, "no queue 'zz'", "queue", "rm", "zz");
+	FAILS(2, "nothing to change: give an option", "queue", "set", "a");
 	FAILS(1, "no queue 'zz'", "queue", "show", "zz");
 	FAILS(2, "--drop-quota: 'h100:devices' is not a quota of a", "queue", "set", "a", "--drop-quota", "h100:devices");
 	FAILS(2, "option --drop-quota does not apply", "queue", "add", "b", "--drop-quota", "h100:devices");

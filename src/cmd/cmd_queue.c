@@ -380,6 +380,17 @@ static int do_put(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, 
 		xp_errf(&err, "no queue '%s' (`xpool queue list` lists them)", arg);
 		goto out;
 	}
+	if (!add) {
+		bool any = false;
+		for (int i = 0; queue_opts[i].name; i++)
+			any = any || a->set[i];
+		if (!any) {
+			/* An audit row saying nothing changed would only be noise. */
+			xp_errf(&err, "nothing to change: give an option (xpool help queue)");
+			rc = XP_EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (old)
 		queue_copy(&q, old);
 	else

@@ -100,7 +100,9 @@ int xp_qamount_parse(const char *text, bool unlimited_ok, const char *field, int
 			frac = frac * 10 + (*p - '0');
 		}
 		if (!decimals)
-			digits = 0;
+			digits = 0; /* "1." is a typo, not 1 */
+		else
+			digits += decimals; /* ".5" is half */
 	}
 	if (!digits || *p)
 		return xp_errf(err, "%s: '%.40s' is not a number%s", field, text,
