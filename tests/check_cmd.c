@@ -356,7 +356,15 @@ START_TEST(json_or_refused)
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "env", "declare", "V", "M", "D", NULL), 0);
 	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "queue", "add", "q1", NULL), 0);
+	xp_run_free(&r);
 	const struct form_args need[] = {
+		{"queue show", {"q1"}},
+		{"queue add", {"q2"}},
+		{"queue set", {"q2", "--state", "hold"}},
+		{"queue rm", {"q2"}},
+		{"queue class add", {"k1", "--vendor", "NVIDIA"}},
+		{"queue class rm", {"k1"}},
 		{"validate case show", {"c1"}},
 		{"validate history", {"V:M:D", "c1"}},
 		{"agent probe", {url, "hello", "--write-token-file", tok}},

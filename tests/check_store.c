@@ -535,9 +535,10 @@ START_TEST(migration_mismatch)
 	const struct {
 		const char *pragma, *want;
 	} cases[] = {
-		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 2"},
+		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 3"},
+		{"PRAGMA user_version = 2", "says schema version 2, but its tables are those of version 3"},
 		{"PRAGMA user_version = -1", "schema version -1 is not one xpool writes (expected 0"},
-		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 2"},
+		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 3"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		sqlite3 *raw;
@@ -559,7 +560,7 @@ START_TEST(migration_mismatch)
 	ck_assert_msg(strstr(err.msg, "schema version -1 is not one xpool writes"), "%s", err.msg);
 	/* Set back, the file opens and still holds its data. */
 	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	struct xp_store *s = xp_store_open(db, &err);
 	ck_assert_msg(s != NULL, "%s", err.msg);
@@ -579,8 +580,8 @@ static void set_user_version(const char *p, int v)
 	sqlite3_close(raw);
 }
 
-/* Reads check the tables against the user_version as migrations do: a version-2 file whose
- * user_version says 0 or 1 is refused with the same message (not "holds no xpool tables yet",
+/* Reads check the tables against the user_version as migrations do: a version-3 file whose
+ * user_version says 0, 1 or 2 is refused with the same message (not "holds no xpool tables yet",
  * not read silently), and `db check` reports any mismatch (exit 1). */
 START_TEST(read_version_mismatch)
 {
@@ -590,10 +591,11 @@ START_TEST(read_version_mismatch)
 	snprintf(db, sizeof db, "%s/v.db", dir);
 	make_db(db);
 	struct xp_run r;
-	for (int v = 0; v <= 1; v++) {
+	for (int v = 0; v < XP_STORE_VERSION; v++) {
 		set_user_version(db, v);
 		char want[128];
-		snprintf(want, sizeof want, "says schema version %d, but its tables are those of version 2", v);
+		snprintf(want, sizeof want, "says schema version %d, but its tables are those of version %d", v,
+			 XP_STORE_VERSION);
 		err.msg[0] = '\0';
 		ck_assert_ptr_null(xp_store_open_read(db, &err));
 		ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, db), "%d: %s", v, err.msg);
@@ -602,7 +604,7 @@ START_TEST(read_version_mismatch)
 			      v, r.status, r.out, r.err);
 		xp_run_free(&r);
 	}
-	const int bad[] = {-1, 0, 1, 3};
+	const int bad[] = {-1, 0, 1, 2, XP_STORE_VERSION + 1};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		set_user_version(db, bad[i]);
 		char want[64];
@@ -612,7 +614,7 @@ START_TEST(read_version_mismatch)
 			      "%d: %d: %s%s", bad[i], r.status, r.out, r.err);
 		xp_run_free(&r);
 	}
-	set_user_version(db, 2);
+	set_user_version(db, XP_STORE_VERSION);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "check", NULL), 0);
 	ck_assert_msg(r.status == 0 && strstr(r.out, ": ok"), "%d: %s%s", r.status, r.out, r.err);
 	xp_run_free(&r);

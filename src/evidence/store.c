@@ -47,6 +47,25 @@ static const char *const migrations[XP_STORE_VERSION] = {
 	/* 2: the matrix reads the latest record per cell layer; the audit log is read by time */
 	"CREATE INDEX results_cell ON results(env, case_name, layer, id);"
 	"CREATE INDEX audit_time ON audit(time);",
+	/* 3: workload queues (src/queue): resource classes (built-ins cpu and mem), queues in a
+	 * hierarchy, and their quotas per class and resource in milli-units (1 device = 1000),
+	 * NULL for unlimited. Only additions: readers of older files see no queues. */
+	"CREATE TABLE rclasses(name TEXT PRIMARY KEY, vendor TEXT, model TEXT, label TEXT,"
+	" builtin INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL);"
+	"INSERT INTO rclasses(name, builtin, created) VALUES('cpu', 1, 0), ('mem', 1, 0);"
+	"CREATE TABLE queues(name TEXT PRIMARY KEY,"
+	" parent TEXT REFERENCES queues(name) ON DELETE RESTRICT, tenants TEXT,"
+	" weight REAL NOT NULL DEFAULT 1 CHECK(weight > 0), priority INTEGER NOT NULL DEFAULT 0,"
+	" ordering TEXT NOT NULL DEFAULT 'best-effort', state TEXT NOT NULL DEFAULT 'open',"
+	" reclaimable INTEGER NOT NULL DEFAULT 1, within TEXT NOT NULL DEFAULT 'never',"
+	" reclaim TEXT NOT NULL DEFAULT 'never', created INTEGER NOT NULL);"
+	"CREATE TABLE quotas(queue TEXT NOT NULL REFERENCES queues(name) ON DELETE CASCADE,"
+	" class TEXT NOT NULL REFERENCES rclasses(name) ON DELETE RESTRICT,"
+	" resource TEXT NOT NULL CHECK(resource IN ('devices','ecu','cpus','memory')),"
+	" guaranteed INTEGER NOT NULL DEFAULT 0, deserved INTEGER NOT NULL DEFAULT 0, max INTEGER,"
+	" borrowing_limit INTEGER, lending_limit INTEGER, PRIMARY KEY(queue, class, resource),"
+	" CHECK(guaranteed <= deserved), CHECK(max IS NULL OR deserved <= max));"
+	"CREATE INDEX quotas_class ON quotas(class);",
 };
 
 /* The message of a failed call whose result code is rc and text msg: a read-only database
@@ -191,6 +210,7 @@ static const char *const migration_objects[XP_STORE_VERSION][12] = {
 	{"settings", "snapshots", "snapshots_time", "samples", "samples_time", "audit", "environments", "cases",
 	 "results", "baselines", NULL},
 	{"results_cell", "audit_time", NULL},
+	{"rclasses", "queues", "quotas", "quotas_class", NULL},
 };
 
 /* Sets *has to whether the database has a table or index called name; -1 with err set

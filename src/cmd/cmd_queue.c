@@ -1,0 +1,648 @@
+/* cmd_queue.c: `xpool queue list|show|add|set|rm` and `xpool queue class add|list|rm`: the
+ * workload queues, their quotas per resource class, and the classes (src/queue). Looking
+ * (list, show, class list) opens the database read-only, or an empty one when there is none:
+ * it never creates or changes the file. Each write is one transaction with its audit row. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "model.h"
+#include "qmodel.h"
+#include "qstore.h"
+#include "store.h"
+#include "store_open.h"
+#include "table.h"
+
+static const char *order_value(int i)
+{
+	return i < XP_QO_COUNT ? xp_qorder_name(i) : NULL;
+}
+
+static const char *state_value(int i)
+{
+	return i < XP_QS_COUNT ? xp_qstate_name(i) : NULL;
+}
+
+static const char *within_value(int i)
+{
+	return i < 3 ? xp_qpolicy_name(i) : NULL;
+}
+
+static const char *reclaim_value(int i)
+{
+	static const int v[] = {XP_QP_NEVER, XP_QP_LOWER_PRIORITY, XP_QP_ANY};
+	return i < 3 ? xp_qpolicy_name(v[i]) : NULL;
+}
+
+static const char *yes_no_value(int i)
+{
+	return i == 0 ? "yes" : i == 1 ? "no" : NULL;
+}
+
+static const struct xp_opt queue_opts[] = {
+	{"parent", 0, "QUEUE", "add, set: the parent queue (a cohort); set: '-' for none"},
+	{"weight", 0, "W", "add, set: share weight, > 0 (default 1)"},
+	{"priority", 0, "N", "add, set: queue priority (default 0)"},
+	{"tenants", 0, "T,..", "add, set: tenants allowed (default, or '-': every tenant)"},
+	{"ordering", 0, "ORDER", "add, set: best-effort or strict FIFO (default best-effort)", order_value},
+	{"state", 0, "STATE", "add, set: open, hold (admit nothing) or drain (also evict) (default open)", state_value},
+	{"within", 0, "POLICY", "add, set: preemption within the queue: never, lower-priority, lower-or-newer",
+	 within_value},
+	{"reclaim", 0, "POLICY", "add, set: taking back what was lent: never, lower-priority, any", reclaim_value},
+	{"reclaimable", 0, "yes|no", "add, set: whether what it borrowed may be reclaimed (default yes)", yes_no_value},
+	{"quota", 0, "CLASS:RES=G/D[/M[/B[/L]]],..",
+	 "add, set: quotas (RES devices|ecu|cpus|memory; M max, B borrowing, L lending limit, '-' unlimited)"},
+	{"drop-quota", 0, "CLASS:RES,..", "set: remove these quotas"},
+	{"vendor", 0, "GLOB", "class add: the vendor or adapter glob (\"NVIDIA\", \"ascend\")"},
+	{"model", 0, "GLOB", "class add: the model glob (\"*H100*\")"},
+	{"label", 0, "KEY=VALUE", "class add: the pool label its nodes carry (instead of globs)"},
+	{NULL, 0, NULL, NULL},
+};
+
+/* What each form takes: its words, positional count and the options that apply. */
+struct qsub {
+	const char *group, *name, *usage, *opts;
+	int nargs;
+	bool writes;
+	int (*fn)(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+};
+
+static int do_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+static int do_show(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+static int do_put(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+static int do_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+static int do_class_add(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+static int do_class_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+static int do_class_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s);
+
+#define QUEUE_OPTS " parent weight priority tenants ordering state within reclaim reclaimable quota "
+static const struct qsub qsubs[] = {
+	{NULL, "list", "[--json]", " ", 0, false, do_list},
+	{NULL, "show", "NAME [--json]", " ", 1, false, do_show},
+	{NULL, "add", "NAME [options]", QUEUE_OPTS, 1, true, do_put},
+	{NULL, "set", "NAME [options] [--drop-quota CLASS:RES,..]", QUEUE_OPTS "drop-quota ", 1, true, do_put},
+	{NULL, "rm", "NAME", " ", 1, true, do_rm},
+	{"class", "add", "NAME --vendor GLOB [--model GLOB] | --label KEY=VALUE", " vendor model label ", 1, true,
+	 do_class_add},
+	{"class", "list", "[--json]", " ", 0, false, do_class_list},
+	{"class", "rm", "NAME", " ", 1, true, do_class_rm},
+	{NULL, NULL, NULL, NULL, 0, false, NULL},
+};
+
+/* "NAME: message" in err, as a usage (2) or runtime (1) failure of the form words. */
+static int fail(struct xp_ctx *ctx, const char *words, int code, const struct xp_err *err)
+{
+	xp_ctx_error(ctx, "queue %s: %s", words, err->msg);
+	return code;
+}
+
+/* Writes a quantity, or "unlimited". */
+static const char *amount(int64_t milli, char *buf, size_t size)
+{
+	return xp_qamount_format(milli, buf, size);
+}
+
+static void tenants_cell(const struct xp_queue *q, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < q->n_tenants && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? "," : "", q->tenants[i]);
+	if (!q->n_tenants)
+		snprintf(buf, size, "(all)");
+}
+
+/* The quotas in the --quota form, for the list's last column. */
+static void quotas_cell(const struct xp_queue *q, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < q->n_quotas && len < size; i++) {
+		const struct xp_quota *u = &q->quotas[i];
+		char g[32], d[32], m[32];
+		xp_qamount_format(u->guaranteed, g, sizeof g);
+		xp_qamount_format(u->deserved, d, sizeof d);
+		if (u->max < 0)
+			snprintf(m, sizeof m, "-");
+		else
+			xp_qamount_format(u->max, m, sizeof m);
+		len += (size_t)snprintf(buf + len, size - len, "%s%s:%s=%s/%s/%s", i ? "," : "", u->rclass,
+					xp_res_name(u->res), g, d, m);
+	}
+	if (!q->n_quotas)
+		snprintf(buf, size, "-");
+}
+
+static int do_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	(void)a, (void)arg;
+	struct xp_qset set;
+	struct xp_err err = {{0}};
+	if (xp_qstore_load(s, &set, &err) < 0)
+		return fail(ctx, "list", XP_EXIT_ERROR, &err);
+	if (ctx->json) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < set.n_queues; i++)
+			json_array_append_new(arr, xp_queue_json(&set.queues[i]));
+		xp_print_json_list(ctx->out, "queues", arr);
+	} else if (!set.n_queues) {
+		fprintf(ctx->out, "no queues (add one with `xpool queue add NAME`)\n");
+	} else {
+		struct xp_table t;
+		xp_table_init(&t, 7);
+		xp_table_row(&t, "NAME", "PARENT", "WEIGHT", "PRIORITY", "STATE", "TENANTS", "QUOTAS G/D/MAX");
+		for (size_t i = 0; i < set.n_queues; i++) {
+			const struct xp_queue *q = &set.queues[i];
+			char w[32], p[16], ten[256], quo[512];
+			snprintf(w, sizeof w, "%g", q->weight);
+			snprintf(p, sizeof p, "%d", q->priority);
+			tenants_cell(q, ten, sizeof ten);
+			quotas_cell(q, quo, sizeof quo);
+			xp_table_row(&t, q->name, q->parent ? q->parent : "-", w, p, xp_qstate_name(q->state), ten, quo);
+		}
+		xp_table_print(&t, ctx->out, "");
+		xp_table_free(&t);
+	}
+	xp_qset_clear(&set);
+	return XP_EXIT_OK;
+}
+
+static void print_quotas(FILE *out, const struct xp_queue *q)
+{
+	if (!q->n_quotas) {
+		fprintf(out, "quotas:      none (limited only by its parent and the cluster)\n");
+		return;
+	}
+	struct xp_table t;
+	xp_table_init(&t, 8);
+	xp_table_row(&t, "CLASS", "RESOURCE", "USED", "GUARANTEED", "DESERVED", "MAX", "BORROW", "LEND");
+	for (size_t i = 0; i < q->n_quotas; i++) {
+		const struct xp_quota *u = &q->quotas[i];
+		char g[32], d[32], m[32], b[32], l[32];
+		xp_table_row(&t, u->rclass, xp_res_name(u->res), "-", amount(u->guaranteed, g, sizeof g),
+			     amount(u->deserved, d, sizeof d), amount(u->max, m, sizeof m),
+			     amount(u->borrowing_limit, b, sizeof b), amount(u->lending_limit, l, sizeof l));
+	}
+	xp_table_print(&t, out, "  ");
+	xp_table_free(&t);
+	bool mem = false;
+	for (size_t i = 0; i < q->n_quotas; i++)
+		mem = mem || q->quotas[i].res == XP_RES_MEMORY;
+	fprintf(out, "  (USED is '-': xpool tracks no jobs yet%s)\n", mem ? "; memory in GiB" : "");
+}
+
+static int do_show(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	(void)a;
+	struct xp_qset set;
+	struct xp_err err = {{0}};
+	if (xp_qname_check(arg, "queue name", &err) < 0)
+		return fail(ctx, "show", XP_EXIT_USAGE, &err);
+	if (xp_qstore_load(s, &set, &err) < 0)
+		return fail(ctx, "show", XP_EXIT_ERROR, &err);
+	const struct xp_queue *q = xp_qset_queue(&set, arg);
+	int rc = XP_EXIT_OK;
+	if (!q) {
+		xp_ctx_error(ctx, "queue show: no queue '%s' (`xpool queue list` lists them)", arg);
+		rc = XP_EXIT_ERROR;
+	} else if (ctx->json) {
+		json_t *o = xp_queue_json(q);
+		json_t *kids = json_array();
+		for (size_t i = 0; i < set.n_queues; i++)
+			if (set.queues[i].parent && strcmp(set.queues[i].parent, q->name) == 0)
+				json_array_append_new(kids, json_string(set.queues[i].name));
+		json_object_set_new(o, "children", kids);
+		xp_print_json(ctx->out, o);
+	} else {
+		char ten[256];
+		tenants_cell(q, ten, sizeof ten);
+		fprintf(ctx->out, "queue:       %s\nparent:      %s\n", q->name, q->parent ? q->parent : "-");
+		fprintf(ctx->out, "children:    ");
+		size_t nk = 0;
+		for (size_t i = 0; i < set.n_queues; i++)
+			if (set.queues[i].parent && strcmp(set.queues[i].parent, q->name) == 0)
+				fprintf(ctx->out, "%s%s", nk++ ? "," : "", set.queues[i].name);
+		fprintf(ctx->out, "%s\n", nk ? "" : "-");
+		fprintf(ctx->out, "tenants:     %s\nweight:      %g\npriority:    %d\nstate:       %s\n", ten, q->weight,
+			q->priority, xp_qstate_name(q->state));
+		fprintf(ctx->out, "ordering:    %s\nreclaimable: %s\npreemption:  within %s, reclaim %s\n",
+			xp_qorder_name(q->order), q->reclaimable ? "yes" : "no", xp_qpolicy_name(q->within),
+			xp_qpolicy_name(q->reclaim));
+		print_quotas(ctx->out, q);
+	}
+	xp_qset_clear(&set);
+	return rc;
+}
+
+/* Reads the queue options of a into q (a copy of the stored one for set, defaults for add).
+ * Usage errors (the option's text) return XP_EXIT_USAGE with err naming the option. */
+static int read_opts(const struct xp_args *a, struct xp_queue *q, struct xp_err *err)
+{
+	const char *v;
+	if ((v = xp_args_get(a, "parent"))) {
+		free(q->parent);
+		q->parent = NULL;
+		if (strcmp(v, "-") != 0) {
+			if (xp_qname_check(v, "--parent", err) < 0)
+				return -1;
+			q->parent = xp_strdup(v);
+		}
+	}
+	if ((v = xp_args_get(a, "weight"))) {
+		char *end;
+		errno = 0;
+		double w = strtod(v, &end);
+		if (end == v || *end || errno || !isfinite(w) || !(w > 0) || w > 1e6)
+			return xp_errf(err, "--weight: '%.40s' is not a number above 0 and at most 1000000", v);
+		q->weight = w;
+	}
+	if ((v = xp_args_get(a, "priority"))) {
+		char *end;
+		errno = 0;
+		long p = strtol(v, &end, 10);
+		if (end == v || *end || errno || p < -1000000000L || p > 1000000000L)
+			return xp_errf(err, "--priority: '%.40s' is not a whole number within +-1000000000", v);
+		q->priority = (int)p;
+	}
+	if ((v = xp_args_get(a, "tenants"))) {
+		char **t;
+		size_t n;
+		if (xp_tenants_parse(v, &t, &n, err) < 0)
+			return -1;
+		xp_strv_free(q->tenants, q->n_tenants);
+		q->tenants = t;
+		q->n_tenants = n;
+	}
+	if ((v = xp_args_get(a, "ordering")) && (q->order = xp_qorder_parse(v)) < 0)
+		return xp_errf(err, "--ordering: '%.40s' is not best-effort or strict", v);
+	if ((v = xp_args_get(a, "state")) && (q->state = xp_qstate_parse(v)) < 0)
+		return xp_errf(err, "--state: '%.40s' is not open, hold or drain", v);
+	if ((v = xp_args_get(a, "within")) &&
+	    ((q->within = xp_qpolicy_parse(v)) < 0 || q->within == XP_QP_ANY))
+		return xp_errf(err, "--within: '%.40s' is not never, lower-priority or lower-or-newer", v);
+	if ((v = xp_args_get(a, "reclaim")) &&
+	    ((q->reclaim = xp_qpolicy_parse(v)) < 0 || q->reclaim == XP_QP_LOWER_OR_NEWER))
+		return xp_errf(err, "--reclaim: '%.40s' is not never, lower-priority or any", v);
+	if ((v = xp_args_get(a, "reclaimable"))) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			return xp_errf(err, "--reclaimable: '%.40s' is not yes or no", v);
+		q->reclaimable = strcmp(v, "yes") == 0;
+	}
+	if ((v = xp_args_get(a, "drop-quota"))) {
+		/* The same CLASS:RES form as --quota, with no numbers. */
+		const char *p = v;
+		for (;;) {
+			size_t len = strcspn(p, ",");
+			char *e = xp_strndup(p, len);
+			char *colon = strchr(e, ':');
+			int res = colon ? xp_res_parse(colon + 1) : -1;
+			if (colon)
+				*colon = '\0';
+			size_t j = 0;
+			for (; res >= 0 && j < q->n_quotas; j++)
+				if (strcmp(q->quotas[j].rclass, e) == 0 && q->quotas[j].res == res)
+					break;
+			if (res < 0 || j == q->n_quotas) {
+				xp_errf(err, "--drop-quota: '%.80s' is not a quota of %s (CLASS:RES)", p, q->name);
+				free(e);
+				return -1;
+			}
+			free(e);
+			free(q->quotas[j].rclass);
+			q->quotas[j] = q->quotas[--q->n_quotas];
+			if (!p[len])
+				break;
+			p += len + 1;
+		}
+	}
+	if ((v = xp_args_get(a, "quota"))) {
+		struct xp_quota *nq;
+		size_t n;
+		if (xp_quotas_parse(v, &nq, &n, err) < 0)
+			return -1;
+		/* Each given (class, resource) replaces the stored one whole; the others stay. */
+		for (size_t i = 0; i < n; i++) {
+			size_t j = 0;
+			for (; j < q->n_quotas; j++)
+				if (strcmp(q->quotas[j].rclass, nq[i].rclass) == 0 && q->quotas[j].res == nq[i].res)
+					break;
+			if (j == q->n_quotas)
+				q->quotas = xp_realloc(q->quotas, ++q->n_quotas * sizeof *q->quotas);
+			else
+				free(q->quotas[j].rclass);
+			q->quotas[j] = nq[i];
+		}
+		free(nq);
+	}
+	return 0;
+}
+
+/* A deep copy of q. */
+static void queue_copy(struct xp_queue *dst, const struct xp_queue *q)
+{
+	*dst = *q;
+	dst->name = xp_strdup(q->name);
+	dst->parent = xp_strdup(q->parent);
+	dst->tenants = q->n_tenants ? xp_calloc(q->n_tenants, sizeof *dst->tenants) : NULL;
+	for (size_t i = 0; i < q->n_tenants; i++)
+		dst->tenants[i] = xp_strdup(q->tenants[i]);
+	dst->quotas = q->n_quotas ? xp_calloc(q->n_quotas, sizeof *dst->quotas) : NULL;
+	for (size_t i = 0; i < q->n_quotas; i++) {
+		dst->quotas[i] = q->quotas[i];
+		dst->quotas[i].rclass = xp_strdup(q->quotas[i].rclass);
+	}
+}
+
+static int do_put(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	bool add = strcmp(a->argv[0], "add") == 0;
+	const char *words = add ? "add" : "set";
+	struct xp_err err = {{0}};
+	if (xp_qname_check(arg, "queue name", &err) < 0)
+		return fail(ctx, words, XP_EXIT_USAGE, &err);
+	if (xp_store_begin(s, &err) < 0)
+		return fail(ctx, words, XP_EXIT_ERROR, &err);
+	struct xp_qset set;
+	if (xp_qstore_load(s, &set, &err) < 0) {
+		xp_store_rollback(s);
+		return fail(ctx, words, XP_EXIT_ERROR, &err);
+	}
+	struct xp_queue *old = xp_qset_queue(&set, arg), q = {0};
+	int rc = XP_EXIT_ERROR;
+	if (add && old) {
+		xp_errf(&err, "queue '%s' exists (change it with `xpool queue set`)", arg);
+		goto out;
+	}
+	if (!add && !old) {
+		xp_errf(&err, "no queue '%s' (`xpool queue list` lists them)", arg);
+		goto out;
+	}
+	if (!add) {
+		bool any = false;
+		for (int i = 0; queue_opts[i].name; i++)
+			any = any || a->set[i];
+		if (!any) {
+			/* An audit row saying nothing changed would only be noise. */
+			xp_errf(&err, "nothing to change: give an option (xpool help queue)");
+			rc = XP_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (old)
+		queue_copy(&q, old);
+	else
+		q = (struct xp_queue){.name = xp_strdup(arg), .weight = 1, .reclaimable = true};
+	if (read_opts(a, &q, &err) < 0) {
+		rc = XP_EXIT_USAGE;
+		goto out;
+	}
+	if (xp_qset_parent_check(&set, q.name, q.parent, &err) < 0)
+		goto out;
+	for (size_t i = 0; i < q.n_quotas; i++) {
+		const struct xp_rclass *c = xp_qset_class(&set, q.quotas[i].rclass);
+		if (xp_quota_check(&q.quotas[i], c, &err) < 0) {
+			rc = c ? XP_EXIT_USAGE : XP_EXIT_ERROR;
+			goto out;
+		}
+	}
+	if (xp_qstore_queue_put(s, &q, old, &err) < 0 || xp_store_commit(s, &err) < 0)
+		goto out;
+	rc = XP_EXIT_OK;
+	if (ctx->json)
+		xp_print_json(ctx->out, xp_queue_json(&q));
+	else
+		fprintf(ctx->out, "queue %s %s\n", q.name, add ? "added" : "changed");
+out:
+	if (rc != XP_EXIT_OK) {
+		xp_store_rollback(s);
+		fail(ctx, words, rc, &err);
+	}
+	xp_queue_clear(&q);
+	xp_qset_clear(&set);
+	return rc;
+}
+
+static int do_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	(void)a;
+	struct xp_err err = {{0}};
+	if (xp_qname_check(arg, "queue name", &err) < 0)
+		return fail(ctx, "rm", XP_EXIT_USAGE, &err);
+	if (xp_store_begin(s, &err) < 0)
+		return fail(ctx, "rm", XP_EXIT_ERROR, &err);
+	struct xp_qset set;
+	if (xp_qstore_load(s, &set, &err) < 0) {
+		xp_store_rollback(s);
+		return fail(ctx, "rm", XP_EXIT_ERROR, &err);
+	}
+	const struct xp_queue *q = xp_qset_queue(&set, arg);
+	size_t kids = q ? xp_qset_children(&set, arg) : 0;
+	int rc = XP_EXIT_ERROR;
+	if (!q)
+		xp_errf(&err, "no queue '%s' (`xpool queue list` lists them)", arg);
+	else if (kids)
+		xp_errf(&err, "queue %s has %zu child queue%s: remove them or give them another parent first "
+			      "(`xpool queue set CHILD --parent ...`)",
+			arg, kids, kids == 1 ? "" : "s");
+	else if (xp_qstore_queue_rm(s, q, &err) == 0 && xp_store_commit(s, &err) == 0)
+		rc = XP_EXIT_OK;
+	if (rc == XP_EXIT_OK) {
+		if (ctx->json)
+			xp_print_json(ctx->out, xp_queue_json(q));
+		else
+			fprintf(ctx->out, "queue %s removed\n", arg);
+	} else {
+		xp_store_rollback(s);
+		fail(ctx, "rm", rc, &err);
+	}
+	xp_qset_clear(&set);
+	return rc;
+}
+
+static int do_class_add(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	struct xp_err err = {{0}};
+	struct xp_rclass c = {.name = (char *)arg, .vendor = (char *)xp_args_get(a, "vendor"),
+			      .model = (char *)xp_args_get(a, "model"), .label = (char *)xp_args_get(a, "label")};
+	if (xp_qname_check(arg, "class name", &err) < 0 || (c.vendor && xp_qglob_check(c.vendor, "--vendor", &err) < 0) ||
+	    (c.model && xp_qglob_check(c.model, "--model", &err) < 0) || (c.label && xp_qlabel_check(c.label, &err) < 0))
+		return fail(ctx, "class add", XP_EXIT_USAGE, &err);
+	if (!c.label && !c.vendor && !c.model) {
+		xp_errf(&err, "class %s: give --vendor and/or --model globs, or --label KEY=VALUE", arg);
+		return fail(ctx, "class add", XP_EXIT_USAGE, &err);
+	}
+	if (c.label && (c.vendor || c.model)) {
+		xp_errf(&err, "class %s: --label or globs (--vendor, --model), not both", arg);
+		return fail(ctx, "class add", XP_EXIT_USAGE, &err);
+	}
+	if (xp_store_begin(s, &err) < 0)
+		return fail(ctx, "class add", XP_EXIT_ERROR, &err);
+	struct xp_qset set;
+	if (xp_qstore_load(s, &set, &err) < 0) {
+		xp_store_rollback(s);
+		return fail(ctx, "class add", XP_EXIT_ERROR, &err);
+	}
+	int rc = XP_EXIT_ERROR;
+	if (xp_qset_class(&set, arg))
+		xp_errf(&err, "class '%s' exists", arg);
+	else if (xp_qstore_class_add(s, &c, &err) == 0 && xp_store_commit(s, &err) == 0)
+		rc = XP_EXIT_OK;
+	if (rc != XP_EXIT_OK) {
+		xp_store_rollback(s);
+		fail(ctx, "class add", rc, &err);
+	} else if (ctx->json)
+		xp_print_json(ctx->out, xp_rclass_json(&c));
+	else
+		fprintf(ctx->out, "class %s added\n", arg);
+	xp_qset_clear(&set);
+	return rc;
+}
+
+static int do_class_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	(void)a, (void)arg;
+	struct xp_qset set;
+	struct xp_err err = {{0}};
+	if (xp_qstore_load(s, &set, &err) < 0)
+		return fail(ctx, "class list", XP_EXIT_ERROR, &err);
+	if (ctx->json) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < set.n_classes; i++)
+			json_array_append_new(arr, xp_rclass_json(&set.classes[i]));
+		xp_print_json_list(ctx->out, "classes", arr);
+	} else {
+		struct xp_table t;
+		xp_table_init(&t, 4);
+		xp_table_row(&t, "CLASS", "MATCHES", "RESOURCES", "QUEUES");
+		for (size_t i = 0; i < set.n_classes; i++) {
+			const struct xp_rclass *c = &set.classes[i];
+			char m[300], nq[16];
+			if (c->builtin)
+				snprintf(m, sizeof m, "(built-in: %s)", strcmp(c->name, "cpu") == 0 ? "host CPUs" : "host memory");
+			else if (c->label)
+				snprintf(m, sizeof m, "label %s", c->label);
+			else
+				snprintf(m, sizeof m, "vendor %s model %s", c->vendor ? c->vendor : "*",
+					 c->model ? c->model : "*");
+			size_t n = 0;
+			for (size_t j = 0; j < set.n_queues; j++)
+				for (size_t k = 0; k < set.queues[j].n_quotas; k++)
+					if (strcmp(set.queues[j].quotas[k].rclass, c->name) == 0) {
+						n++;
+						break;
+					}
+			snprintf(nq, sizeof nq, "%zu", n);
+			const char *res = !c->builtin ? "devices, ecu" : strcmp(c->name, "cpu") == 0 ? "cpus" : "memory";
+			xp_table_row(&t, c->name, m, res, nq);
+		}
+		xp_table_print(&t, ctx->out, "");
+		xp_table_free(&t);
+	}
+	xp_qset_clear(&set);
+	return XP_EXIT_OK;
+}
+
+static int do_class_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
+{
+	(void)a;
+	struct xp_err err = {{0}};
+	if (xp_qname_check(arg, "class name", &err) < 0)
+		return fail(ctx, "class rm", XP_EXIT_USAGE, &err);
+	if (xp_store_begin(s, &err) < 0)
+		return fail(ctx, "class rm", XP_EXIT_ERROR, &err);
+	struct xp_qset set;
+	if (xp_qstore_load(s, &set, &err) < 0) {
+		xp_store_rollback(s);
+		return fail(ctx, "class rm", XP_EXIT_ERROR, &err);
+	}
+	const struct xp_rclass *c = xp_qset_class(&set, arg);
+	const char *user = NULL;
+	for (size_t j = 0; c && !user && j < set.n_queues; j++)
+		for (size_t k = 0; k < set.queues[j].n_quotas; k++)
+			if (strcmp(set.queues[j].quotas[k].rclass, arg) == 0)
+				user = set.queues[j].name;
+	int rc = XP_EXIT_ERROR;
+	if (!c)
+		xp_errf(&err, "no class '%s' (`xpool queue class list` lists them)", arg);
+	else if (c->builtin)
+		xp_errf(&err, "class %s is built in and stays", arg);
+	else if (user)
+		xp_errf(&err, "class %s is used by queue %s's quotas: drop them first (`xpool queue set %s --drop-quota "
+			      "%s:RES`)",
+			arg, user, user, arg);
+	else if (xp_qstore_class_rm(s, c, &err) == 0 && xp_store_commit(s, &err) == 0)
+		rc = XP_EXIT_OK;
+	if (rc != XP_EXIT_OK) {
+		xp_store_rollback(s);
+		fail(ctx, "class rm", rc, &err);
+	} else if (ctx->json)
+		xp_print_json(ctx->out, xp_rclass_json(c));
+	else
+		fprintf(ctx->out, "class %s removed\n", arg);
+	xp_qset_clear(&set);
+	return rc;
+}
+
+static int queue_exec(struct xp_ctx *ctx, const struct xp_args *a)
+{
+	const struct qsub *u = NULL;
+	bool group = a->argc > 0 && strcmp(a->argv[0], "class") == 0;
+	for (const struct qsub *x = qsubs; a->argc > 0 && x->name && !u; x++)
+		if (group ? x->group && a->argc > 1 && strcmp(x->name, a->argv[1]) == 0
+			  : !x->group && strcmp(x->name, a->argv[0]) == 0)
+			u = x;
+	if (!u) {
+		if (group)
+			xp_ctx_error(ctx, "queue class: %s%s (try add, list or rm)",
+				     a->argc > 1 ? "unknown subcommand " : "which subcommand?", a->argc > 1 ? a->argv[1] : "");
+		else
+			xp_ctx_error(ctx, "queue: %s%s (try list, show, add, set, rm or class)",
+				     a->argc ? "unknown subcommand " : "which subcommand?", a->argc ? a->argv[0] : "");
+		return XP_EXIT_USAGE;
+	}
+	char words[32];
+	snprintf(words, sizeof words, "%s%s%s", u->group ? u->group : "", u->group ? " " : "", u->name);
+	int skip = u->group ? 2 : 1;
+	if (a->argc - skip != u->nargs) {
+		xp_ctx_error(ctx, "queue %s: wrong number of arguments; usage: xpool queue %s %s", words, words, u->usage);
+		return XP_EXIT_USAGE;
+	}
+	for (int i = 0; queue_opts[i].name; i++) {
+		char key[40];
+		snprintf(key, sizeof key, " %s ", queue_opts[i].name);
+		if (a->set[i] && !strstr(u->opts, key)) {
+			xp_ctx_error(ctx, "queue %s: option --%s does not apply; usage: xpool queue %s %s", words,
+				     queue_opts[i].name, words, u->usage);
+			return XP_EXIT_USAGE;
+		}
+	}
+	struct xp_err err = {{0}};
+	struct xp_store *s = u->writes ? xp_store_open(ctx->db, &err) : xp_store_for_reading(ctx->db, NULL, &err);
+	if (!s) {
+		xp_ctx_error(ctx, "queue %s: %s", words, err.msg);
+		return XP_EXIT_ERROR;
+	}
+	int rc = u->fn(ctx, a, u->nargs ? a->argv[skip] : NULL, s);
+	xp_store_close(s);
+	return rc;
+}
+
+static const struct xp_subcmd queue_subs[] = {
+	{"list", true},	     {"show", true},	   {"add", true},	   {"set", true}, {"rm", true},
+	{"class add", true}, {"class list", true}, {"class rm", true}, {NULL, false},
+};
+const struct xp_cmd_entry xp_cmd_queue_entry = {
+	.name = "queue",
+	.alias = NULL,
+	.usage = "list | show NAME | add NAME [options] | set NAME [options] | rm NAME | class add NAME "
+		 "--vendor GLOB [--model GLOB] | --label KEY=VALUE | class list | class rm NAME",
+	.summary = "workload queues, their quotas per resource class, and the classes",
+	.opts = queue_opts,
+	.min_args = 1,
+	.max_args = 3,
+	.exec = queue_exec,
+	.subs = queue_subs,
+};
