@@ -6,7 +6,8 @@ static const char *const text[] = {
 	"",
 	"This view will list jobs and their states, waits and pending reasons, with",
 	"quota bars per queue, read from Volcano, Kueue or Slurm (or simulated).",
-	"The queue and what-if commands (`xpool queue`, `xpool whatif`) will fill it.",
+	"Queues and their quotas are kept already (`xpool queue`; `:queue list` here",
+	"shows them); jobs and the what-if simulator (`xpool whatif`) come next.",
 	NULL,
 };
 
