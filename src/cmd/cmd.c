@@ -445,6 +445,29 @@ bool xp_args_has(const struct xp_args *a, const char *name)
 	return i >= 0 && a->set[i];
 }
 
+int xp_args_sub_check(struct xp_ctx *ctx, const struct xp_args *a, const struct xp_subuse *u, char *words,
+		      size_t len)
+{
+	const char *cmd = a->entry->name;
+	snprintf(words, len, "%s%s%s", u->group ? u->group : "", u->group ? " " : "", u->name);
+	int argc = a->argc - (u->group ? 2 : 1);
+	if (argc < u->min || argc > u->max) {
+		xp_ctx_error(ctx, "%s %s: wrong number of arguments; usage: xpool %s %s %s", cmd, words, cmd, words,
+			     u->usage);
+		return XP_EXIT_USAGE;
+	}
+	for (int i = 0; a->entry->opts && a->entry->opts[i].name; i++) {
+		char key[40];
+		snprintf(key, sizeof key, " %s ", a->entry->opts[i].name);
+		if (a->set[i] && !strstr(u->opts, key)) {
+			xp_ctx_error(ctx, "%s %s: option --%s does not apply; usage: xpool %s %s %s", cmd, words,
+				     a->entry->opts[i].name, cmd, words, u->usage);
+			return XP_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 const char *xp_args_get(const struct xp_args *a, const char *name)
 {
 	int i = opt_index(a->entry, name, 0);

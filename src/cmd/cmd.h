@@ -148,6 +148,17 @@ int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, cha
 		 struct xp_args *args, struct xp_err *err);
 /* True when option name was given. */
 bool xp_args_has(const struct xp_args *a, const char *name);
+/* One subcommand of a command with subcommand words (validate, queue): what its checks need. */
+struct xp_subuse {
+	const char *group, *name; /* "case", "add"; group NULL for one-word subcommands */
+	const char *usage;        /* what follows the words */
+	const char *opts;         /* the options that apply, each between spaces: " image model " */
+	int min, max;             /* positional arguments after the words */
+};
+/* Writes u's words ("case add") into words; checks the count of positional arguments after
+ * them and that only u's options were given. XP_EXIT_USAGE after saying what is wrong, else 0. */
+int xp_args_sub_check(struct xp_ctx *ctx, const struct xp_args *a, const struct xp_subuse *u, char *words,
+		      size_t len);
 /* The value of option name, or NULL. */
 const char *xp_args_get(const struct xp_args *a, const char *name);
 /* Whether the command line argv (argc positionals after the command's name, as parsed) prints

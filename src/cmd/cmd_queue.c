@@ -604,28 +604,18 @@ static int queue_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return XP_EXIT_USAGE;
 	}
 	char words[32];
-	snprintf(words, sizeof words, "%s%s%s", u->group ? u->group : "", u->group ? " " : "", u->name);
+	int rc = xp_args_sub_check(ctx, a, &(struct xp_subuse){u->group, u->name, u->usage, u->opts, u->nargs, u->nargs},
+				   words, sizeof words);
+	if (rc)
+		return rc;
 	int skip = u->group ? 2 : 1;
-	if (a->argc - skip != u->nargs) {
-		xp_ctx_error(ctx, "queue %s: wrong number of arguments; usage: xpool queue %s %s", words, words, u->usage);
-		return XP_EXIT_USAGE;
-	}
-	for (int i = 0; queue_opts[i].name; i++) {
-		char key[40];
-		snprintf(key, sizeof key, " %s ", queue_opts[i].name);
-		if (a->set[i] && !strstr(u->opts, key)) {
-			xp_ctx_error(ctx, "queue %s: option --%s does not apply; usage: xpool queue %s %s", words,
-				     queue_opts[i].name, words, u->usage);
-			return XP_EXIT_USAGE;
-		}
-	}
 	struct xp_err err = {{0}};
 	struct xp_store *s = u->writes ? xp_store_open(ctx->db, &err) : xp_store_for_reading(ctx->db, NULL, &err);
 	if (!s) {
 		xp_ctx_error(ctx, "queue %s: %s", words, err.msg);
 		return XP_EXIT_ERROR;
 	}
-	int rc = u->fn(ctx, a, u->nargs ? a->argv[skip] : NULL, s);
+	rc = u->fn(ctx, a, u->nargs ? a->argv[skip] : NULL, s);
 	xp_store_close(s);
 	return rc;
 }

@@ -776,22 +776,11 @@ static int validate_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return XP_EXIT_USAGE;
 	}
 	char words[32];
-	sub_words(u, words, sizeof words);
+	int rc = xp_args_sub_check(ctx, a, &(struct xp_subuse){u->group, u->name, u->usage, u->opts, u->min, u->max},
+				   words, sizeof words);
+	if (rc)
+		return rc;
 	int skip = u->group ? 2 : 1, argc = a->argc - skip;
-	if (argc < u->min || argc > u->max) {
-		xp_ctx_error(ctx, "validate %s: wrong number of arguments; usage: xpool validate %s %s", words, words,
-			     u->usage);
-		return XP_EXIT_USAGE;
-	}
-	for (int i = 0; validate_opts[i].name; i++) {
-		char key[40];
-		snprintf(key, sizeof key, " %s ", validate_opts[i].name);
-		if (a->set[i] && !strstr(u->opts, key)) {
-			xp_ctx_error(ctx, "validate %s: option --%s does not apply; usage: xpool validate %s %s", words,
-				     validate_opts[i].name, words, u->usage);
-			return XP_EXIT_USAGE;
-		}
-	}
 	if (ctx->json && xp_args_has(a, "csv")) {
 		xp_ctx_error(ctx, "validate matrix: --json and --csv: choose one");
 		return XP_EXIT_USAGE;
@@ -808,7 +797,7 @@ static int validate_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	char *rest[8] = {NULL};
 	for (int i = 0; i < argc && i < 7; i++)
 		rest[i] = a->argv[skip + i];
-	int rc = u->fn(ctx, a, rest, s);
+	rc = u->fn(ctx, a, rest, s);
 	xp_store_close(s);
 	return rc;
 }
