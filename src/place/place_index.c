@@ -335,6 +335,26 @@ static void member_rm(struct xp_place_index *ix, uint32_t id, uint32_t rank)
 	}
 }
 
+/* Each device's [layout] by how many devices of its kind (vendor, model, driver) node i holds:
+ * a 910B node of 16 is a Box16, of 8 an Atlas 800T A2. Its slots hold their manifest entries. */
+static void layouts_apply(struct xp_place_index *ix, size_t i)
+{
+	const struct xp_node *n = ix->c->nodes[i];
+	for (size_t d = 0; d < n->n_devices; d++) {
+		struct xpi_dinfo *x = &ix->di[ix->off[i] + d];
+		if (!x->md)
+			continue;
+		const struct xp_device *a = &n->devices[d];
+		int same = 0;
+		for (size_t e = 0; e < n->n_devices; e++) {
+			const struct xp_device *b = &n->devices[e];
+			same += xpi_streq(a->vendor, b->vendor) && xpi_streq(a->model, b->model) &&
+				xpi_streq(a->driver, b->driver);
+		}
+		x->md = xp_manifest_layout(x->m, x->md, same);
+	}
+}
+
 /* The node of name rank r joins the class of its static class and use; u is scratch room for
  * 2 x XP_MAX_DEVICES + 1 values. */
 static void node_join(struct xp_place_index *ix, size_t r, double *u)
@@ -441,16 +461,7 @@ struct xp_place_index *xp_place_index_new(const struct xp_cluster *c, const stru
 			ix->kind[ix->off[i] + d] = (uint32_t)k;
 			ix->di[ix->off[i] + d] = kind_di[k];
 		}
-		/* A [layout] of the model applies by how many devices of the kind the node holds
-		 * (a 910B node of 16 is a Box16, of 8 an Atlas 800T A2). */
-		for (size_t d = 0; d < n->n_devices; d++) {
-			struct xpi_dinfo *x = &ix->di[ix->off[i] + d];
-			int same = 0;
-			for (size_t e = 0; e < n->n_devices; e++)
-				same += ix->kind[ix->off[i] + e] == ix->kind[ix->off[i] + d];
-			if (x->md)
-				x->md = xp_manifest_layout(x->m, x->md, same);
-		}
+		layouts_apply(ix, i);
 	}
 	for (size_t i = 0; i < nn; i++) {
 		size_t rep = ix->scls_rep[ix->scls[i]];
@@ -591,15 +602,6 @@ int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c,
 			p = (p + 1) & (scap - 1);
 		st[p] = (uint32_t)sc + 1;
 	}
-	/* A device of each kind on a node that did not change: a changed node's kinds are the
-	 * same numbers as theirs. */
-	const struct xp_device **kdev = xp_calloc(ix->n_kinds ? ix->n_kinds : 1, sizeof *kdev);
-	for (size_t sc = 0; sc < n_scls0; sc++) {
-		size_t i = ix->scls_rep[sc];
-		for (size_t d = 0; !orphan[sc] && d < c->nodes[i]->n_devices; d++)
-			if (!kdev[ix->kind[ix->off[i] + d]])
-				kdev[ix->kind[ix->off[i] + d]] = &c->nodes[i]->devices[d];
-	}
 	for (size_t r = 0; r < nn; r++) {
 		size_t i = ix->order[r];
 		if (!chg[i])
@@ -627,35 +629,14 @@ int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c,
 			ix->scls_rep[found] = i;
 			sh[found] = h;
 			st[p] = found + 1;
-			for (size_t d = 0; d < n->n_devices; d++) {
-				const struct xp_device *dv = &n->devices[d];
-				size_t k = 0;
-				while (k < ix->n_kinds && !(kdev[k] && xpi_streq(kdev[k]->vendor, dv->vendor) &&
-							   xpi_streq(kdev[k]->model, dv->model) &&
-							   xpi_streq(kdev[k]->driver, dv->driver)))
-					k++;
-				if (k == ix->n_kinds) {
-					kdev = xp_realloc(kdev, (k + 1) * sizeof *kdev);
-					kdev[k] = dv;
-					ix->n_kinds++;
-				}
-				ix->kind[ix->off[i] + d] = (uint32_t)k;
-				ix->di[ix->off[i] + d] = lookup(ix, dv);
-			}
-			for (size_t d = 0; d < n->n_devices; d++) {
-				struct xpi_dinfo *x = &ix->di[ix->off[i] + d];
-				int same = 0;
-				for (size_t e = 0; e < n->n_devices; e++)
-					same += ix->kind[ix->off[i] + e] == ix->kind[ix->off[i] + d];
-				if (x->md)
-					x->md = xp_manifest_layout(x->m, x->md, same);
-			}
+			/* Its kinds are numbered with every node's after the update (kinds_renumber). */
+			for (size_t d = 0; d < n->n_devices; d++)
+				ix->di[ix->off[i] + d] = lookup(ix, &n->devices[d]);
+			layouts_apply(ix, i);
 		} else {
 			size_t rep = ix->scls_rep[found];
-			for (size_t d = 0; d < n->n_devices; d++) {
-				ix->kind[ix->off[i] + d] = ix->kind[ix->off[rep] + d];
+			for (size_t d = 0; d < n->n_devices; d++)
 				ix->di[ix->off[i] + d] = ix->di[ix->off[rep] + d];
-			}
 		}
 		ix->scls[i] = found;
 		ix->scls_n[found]++;
@@ -666,7 +647,6 @@ int xp_place_index_update(struct xp_place_index *ix, const struct xp_cluster *c,
 	}
 	free(st);
 	free(sh);
-	free(kdev);
 	free(orphan);
 	double *u = xp_malloc((2 * XP_MAX_DEVICES + 1) * sizeof *u);
 	for (size_t r = 0; r < nn; r++)
