@@ -99,6 +99,20 @@ static int fail(struct xp_ctx *ctx, const char *words, int code, const struct xp
 	return code;
 }
 
+/* Begins a write: the transaction that holds its checks and its audit row, and the queues and
+ * classes as they are inside it. 0, or the exit code after saying why (nothing left open). */
+static int write_begin(struct xp_ctx *ctx, struct xp_store *s, const char *words, struct xp_qset *set)
+{
+	struct xp_err err = {{0}};
+	if (xp_store_begin(s, &err) < 0)
+		return fail(ctx, words, XP_EXIT_ERROR, &err);
+	if (xp_qstore_load(s, set, &err) < 0) {
+		xp_store_rollback(s);
+		return fail(ctx, words, XP_EXIT_ERROR, &err);
+	}
+	return 0;
+}
+
 /* Writes a quantity, or "unlimited". */
 static const char *amount(int64_t milli, char *buf, size_t size)
 {
@@ -363,13 +377,10 @@ static int do_put(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, 
 	struct xp_err err = {{0}};
 	if (xp_qname_check(arg, "queue name", &err) < 0)
 		return fail(ctx, words, XP_EXIT_USAGE, &err);
-	if (xp_store_begin(s, &err) < 0)
-		return fail(ctx, words, XP_EXIT_ERROR, &err);
 	struct xp_qset set;
-	if (xp_qstore_load(s, &set, &err) < 0) {
-		xp_store_rollback(s);
-		return fail(ctx, words, XP_EXIT_ERROR, &err);
-	}
+	int brc = write_begin(ctx, s, words, &set);
+	if (brc)
+		return brc;
 	struct xp_queue *old = xp_qset_queue(&set, arg), q = {0};
 	int rc = XP_EXIT_ERROR;
 	if (add && old) {
@@ -431,13 +442,10 @@ static int do_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, s
 	struct xp_err err = {{0}};
 	if (xp_qname_check(arg, "queue name", &err) < 0)
 		return fail(ctx, "rm", XP_EXIT_USAGE, &err);
-	if (xp_store_begin(s, &err) < 0)
-		return fail(ctx, "rm", XP_EXIT_ERROR, &err);
 	struct xp_qset set;
-	if (xp_qstore_load(s, &set, &err) < 0) {
-		xp_store_rollback(s);
-		return fail(ctx, "rm", XP_EXIT_ERROR, &err);
-	}
+	int brc = write_begin(ctx, s, "rm", &set);
+	if (brc)
+		return brc;
 	const struct xp_queue *q = xp_qset_queue(&set, arg);
 	size_t kids = q ? xp_qset_children(&set, arg) : 0;
 	int rc = XP_EXIT_ERROR;
@@ -478,13 +486,10 @@ static int do_class_add(struct xp_ctx *ctx, const struct xp_args *a, const char 
 		xp_errf(&err, "class %s: --label or globs (--vendor, --model), not both", arg);
 		return fail(ctx, "class add", XP_EXIT_USAGE, &err);
 	}
-	if (xp_store_begin(s, &err) < 0)
-		return fail(ctx, "class add", XP_EXIT_ERROR, &err);
 	struct xp_qset set;
-	if (xp_qstore_load(s, &set, &err) < 0) {
-		xp_store_rollback(s);
-		return fail(ctx, "class add", XP_EXIT_ERROR, &err);
-	}
+	int brc = write_begin(ctx, s, "class add", &set);
+	if (brc)
+		return brc;
 	int rc = XP_EXIT_ERROR;
 	if (xp_qset_class(&set, arg))
 		xp_errf(&err, "class '%s' exists", arg);
@@ -551,13 +556,10 @@ static int do_class_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *
 	struct xp_err err = {{0}};
 	if (xp_qname_check(arg, "class name", &err) < 0)
 		return fail(ctx, "class rm", XP_EXIT_USAGE, &err);
-	if (xp_store_begin(s, &err) < 0)
-		return fail(ctx, "class rm", XP_EXIT_ERROR, &err);
 	struct xp_qset set;
-	if (xp_qstore_load(s, &set, &err) < 0) {
-		xp_store_rollback(s);
-		return fail(ctx, "class rm", XP_EXIT_ERROR, &err);
-	}
+	int brc = write_begin(ctx, s, "class rm", &set);
+	if (brc)
+		return brc;
 	const struct xp_rclass *c = xp_qset_class(&set, arg);
 	const char *user = NULL;
 	for (size_t j = 0; c && !user && j < set.n_queues; j++)
