@@ -1,4 +1,4 @@
-/* qsim.h: the discrete-event simulator: a scheduler (sched.h) run forward from a time t0 with
+/* qsim.h: the discrete-event simulator: a scheduler (qsched.h) run forward from a time t0 with
  * jobs arriving at their submit times, running for their actual (or estimated) durations and
  * ending; after the events of each timestamp, one scheduling pass. Metrics per queue (waits,
  * never-started jobs and why, preemptions), utilization per resource class over time and
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "qjob.h"
-#include "sched.h"
+#include "qsched.h"
 #include "xp.h"
 
 /* Options of a run. */
