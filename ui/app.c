@@ -3,6 +3,9 @@
  * refresh thread that reads the data source off the drawing path. */
 #include <errno.h>
 #include <locale.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -285,6 +288,13 @@ static void take_result(struct xp_ui *ui)
 		/* The index a prompt's `place` kept points into the old cluster: it goes first. */
 		xp_ctx_place_drop(ui->ctx);
 	xp_cluster_free(ui->ctx->cluster);
+#ifdef __GLIBC__
+	/* A whole cluster was replaced (a file read again): glibc keeps the old one's pages in its
+	 * free lists, so an idle console would hold two clusters' worth for good. Hand them back
+	 * (a few milliseconds, only when a file changed; a followed agent refresh frees little). */
+	if (old && !follow)
+		malloc_trim(0);
+#endif
 	ui->ctx->cluster = c;
 	ui->loaded = true;
 	ui->moved_valid = follow;
