@@ -1,5 +1,7 @@
-/* qsched.h: the scheduler (not "sched.h": with -Isrc/queue that name would hide the system <sched.h> that <pthread.h> includes): one engine used by the what-if simulator, `job submit --dry-run`
- * and every read of the store's jobs. It holds jobs, queues (a xp_qset) and a private placement
+/* qsched.h: the scheduler: one engine used by the what-if simulator, `job submit --dry-run`
+ * and every read of the store's jobs. (Not "sched.h": under -Isrc/queue that name hides the
+ * system <sched.h> that <pthread.h> includes.)
+ * It holds jobs, queues (a xp_qset) and a private placement
  * index on one cluster, and runs passes: queues in order of their weighted dominant-resource
  * share (DRF), jobs in a queue by priority then submit time; quota with borrowing inside a
  * cohort (siblings under one parent) and reclaim; priority preemption inside a queue; EASY
