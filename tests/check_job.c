@@ -344,6 +344,9 @@ START_TEST(dry_run)
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "preempts")), 0);
 	json_decref(o);
 
+	/* Proven to execute, on an empty validation matrix: NotValidated (5). */
+	OUT(3, "job would wait: NotValidated (5)", "job", "submit", "--dry-run", "--queue", "open", "--validated",
+	    "executes", "--estimate", "1h");
 	/* 9 devices per replica: no node has 9, even idle: AffinityUnsatisfiable (6). */
 	OUT(3, "job would wait: AffinityUnsatisfiable (6)", "job", "submit", "--dry-run", "--queue", "open", "--devices",
 	    "9", "--estimate", "1h");
@@ -389,6 +392,49 @@ START_TEST(dry_run)
 	/* An unknown queue is a runtime error (1), as for a write. */
 	FAILS(1, "no queue 'nope'", "job", "submit", "--dry-run", "--queue", "nope", "--devices", "1", "--estimate", "1h");
 	FAILS(1, "no queue 'nope'", "job", "submit", "--queue", "nope", "--devices", "1", "--estimate", "1h");
+}
+END_TEST
+
+/* Priority preemption inside a queue (within lower-priority): the dry-run names the victim
+ * (the newest lower-priority job, Kueue's minimal set), the submit preempts it: running ->
+ * preempted -> pending, its submit time kept, counted. */
+START_TEST(preemption)
+{
+	OK("queue", "add", "p", "--within", "lower-priority");
+	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h");
+	setenv("XPOOL_NOW", "1100", 1);
+	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h");
+	state_is(1, "running");
+	state_is(2, "running");
+	struct xp_run r;
+	q(&r, "job", "submit", "--dry-run", "--queue", "p", "--devices", "8", "--estimate", "1h", "--priority", "10",
+	  NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "job would start now on h100-00002 (pack)\n  Preempts: 2\n"),
+		      "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+	int st;
+	json_t *o = json_of(&st, "--json", "job", "submit", "--dry-run", "--queue", "p", "--devices", "8",
+			    "--estimate", "1h", "--priority", "10", NULL);
+	ck_assert_int_eq(st, 0);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "preempts")), 1);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(o, "preempts"), 0)), 2);
+	json_decref(o);
+	/* Equal priority preempts nothing: it waits for Resources. */
+	OUT(3, "job would wait: Resources (1)", "job", "submit", "--dry-run", "--queue", "p", "--devices", "8",
+	    "--estimate", "1h");
+	state_is(2, "running");
+	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h", "--priority", "10");
+	state_is(3, "running");
+	state_is(2, "pending");
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 2 AND submit = 1100 AND preemptions = 1 AND"
+				 " alloc IS NULL AND start IS NULL"),
+			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 2 AND from_state = 'running' AND"
+				 " to_state = 'preempted' AND actor = 'scheduler'"),
+			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 2 AND from_state = 'preempted' AND"
+				 " to_state = 'pending'"),
+			 1);
 }
 END_TEST
 
@@ -616,4 +662,4 @@ END_TEST
 XP_DEFINE_SUITE(job,
 	{"cli", .timeout_s = 240, .setup = setup, .teardown = teardown,
 	 .tests = {states_and_events, list_show_json, dry_run, reads_never_write, old_database, bad_input,
-		   queue_usage}})
+		   queue_usage, preemption}})

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "job_opts.h"
 #include "normalize.h"
 #include "qstore.h"
 
@@ -47,6 +48,7 @@ int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st,
 {
 	memset(r, 0, sizeof *r);
 	r->now = now;
+	r->st = st;
 	if (xp_qstore_load(st, &r->qs, err) < 0)
 		return -1;
 	if (xp_jstore_load(st, NULL, &r->jobs, &r->n, &r->lost, err) < 0)
@@ -98,6 +100,7 @@ static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **no
 		return NULL;
 	if (listen)
 		xp_sched_listen(s, on_event, r);
+	xp_sched_set_validation(s, xp_job_validated_layer, r->st);
 	for (size_t i = 0; i < r->n; i++) {
 		six[i] = -1;
 		const struct xp_qjob *j = &r->jobs[i];
