@@ -278,8 +278,8 @@ START_TEST(list_show_json)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j3, "position"), "queue")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j3, "position"), "global")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(j3, "wait_s")), 600);
-	/* Estimated starts wait for the simulator (qsim.c): none yet. */
-	ck_assert(json_is_null(json_object_get(j3, "eta")));
+	/* Job 1 ends by its estimate at 1000 + 3600: research's quota frees then, for job 3. */
+	ck_assert_str_eq(json_string_value(json_object_get(j3, "eta")), "1970-01-01T01:16:40Z");
 	json_t *j1 = json_array_get(jobs, 0);
 	ck_assert(json_is_null(json_object_get(j1, "reason")));
 	ck_assert(json_is_null(json_object_get(j1, "position")));
@@ -290,7 +290,7 @@ START_TEST(list_show_json)
 	q(&r, "job", "show", "3", NULL);
 	ck_assert_msg(r.status == 0 && strstr(r.out, "priority:    5") && strstr(r.out, "QuotaExceeded (3)") &&
 			      strstr(r.out, "position:    1 in research, 1 overall") &&
-			      strstr(r.out, "estimated start: ") && strstr(r.out, "- -> pending") &&
+			      strstr(r.out, "estimated start: 1970-01-01T01:16:40Z") && strstr(r.out, "- -> pending") &&
 			      strstr(r.out, "tester") && strstr(r.out, "spec:"),
 		      "%s%s", r.out, r.err);
 	xp_run_free(&r);
@@ -356,7 +356,7 @@ START_TEST(dry_run)
 	 * estimate ends (1000 + 3600 s). */
 	OUT(3, "job would wait: QuotaExceeded (3): ", "job", "submit", "--dry-run", "--queue", "research", "--devices",
 	    "1", "--estimate", "1h");
-	OUT(3, "; position 1 in research, 1 overall; estimated start beyond 24h", "job", "submit",
+	OUT(3, "; position 1 in research, 1 overall; estimated start 1970-01-01T01:16:40Z", "job", "submit",
 	    "--dry-run", "--queue", "research", "--devices", "1", "--estimate", "1h");
 	o = json_of(&st, "--json", "job", "submit", "--dry-run", "--queue", "research", "--devices", "1", "--estimate",
 		    "1h", NULL);
@@ -368,7 +368,7 @@ START_TEST(dry_run)
 	ck_assert_ptr_nonnull(json_string_value(json_object_get(reason, "text")));
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "position"), "queue")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "position"), "global")), 1);
-	ck_assert(json_is_null(json_object_get(o, "eta")));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "eta")), "1970-01-01T01:16:40Z");
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "nodes")), 0);
 	json_decref(o);
 
