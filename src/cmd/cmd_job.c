@@ -64,9 +64,9 @@ static const struct jsub jsubs[] = {
 	 " file estimate dry-run strategy" JOB_FLAG_NAMES, 0, 0, true, do_submit},
 	{"list", "[--queue Q] [--state S] [--tenant T] [--json]", " queue state tenant ", 0, 0, false, do_list},
 	{"show", "ID [--json]", " ", 1, 1, false, do_show},
-	{"cancel", "ID... [--json]", " ", 1, 1000, true, do_action},
 	{"hold", "ID... [--json]", " ", 1, 1000, true, do_action},
 	{"release", "ID... [--json]", " ", 1, 1000, true, do_action},
+	{"cancel", "ID... [--json]", " ", 1, 1000, true, do_action},
 	{NULL, NULL, NULL, 0, 0, false, NULL},
 };
 
@@ -752,7 +752,7 @@ static int job_exec(struct xp_ctx *ctx, const struct xp_args *a)
 }
 
 static const struct xp_subcmd job_subs[] = {
-	{"submit", true}, {"list", true}, {"show", true}, {"cancel", true}, {"hold", true}, {"release", true},
+	{"submit", true}, {"list", true}, {"show", true}, {"hold", true}, {"release", true}, {"cancel", true},
 	{NULL, false},
 };
 const struct xp_cmd_entry xp_cmd_job_entry = {
