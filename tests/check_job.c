@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -511,16 +513,35 @@ START_TEST(reads_never_write)
 		/* The same reads on a file nobody may write. */
 		ck_assert_int_eq(chmod(db, 0444), 0);
 	}
-	struct xp_run r;
-	q(&r, "job", "list", NULL);
-	ck_assert_msg(r.status == 0 && strstr(r.out, "completed"), "%s%s", r.out, r.err);
-	xp_run_free(&r);
-	/* A write on it fails, saying so (exit 1); root writes whatever the mode says. */
-	if (geteuid() != 0) {
-		q(&r, "job", "hold", "2", NULL);
-		ck_assert_msg(r.status == 1 && strstr(r.err, "read-only"), "%d %s%s", r.status, r.out, r.err);
+	/* As a user who may write neither the file nor its directory (nobody, when the tests run as
+	 * root, who writes whatever the mode says): reads work, a write fails saying so (exit 1). */
+	struct fileprint before, after;
+	fileprint(&before);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(77);
+		struct xp_run r;
+		q(&r, "job", "list", NULL);
+		if (r.status != 0 || !strstr(r.out, "completed")) {
+			fprintf(stderr, "job list: %d %s%s\n", r.status, r.out, r.err);
+			_exit(1);
+		}
 		xp_run_free(&r);
+		q(&r, "job", "hold", "2", NULL);
+		if (r.status != 1 || !strstr(r.err, "read-only")) {
+			fprintf(stderr, "job hold: %d %s%s\n", r.status, r.out, r.err);
+			_exit(2);
+		}
+		xp_run_free(&r);
+		_exit(0);
 	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "as nobody: %d", st);
+	fileprint(&after);
+	fileprint_same(&before, &after);
 	ck_assert_int_eq(chmod(db, 0644), 0);
 }
 END_TEST
