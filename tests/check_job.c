@@ -440,6 +440,36 @@ START_TEST(preemption)
 }
 END_TEST
 
+/* A running job whose node is gone from the cluster (renamed in the inventory) is shown with
+ * why it is not scheduled, holds nothing in the pass, and can still be cancelled. */
+START_TEST(lost_node)
+{
+	OK("queue", "add", "open");
+	OK("job", "submit", "--queue", "open", "--devices", "8", "--estimate", "1h");
+	state_is(1, "running");
+	json_error_t e;
+	json_t *c = json_load_file(inv, 0, &e);
+	ck_assert_ptr_nonnull(c);
+	json_t *n0 = json_array_get(json_object_get(c, "nodes"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(n0, "name")), "h100-00001");
+	json_object_set_new(n0, "name", json_string("h100-renamed"));
+	ck_assert_int_eq(json_dump_file(c, inv, JSON_INDENT(1)), 0);
+	json_decref(c);
+	OUT(0, "(not scheduled: its devices are not in this cluster)", "job", "list");
+	/* Its 8 devices are not counted: both nodes are free for two replicas of 8. */
+	OUT(0, "h100-renamed", "job", "submit", "--dry-run", "--queue", "open", "--replicas", "2", "--devices", "8",
+	    "--estimate", "1h");
+	FAILS(1, "nothing to hold", "job", "hold", "1");
+	OUT(0, "job 1 cancelled", "job", "cancel", "1");
+	state_is(1, "cancelled");
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 1 AND end = 1000 AND alloc IS NULL"), 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 1 AND from_state = 'running' AND"
+				 " to_state = 'cancelled' AND actor = 'tester' AND detail LIKE '%not in this cluster%'"),
+			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM audit WHERE action = 'job.cancel' AND target = '1'"), 1);
+}
+END_TEST
+
 struct fileprint {
 	char *bytes, *wal;
 	size_t len, wal_len;
@@ -683,4 +713,4 @@ END_TEST
 XP_DEFINE_SUITE(job,
 	{"cli", .timeout_s = 240, .setup = setup, .teardown = teardown,
 	 .tests = {states_and_events, list_show_json, dry_run, reads_never_write, old_database, bad_input,
-		   queue_usage, preemption}})
+		   queue_usage, preemption, lost_node}})
