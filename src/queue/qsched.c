@@ -267,7 +267,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	if (o)
 		s->o = *o;
 	if (!s->o.depth)
-		s->o.depth = 1000;
+		s->o.depth = s->o.skip_tail ? 100 : 1000;
 	if (!s->o.horizon_s)
 		s->o.horizon_s = 86400;
 	s->nq = qs->n_queues;
@@ -1069,7 +1069,13 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 			set_reason(sj, XP_R_RESOURCES, t);
 		return 0;
 	}
-	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = false, .reconfigure = s->o.reconfigure};
+	/* A simulator's pass needs no reasons' words for a refusal (only which reason): quiet,
+	 * unless the job asks for a validated layer (NotValidated is the placement's top reason). */
+	bool validated = false;
+	for (size_t g = 0; g < sj->j.spec->n_groups; g++)
+		validated = validated || sj->j.spec->groups[g].validated_layer >= 0;
+	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = s->o.skip_tail && !validated,
+				   .reconfigure = s->o.reconfigure};
 	struct xp_err e2;
 	struct xp_place_result *r = xp_place_ix(s->ix, sj->j.spec, &po, &e2);
 	size_t *victims = NULL, nv = 0;
@@ -1105,7 +1111,12 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		if (reason == XP_R_RESOURCES || reason == XP_R_GANG) {
 			struct xp_place_result *r2 = NULL;
 			size_t nc;
-			size_t *cand = xp_preempt_within(s, ji, &nc);
+			/* Candidates only where there may be some: a queue that preempts, or one whose
+			 * lower-priority jobs may hold what this one needs (the Priority reason). */
+			const struct xs_queue *sq2 = &s->q[qi];
+			size_t *cand = qu->within != XP_QP_NEVER || (sq2->n_running && sj->j.priority > sq2->min_started_prio)
+					       ? xp_preempt_within(s, ji, &nc)
+					       : (nc = 0, NULL);
 			if (nc && qu->within != XP_QP_NEVER) {
 				r2 = xp_preempt_find(s, ji, cand, nc, false, false, &victims, &nv);
 				vreason = XP_R_PRIORITY;

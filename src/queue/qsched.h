@@ -23,7 +23,8 @@
 struct xp_sched_opts {
 	int strategy;      /* enum xp_strategy (place.h); 0 = pack */
 	bool no_backfill;  /* true: strict order, no backfill (for comparisons) */
-	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000 */
+	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000, or 100
+			    * with skip_tail (Slurm's own default_queue_depth) */
 	int64_t horizon_s; /* how far ahead a reservation is looked for; 0: 86400 */
 	bool reconfigure;  /* MIG slices may go where a new instance could be made */
 	bool skip_tail;    /* a pass stops at the depth cap, or once no device is free and no queue may
