@@ -878,10 +878,42 @@ START_TEST(drf_hierarchy)
 }
 END_TEST
 
+/* Rule (Kueue flavorFungibility TryNextFlavor; a device's class is the first class in creation
+ * order that matches it): n0 has 8 H100 (class h100, created first), n1 8 A100 (class a100).
+ * Queue a may use no h100 (max 0) and 8 a100. A job of 8 NVIDIA devices: pack's tie goes to n0
+ * by name, its H100s would make h100 8 > 0; narrowed to class h100 the same; narrowed to a100
+ * it places on n1 and 8 <= 8: it starts there, charged 8 a100 devices. A second such job:
+ * a100 8 + 8 > 8 and h100 0 + 8 > 0: QuotaExceeded on the class it placed on first (h100). */
+START_TEST(next_class_quota)
+{
+	struct world w = {0};
+	w_nodes(&w, 1, 8, "H100 80GB HBM3");
+	w_nodes(&w, 1, 8, "A100 80GB");
+	w_class(&w, "h100", NULL, "*H100*", NULL);
+	w_class(&w, "a100", NULL, "*A100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_quota(&w, "a", "h100", XP_RES_DEVICES, 0, 0, 0, -1, -1);
+	w_quota(&w, "a", "a100", XP_RES_DEVICES, 0, 8, 8, -1, -1);
+	w_start(&w, NULL);
+	ck_assert_int_eq(xp_sched_device_class(w.s, 0, 0), 0);
+	ck_assert_int_eq(xp_sched_device_class(w.s, 1, 7), 1);
+	size_t j1 = w_job(&w, "a", 0, 0, 100, "{\"devices\": 8, \"vendor\": \"NVIDIA\"}");
+	size_t j2 = w_job(&w, "a", 0, 1, 100, "{\"devices\": 8, \"vendor\": \"NVIDIA\"}");
+	ck_assert_int_eq(w_pass(&w, 0), 1);
+	EXPECT(&w, j1, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, j1)->alloc.slots[0].node_ix, 1);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 1, XP_RES_DEVICES), 8000);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 0);
+	EXPECT(&w, j2, XP_JS_PENDING, XP_R_QUOTA, NULL);
+	ck_assert_str_eq(J(&w, j2)->reason_text, "h100 devices 0/0 used, 8 more needed");
+	w_free(&w);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
 	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
-	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption}},
+	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption, next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, gang}},
 	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

@@ -302,7 +302,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 					ci = (int)order[k];
 			s->slot_class[s->off[n] + p] = ci;
 		}
-	free(order);
+	s->class_order = order;
 	s->cap = xp_calloc((s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->cap);
 	s->used = xp_calloc((s->nq ? s->nq : 1) * (s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->used);
 	s->share = xp_calloc(s->nq ? s->nq : 1, sizeof *s->share);
@@ -369,6 +369,7 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->roots);
 	free(s->off);
 	free(s->slot_class);
+	free(s->class_order);
 	free(s->failed);
 	free(s->reserved);
 	free(s->resv_slots);
@@ -1022,6 +1023,72 @@ static bool delays_head(const struct xp_sched *s, size_t head, int64_t now, int6
 	return head != SIZE_MAX && s->shadow >= 0 && now + est > s->shadow && touches_reserved(s, r);
 }
 
+/* A copy of spec with every group narrowed to device class k: its vendor and model globs
+ * where the group gives none, its label as one more selector. NULL when k is a built-in. */
+static struct xp_job *narrow(const struct xp_job *spec, const struct xp_rclass *k)
+{
+	if (k->builtin || (!k->vendor && !k->model && !k->label))
+		return NULL;
+	json_t *o = xp_job_to_json(spec);
+	char *t = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	struct xp_err err;
+	struct xp_job *j = t ? xp_job_parse(t, strlen(t), NULL, &err) : NULL;
+	free(t);
+	for (size_t g = 0; j && g < j->n_groups; g++) {
+		struct xp_task_group *tg = &j->groups[g];
+		if (k->vendor && !tg->vendor)
+			tg->vendor = xp_strdup(k->vendor);
+		if (k->model && !tg->model)
+			tg->model = xp_strdup(k->model);
+		const char *eq = k->label ? strchr(k->label, '=') : NULL;
+		if (eq) {
+			char *key = xp_strdup(k->label);
+			key[eq - k->label] = 0;
+			xp_labels_set(&tg->labels, key, eq + 1);
+			free(key);
+		}
+	}
+	return j;
+}
+
+/* Kueue's flavor fungibility (TryNextFlavor): a job its quota refused where it placed may fit
+ * the quota on devices of another class; each device class in class order, the job narrowed
+ * to it, is placed and admitted in turn. The first that is admitted: its placement. */
+static struct xp_place_result *next_class(struct xp_sched *s, size_t ji, const struct xp_place_opts *po)
+{
+	struct xs_job *sj = &s->jobs[ji];
+	size_t n_dev = 0;
+	for (size_t k = 0; k < s->nc; k++)
+		n_dev += !s->qs->classes[k].builtin;
+	if (n_dev < 2)
+		return NULL;
+	for (size_t o = 0; o < s->nc; o++) {
+		struct xp_job *nj = narrow(sj->j.spec, &s->qs->classes[s->class_order[o]]);
+		if (!nj)
+			continue;
+		struct xp_err err;
+		struct xp_place_result *r = xp_place_ix(s->ix, nj, po, &err);
+		xp_job_free(nj);
+		if (!r || !r->placed) {
+			xp_place_result_free(r);
+			continue;
+		}
+		struct xs_charge *ch;
+		size_t n;
+		xs_result_charges(s, ji, r, &ch, &n);
+		char *text = NULL;
+		bool short_;
+		int reason = xq_admit(s, sj->qi, ch, n, &text, &short_);
+		free(text);
+		free(ch);
+		if (!reason)
+			return r;
+		xp_place_result_free(r);
+	}
+	return NULL;
+}
+
 /* Looks at job ji once in a pass: starts it (1), or gives it its reason (0). */
 static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool *stale)
 {
@@ -1101,6 +1168,16 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 				free(text);
 				text = NULL;
 				vreason = XP_R_QUOTA;
+			}
+		}
+		if (reason) {
+			struct xp_place_result *r2 = next_class(s, ji, &po);
+			if (r2) {
+				xp_place_result_free(r);
+				r = r2;
+				reason = 0;
+				free(text);
+				text = NULL;
 			}
 		}
 		free(ch);

@@ -76,6 +76,7 @@ struct xp_sched {
 	size_t *off;                 /* node -> its first device slot */
 	size_t n_slots;
 	int *slot_class;             /* device slot -> class index, -1 none */
+	size_t *class_order;         /* class indices in creation order (created, then name) */
 	int cpu_ci, mem_ci;          /* the built-ins' indices, -1 when the set has none */
 	int64_t *cap;                /* nc x XP_RES_COUNT */
 	int64_t *used;               /* nq x nc x XP_RES_COUNT, descendants included */
