@@ -199,11 +199,13 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig)
 	if (s->n_shapes == s->cap_shapes) {
 		size_t cap = s->cap_shapes ? s->cap_shapes * 2 : 16;
 		s->fail = xp_realloc(s->fail, cap * sizeof *s->fail);
+		s->blk_fail = xp_realloc(s->blk_fail, cap * sizeof *s->blk_fail);
 		s->shape_pending = xp_realloc(s->shape_pending, cap * sizeof *s->shape_pending);
 		s->qfail = xp_realloc(s->qfail, cap * (s->nq ? s->nq : 1) * sizeof *s->qfail);
 		s->cap_shapes = cap;
 	}
 	memset(&s->fail[s->n_shapes], 0, sizeof *s->fail);
+	s->blk_fail[s->n_shapes] = 0;
 	s->shape_pending[s->n_shapes] = 0;
 	memset(&s->qfail[s->n_shapes * s->nq], 0, s->nq * sizeof *s->qfail);
 	xs_map_put(&s->shapes, sig, (int)s->n_shapes, NULL);
@@ -275,6 +277,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	s->head = SIZE_MAX;
 	s->shadow = -1;
 	s->fail_gen = 1;
+	s->blk_gen = 1;
 	s->ix_gen = 1;
 	s->off = xp_calloc(c->n_nodes + 1, sizeof *s->off);
 	for (size_t n = 0; n < c->n_nodes; n++)
@@ -387,6 +390,7 @@ void xp_sched_free(struct xp_sched *s)
 			free(s->qfail[i * s->nq + q].text);
 	}
 	free(s->fail);
+	free(s->blk_fail);
 	free(s->shape_pending);
 	free(s->qfail);
 	xp_place_index_free(s->ix);
@@ -990,6 +994,20 @@ static void drain_queue(struct xp_sched *s, size_t qi, int64_t now)
 	}
 }
 
+/* The node of device slot slot (the last node whose first slot is at or before it). */
+static size_t slot_node(const struct xp_sched *s, size_t slot)
+{
+	size_t lo = 0, hi = s->c->n_nodes;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s->off[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Free milli-devices among the head's reserved slots (kept per index generation). */
 static int64_t resv_free(struct xp_sched *s)
 {
@@ -1015,6 +1033,35 @@ static int64_t resv_free(struct xp_sched *s)
 	s->resv_free = f;
 	s->resv_free_gen = s->ix_gen;
 	return f;
+}
+
+/* Job sj placed with the head's reserved slots taken by a blocker commit (released again at
+ * once): where it could start without touching them; NULL when nowhere. */
+static struct xp_place_result *around_reserved(struct xp_sched *s, const struct xs_job *sj)
+{
+	if (!s->n_resv)
+		return NULL;
+	struct xp_place_replica *reps = xp_calloc(s->n_resv, sizeof *reps);
+	int *pos = xp_calloc(s->n_resv, sizeof *pos);
+	for (size_t k = 0; k < s->n_resv; k++) {
+		size_t n = slot_node(s, s->resv_slots[k]);
+		pos[k] = (int)(s->resv_slots[k] - s->off[n]);
+		reps[k] = (struct xp_place_replica){.node_ix = n, .pos = &pos[k], .n_devices = 1, .take = 1.0,
+						    .isolation = "exclusive"};
+	}
+	struct xp_place_result br = {.placed = true, .replicas = reps, .n_replicas = s->n_resv};
+	int64_t id = xp_place_commit(s->ix, &br);
+	free(reps);
+	free(pos);
+	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = true, .reconfigure = s->o.reconfigure};
+	struct xp_err err;
+	struct xp_place_result *r = xp_place_ix(s->ix, sj->j.spec, &po, &err);
+	xp_place_release(s->ix, id);
+	if (r && !r->placed) {
+		xp_place_result_free(r);
+		r = NULL;
+	}
+	return r;
 }
 
 /* Whether a job starting on r now would delay the head job's reservation. */
@@ -1118,8 +1165,8 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 	 * devices than are free outside the reserved ones, or whose shape was just refused for
 	 * touching them with no shorter estimate, would delay the head: no dry-run. */
 	if (!own && head != SIZE_MAX && s->shadow >= 0 && now + sj->j.est_s > s->shadow &&
-	    ((sj->need && sj->need > s->free_milli - resv_free(s)) ||
-	     (pf->delay_gen == s->ix_gen && sj->j.est_s >= pf->delay_est))) {
+	    ((sj->need && sj->need <= s->free_milli && sj->need > s->free_milli - resv_free(s)) ||
+	     s->blk_fail[sj->shape] == s->blk_gen)) {
 		char t[128], tt[40];
 		xs_time_text(s->shadow, tt, sizeof tt);
 		snprintf(t, sizeof t, "would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
@@ -1231,16 +1278,21 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		if (reason && reason != XP_R_PRIORITY)
 			fail_put(s, pf, reason, text);
 	}
+	if (!reason && !nv && delays_head(s, head, now, sj->j.est_s, r)) {
+		/* EASY lets it start when its devices can avoid the reserved ones: placed again
+		 * with those blocked. A shape that fits nowhere so stays refused (blk_fail). */
+		struct xp_place_result *rb = around_reserved(s, sj);
+		if (rb) {
+			xp_place_result_free(r);
+			r = rb;
+		} else
+			s->blk_fail[sj->shape] = s->blk_gen;
+	}
 	if (!reason && delays_head(s, head, now, sj->j.est_s, r)) {
 		char tt[40];
 		xs_time_text(s->shadow, tt, sizeof tt);
 		text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
 		reason = XP_R_PRIORITY;
-		if (!nv) {
-			if (pf->delay_gen != s->ix_gen || sj->j.est_s < pf->delay_est)
-				pf->delay_est = sj->j.est_s;
-			pf->delay_gen = s->ix_gen;
-		}
 		/* Victims found for it stay: put them back. */
 		for (size_t k = nv; k-- > 0;) {
 			struct xs_job *v = &s->jobs[victims[k]];
@@ -1338,6 +1390,7 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 				 (s->shadow < 0 && now != s->resv_now)) {
 				xs_reservation(s, ji, now);
 				s->ix_gen++;
+				s->blk_gen++; /* other reserved slots */
 			}
 		}
 		if (s->qs->queues[qi].order == XP_QO_STRICT) {

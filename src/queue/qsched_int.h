@@ -52,8 +52,6 @@ struct xs_fail {
 	uint64_t gen;
 	int reason;
 	char *text;
-	uint64_t delay_gen;     /* placed but on the head's reserved devices, while ix_gen is this */
-	int64_t delay_est;      /* the shortest estimate refused so */
 };
 
 /* A small string map for the per-pass and per-shape caches. */
@@ -104,6 +102,10 @@ struct xp_sched {
 	struct xs_fail *fail;        /* per shape */
 	struct xs_fail *qfail;       /* per shape x queue */
 	uint64_t fail_gen;
+	/* Per shape: placed around the head's reserved slots in vain, while this is blk_gen
+	 * (bumped when devices come free or the reservation changes). */
+	uint64_t *blk_fail;
+	uint64_t blk_gen;
 	uint64_t ix_gen;             /* bumped whenever the index or the reservation changes */
 	uint64_t resv_free_gen;      /* resv_free is for this ix_gen */
 	int64_t resv_free;           /* free milli-devices among the reserved slots */
@@ -140,6 +142,7 @@ void xs_charge_compute(struct xp_sched *s, size_t ji);
 static inline void xs_fail_clear(struct xp_sched *s)
 {
 	s->fail_gen++;
+	s->blk_gen++;
 	s->ix_gen++;
 	s->n_refused = 0;
 }
