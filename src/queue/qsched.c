@@ -126,36 +126,6 @@ static void capacity_compute(struct xp_sched *s)
 
 /* ---------- usage ---------- */
 
-int64_t xp_sched_used(const struct xp_sched *s, size_t qi, size_t ci, int res)
-{
-	if (qi >= s->nq || ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
-		return 0;
-	return *xs_used(s, qi, ci, res);
-}
-
-int64_t xp_sched_capacity(const struct xp_sched *s, size_t ci, int res)
-{
-	if (ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
-		return 0;
-	return s->cap[ci * XP_RES_COUNT + (size_t)res];
-}
-
-double xp_sched_share(const struct xp_sched *s, size_t qi)
-{
-	double best = 0;
-	double w = s->qs->queues[qi].weight > 0 ? s->qs->queues[qi].weight : 1;
-	for (size_t c = 0; c < s->nc; c++)
-		for (int r = 0; r < XP_RES_COUNT; r++) {
-			int64_t cap = s->cap[c * XP_RES_COUNT + (size_t)r];
-			if (cap <= 0)
-				continue;
-			double v = (double)*xs_used(s, qi, c, r) / (double)cap / w;
-			if (v > best)
-				best = v;
-		}
-	return best;
-}
-
 int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos)
 {
 	if (node_ix >= s->c->n_nodes || pos >= s->c->nodes[node_ix]->n_devices)
@@ -200,12 +170,14 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig)
 		size_t cap = s->cap_shapes ? s->cap_shapes * 2 : 16;
 		s->fail = xp_realloc(s->fail, cap * sizeof *s->fail);
 		s->blk_fail = xp_realloc(s->blk_fail, cap * sizeof *s->blk_fail);
+		s->idle_a = xp_realloc(s->idle_a, cap * sizeof *s->idle_a);
 		s->shape_pending = xp_realloc(s->shape_pending, cap * sizeof *s->shape_pending);
 		s->qfail = xp_realloc(s->qfail, cap * (s->nq ? s->nq : 1) * sizeof *s->qfail);
 		s->cap_shapes = cap;
 	}
 	memset(&s->fail[s->n_shapes], 0, sizeof *s->fail);
 	s->blk_fail[s->n_shapes] = 0;
+	memset(&s->idle_a[s->n_shapes], 0, sizeof *s->idle_a);
 	s->shape_pending[s->n_shapes] = 0;
 	memset(&s->qfail[s->n_shapes * s->nq], 0, s->nq * sizeof *s->qfail);
 	xs_map_put(&s->shapes, sig, (int)s->n_shapes, NULL);
@@ -278,6 +250,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	s->shadow = -1;
 	s->fail_gen = 1;
 	s->blk_gen = 1;
+	s->idle_gen = 1;
 	s->ix_gen = 1;
 	s->off = xp_calloc(c->n_nodes + 1, sizeof *s->off);
 	for (size_t n = 0; n < c->n_nodes; n++)
@@ -351,7 +324,7 @@ void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const stru
 {
 	s->validated = fn;
 	s->vctx = ctx;
-	xs_map_clear(&s->idle_ans);
+	s->idle_gen++;
 }
 
 void xp_sched_free(struct xp_sched *s)
@@ -382,15 +355,17 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->share);
 	free(s->qt);
 	free(s->running);
-	xs_map_clear(&s->idle_ans);
+	s->idle_gen++;
 	xs_map_clear(&s->shapes);
 	for (size_t i = 0; i < s->n_shapes; i++) {
 		free(s->fail[i].text);
+		free(s->idle_a[i].text);
 		for (size_t q = 0; q < s->nq; q++)
 			free(s->qfail[i * s->nq + q].text);
 	}
 	free(s->fail);
 	free(s->blk_fail);
+	free(s->idle_a);
 	free(s->shape_pending);
 	free(s->qfail);
 	xp_place_index_free(s->ix);
@@ -755,7 +730,7 @@ static void recapacity(struct xp_sched *s)
 	s->share_ok = false;
 	free_recount(s);
 	s->resv_valid = false;
-	xs_map_clear(&s->idle_ans);
+	s->idle_gen++;
 	xs_fail_clear(s);
 }
 
@@ -901,24 +876,23 @@ static int refusal(struct xp_sched *s, struct xs_job *sj, const struct xp_place_
 		return XP_R_NOT_VALIDATED;
 	}
 	/* Fits nowhere even on the idle cluster (only the drained and failed devices held)? */
-	bool found;
-	int idle_reason = 0;
-	const char *idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
-	if (!found) {
+	struct xs_fail *ia = &s->idle_a[sj->shape];
+	if (ia->gen != s->idle_gen) {
 		struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .reconfigure = s->o.reconfigure};
 		struct xp_err e2;
 		struct xp_place_result *ir = xp_place_ix(s->idle, sj->j.spec, &po, &e2);
-		if (!ir || ir->placed || ir->fit >= gmin)
-			xs_map_put(&s->idle_ans, sj->sig, 0, NULL);
-		else {
-			char *t = xp_asprintf("fits nowhere even with every job gone: %s",
-					      ir->summary ? ir->summary : "no node fits");
-			xs_map_put(&s->idle_ans, sj->sig, XP_R_AFFINITY, t);
-			free(t);
+		ia->gen = s->idle_gen;
+		free(ia->text);
+		ia->text = NULL;
+		ia->reason = 0;
+		if (ir && !ir->placed && ir->fit < gmin) {
+			ia->reason = XP_R_AFFINITY;
+			ia->text = xp_asprintf("fits nowhere even with every job gone: %s", ir->summary ? ir->summary : "no node fits");
 		}
 		xp_place_result_free(ir);
-		idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
 	}
+	int idle_reason = ia->reason;
+	const char *idle_text = ia->text;
 	if (idle_reason == XP_R_AFFINITY) {
 		*text = xp_strdup(idle_text);
 		return XP_R_AFFINITY;

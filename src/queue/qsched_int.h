@@ -94,7 +94,8 @@ struct xp_sched {
 	bool may_preempt;            /* some queue's within or reclaim policy is not never */
 	int64_t free_milli;          /* usable devices' free shares less what running jobs hold */
 	size_t n_running, cap_running;
-	struct xs_map idle_ans;      /* shape -> reason on the idle cluster (0: fits) */
+	struct xs_fail *idle_a;      /* per shape: its answer on the idle cluster (reason 0: fits) */
+	uint64_t idle_gen;           /* those answers are good while their gen is this */
 	/* Refusals kept until devices come free (starts only take more): per shape (placement) and
 	 * per queue and shape (quota), valid while their generation is fail_gen. */
 	struct xs_map shapes;        /* shape text -> number (reason field) */
