@@ -25,9 +25,14 @@
 struct xp_sched_opts {
 	int strategy;      /* enum xp_strategy (place.h); 0 = pack */
 	bool no_backfill;  /* true: strict order, no backfill (for comparisons) */
-	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000 */
+	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000, or 100
+			    * with skip_tail (Slurm's own default_queue_depth) */
 	int64_t horizon_s; /* how far ahead a reservation is looked for; 0: 86400 */
 	bool reconfigure;  /* MIG slices may go where a new instance could be made */
+	bool skip_tail;    /* a pass stops at the depth cap, or once no device is free and no queue may
+			    * preempt, leaving the jobs it did not reach as they were (reason and
+			    * position), and refuses a job needing more whole devices than are free
+			    * without a dry-run: the simulator's passes, where only starts count */
 };
 
 /* One state change, as the store records it (job_events) and the simulator counts it. */
@@ -51,6 +56,10 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 void xp_sched_free(struct xp_sched *s);
 /* Sets the function told of every state change (NULL: none). */
 void xp_sched_listen(struct xp_sched *s, xp_sched_listener fn, void *ctx);
+/* Gives the scheduler's placement the validation matrix (as xp_place_index_set_validation);
+ * without it a job asking --validated waits with NotValidated. */
+void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const struct xp_device *d, const char *kase),
+			     void *ctx);
 
 /* Adds job j, moving what it owns into the scheduler (*j is zeroed). A pending or held job is
  * queued; a running job keeps the slots in j->alloc, committed into the index as they are (a
@@ -97,7 +106,10 @@ int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos);
 
 /* Checks every invariant (no device over-allocated, no queue over its maximum, borrowing
  * within limits, every pending or held job with a reason and text, usage counters equal to a
- * recount, every running job's commit live in the index); -1 with err naming the first broken. */
+ * recount, every running job's commit live in the index, and the head job's shadow time,
+ * worked out again, no later than the one backfill was let in under); -1 with err naming the
+ * first broken. It releases and commits again the running jobs of that walk: their commit ids
+ * change, nothing else. */
 int xp_sched_check(const struct xp_sched *s, struct xp_err *err);
 
 #endif
