@@ -423,6 +423,54 @@ START_TEST(cohort_lending_limits)
 }
 END_TEST
 
+/* The same rules with a larger last job, so that each number in the text is its own: with B's
+ * lending limit 4, a fourth job of 8 would take A to 28 of 16 + 4: 8 more needed (not the 4 it
+ * may borrow); with A's borrowing limit 2, a third job of 8 would take A to 24 of 16 + 2: 6 more
+ * needed (not the limit 2). */
+START_TEST(cohort_limits_numbers)
+{
+	for (int variant = 0; variant < 2; variant++) {
+		struct world w = {0};
+		cohort(&w, 0, variant == 0 ? 4 : -1, variant == 1 ? 2 : -1);
+		w_start(&w, NULL);
+		w_job(&w, "A", 0, 0, 100, "{\"devices\": 8}");
+		w_job(&w, "A", 0, 1, 100, "{\"devices\": 8}");
+		size_t j3 = w_job(&w, "A", 0, 2, 100, variant == 0 ? "{\"devices\": 4}" : "{\"devices\": 8}");
+		size_t j4 = w_job(&w, "A", 0, 3, 100, "{\"devices\": 8}");
+		w_pass(&w, 10);
+		if (variant == 0)
+			ck_assert_str_eq(J(&w, j4)->reason_text,
+					 "h100 devices 20/20 used (deserved 16, at most 4 borrowed in its cohort), 8 more needed");
+		else
+			ck_assert_str_eq(J(&w, j3)->reason_text,
+					 "h100 devices 16/18 used (deserved 16, borrowing limit 2), 6 more needed");
+		w_free(&w);
+	}
+}
+END_TEST
+
+/* Rule (Kueue: a ClusterQueue outside any cohort cannot borrow; xpool's parent is the cohort):
+ * a top-level queue with deserved 8 and max 16 runs one 8-device job; a second would take it to
+ * 16 > 8 with nothing to borrow from: QuotaExceeded, 8/8 used, 8 more needed, and the text says
+ * why the max above deserved does not help. */
+START_TEST(top_level_no_cohort)
+{
+	struct world w = {0};
+	w_nodes(&w, 4, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "solo", NULL, 1);
+	w_quota(&w, "solo", "h100", XP_RES_DEVICES, 0, 8, 16, -1, -1);
+	w_start(&w, NULL);
+	w_job(&w, "solo", 0, 0, 100, "{\"devices\": 8}");
+	size_t j2 = w_job(&w, "solo", 0, 1, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 10), 1);
+	EXPECT(&w, j2, XP_JS_PENDING, XP_R_QUOTA, NULL);
+	ck_assert_str_eq(J(&w, j2)->reason_text, "h100 devices 8/8 used (deserved 8; a queue without a parent has no "
+						  "cohort to borrow from), 8 more needed");
+	w_free(&w);
+}
+END_TEST
+
 /* Rule (Kueue withinClusterQueue LowerPriority, preemption.md: the minimal set of lower
  * priority workloads, the most recently started first). Four prio-0 jobs of 8 fill 32
  * devices, started at t=0,1,2,3 (ids 1-4); a prio-10 job of 8 arrives at t=20: it evicts only
@@ -945,7 +993,8 @@ END_TEST
 XP_DEFINE_SUITE(sched,
 	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
-	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption, next_class_quota}},
+	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, cohort_limits_numbers, top_level_no_cohort, priority_preemption,
+		   next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
 	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

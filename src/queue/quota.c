@@ -83,7 +83,7 @@ int xq_admit(const struct xp_sched *s, size_t qi, const struct xs_charge *ch, si
 	     bool *pool_short)
 {
 	*pool_short = false;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], e[32]; /* one buffer per number of a text */
 	for (size_t k = 0; k < n; k++) {
 		size_t ci = ch[k].key / XP_RES_COUNT;
 		int r = (int)(ch[k].key % XP_RES_COUNT);
@@ -114,7 +114,7 @@ int xq_admit(const struct xp_sched *s, size_t qi, const struct xs_charge *ch, si
 			*text = xp_asprintf("%s %s %s/%s used (deserved %s, borrowing limit %s), %s more needed", cn, rn,
 					    amount(u, a, sizeof a), amount(qt->deserved + qt->borrowing_limit, b, sizeof b),
 					    amount(qt->deserved, c, sizeof c), amount(qt->borrowing_limit, d, sizeof d),
-					    amount(after - qt->borrowing_limit, d, sizeof d));
+					    amount(after - qt->borrowing_limit, e, sizeof e));
 			return XP_R_QUOTA;
 		}
 		/* Borrowing: what the rest of the cohort leaves unused of what it lends, less what
@@ -127,10 +127,16 @@ int xq_admit(const struct xp_sched *s, size_t qi, const struct xs_charge *ch, si
 				pool += unused(s, kids[i], ci, r) - xq_borrow(s, kids[i], ci, r);
 		if (after > pool) {
 			int64_t room = qt->deserved + (pool > 0 ? pool : 0);
-			*text = xp_asprintf("%s %s %s/%s used (deserved %s, at most %s borrowed in its cohort), %s more needed",
-					    cn, rn, amount(u, a, sizeof a), amount(room, b, sizeof b),
-					    amount(qt->deserved, c, sizeof c), amount(pool > 0 ? pool : 0, d, sizeof d),
-					    amount(u + amt - room, d, sizeof d));
+			if (!nk) /* A top-level queue: its max says what its children may use together. */
+				*text = xp_asprintf("%s %s %s/%s used (deserved %s; a queue without a parent has no cohort "
+						    "to borrow from), %s more needed", cn, rn, amount(u, a, sizeof a),
+						    amount(room, b, sizeof b), amount(qt->deserved, c, sizeof c),
+						    amount(u + amt - room, e, sizeof e));
+			else
+				*text = xp_asprintf("%s %s %s/%s used (deserved %s, at most %s borrowed in its cohort), %s more needed",
+						    cn, rn, amount(u, a, sizeof a), amount(room, b, sizeof b),
+						    amount(qt->deserved, c, sizeof c), amount(pool > 0 ? pool : 0, d, sizeof d),
+						    amount(u + amt - room, e, sizeof e));
 			*pool_short = true;
 			return XP_R_QUOTA;
 		}
