@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 		/* No command and no terminal (a pipe, cron, CI): the summary, never a hang. */
 		rc = run_one(&ctx, "inventory");
 	}
-	free(a.argv);
+	xp_args_clear(&a);
 	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == XP_EXIT_OK) {
 		xp_ctx_error(&ctx, "writing output: %s", strerror(errno));
 		rc = XP_EXIT_ERROR;

@@ -267,6 +267,23 @@ START_TEST(batch_and_help)
 	xp_want_parts(r.out, "usage: xpool topo [--json] [--all] [NODE]", "-a, --all", NULL);
 	xp_run_free(&r);
 
+	/* `COMMAND --help` is `help COMMAND`, as in every other tool; `help --help` the summary. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "topo", "--help", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_want_parts(r.out, "usage: xpool topo [--json] [--all] [NODE]", "-a, --all", NULL);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "help", "--help", NULL), 0);
+	ck_assert_int_eq(r.status, 0);
+	xp_want_parts(r.out, "  inventory ", "  topo ", NULL);
+	xp_run_free(&r);
+
+	/* A single-valued option twice: refused, naming both values; the same value twice is fine. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "place", "--dry-run", "--strategy", "pack", "--strategy", "spread",
+				      NULL), 0);
+	ck_assert_int_eq(r.status, XP_EXIT_USAGE);
+	ck_assert_str_eq(r.err, "xpool: place: option --strategy given twice (pack, then spread): give it once\n");
+	xp_run_free(&r);
+
 	/* Without a terminal and without a command: the summary, never a hang. */
 	char topo[4096];
 	snprintf(topo, sizeof topo, "%s", xp_fixture(WHOLEIO));
@@ -577,6 +594,11 @@ START_TEST(sim_trace_whatif_run)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	xp_want_parts(r.out, "baseline | scenario: no change\n60 jobs from ", "horizon 24h\n\nQUEUE ", "WAIT P95",
 		      "CLASS ", "TENANT ", NULL);
+	xp_run_free(&r);
+	/* A list option given twice takes both, as a comma list does. */
+	run_args(&r, "--inventory", sim, "whatif", "--trace", out, "--drain", "h100-00001", "--drain", "h100-00002", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_want_parts(r.out, "baseline | scenario: drain h100-00001; drain h100-00002\n", NULL);
 	xp_run_free(&r);
 	unlink(out);
 	rmdir(dir);

@@ -374,9 +374,35 @@ static int apply_opt(struct xp_ctx *ctx, const struct xp_cmd_entry *e, struct xp
 		return xp_errf(err, "%soption %s takes no value", pfx(e), shown);
 	if (i < 0)
 		return xp_ctx_set_global(ctx, o, val, err);
+	if (a->set[i] && o->arg) {
+		/* Given again: a list option ("NODE,..") takes both, as `--drain a --drain b` means;
+		 * any other would keep only the last, silently, so it is refused. */
+		size_t la = strlen(o->arg);
+		if (la < 3 || strcmp(o->arg + la - 3, ",..") != 0) {
+			if (strcmp(a->val[i], val) == 0)
+				return 0;
+			return xp_errf(err, "%soption %s given twice (%s, then %s): give it once", pfx(e), shown,
+				       a->val[i], val);
+		}
+		char *j = xp_asprintf("%s,%s", a->val[i], val);
+		free(a->joined[i]);
+		a->joined[i] = j;
+		a->val[i] = j;
+		return 0;
+	}
 	a->set[i] = true;
 	a->val[i] = val;
 	return 0;
+}
+
+void xp_args_clear(struct xp_args *a)
+{
+	free(a->argv);
+	a->argv = NULL;
+	for (size_t i = 0; i < XP_CMD_MAX_OPTS; i++) {
+		free(a->joined[i]);
+		a->joined[i] = NULL;
+	}
 }
 
 int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, char **argv,
@@ -407,8 +433,7 @@ int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, cha
 			const char *eq = strchr(w + 2, '=');
 			size_t len = eq ? (size_t)(eq - (w + 2)) : strlen(w + 2);
 			if (len >= sizeof name) {
-				free(a->argv);
-				a->argv = NULL;
+				xp_args_clear(a);
 				return xp_errf(err, "%sunknown option %.40s...", pfx(e), w);
 			}
 			memcpy(name, w + 2, len);
@@ -427,16 +452,14 @@ int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, cha
 			}
 		}
 		if (rc < 0) {
-			free(a->argv);
-			a->argv = NULL;
+			xp_args_clear(a);
 			return -1;
 		}
 		if (used)
 			i++;
 	}
 	if (a->argc < e->min_args || (e->max_args >= 0 && a->argc > e->max_args)) {
-		free(a->argv);
-		a->argv = NULL;
+		xp_args_clear(a);
 		return xp_errf(err, "%s: wrong number of arguments; usage: xpool %s %s", e->name, e->name,
 			       e->usage);
 	}
@@ -638,6 +661,19 @@ static const struct xp_cmd_entry lead_entry = {
 	.stop_at_args = true,
 };
 
+/* True when --help stands among a command's own words (not after "--" or where its arguments
+ * are another command's, as batch's and agent's are). */
+static bool asks_help(const struct xp_cmd_entry *e, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0 || (e->stop_at_args && argv[i][0] != '-'))
+			return false;
+		if (strcmp(argv[i], "--help") == 0)
+			return true;
+	}
+	return false;
+}
+
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 {
 	struct xp_err err = {{0}};
@@ -671,6 +707,10 @@ int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 	struct xp_args args;
 	if (!e) {
 		/* rc stays a usage error */
+	} else if (asks_help(e, argc, argv)) {
+		/* `xpool place --help`, as every other tool takes it: the command's help. */
+		char *h[] = {"help", (char *)e->name, NULL};
+		rc = xp_cmd_run(ctx, strcmp(e->name, "help") == 0 ? 1 : 2, h);
 	} else if (xp_cmd_parse(ctx, e, argc, argv, &args, &err) < 0) {
 		xp_ctx_error(ctx, "%s", err.msg);
 	} else {
@@ -685,9 +725,9 @@ int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 					     e->name, u ? " " : "", u ? u->words : "");
 		} else
 			rc = exec_to(ctx, e, &args);
-		free(args.argv);
+		xp_args_clear(&args);
 	}
-	free(lead.argv);
+	xp_args_clear(&lead);
 	restore(ctx, &s);
 	ctx->touched = outer;
 	return rc;

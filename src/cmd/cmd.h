@@ -84,6 +84,8 @@ struct xp_args {
 	const char *val[XP_CMD_MAX_OPTS];
 	int argc;         /* positional arguments */
 	char **argv;
+	char *joined[XP_CMD_MAX_OPTS]; /* a list option ("ARG,..") given more than once: its values
+					* joined by commas (val points here); owned */
 };
 
 /* One command. */
@@ -146,6 +148,8 @@ const struct xp_opt *xp_global_find(const char *name, char short_name);
 /* Parses argv (argv[0] is the command name) into args; usage errors return -1 with err set. */
 int xp_cmd_parse(struct xp_ctx *ctx, const struct xp_cmd_entry *e, int argc, char **argv,
 		 struct xp_args *args, struct xp_err *err);
+/* Frees what args owns (its argv and joined lists) and zeroes those. */
+void xp_args_clear(struct xp_args *args);
 /* True when option name was given. */
 bool xp_args_has(const struct xp_args *a, const char *name);
 /* One subcommand of a command with subcommand words (validate, queue): what its checks need. */
