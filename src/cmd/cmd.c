@@ -375,10 +375,10 @@ static int apply_opt(struct xp_ctx *ctx, const struct xp_cmd_entry *e, struct xp
 	if (i < 0)
 		return xp_ctx_set_global(ctx, o, val, err);
 	if (a->set[i] && o->arg) {
-		/* Given again: a list option ("NODE,..") takes both, as `--drain a --drain b` means;
-		 * any other would keep only the last, silently, so it is refused. */
-		size_t la = strlen(o->arg);
-		if (la < 3 || strcmp(o->arg + la - 3, ",..") != 0) {
+		/* Given again: a list option (its argument has a comma: "NODE,..", "K=V[,K=V]") takes
+		 * both, as `--drain a --drain b` means; any other would keep only the last, silently,
+		 * so it is refused. */
+		if (!strchr(o->arg, ',')) {
 			if (strcmp(a->val[i], val) == 0)
 				return 0;
 			return xp_errf(err, "%soption %s given twice (%s, then %s): give it once", pfx(e), shown,
