@@ -991,8 +991,45 @@ START_TEST(sim_pass_same_starts)
 }
 END_TEST
 
+/* qjob.h's names both ways, as the store and the commands spell them; the reason numbers are
+ * stable (1 Resources ... 8 QueueInactive); unknown names and values; final states. */
+START_TEST(names_both_ways)
+{
+	static const char *const st[] = {"pending", "admitted", "running", "preempted",
+					  "completed", "failed", "held", "cancelled"};
+	for (int i = 0; i < XP_JS_COUNT; i++) {
+		ck_assert_str_eq(xp_jstate_name(i), st[i]);
+		ck_assert_int_eq(xp_jstate_parse(st[i]), i);
+		ck_assert(xp_jstate_final(i) == (i == XP_JS_COMPLETED || i == XP_JS_FAILED || i == XP_JS_CANCELLED));
+	}
+	static const char *const rs[] = {"None", "Resources", "Priority", "QuotaExceeded", "GangIncomplete",
+					  "NotValidated", "AffinityUnsatisfiable", "Held", "QueueInactive"};
+	for (int i = 0; i < XP_R_COUNT; i++) {
+		ck_assert_str_eq(xp_reason_name(i), rs[i]);
+		ck_assert_int_eq(xp_reason_parse(rs[i]), i);
+	}
+	ck_assert_int_eq(XP_R_RESOURCES, 1);
+	ck_assert_int_eq(XP_R_QUEUE_INACTIVE, 8);
+	ck_assert_int_eq(xp_jstate_parse("Running"), -1);
+	ck_assert_int_eq(xp_reason_parse("resources"), -1);
+	ck_assert_int_eq(xp_reason_parse(NULL), -1);
+	ck_assert_str_eq(xp_jstate_name(99), "unknown");
+	ck_assert_str_eq(xp_reason_name(-1), "unknown");
+	struct xp_err err = {{0}};
+	struct xp_qjob j = {.name = xp_strdup("n"), .queue = xp_strdup("q"), .tenant = xp_strdup("t"),
+			    .reason_text = xp_strdup("r"), .spec = xp_job_parse("{\"devices\": 1}", 14, NULL, &err)};
+	j.alloc.slots = xp_calloc(1, sizeof *j.alloc.slots);
+	j.alloc.n = 1;
+	xp_qjob_clear(&j);
+	ck_assert_ptr_null(j.name);
+	ck_assert_ptr_null(j.spec);
+	ck_assert_uint_eq(j.alloc.n, 0);
+	xp_qjob_clear(NULL);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
-	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
+	{"core", .timeout_s = 60, .tests = {names_both_ways, fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption, next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
