@@ -5,12 +5,14 @@
 # The caller defines skip MESSAGE (say SKIPPED loudly, exit 0) before sourcing, then calls:
 #   slurm_need TOOL...          skip unless each tool is installed
 #   slurm_scratch               make and enter $scratch (mode 700), stop our daemons at exit,
-#                               pick the two ports
+#                               pick the two ports (slurm_ports)
 #   slurm_munge                 start munged; skip when it does not answer
 #   slurm_conf_common           print the slurm.conf lines every check shares (daemons, munge,
 #                               paths, cons_tres, no accounting, CLOUD power saving)
 #   slurm_ctld                  start slurmctld on $scratch/slurm.conf (exports SLURM_CONF);
 #                               skip when it does not answer a ping
+#   slurm_ctld_stop             stop it and forget its state (before another slurm_ports,
+#                               slurm.conf and slurm_ctld)
 # Nodes are declared State=CLOUD with ResumeProgram=/bin/true, so no slurmd is needed: an
 # allocated node stays CONFIGURING (holding its job's resources) until ResumeTimeout.
 
@@ -36,6 +38,11 @@ slurm_scratch() {
 	chmod 700 "$scratch"
 	trap slurm_finish EXIT
 	cd "$scratch" || exit 1
+	slurm_ports
+}
+
+# The ports slurm_conf_common writes (again for a second slurmctld: the first one's may linger).
+slurm_ports() {
 	slurm_ctl_port=$(slurm_free_port) && slurm_d_port=$(slurm_free_port) || skip "no free port"
 }
 
@@ -104,4 +111,13 @@ slurm_ctld() {
 		sleep 0.05
 	done
 	scontrol ping 2>/dev/null | grep -q 'is UP' || { tail -20 slurmctld.out >&2; skip "slurmctld did not start"; }
+}
+
+slurm_ctld_stop() {
+	local p keep=()
+	kill "$ctld_pid" 2>/dev/null
+	wait "$ctld_pid" 2>/dev/null
+	for p in "${pids[@]}"; do [ "$p" = "$ctld_pid" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
+	rm -rf state spool
 }
