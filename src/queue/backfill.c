@@ -45,6 +45,7 @@ void xs_reservation(struct xp_sched *s, size_t head, int64_t now)
 	s->head = head;
 	s->shadow = -1;
 	s->resv_valid = true;
+	s->resv_now = now;
 	struct ending *e = xp_malloc((s->n_running ? s->n_running : 1) * sizeof *e);
 	size_t n = s->n_running;
 	for (size_t i = 0; i < n; i++) {
@@ -111,7 +112,7 @@ int64_t xs_shadow_probe(struct xp_sched *s, size_t head, int64_t now)
 	if (ks)
 		memcpy(ks, s->resv_slots, s->n_resv * sizeof *ks);
 	size_t kn = s->n_resv, kh = s->head;
-	int64_t kt = s->shadow;
+	int64_t kt = s->shadow, kn_now = s->resv_now;
 	bool kv = s->resv_valid;
 	xs_reservation(s, head, now);
 	int64_t t = s->shadow;
@@ -124,6 +125,7 @@ int64_t xs_shadow_probe(struct xp_sched *s, size_t head, int64_t now)
 	s->head = kh;
 	s->shadow = kt;
 	s->resv_valid = kv;
+	s->resv_now = kn_now;
 	free(keep);
 	return t;
 }

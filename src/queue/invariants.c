@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "qsched_int.h"
+#include "backfill.h"
 #include "quota.h"
 
 /* (a) no device over-allocated, and the index's use is the cluster's plus the running jobs'
@@ -125,11 +126,25 @@ static int check_reasons(const struct xp_sched *s, struct xp_err *err)
 	return 0;
 }
 
+/* (e) backfill never delays the head: the head's shadow time worked out again now, with the
+ * backfilled jobs in, is no later than the one they were let in under. */
+static int check_shadow(struct xp_sched *s, struct xp_err *err)
+{
+	if (s->head == SIZE_MAX || !s->resv_valid || s->shadow < 0 || s->jobs[s->head].j.state != XP_JS_PENDING)
+		return 0;
+	int64_t t = xs_shadow_probe(s, s->head, s->resv_now);
+	if (t < 0 || t > s->shadow)
+		return xp_errf(err, "job %lld's reserved start moved from %lld to %lld", (long long)s->jobs[s->head].j.id,
+			       (long long)s->shadow, (long long)t);
+	return 0;
+}
+
 int xp_sched_check(const struct xp_sched *cs, struct xp_err *err)
 {
 	/* The recount borrows the jobs' charge arrays and puts them back: logically const. */
 	struct xp_sched *s = (struct xp_sched *)cs;
-	if (check_devices(s, err) || check_usage(s, err) || check_reasons(s, err) || xq_check_quota(s, err))
+	if (check_devices(s, err) || check_usage(s, err) || check_reasons(s, err) || xq_check_quota(s, err) ||
+	    check_shadow(s, err))
 		return -1;
 	return 0;
 }

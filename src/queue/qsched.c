@@ -833,6 +833,27 @@ static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int 
 	}
 }
 
+/* A draining queue (Kueue HoldAndDrain) evicts its running jobs: back to pending, devices
+ * freed, submit times kept. */
+static void drain_queue(struct xp_sched *s, size_t qi, int64_t now)
+{
+	char text[128];
+	snprintf(text, sizeof text, "queue %s is draining", s->qs->queues[qi].name);
+	for (size_t r = s->n_running; r-- > 0;) {
+		size_t ji = s->running[r];
+		if (s->jobs[ji].qi != qi)
+			continue;
+		stop_running(s, ji);
+		struct xs_job *sj = &s->jobs[ji];
+		sj->j.start = -1;
+		sj->j.preemptions++;
+		move_state(s, ji, XP_JS_PREEMPTED, XP_R_QUEUE_INACTIVE, text, now);
+		set_reason(sj, XP_R_QUEUE_INACTIVE, text);
+		pend_insert(s, ji);
+		move_state(s, ji, XP_JS_PENDING, XP_R_QUEUE_INACTIVE, text, now);
+	}
+}
+
 /* Whether a job starting on r now would delay the head job's reservation. */
 static bool delays_head(const struct xp_sched *s, size_t head, int64_t now, int64_t est, const struct xp_place_result *r)
 {
@@ -971,6 +992,8 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 		s->q[i].cur = 0;
 		s->q[i].blocker = SIZE_MAX;
 		s->q[i].stopped = false;
+		if (s->qs->queues[i].state == XP_QS_DRAIN)
+			drain_queue(s, i, now);
 		if (s->qs->queues[i].state != XP_QS_OPEN) {
 			/* Hold and drain admit nothing: every pending job says why, in queue order. */
 			const char *how = s->qs->queues[i].state == XP_QS_HOLD ? "on hold" : "draining";

@@ -84,6 +84,7 @@ struct xp_sched {
 	bool resv_valid;
 	size_t head;                 /* SIZE_MAX: none */
 	int64_t shadow;              /* -1: none */
+	int64_t resv_now;            /* when it was worked out */
 	bool *reserved;              /* per device slot */
 	size_t *resv_slots;
 	size_t n_resv;
