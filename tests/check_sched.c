@@ -684,9 +684,76 @@ START_TEST(drain_and_fail_device)
 }
 END_TEST
 
+/* Rule: weighted DRF (Volcano drf, hierarchical queues): the free devices go to the queue of
+ * the lowest used / capacity / weight. Queues a (weight 2) and b (weight 1), no quotas, 30
+ * devices (5 nodes of 6); 2,000 jobs of 1 device in each, all submitted at t=0, running
+ * 5 to 50 s (estimates = run times). Whenever a device frees, the queue furthest below its
+ * weighted share gets it, so a holds two devices for each of b's: 20 and 10 of 30. Measured
+ * as the time-averaged usage from t=200 (warm-up) until a queue runs out of jobs, the ratio
+ * must be 2.0 +- 0.1. A simple event loop: finish what ends next, then one pass. */
+START_TEST(fair_share_converges)
+{
+	struct world w = {0};
+	w_nodes(&w, 5, 6, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 2);
+	w_queue(&w, "b", NULL, 1);
+	w_start(&w, &(struct xp_sched_opts){.skip_tail = true});
+	xp_sched_listen(w.s, NULL, NULL);
+	enum { PER = 2000 };
+	int64_t *dur = malloc(2 * PER * sizeof *dur);
+	for (int k = 0; k < 2 * PER; k++) {
+		dur[k] = 5 + (k * 37) % 46;
+		struct xp_err err = {{0}};
+		struct xp_qjob j = {.id = k + 1, .queue = xp_strdup(k % 2 ? "b" : "a"), .submit = 0, .est_s = dur[k],
+				    .actual_s = -1, .start = -1, .end = -1, .state = XP_JS_PENDING};
+		j.spec = xp_job_parse("{\"devices\": 1}", 14, NULL, &err);
+		ck_assert_int_ge(xp_sched_add(w.s, &j, &err), 0);
+	}
+	int64_t t = 0;
+	double ua = 0, ub = 0;
+	size_t left[2] = {PER, PER};
+	w_pass(&w, 0);
+	for (int step = 0; left[0] && left[1]; step++) {
+		int64_t next = INT64_MAX;
+		left[0] = left[1] = 0;
+		for (size_t i = 0; i < xp_sched_count(w.s); i++) {
+			const struct xp_qjob *j = J(&w, i);
+			if (j->state == XP_JS_RUNNING && j->start + j->est_s < next)
+				next = j->start + j->est_s;
+			if (j->state == XP_JS_PENDING)
+				left[j->queue[0] == 'b']++;
+		}
+		ck_assert(next != INT64_MAX);
+		if (t >= 200) {
+			ua += (double)xp_sched_used(w.s, 0, 0, XP_RES_DEVICES) * (double)(next - t);
+			ub += (double)xp_sched_used(w.s, 1, 0, XP_RES_DEVICES) * (double)(next - t);
+		}
+		t = next;
+		for (size_t i = 0; i < xp_sched_count(w.s); i++) {
+			const struct xp_qjob *j = J(&w, i);
+			if (j->state == XP_JS_RUNNING && j->start + j->est_s == t) {
+				struct xp_err err = {{0}};
+				ck_assert_int_eq(xp_sched_finish(w.s, i, XP_JS_COMPLETED, t, &err), 0);
+			}
+		}
+		struct xp_err err = {{0}};
+		ck_assert_int_ge(xp_sched_pass(w.s, t, &err), 0);
+		if (step % 97 == 0)
+			w_check(&w);
+	}
+	ck_assert_msg(t > 1000, "ran until t=%lld", (long long)t);
+	double ratio = ua / ub;
+	ck_assert_msg(ratio > 1.9 && ratio < 2.1, "usage ratio a:b = %.3f", ratio);
+	free(dur);
+	w_free(&w);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
 	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order}},
 	{"quota", .timeout_s = 60,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, gang}},
+	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

@@ -44,7 +44,26 @@ static int check_devices(const struct xp_sched *s, struct xp_err *err)
 					       s->c->nodes[n]->name, use, want);
 			}
 		}
+	/* The running list is in estimated-end order, and the free count is a recount's. */
+	int64_t free_ = 0;
+	for (size_t n = 0; n < s->c->n_nodes; n++)
+		for (size_t p = 0; p < s->c->nodes[n]->n_devices; p++) {
+			if (s->drained[n] || s->failed[s->off[n] + p])
+				continue;
+			double base;
+			xp_place_index_use(s->ix, n, p, &base);
+			free_ += XS_MILLI - llround(base * XS_MILLI) - take[s->off[n] + p];
+		}
 	free(take);
+	if (free_ != s->free_milli)
+		return xp_errf(err, "%lld milli-devices are free by a recount, %lld by the counter", (long long)free_,
+			       (long long)s->free_milli);
+	for (size_t r = 1; r < s->n_running; r++) {
+		const struct xp_qjob *a = &s->jobs[s->running[r - 1]].j, *b = &s->jobs[s->running[r]].j;
+		if (a->start + a->est_s > b->start + b->est_s)
+			return xp_errf(err, "running jobs %lld and %lld are out of estimated-end order", (long long)a->id,
+				       (long long)b->id);
+	}
 	return 0;
 }
 

@@ -76,7 +76,9 @@ struct xp_sched {
 	void *fctx;
 	bool *drained;               /* per node */
 	bool *failed;                /* per device slot */
-	size_t *running;             /* running job indices, any order */
+	size_t *running;             /* running job indices by estimated end (start + est_s, index) */
+	bool may_preempt;            /* some queue's within or reclaim policy is not never */
+	int64_t free_milli;          /* usable devices' free shares less what running jobs hold */
 	size_t n_running, cap_running;
 	struct xs_map idle_ans;      /* shape -> reason on the idle cluster (0: fits) */
 	struct xs_map pass_fail;     /* shape -> reason and text refused this pass, no release since */
