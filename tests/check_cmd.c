@@ -375,6 +375,7 @@ START_TEST(json_or_refused)
 		{"job hold", {"1"}},
 		{"job release", {"1"}},
 		{"job cancel", {"1"}},
+		{"whatif", {"--jobs-from-store"}},
 		{NULL, {NULL}},
 	};
 	int json_forms = 0, refused = 0;
