@@ -43,7 +43,7 @@
 #include "testlib.h"
 #include "trace.h"
 
-/* A documented difference (xpool(1), "Scheduling notes"): under Slurm configuration cfg ("*":
+/* A documented difference (xpool(1) SCHEDULING NOTES): under Slurm configuration cfg ("*":
  * any), in scenario scen, job ends differently (started or not, or another reason) for the
  * reason why. */
 static const struct known {
