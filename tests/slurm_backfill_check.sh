@@ -68,10 +68,11 @@ done
 lic=$(jq -r 'select(.queue | type == "object") | .queue as $q | ($q.quotas // [])[] |
 	select(.resource == "devices" and .max != null) | "\($q.name):\(.max)"' "$traces"/*.jsonl | paste -sd, -)
 
-# ask CONFIG PARAMETERS: a fresh slurmctld with SchedulerParameters=PARAMETERS, every job of
-# every trace submitted held in file order, released at once, Slurm's answer in answers/CONFIG.
+# ask CONFIG PARAMETERS: a fresh slurmctld with SchedulerParameters=PARAMETERS; for each trace,
+# its jobs submitted held in file order and released at once, Slurm's answer appended to
+# answers/CONFIG, the jobs cancelled.
 ask() {
-	local cfg=$1 params=$2 ids s id args out c0 c release
+	local cfg=$1 params=$2 ids s id args out c0 release
 	slurm_ports
 	{
 		slurm_conf_common
@@ -114,10 +115,12 @@ ask() {
 			squeue -a -p "$s" -o '%P|%j|%i|%T|%r|%Q|%S|%e|%N' --sort=i
 		else
 			squeue -h -a -p "$s" -o '%P|%j|%i|%T|%r|%Q|%S|%e|%N' --sort=i
-		fi >>"answers/$cfg/squeue.txt" &&
-			squeue -a -p "$s" --start >>"answers/$cfg/start.txt" &&
-			for id in "${ids[@]}"; do scontrol show job "$id" || exit 1; done >>"answers/$cfg/jobs.txt" ||
-			{ echo "slurm-backfill: FAIL: $cfg: squeue or scontrol failed"; exit 1; }
+		fi >>"answers/$cfg/squeue.txt" && squeue -a -p "$s" --start >>"answers/$cfg/start.txt" ||
+			{ echo "slurm-backfill: FAIL: $cfg: squeue failed"; exit 1; }
+		for id in "${ids[@]}"; do
+			scontrol show job "$id" >>"answers/$cfg/jobs.txt" ||
+				{ echo "slurm-backfill: FAIL: $cfg: scontrol show job $id failed"; exit 1; }
+		done
 		{
 			echo "$s: released $release ($(date -u -d @"$release" +%Y-%m-%dT%H:%M:%SZ))"
 			sed "s/^/$s: sbatch -H -p $s -o \/dev\/null --wrap true -J /" "$s.jobs"
