@@ -24,7 +24,8 @@ DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjanss
            ncurses-term
 # Tools only the tests run (promtool checks the agent's /metrics, openssl makes its test
 # certificate, the README's examples use jq and curl, tests/slurm_check.sh runs a private
-# munged and slurmctld and sbatch --test-only, tests/schema_check.sh runs node with npm's
+# munged and slurmctld and sbatch --test-only, tests/slurm_backfill_check.sh the same daemons
+# with sched/backfill, tests/schema_check.sh runs node with npm's
 # kubernetes-models and Debian's python3 with jsonschema), installed by `make check` and not by
 # `make run`. TEST_PY_MODULES: what /usr/bin/python3 must import.
 TEST_TOOLS    = promtool openssl jq curl munged slurmctld sbatch node npm
@@ -187,6 +188,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
 	@sh tests/layers.sh $(B)/obj
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/internals_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) RUNNER=$(abspath $(B)/tests/runner) bash tests/slurm_backfill_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/schema_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner

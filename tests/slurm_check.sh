@@ -20,45 +20,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${XPOOL_BIN:-$root/xpool}
 skip() { echo "slurm: SKIPPED: $*" >&2; echo "slurm: SKIPPED: the real-Slurm export checks did not run"; exit 0; }
 
-PATH=$PATH:/usr/sbin # munged and slurmctld live there, outside a user's usual PATH
-for t in munged munge slurmctld sbatch scontrol jq; do
-	command -v $t >/dev/null 2>&1 || skip "$t not installed (make check installs munge, slurmctld, slurm-client)"
-done
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/xpool-slurm.XXXXXX") || exit 1
-chmod 700 "$scratch"
-pids=()
-finish() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$scratch"
-}
-trap finish EXIT
-cd "$scratch" || exit 1
-
-# A port nothing listens on (connecting is refused), for slurmctld and the unused slurmd one.
-free_port() {
-	local p
-	for _ in $(seq 1 50); do
-		p=$((20000 + RANDOM % 30000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo $p; return 0; }
-	done
-	return 1
-}
-
-# munge: its own key (munged wants it readable by its user only) and socket directory.
-head -c 1024 /dev/urandom >munge.key && chmod 400 munge.key
-mkdir -m 755 sock
-munged -F --force --socket="$scratch/sock/munge" --key-file="$scratch/munge.key" \
-	--log-file="$scratch/munged.log" --pid-file="$scratch/munged.pid" --seed-file="$scratch/munged.seed" \
-	>munged.out 2>&1 &
-pids+=($!)
-for _ in $(seq 1 200); do
-	munge -n -S "$scratch/sock/munge" >/dev/null 2>&1 && break
-	kill -0 "${pids[0]}" 2>/dev/null || break
-	sleep 0.05
-done
-munge -n -S "$scratch/sock/munge" >/dev/null 2>&1 || { cat munged.out >&2; skip "munged did not start"; }
+. "$root/tests/slurm_lib.sh"
+slurm_need munged munge slurmctld sbatch scontrol jq
+slurm_scratch
+slurm_munge
 
 # The simulated cluster the exports are placed on, and the same nodes declared to Slurm:
 # NVIDIA H100/H800 and AMD nodes hold gres gpu, Ascend nodes gres npu, A100 nodes typed MIG
@@ -69,33 +34,10 @@ munge -n -S "$scratch/sock/munge" >/dev/null 2>&1 || { cat munged.out >&2; skip 
 jq '.nodes += [(.nodes[] | select(.name == "h100-00002") | .name = "h100-mix" | .labels.governance = {"pool": "mix"} |
 	.devices[0].allocations = [range(7) | {"slice": "1g.10gb", "job": null, "memory_mib": null, "share": 0}])]' \
 	sim.json >c.json || { echo "slurm: jq failed"; exit 1; }
-ctl_port=$(free_port) && d_port=$(free_port) || skip "no free port"
 {
-	echo "ClusterName=xpooltest"
-	echo "SlurmctldHost=$(hostname -s)(127.0.0.1)"
-	echo "SlurmctldPort=$ctl_port"
-	echo "SlurmdPort=$d_port"
-	echo "SlurmUser=$(id -un)"
-	echo "AuthType=auth/munge"
-	echo "AuthInfo=socket=$scratch/sock/munge"
-	echo "CredType=cred/munge"
-	echo "StateSaveLocation=$scratch/state"
-	echo "SlurmdSpoolDir=$scratch/spool"
-	echo "SlurmctldPidFile=$scratch/slurmctld.pid"
-	echo "SlurmctldLogFile=$scratch/slurmctld.log"
-	echo "ProctrackType=proctrack/linuxproc"
-	echo "TaskPlugin=task/none"
-	echo "MpiDefault=none"
+	slurm_conf_common
 	echo "SchedulerType=sched/backfill"
-	echo "SelectType=select/cons_tres"
-	echo "SelectTypeParameters=CR_Core"
 	echo "GresTypes=gpu,npu"
-	echo "JobCompType=jobcomp/none"
-	echo "AccountingStorageType=accounting_storage/none"
-	echo "SuspendProgram=/bin/true"
-	echo "ResumeProgram=/bin/true"
-	echo "SuspendTime=600"
-	echo "ResumeTimeout=600"
 	# Each node declares only what the snapshot leaves free: whole devices without an
 	# allocation, and on A100s the MIG slices (7 per GPU) less those allocated, so that Slurm
 	# refuses a script asking more of a node than the dry-run found there. The snapshot's MIG
@@ -118,16 +60,7 @@ ctl_port=$(free_port) && d_port=$(free_port) || skip "no free port"
 		"NodeName=\(.name) CPUs=64 RealMemory=1000 Gres=\($g) State=CLOUD"' c.json
 	echo "PartitionName=train Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 } >slurm.conf
-mkdir -m 700 state spool
-export SLURM_CONF=$scratch/slurm.conf
-slurmctld -D -f "$SLURM_CONF" >slurmctld.out 2>&1 &
-pids+=($!)
-for _ in $(seq 1 200); do
-	scontrol ping 2>/dev/null | grep -q 'is UP' && break
-	kill -0 "${pids[1]}" 2>/dev/null || break
-	sleep 0.05
-done
-scontrol ping 2>/dev/null | grep -q 'is UP' || { tail -20 slurmctld.out >&2; skip "slurmctld did not start"; }
+slurm_ctld
 
 fail=0
 n=0

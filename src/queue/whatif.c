@@ -287,8 +287,13 @@ static void *side_run(void *arg)
 {
 	struct side *sd = arg;
 	const struct xp_whatif *w = sd->w;
-	struct xp_sched_opts so = {.strategy = sd->strategy, .no_backfill = w->no_backfill, .horizon_s = w->horizon_s,
-				   .reconfigure = w->reconfigure, .skip_tail = true};
+	/* Reservations look as far ahead as the scheduler's own (a day, 0 here) or the simulated
+	 * span when longer: a shorter --horizon must not change what starts inside it (with the
+	 * span as the limit, a head whose start lay beyond it got no reservation and later jobs
+	 * backfilled past it, where one scheduling pass, and Slurm, hold them back). */
+	struct xp_sched_opts so = {.strategy = sd->strategy, .no_backfill = w->no_backfill,
+				   .horizon_s = w->horizon_s > 86400 ? w->horizon_s : 0, .reconfigure = w->reconfigure,
+				   .skip_tail = true};
 	sd->rc = -1;
 	struct xp_sched *s = xp_sched_new(sd->cluster, w->ms, w->n_ms, sd->qs, &so, &sd->err);
 	if (!s)
