@@ -232,6 +232,20 @@ START_TEST(states_and_events)
 				 " detail = 'estimated end' AND time = 2800 AND actor = 'scheduler'"),
 			 1);
 	ck_assert_int_eq(sql_int("SELECT end FROM jobs WHERE id = 2"), 2800);
+
+	/* Played forward between writes: job 4 (research's whole max, 1h from 6400) ends by its
+	 * estimate at 10000; job 5, waiting for that quota, starts then (not at the next write's
+	 * now) and, 30m later, ends at 11800: at a write at 12400 both are completed at those times. */
+	OUT(0, "job 4 submitted to research: running", "job", "submit", "--queue", "research", "--devices", "8",
+	    "--estimate", "1h");
+	OUT(0, "job 5 submitted to research: pending", "job", "submit", "--queue", "research",
+	    "--devices", "8", "--estimate", "30m");
+	setenv("XPOOL_NOW", "12400", 1);
+	OK("job", "submit", "--queue", "open", "--devices", "1", "--estimate", "10m");
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 4 AND state = 'completed' AND end = 10000"), 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 5 AND state = 'completed' AND start = 10000 AND"
+				 " end = 11800"),
+			 1);
 }
 END_TEST
 
@@ -562,9 +576,10 @@ START_TEST(reads_never_write)
 			_exit(1);
 		}
 		xp_run_free(&r);
-		q(&r, "job", "hold", "2", NULL);
+		/* Job 2 is running by now (it started when job 1's estimate ended): cancel is allowed. */
+		q(&r, "job", "cancel", "2", NULL);
 		if (r.status != 1 || !strstr(r.err, "read-only")) {
-			fprintf(stderr, "job hold: %d %s%s\n", r.status, r.out, r.err);
+			fprintf(stderr, "job cancel: %d %s%s\n", r.status, r.out, r.err);
 			_exit(2);
 		}
 		xp_run_free(&r);

@@ -165,37 +165,32 @@ int64_t xp_jobrun_add(struct xp_jobrun *r, struct xp_qjob *j, struct xp_err *err
 	return k;
 }
 
-/* Running jobs past their estimated end, earliest end first. */
-struct ending {
-	size_t k;
-	int64_t end;
-};
-
-static int ending_cmp(const void *a, const void *b)
-{
-	const struct ending *x = a, *y = b;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return x->k < y->k ? -1 : x->k > y->k;
-}
-
-/* Completes the running jobs of s whose estimate ended by now. */
+/* Plays the paper workload forward to now: the running jobs whose estimate ended by then
+ * complete at their estimated ends, earliest first, with a pass at each of those times, so
+ * that what waited for them starts when they ended (and may itself end by now), not all at
+ * now. The pass at now itself is the caller's. */
 static int advance(struct xp_sched *s, int64_t now, struct xp_err *err)
 {
-	size_t n = xp_sched_count(s), m = 0;
-	struct ending *e = xp_calloc(n ? n : 1, sizeof *e);
-	for (size_t k = 0; k < n; k++) {
-		const struct xp_qjob *j = xp_sched_job(s, k);
-		if ((j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED) && j->start >= 0 &&
-		    j->start + j->est_s <= now)
-			e[m++] = (struct ending){k, j->start + j->est_s};
+	for (;;) {
+		size_t n = xp_sched_count(s);
+		int64_t t = INT64_MAX;
+		for (size_t k = 0; k < n; k++) {
+			const struct xp_qjob *j = xp_sched_job(s, k);
+			if ((j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED) && j->start >= 0 &&
+			    j->start + j->est_s <= now && j->start + j->est_s < t)
+				t = j->start + j->est_s;
+		}
+		if (t == INT64_MAX)
+			return 0;
+		for (size_t k = 0; k < n; k++) {
+			const struct xp_qjob *j = xp_sched_job(s, k);
+			if ((j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED) && j->start >= 0 &&
+			    j->start + j->est_s == t && xp_sched_finish(s, k, XP_JS_COMPLETED, t, err) < 0)
+				return -1;
+		}
+		if (t < now && xp_sched_pass(s, t, err) < 0)
+			return -1;
 	}
-	qsort(e, m, sizeof *e, ending_cmp);
-	int rc = 0;
-	for (size_t i = 0; i < m && rc == 0; i++)
-		rc = xp_sched_finish(s, e[i].k, XP_JS_COMPLETED, e[i].end, err);
-	free(e);
-	return rc;
 }
 
 int xp_jobrun_advance(struct xp_jobrun *r, struct xp_err *err)
