@@ -304,6 +304,44 @@ START_TEST(gang_all_or_nothing)
 }
 END_TEST
 
+/* A refused gang says how many replicas fit (fit: what "3 of 8 replicas fit" reads), placed or
+ * not through the index, and a commit reads as live until released, its use per device the
+ * index's own: two nodes of 8, three replicas of 8 -> 2 fit; two replicas placed -> fit 2 and
+ * each device of x at use 1 after the commit, 0 (the cluster's base) after the release. */
+START_TEST(gang_fit_and_commit_accessors)
+{
+	struct xp_cluster *c = two_nodes("x", "y");
+	struct xp_place_index *ix = xp_place_index_new(c, XP_TEST_MANS, 2);
+	struct xp_err err = {{0}};
+	struct xp_place_opts o = {.strategy = XP_STRAT_PACK, .quiet = true};
+	struct xp_job *j3 = job("{\"devices\": 8, \"replicas\": 3}");
+	struct xp_place_result *r = xp_place_ix(ix, j3, &o, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert(!r->placed);
+	ck_assert_uint_eq(r->fit, 2);
+	xp_place_result_free(r);
+	struct xp_job *j2 = job("{\"devices\": 8, \"replicas\": 2}");
+	r = xp_place_ix(ix, j2, &o, &err);
+	ck_assert(r && r->placed);
+	ck_assert_uint_eq(r->fit, 2);
+	int64_t id = xp_place_commit(ix, r);
+	ck_assert(xp_place_commit_live(ix, id));
+	ck_assert(!xp_place_commit_live(ix, id + 1));
+	ck_assert(!xp_place_commit_live(ix, -1));
+	double base = -1;
+	ck_assert(xp_place_index_use(ix, 0, 3, &base) == 1.0);
+	ck_assert(base == 0.0);
+	ck_assert(xp_place_release(ix, id));
+	ck_assert(!xp_place_commit_live(ix, id));
+	ck_assert(xp_place_index_use(ix, 0, 3, NULL) == 0.0);
+	xp_place_result_free(r);
+	xp_job_free(j2);
+	xp_job_free(j3);
+	xp_place_index_free(ix);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(homogeneous)
 {
 	/* x runs driver 1, y and z driver 2. Two replicas of 8, homogeneous: only y and z agree,
@@ -1702,7 +1740,7 @@ END_TEST
 
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
-	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing,
+	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing, gang_fit_and_commit_accessors,
 		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index, product_walk_kept,
 		   console_keeps_index,
 		   cli_batch_sees_new_evidence,

@@ -992,6 +992,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 		r->replicas = best.reps;
 		r->n_replicas = best.n_reps;
 		r->pending = best.pending;
+		r->fit = best.n_reps;
 		/* Nodes told apart among the replicas (a few: a scan of those before, not a
 		 * per-node array cleared for every dry-run). */
 		size_t distinct = 0;
@@ -1019,6 +1020,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 		} else
 			r->summary = s;
 	} else {
+		r->fit = best.n_reps;
 		/* Gang: nothing of a partial attempt is kept. */
 		for (size_t i = 0; i < best.n_reps; i++)
 			replica_free(&best.reps[i]);

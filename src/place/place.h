@@ -134,6 +134,8 @@ struct xp_place_result {
 	size_t n_checks;
 	bool explained;                  /* explain_node was found */
 	size_t pending;                  /* replicas left waiting under a gang minimum (reasons: why) */
+	size_t fit;                      /* refused: replicas that fit before one did not (a gang short of
+					  * its minimum: "3 of 8 replicas fit"); placed: n_replicas */
 	struct xp_place_relax *relaxation; /* when refused: the smallest change that fits, or NULL */
 };
 
@@ -192,6 +194,12 @@ struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_j
 int64_t xp_place_commit(struct xp_place_index *ix, const struct xp_place_result *r);
 /* Frees what commit id took; false when id is unknown or already released. */
 bool xp_place_release(struct xp_place_index *ix, int64_t id);
+/* True when commit id holds devices (made and not released). */
+bool xp_place_commit_live(const struct xp_place_index *ix, int64_t id);
+/* Device pos of node node_ix's use in the index now (0..1, more when commits overlap it) and,
+ * in *base (may be NULL), what the cluster itself showed in use: a scheduler's invariants
+ * compare them with what its jobs hold. */
+double xp_place_index_use(const struct xp_place_index *ix, size_t node_ix, size_t pos, double *base);
 
 /* Counters of an index, for benchmarks and the tests. */
 struct xp_place_index_stats {

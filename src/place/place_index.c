@@ -1290,3 +1290,16 @@ bool xp_place_release(struct xp_place_index *ix, int64_t id)
 	memset(m, 0, sizeof *m);
 	return true;
 }
+
+bool xp_place_commit_live(const struct xp_place_index *ix, int64_t id)
+{
+	return id >= 0 && (size_t)id < ix->n_commits && ix->commits[id].n > 0;
+}
+
+double xp_place_index_use(const struct xp_place_index *ix, size_t node_ix, size_t pos, double *base)
+{
+	size_t s = ix->off[node_ix] + pos;
+	if (base)
+		*base = ix->base[s];
+	return ix->used[s];
+}

@@ -49,6 +49,10 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 void xp_sched_free(struct xp_sched *s);
 /* Sets the function told of every state change (NULL: none). */
 void xp_sched_listen(struct xp_sched *s, xp_sched_listener fn, void *ctx);
+/* Gives the scheduler's placement the validation matrix (as xp_place_index_set_validation);
+ * without it a job asking --validated waits with NotValidated. */
+void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const struct xp_device *d, const char *kase),
+			     void *ctx);
 
 /* Adds job j, moving what it owns into the scheduler (*j is zeroed). A pending or held job is
  * queued; a running job keeps the slots in j->alloc, committed into the index as they are (a

@@ -1,0 +1,961 @@
+/* qsched.c: the scheduler (qsched.h): its jobs and their states, the device classes and usage,
+ * and the pass: queues by weighted dominant share, jobs in a queue by priority and submit
+ * time, placement into the scheduler's own index, reasons and positions. */
+#include "qsched.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "manifest.h"
+#include "place.h"
+#include "backfill.h"
+#include "qsched_int.h"
+#include "quota.h"
+
+/* ---------- small helpers ---------- */
+
+static void set_reason(struct xs_job *sj, int reason, const char *text)
+{
+	sj->j.reason = reason;
+	if (sj->j.reason_text && text && strcmp(sj->j.reason_text, text) == 0)
+		return;
+	free(sj->j.reason_text);
+	sj->j.reason_text = text ? xp_strdup(text) : NULL;
+}
+
+static void emit(struct xp_sched *s, size_t ji, int from, int to, int reason, const char *text, int64_t now)
+{
+	if (!s->fn)
+		return;
+	struct xp_sched_event ev = {.job = ji, .from = from, .to = to, .reason = reason, .text = text, .time = now};
+	s->fn(s->fctx, &ev);
+}
+
+static void move_state(struct xp_sched *s, size_t ji, int to, int reason, const char *text, int64_t now)
+{
+	int from = s->jobs[ji].j.state;
+	s->jobs[ji].j.state = to;
+	emit(s, ji, from, to, reason, text, now);
+}
+
+/* ---------- device classes and capacity ---------- */
+
+static bool usable_node(const struct xp_sched *s, size_t n)
+{
+	const struct xp_node *nd = s->c->nodes[n];
+	return (nd->state == XP_NODE_UP || nd->state == XP_NODE_DEGRADED) && !(s->drained && s->drained[n]);
+}
+
+/* Whether class k takes device d of node nd: its vendor and model globs (each when given) over
+ * the device's vendor and model, or its label among the node's governance or fact labels. */
+static bool class_takes(const struct xp_rclass *k, const struct xp_node *nd, const struct xp_device *d)
+{
+	if (k->builtin)
+		return false;
+	if (k->label) {
+		const char *eq = strchr(k->label, '=');
+		if (!eq)
+			return false;
+		char key[XP_QNAME_MAX * 2 + 2];
+		size_t kl = (size_t)(eq - k->label);
+		if (kl >= sizeof key)
+			return false;
+		memcpy(key, k->label, kl);
+		key[kl] = 0;
+		const char *v = xp_labels_get(&nd->governance, key);
+		if (!v)
+			v = xp_labels_get(&nd->facts, key);
+		return v && strcmp(v, eq + 1) == 0;
+	}
+	if (!k->vendor && !k->model)
+		return false;
+	if (k->vendor && !(d->vendor && xp_glob_match(k->vendor, d->vendor)))
+		return false;
+	if (k->model && !(d->model && xp_glob_match(k->model, d->model)))
+		return false;
+	return true;
+}
+
+static int class_order_cmp(const void *a, const void *b, void *arg)
+{
+	const struct xp_qset *qs = arg;
+	const struct xp_rclass *x = &qs->classes[*(const size_t *)a], *y = &qs->classes[*(const size_t *)b];
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static bool device_usable(const struct xp_sched *s, size_t n, size_t pos)
+{
+	const struct xp_device *d = &s->c->nodes[n]->devices[pos];
+	return usable_node(s, n) && d->health != XP_HEALTH_FAIL && !s->failed[s->off[n] + pos];
+}
+
+static void capacity_compute(struct xp_sched *s)
+{
+	memset(s->cap, 0, s->nc * XP_RES_COUNT * sizeof *s->cap);
+	for (size_t n = 0; n < s->c->n_nodes; n++) {
+		const struct xp_node *nd = s->c->nodes[n];
+		if (!usable_node(s, n))
+			continue;
+		for (size_t p = 0; p < nd->n_devices; p++) {
+			int ci = s->slot_class[s->off[n] + p];
+			if (ci < 0 || !device_usable(s, n, p))
+				continue;
+			s->cap[(size_t)ci * XP_RES_COUNT + XP_RES_DEVICES] += XS_MILLI;
+			double e = nd->devices[p].ecu;
+			if (!isnan(e) && e > 0)
+				s->cap[(size_t)ci * XP_RES_COUNT + XP_RES_ECU] += llround(e * XS_MILLI);
+		}
+		if (s->cpu_ci >= 0) {
+			int cpus = nd->pus_allowed > 0 ? nd->pus_allowed : nd->pus > 0 ? nd->pus : nd->cores;
+			s->cap[(size_t)s->cpu_ci * XP_RES_COUNT + XP_RES_CPUS] += (int64_t)(cpus > 0 ? cpus : 0) * XS_MILLI;
+		}
+		if (s->mem_ci >= 0 && nd->memory_mib > 0)
+			s->cap[(size_t)s->mem_ci * XP_RES_COUNT + XP_RES_MEMORY] += nd->memory_mib * XS_MILLI / 1024;
+	}
+}
+
+/* ---------- usage ---------- */
+
+int64_t xp_sched_used(const struct xp_sched *s, size_t qi, size_t ci, int res)
+{
+	if (qi >= s->nq || ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
+		return 0;
+	return *xs_used(s, qi, ci, res);
+}
+
+int64_t xp_sched_capacity(const struct xp_sched *s, size_t ci, int res)
+{
+	if (ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
+		return 0;
+	return s->cap[ci * XP_RES_COUNT + (size_t)res];
+}
+
+double xp_sched_share(const struct xp_sched *s, size_t qi)
+{
+	double best = 0;
+	double w = s->qs->queues[qi].weight > 0 ? s->qs->queues[qi].weight : 1;
+	for (size_t c = 0; c < s->nc; c++)
+		for (int r = 0; r < XP_RES_COUNT; r++) {
+			int64_t cap = s->cap[c * XP_RES_COUNT + (size_t)r];
+			if (cap <= 0)
+				continue;
+			double v = (double)*xs_used(s, qi, c, r) / (double)cap / w;
+			if (v > best)
+				best = v;
+		}
+	return best;
+}
+
+int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos)
+{
+	if (node_ix >= s->c->n_nodes || pos >= s->c->nodes[node_ix]->n_devices)
+		return -1;
+	return s->slot_class[s->off[node_ix] + pos];
+}
+
+/* ---------- commits ---------- */
+
+/* Commits a blocker on the given device slots (drained node, failed device): a whole device's
+ * use on top of whatever is there, so nothing new fits; jobs there keep running. Into both
+ * indexes. */
+static void block_slots(struct xp_sched *s, size_t node, const size_t *pos, size_t n)
+{
+	if (!n)
+		return;
+	struct xp_place_replica *reps = xp_calloc(n, sizeof *reps);
+	int *p = xp_calloc(n, sizeof *p);
+	for (size_t i = 0; i < n; i++) {
+		p[i] = (int)pos[i];
+		reps[i] = (struct xp_place_replica){.node_ix = node, .pos = &p[i], .n_devices = 1, .take = 1.0,
+						    .isolation = "exclusive"};
+	}
+	struct xp_place_result r = {.placed = true, .replicas = reps, .n_replicas = n};
+	xp_place_commit(s->ix, &r);
+	xp_place_commit(s->idle, &r);
+	free(reps);
+	free(p);
+}
+
+/* ---------- creation ---------- */
+
+static char *job_sig(const struct xp_job *spec)
+{
+	json_t *o = xp_job_to_json(spec);
+	json_object_del(o, "name");
+	json_object_del(o, "queue");
+	json_object_del(o, "tenant");
+	json_object_del(o, "priority");
+	char *t = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return t ? t : xp_strdup("?");
+}
+
+static int rank_cmp(const void *a, const void *b, void *arg)
+{
+	const struct xp_qset *qs = arg;
+	const struct xp_queue *x = &qs->queues[*(const size_t *)a], *y = &qs->queues[*(const size_t *)b];
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int validated_thunk(void *ctx, const struct xp_device *d, const char *kase)
+{
+	struct xp_sched *s = ctx;
+	return s->validated ? s->validated(s->vctx, d, kase) : -1;
+}
+
+struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manifest *const *ms, size_t n_ms,
+			      const struct xp_qset *qs, const struct xp_sched_opts *o, struct xp_err *err)
+{
+	if (!c || !qs)
+		return xp_errf(err, "scheduler: no cluster or queue set"), NULL;
+	for (size_t i = 0; i < qs->n_queues; i++)
+		if (qs->queues[i].parent && !xp_qset_queue(qs, qs->queues[i].parent))
+			return xp_errf(err, "queue %s: parent %s does not exist", qs->queues[i].name, qs->queues[i].parent),
+			       NULL;
+	struct xp_sched *s = xp_calloc(1, sizeof *s);
+	s->c = c;
+	s->ms = ms;
+	s->n_ms = n_ms;
+	s->qs = qs;
+	if (o)
+		s->o = *o;
+	if (!s->o.depth)
+		s->o.depth = 1000;
+	if (!s->o.horizon_s)
+		s->o.horizon_s = 86400;
+	s->nq = qs->n_queues;
+	s->nc = qs->n_classes;
+	s->head = SIZE_MAX;
+	s->shadow = -1;
+	s->off = xp_calloc(c->n_nodes + 1, sizeof *s->off);
+	for (size_t n = 0; n < c->n_nodes; n++)
+		s->off[n + 1] = s->off[n] + c->nodes[n]->n_devices;
+	s->n_slots = s->off[c->n_nodes];
+	s->slot_class = xp_malloc((s->n_slots ? s->n_slots : 1) * sizeof *s->slot_class);
+	s->failed = xp_calloc(s->n_slots ? s->n_slots : 1, sizeof *s->failed);
+	s->reserved = xp_calloc(s->n_slots ? s->n_slots : 1, sizeof *s->reserved);
+	s->drained = xp_calloc(c->n_nodes ? c->n_nodes : 1, sizeof *s->drained);
+	s->cpu_ci = s->mem_ci = -1;
+	size_t *order = xp_malloc((s->nc ? s->nc : 1) * sizeof *order);
+	for (size_t i = 0; i < s->nc; i++) {
+		order[i] = i;
+		if (qs->classes[i].builtin && strcmp(qs->classes[i].name, "cpu") == 0)
+			s->cpu_ci = (int)i;
+		if (qs->classes[i].builtin && strcmp(qs->classes[i].name, "mem") == 0)
+			s->mem_ci = (int)i;
+	}
+	qsort_r(order, s->nc, sizeof *order, class_order_cmp, (void *)qs);
+	for (size_t n = 0; n < c->n_nodes; n++)
+		for (size_t p = 0; p < c->nodes[n]->n_devices; p++) {
+			int ci = -1;
+			for (size_t k = 0; k < s->nc && ci < 0; k++)
+				if (class_takes(&qs->classes[order[k]], c->nodes[n], &c->nodes[n]->devices[p]))
+					ci = (int)order[k];
+			s->slot_class[s->off[n] + p] = ci;
+		}
+	free(order);
+	s->cap = xp_calloc((s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->cap);
+	s->used = xp_calloc((s->nq ? s->nq : 1) * (s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->used);
+	capacity_compute(s);
+	xq_init(s);
+	s->q = xp_calloc(s->nq ? s->nq : 1, sizeof *s->q);
+	for (size_t i = 0; i < s->nq; i++) {
+		s->q[i].parent = SIZE_MAX;
+		if (qs->queues[i].parent)
+			s->q[i].parent = (size_t)(xp_qset_queue(qs, qs->queues[i].parent) - qs->queues);
+	}
+	/* Children and roots in tie order (priority desc, name), so that equal shares go that way. */
+	size_t *all = xp_malloc((s->nq ? s->nq : 1) * sizeof *all);
+	for (size_t i = 0; i < s->nq; i++)
+		all[i] = i;
+	qsort_r(all, s->nq, sizeof *all, rank_cmp, (void *)qs);
+	s->roots = xp_malloc((s->nq ? s->nq : 1) * sizeof *s->roots);
+	for (size_t k = 0; k < s->nq; k++) {
+		size_t i = all[k];
+		s->q[i].rank = k;
+		size_t p = s->q[i].parent;
+		if (p == SIZE_MAX)
+			s->roots[s->n_roots++] = i;
+		else {
+			s->q[p].kids = xp_realloc(s->q[p].kids, (s->q[p].n_kids + 1) * sizeof *s->q[p].kids);
+			s->q[p].kids[s->q[p].n_kids++] = i;
+		}
+	}
+	free(all);
+	s->ix = xp_place_index_new(c, ms, n_ms);
+	s->idle = xp_place_index_new(c, ms, n_ms);
+	xp_place_index_set_validation(s->ix, validated_thunk, s);
+	xp_place_index_set_validation(s->idle, validated_thunk, s);
+	return s;
+}
+
+void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const struct xp_device *d, const char *kase),
+			     void *ctx)
+{
+	s->validated = fn;
+	s->vctx = ctx;
+	xs_map_clear(&s->idle_ans);
+}
+
+void xp_sched_free(struct xp_sched *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		xp_qjob_clear(&s->jobs[i].j);
+		free(s->jobs[i].sig);
+		free(s->jobs[i].ch);
+	}
+	free(s->jobs);
+	for (size_t i = 0; i < s->nq; i++) {
+		free(s->q[i].kids);
+		free(s->q[i].pend);
+	}
+	free(s->q);
+	free(s->roots);
+	free(s->off);
+	free(s->slot_class);
+	free(s->failed);
+	free(s->reserved);
+	free(s->resv_slots);
+	free(s->drained);
+	free(s->cap);
+	free(s->used);
+	free(s->qt);
+	free(s->running);
+	xs_map_clear(&s->idle_ans);
+	xs_map_clear(&s->pass_fail);
+	xp_place_index_free(s->ix);
+	xp_place_index_free(s->idle);
+	free(s);
+}
+
+void xp_sched_listen(struct xp_sched *s, xp_sched_listener fn, void *ctx)
+{
+	s->fn = fn;
+	s->fctx = ctx;
+}
+
+size_t xp_sched_count(const struct xp_sched *s)
+{
+	return s->n_jobs;
+}
+
+const struct xp_qjob *xp_sched_job(const struct xp_sched *s, size_t i)
+{
+	return i < s->n_jobs ? &s->jobs[i].j : NULL;
+}
+
+/* ---------- pending lists ---------- */
+
+/* Job order inside a queue: priority desc, submit asc, id asc. */
+static int job_cmp(const struct xp_sched *s, size_t a, size_t b)
+{
+	const struct xp_qjob *x = &s->jobs[a].j, *y = &s->jobs[b].j;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->submit != y->submit)
+		return x->submit < y->submit ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static void pend_insert(struct xp_sched *s, size_t ji)
+{
+	struct xs_queue *q = &s->q[s->jobs[ji].qi];
+	if (q->n_pend == q->cap_pend) {
+		q->cap_pend = q->cap_pend ? q->cap_pend * 2 : 16;
+		q->pend = xp_realloc(q->pend, q->cap_pend * sizeof *q->pend);
+	}
+	size_t lo = 0, hi = q->n_pend;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (job_cmp(s, q->pend[mid], ji) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&q->pend[lo + 1], &q->pend[lo], (q->n_pend - lo) * sizeof *q->pend);
+	q->pend[lo] = ji;
+	q->n_pend++;
+}
+
+static void pend_remove(struct xp_sched *s, size_t ji)
+{
+	struct xs_queue *q = &s->q[s->jobs[ji].qi];
+	for (size_t i = 0; i < q->n_pend; i++)
+		if (q->pend[i] == ji) {
+			memmove(&q->pend[i], &q->pend[i + 1], (q->n_pend - i - 1) * sizeof *q->pend);
+			q->n_pend--;
+			return;
+		}
+}
+
+static void running_add(struct xp_sched *s, size_t ji)
+{
+	if (s->n_running == s->cap_running) {
+		s->cap_running = s->cap_running ? s->cap_running * 2 : 64;
+		s->running = xp_realloc(s->running, s->cap_running * sizeof *s->running);
+	}
+	s->running[s->n_running++] = ji;
+}
+
+static void running_remove(struct xp_sched *s, size_t ji)
+{
+	for (size_t i = 0; i < s->n_running; i++)
+		if (s->running[i] == ji) {
+			s->running[i] = s->running[--s->n_running];
+			return;
+		}
+}
+
+/* ---------- adding jobs ---------- */
+
+static bool tenant_allowed(const struct xp_queue *q, const char *tenant)
+{
+	if (!q->n_tenants)
+		return true;
+	for (size_t i = 0; i < q->n_tenants; i++)
+		if (tenant && strcmp(q->tenants[i], tenant) == 0)
+			return true;
+	return false;
+}
+
+int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
+{
+	const struct xp_queue *q = j->queue ? xp_qset_queue(s->qs, j->queue) : NULL;
+	if (!q) {
+		xp_errf(err, "job %lld: no queue '%s'", (long long)j->id, j->queue ? j->queue : "");
+		xp_qjob_clear(j);
+		return -1;
+	}
+	if (!tenant_allowed(q, j->tenant)) {
+		xp_errf(err, "job %lld: queue %s does not take tenant '%s'", (long long)j->id, q->name,
+			j->tenant ? j->tenant : "-");
+		xp_qjob_clear(j);
+		return -1;
+	}
+	if (!j->spec || !j->spec->n_groups) {
+		xp_errf(err, "job %lld: no job spec", (long long)j->id);
+		xp_qjob_clear(j);
+		return -1;
+	}
+	int st = j->state;
+	if (st == XP_JS_ADMITTED)
+		st = XP_JS_RUNNING;
+	if (st == XP_JS_PREEMPTED)
+		st = XP_JS_PENDING;
+	if (st == XP_JS_RUNNING) {
+		if (!j->alloc.n) {
+			xp_errf(err, "job %lld: running without devices", (long long)j->id);
+			xp_qjob_clear(j);
+			return -1;
+		}
+		for (size_t i = 0; i < j->alloc.n; i++) {
+			const struct xp_qslot *sl = &j->alloc.slots[i];
+			if (sl->node_ix >= s->c->n_nodes || sl->pos >= s->c->nodes[sl->node_ix]->n_devices ||
+			    sl->take <= 0 || sl->take > XS_MILLI) {
+				xp_errf(err, "job %lld: slot %zu is outside the cluster", (long long)j->id, i);
+				xp_qjob_clear(j);
+				return -1;
+			}
+			double base, u = xp_place_index_use(s->ix, sl->node_ix, sl->pos, &base);
+			if (u + sl->take / (double)XS_MILLI > 1 + 1e-9) {
+				xp_errf(err, "job %lld: device %zu of %s is already full", (long long)j->id, (size_t)sl->pos,
+					s->c->nodes[sl->node_ix]->name);
+				xp_qjob_clear(j);
+				return -1;
+			}
+		}
+	}
+	if (s->n_jobs == s->cap_jobs) {
+		s->cap_jobs = s->cap_jobs ? s->cap_jobs * 2 : 64;
+		s->jobs = xp_realloc(s->jobs, s->cap_jobs * sizeof *s->jobs);
+	}
+	size_t ji = s->n_jobs++;
+	struct xs_job *sj = &s->jobs[ji];
+	memset(sj, 0, sizeof *sj);
+	sj->j = *j;
+	memset(j, 0, sizeof *j);
+	sj->qi = (size_t)(q - s->qs->queues);
+	sj->sig = job_sig(sj->j.spec);
+	sj->j.pos_queue = sj->j.pos_global = 0;
+	sj->j.eta = -1;
+	if (xp_jstate_final(st)) {
+		sj->j.state = st;
+		free(sj->j.alloc.slots);
+		sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
+		set_reason(sj, XP_R_NONE, NULL);
+		emit(s, ji, -1, st, XP_R_NONE, NULL, sj->j.end);
+		return (int64_t)ji;
+	}
+	if (st == XP_JS_RUNNING) {
+		sj->j.state = XP_JS_RUNNING;
+		sj->j.alloc.commit = xs_commit_slots(s, &sj->j);
+		xs_charge_compute(s, ji);
+		xs_charge_apply(s, ji, +1);
+		running_add(s, ji);
+		set_reason(sj, XP_R_NONE, NULL);
+		s->resv_valid = false;
+		emit(s, ji, -1, XP_JS_RUNNING, XP_R_NONE, NULL, sj->j.start);
+		return (int64_t)ji;
+	}
+	free(sj->j.alloc.slots);
+	sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
+	sj->j.start = sj->j.end = -1;
+	if (st == XP_JS_HELD) {
+		sj->j.state = XP_JS_HELD;
+		set_reason(sj, XP_R_HELD, "held by user");
+		emit(s, ji, -1, XP_JS_HELD, XP_R_HELD, sj->j.reason_text, sj->j.submit);
+		return (int64_t)ji;
+	}
+	sj->j.state = XP_JS_PENDING;
+	/* Until a pass judges it. */
+	set_reason(sj, XP_R_PRIORITY, "not yet considered by a scheduling pass");
+	pend_insert(s, ji);
+	emit(s, ji, -1, XP_JS_PENDING, XP_R_NONE, NULL, sj->j.submit);
+	return (int64_t)ji;
+}
+
+/* ---------- ending and user actions ---------- */
+
+/* Frees a running job's devices and charges (the state is the caller's). */
+static void stop_running(struct xp_sched *s, size_t ji)
+{
+	struct xs_job *sj = &s->jobs[ji];
+	if (sj->j.alloc.commit >= 0)
+		xp_place_release(s->ix, sj->j.alloc.commit);
+	xs_charge_apply(s, ji, -1);
+	free(sj->ch);
+	sj->ch = NULL;
+	sj->n_ch = 0;
+	free(sj->j.alloc.slots);
+	sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
+	sj->backfilled = false;
+	running_remove(s, ji);
+	/* Devices came free: the reservation and the pass's refusals are stale. */
+	s->resv_valid = false;
+	xs_map_clear(&s->pass_fail);
+}
+
+int xp_sched_finish(struct xp_sched *s, size_t i, int state, int64_t now, struct xp_err *err)
+{
+	if (i >= s->n_jobs)
+		return xp_errf(err, "no job %zu", i);
+	if (state != XP_JS_COMPLETED && state != XP_JS_FAILED)
+		return xp_errf(err, "a job ends completed or failed, not %s", xp_jstate_name(state));
+	struct xs_job *sj = &s->jobs[i];
+	if (sj->j.state != XP_JS_RUNNING && sj->j.state != XP_JS_ADMITTED)
+		return xp_errf(err, "job %lld is %s, not running", (long long)sj->j.id, xp_jstate_name(sj->j.state));
+	stop_running(s, i);
+	sj->j.end = now;
+	move_state(s, i, state, XP_R_NONE, NULL, now);
+	return 0;
+}
+
+int xp_sched_hold(struct xp_sched *s, size_t i, int64_t now, struct xp_err *err)
+{
+	if (i >= s->n_jobs)
+		return xp_errf(err, "no job %zu", i);
+	struct xs_job *sj = &s->jobs[i];
+	if (sj->j.state != XP_JS_PENDING)
+		return xp_errf(err, "job %lld is %s; only a pending job can be held", (long long)sj->j.id,
+			       xp_jstate_name(sj->j.state));
+	pend_remove(s, i);
+	set_reason(sj, XP_R_HELD, "held by user");
+	sj->j.pos_queue = sj->j.pos_global = 0;
+	if (s->head == i)
+		s->resv_valid = false;
+	move_state(s, i, XP_JS_HELD, XP_R_HELD, sj->j.reason_text, now);
+	return 0;
+}
+
+int xp_sched_release(struct xp_sched *s, size_t i, int64_t now, struct xp_err *err)
+{
+	if (i >= s->n_jobs)
+		return xp_errf(err, "no job %zu", i);
+	struct xs_job *sj = &s->jobs[i];
+	if (sj->j.state != XP_JS_HELD)
+		return xp_errf(err, "job %lld is %s; only a held job can be released", (long long)sj->j.id,
+			       xp_jstate_name(sj->j.state));
+	set_reason(sj, XP_R_PRIORITY, "released; not yet considered by a scheduling pass");
+	pend_insert(s, i);
+	move_state(s, i, XP_JS_PENDING, XP_R_NONE, NULL, now);
+	return 0;
+}
+
+int xp_sched_cancel(struct xp_sched *s, size_t i, int64_t now, struct xp_err *err)
+{
+	if (i >= s->n_jobs)
+		return xp_errf(err, "no job %zu", i);
+	struct xs_job *sj = &s->jobs[i];
+	if (xp_jstate_final(sj->j.state))
+		return xp_errf(err, "job %lld is already %s", (long long)sj->j.id, xp_jstate_name(sj->j.state));
+	if (sj->j.state == XP_JS_RUNNING || sj->j.state == XP_JS_ADMITTED) {
+		stop_running(s, i);
+		sj->j.end = now;
+	} else if (sj->j.state == XP_JS_PENDING)
+		pend_remove(s, i);
+	if (s->head == i)
+		s->resv_valid = false;
+	set_reason(sj, XP_R_NONE, NULL);
+	sj->j.pos_queue = sj->j.pos_global = 0;
+	move_state(s, i, XP_JS_CANCELLED, XP_R_NONE, "cancelled by user", now);
+	return 0;
+}
+
+static void recapacity(struct xp_sched *s)
+{
+	capacity_compute(s);
+	s->resv_valid = false;
+	xs_map_clear(&s->idle_ans);
+	xs_map_clear(&s->pass_fail);
+}
+
+int xp_sched_drain(struct xp_sched *s, size_t node_ix, struct xp_err *err)
+{
+	if (node_ix >= s->c->n_nodes)
+		return xp_errf(err, "no node %zu", node_ix);
+	if (s->drained[node_ix])
+		return 0;
+	const struct xp_node *nd = s->c->nodes[node_ix];
+	size_t *pos = xp_malloc((nd->n_devices ? nd->n_devices : 1) * sizeof *pos), n = 0;
+	for (size_t p = 0; p < nd->n_devices; p++)
+		if (!s->failed[s->off[node_ix] + p])
+			pos[n++] = p;
+	block_slots(s, node_ix, pos, n);
+	free(pos);
+	s->drained[node_ix] = true;
+	recapacity(s);
+	return 0;
+}
+
+int xp_sched_fail_device(struct xp_sched *s, size_t node_ix, size_t pos, int64_t now, struct xp_err *err)
+{
+	if (node_ix >= s->c->n_nodes || pos >= s->c->nodes[node_ix]->n_devices)
+		return xp_errf(err, "no device %zu on node %zu", pos, node_ix);
+	size_t slot = s->off[node_ix] + pos;
+	if (s->failed[slot])
+		return 0;
+	/* The job running there fails with it (a copy of the running list: finishing edits it). */
+	size_t victim = SIZE_MAX;
+	for (size_t r = 0; r < s->n_running && victim == SIZE_MAX; r++) {
+		const struct xp_qalloc *a = &s->jobs[s->running[r]].j.alloc;
+		for (size_t k = 0; k < a->n; k++)
+			if (a->slots[k].node_ix == node_ix && a->slots[k].pos == pos)
+				victim = s->running[r];
+	}
+	/* Possibly several shares on one device: fail each. */
+	while (victim != SIZE_MAX) {
+		char text[160];
+		snprintf(text, sizeof text, "device %zu of %s failed", pos, s->c->nodes[node_ix]->name);
+		stop_running(s, victim);
+		s->jobs[victim].j.end = now;
+		move_state(s, victim, XP_JS_FAILED, XP_R_NONE, text, now);
+		victim = SIZE_MAX;
+		for (size_t r = 0; r < s->n_running && victim == SIZE_MAX; r++) {
+			const struct xp_qalloc *a = &s->jobs[s->running[r]].j.alloc;
+			for (size_t k = 0; k < a->n; k++)
+				if (a->slots[k].node_ix == node_ix && a->slots[k].pos == pos)
+					victim = s->running[r];
+		}
+	}
+	if (!s->drained[node_ix])
+		block_slots(s, node_ix, &pos, 1);
+	s->failed[slot] = true;
+	recapacity(s);
+	return 0;
+}
+
+/* ---------- the pass ---------- */
+
+/* Whether queue qi or a queue below it has a job left to look at this pass. */
+static bool active(const struct xp_sched *s, size_t qi)
+{
+	const struct xs_queue *q = &s->q[qi];
+	if (!q->stopped && q->cur < q->n_pend)
+		return true;
+	for (size_t k = 0; k < q->n_kids; k++)
+		if (active(s, q->kids[k]))
+			return true;
+	return false;
+}
+
+/* Among queues ids[0..n), the active one to serve first: lowest weighted dominant share, then
+ * queue priority desc, then name (ids come in that tie order). */
+static size_t pick(const struct xp_sched *s, const size_t *ids, size_t n)
+{
+	size_t best = SIZE_MAX;
+	double bs = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!active(s, ids[k]))
+			continue;
+		double sh = xp_sched_share(s, ids[k]);
+		if (best == SIZE_MAX || sh < bs || (sh == bs && s->q[ids[k]].rank < s->q[best].rank)) {
+			best = ids[k];
+			bs = sh;
+		}
+	}
+	return best;
+}
+
+/* The queue whose next job comes next: down the tree by share; a queue's own jobs go before
+ * its children's. SIZE_MAX when none is left. */
+static size_t next_queue(const struct xp_sched *s)
+{
+	size_t qi = pick(s, s->roots, s->n_roots);
+	while (qi != SIZE_MAX) {
+		const struct xs_queue *q = &s->q[qi];
+		if (!q->stopped && q->cur < q->n_pend)
+			return qi;
+		qi = pick(s, q->kids, q->n_kids);
+	}
+	return SIZE_MAX;
+}
+
+/* The job's placement result's devices as slots. */
+static void alloc_from_result(struct xs_job *sj, const struct xp_place_result *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_replicas; i++)
+		n += r->replicas[i].n_devices;
+	sj->j.alloc.slots = xp_calloc(n ? n : 1, sizeof *sj->j.alloc.slots);
+	sj->j.alloc.n = n;
+	size_t k = 0;
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		const struct xp_task_group *g = &sj->j.spec->groups[p->group < sj->j.spec->n_groups ? p->group : 0];
+		for (size_t d = 0; d < p->n_devices; d++)
+			sj->j.alloc.slots[k++] = (struct xp_qslot){.node_ix = (uint32_t)p->node_ix,
+								   .pos = (uint16_t)p->pos[d],
+								   .take = (int16_t)llround(p->take * XS_MILLI),
+								   .slice = p->instance || (p->isolation && strcmp(p->isolation, "soft") &&
+											    strcmp(p->isolation, "exclusive"))
+										    ? g->slice
+										    : NULL};
+	}
+}
+
+/* Starts job ji on placement r (pending -> admitted -> running at now). */
+static void start_job(struct xp_sched *s, size_t ji, const struct xp_place_result *r, int64_t now, bool backfill)
+{
+	struct xs_job *sj = &s->jobs[ji];
+	alloc_from_result(sj, r);
+	sj->j.alloc.commit = xp_place_commit(s->ix, r);
+	xs_charge_compute(s, ji);
+	xs_charge_apply(s, ji, +1);
+	sj->j.start = now;
+	sj->j.end = -1;
+	sj->backfilled = backfill;
+	set_reason(sj, XP_R_NONE, NULL);
+	sj->j.pos_queue = sj->j.pos_global = 0;
+	sj->j.eta = now;
+	running_add(s, ji);
+	move_state(s, ji, XP_JS_ADMITTED, XP_R_NONE, NULL, now);
+	move_state(s, ji, XP_JS_RUNNING, XP_R_NONE, NULL, now);
+}
+
+/* Why a refused job waits: validation, the idle cluster, a gang short of its minimum, or
+ * resources now. text gets the words. */
+static int refusal(struct xp_sched *s, struct xs_job *sj, const struct xp_place_result *r, char **text)
+{
+	size_t total = 0, gmin = 0;
+	for (size_t g = 0; g < sj->j.spec->n_groups; g++) {
+		total += (size_t)sj->j.spec->groups[g].replicas;
+		gmin += (size_t)(sj->j.spec->groups[g].gang_min > 0 ? sj->j.spec->groups[g].gang_min
+								     : sj->j.spec->groups[g].replicas);
+	}
+	if (r->n_reasons && r->reasons[0].code && strcmp(r->reasons[0].code, "validated") == 0) {
+		*text = xp_strdup(r->summary ? r->summary : "no device proven");
+		return XP_R_NOT_VALIDATED;
+	}
+	/* Fits nowhere even on the idle cluster (only the drained and failed devices held)? */
+	bool found;
+	int idle_reason = 0;
+	const char *idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
+	if (!found) {
+		struct xp_place_opts po = {.strategy = s->o.strategy, .reconfigure = s->o.reconfigure};
+		struct xp_err e2;
+		struct xp_place_result *ir = xp_place_ix(s->idle, sj->j.spec, &po, &e2);
+		if (!ir || ir->placed || ir->fit >= gmin)
+			xs_map_put(&s->idle_ans, sj->sig, 0, NULL);
+		else {
+			char *t = xp_asprintf("fits nowhere even with every job gone: %s",
+					      ir->summary ? ir->summary : "no node fits");
+			xs_map_put(&s->idle_ans, sj->sig, XP_R_AFFINITY, t);
+			free(t);
+		}
+		xp_place_result_free(ir);
+		idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
+	}
+	if (idle_reason == XP_R_AFFINITY) {
+		*text = xp_strdup(idle_text);
+		return XP_R_AFFINITY;
+	}
+	if (total > 1 && r->fit > 0) {
+		*text = xp_asprintf("%zu of %zu replicas fit (gang minimum %zu); %s", r->fit, total, gmin,
+				    r->summary ? r->summary : "");
+		return XP_R_GANG;
+	}
+	*text = xp_strdup(r->summary ? r->summary : "no node fits");
+	return XP_R_RESOURCES;
+}
+
+/* Whether any of r's devices is reserved for the head job. */
+static bool touches_reserved(const struct xp_sched *s, const struct xp_place_result *r)
+{
+	for (size_t i = 0; i < r->n_replicas; i++)
+		for (size_t d = 0; d < r->replicas[i].n_devices; d++)
+			if (s->reserved[s->off[r->replicas[i].node_ix] + (size_t)r->replicas[i].pos[d]])
+				return true;
+	return false;
+}
+
+
+
+int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
+{
+	(void)err;
+	int started = 0;
+	xs_map_clear(&s->pass_fail);
+	for (size_t i = 0; i < s->nq; i++) {
+		s->q[i].cur = 0;
+		s->q[i].blocker = SIZE_MAX;
+		s->q[i].stopped = false;
+		if (s->qs->queues[i].state != XP_QS_OPEN) {
+			/* Hold and drain admit nothing: every pending job says why, in queue order. */
+			const char *how = s->qs->queues[i].state == XP_QS_HOLD ? "on hold" : "draining";
+			char text[128];
+			snprintf(text, sizeof text, "queue %s is %s", s->qs->queues[i].name, how);
+			for (size_t k = 0; k < s->q[i].n_pend; k++) {
+				set_reason(&s->jobs[s->q[i].pend[k]], XP_R_QUEUE_INACTIVE, text);
+				s->jobs[s->q[i].pend[k]].j.pos_queue = k + 1;
+			}
+			s->q[i].stopped = true;
+		}
+	}
+	size_t head = SIZE_MAX, tried = 0, global = 0;
+	bool started_before_head = false;
+	bool stop_all = false; /* no backfill: the head stops everything behind it */
+	size_t qi;
+	while ((qi = next_queue(s)) != SIZE_MAX) {
+		struct xs_queue *q = &s->q[qi];
+		size_t ji = q->pend[q->cur++];
+		struct xs_job *sj = &s->jobs[ji];
+		sj->j.pos_queue = q->cur;
+		sj->j.pos_global = ++global;
+		if (stop_all) {
+			char text[96];
+			snprintf(text, sizeof text, "behind job %lld (no backfill)", (long long)s->jobs[head].j.id);
+			set_reason(sj, XP_R_PRIORITY, text);
+			continue;
+		}
+		if (tried >= s->o.depth) {
+			char text[128];
+			snprintf(text, sizeof text, "position %zu; a pass tries the first %zu jobs", sj->j.pos_global,
+				 s->o.depth);
+			set_reason(sj, XP_R_PRIORITY, text);
+			continue;
+		}
+		tried++;
+		int reason = 0;
+		char *text = NULL;
+		bool found;
+		const char *cached = xs_map_get(&s->pass_fail, sj->sig, &reason, &found);
+		struct xp_place_result *r = NULL;
+		if (found) {
+			text = xp_strdup(cached);
+		} else {
+			struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = false, .reconfigure = s->o.reconfigure};
+			struct xp_err e2;
+			r = xp_place_ix(s->ix, sj->j.spec, &po, &e2);
+			if (!r) {
+				reason = XP_R_AFFINITY;
+				text = xp_strdup(e2.msg);
+			} else if (!r->placed)
+				reason = refusal(s, sj, r, &text);
+		}
+		if (!reason && r && r->placed) {
+			bool backfill = head != SIZE_MAX;
+			if (backfill && s->shadow >= 0 && now + sj->j.est_s > s->shadow && touches_reserved(s, r)) {
+				char tt[40];
+				xs_time_text(s->shadow, tt, sizeof tt);
+				text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
+				reason = XP_R_PRIORITY;
+			} else {
+				pend_remove(s, ji);
+				q->cur--;
+				global--;
+				start_job(s, ji, r, now, backfill);
+				started++;
+				if (!backfill)
+					started_before_head = true;
+				xp_place_result_free(r);
+				continue;
+			}
+		} else if (!found && reason != XP_R_PRIORITY)
+			xs_map_put(&s->pass_fail, sj->sig, reason, text);
+		xp_place_result_free(r);
+		set_reason(sj, reason, text);
+		free(text);
+		if (head == SIZE_MAX && (reason == XP_R_RESOURCES || reason == XP_R_GANG)) {
+			head = ji;
+			if (s->o.no_backfill)
+				stop_all = true;
+			else {
+				if (!s->resv_valid || s->head != ji || started_before_head)
+					xs_reservation(s, ji, now);
+			}
+		}
+		if (s->qs->queues[qi].order == XP_QO_STRICT) {
+			q->stopped = true;
+			q->blocker = ji;
+		}
+	}
+	if (head == SIZE_MAX) {
+		s->head = SIZE_MAX;
+		s->shadow = -1;
+		for (size_t k = 0; k < s->n_resv; k++)
+			s->reserved[s->resv_slots[k]] = false;
+		s->n_resv = 0;
+		s->resv_valid = false;
+	}
+	/* The jobs strict queues held back, and the positions of what no loop reached. */
+	for (size_t i = 0; i < s->nq; i++) {
+		struct xs_queue *q = &s->q[i];
+		if (s->qs->queues[i].state != XP_QS_OPEN)
+			continue;
+		for (size_t k = q->cur; k < q->n_pend; k++) {
+			struct xs_job *sj = &s->jobs[q->pend[k]];
+			sj->j.pos_queue = k + 1;
+			char text[96];
+			snprintf(text, sizeof text, "behind job %lld", (long long)s->jobs[q->blocker].j.id);
+			set_reason(sj, XP_R_PRIORITY, text);
+		}
+	}
+	/* Global positions of inactive queues' and strict-blocked jobs: after the rest, by queue. */
+	for (size_t k = 0; k < s->nq; k++) {
+		size_t i = k;
+		struct xs_queue *q = &s->q[i];
+		size_t from = s->qs->queues[i].state != XP_QS_OPEN ? 0 : q->cur;
+		for (size_t m = from; m < q->n_pend; m++)
+			s->jobs[q->pend[m]].j.pos_global = ++global;
+	}
+	return started;
+}
+
+int64_t xp_sched_shadow(const struct xp_sched *s, size_t *head)
+{
+	if (head)
+		*head = s->head;
+	return s->head == SIZE_MAX ? -1 : s->shadow;
+}

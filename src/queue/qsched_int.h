@@ -1,0 +1,119 @@
+/* qsched_int.h: the scheduler's state, shared by its files (qsched.c: jobs, states and the pass;
+ * quota.c: usage and admission; preempt.c: victims; backfill.c: the head's reservation;
+ * invariants.c: xp_sched_check). Internal to src/queue. */
+#ifndef XP_QSCHED_INT_H
+#define XP_QSCHED_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "place.h"
+#include "qjob.h"
+#include "qmodel.h"
+#include "qsched.h"
+
+/* One charge of a running job: class index x XP_RES_COUNT + resource, and the milli-units. */
+struct xs_charge {
+	uint32_t key;
+	int64_t amt;
+};
+
+/* A job and what the scheduler keeps beside it. */
+struct xs_job {
+	struct xp_qjob j;
+	size_t qi;              /* its queue's index in the qset */
+	char *sig;              /* its shape (the spec without name, queue, tenant, priority) */
+	struct xs_charge *ch;   /* what it is charged while running */
+	size_t n_ch;
+	bool backfilled;        /* started behind a reservation (for the invariants) */
+};
+
+/* A queue as the scheduler sees it. */
+struct xs_queue {
+	size_t parent;          /* SIZE_MAX at the top */
+	size_t *kids;
+	size_t n_kids;
+	size_t *pend;           /* its pending jobs, in order (priority desc, submit asc, id) */
+	size_t n_pend, cap_pend;
+	size_t rank;            /* order among siblings' ties: queue priority desc, then name */
+	/* per pass */
+	size_t cur;             /* next of pend to look at */
+	bool stopped;           /* strict queue blocked, or inactive */
+	size_t blocker;         /* strict: the job it stopped at */
+};
+
+/* A small string map for the per-pass and per-shape caches. */
+struct xs_map {
+	char **keys;
+	int *reason;
+	char **text;
+	size_t cap, n;
+};
+
+struct xp_sched {
+	const struct xp_cluster *c;
+	const struct xp_manifest *const *ms;
+	size_t n_ms;
+	const struct xp_qset *qs;
+	struct xp_sched_opts o;
+	struct xp_place_index *ix;   /* the running jobs' commits, and the blockers */
+	struct xp_place_index *idle; /* only the blockers: AffinityUnsatisfiable's cluster */
+	size_t nq, nc;
+	size_t *off;                 /* node -> its first device slot */
+	size_t n_slots;
+	int *slot_class;             /* device slot -> class index, -1 none */
+	int cpu_ci, mem_ci;          /* the built-ins' indices, -1 when the set has none */
+	int64_t *cap;                /* nc x XP_RES_COUNT */
+	int64_t *used;               /* nq x nc x XP_RES_COUNT, descendants included */
+	const struct xp_quota **qt;  /* nq x nc x XP_RES_COUNT: the queue's quota, NULL none (quota.c) */
+	struct xs_job *jobs;
+	size_t n_jobs, cap_jobs;
+	struct xs_queue *q;
+	size_t *roots;
+	size_t n_roots;
+	xp_sched_listener fn;
+	void *fctx;
+	bool *drained;               /* per node */
+	bool *failed;                /* per device slot */
+	size_t *running;             /* running job indices, any order */
+	size_t n_running, cap_running;
+	struct xs_map idle_ans;      /* shape -> reason on the idle cluster (0: fits) */
+	struct xs_map pass_fail;     /* shape -> reason and text refused this pass, no release since */
+	/* EASY reservation of the head job */
+	bool resv_valid;
+	size_t head;                 /* SIZE_MAX: none */
+	int64_t shadow;              /* -1: none */
+	bool *reserved;              /* per device slot */
+	size_t *resv_slots;
+	size_t n_resv;
+	int (*validated)(void *ctx, const struct xp_device *d, const char *kase);
+	void *vctx;
+};
+
+/* Milli-units of x units. */
+#define XS_MILLI 1000
+
+/* The usage cell of queue qi, class ci, resource r. */
+static inline int64_t *xs_used(const struct xp_sched *s, size_t qi, size_t ci, int r)
+{
+	return &s->used[(qi * s->nc + ci) * XP_RES_COUNT + (size_t)r];
+}
+
+/* Adds (sign +1) or takes away (-1) job ji's charges from its queue and every ancestor. */
+void xs_charge_apply(struct xp_sched *s, size_t ji, int sign);
+/* Works out job ji's charges from its slots and spec (whole replicas: cpus, host memory). */
+void xs_charge_compute(struct xp_sched *s, size_t ji);
+
+/* Map operations: the entry for key (NULL when none), set (copies), clear. */
+const char *xs_map_get(const struct xs_map *m, const char *key, int *reason, bool *found);
+void xs_map_put(struct xs_map *m, const char *key, int reason, const char *text);
+void xs_map_clear(struct xs_map *m);
+
+/* Releases job ji's commit (running), recommitting nothing: for the reservation's walk. */
+int64_t xs_commit_slots(struct xp_sched *s, const struct xp_qjob *j);
+
+/* Time as words for a reason: an ISO date for epoch seconds, "t=N s" for simulated ones. */
+void xs_time_text(int64_t t, char *buf, size_t size);
+
+#endif

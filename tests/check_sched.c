@@ -1,0 +1,300 @@
+/* check_sched.c: the scheduler (qsched.h) on hand-built clusters and queue sets. Every
+ * scenario's expected answer is worked out by hand from the rule it names (xpool-internals(7),
+ * "Scheduler"), never read back from the engine; xp_sched_check runs after every step. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "jobspec.h"
+#include "model.h"
+#include "place.h"
+#include "qjob.h"
+#include "qmodel.h"
+#include "qsched.h"
+#include "suitelib.h"
+#include "testlib.h"
+
+/* ---------- a world: cluster, classes, queues, scheduler ---------- */
+
+struct world {
+	struct xp_cluster *c;
+	struct xp_qset qs;
+	struct xp_sched *s;
+	int64_t next_id;
+	/* state changes seen, as "id:from>to" words */
+	char log[8192];
+};
+
+static void listen_fn(void *ctx, const struct xp_sched_event *ev)
+{
+	struct world *w = ctx;
+	const struct xp_qjob *j = xp_sched_job(w->s, ev->job);
+	size_t len = strlen(w->log);
+	snprintf(w->log + len, sizeof w->log - len, "%s%lld:%s>%s", len ? " " : "", (long long)j->id,
+		 ev->from < 0 ? "-" : xp_jstate_name(ev->from), xp_jstate_name(ev->to));
+}
+
+/* n_nodes nodes of per devices each, NVIDIA H100 (class h100), named n0, n1, ... */
+static void w_nodes(struct world *w, int n_nodes, int per, const char *model)
+{
+	if (!w->c)
+		w->c = xp_cluster_new();
+	const struct xp_test_devs t = {"NVIDIA", model ? model : "H100 80GB HBM3", "550", 81559, 1, "nvlink", 0};
+	for (int i = 0; i < n_nodes; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "n%zu", w->c->n_nodes);
+		struct xp_node *nd = xp_test_node(w->c, name, per, &t);
+		nd->pus = nd->pus_allowed = 64;
+		nd->memory_mib = 512 * 1024;
+	}
+}
+
+/* A class: vendor and model globs (created in call order). */
+static void w_class(struct world *w, const char *name, const char *vendor, const char *model, const char *label)
+{
+	struct xp_qset *q = &w->qs;
+	q->classes = xp_realloc(q->classes, (q->n_classes + 1) * sizeof *q->classes);
+	struct xp_rclass *c = &q->classes[q->n_classes++];
+	memset(c, 0, sizeof *c);
+	c->name = xp_strdup(name);
+	c->vendor = vendor ? xp_strdup(vendor) : NULL;
+	c->model = model ? xp_strdup(model) : NULL;
+	c->label = label ? xp_strdup(label) : NULL;
+	c->builtin = !vendor && !model && !label;
+	c->created = (int64_t)q->n_classes;
+}
+
+static struct xp_queue *w_queue(struct world *w, const char *name, const char *parent, double weight)
+{
+	struct xp_qset *q = &w->qs;
+	q->queues = xp_realloc(q->queues, (q->n_queues + 1) * sizeof *q->queues);
+	struct xp_queue *u = &q->queues[q->n_queues++];
+	memset(u, 0, sizeof *u);
+	u->name = xp_strdup(name);
+	u->parent = parent ? xp_strdup(parent) : NULL;
+	u->weight = weight;
+	u->reclaimable = true;
+	u->created = (int64_t)q->n_queues;
+	return u;
+}
+
+/* Gives queue name a quota of class/res in units (-1 unlimited for max, borrow, lend). */
+__attribute__((unused)) static void w_quota(struct world *w, const char *queue, const char *cls, int res, double g, double d, double max,
+		    double borrow, double lend)
+{
+	struct xp_queue *u = xp_qset_queue(&w->qs, queue);
+	ck_assert_ptr_nonnull(u);
+	u->quotas = xp_realloc(u->quotas, (u->n_quotas + 1) * sizeof *u->quotas);
+	struct xp_quota *t = &u->quotas[u->n_quotas++];
+	t->rclass = xp_strdup(cls);
+	t->res = res;
+	t->guaranteed = (int64_t)(g * 1000);
+	t->deserved = (int64_t)(d * 1000);
+	t->max = max < 0 ? XP_UNLIMITED : (int64_t)(max * 1000);
+	t->borrowing_limit = borrow < 0 ? XP_UNLIMITED : (int64_t)(borrow * 1000);
+	t->lending_limit = lend < 0 ? XP_UNLIMITED : (int64_t)(lend * 1000);
+}
+
+static void w_start(struct world *w, const struct xp_sched_opts *o)
+{
+	struct xp_err err = {{0}};
+	w->s = xp_sched_new(w->c, NULL, 0, &w->qs, o, &err);
+	ck_assert_msg(w->s != NULL, "%s", err.msg);
+	xp_sched_listen(w->s, listen_fn, w);
+}
+
+static void w_check(struct world *w)
+{
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_sched_check(w->s, &err) == 0, "invariant: %s", err.msg);
+}
+
+/* Submits a job (spec JSON) to queue at submit with estimate est; returns its index. */
+static size_t w_job(struct world *w, const char *queue, int prio, int64_t submit, int64_t est, const char *spec)
+{
+	struct xp_err err = {{0}};
+	struct xp_qjob j = {0};
+	j.id = ++w->next_id;
+	j.queue = xp_strdup(queue);
+	j.priority = prio;
+	j.submit = submit;
+	j.est_s = est;
+	j.actual_s = -1;
+	j.start = j.end = -1;
+	j.state = XP_JS_PENDING;
+	j.spec = xp_job_parse(spec, strlen(spec), NULL, &err);
+	ck_assert_msg(j.spec != NULL, "%s", err.msg);
+	int64_t i = xp_sched_add(w->s, &j, &err);
+	ck_assert_msg(i >= 0, "%s", err.msg);
+	w_check(w);
+	return (size_t)i;
+}
+
+static int w_pass(struct world *w, int64_t now)
+{
+	struct xp_err err = {{0}};
+	int n = xp_sched_pass(w->s, now, &err);
+	ck_assert_msg(n >= 0, "%s", err.msg);
+	w_check(w);
+	return n;
+}
+
+static void w_finish(struct world *w, size_t i, int64_t now)
+{
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_sched_finish(w->s, i, XP_JS_COMPLETED, now, &err) == 0, "%s", err.msg);
+	w_check(w);
+}
+
+static void w_free(struct world *w)
+{
+	xp_sched_free(w->s);
+	xp_qset_clear(&w->qs);
+	xp_cluster_free(w->c);
+}
+
+static const struct xp_qjob *J(struct world *w, size_t i)
+{
+	return xp_sched_job(w->s, i);
+}
+
+/* Asserts job i is state st with reason code rc and, when text is not NULL, a reason text
+ * starting with text. */
+#define EXPECT(w, i, st, rc, text)                                                                          \
+	do {                                                                                               \
+		const struct xp_qjob *j_ = J(w, i);                                                        \
+		ck_assert_msg(j_->state == (st) && j_->reason == (rc) &&                                   \
+				      (!(text) || (j_->reason_text && strncmp(j_->reason_text, (text) ? (text) : "", \
+									     strlen((text) ? (text) : "")) == 0)), \
+			      "job %lld: %s %s \"%s\", wanted %s %s \"%s\"", (long long)j_->id,               \
+			      xp_jstate_name(j_->state), xp_reason_name(j_->reason),                      \
+			      j_->reason_text ? j_->reason_text : "", xp_jstate_name(st), xp_reason_name(rc), \
+			      (text) ? (const char *)(text) : "*");                                        \
+	} while (0)
+
+/* ---------- first pass: order, placement, states, Resources, Held, positions ---------- */
+
+/* Rule: jobs in a queue go by priority desc, submit asc, id; each is placed by the placement
+ * engine into the scheduler's own index. 4 nodes x 8 devices = 32; five jobs of one replica
+ * of 8 devices (a replica's devices lie on one node): the first four by submit time take one
+ * node each, the fifth finds 0/4 nodes with 8 free and waits for Resources, position 1 in its
+ * queue and 1 overall. When job 1 ends, the next pass starts job 5 on the node it freed. */
+START_TEST(fifo_and_resources)
+{
+	struct world w = {0};
+	w_nodes(&w, 4, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_start(&w, NULL);
+	size_t j[5];
+	for (int i = 0; i < 5; i++)
+		j[i] = w_job(&w, "a", 0, i, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 10), 4);
+	for (int i = 0; i < 4; i++)
+		EXPECT(&w, j[i], XP_JS_RUNNING, XP_R_NONE, NULL);
+	EXPECT(&w, j[4], XP_JS_PENDING, XP_R_RESOURCES, "0/4 nodes fit: 4 ");
+	ck_assert_uint_eq(J(&w, j[4])->pos_queue, 1);
+	ck_assert_uint_eq(J(&w, j[4])->pos_global, 1);
+	/* 8 devices of class h100 per running job: 32 of 32 used. */
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 32000);
+	ck_assert_int_eq(xp_sched_capacity(w.s, 0, XP_RES_DEVICES), 32000);
+	ck_assert_int_eq(xp_sched_device_class(w.s, 0, 0), 0);
+	w_finish(&w, j[0], 50);
+	ck_assert_int_eq(w_pass(&w, 50), 1);
+	EXPECT(&w, j[4], XP_JS_RUNNING, XP_R_NONE, NULL);
+	/* pack: job 1 took n0 (equal scores go to the first name), and n0 is the node freed. */
+	ck_assert_uint_eq(J(&w, j[4])->alloc.slots[0].node_ix, 0);
+	ck_assert_int_eq(J(&w, j[4])->start, 50);
+	ck_assert_int_eq(J(&w, j[0])->end, 50);
+	ck_assert_ptr_nonnull(strstr(w.log, "1:-" ">pending 2:-" ">pending"));
+	ck_assert_ptr_nonnull(strstr(w.log, "1:pending>admitted 1:admitted>running"));
+	ck_assert_ptr_nonnull(strstr(w.log, "1:running>completed 5:pending>admitted 5:admitted>running"));
+	w_free(&w);
+}
+END_TEST
+
+/* Rule: priority desc before submit asc inside a queue. One node of 8; job A (prio 0, submit
+ * 0) and B (prio 5, submit 1) each of 8 devices: B goes first though submitted later; A waits
+ * (Resources), position 1. Hold A: Held "held by user", no position, not counted among the
+ * queue's pending; release: pending again with the same submit time; cancel the running B:
+ * its devices come free and A starts in the next pass. */
+START_TEST(priority_hold_release_cancel)
+{
+	struct world w = {0};
+	w_nodes(&w, 1, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_start(&w, NULL);
+	size_t a = w_job(&w, "a", 0, 0, 100, "{\"devices\": 8}");
+	size_t b = w_job(&w, "a", 5, 1, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 2), 1);
+	EXPECT(&w, b, XP_JS_RUNNING, XP_R_NONE, NULL);
+	EXPECT(&w, a, XP_JS_PENDING, XP_R_RESOURCES, "0/1 nodes fit");
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_sched_hold(w.s, a, 3, &err), 0);
+	w_check(&w);
+	EXPECT(&w, a, XP_JS_HELD, XP_R_HELD, "held by user");
+	ck_assert_uint_eq(J(&w, a)->pos_queue, 0);
+	ck_assert_int_eq(xp_sched_hold(w.s, a, 3, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "held"));
+	ck_assert_int_eq(w_pass(&w, 4), 0);
+	EXPECT(&w, a, XP_JS_HELD, XP_R_HELD, "held by user");
+	ck_assert_int_eq(xp_sched_release(w.s, a, 5, &err), 0);
+	w_check(&w);
+	ck_assert_int_eq(J(&w, a)->submit, 0);
+	ck_assert_int_eq(w_pass(&w, 6), 0);
+	EXPECT(&w, a, XP_JS_PENDING, XP_R_RESOURCES, "0/1 nodes fit");
+	ck_assert_int_eq(xp_sched_cancel(w.s, b, 7, &err), 0);
+	w_check(&w);
+	ck_assert_int_eq(J(&w, b)->state, XP_JS_CANCELLED);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 0);
+	ck_assert_int_eq(xp_sched_cancel(w.s, b, 7, &err), -1);
+	ck_assert_int_eq(w_pass(&w, 8), 1);
+	EXPECT(&w, a, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_int_eq(xp_sched_finish(w.s, b, XP_JS_COMPLETED, 9, &err), -1);
+	w_free(&w);
+}
+END_TEST
+
+/* Rule: queues in order of weighted dominant share (used / capacity / weight, the largest over
+ * class and resource), ties by queue priority desc then name. 16 devices on 2 nodes of 8;
+ * queues a (weight 2) and b (weight 1), four 2-device jobs each (a: ids 1-4, b: 5-8). Shares
+ * before each pick, by hand: a 0, b 0: tie, a by name -> a1 (a = 2/16/2 = .0625); b 0 -> b5
+ * (b = 2/16/1 = .125); a .0625 -> a2 (.125); tie .125 -> a3 (.1875); b .125 -> b6 (.25);
+ * a .1875 -> a4 (.25, a has no more); b7, b8. Starts: 1,5,2,3,6,4,7,8; after: a 8/16/2 = .25,
+ * b 8/16/1 = .5. */
+START_TEST(drf_order)
+{
+	struct world w = {0};
+	w_nodes(&w, 2, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 2);
+	w_queue(&w, "b", NULL, 1);
+	w_start(&w, NULL);
+	for (int i = 0; i < 4; i++)
+		w_job(&w, "a", 0, i, 100, "{\"devices\": 2}");
+	for (int i = 0; i < 4; i++)
+		w_job(&w, "b", 0, i, 100, "{\"devices\": 2}");
+	w.log[0] = 0;
+	ck_assert_int_eq(w_pass(&w, 10), 8);
+	/* ids: a's 1-4, b's 5-8 */
+	char order[64] = "";
+	for (const char *p = strstr(w.log, ":admitted>running"); p; p = strstr(p + 1, ":admitted>running")) {
+		const char *q = p;
+		while (q > w.log && q[-1] != ' ')
+			q--;
+		size_t len = strlen(order);
+		snprintf(order + len, sizeof order - len, "%s%.*s", len ? "," : "", (int)(p - q), q);
+	}
+	ck_assert_str_eq(order, "1,5,2,3,6,4,7,8");
+	/* Shares after: a 8/16/2 = 0.25, b 8/16/1 = 0.5. */
+	ck_assert(xp_sched_share(w.s, 0) == 0.25);
+	ck_assert(xp_sched_share(w.s, 1) == 0.5);
+	w_free(&w);
+}
+END_TEST
+
+XP_DEFINE_SUITE(sched,
+	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order}})
