@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "qjob.h"
 #include "qsched.h"
 #include "xp.h"
@@ -22,6 +24,11 @@ struct xp_qsim_opts {
 	size_t buckets;     /* utilization samples over the horizon; 0: 96 */
 	bool check;         /* xp_sched_check after every event (tests; XPOOL_SCHED_CHECK=1) */
 	atomic_bool *cancel;/* set from another thread: the run stops with -1, err "cancelled" */
+	/* The cluster and queue set the scheduler was made with (sched.h keeps them opaque): the
+	 * report's queues, utilization rows and ECU come from them. NULL: no queue rows (qs), no
+	 * utilization or ECU-hours (cluster). */
+	const struct xp_cluster *cluster;
+	const struct xp_qset *qs;
 };
 
 /* One queue's figures. */
@@ -32,11 +39,13 @@ struct xp_qsim_queue {
 	size_t never_reasons[XP_R_COUNT];     /* jobs never started, by their last reason */
 };
 
-/* One resource class's utilization: busy share of its devices per bucket (0..1). */
+/* One resource class's utilization: busy share of its devices per bucket (0..1). Devices of
+ * no class of the queue set are counted under their model's name. */
 struct xp_qsim_util {
 	char *rclass;
 	double *bucket;   /* n_buckets values */
 	double mean;
+	size_t devices;   /* its devices in the cluster (the share's denominator) */
 };
 
 /* ECU-hours (and device-hours) a tenant used. */
@@ -51,6 +60,8 @@ struct xp_qsim_report {
 	size_t n_queues;
 	struct xp_qsim_util *util;     /* one per device class that has capacity */
 	size_t n_util, n_buckets;
+	int64_t t0;                    /* the buckets cover [t0, t0 + n_buckets x bucket_s) */
+	double bucket_s;
 	struct xp_qsim_tenant *tenants;/* by name */
 	size_t n_tenants;
 	uint64_t events, passes;
@@ -66,5 +77,8 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 		struct xp_qsim_report *r, struct xp_err *err);
 /* Frees what r owns and zeroes it. */
 void xp_qsim_report_clear(struct xp_qsim_report *r);
+/* The report as JSON (caller owns the reference): queues, utilization (buckets rounded to
+ * 4 decimals), tenants, events, passes, t_end; the same run gives the same bytes. */
+json_t *xp_qsim_report_json(const struct xp_qsim_report *r);
 
 #endif
