@@ -246,14 +246,14 @@ START_TEST(round_trip)
 	struct xp_run r;
 	q(&r, "queue", "list", NULL);
 	ck_assert_msg(r.status == 0 && strstr(r.out, "NAME") && strstr(r.out, "research") &&
-			      strstr(r.out, "cpu:cpus=64/128/-,h100:devices=8/16/32") && strstr(r.out, "alice,bob") &&
-			      strstr(r.out, "mem:memory=0.5/1.25/-"),
+			      strstr(r.out, "cpu:cpus 0/128/-,h100 0/16/32") && strstr(r.out, "alice,bob") &&
+			      strstr(r.out, "mem:memory 0/1.25/-") && strstr(r.out, "PENDING") && strstr(r.out, "BORROWED"),
 		      "%s%s", r.out, r.err);
 	xp_run_free(&r);
 	q(&r, "queue", "show", "research", NULL);
 	ck_assert_msg(r.status == 0 && strstr(r.out, "children:    vision") && strstr(r.out, "weight:      2") &&
 			      strstr(r.out, "preemption:  within lower-priority, reclaim any") &&
-			      strstr(r.out, "USED") && strstr(r.out, "tracks no jobs yet"),
+			      strstr(r.out, "USED") && strstr(r.out, "jobs:        0 running, 0 pending"),
 		      "%s%s", r.out, r.err);
 	xp_run_free(&r);
 
@@ -279,7 +279,8 @@ START_TEST(round_trip)
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "max")), 32);
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "borrowing_limit")), 8);
 	ck_assert_int_eq(json_integer_value(json_object_get(h, "lending_limit")), 4);
-	ck_assert(json_is_null(json_object_get(h, "used")));
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "used")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "pending")), 0);
 	json_decref(o);
 	xp_run_free(&r);
 

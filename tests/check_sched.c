@@ -81,7 +81,7 @@ static struct xp_queue *w_queue(struct world *w, const char *name, const char *p
 }
 
 /* Gives queue name a quota of class/res in units (-1 unlimited for max, borrow, lend). */
-__attribute__((unused)) static void w_quota(struct world *w, const char *queue, const char *cls, int res, double g, double d, double max,
+static void w_quota(struct world *w, const char *queue, const char *cls, int res, double g, double d, double max,
 		    double borrow, double lend)
 {
 	struct xp_queue *u = xp_qset_queue(&w->qs, queue);
@@ -296,5 +296,178 @@ START_TEST(drf_order)
 }
 END_TEST
 
+
+/* Log of one job's transitions ("4:running>preempted 4:preempted>pending") present? */
+static bool logged(const struct world *w, const char *words)
+{
+	return strstr(w->log, words) != NULL;
+}
+
+/* Rule (Volcano capability, Kueue nominal = max without a cohort; Slurm QOSGrpGRES): a queue
+ * and its ancestors never use more than max. Queue a: h100 devices 0/16/16 on 32 devices;
+ * three jobs of 8: 8 and 16 fit the max, the third would make 24 > 16: QuotaExceeded, the
+ * numbers being used 16, limit 16, and 24 - 16 = 8 more needed. */
+START_TEST(quota_exhaustion)
+{
+	struct world w = {0};
+	w_nodes(&w, 4, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_quota(&w, "a", "h100", XP_RES_DEVICES, 0, 16, 16, -1, -1);
+	w_start(&w, NULL);
+	size_t j[3];
+	for (int i = 0; i < 3; i++)
+		j[i] = w_job(&w, "a", 0, i, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 10), 2);
+	EXPECT(&w, j[2], XP_JS_PENDING, XP_R_QUOTA, "h100 devices 16/16 used, 8 more needed");
+	ck_assert_str_eq(J(&w, j[2])->reason_text, "h100 devices 16/16 used, 8 more needed");
+	/* A parent's max binds its children too: p max 8, child c deserved/max 16: the second
+	 * job of 8 would make p 16 > 8. */
+	struct world v = {0};
+	w_nodes(&v, 4, 8, NULL);
+	w_class(&v, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&v, "p", NULL, 1);
+	w_queue(&v, "c", "p", 1);
+	w_quota(&v, "p", "h100", XP_RES_DEVICES, 0, 8, 8, -1, -1);
+	w_quota(&v, "c", "h100", XP_RES_DEVICES, 0, 16, 16, -1, -1);
+	w_start(&v, NULL);
+	w_job(&v, "c", 0, 0, 100, "{\"devices\": 8}");
+	size_t k = w_job(&v, "c", 0, 1, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&v, 10), 1);
+	EXPECT(&v, k, XP_JS_PENDING, XP_R_QUOTA, "queue p: h100 devices 8/8 used, 8 more needed");
+	ck_assert_int_eq(xp_sched_used(v.s, 0, 0, XP_RES_DEVICES), 8000);
+	w_free(&v);
+	w_free(&w);
+}
+END_TEST
+
+/* A cohort: parent c (no quota) over A and B, each h100 devices deserved 16 on 32 devices. */
+static void cohort(struct world *w, double b_guar, double b_lend, double a_borrow)
+{
+	w_nodes(w, 4, 8, NULL);
+	w_class(w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(w, "c", NULL, 1);
+	w_queue(w, "A", "c", 1);
+	struct xp_queue *b = w_queue(w, "B", "c", 1);
+	b->reclaim = XP_QP_ANY;
+	w_quota(w, "A", "h100", XP_RES_DEVICES, 0, 16, -1, a_borrow, -1);
+	w_quota(w, "B", "h100", XP_RES_DEVICES, b_guar, 16, -1, -1, b_lend);
+}
+
+/* Rule (Kueue cluster_queue.md: a ClusterQueue may borrow its cohort's unused nominal quota
+ * within borrowingLimit and the lenders' lendingLimit; reclaimWithinCohort Any: a queue under
+ * its nominal quota takes back what was lent, evicting the borrower's workloads). A submits
+ * four jobs of 8: 8, 16 within deserved; 24 and 32 borrow 8 and 16 of B's unused 16: all four
+ * run, A uses 32 and borrows 16. B then submits one job of 8: the cluster is full; B stays
+ * within its deserved 16 after it, so it reclaims from A (borrowing, reclaimable): A's jobs
+ * all have priority 0 and started together, so the highest id goes first: job 4 alone frees
+ * the 8 devices (minimal set: one). Job 4 goes running -> preempted -> pending and waits for
+ * Resources; A uses 24, B 8. */
+START_TEST(cohort_borrow_and_reclaim)
+{
+	struct world w = {0};
+	cohort(&w, 0, -1, -1);
+	w_start(&w, NULL);
+	size_t a[4];
+	for (int i = 0; i < 4; i++)
+		a[i] = w_job(&w, "A", 0, i, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 0), 4);
+	ck_assert_int_eq(xp_sched_used(w.s, 1, 0, XP_RES_DEVICES), 32000);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 32000); /* the parent counts its children */
+	size_t b = w_job(&w, "B", 0, 10, 100, "{\"devices\": 8}");
+	w.log[0] = 0;
+	ck_assert_int_eq(w_pass(&w, 10), 1);
+	EXPECT(&w, b, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_msg(logged(&w, "4:running>preempted 4:preempted>pending"), "%s", w.log);
+	ck_assert_msg(!logged(&w, "3:running>preempted"), "%s", w.log);
+	EXPECT(&w, a[3], XP_JS_PENDING, XP_R_RESOURCES, "0/4 nodes fit");
+	ck_assert_int_eq(J(&w, a[3])->submit, 3);
+	ck_assert_int_eq(J(&w, a[3])->preemptions, 1);
+	ck_assert_int_eq(xp_sched_used(w.s, 1, 0, XP_RES_DEVICES), 24000);
+	ck_assert_int_eq(xp_sched_used(w.s, 2, 0, XP_RES_DEVICES), 8000);
+	w_free(&w);
+}
+END_TEST
+
+/* Rule (Kueue lendingLimit; Volcano guarantee "reserved and not lent"): what B lends is
+ * min(lending limit, deserved - guaranteed). With B's lending limit 4, A (jobs 8, 8, 4, 4)
+ * runs 8 and 16 within deserved, borrows 4 for the third (20 - 16 = 4 <= 4), and the fourth
+ * would borrow 8 > 4: QuotaExceeded, used 20 of 16 + 4, 24 - 20 = 4 more needed. B's
+ * guarantee of 12 (deserved 16, nothing lent beyond 16 - 12 = 4) gives the same numbers.
+ * A's own borrowing limit 2: the third job would borrow 4 > 2: QuotaExceeded used 16 of
+ * 16 + 2, 20 - 18 = 2 more needed. */
+START_TEST(cohort_lending_limits)
+{
+	for (int variant = 0; variant < 3; variant++) {
+		struct world w = {0};
+		cohort(&w, variant == 1 ? 12 : 0, variant == 0 ? 4 : -1, variant == 2 ? 2 : -1);
+		w_start(&w, NULL);
+		w_job(&w, "A", 0, 0, 100, "{\"devices\": 8}");
+		w_job(&w, "A", 0, 1, 100, "{\"devices\": 8}");
+		size_t j3 = w_job(&w, "A", 0, 2, 100, "{\"devices\": 4}");
+		size_t j4 = w_job(&w, "A", 0, 3, 100, "{\"devices\": 4}");
+		if (variant < 2) {
+			ck_assert_int_eq(w_pass(&w, 10), 3);
+			EXPECT(&w, j3, XP_JS_RUNNING, XP_R_NONE, NULL);
+			EXPECT(&w, j4, XP_JS_PENDING, XP_R_QUOTA, NULL);
+			ck_assert_str_eq(J(&w, j4)->reason_text,
+					 "h100 devices 20/20 used (deserved 16, at most 4 borrowed in its cohort), 4 more needed");
+		} else {
+			ck_assert_int_eq(w_pass(&w, 10), 2);
+			EXPECT(&w, j3, XP_JS_PENDING, XP_R_QUOTA, NULL);
+			ck_assert_str_eq(J(&w, j3)->reason_text,
+					 "h100 devices 16/18 used (deserved 16, borrowing limit 2), 2 more needed");
+		}
+		w_free(&w);
+	}
+}
+END_TEST
+
+/* Rule (Kueue withinClusterQueue LowerPriority, preemption.md: the minimal set of lower
+ * priority workloads, the most recently started first). Four prio-0 jobs of 8 fill 32
+ * devices, started at t=0,1,2,3 (ids 1-4); a prio-10 job of 8 arrives at t=20: it evicts only
+ * job 4 (lowest priority, latest start; one frees a node) and starts on n3, job 4's node; job
+ * 4 is pending again (Resources), its submit time kept. Under within=never the same job waits
+ * with Priority, naming the one lower-priority job whose eviction would let it start. */
+START_TEST(priority_preemption)
+{
+	for (int never = 0; never < 2; never++) {
+		struct world w = {0};
+		w_nodes(&w, 4, 8, NULL);
+		w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+		struct xp_queue *q = w_queue(&w, "a", NULL, 1);
+		q->within = never ? XP_QP_NEVER : XP_QP_LOWER_PRIORITY;
+		w_start(&w, NULL);
+		size_t j[4];
+		for (int i = 0; i < 4; i++) {
+			j[i] = w_job(&w, "a", 0, i, 100, "{\"devices\": 8}");
+			ck_assert_int_eq(w_pass(&w, i), 1);
+		}
+		size_t hi = w_job(&w, "a", 10, 20, 100, "{\"devices\": 8}");
+		w.log[0] = 0;
+		if (!never) {
+			ck_assert_int_eq(w_pass(&w, 20), 1);
+			EXPECT(&w, hi, XP_JS_RUNNING, XP_R_NONE, NULL);
+			ck_assert_uint_eq(J(&w, hi)->alloc.slots[0].node_ix, 3);
+			ck_assert_msg(logged(&w, "4:running>preempted 4:preempted>pending"), "%s", w.log);
+			for (int i = 0; i < 3; i++)
+				EXPECT(&w, j[i], XP_JS_RUNNING, XP_R_NONE, NULL);
+			EXPECT(&w, j[3], XP_JS_PENDING, XP_R_RESOURCES, "0/4 nodes fit");
+			ck_assert_int_eq(J(&w, j[3])->submit, 3);
+			ck_assert_int_eq(J(&w, j[3])->start, -1);
+		} else {
+			ck_assert_int_eq(w_pass(&w, 20), 0);
+			EXPECT(&w, hi, XP_JS_PENDING, XP_R_PRIORITY, NULL);
+			ck_assert_str_eq(J(&w, hi)->reason_text, "1 running job of lower priority in queue a holds what it "
+								 "needs (preemption within the queue: never)");
+			ck_assert_str_eq(w.log, "");
+		}
+		w_free(&w);
+	}
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
-	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order}})
+	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order}},
+	{"quota", .timeout_s = 60,
+	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption}})

@@ -535,10 +535,11 @@ START_TEST(migration_mismatch)
 	const struct {
 		const char *pragma, *want;
 	} cases[] = {
-		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 3"},
-		{"PRAGMA user_version = 2", "says schema version 2, but its tables are those of version 3"},
+		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 4"},
+		{"PRAGMA user_version = 2", "says schema version 2, but its tables are those of version 4"},
+		{"PRAGMA user_version = 3", "says schema version 3, but its tables are those of version 4"},
 		{"PRAGMA user_version = -1", "schema version -1 is not one xpool writes (expected 0"},
-		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 3"},
+		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 4"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		sqlite3 *raw;
@@ -560,7 +561,7 @@ START_TEST(migration_mismatch)
 	ck_assert_msg(strstr(err.msg, "schema version -1 is not one xpool writes"), "%s", err.msg);
 	/* Set back, the file opens and still holds its data. */
 	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	struct xp_store *s = xp_store_open(db, &err);
 	ck_assert_msg(s != NULL, "%s", err.msg);
@@ -580,8 +581,8 @@ static void set_user_version(const char *p, int v)
 	sqlite3_close(raw);
 }
 
-/* Reads check the tables against the user_version as migrations do: a version-3 file whose
- * user_version says 0, 1 or 2 is refused with the same message (not "holds no xpool tables yet",
+/* Reads check the tables against the user_version as migrations do: a version-4 file whose
+ * user_version says 0, 1, 2 or 3 is refused with the same message (not "holds no xpool tables yet",
  * not read silently), and `db check` reports any mismatch (exit 1). */
 START_TEST(read_version_mismatch)
 {
@@ -604,7 +605,7 @@ START_TEST(read_version_mismatch)
 			      v, r.status, r.out, r.err);
 		xp_run_free(&r);
 	}
-	const int bad[] = {-1, 0, 1, 2, XP_STORE_VERSION + 1};
+	const int bad[] = {-1, 0, 1, 2, 3, XP_STORE_VERSION + 1};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		set_user_version(db, bad[i]);
 		char want[64];
@@ -646,8 +647,68 @@ START_TEST(full_database)
 }
 END_TEST
 
+/* A schema-3 file (queues, no jobs) gets the job tables on its first writable open, keeping its
+ * queues; read-only, it stays version 3 (its reader sees no jobs: check_job old_database). */
+START_TEST(migration_to_jobs)
+{
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	char old[256];
+	snprintf(old, sizeof old, "%s/v3.db", dir);
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(old, &raw), SQLITE_OK);
+	sqlite3_close(raw);
+	struct xp_store *s = xp_store_open_existing(old, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	sqlite3_close_v2(s->db);
+	ck_assert_int_eq(sqlite3_open(old, &s->db), SQLITE_OK);
+	ck_assert_int_eq(xp_store_migrate(s, 0, 3, &err), 0);
+	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), 3);
+	ck_assert_int_eq(sqlite3_exec(s->db, "INSERT INTO queues(name, created) VALUES('kept', 1)", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs'"), 0);
+	xp_store_close(s);
+
+	s = xp_store_open_read(old, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(s->version, 3);
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM sqlite_master WHERE name = 'jobs'"), 0);
+	xp_store_close(s);
+
+	s = xp_store_open(old, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(s->version, 3);
+	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), 4);
+	const char *objs[] = {"jobs", "jobs_queue_state", "job_events", "job_events_job"};
+	for (size_t i = 0; i < 4; i++) {
+		char q[128];
+		snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE name = '%s'", objs[i]);
+		ck_assert_msg(table_has(s, q) == 1, "%s", objs[i]);
+	}
+	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM queues WHERE name = 'kept'"), 1);
+	/* The columns the job store writes, and their checks: an estimate must be positive. */
+	ck_assert_int_eq(sqlite3_exec(s->db,
+				      "INSERT INTO jobs(id, queue, spec, submit, est_s, state) VALUES(1, 'kept', '{}', 5,"
+				      " 60, 'pending');"
+				      "INSERT INTO job_events(job, time, to_state, actor) VALUES(1, 5, 'pending', 'a')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_ne(sqlite3_exec(s->db,
+				      "INSERT INTO jobs(queue, spec, submit, est_s, state) VALUES('kept', '{}', 5, 0,"
+				      " 'pending')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	xp_store_close(s);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", old, "db", "check", NULL), 0);
+	ck_assert_msg(r.status == 0 && strstr(r.out, ": ok"), "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+}
+END_TEST
+
 XP_DEFINE_SUITE(store,
 	{"core", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {migrations, default_path_and_dirs, audit_and_baselines, snapshots_and_retention,
 		   two_writers, read_only, read_only_user, corrupt_settings, migration_mismatch, read_version_mismatch, full_database,
+		   migration_to_jobs,
 		   first_open_race}})

@@ -22,6 +22,7 @@ extern const struct xp_cmd_entry xp_cmd_health_entry;
 extern const struct xp_cmd_entry xp_cmd_help_entry;
 extern const struct xp_cmd_entry xp_cmd_place_entry;
 extern const struct xp_cmd_entry xp_cmd_queue_entry;
+extern const struct xp_cmd_entry xp_cmd_job_entry;
 extern const struct xp_cmd_entry xp_cmd_record_entry;
 extern const struct xp_cmd_entry xp_cmd_sim_entry;
 extern const struct xp_cmd_entry xp_cmd_inventory_entry;
@@ -43,6 +44,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_db_entry,
 	&xp_cmd_place_entry,
 	&xp_cmd_queue_entry,
+	&xp_cmd_job_entry,
 	&xp_cmd_sim_entry,
 	&xp_cmd_theme_entry,
 	&xp_cmd_help_entry,

@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "adapters.h"
+#include "job_opts.h"
 #include "jobspec.h"
 #include "model_json.h"
 #include "normalize.h"
@@ -34,19 +35,8 @@ static const char *flavor_value(int i)
 	return i >= 0 && i + XP_FLAVOR_HAMI < XP_FLAVOR_COUNT ? xp_export_flavor_name(i + XP_FLAVOR_HAMI) : NULL;
 }
 
-static const char *numa_value(int i)
-{
-	return i >= 0 && i < XP_NUMA_POLICY_COUNT ? xp_numa_policy_name(i) : NULL;
-}
-
-static const char *network_value(int i)
-{
-	return i >= 0 && i < XP_NET_COUNT ? xp_network_name(i) : NULL;
-}
-
-/* The options before FIRST_JOB_OPT say how to place and write; the rest describe the job
- * (and so do not go with -f). */
-#define FIRST_JOB_OPT 9
+/* The options before the job flags say how to place and write; the job flags (job_opts.h)
+ * describe the job (and so do not go with -f). */
 static const struct xp_opt place_opts[] = {
 	{"dry-run", 0, NULL, "decide without changing anything (required: the only mode so far)"},
 	{"file", 'f', "FILE", "read the job spec (JSON) from FILE instead of flags"},
@@ -57,28 +47,7 @@ static const struct xp_opt place_opts[] = {
 	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
 	{"gres-type", 0, "PROFILE=TYPE[,...]", "with --export slurm: the site's gres type per MIG profile or vNPU template (whole=TYPE: whole GPUs)"},
 	{"flavor", 0, "NAME", "with --export k8s or volcano: the sharing layer to write for (hami)", flavor_value},
-	{"name", 0, "NAME", "the job's name"},
-	{"kind", 0, "KIND", "train, infer, data or batch (train implies --homogeneous)"},
-	{"queue", 0, "NAME", "the queue the job is for"},
-	{"tenant", 0, "NAME", "the tenant the job runs for"},
-	{"priority", 0, "N", "larger goes first (default 0)"},
-	{"replicas", 0, "N", "replicas, all placed or none (default 1)"},
-	{"gang-min", 0, "N", "place the job when N of its replicas fit; the rest wait (default: all)"},
-	{"devices", 0, "N", "whole devices per replica (default 1)"},
-	{"vendor", 0, "PATTERN", "vendor or adapter glob (\"Huawei\", \"ascend\")"},
-	{"model", 0, "PATTERN", "model glob (\"Ascend910*\")"},
-	{"memory", 0, "MIB", "device memory per device, slice or share"},
-	{"ecu", 0, "N", "effective compute units per device, at least"},
-	{"slice", 0, "NAME", "one MIG profile or vNPU template per replica"},
-	{"share", 0, "PERCENT", "a soft share of one device per replica"},
-	{"cpus", 0, "N", "CPUs per replica"},
-	{"host-memory", 0, "MIB", "host memory per replica"},
-	{"label", 0, "K=V[,K=V]", "node labels that must hold"},
-	{"homogeneous", 0, NULL, "same vendor, model and driver across the whole job"},
-	{"same-group", 0, NULL, "each replica's devices in one affinity group"},
-	{"numa", 0, "POLICY", "none, prefer or strict: a replica's devices in one NUMA domain", numa_value},
-	{"network", 0, "SCOPE", "switch, rack or any: every replica under one switch or in one rack", network_value},
-	{"validated", 0, "LAYER[:CASE]", "devices proven to LAYER (for CASE, or any case) in the validation matrix"},
+	XP_JOB_OPTS,
 	{NULL, 0, NULL, NULL},
 };
 
@@ -415,56 +384,10 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return XP_EXIT_USAGE;
 	}
 	struct xp_err err = {{0}};
-	struct xp_job *job = NULL;
-	const char *file = xp_args_get(a, "file");
-	if (file) {
-		for (int i = FIRST_JOB_OPT; place_opts[i].name; i++)
-			if (xp_args_has(a, place_opts[i].name)) {
-				xp_ctx_error(ctx, "place: -f and --%s do not go together", place_opts[i].name);
-				return XP_EXIT_USAGE;
-			}
-		size_t len;
-		char *text = xp_read_file(file, XP_JOB_MAX_BYTES, &len, &err);
-		if (!text) {
-			xp_ctx_error(ctx, "place: %s", err.msg);
-			return XP_EXIT_ERROR;
-		}
-		job = xp_job_parse(text, len, file, &err);
-		free(text);
-		if (!job) {
-			xp_ctx_error(ctx, "place: %s", err.msg);
-			return XP_EXIT_USAGE;
-		}
-	} else {
-		struct xp_job_flags fl = {0};
-		fl.name = xp_args_get(a, "name");
-		fl.kind = xp_args_get(a, "kind");
-		fl.queue = xp_args_get(a, "queue");
-		fl.tenant = xp_args_get(a, "tenant");
-		fl.priority = xp_args_get(a, "priority");
-		fl.replicas = xp_args_get(a, "replicas");
-		fl.gang_min = xp_args_get(a, "gang-min");
-		fl.devices = xp_args_get(a, "devices");
-		fl.vendor = xp_args_get(a, "vendor");
-		fl.model = xp_args_get(a, "model");
-		fl.memory = xp_args_get(a, "memory");
-		fl.ecu = xp_args_get(a, "ecu");
-		fl.slice = xp_args_get(a, "slice");
-		fl.share = xp_args_get(a, "share");
-		fl.cpus = xp_args_get(a, "cpus");
-		fl.host_memory = xp_args_get(a, "host-memory");
-		fl.labels = xp_args_get(a, "label");
-		fl.homogeneous = xp_args_has(a, "homogeneous") ? "" : NULL;
-		fl.same_group = xp_args_has(a, "same-group") ? "" : NULL;
-		fl.numa = xp_args_get(a, "numa");
-		fl.network = xp_args_get(a, "network");
-		fl.validated = xp_args_get(a, "validated");
-		if (!(job = xp_job_from_flags(&fl, &err))) {
-			xp_ctx_error(ctx, "place: %s", err.msg);
-			return XP_EXIT_USAGE;
-		}
-	}
 	int rc = XP_EXIT_OK;
+	struct xp_job *job = xp_job_opts_read(ctx, a, "place", NULL, &rc);
+	if (!job)
+		return rc;
 	struct vctx vc = {NULL};
 	struct xp_place_index *ix = NULL;
 	struct xp_place_result *r = NULL;

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "jobrun.h"
+#include "jstore.h"
 #include "model.h"
 #include "qmodel.h"
 #include "qstore.h"
@@ -129,75 +131,165 @@ static void tenants_cell(const struct xp_queue *q, char *buf, size_t size)
 		snprintf(buf, size, "(all)");
 }
 
-/* The quotas in the --quota form, for the list's last column. */
-static void quotas_cell(const struct xp_queue *q, char *buf, size_t size)
+/* The store's jobs at now, in memory (jobrun.h): what each queue uses, holds and waits for.
+ * 0, or the exit code after saying why. */
+static int usage_run(struct xp_ctx *ctx, struct xp_store *s, const char *words, struct xp_jobrun *r)
 {
+	struct xp_err err = {{0}};
+	int64_t now;
+	if (xp_jobrun_now(&now, &err) < 0)
+		return fail(ctx, words, XP_EXIT_USAGE, &err);
+	if (xp_jobrun_load(r, ctx, s, now, false, &err) < 0 || xp_jobrun_build(r, 0, &err) < 0 ||
+	    xp_jobrun_advance(r, &err) < 0 || xp_jobrun_pass(r, &err) < 0) {
+		xp_jobrun_free(r);
+		return fail(ctx, words, XP_EXIT_ERROR, &err);
+	}
+	return 0;
+}
+
+/* How many of queue name's jobs are pending (held ones too: they wait) and running. */
+static void job_counts(const struct xp_jobrun *r, const char *name, size_t *pending, size_t *running)
+{
+	*pending = *running = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct xp_qjob *j = xp_jobrun_job(r, i);
+		if (strcmp(j->queue, name) != 0)
+			continue;
+		if (j->state == XP_JS_PENDING || j->state == XP_JS_HELD)
+			(*pending)++;
+		else if (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED)
+			(*running)++;
+	}
+}
+
+/* What queue q (index qi in r's set) uses under quota u, milli-units (0 with no scheduler). */
+static int64_t quota_used(const struct xp_jobrun *r, size_t qi, const struct xp_quota *u)
+{
+	if (!r->s)
+		return 0;
+	for (size_t ci = 0; ci < r->qs.n_classes; ci++)
+		if (strcmp(r->qs.classes[ci].name, u->rclass) == 0)
+			return xp_sched_used(r->s, qi, ci, u->res);
+	return 0;
+}
+
+/* "h100 8/8/16" per quota (the resource named unless devices): used/deserved/max. */
+static void usage_cell(const struct xp_jobrun *r, size_t qi, char *buf, size_t size, bool borrowed)
+{
+	const struct xp_queue *q = &r->qs.queues[qi];
 	size_t len = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < q->n_quotas && len < size; i++) {
 		const struct xp_quota *u = &q->quotas[i];
-		char g[32], d[32], m[32];
-		xp_qamount_format(u->guaranteed, g, sizeof g);
+		int64_t used = quota_used(r, qi, u);
+		char res[48], a[32], d[32], m[32];
+		if (u->res == XP_RES_DEVICES)
+			snprintf(res, sizeof res, "%s", u->rclass);
+		else
+			snprintf(res, sizeof res, "%s:%s", u->rclass, xp_res_name(u->res));
+		if (borrowed) {
+			if (used > u->deserved)
+				len += (size_t)snprintf(buf + len, size - len, "%s%s %s", len ? "," : "", res,
+							xp_qamount_format(used - u->deserved, a, sizeof a));
+			continue;
+		}
+		xp_qamount_format(used, a, sizeof a);
 		xp_qamount_format(u->deserved, d, sizeof d);
 		if (u->max < 0)
 			snprintf(m, sizeof m, "-");
 		else
 			xp_qamount_format(u->max, m, sizeof m);
-		len += (size_t)snprintf(buf + len, size - len, "%s%s:%s=%s/%s/%s", i ? "," : "", u->rclass,
-					xp_res_name(u->res), g, d, m);
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s/%s/%s", len ? "," : "", res, a, d, m);
 	}
-	if (!q->n_quotas)
+	if (!buf[0])
 		snprintf(buf, size, "-");
+}
+
+/* Milli-units as the queue JSON writes quotas: whole units as integers. */
+static json_t *milli_json(int64_t milli)
+{
+	return milli % 1000 == 0 ? json_integer((json_int_t)(milli / 1000)) : json_real((double)milli / 1000.0);
+}
+
+/* q's JSON with what it uses, borrows, and its pending and running jobs. */
+static json_t *queue_usage_json(const struct xp_jobrun *r, size_t qi)
+{
+	const struct xp_queue *q = &r->qs.queues[qi];
+	json_t *o = xp_queue_json(q);
+	json_t *arr = json_object_get(o, "quotas");
+	for (size_t i = 0; i < q->n_quotas && i < json_array_size(arr); i++) {
+		int64_t used = quota_used(r, qi, &q->quotas[i]);
+		json_t *e = json_array_get(arr, i);
+		json_object_set_new(e, "used", milli_json(used));
+		json_object_set_new(e, "borrowed",
+				    milli_json(used > q->quotas[i].deserved ? used - q->quotas[i].deserved : 0));
+	}
+	size_t pending, running;
+	job_counts(r, q->name, &pending, &running);
+	json_object_set_new(o, "pending", json_integer((json_int_t)pending));
+	json_object_set_new(o, "running", json_integer((json_int_t)running));
+	return o;
 }
 
 static int do_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
 {
 	(void)a, (void)arg;
-	struct xp_qset set;
-	struct xp_err err = {{0}};
-	if (xp_qstore_load(s, &set, &err) < 0)
-		return fail(ctx, "list", XP_EXIT_ERROR, &err);
+	struct xp_jobrun r;
+	int rc = usage_run(ctx, s, "list", &r);
+	if (rc)
+		return rc;
+	const struct xp_qset *set = &r.qs;
 	if (ctx->json) {
 		json_t *arr = json_array();
-		for (size_t i = 0; i < set.n_queues; i++)
-			json_array_append_new(arr, xp_queue_json(&set.queues[i]));
+		for (size_t i = 0; i < set->n_queues; i++)
+			json_array_append_new(arr, queue_usage_json(&r, i));
 		xp_print_json_list(ctx->out, "queues", arr);
-	} else if (!set.n_queues) {
+	} else if (!set->n_queues) {
 		fprintf(ctx->out, "no queues (add one with `xpool queue add NAME`)\n");
 	} else {
 		struct xp_table t;
-		xp_table_init(&t, 7);
-		xp_table_row(&t, "NAME", "PARENT", "WEIGHT", "PRIORITY", "STATE", "TENANTS", "QUOTAS G/D/MAX");
-		for (size_t i = 0; i < set.n_queues; i++) {
-			const struct xp_queue *q = &set.queues[i];
-			char w[32], p[16], ten[256], quo[512];
+		xp_table_init(&t, 10);
+		xp_table_row(&t, "NAME", "PARENT", "WEIGHT", "PRIORITY", "STATE", "TENANTS", "PENDING", "RUNNING",
+			     "USED/DESERVED/MAX", "BORROWED");
+		for (size_t i = 0; i < set->n_queues; i++) {
+			const struct xp_queue *q = &set->queues[i];
+			char w[32], p[16], ten[256], use[512], bor[512], pe[24], ru[24];
+			size_t pending, running;
 			snprintf(w, sizeof w, "%g", q->weight);
 			snprintf(p, sizeof p, "%d", q->priority);
 			tenants_cell(q, ten, sizeof ten);
-			quotas_cell(q, quo, sizeof quo);
-			xp_table_row(&t, q->name, q->parent ? q->parent : "-", w, p, xp_qstate_name(q->state), ten, quo);
+			usage_cell(&r, i, use, sizeof use, false);
+			usage_cell(&r, i, bor, sizeof bor, true);
+			job_counts(&r, q->name, &pending, &running);
+			snprintf(pe, sizeof pe, "%zu", pending);
+			snprintf(ru, sizeof ru, "%zu", running);
+			xp_table_row(&t, q->name, q->parent ? q->parent : "-", w, p, xp_qstate_name(q->state), ten, pe, ru,
+				     use, bor);
 		}
 		xp_table_print(&t, ctx->out, "");
 		xp_table_free(&t);
 	}
-	xp_qset_clear(&set);
+	xp_jobrun_free(&r);
 	return XP_EXIT_OK;
 }
 
-static void print_quotas(FILE *out, const struct xp_queue *q)
+static void print_quotas(FILE *out, const struct xp_jobrun *r, size_t qi)
 {
+	const struct xp_queue *q = &r->qs.queues[qi];
 	if (!q->n_quotas) {
 		fprintf(out, "quotas:      none (limited only by its parent and the cluster)\n");
 		return;
 	}
 	struct xp_table t;
-	xp_table_init(&t, 8);
-	xp_table_row(&t, "CLASS", "RESOURCE", "USED", "GUARANTEED", "DESERVED", "MAX", "BORROW", "LEND");
+	xp_table_init(&t, 9);
+	xp_table_row(&t, "CLASS", "RESOURCE", "USED", "GUARANTEED", "DESERVED", "MAX", "BORROWED", "BORROW", "LEND");
 	for (size_t i = 0; i < q->n_quotas; i++) {
 		const struct xp_quota *u = &q->quotas[i];
-		char g[32], d[32], m[32], b[32], l[32];
-		xp_table_row(&t, u->rclass, xp_res_name(u->res), "-", amount(u->guaranteed, g, sizeof g),
-			     amount(u->deserved, d, sizeof d), amount(u->max, m, sizeof m),
+		int64_t used = quota_used(r, qi, u);
+		char us[32], g[32], d[32], m[32], bo[32], b[32], l[32];
+		xp_table_row(&t, u->rclass, xp_res_name(u->res), amount(used, us, sizeof us),
+			     amount(u->guaranteed, g, sizeof g), amount(u->deserved, d, sizeof d),
+			     amount(u->max, m, sizeof m), amount(used > u->deserved ? used - u->deserved : 0, bo, sizeof bo),
 			     amount(u->borrowing_limit, b, sizeof b), amount(u->lending_limit, l, sizeof l));
 	}
 	xp_table_print(&t, out, "  ");
@@ -205,29 +297,32 @@ static void print_quotas(FILE *out, const struct xp_queue *q)
 	bool mem = false;
 	for (size_t i = 0; i < q->n_quotas; i++)
 		mem = mem || q->quotas[i].res == XP_RES_MEMORY;
-	fprintf(out, "  (USED is '-': xpool tracks no jobs yet%s)\n", mem ? "; memory in GiB" : "");
+	if (mem)
+		fprintf(out, "  (memory in GiB)\n");
 }
 
 static int do_show(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, struct xp_store *s)
 {
 	(void)a;
-	struct xp_qset set;
 	struct xp_err err = {{0}};
 	if (xp_qname_check(arg, "queue name", &err) < 0)
 		return fail(ctx, "show", XP_EXIT_USAGE, &err);
-	if (xp_qstore_load(s, &set, &err) < 0)
-		return fail(ctx, "show", XP_EXIT_ERROR, &err);
-	const struct xp_queue *q = xp_qset_queue(&set, arg);
-	int rc = XP_EXIT_OK;
+	struct xp_jobrun r;
+	int rc = usage_run(ctx, s, "show", &r);
+	if (rc)
+		return rc;
+	const struct xp_qset *set = &r.qs;
+	const struct xp_queue *q = xp_qset_queue(set, arg);
+	size_t qi = q ? (size_t)(q - set->queues) : 0;
 	if (!q) {
 		xp_ctx_error(ctx, "queue show: no queue '%s' (`xpool queue list` lists them)", arg);
 		rc = XP_EXIT_ERROR;
 	} else if (ctx->json) {
-		json_t *o = xp_queue_json(q);
+		json_t *o = queue_usage_json(&r, qi);
 		json_t *kids = json_array();
-		for (size_t i = 0; i < set.n_queues; i++)
-			if (set.queues[i].parent && strcmp(set.queues[i].parent, q->name) == 0)
-				json_array_append_new(kids, json_string(set.queues[i].name));
+		for (size_t i = 0; i < set->n_queues; i++)
+			if (set->queues[i].parent && strcmp(set->queues[i].parent, q->name) == 0)
+				json_array_append_new(kids, json_string(set->queues[i].name));
 		json_object_set_new(o, "children", kids);
 		xp_print_json(ctx->out, o);
 	} else {
@@ -236,18 +331,21 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, const char *arg,
 		fprintf(ctx->out, "queue:       %s\nparent:      %s\n", q->name, q->parent ? q->parent : "-");
 		fprintf(ctx->out, "children:    ");
 		size_t nk = 0;
-		for (size_t i = 0; i < set.n_queues; i++)
-			if (set.queues[i].parent && strcmp(set.queues[i].parent, q->name) == 0)
-				fprintf(ctx->out, "%s%s", nk++ ? "," : "", set.queues[i].name);
+		for (size_t i = 0; i < set->n_queues; i++)
+			if (set->queues[i].parent && strcmp(set->queues[i].parent, q->name) == 0)
+				fprintf(ctx->out, "%s%s", nk++ ? "," : "", set->queues[i].name);
 		fprintf(ctx->out, "%s\n", nk ? "" : "-");
 		fprintf(ctx->out, "tenants:     %s\nweight:      %g\npriority:    %d\nstate:       %s\n", ten, q->weight,
 			q->priority, xp_qstate_name(q->state));
 		fprintf(ctx->out, "ordering:    %s\nreclaimable: %s\npreemption:  within %s, reclaim %s\n",
 			xp_qorder_name(q->order), q->reclaimable ? "yes" : "no", xp_qpolicy_name(q->within),
 			xp_qpolicy_name(q->reclaim));
-		print_quotas(ctx->out, q);
+		size_t pending, running;
+		job_counts(&r, q->name, &pending, &running);
+		fprintf(ctx->out, "jobs:        %zu running, %zu pending\n", running, pending);
+		print_quotas(ctx->out, &r, qi);
 	}
-	xp_qset_clear(&set);
+	xp_jobrun_free(&r);
 	return rc;
 }
 
@@ -448,6 +546,7 @@ static int do_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, s
 		return brc;
 	const struct xp_queue *q = xp_qset_queue(&set, arg);
 	size_t kids = q ? xp_qset_children(&set, arg) : 0;
+	int64_t unfinished = 0;
 	int rc = XP_EXIT_ERROR;
 	if (!q)
 		xp_errf(&err, "no queue '%s' (`xpool queue list` lists them)", arg);
@@ -455,6 +554,11 @@ static int do_rm(struct xp_ctx *ctx, const struct xp_args *a, const char *arg, s
 		xp_errf(&err, "queue %s has %zu child queue%s: remove them or give them another parent first "
 			      "(`xpool queue set CHILD --parent ...`)",
 			arg, kids, kids == 1 ? "" : "s");
+	else if (xp_jstore_unfinished(s, arg, &unfinished, &err) < 0)
+		;
+	else if (unfinished > 0)
+		xp_errf(&err, "queue %s has %lld unfinished job%s: cancel them first (`xpool job list --queue %s`)", arg,
+			(long long)unfinished, unfinished == 1 ? "" : "s", arg);
 	else if (xp_qstore_queue_rm(s, q, &err) == 0 && xp_store_commit(s, &err) == 0)
 		rc = XP_EXIT_OK;
 	if (rc == XP_EXIT_OK) {

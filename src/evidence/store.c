@@ -66,6 +66,22 @@ static const char *const migrations[XP_STORE_VERSION] = {
 	" borrowing_limit INTEGER, lending_limit INTEGER, PRIMARY KEY(queue, class, resource),"
 	" CHECK(guaranteed <= deserved), CHECK(max IS NULL OR deserved <= max));"
 	"CREATE INDEX quotas_class ON quotas(class);",
+	/* 4: workload jobs (src/queue/jstore.c): each job with its spec (JSON), estimate, state,
+	 * pending reason and, while it runs, the device slots it holds (JSON); and every state
+	 * change with its reason and who made it (a user, or "scheduler"). A job's queue is a
+	 * name, not a foreign key: finished jobs stay as history after their queue is removed
+	 * (`queue rm` refuses while unfinished ones remain). Only additions: readers of older
+	 * files see no jobs. */
+	"CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, queue TEXT NOT NULL, tenant TEXT,"
+	" priority INTEGER NOT NULL DEFAULT 0, spec TEXT NOT NULL, submit INTEGER NOT NULL,"
+	" est_s INTEGER NOT NULL CHECK(est_s > 0), state TEXT NOT NULL, reason INTEGER NOT NULL DEFAULT 0,"
+	" reason_text TEXT, start INTEGER, end INTEGER, preemptions INTEGER NOT NULL DEFAULT 0, alloc TEXT);"
+	"CREATE INDEX jobs_queue_state ON jobs(queue, state, priority, submit);"
+	"CREATE TABLE job_events(id INTEGER PRIMARY KEY,"
+	" job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, time INTEGER NOT NULL,"
+	" from_state TEXT, to_state TEXT NOT NULL, reason INTEGER NOT NULL DEFAULT 0, detail TEXT,"
+	" actor TEXT NOT NULL);"
+	"CREATE INDEX job_events_job ON job_events(job, id);",
 };
 
 /* The message of a failed call whose result code is rc and text msg: a read-only database
@@ -211,6 +227,7 @@ static const char *const migration_objects[XP_STORE_VERSION][12] = {
 	 "results", "baselines", NULL},
 	{"results_cell", "audit_time", NULL},
 	{"rclasses", "queues", "quotas", "quotas_class", NULL},
+	{"jobs", "jobs_queue_state", "job_events", "job_events_job", NULL},
 };
 
 /* Sets *has to whether the database has a table or index called name; -1 with err set

@@ -169,3 +169,45 @@ int64_t xs_commit_slots(struct xp_sched *s, const struct xp_qjob *j)
 	return id;
 }
 
+
+/* The job's placement result's devices as slots. */
+void xs_alloc_from_result(struct xs_job *sj, const struct xp_place_result *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_replicas; i++)
+		n += r->replicas[i].n_devices;
+	sj->j.alloc.slots = xp_calloc(n ? n : 1, sizeof *sj->j.alloc.slots);
+	sj->j.alloc.n = n;
+	size_t k = 0;
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_place_replica *p = &r->replicas[i];
+		const struct xp_task_group *g = &sj->j.spec->groups[p->group < sj->j.spec->n_groups ? p->group : 0];
+		for (size_t d = 0; d < p->n_devices; d++)
+			sj->j.alloc.slots[k++] = (struct xp_qslot){.node_ix = (uint32_t)p->node_ix,
+								   .pos = (uint16_t)p->pos[d],
+								   .take = (int16_t)llround(p->take * XS_MILLI),
+								   .slice = p->instance || (p->isolation && strcmp(p->isolation, "soft") &&
+											    strcmp(p->isolation, "exclusive"))
+										    ? g->slice
+										    : NULL};
+	}
+}
+
+void xs_result_charges(struct xp_sched *s, size_t ji, const struct xp_place_result *r, struct xs_charge **ch, size_t *n)
+{
+	/* The job's own record, borrowed: its slots and charges as they would be, then put back. */
+	struct xs_job *sj = &s->jobs[ji];
+	struct xp_qalloc keep = sj->j.alloc;
+	struct xs_charge *kch = sj->ch;
+	size_t kn = sj->n_ch;
+	sj->ch = NULL;
+	sj->n_ch = 0;
+	xs_alloc_from_result(sj, r);
+	xs_charge_compute(s, ji);
+	free(sj->j.alloc.slots);
+	sj->j.alloc = keep;
+	*ch = sj->ch;
+	*n = sj->n_ch;
+	sj->ch = kch;
+	sj->n_ch = kn;
+}

@@ -345,7 +345,7 @@ json_t *xp_queue_json(const struct xp_queue *q)
 		json_t *e = json_object();
 		json_object_set_new(e, "class", xp_json_str(u->rclass));
 		json_object_set_new(e, "resource", json_string(xp_res_name(u->res)));
-		json_object_set_new(e, "used", json_null()); /* no job is tracked yet */
+		json_object_set_new(e, "used", json_null()); /* what jobs use: filled in by the readers that schedule */
 		json_object_set_new(e, "guaranteed", amount_json(u->guaranteed));
 		json_object_set_new(e, "deserved", amount_json(u->deserved));
 		json_object_set_new(e, "max", amount_json(u->max));

@@ -121,7 +121,7 @@ struct xp_queue *xp_qset_queue(const struct xp_qset *set, const char *name);
 int xp_qset_parent_check(const struct xp_qset *set, const char *name, const char *parent, struct xp_err *err);
 /* How many queues have name as their parent. */
 size_t xp_qset_children(const struct xp_qset *set, const char *name);
-/* The queue as a JSON object (quotas with used: null, since no job is tracked yet). */
+/* The queue as a JSON object (quotas with used: null; `queue list|show` fill in what its jobs use). */
 json_t *xp_queue_json(const struct xp_queue *q);
 /* The class as a JSON object. */
 json_t *xp_rclass_json(const struct xp_rclass *c);

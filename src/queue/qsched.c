@@ -14,6 +14,7 @@
 #include "place.h"
 #include "backfill.h"
 #include "qsched_int.h"
+#include "preempt.h"
 #include "quota.h"
 
 /* ---------- small helpers ---------- */
@@ -369,7 +370,7 @@ static int job_cmp(const struct xp_sched *s, size_t a, size_t b)
 	return a < b ? -1 : a > b;
 }
 
-static void pend_insert(struct xp_sched *s, size_t ji)
+static size_t pend_insert(struct xp_sched *s, size_t ji)
 {
 	struct xs_queue *q = &s->q[s->jobs[ji].qi];
 	if (q->n_pend == q->cap_pend) {
@@ -387,6 +388,10 @@ static void pend_insert(struct xp_sched *s, size_t ji)
 	memmove(&q->pend[lo + 1], &q->pend[lo], (q->n_pend - lo) * sizeof *q->pend);
 	q->pend[lo] = ji;
 	q->n_pend++;
+	/* Mid-pass (a preempted job back in its queue): what was already looked at stays so. */
+	if (lo < q->cur)
+		q->cur++;
+	return lo;
 }
 
 static void pend_remove(struct xp_sched *s, size_t ji)
@@ -722,34 +727,11 @@ static size_t next_queue(const struct xp_sched *s)
 	return SIZE_MAX;
 }
 
-/* The job's placement result's devices as slots. */
-static void alloc_from_result(struct xs_job *sj, const struct xp_place_result *r)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < r->n_replicas; i++)
-		n += r->replicas[i].n_devices;
-	sj->j.alloc.slots = xp_calloc(n ? n : 1, sizeof *sj->j.alloc.slots);
-	sj->j.alloc.n = n;
-	size_t k = 0;
-	for (size_t i = 0; i < r->n_replicas; i++) {
-		const struct xp_place_replica *p = &r->replicas[i];
-		const struct xp_task_group *g = &sj->j.spec->groups[p->group < sj->j.spec->n_groups ? p->group : 0];
-		for (size_t d = 0; d < p->n_devices; d++)
-			sj->j.alloc.slots[k++] = (struct xp_qslot){.node_ix = (uint32_t)p->node_ix,
-								   .pos = (uint16_t)p->pos[d],
-								   .take = (int16_t)llround(p->take * XS_MILLI),
-								   .slice = p->instance || (p->isolation && strcmp(p->isolation, "soft") &&
-											    strcmp(p->isolation, "exclusive"))
-										    ? g->slice
-										    : NULL};
-	}
-}
-
 /* Starts job ji on placement r (pending -> admitted -> running at now). */
 static void start_job(struct xp_sched *s, size_t ji, const struct xp_place_result *r, int64_t now, bool backfill)
 {
 	struct xs_job *sj = &s->jobs[ji];
-	alloc_from_result(sj, r);
+	xs_alloc_from_result(sj, r);
 	sj->j.alloc.commit = xp_place_commit(s->ix, r);
 	xs_charge_compute(s, ji);
 	xs_charge_apply(s, ji, +1);
@@ -822,6 +804,164 @@ static bool touches_reserved(const struct xp_sched *s, const struct xp_place_res
 
 
 
+/* Moves released, uncharged victims to preempted and back to pending (submit time kept). */
+static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int reason, int64_t now)
+{
+	const struct xp_qjob *b = &s->jobs[by].j;
+	char text[192];
+	snprintf(text, sizeof text, "preempted by job %lld (queue %s, priority %d)%s", (long long)b->id,
+		 s->qs->queues[s->jobs[by].qi].name, b->priority, reason == XP_R_QUOTA ? " reclaiming its quota" : "");
+	for (size_t k = 0; k < n; k++) {
+		struct xs_job *sj = &s->jobs[v[k]];
+		free(sj->ch);
+		sj->ch = NULL;
+		sj->n_ch = 0;
+		free(sj->j.alloc.slots);
+		sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
+		sj->backfilled = false;
+		running_remove(s, v[k]);
+		sj->j.start = -1;
+		sj->j.preemptions++;
+		move_state(s, v[k], XP_JS_PREEMPTED, reason, text, now);
+		set_reason(sj, XP_R_PRIORITY, text);
+		pend_insert(s, v[k]);
+		move_state(s, v[k], XP_JS_PENDING, reason, text, now);
+	}
+	if (n) {
+		s->resv_valid = false;
+		xs_map_clear(&s->pass_fail);
+	}
+}
+
+/* Whether a job starting on r now would delay the head job's reservation. */
+static bool delays_head(const struct xp_sched *s, size_t head, int64_t now, int64_t est, const struct xp_place_result *r)
+{
+	return head != SIZE_MAX && s->shadow >= 0 && now + est > s->shadow && touches_reserved(s, r);
+}
+
+/* Looks at job ji once in a pass: starts it (1), or gives it its reason (0). */
+static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head)
+{
+	struct xs_job *sj = &s->jobs[ji];
+	size_t qi = sj->qi;
+	const struct xp_queue *qu = &s->qs->queues[qi];
+	int reason = 0;
+	char *text = NULL;
+	bool found;
+	/* A shape refused this pass (no release since) is refused again: no dry-run. Quota
+	 * answers depend on the queue too. */
+	char *qkey = xp_asprintf("%s\n%s", qu->name, sj->sig);
+	const char *cached = xs_map_get(&s->pass_fail, sj->sig, &reason, &found);
+	if (!found)
+		cached = xs_map_get(&s->pass_fail, qkey, &reason, &found);
+	if (found) {
+		set_reason(sj, reason, cached);
+		free(qkey);
+		return 0;
+	}
+	struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = false, .reconfigure = s->o.reconfigure};
+	struct xp_err e2;
+	struct xp_place_result *r = xp_place_ix(s->ix, sj->j.spec, &po, &e2);
+	size_t *victims = NULL, nv = 0;
+	int vreason = 0;
+	if (!r) {
+		reason = XP_R_AFFINITY;
+		text = xp_strdup(e2.msg);
+	} else if (r->placed) {
+		struct xs_charge *ch;
+		size_t n;
+		xs_result_charges(s, ji, r, &ch, &n);
+		bool pool_short = false;
+		reason = xq_admit(s, qi, ch, n, &text, &pool_short);
+		if (reason && pool_short && qu->reclaim != XP_QP_NEVER && xq_within_deserved(s, qi, ch, n)) {
+			size_t nc;
+			size_t *cand = xp_preempt_reclaim(s, ji, &nc);
+			struct xp_place_result *r2 = xp_preempt_find(s, ji, cand, nc, true, false, &victims, &nv);
+			free(cand);
+			if (r2) {
+				xp_place_result_free(r);
+				r = r2;
+				reason = 0;
+				free(text);
+				text = NULL;
+				vreason = XP_R_QUOTA;
+			}
+		}
+		free(ch);
+		if (reason && !found)
+			xs_map_put(&s->pass_fail, qkey, reason, text);
+	} else {
+		reason = refusal(s, sj, r, &text);
+		if (reason == XP_R_RESOURCES || reason == XP_R_GANG) {
+			struct xp_place_result *r2 = NULL;
+			size_t nc;
+			size_t *cand = xp_preempt_within(s, ji, &nc);
+			if (nc && qu->within != XP_QP_NEVER) {
+				r2 = xp_preempt_find(s, ji, cand, nc, false, false, &victims, &nv);
+				vreason = XP_R_PRIORITY;
+			} else if (nc) {
+				/* within never: say that lower-priority jobs of its queue hold what it needs,
+				 * when evicting them would let it start. */
+				struct xp_place_result *probe = NULL;
+				size_t *pv = NULL, npv = 0;
+				probe = xp_preempt_find(s, ji, cand, nc, false, true, &pv, &npv);
+				if (probe) {
+					free(text);
+					text = xp_asprintf("%zu running job%s of lower priority in queue %s hold%s what it needs "
+							   "(preemption within the queue: never)",
+							   npv, npv == 1 ? "" : "s", qu->name, npv == 1 ? "s" : "");
+					reason = XP_R_PRIORITY;
+				}
+				xp_place_result_free(probe);
+				free(pv);
+			}
+			free(cand);
+			if (!r2 && qu->reclaim != XP_QP_NEVER && reason != XP_R_PRIORITY) {
+				cand = xp_preempt_reclaim(s, ji, &nc);
+				r2 = xp_preempt_find(s, ji, cand, nc, true, false, &victims, &nv);
+				vreason = XP_R_QUOTA;
+				free(cand);
+			}
+			if (r2) {
+				xp_place_result_free(r);
+				r = r2;
+				reason = 0;
+				free(text);
+				text = NULL;
+			}
+		}
+		if (reason && reason != XP_R_PRIORITY)
+			xs_map_put(&s->pass_fail, sj->sig, reason, text);
+	}
+	free(qkey);
+	if (!reason && delays_head(s, head, now, sj->j.est_s, r)) {
+		char tt[40];
+		xs_time_text(s->shadow, tt, sizeof tt);
+		text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
+		reason = XP_R_PRIORITY;
+		/* Victims found for it stay: put them back. */
+		for (size_t k = nv; k-- > 0;) {
+			struct xs_job *v = &s->jobs[victims[k]];
+			v->j.alloc.commit = xs_commit_slots(s, &v->j);
+			xs_charge_apply(s, victims[k], +1);
+		}
+		nv = 0;
+	}
+	if (reason) {
+		set_reason(sj, reason, text);
+		free(text);
+		free(victims);
+		xp_place_result_free(r);
+		return 0;
+	}
+	evict(s, victims, nv, ji, vreason, now);
+	free(victims);
+	pend_remove(s, ji);
+	start_job(s, ji, r, now, head != SIZE_MAX);
+	xp_place_result_free(r);
+	return 1;
+}
+
 int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 {
 	(void)err;
@@ -867,54 +1007,21 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			continue;
 		}
 		tried++;
-		int reason = 0;
-		char *text = NULL;
-		bool found;
-		const char *cached = xs_map_get(&s->pass_fail, sj->sig, &reason, &found);
-		struct xp_place_result *r = NULL;
-		if (found) {
-			text = xp_strdup(cached);
-		} else {
-			struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = false, .reconfigure = s->o.reconfigure};
-			struct xp_err e2;
-			r = xp_place_ix(s->ix, sj->j.spec, &po, &e2);
-			if (!r) {
-				reason = XP_R_AFFINITY;
-				text = xp_strdup(e2.msg);
-			} else if (!r->placed)
-				reason = refusal(s, sj, r, &text);
+		if (try_job(s, ji, now, head)) {
+			/* pend_remove took it out of q->pend before q->cur. */
+			q->cur--;
+			global--;
+			started++;
+			if (head == SIZE_MAX)
+				started_before_head = true;
+			continue;
 		}
-		if (!reason && r && r->placed) {
-			bool backfill = head != SIZE_MAX;
-			if (backfill && s->shadow >= 0 && now + sj->j.est_s > s->shadow && touches_reserved(s, r)) {
-				char tt[40];
-				xs_time_text(s->shadow, tt, sizeof tt);
-				text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
-				reason = XP_R_PRIORITY;
-			} else {
-				pend_remove(s, ji);
-				q->cur--;
-				global--;
-				start_job(s, ji, r, now, backfill);
-				started++;
-				if (!backfill)
-					started_before_head = true;
-				xp_place_result_free(r);
-				continue;
-			}
-		} else if (!found && reason != XP_R_PRIORITY)
-			xs_map_put(&s->pass_fail, sj->sig, reason, text);
-		xp_place_result_free(r);
-		set_reason(sj, reason, text);
-		free(text);
-		if (head == SIZE_MAX && (reason == XP_R_RESOURCES || reason == XP_R_GANG)) {
+		if (head == SIZE_MAX && (sj->j.reason == XP_R_RESOURCES || sj->j.reason == XP_R_GANG)) {
 			head = ji;
 			if (s->o.no_backfill)
 				stop_all = true;
-			else {
-				if (!s->resv_valid || s->head != ji || started_before_head)
-					xs_reservation(s, ji, now);
-			}
+			else if (!s->resv_valid || s->head != ji || started_before_head)
+				xs_reservation(s, ji, now);
 		}
 		if (s->qs->queues[qi].order == XP_QO_STRICT) {
 			q->stopped = true;

@@ -110,8 +110,14 @@ const char *xs_map_get(const struct xs_map *m, const char *key, int *reason, boo
 void xs_map_put(struct xs_map *m, const char *key, int reason, const char *text);
 void xs_map_clear(struct xs_map *m);
 
-/* Releases job ji's commit (running), recommitting nothing: for the reservation's walk. */
+/* Commits job j's slots into the index again (one replica per slot); returns the commit id. */
 int64_t xs_commit_slots(struct xp_sched *s, const struct xp_qjob *j);
+
+/* Fills sj's slots from placement r (its replicas' devices, take and slice). */
+void xs_alloc_from_result(struct xs_job *sj, const struct xp_place_result *r);
+/* Job ji's charges were it placed as r (*ch, *n: the caller frees *ch). */
+void xs_result_charges(struct xp_sched *s, size_t ji, const struct xp_place_result *r, struct xs_charge **ch,
+		       size_t *n);
 
 /* Time as words for a reason: an ISO date for epoch seconds, "t=N s" for simulated ones. */
 void xs_time_text(int64_t t, char *buf, size_t size);

@@ -1,0 +1,314 @@
+/* jobrun.c: the store's jobs run through the scheduler at one moment (jobrun.h). */
+#include "jobrun.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "normalize.h"
+#include "qstore.h"
+
+int xp_jobrun_now(int64_t *now, struct xp_err *err)
+{
+	const char *v = getenv("XPOOL_NOW");
+	if (!v || !*v) {
+		*now = (int64_t)time(NULL);
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long long t = strtoll(v, &end, 10);
+	if (*end || errno || t < 0 || t > 253402300799LL)
+		return xp_errf(err, "XPOOL_NOW: '%.40s' is not a time in seconds since 1970", v);
+	*now = t;
+	return 0;
+}
+
+/* The listener: each change, with who made it and why. */
+static void on_event(void *arg, const struct xp_sched_event *e)
+{
+	struct xp_jobrun *r = arg;
+	if (r->mute)
+		return;
+	xp_grow(&r->ev, sizeof *r->ev, r->n_ev, &r->cap_ev);
+	struct xp_jobrun_event *x = &r->ev[r->n_ev++];
+	x->job = e->job;
+	x->from = e->from;
+	x->to = e->to;
+	x->reason = e->reason;
+	x->text = xp_strdup(r->detail ? r->detail : e->text);
+	x->time = e->time;
+	x->actor = r->actor ? r->actor : XP_JSTORE_SCHEDULER;
+}
+
+int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st, int64_t now, bool cluster,
+		   struct xp_err *err)
+{
+	memset(r, 0, sizeof *r);
+	r->now = now;
+	if (xp_qstore_load(st, &r->qs, err) < 0)
+		return -1;
+	if (xp_jstore_load(st, NULL, &r->jobs, &r->n, &r->lost, err) < 0)
+		return -1;
+	for (size_t i = 0; i < r->n && !cluster; i++)
+		cluster = !xp_jstate_final(r->jobs[i].state);
+	if (!cluster)
+		return 0;
+	if (!(r->c = xp_ctx_cluster(ctx)))
+		return xp_errf(err, "no cluster to schedule on");
+	/* The rows again, their slots read against the cluster's nodes. */
+	for (size_t i = 0; i < r->n; i++)
+		xp_qjob_clear(&r->jobs[i]);
+	free(r->jobs);
+	free(r->lost);
+	r->jobs = NULL;
+	r->lost = NULL;
+	r->n = 0;
+	if (xp_jstore_load(st, r->c, &r->jobs, &r->n, &r->lost, err) < 0)
+		return -1;
+	r->nm = xp_place_manifests(r->ms);
+	/* An inventory written without affinity groups gets the groups discovery would give, as
+	 * `place` does, so that a job is judged here as there. */
+	for (size_t i = 0; i < r->c->n_nodes; i++)
+		xp_normalize_groups_cow(&r->c->nodes[i], (const struct xp_manifest *const *)r->ms, r->nm);
+	return 0;
+}
+
+/* Records that scheduler index k is row row. */
+static void row_set(struct xp_jobrun *r, size_t k, size_t row)
+{
+	while (r->cap_row <= k) {
+		size_t cap = r->cap_row ? r->cap_row * 2 : 16;
+		r->row = xp_realloc(r->row, cap * sizeof *r->row);
+		for (size_t i = r->cap_row; i < cap; i++)
+			r->row[i] = SIZE_MAX;
+		r->cap_row = cap;
+	}
+	r->row[k] = row;
+}
+
+/* A new scheduler on the loaded rows; six (n entries) and note get what happened to each. */
+static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **note, bool listen,
+				    struct xp_err *err)
+{
+	struct xp_sched_opts o = {.strategy = r->strategy, .horizon_s = XP_JOBRUN_HORIZON};
+	struct xp_sched *s = xp_sched_new(r->c, (const struct xp_manifest *const *)r->ms, r->nm, &r->qs, &o, err);
+	if (!s)
+		return NULL;
+	if (listen)
+		xp_sched_listen(s, on_event, r);
+	for (size_t i = 0; i < r->n; i++) {
+		six[i] = -1;
+		const struct xp_qjob *j = &r->jobs[i];
+		if (xp_jstate_final(j->state))
+			continue;
+		if (r->lost[i]) {
+			if (note)
+				note[i] = xp_strdup(j->spec ? "its devices are not in this cluster"
+							    : "its stored spec cannot be read");
+			continue;
+		}
+		struct xp_qjob copy;
+		xp_jstore_job_copy(&copy, j);
+		if (copy.state == XP_JS_ADMITTED)
+			copy.state = XP_JS_RUNNING;
+		else if (copy.state == XP_JS_PREEMPTED)
+			copy.state = XP_JS_PENDING;
+		struct xp_err e = {{0}};
+		r->mute = true;
+		int64_t k = xp_sched_add(s, &copy, &e);
+		r->mute = false;
+		if (k < 0) {
+			if (note)
+				note[i] = xp_strdup(e.msg);
+			continue;
+		}
+		six[i] = k;
+	}
+	return s;
+}
+
+int xp_jobrun_build(struct xp_jobrun *r, int strategy, struct xp_err *err)
+{
+	r->strategy = strategy;
+	r->six = xp_calloc(r->n ? r->n : 1, sizeof *r->six);
+	r->note = xp_calloc(r->n ? r->n : 1, sizeof *r->note);
+	if (!r->c) {
+		for (size_t i = 0; i < r->n; i++)
+			r->six[i] = -1;
+		return 0;
+	}
+	if (!(r->s = sched_build(r, r->six, r->note, true, err)))
+		return -1;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->six[i] >= 0)
+			row_set(r, (size_t)r->six[i], i);
+	return 0;
+}
+
+int64_t xp_jobrun_add(struct xp_jobrun *r, struct xp_qjob *j, struct xp_err *err)
+{
+	if (!r->s) {
+		xp_qjob_clear(j);
+		return xp_errf(err, "no cluster to schedule on");
+	}
+	r->mute = true;
+	int64_t k = xp_sched_add(r->s, j, err);
+	r->mute = false;
+	if (k >= 0)
+		row_set(r, (size_t)k, SIZE_MAX);
+	return k;
+}
+
+/* Running jobs past their estimated end, earliest end first. */
+struct ending {
+	size_t k;
+	int64_t end;
+};
+
+static int ending_cmp(const void *a, const void *b)
+{
+	const struct ending *x = a, *y = b;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Completes the running jobs of s whose estimate ended by now. */
+static int advance(struct xp_sched *s, int64_t now, struct xp_err *err)
+{
+	size_t n = xp_sched_count(s), m = 0;
+	struct ending *e = xp_calloc(n ? n : 1, sizeof *e);
+	for (size_t k = 0; k < n; k++) {
+		const struct xp_qjob *j = xp_sched_job(s, k);
+		if ((j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED) && j->start >= 0 &&
+		    j->start + j->est_s <= now)
+			e[m++] = (struct ending){k, j->start + j->est_s};
+	}
+	qsort(e, m, sizeof *e, ending_cmp);
+	int rc = 0;
+	for (size_t i = 0; i < m && rc == 0; i++)
+		rc = xp_sched_finish(s, e[i].k, XP_JS_COMPLETED, e[i].end, err);
+	free(e);
+	return rc;
+}
+
+int xp_jobrun_advance(struct xp_jobrun *r, struct xp_err *err)
+{
+	if (!r->s)
+		return 0;
+	const char *d = r->detail, *a = r->actor;
+	r->detail = "estimated end";
+	r->actor = NULL;
+	int rc = advance(r->s, r->now, err);
+	r->detail = d;
+	r->actor = a;
+	return rc;
+}
+
+int xp_jobrun_pass(struct xp_jobrun *r, struct xp_err *err)
+{
+	if (!r->s)
+		return 0;
+	const char *d = r->detail, *a = r->actor;
+	r->detail = NULL;
+	r->actor = NULL;
+	int rc = xp_sched_pass(r->s, r->now, err) < 0 ? -1 : 0;
+	r->detail = d;
+	r->actor = a;
+	return rc;
+}
+
+int xp_jobrun_eta(struct xp_jobrun *r, const struct xp_qjob *extra, struct xp_err *err)
+{
+	/* Estimated starts come from the simulator (qsim.c), not here yet: unknown (-1), except a
+	 * running job's, which started. */
+	(void)extra, (void)err;
+	size_t n = r->s ? xp_sched_count(r->s) : 0;
+	free(r->eta);
+	r->eta = xp_calloc(n ? n : 1, sizeof *r->eta);
+	for (size_t k = 0; k < n; k++) {
+		const struct xp_qjob *j = xp_sched_job(r->s, k);
+		r->eta[k] = j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED ? j->start : -1;
+	}
+	return 0;
+}
+
+/* Whether the scheduler's job differs from the stored row in a column the store keeps. */
+static bool row_changed(const struct xp_qjob *a, const struct xp_qjob *b)
+{
+	if (a->state != b->state || a->reason != b->reason || a->start != b->start || a->end != b->end ||
+	    a->preemptions != b->preemptions || a->alloc.n != b->alloc.n)
+		return true;
+	if ((a->reason_text == NULL) != (b->reason_text == NULL) ||
+	    (a->reason_text && strcmp(a->reason_text, b->reason_text) != 0))
+		return true;
+	for (size_t i = 0; i < a->alloc.n; i++)
+		if (a->alloc.slots[i].node_ix != b->alloc.slots[i].node_ix || a->alloc.slots[i].pos != b->alloc.slots[i].pos ||
+		    a->alloc.slots[i].take != b->alloc.slots[i].take)
+			return true;
+	return false;
+}
+
+int xp_jobrun_save(struct xp_jobrun *r, struct xp_store *st, struct xp_err *err)
+{
+	if (!r->s)
+		return 0;
+	size_t n = xp_sched_count(r->s);
+	for (size_t k = 0; k < n; k++) {
+		const struct xp_qjob *j = xp_sched_job(r->s, k);
+		size_t row = k < r->cap_row ? r->row[k] : SIZE_MAX;
+		if (j->id <= 0)
+			continue; /* not stored (a dry-run's job) */
+		if (row != SIZE_MAX && !row_changed(j, &r->jobs[row]))
+			continue;
+		if (xp_jstore_update(st, j, r->c, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < r->n_ev; i++) {
+		const struct xp_jobrun_event *e = &r->ev[i];
+		const struct xp_qjob *j = xp_sched_job(r->s, e->job);
+		if (j->id <= 0)
+			continue;
+		if (xp_jstore_event(st, j->id, e->time, e->from, e->to, e->reason, e->text, e->actor, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+const struct xp_qjob *xp_jobrun_job(const struct xp_jobrun *r, size_t i)
+{
+	return r->six && r->six[i] >= 0 ? xp_sched_job(r->s, (size_t)r->six[i]) : &r->jobs[i];
+}
+
+size_t xp_jobrun_find(const struct xp_jobrun *r, int64_t id)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->jobs[i].id == id)
+			return i;
+	return SIZE_MAX;
+}
+
+void xp_jobrun_free(struct xp_jobrun *r)
+{
+	xp_sched_free(r->s);
+	for (size_t i = 0; i < r->n; i++) {
+		xp_qjob_clear(&r->jobs[i]);
+		if (r->note)
+			free(r->note[i]);
+	}
+	free(r->jobs);
+	free(r->lost);
+	free(r->six);
+	free(r->note);
+	free(r->row);
+	for (size_t i = 0; i < r->n_ev; i++)
+		free(r->ev[i].text);
+	free(r->ev);
+	free(r->eta);
+	if (r->nm)
+		xp_place_manifests_free(r->ms, r->nm);
+	xp_qset_clear(&r->qs);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,185 @@
+/* preempt.c: victims for a job that does not start (preempt.h): lower-priority jobs of its own
+ * queue (Kueue withinClusterQueue) or jobs of siblings that borrow (Kueue reclaimWithinCohort,
+ * Volcano reclaim), released one by one from the scheduler's index until the job places and
+ * its quota admits it, then taken back from the last while it still does: the smallest set in
+ * that order (Kueue's minimal set). */
+#include "preempt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "qsched_int.h"
+#include "quota.h"
+
+struct cand {
+	size_t ji;
+	double share;
+	int prio;
+	int64_t start, id;
+};
+
+/* Eviction order: the sibling with the largest share first (reclaim), then lowest priority,
+ * then the most recently started (it loses the least work), then the highest id. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->share != y->share)
+		return x->share > y->share ? -1 : 1;
+	if (x->prio != y->prio)
+		return x->prio < y->prio ? -1 : 1;
+	if (x->start != y->start)
+		return x->start > y->start ? -1 : 1;
+	return x->id > y->id ? -1 : x->id < y->id;
+}
+
+static size_t *sorted(struct cand *c, size_t n)
+{
+	qsort(c, n, sizeof *c, cand_cmp);
+	size_t *out = xp_malloc((n ? n : 1) * sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		out[i] = c[i].ji;
+	free(c);
+	return out;
+}
+
+size_t *xp_preempt_within(struct xp_sched *s, size_t ji, size_t *n)
+{
+	const struct xp_qjob *j = &s->jobs[ji].j;
+	int pol = s->qs->queues[s->jobs[ji].qi].within;
+	struct cand *c = xp_malloc((s->n_running ? s->n_running : 1) * sizeof *c);
+	*n = 0;
+	for (size_t k = 0; k < s->n_running; k++) {
+		const struct xs_job *v = &s->jobs[s->running[k]];
+		if (v->qi != s->jobs[ji].qi)
+			continue;
+		bool lower = v->j.priority < j->priority;
+		bool newer = v->j.priority == j->priority &&
+			     (v->j.submit > j->submit || (v->j.submit == j->submit && v->j.id > j->id));
+		if (!(lower || (pol == XP_QP_LOWER_OR_NEWER && newer) || pol == XP_QP_ANY))
+			continue;
+		c[(*n)++] = (struct cand){s->running[k], 0, v->j.priority, v->j.start, v->j.id};
+	}
+	return sorted(c, *n);
+}
+
+size_t *xp_preempt_reclaim(struct xp_sched *s, size_t ji, size_t *n)
+{
+	const struct xp_qjob *j = &s->jobs[ji].j;
+	size_t qi = s->jobs[ji].qi, p = s->q[qi].parent;
+	int pol = s->qs->queues[qi].reclaim;
+	struct cand *c = xp_malloc((s->n_running ? s->n_running : 1) * sizeof *c);
+	*n = 0;
+	if (p == SIZE_MAX || pol == XP_QP_NEVER)
+		return sorted(c, 0);
+	for (size_t k = 0; k < s->n_running; k++) {
+		const struct xs_job *v = &s->jobs[s->running[k]];
+		if (v->qi == qi || s->q[v->qi].parent != p || !s->qs->queues[v->qi].reclaimable)
+			continue;
+		if (pol == XP_QP_LOWER_PRIORITY && v->j.priority >= j->priority)
+			continue;
+		c[(*n)++] = (struct cand){s->running[k], xp_sched_share(s, v->qi), v->j.priority, v->j.start, v->j.id};
+	}
+	return sorted(c, *n);
+}
+
+/* Whether job vi's queue still borrows any of what vi is charged (reclaim takes only from a
+ * queue while it is above its deserved quota). */
+static bool still_borrows(const struct xp_sched *s, size_t vi)
+{
+	const struct xs_job *v = &s->jobs[vi];
+	for (size_t k = 0; k < v->n_ch; k++)
+		if (xq_borrow(s, v->qi, v->ch[k].key / XP_RES_COUNT, (int)(v->ch[k].key % XP_RES_COUNT)) > 0)
+			return true;
+	return false;
+}
+
+static void let_go(struct xp_sched *s, size_t vi)
+{
+	struct xs_job *v = &s->jobs[vi];
+	xp_place_release(s->ix, v->j.alloc.commit);
+	v->j.alloc.commit = -1;
+	xs_charge_apply(s, vi, -1);
+}
+
+static void take_back(struct xp_sched *s, size_t vi)
+{
+	struct xs_job *v = &s->jobs[vi];
+	v->j.alloc.commit = xs_commit_slots(s, &v->j);
+	xs_charge_apply(s, vi, +1);
+}
+
+/* The job's placement now, when it places and its quota admits it (and, for reclaim, it stays
+ * within its deserved quota); NULL otherwise. */
+static struct xp_place_result *fits(struct xp_sched *s, size_t ji, bool reclaim)
+{
+	struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = true, .reconfigure = s->o.reconfigure};
+	struct xp_err err;
+	struct xp_place_result *r = xp_place_ix(s->ix, s->jobs[ji].j.spec, &po, &err);
+	if (!r || !r->placed) {
+		xp_place_result_free(r);
+		return NULL;
+	}
+	struct xs_charge *ch;
+	size_t n;
+	xs_result_charges(s, ji, r, &ch, &n);
+	char *text = NULL;
+	bool short_;
+	bool ok = xq_admit(s, s->jobs[ji].qi, ch, n, &text, &short_) == 0 &&
+		  (!reclaim || xq_within_deserved(s, s->jobs[ji].qi, ch, n));
+	free(text);
+	free(ch);
+	if (!ok) {
+		xp_place_result_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct xp_place_result *xp_preempt_find(struct xp_sched *s, size_t ji, const size_t *cand, size_t n, bool reclaim,
+					bool probe, size_t **victims, size_t *n_victims)
+{
+	*victims = NULL;
+	*n_victims = 0;
+	if (!n)
+		return NULL;
+	size_t *out = xp_malloc(n * sizeof *out), no = 0;
+	struct xp_place_result *r = NULL;
+	for (size_t k = 0; k < n && !r; k++) {
+		if (reclaim && !still_borrows(s, cand[k]))
+			continue;
+		let_go(s, cand[k]);
+		out[no++] = cand[k];
+		r = fits(s, ji, reclaim);
+	}
+	if (!r) {
+		for (size_t k = no; k-- > 0;)
+			take_back(s, out[k]);
+		free(out);
+		return NULL;
+	}
+	/* The minimal set: from the last released back (the first released are the least wanted
+	 * victims only by order; each is kept when the job still fits without it). */
+	for (size_t k = no; k-- > 0;) {
+		if (k == no - 1)
+			continue; /* the last one made it fit */
+		take_back(s, out[k]);
+		struct xp_place_result *r2 = fits(s, ji, reclaim);
+		if (r2) {
+			xp_place_result_free(r);
+			r = r2;
+			memmove(&out[k], &out[k + 1], (no - k - 1) * sizeof *out);
+			no--;
+		} else
+			let_go(s, out[k]);
+	}
+	if (probe) {
+		for (size_t k = no; k-- > 0;)
+			take_back(s, out[k]);
+		free(out);
+		*n_victims = no;
+		return r;
+	}
+	*victims = out;
+	*n_victims = no;
+	return r;
+}
