@@ -186,6 +186,11 @@ bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
 }
 
+struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
+{
+	return ui->ctx;
+}
+
 const char *xp_ui_selected_node(struct xp_ui *ui)
 {
 	for (size_t i = 0; i < ui->nviews; i++) {

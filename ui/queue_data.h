@@ -23,7 +23,7 @@ struct xp_qdata {
 	int64_t now;              /* when it was read (waits are counted to it) */
 	int64_t *used;            /* per quota row: milli-units used, -1 not known */
 	size_t *used_at;          /* per queue: its first quota's index in used */
-	size_t *pend, *run;       /* per queue: jobs waiting (pending, preempted, held), started */
+	size_t *pend, *run;       /* per queue: jobs waiting (pending, held), started (admitted, running) */
 };
 
 /* Reads everything again into d (what d held is freed first); never fails: what could not be
