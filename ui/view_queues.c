@@ -716,12 +716,9 @@ static int on_key(void *st, struct xp_ui *ui, int key)
 		}
 		return xp_list_key(&v->pl, key) ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
 	}
-	if (key == 27) {
-		if (v->wi) {
-			xp_qwhatif_free(v->wi);
-			v->wi = NULL;
-		} else
-			v->focus = FOCUS_TREE;
+	if (key == 27 && v->wi) {
+		xp_qwhatif_free(v->wi);
+		v->wi = NULL;
 		return XP_REACT_REDRAW;
 	}
 	if (key == 'w') {
@@ -766,7 +763,8 @@ static void on_data(void *st, struct xp_ui *ui)
 static bool nested(void *st)
 {
 	const struct qv *v = st;
-	return v->pager || v->wi || v->focus == FOCUS_JOBS;
+	/* The job list is not nested: Esc there clears the filter, as in every list. */
+	return v->pager || v->wi;
 }
 
 static const char *where(void *st)
