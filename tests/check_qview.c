@@ -184,6 +184,15 @@ static bool before(const char *screen, const char *a, const char *b)
 	return pa < pb;
 }
 
+/* A left click at screen column x, row y (from 0): the X10 mouse report ncurses reads, pressed
+ * and released. */
+static void click(int x, int y)
+{
+	char seq[16];
+	snprintf(seq, sizeof seq, "\033[M%c%c%c\033[M%c%c%c", 32, 33 + x, 33 + y, 35, 33 + x, 33 + y);
+	xp_tmux_literal(seq);
+}
+
 START_TEST(tree_bars_fold)
 {
 	start("C.UTF-8", 120, 36);
@@ -227,6 +236,17 @@ START_TEST(tree_bars_fold)
 	/* Left on a leaf goes to its parent. */
 	xp_tmux_keys("Left");
 	xp_tmux_expect("Queues \u203a research");
+	/* The mouse: a click on prod's row (screen row 3: header, tabs, headings, prod) selects
+	 * it; one on the fourth job (row 13: under 5 tree rows, the rule and the headings) gives
+	 * the job list the keys; a second click there opens the job. */
+	click(5, 3);
+	xp_tmux_expect("Queues \u203a prod\n");
+	click(5, 13);
+	xp_tmux_expect_all("Queues \u203a prod \u203a jobs", "$4 of 5");
+	click(5, 13);
+	xp_tmux_expect_all("Queues \u203a prod \u203a job 4", "job show 4");
+	xp_tmux_keys("Escape");
+	xp_tmux_expect("Jobs (prod)");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }

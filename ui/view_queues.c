@@ -65,6 +65,8 @@ struct qv {
 	/* w: the what-if panel */
 	struct xp_qwhatif *wi;
 	char where[256];
+	/* the last frame, for clicks: body rows of the tree's and the job list's first rows */
+	int tree_y, tree_rows, jobs_y, jobs_rows;
 };
 
 /* ---- data ---- */
@@ -533,6 +535,10 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 	fit_tree(v, r.w - 1, g->utf8, &tc.c);
 	draw_tree_header(w, r.y, &tc);
 	xp_list_frame(&v->tl, tree_h - 1);
+	v->tree_y = 1;
+	v->tree_rows = tree_h - 1;
+	v->jobs_y = tree_h + 2;
+	v->jobs_rows = v->d.have_jobs ? rest - tree_h - 2 : 0;
 	if (tree_h > 1)
 		xp_list_draw_rows(&v->tl, w, (struct xp_rect){r.y + 1, r.x, tree_h - 1, r.w}, draw_tree_row, &tc);
 	draw_jobs(v, w, (struct xp_rect){r.y + tree_h, r.x, rest - tree_h, r.w}, g);
@@ -746,6 +752,33 @@ static int on_wheel(void *st, struct xp_ui *ui, int dir)
 	return XP_REACT_REDRAW;
 }
 
+/* A click selects a queue or a job (and gives its list the keys); a click on the selected
+ * one opens it, as Enter. */
+static int on_click(void *st, struct xp_ui *ui, int y, int x)
+{
+	struct qv *v = st;
+	(void)x;
+	v->ui = ui;
+	sync(v);
+	if (v->pager || v->act)
+		return XP_REACT_NONE;
+	if (y >= v->tree_y && y < v->tree_y + v->tree_rows) {
+		v->focus = FOCUS_TREE;
+		if (xp_list_click(&v->tl, y - v->tree_y) == XP_LIST_ACTIVATE)
+			return tree_key(v, ui, '\n');
+		tree_moved(v, false);
+		return XP_REACT_REDRAW;
+	}
+	if (y >= v->jobs_y && y < v->jobs_y + v->jobs_rows) {
+		v->focus = FOCUS_JOBS;
+		if (xp_list_click(&v->jl, y - v->jobs_y) == XP_LIST_ACTIVATE)
+			return jobs_key(v, ui, '\n');
+		jobs_moved(v);
+		return XP_REACT_REDRAW;
+	}
+	return XP_REACT_NONE;
+}
+
 static int tick(void *st, struct xp_ui *ui)
 {
 	struct qv *v = st;
@@ -798,7 +831,7 @@ static const char *count(void *st, char *buf, size_t len)
 			if (i <= v->tl.cursor)
 				pos = n;
 		}
-	return n ? xp_list_count_of(pos ? pos - 1 : 0, n, v->d.qs.n_queues, buf, len) : NULL;
+	return n ? xp_list_count_of(pos ? pos - 1 : 0, n, n, buf, len) : NULL;
 }
 
 static void *create(struct xp_ui *ui)
@@ -852,6 +885,7 @@ const struct xp_view xp_view_queues = {
 	.draw = draw,
 	.pre_key = pre_key,
 	.on_key = on_key,
+	.on_click = on_click,
 	.on_wheel = on_wheel,
 	.on_data = on_data,
 	.where = where,
