@@ -467,7 +467,293 @@ START_TEST(priority_preemption)
 }
 END_TEST
 
+/* Rule: EASY backfill (Mu'alem and Feitelson; Slurm's backfill for its first blocked job).
+ * 4 nodes of 8. At t=0 jobs 1-3 (8 devices each, estimates 10, 20, 30) take n0, n1, n2. At
+ * t=1 the head job 4 asks for 4 replicas of 8 (the whole cluster): only n3 is free, 1 of 4
+ * replicas fit, so it waits (GangIncomplete). Its reservation: release the running jobs by
+ * estimated end, 10 (16 free), 20 (24), 30 (32 free: it places): shadow time T = 30, reserved
+ * slots R = all 32 devices. Job 5 (1 device, estimate 5): 1 + 5 = 6 <= 30, it backfills (on
+ * n3, the only free node). Job 6 (1 device, estimate 100): 101 > 30 and every free device is
+ * in R: it would delay job 4: Priority "would delay job 4 (reserved start t=30s)". After each
+ * step the shadow time worked out again stays <= 30 (xp_sched_check, invariant e). At t=30,
+ * with jobs 1-3 and 5 ended, job 4 starts on all four nodes and job 6 waits for Resources. */
+START_TEST(easy_backfill)
+{
+	struct world w = {0};
+	w_nodes(&w, 4, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_start(&w, NULL);
+	size_t r1 = w_job(&w, "a", 0, 0, 10, "{\"devices\": 8}");
+	size_t r2 = w_job(&w, "a", 0, 0, 20, "{\"devices\": 8}");
+	size_t r3 = w_job(&w, "a", 0, 0, 30, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 0), 3);
+	size_t h = w_job(&w, "a", 0, 1, 50, "{\"devices\": 8, \"replicas\": 4}");
+	size_t b1 = w_job(&w, "a", 0, 1, 5, "{\"devices\": 1}");
+	size_t b2 = w_job(&w, "a", 0, 1, 100, "{\"devices\": 1}");
+	ck_assert_int_eq(w_pass(&w, 1), 1);
+	EXPECT(&w, h, XP_JS_PENDING, XP_R_GANG, "1 of 4 replicas fit (gang minimum 4)");
+	size_t head = 99;
+	ck_assert_int_eq(xp_sched_shadow(w.s, &head), 30);
+	ck_assert_uint_eq(head, h);
+	EXPECT(&w, b1, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, b1)->alloc.slots[0].node_ix, 3);
+	EXPECT(&w, b2, XP_JS_PENDING, XP_R_PRIORITY, NULL);
+	ck_assert_str_eq(J(&w, b2)->reason_text, "would delay job 4 (reserved start t=30s)");
+	ck_assert_uint_eq(J(&w, b2)->pos_queue, 2);
+	ck_assert_uint_eq(J(&w, h)->pos_queue, 1);
+	w_finish(&w, b1, 6);
+	ck_assert_int_eq(w_pass(&w, 6), 0);
+	EXPECT(&w, b2, XP_JS_PENDING, XP_R_PRIORITY, "would delay job 4 (reserved start t=30s)");
+	w_finish(&w, r1, 10);
+	ck_assert_int_eq(w_pass(&w, 10), 0);
+	ck_assert_int_eq(xp_sched_shadow(w.s, NULL), 30);
+	w_finish(&w, r2, 20);
+	ck_assert_int_eq(w_pass(&w, 20), 0);
+	w_finish(&w, r3, 30);
+	ck_assert_int_eq(w_pass(&w, 30), 1);
+	EXPECT(&w, h, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, h)->alloc.n, 32);
+	EXPECT(&w, b2, XP_JS_PENDING, XP_R_RESOURCES, "0/4 nodes fit");
+	w_free(&w);
+	/* Without backfill the head stops everything behind it (strict order). */
+	struct world v = {0};
+	w_nodes(&v, 4, 8, NULL);
+	w_queue(&v, "a", NULL, 1);
+	w_start(&v, &(struct xp_sched_opts){.no_backfill = true});
+	for (int i = 0; i < 3; i++)
+		w_job(&v, "a", 0, 0, 10 * (i + 1), "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&v, 0), 3);
+	w_job(&v, "a", 0, 1, 50, "{\"devices\": 8, \"replicas\": 4}");
+	size_t c1 = w_job(&v, "a", 0, 1, 5, "{\"devices\": 1}");
+	ck_assert_int_eq(w_pass(&v, 1), 0);
+	EXPECT(&v, c1, XP_JS_PENDING, XP_R_PRIORITY, "behind job 4 (no backfill)");
+	ck_assert_int_eq(xp_sched_shadow(v.s, NULL), -1);
+	w_free(&v);
+}
+END_TEST
+
+/* Rule: gang admission is the placement engine's (all replicas, or at least gang_min).
+ * 4 nodes of 8, jobs 1-2 (8 devices) hold n0 and n1: a gang of 4 x 8 gets 2 of 4 replicas
+ * (n2, n3): GangIncomplete "2 of 4 replicas fit (gang minimum 4)". With gang_min 2 the same
+ * shape starts with its 2 replicas on n2 and n3 (16 devices). */
+START_TEST(gang)
+{
+	struct world w = {0};
+	w_nodes(&w, 4, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_start(&w, NULL);
+	w_job(&w, "a", 0, 0, 100, "{\"devices\": 8}");
+	w_job(&w, "a", 0, 0, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 0), 2);
+	size_t g = w_job(&w, "a", 0, 1, 100, "{\"devices\": 8, \"replicas\": 4}");
+	ck_assert_int_eq(w_pass(&w, 1), 0);
+	EXPECT(&w, g, XP_JS_PENDING, XP_R_GANG, "2 of 4 replicas fit (gang minimum 4); only 2 of 4 replicas fit");
+	size_t g2 = w_job(&w, "a", 5, 2, 100, "{\"devices\": 8, \"replicas\": 4, \"gang_min\": 2}");
+	ck_assert_int_eq(w_pass(&w, 2), 1);
+	EXPECT(&w, g2, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, g2)->alloc.n, 16);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 32000);
+	w_free(&w);
+}
+END_TEST
+
+static int no_validation(void *ctx, const struct xp_device *d, const char *kase)
+{
+	(void)ctx;
+	(void)d;
+	(void)kase;
+	return -1;
+}
+
+/* One job per reason code, golden text, on 2 nodes of 8 (queue a open, b on hold, c draining):
+ * 1 Resources: a 16-device job while 8 are busy: 0/2 nodes... its replica asks 8 on one node,
+ *   so job 2 (8) fits n1 and job 3 (8) finds none: "0/2 nodes fit: 2 ..."
+ * 2 Priority: a strict queue's later job: "behind job N"
+ * 3 QuotaExceeded: queue q max 1 device, a 2-device job: "h100 devices 0/1 used, 1 more needed"
+ * 4 GangIncomplete: 3 replicas of 8 on 2 nodes: "2 of 3 replicas fit (gang minimum 3)" (idle)
+ *   ... that fits nowhere even idle: AffinityUnsatisfiable wins; so 2 x 8 while one node is busy
+ * 5 NotValidated: validated layer asked, an empty matrix: the placement's top reason
+ * 6 AffinityUnsatisfiable: a label no node has: "fits nowhere even with every job gone"
+ * 7 Held: "held by user"
+ * 8 QueueInactive: "queue b is on hold", "queue c is draining" (c's running job is evicted). */
+START_TEST(reasons_golden)
+{
+	struct world w = {0};
+	w_nodes(&w, 2, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_queue(&w, "b", NULL, 1);
+	w_queue(&w, "c", NULL, 1);
+	w_queue(&w, "q", NULL, 1);
+	w_queue(&w, "s", NULL, 1)->order = XP_QO_STRICT;
+	w_quota(&w, "q", "h100", XP_RES_DEVICES, 0, 1, 1, -1, -1);
+	w_start(&w, NULL);
+	xp_sched_set_validation(w.s, no_validation, NULL);
+	size_t busy = w_job(&w, "c", 0, 0, 1000, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 0), 1);
+	/* from now on c drains and b holds */
+	xp_qset_queue(&w.qs, "b")->state = XP_QS_HOLD;
+	xp_qset_queue(&w.qs, "c")->state = XP_QS_DRAIN;
+	size_t strict1 = w_job(&w, "s", 0, 1, 100, "{\"devices\": 8, \"replicas\": 3}");
+	size_t strict2 = w_job(&w, "s", 0, 2, 100, "{\"devices\": 1}");
+	size_t quota = w_job(&w, "q", 0, 1, 100, "{\"devices\": 2}");
+	size_t valid = w_job(&w, "a", 0, 1, 100, "{\"devices\": 1, \"validated\": {\"layer\": \"schedulable\"}}");
+	size_t aff = w_job(&w, "a", 0, 2, 100, "{\"devices\": 1, \"labels\": {\"pool\": \"nowhere\"}}");
+	size_t held = w_job(&w, "a", 0, 3, 100, "{\"devices\": 1}");
+	size_t onhold = w_job(&w, "b", 0, 1, 100, "{\"devices\": 1}");
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_sched_hold(w.s, held, 4, &err), 0);
+	w.log[0] = 0;
+	/* The drain evicts job 1 (c's), so both nodes are free: the 3-replica gang fits nowhere
+	 * even idle (AffinityUnsatisfiable) and the strict queue's next job stops behind it. */
+	ck_assert_int_eq(w_pass(&w, 5), 0);
+	ck_assert_msg(logged(&w, "1:running>preempted 1:preempted>pending"), "%s", w.log);
+	EXPECT(&w, busy, XP_JS_PENDING, XP_R_QUEUE_INACTIVE, NULL);
+	ck_assert_str_eq(J(&w, busy)->reason_text, "queue c is draining");
+	EXPECT(&w, onhold, XP_JS_PENDING, XP_R_QUEUE_INACTIVE, NULL);
+	ck_assert_str_eq(J(&w, onhold)->reason_text, "queue b is on hold");
+	EXPECT(&w, strict1, XP_JS_PENDING, XP_R_AFFINITY, "fits nowhere even with every job gone: only 2 of 3 replicas fit");
+	EXPECT(&w, strict2, XP_JS_PENDING, XP_R_PRIORITY, NULL);
+	ck_assert_str_eq(J(&w, strict2)->reason_text, "behind job 2");
+	EXPECT(&w, quota, XP_JS_PENDING, XP_R_QUOTA, NULL);
+	ck_assert_str_eq(J(&w, quota)->reason_text, "h100 devices 0/1 used, 1 more needed");
+	EXPECT(&w, valid, XP_JS_PENDING, XP_R_NOT_VALIDATED, "0/2 nodes fit: 2 ");
+	ck_assert_ptr_nonnull(strstr(J(&w, valid)->reason_text, "valid"));
+	EXPECT(&w, aff, XP_JS_PENDING, XP_R_AFFINITY, "fits nowhere even with every job gone: 0/2 nodes fit: 2 ");
+	EXPECT(&w, held, XP_JS_HELD, XP_R_HELD, NULL);
+	ck_assert_str_eq(J(&w, held)->reason_text, "held by user");
+	/* Resources and GangIncomplete: queue a, both nodes now taken by two 8-device jobs of a
+	 * higher priority... one node busy: a 16-device gang gets 1 of 2; an 8-device job none. */
+	size_t big = w_job(&w, "a", 9, 6, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 6), 1);
+	EXPECT(&w, big, XP_JS_RUNNING, XP_R_NONE, NULL);
+	size_t big2 = w_job(&w, "a", 9, 7, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 7), 1);
+	EXPECT(&w, big2, XP_JS_RUNNING, XP_R_NONE, NULL);
+	size_t res = w_job(&w, "a", 8, 8, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 8), 0);
+	EXPECT(&w, res, XP_JS_PENDING, XP_R_RESOURCES, "0/2 nodes fit: 2 ");
+	w_finish(&w, big2, 9);
+	size_t gang2 = w_job(&w, "a", 9, 9, 100, "{\"devices\": 8, \"replicas\": 2}");
+	ck_assert_int_eq(w_pass(&w, 9), 0);
+	EXPECT(&w, gang2, XP_JS_PENDING, XP_R_GANG, "1 of 2 replicas fit (gang minimum 2)");
+	w_free(&w);
+}
+END_TEST
+
+/* Rule: a drained node takes nothing new and its running jobs finish; a failed device takes
+ * nothing new and its job fails at once. 2 nodes of 8: job 1 (8) runs on n0; drain n0: the
+ * capacity of class h100 drops to 8 devices, job 1 keeps running; job 2 (8) takes n1; job 3
+ * (1) finds nothing (n0 drained, n1 full). Fail device 3 of n1: job 2 fails there and then;
+ * n1 has 7 usable devices, job 3 (1 device) starts on one of them, never device 3; capacity 7. */
+START_TEST(drain_and_fail_device)
+{
+	struct world w = {0};
+	w_nodes(&w, 2, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_start(&w, NULL);
+	size_t j1 = w_job(&w, "a", 0, 0, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 0), 1);
+	ck_assert_uint_eq(J(&w, j1)->alloc.slots[0].node_ix, 0);
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_sched_drain(w.s, 0, &err), 0);
+	w_check(&w);
+	ck_assert_int_eq(xp_sched_capacity(w.s, 0, XP_RES_DEVICES), 8000);
+	EXPECT(&w, j1, XP_JS_RUNNING, XP_R_NONE, NULL);
+	size_t j2 = w_job(&w, "a", 0, 1, 100, "{\"devices\": 8}");
+	size_t j3 = w_job(&w, "a", 0, 2, 100, "{\"devices\": 1}");
+	ck_assert_int_eq(w_pass(&w, 1), 1);
+	EXPECT(&w, j2, XP_JS_RUNNING, XP_R_NONE, NULL);
+	EXPECT(&w, j3, XP_JS_PENDING, XP_R_RESOURCES, "0/2 nodes fit");
+	w_finish(&w, j1, 2);
+	ck_assert_int_eq(w_pass(&w, 2), 0); /* n0 drained: still nothing for job 3 */
+	EXPECT(&w, j3, XP_JS_PENDING, XP_R_RESOURCES, "0/2 nodes fit");
+	ck_assert_int_eq(xp_sched_fail_device(w.s, 1, 3, 3, &err), 0);
+	w_check(&w);
+	ck_assert_int_eq(J(&w, j2)->state, XP_JS_FAILED);
+	ck_assert_int_eq(J(&w, j2)->end, 3);
+	ck_assert_int_eq(xp_sched_capacity(w.s, 0, XP_RES_DEVICES), 7000);
+	ck_assert_int_eq(w_pass(&w, 3), 1);
+	EXPECT(&w, j3, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, j3)->alloc.slots[0].node_ix, 1);
+	ck_assert_uint_ne(J(&w, j3)->alloc.slots[0].pos, 3);
+	w_free(&w);
+}
+END_TEST
+
+/* Rule: weighted DRF (Volcano drf, hierarchical queues): the free devices go to the queue of
+ * the lowest used / capacity / weight. Queues a (weight 2) and b (weight 1), no quotas, 30
+ * devices (5 nodes of 6); 2,000 jobs of 1 device in each, all submitted at t=0, running
+ * 5 to 50 s (estimates = run times). Whenever a device frees, the queue furthest below its
+ * weighted share gets it, so a holds two devices for each of b's: 20 and 10 of 30. Measured
+ * as the time-averaged usage from t=200 (warm-up) until a queue runs out of jobs, the ratio
+ * must be 2.0 +- 0.1. A simple event loop: finish what ends next, then one pass. */
+START_TEST(fair_share_converges)
+{
+	struct world w = {0};
+	w_nodes(&w, 5, 6, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 2);
+	w_queue(&w, "b", NULL, 1);
+	w_start(&w, &(struct xp_sched_opts){.skip_tail = true});
+	xp_sched_listen(w.s, NULL, NULL);
+	enum { PER = 2000 };
+	int64_t *dur = malloc(2 * PER * sizeof *dur);
+	for (int k = 0; k < 2 * PER; k++) {
+		dur[k] = 5 + (k * 37) % 46;
+		struct xp_err err = {{0}};
+		struct xp_qjob j = {.id = k + 1, .queue = xp_strdup(k % 2 ? "b" : "a"), .submit = 0, .est_s = dur[k],
+				    .actual_s = -1, .start = -1, .end = -1, .state = XP_JS_PENDING};
+		j.spec = xp_job_parse("{\"devices\": 1}", 14, NULL, &err);
+		ck_assert_int_ge(xp_sched_add(w.s, &j, &err), 0);
+	}
+	int64_t t = 0;
+	double ua = 0, ub = 0;
+	size_t left[2] = {PER, PER};
+	w_pass(&w, 0);
+	for (int step = 0; left[0] && left[1]; step++) {
+		int64_t next = INT64_MAX;
+		left[0] = left[1] = 0;
+		for (size_t i = 0; i < xp_sched_count(w.s); i++) {
+			const struct xp_qjob *j = J(&w, i);
+			if (j->state == XP_JS_RUNNING && j->start + j->est_s < next)
+				next = j->start + j->est_s;
+			if (j->state == XP_JS_PENDING)
+				left[j->queue[0] == 'b']++;
+		}
+		ck_assert(next != INT64_MAX);
+		if (t >= 200) {
+			ua += (double)xp_sched_used(w.s, 0, 0, XP_RES_DEVICES) * (double)(next - t);
+			ub += (double)xp_sched_used(w.s, 1, 0, XP_RES_DEVICES) * (double)(next - t);
+		}
+		t = next;
+		for (size_t i = 0; i < xp_sched_count(w.s); i++) {
+			const struct xp_qjob *j = J(&w, i);
+			if (j->state == XP_JS_RUNNING && j->start + j->est_s == t) {
+				struct xp_err err = {{0}};
+				ck_assert_int_eq(xp_sched_finish(w.s, i, XP_JS_COMPLETED, t, &err), 0);
+			}
+		}
+		struct xp_err err = {{0}};
+		ck_assert_int_ge(xp_sched_pass(w.s, t, &err), 0);
+		if (step % 97 == 0)
+			w_check(&w);
+	}
+	ck_assert_msg(t > 1000, "ran until t=%lld", (long long)t);
+	double ratio = ua / ub;
+	ck_assert_msg(ratio > 1.9 && ratio < 2.1, "usage ratio a:b = %.3f", ratio);
+	free(dur);
+	w_free(&w);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
 	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order}},
 	{"quota", .timeout_s = 60,
-	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption}})
+	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption}},
+	{"backfill", .timeout_s = 60, .tests = {easy_backfill, gang}},
+	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
+	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

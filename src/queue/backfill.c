@@ -4,28 +4,16 @@
  * the head job places; that end is the shadow time T and the devices it got are the reserved
  * slots R. Every released job is committed again at once, so the index is as before. A later
  * job may start only when it ends by T or touches none of R (sched.c). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backfill.h"
 #include "qsched_int.h"
 
-struct ending {
-	int64_t end;
-	size_t ji;
-};
-
-static int ending_cmp(const void *a, const void *b)
-{
-	const struct ending *x = a, *y = b;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return x->ji < y->ji ? -1 : x->ji > y->ji;
-}
-
 /* Whole devices the job needs at least (its gang minimum's), for the counting gate; 0 when it
  * asks for slices or shares (the gate then lets every dry-run through). */
-static size_t whole_demand(const struct xp_job *j)
+size_t xs_whole_demand(const struct xp_job *j)
 {
 	size_t n = 0;
 	for (size_t g = 0; g < j->n_groups; g++) {
@@ -37,7 +25,7 @@ static size_t whole_demand(const struct xp_job *j)
 	return n;
 }
 
-void xs_reservation(struct xp_sched *s, size_t head, int64_t now)
+static void reserve(struct xp_sched *s, size_t head, int64_t now, bool try_now)
 {
 	for (size_t k = 0; k < s->n_resv; k++)
 		s->reserved[s->resv_slots[k]] = false;
@@ -45,36 +33,40 @@ void xs_reservation(struct xp_sched *s, size_t head, int64_t now)
 	s->head = head;
 	s->shadow = -1;
 	s->resv_valid = true;
-	struct ending *e = xp_malloc((s->n_running ? s->n_running : 1) * sizeof *e);
+	s->resv_now = now;
+	/* The running jobs are kept by estimated end; one that is past its estimate ends "now".
+	 * Released until the head places (or past the horizon), then committed again. */
 	size_t n = s->n_running;
-	for (size_t i = 0; i < n; i++) {
-		const struct xp_qjob *j = &s->jobs[s->running[i]].j;
-		int64_t end = j->start + j->est_s;
-		e[i] = (struct ending){end > now ? end : now, s->running[i]};
-	}
-	qsort(e, n, sizeof *e, ending_cmp);
-	/* The counting gate: devices free now, plus whole devices given back so far. */
-	size_t free_now = 0;
-	for (size_t nd = 0; nd < s->c->n_nodes; nd++)
-		for (size_t p = 0; p < s->c->nodes[nd]->n_devices; p++)
-			free_now += xp_place_index_use(s->ix, nd, p, NULL) <= 1e-9;
-	size_t need = whole_demand(s->jobs[head].j.spec);
+	int64_t free_ = s->free_milli;
+	int64_t need = (int64_t)xs_whole_demand(s->jobs[head].j.spec) * XS_MILLI;
 	size_t released = 0;
 	struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = true, .reconfigure = s->o.reconfigure};
-	while (released < n) {
-		int64_t t = e[released].end;
+	bool first_try = try_now;
+	while (released < n || first_try) {
+		int64_t t = now;
+		if (!first_try) {
+			const struct xp_qjob *first = &s->jobs[s->running[released]].j;
+			t = first->start + first->est_s;
+			if (t < now)
+				t = now;
+		}
 		if (t > now + s->o.horizon_s)
 			break;
-		/* One batch: every job ending at t. */
-		for (; released < n && e[released].end == t; released++) {
-			struct xp_qjob *j = &s->jobs[e[released].ji].j;
+		/* One batch: every job ending by t (none on a first try at now). */
+		for (; released < n && !first_try; released++) {
+			struct xp_qjob *j = &s->jobs[s->running[released]].j;
+			if (j->start + j->est_s > t)
+				break;
 			xp_place_release(s->ix, j->alloc.commit);
 			j->alloc.commit = -1;
 			for (size_t k = 0; k < j->alloc.n; k++)
-				free_now += j->alloc.slots[k].take >= XS_MILLI &&
-					    xp_place_index_use(s->ix, j->alloc.slots[k].node_ix, j->alloc.slots[k].pos, NULL) <= 1e-9;
+				if (!s->failed[s->off[j->alloc.slots[k].node_ix] + j->alloc.slots[k].pos] &&
+				    !s->drained[j->alloc.slots[k].node_ix])
+					free_ += j->alloc.slots[k].take;
 		}
-		if (need && free_now < need)
+		first_try = false;
+		/* The counting gate: fewer devices free than it needs, no dry-run. */
+		if (need && free_ < need)
 			continue;
 		struct xp_err err;
 		struct xp_place_result *r = xp_place_ix(s->ix, s->jobs[head].j.spec, &po, &err);
@@ -96,10 +88,15 @@ void xs_reservation(struct xp_sched *s, size_t head, int64_t now)
 	}
 	/* Back as they were: every released job committed again (new commit ids). */
 	for (size_t i = 0; i < released; i++) {
-		struct xp_qjob *j = &s->jobs[e[i].ji].j;
+		struct xp_qjob *j = &s->jobs[s->running[i]].j;
 		j->alloc.commit = xs_commit_slots(s, j);
 	}
-	free(e);
+}
+
+void xs_reservation(struct xp_sched *s, size_t head, int64_t now)
+{
+	/* The head was just refused at now: the walk starts with the first batch of ends. */
+	reserve(s, head, now, false);
 }
 
 int64_t xs_shadow_probe(struct xp_sched *s, size_t head, int64_t now)
@@ -111,9 +108,9 @@ int64_t xs_shadow_probe(struct xp_sched *s, size_t head, int64_t now)
 	if (ks)
 		memcpy(ks, s->resv_slots, s->n_resv * sizeof *ks);
 	size_t kn = s->n_resv, kh = s->head;
-	int64_t kt = s->shadow;
+	int64_t kt = s->shadow, kn_now = s->resv_now;
 	bool kv = s->resv_valid;
-	xs_reservation(s, head, now);
+	reserve(s, head, now, true);
 	int64_t t = s->shadow;
 	for (size_t k = 0; k < s->n_resv; k++)
 		s->reserved[s->resv_slots[k]] = false;
@@ -124,6 +121,7 @@ int64_t xs_shadow_probe(struct xp_sched *s, size_t head, int64_t now)
 	s->head = kh;
 	s->shadow = kt;
 	s->resv_valid = kv;
+	s->resv_now = kn_now;
 	free(keep);
 	return t;
 }

@@ -7,6 +7,11 @@
 #include <stdint.h>
 
 struct xp_sched;
+struct xp_job;
+
+/* Whole devices job j needs at the least (its gang minimum's); 0 when it asks for slices or
+ * shares: the counting gate's figure. */
+size_t xs_whole_demand(const struct xp_job *j);
 
 /* Works out the head job's shadow time and reserved slots at now into s (s->shadow -1 when it
  * does not fit within the horizon); the index is left as it was. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "qsched_int.h"
+#include "backfill.h"
 #include "quota.h"
 
 /* (a) no device over-allocated, and the index's use is the cluster's plus the running jobs'
@@ -43,7 +44,26 @@ static int check_devices(const struct xp_sched *s, struct xp_err *err)
 					       s->c->nodes[n]->name, use, want);
 			}
 		}
+	/* The running list is in estimated-end order, and the free count is a recount's. */
+	int64_t free_ = 0;
+	for (size_t n = 0; n < s->c->n_nodes; n++)
+		for (size_t p = 0; p < s->c->nodes[n]->n_devices; p++) {
+			if (s->drained[n] || s->failed[s->off[n] + p])
+				continue;
+			double base;
+			xp_place_index_use(s->ix, n, p, &base);
+			free_ += XS_MILLI - llround(base * XS_MILLI) - take[s->off[n] + p];
+		}
 	free(take);
+	if (free_ != s->free_milli)
+		return xp_errf(err, "%lld milli-devices are free by a recount, %lld by the counter", (long long)free_,
+			       (long long)s->free_milli);
+	for (size_t r = 1; r < s->n_running; r++) {
+		const struct xp_qjob *a = &s->jobs[s->running[r - 1]].j, *b = &s->jobs[s->running[r]].j;
+		if (a->start + a->est_s > b->start + b->est_s)
+			return xp_errf(err, "running jobs %lld and %lld are out of estimated-end order", (long long)a->id,
+				       (long long)b->id);
+	}
 	return 0;
 }
 
@@ -125,11 +145,25 @@ static int check_reasons(const struct xp_sched *s, struct xp_err *err)
 	return 0;
 }
 
+/* (e) backfill never delays the head: the head's shadow time worked out again now, with the
+ * backfilled jobs in, is no later than the one they were let in under. */
+static int check_shadow(struct xp_sched *s, struct xp_err *err)
+{
+	if (s->head == SIZE_MAX || !s->resv_valid || s->shadow < 0 || s->jobs[s->head].j.state != XP_JS_PENDING)
+		return 0;
+	int64_t t = xs_shadow_probe(s, s->head, s->resv_now);
+	if (t < 0 || t > s->shadow)
+		return xp_errf(err, "job %lld's reserved start moved from %lld to %lld", (long long)s->jobs[s->head].j.id,
+			       (long long)s->shadow, (long long)t);
+	return 0;
+}
+
 int xp_sched_check(const struct xp_sched *cs, struct xp_err *err)
 {
 	/* The recount borrows the jobs' charge arrays and puts them back: logically const. */
 	struct xp_sched *s = (struct xp_sched *)cs;
-	if (check_devices(s, err) || check_usage(s, err) || check_reasons(s, err) || xq_check_quota(s, err))
+	if (check_devices(s, err) || check_usage(s, err) || check_reasons(s, err) || xq_check_quota(s, err) ||
+	    check_shadow(s, err))
 		return -1;
 	return 0;
 }

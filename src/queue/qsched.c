@@ -19,6 +19,8 @@
 
 /* ---------- small helpers ---------- */
 
+static void free_recount(struct xp_sched *s);
+
 static void set_reason(struct xs_job *sj, int reason, const char *text)
 {
 	sj->j.reason = reason;
@@ -278,6 +280,8 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	for (size_t i = 0; i < s->nq; i++)
 		all[i] = i;
 	qsort_r(all, s->nq, sizeof *all, rank_cmp, (void *)qs);
+	for (size_t i = 0; i < s->nq; i++)
+		s->may_preempt = s->may_preempt || qs->queues[i].within != XP_QP_NEVER || qs->queues[i].reclaim != XP_QP_NEVER;
 	s->roots = xp_malloc((s->nq ? s->nq : 1) * sizeof *s->roots);
 	for (size_t k = 0; k < s->nq; k++) {
 		size_t i = all[k];
@@ -293,6 +297,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	free(all);
 	s->ix = xp_place_index_new(c, ms, n_ms);
 	s->idle = xp_place_index_new(c, ms, n_ms);
+	free_recount(s);
 	xp_place_index_set_validation(s->ix, validated_thunk, s);
 	xp_place_index_set_validation(s->idle, validated_thunk, s);
 	return s;
@@ -405,22 +410,60 @@ static void pend_remove(struct xp_sched *s, size_t ji)
 		}
 }
 
+/* Running jobs are kept by estimated end (start + estimate, then index): the reservation walks
+ * them in that order without sorting. */
+static bool ends_before(const struct xp_sched *s, size_t a, size_t b)
+{
+	int64_t ea = s->jobs[a].j.start + s->jobs[a].j.est_s, eb = s->jobs[b].j.start + s->jobs[b].j.est_s;
+	return ea != eb ? ea < eb : a < b;
+}
+
+static size_t running_at(const struct xp_sched *s, size_t ji)
+{
+	size_t lo = 0, hi = s->n_running;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ends_before(s, s->running[mid], ji))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void free_adjust(struct xp_sched *s, size_t ji, int sign)
+{
+	const struct xp_qalloc *a = &s->jobs[ji].j.alloc;
+	for (size_t k = 0; k < a->n; k++)
+		if (!s->failed[s->off[a->slots[k].node_ix] + a->slots[k].pos] && !s->drained[a->slots[k].node_ix])
+			s->free_milli += sign * a->slots[k].take;
+}
+
 static void running_add(struct xp_sched *s, size_t ji)
 {
 	if (s->n_running == s->cap_running) {
 		s->cap_running = s->cap_running ? s->cap_running * 2 : 64;
 		s->running = xp_realloc(s->running, s->cap_running * sizeof *s->running);
 	}
-	s->running[s->n_running++] = ji;
+	size_t at = running_at(s, ji);
+	memmove(&s->running[at + 1], &s->running[at], (s->n_running - at) * sizeof *s->running);
+	s->running[at] = ji;
+	s->n_running++;
+	free_adjust(s, ji, -1);
 }
 
+/* Before the job's slots and start are cleared. */
 static void running_remove(struct xp_sched *s, size_t ji)
 {
-	for (size_t i = 0; i < s->n_running; i++)
-		if (s->running[i] == ji) {
-			s->running[i] = s->running[--s->n_running];
-			return;
-		}
+	size_t at = running_at(s, ji);
+	if (at >= s->n_running || s->running[at] != ji)
+		for (at = 0; at < s->n_running && s->running[at] != ji; at++)
+			;
+	if (at == s->n_running)
+		return;
+	memmove(&s->running[at], &s->running[at + 1], (s->n_running - at - 1) * sizeof *s->running);
+	s->n_running--;
+	free_adjust(s, ji, +1);
 }
 
 /* ---------- adding jobs ---------- */
@@ -537,6 +580,7 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 static void stop_running(struct xp_sched *s, size_t ji)
 {
 	struct xs_job *sj = &s->jobs[ji];
+	running_remove(s, ji);
 	if (sj->j.alloc.commit >= 0)
 		xp_place_release(s->ix, sj->j.alloc.commit);
 	xs_charge_apply(s, ji, -1);
@@ -546,9 +590,9 @@ static void stop_running(struct xp_sched *s, size_t ji)
 	free(sj->j.alloc.slots);
 	sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
 	sj->backfilled = false;
-	running_remove(s, ji);
-	/* Devices came free: the reservation and the pass's refusals are stale. */
-	s->resv_valid = false;
+	/* Devices came free: the refusals kept since the last release are stale. The head's
+	 * reservation stays: devices free earlier than estimated can only bring its start
+	 * forward, never delay it (it is worked out again when the head changes). */
 	xs_map_clear(&s->pass_fail);
 }
 
@@ -618,9 +662,26 @@ int xp_sched_cancel(struct xp_sched *s, size_t i, int64_t now, struct xp_err *er
 	return 0;
 }
 
+/* What is free of the usable devices: each one's free share, less what running jobs hold. */
+static void free_recount(struct xp_sched *s)
+{
+	s->free_milli = 0;
+	for (size_t n = 0; n < s->c->n_nodes; n++)
+		for (size_t p = 0; p < s->c->nodes[n]->n_devices; p++) {
+			if (s->failed[s->off[n] + p] || s->drained[n])
+				continue;
+			double base;
+			xp_place_index_use(s->ix, n, p, &base);
+			s->free_milli += XS_MILLI - llround(base * XS_MILLI);
+		}
+	for (size_t r = 0; r < s->n_running; r++)
+		free_adjust(s, s->running[r], -1);
+}
+
 static void recapacity(struct xp_sched *s)
 {
 	capacity_compute(s);
+	free_recount(s);
 	s->resv_valid = false;
 	xs_map_clear(&s->idle_ans);
 	xs_map_clear(&s->pass_fail);
@@ -813,13 +874,13 @@ static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int 
 		 s->qs->queues[s->jobs[by].qi].name, b->priority, reason == XP_R_QUOTA ? " reclaiming its quota" : "");
 	for (size_t k = 0; k < n; k++) {
 		struct xs_job *sj = &s->jobs[v[k]];
+		running_remove(s, v[k]);
 		free(sj->ch);
 		sj->ch = NULL;
 		sj->n_ch = 0;
 		free(sj->j.alloc.slots);
 		sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
 		sj->backfilled = false;
-		running_remove(s, v[k]);
 		sj->j.start = -1;
 		sj->j.preemptions++;
 		move_state(s, v[k], XP_JS_PREEMPTED, reason, text, now);
@@ -833,6 +894,27 @@ static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int 
 	}
 }
 
+/* A draining queue (Kueue HoldAndDrain) evicts its running jobs: back to pending, devices
+ * freed, submit times kept. */
+static void drain_queue(struct xp_sched *s, size_t qi, int64_t now)
+{
+	char text[128];
+	snprintf(text, sizeof text, "queue %s is draining", s->qs->queues[qi].name);
+	for (size_t r = s->n_running; r-- > 0;) {
+		size_t ji = s->running[r];
+		if (s->jobs[ji].qi != qi)
+			continue;
+		stop_running(s, ji);
+		struct xs_job *sj = &s->jobs[ji];
+		sj->j.start = -1;
+		sj->j.preemptions++;
+		move_state(s, ji, XP_JS_PREEMPTED, XP_R_QUEUE_INACTIVE, text, now);
+		set_reason(sj, XP_R_QUEUE_INACTIVE, text);
+		pend_insert(s, ji);
+		move_state(s, ji, XP_JS_PENDING, XP_R_QUEUE_INACTIVE, text, now);
+	}
+}
+
 /* Whether a job starting on r now would delay the head job's reservation. */
 static bool delays_head(const struct xp_sched *s, size_t head, int64_t now, int64_t est, const struct xp_place_result *r)
 {
@@ -840,7 +922,7 @@ static bool delays_head(const struct xp_sched *s, size_t head, int64_t now, int6
 }
 
 /* Looks at job ji once in a pass: starts it (1), or gives it its reason (0). */
-static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head)
+static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool *stale)
 {
 	struct xs_job *sj = &s->jobs[ji];
 	size_t qi = sj->qi;
@@ -856,6 +938,17 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head)
 		cached = xs_map_get(&s->pass_fail, qkey, &reason, &found);
 	if (found) {
 		set_reason(sj, reason, cached);
+		free(qkey);
+		return 0;
+	}
+	/* The counting gate (a simulator's passes): more whole devices than are free, and no
+	 * preemption to make room: Resources without a dry-run. */
+	int64_t need = (int64_t)xs_whole_demand(sj->j.spec) * XS_MILLI;
+	if (s->o.skip_tail && need > s->free_milli && !s->may_preempt) {
+		char t[96];
+		snprintf(t, sizeof t, "%lld devices needed, %lld free", (long long)(need / XS_MILLI),
+			 (long long)(s->free_milli / XS_MILLI));
+		set_reason(sj, XP_R_RESOURCES, t);
 		free(qkey);
 		return 0;
 	}
@@ -954,6 +1047,10 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head)
 		xp_place_result_free(r);
 		return 0;
 	}
+	/* A start ahead of the head on its reserved devices, ending after its reserved start:
+	 * the reservation must be worked out again. */
+	if (head == SIZE_MAX && s->resv_valid && s->shadow >= 0 && now + sj->j.est_s > s->shadow && touches_reserved(s, r))
+		*stale = true;
 	evict(s, victims, nv, ji, vreason, now);
 	free(victims);
 	pend_remove(s, ji);
@@ -971,6 +1068,8 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 		s->q[i].cur = 0;
 		s->q[i].blocker = SIZE_MAX;
 		s->q[i].stopped = false;
+		if (s->qs->queues[i].state == XP_QS_DRAIN)
+			drain_queue(s, i, now);
 		if (s->qs->queues[i].state != XP_QS_OPEN) {
 			/* Hold and drain admit nothing: every pending job says why, in queue order. */
 			const char *how = s->qs->queues[i].state == XP_QS_HOLD ? "on hold" : "draining";
@@ -984,7 +1083,7 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 		}
 	}
 	size_t head = SIZE_MAX, tried = 0, global = 0;
-	bool started_before_head = false;
+	bool stale = false; /* a start ahead of the head took its reserved devices */
 	bool stop_all = false; /* no backfill: the head stops everything behind it */
 	size_t qi;
 	while ((qi = next_queue(s)) != SIZE_MAX) {
@@ -999,6 +1098,8 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			set_reason(sj, XP_R_PRIORITY, text);
 			continue;
 		}
+		if (tried >= s->o.depth && s->o.skip_tail)
+			break;
 		if (tried >= s->o.depth) {
 			char text[128];
 			snprintf(text, sizeof text, "position %zu; a pass tries the first %zu jobs", sj->j.pos_global,
@@ -1006,21 +1107,25 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			set_reason(sj, XP_R_PRIORITY, text);
 			continue;
 		}
+		if (s->o.skip_tail && s->free_milli <= 0 && !s->may_preempt)
+			break;
 		tried++;
-		if (try_job(s, ji, now, head)) {
+		if (try_job(s, ji, now, head, &stale)) {
 			/* pend_remove took it out of q->pend before q->cur. */
 			q->cur--;
 			global--;
 			started++;
-			if (head == SIZE_MAX)
-				started_before_head = true;
 			continue;
 		}
 		if (head == SIZE_MAX && (sj->j.reason == XP_R_RESOURCES || sj->j.reason == XP_R_GANG)) {
 			head = ji;
+			/* The kept reservation holds while the head is the same job, nothing started ahead
+			 * of it on its devices, nothing was preempted or taken out, and its start is
+			 * still ahead (devices freed early only bring it forward). */
 			if (s->o.no_backfill)
 				stop_all = true;
-			else if (!s->resv_valid || s->head != ji || started_before_head)
+			else if (!s->resv_valid || s->head != ji || stale || (s->shadow >= 0 && now >= s->shadow) ||
+				 (s->shadow < 0 && now != s->resv_now))
 				xs_reservation(s, ji, now);
 		}
 		if (s->qs->queues[qi].order == XP_QO_STRICT) {
@@ -1036,10 +1141,13 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 		s->n_resv = 0;
 		s->resv_valid = false;
 	}
+	/* A simulator's pass leaves what it did not reach as it was. */
+	if (s->o.skip_tail)
+		return started;
 	/* The jobs strict queues held back, and the positions of what no loop reached. */
 	for (size_t i = 0; i < s->nq; i++) {
 		struct xs_queue *q = &s->q[i];
-		if (s->qs->queues[i].state != XP_QS_OPEN)
+		if (s->qs->queues[i].state != XP_QS_OPEN || q->blocker == SIZE_MAX)
 			continue;
 		for (size_t k = q->cur; k < q->n_pend; k++) {
 			struct xs_job *sj = &s->jobs[q->pend[k]];

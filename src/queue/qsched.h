@@ -26,6 +26,10 @@ struct xp_sched_opts {
 	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000 */
 	int64_t horizon_s; /* how far ahead a reservation is looked for; 0: 86400 */
 	bool reconfigure;  /* MIG slices may go where a new instance could be made */
+	bool skip_tail;    /* a pass stops at the depth cap, or once no device is free and no queue may
+			    * preempt, leaving the jobs it did not reach as they were (reason and
+			    * position), and refuses a job needing more whole devices than are free
+			    * without a dry-run: the simulator's passes, where only starts count */
 };
 
 /* One state change, as the store records it (job_events) and the simulator counts it. */

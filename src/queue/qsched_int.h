@@ -76,7 +76,9 @@ struct xp_sched {
 	void *fctx;
 	bool *drained;               /* per node */
 	bool *failed;                /* per device slot */
-	size_t *running;             /* running job indices, any order */
+	size_t *running;             /* running job indices by estimated end (start + est_s, index) */
+	bool may_preempt;            /* some queue's within or reclaim policy is not never */
+	int64_t free_milli;          /* usable devices' free shares less what running jobs hold */
 	size_t n_running, cap_running;
 	struct xs_map idle_ans;      /* shape -> reason on the idle cluster (0: fits) */
 	struct xs_map pass_fail;     /* shape -> reason and text refused this pass, no release since */
@@ -84,6 +86,7 @@ struct xp_sched {
 	bool resv_valid;
 	size_t head;                 /* SIZE_MAX: none */
 	int64_t shadow;              /* -1: none */
+	int64_t resv_now;            /* when it was worked out */
 	bool *reserved;              /* per device slot */
 	size_t *resv_slots;
 	size_t n_resv;
