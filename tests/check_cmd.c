@@ -356,7 +356,8 @@ START_TEST(json_or_refused)
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "env", "declare", "V", "M", "D", NULL), 0);
 	xp_run_free(&r);
-	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "queue", "add", "q1", NULL), 0);
+	/* On hold, so that the job the walk submits stays pending for hold and release. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "queue", "add", "q1", "--state", "hold", NULL), 0);
 	xp_run_free(&r);
 	const struct form_args need[] = {
 		{"queue show", {"q1"}},
@@ -369,6 +370,11 @@ START_TEST(json_or_refused)
 		{"validate history", {"V:M:D", "c1"}},
 		{"agent probe", {url, "hello", "--write-token-file", tok}},
 		{"place", {"--dry-run", "--devices", "1"}},
+		{"job submit", {"--queue", "q1", "--estimate", "1h"}},
+		{"job show", {"1"}},
+		{"job hold", {"1"}},
+		{"job release", {"1"}},
+		{"job cancel", {"1"}},
 		{NULL, {NULL}},
 	};
 	int json_forms = 0, refused = 0;

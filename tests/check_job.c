@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -278,8 +280,8 @@ START_TEST(list_show_json)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j3, "position"), "queue")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j3, "position"), "global")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(j3, "wait_s")), 600);
-	/* Estimated starts wait for the simulator (qsim.c): none yet. */
-	ck_assert(json_is_null(json_object_get(j3, "eta")));
+	/* Job 1 ends by its estimate at 1000 + 3600: research's quota frees then, for job 3. */
+	ck_assert_str_eq(json_string_value(json_object_get(j3, "eta")), "1970-01-01T01:16:40Z");
 	json_t *j1 = json_array_get(jobs, 0);
 	ck_assert(json_is_null(json_object_get(j1, "reason")));
 	ck_assert(json_is_null(json_object_get(j1, "position")));
@@ -290,7 +292,7 @@ START_TEST(list_show_json)
 	q(&r, "job", "show", "3", NULL);
 	ck_assert_msg(r.status == 0 && strstr(r.out, "priority:    5") && strstr(r.out, "QuotaExceeded (3)") &&
 			      strstr(r.out, "position:    1 in research, 1 overall") &&
-			      strstr(r.out, "estimated start: ") && strstr(r.out, "- -> pending") &&
+			      strstr(r.out, "estimated start: 1970-01-01T01:16:40Z") && strstr(r.out, "- -> pending") &&
 			      strstr(r.out, "tester") && strstr(r.out, "spec:"),
 		      "%s%s", r.out, r.err);
 	xp_run_free(&r);
@@ -344,6 +346,9 @@ START_TEST(dry_run)
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "preempts")), 0);
 	json_decref(o);
 
+	/* Proven to execute, on an empty validation matrix: NotValidated (5). */
+	OUT(3, "job would wait: NotValidated (5)", "job", "submit", "--dry-run", "--queue", "open", "--validated",
+	    "executes", "--estimate", "1h");
 	/* 9 devices per replica: no node has 9, even idle: AffinityUnsatisfiable (6). */
 	OUT(3, "job would wait: AffinityUnsatisfiable (6)", "job", "submit", "--dry-run", "--queue", "open", "--devices",
 	    "9", "--estimate", "1h");
@@ -353,7 +358,7 @@ START_TEST(dry_run)
 	 * estimate ends (1000 + 3600 s). */
 	OUT(3, "job would wait: QuotaExceeded (3): ", "job", "submit", "--dry-run", "--queue", "research", "--devices",
 	    "1", "--estimate", "1h");
-	OUT(3, "; position 1 in research, 1 overall; estimated start beyond 24h", "job", "submit",
+	OUT(3, "; position 1 in research, 1 overall; estimated start 1970-01-01T01:16:40Z", "job", "submit",
 	    "--dry-run", "--queue", "research", "--devices", "1", "--estimate", "1h");
 	o = json_of(&st, "--json", "job", "submit", "--dry-run", "--queue", "research", "--devices", "1", "--estimate",
 		    "1h", NULL);
@@ -365,7 +370,7 @@ START_TEST(dry_run)
 	ck_assert_ptr_nonnull(json_string_value(json_object_get(reason, "text")));
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "position"), "queue")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "position"), "global")), 1);
-	ck_assert(json_is_null(json_object_get(o, "eta")));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "eta")), "1970-01-01T01:16:40Z");
 	ck_assert_uint_eq(json_array_size(json_object_get(o, "nodes")), 0);
 	json_decref(o);
 
@@ -389,6 +394,79 @@ START_TEST(dry_run)
 	/* An unknown queue is a runtime error (1), as for a write. */
 	FAILS(1, "no queue 'nope'", "job", "submit", "--dry-run", "--queue", "nope", "--devices", "1", "--estimate", "1h");
 	FAILS(1, "no queue 'nope'", "job", "submit", "--queue", "nope", "--devices", "1", "--estimate", "1h");
+}
+END_TEST
+
+/* Priority preemption inside a queue (within lower-priority): the dry-run names the victim
+ * (the newest lower-priority job, Kueue's minimal set), the submit preempts it: running ->
+ * preempted -> pending, its submit time kept, counted. */
+START_TEST(preemption)
+{
+	OK("queue", "add", "p", "--within", "lower-priority");
+	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h");
+	setenv("XPOOL_NOW", "1100", 1);
+	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h");
+	state_is(1, "running");
+	state_is(2, "running");
+	struct xp_run r;
+	q(&r, "job", "submit", "--dry-run", "--queue", "p", "--devices", "8", "--estimate", "1h", "--priority", "10",
+	  NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "job would start now on h100-00002 (pack)\n  Preempts: 2\n"),
+		      "%d: %s%s", r.status, r.out, r.err);
+	xp_run_free(&r);
+	int st;
+	json_t *o = json_of(&st, "--json", "job", "submit", "--dry-run", "--queue", "p", "--devices", "8",
+			    "--estimate", "1h", "--priority", "10", NULL);
+	ck_assert_int_eq(st, 0);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "preempts")), 1);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(o, "preempts"), 0)), 2);
+	json_decref(o);
+	/* Equal priority preempts nothing: it waits for Resources. */
+	OUT(3, "job would wait: Resources (1)", "job", "submit", "--dry-run", "--queue", "p", "--devices", "8",
+	    "--estimate", "1h");
+	state_is(2, "running");
+	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h", "--priority", "10");
+	state_is(3, "running");
+	state_is(2, "pending");
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 2 AND submit = 1100 AND preemptions = 1 AND"
+				 " alloc IS NULL AND start IS NULL"),
+			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 2 AND from_state = 'running' AND"
+				 " to_state = 'preempted' AND actor = 'scheduler'"),
+			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 2 AND from_state = 'preempted' AND"
+				 " to_state = 'pending'"),
+			 1);
+}
+END_TEST
+
+/* A running job whose node is gone from the cluster (renamed in the inventory) is shown with
+ * why it is not scheduled, holds nothing in the pass, and can still be cancelled. */
+START_TEST(lost_node)
+{
+	OK("queue", "add", "open");
+	OK("job", "submit", "--queue", "open", "--devices", "8", "--estimate", "1h");
+	state_is(1, "running");
+	json_error_t e;
+	json_t *c = json_load_file(inv, 0, &e);
+	ck_assert_ptr_nonnull(c);
+	json_t *n0 = json_array_get(json_object_get(c, "nodes"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(n0, "name")), "h100-00001");
+	json_object_set_new(n0, "name", json_string("h100-renamed"));
+	ck_assert_int_eq(json_dump_file(c, inv, JSON_INDENT(1)), 0);
+	json_decref(c);
+	OUT(0, "(not scheduled: its devices are not in this cluster)", "job", "list");
+	/* Its 8 devices are not counted: both nodes are free for two replicas of 8. */
+	OUT(0, "h100-renamed", "job", "submit", "--dry-run", "--queue", "open", "--replicas", "2", "--devices", "8",
+	    "--estimate", "1h");
+	FAILS(1, "nothing to hold", "job", "hold", "1");
+	OUT(0, "job 1 cancelled", "job", "cancel", "1");
+	state_is(1, "cancelled");
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 1 AND end = 1000 AND alloc IS NULL"), 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 1 AND from_state = 'running' AND"
+				 " to_state = 'cancelled' AND actor = 'tester' AND detail LIKE '%not in this cluster%'"),
+			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM audit WHERE action = 'job.cancel' AND target = '1'"), 1);
 }
 END_TEST
 
@@ -465,16 +543,35 @@ START_TEST(reads_never_write)
 		/* The same reads on a file nobody may write. */
 		ck_assert_int_eq(chmod(db, 0444), 0);
 	}
-	struct xp_run r;
-	q(&r, "job", "list", NULL);
-	ck_assert_msg(r.status == 0 && strstr(r.out, "completed"), "%s%s", r.out, r.err);
-	xp_run_free(&r);
-	/* A write on it fails, saying so (exit 1); root writes whatever the mode says. */
-	if (geteuid() != 0) {
-		q(&r, "job", "hold", "2", NULL);
-		ck_assert_msg(r.status == 1 && strstr(r.err, "read-only"), "%d %s%s", r.status, r.out, r.err);
+	/* As a user who may write neither the file nor its directory (nobody, when the tests run as
+	 * root, who writes whatever the mode says): reads work, a write fails saying so (exit 1). */
+	struct fileprint before, after;
+	fileprint(&before);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(77);
+		struct xp_run r;
+		q(&r, "job", "list", NULL);
+		if (r.status != 0 || !strstr(r.out, "completed")) {
+			fprintf(stderr, "job list: %d %s%s\n", r.status, r.out, r.err);
+			_exit(1);
+		}
 		xp_run_free(&r);
+		q(&r, "job", "hold", "2", NULL);
+		if (r.status != 1 || !strstr(r.err, "read-only")) {
+			fprintf(stderr, "job hold: %d %s%s\n", r.status, r.out, r.err);
+			_exit(2);
+		}
+		xp_run_free(&r);
+		_exit(0);
 	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "as nobody: %d", st);
+	fileprint(&after);
+	fileprint_same(&before, &after);
 	ck_assert_int_eq(chmod(db, 0644), 0);
 }
 END_TEST
@@ -616,4 +713,4 @@ END_TEST
 XP_DEFINE_SUITE(job,
 	{"cli", .timeout_s = 240, .setup = setup, .teardown = teardown,
 	 .tests = {states_and_events, list_show_json, dry_run, reads_never_write, old_database, bad_input,
-		   queue_usage}})
+		   queue_usage, preemption, lost_node}})

@@ -64,9 +64,9 @@ static const struct jsub jsubs[] = {
 	 " file estimate dry-run strategy" JOB_FLAG_NAMES, 0, 0, true, do_submit},
 	{"list", "[--queue Q] [--state S] [--tenant T] [--json]", " queue state tenant ", 0, 0, false, do_list},
 	{"show", "ID [--json]", " ", 1, 1, false, do_show},
-	{"cancel", "ID... [--json]", " ", 1, 1000, true, do_action},
 	{"hold", "ID... [--json]", " ", 1, 1000, true, do_action},
 	{"release", "ID... [--json]", " ", 1, 1000, true, do_action},
+	{"cancel", "ID... [--json]", " ", 1, 1000, true, do_action},
 	{NULL, NULL, NULL, 0, 0, false, NULL},
 };
 
@@ -674,6 +674,25 @@ static int do_action(struct xp_ctx *ctx, const struct xp_args *a, struct xp_stor
 		xp_jstore_job_copy(&before[i], j);
 		copied++;
 		int64_t k = r.six[rows[i]];
+		if (k < 0 && words[0] == 'c' && !xp_jstate_final(j->state)) {
+			/* Not scheduled here (its devices are gone from this cluster, its spec is
+			 * unreadable): a cancel still ends it, in the row alone. */
+			struct xp_qjob *row = &r.jobs[rows[i]];
+			int from = row->state;
+			row->state = XP_JS_CANCELLED;
+			row->end = now;
+			row->reason = XP_R_NONE;
+			free(row->reason_text);
+			row->reason_text = NULL;
+			free(row->alloc.slots);
+			row->alloc = (struct xp_qalloc){NULL, 0, -1};
+			char detail[600];
+			snprintf(detail, sizeof detail, "cancelled while not scheduled: %s", r.note[rows[i]] ? r.note[rows[i]] : "");
+			if (xp_jstore_update(s, row, r.c, &err) < 0 ||
+			    xp_jstore_event(s, row->id, now, from, XP_JS_CANCELLED, XP_R_NONE, detail, s->actor, &err) < 0)
+				goto out;
+			continue;
+		}
 		if (k < 0) {
 			xp_errf(&err, "job %lld is %s: nothing to %s", (long long)ids[i], xp_jstate_name(j->state), words);
 			goto out;
@@ -752,7 +771,7 @@ static int job_exec(struct xp_ctx *ctx, const struct xp_args *a)
 }
 
 static const struct xp_subcmd job_subs[] = {
-	{"submit", true}, {"list", true}, {"show", true}, {"cancel", true}, {"hold", true}, {"release", true},
+	{"submit", true}, {"list", true}, {"show", true}, {"hold", true}, {"release", true}, {"cancel", true},
 	{NULL, false},
 };
 const struct xp_cmd_entry xp_cmd_job_entry = {

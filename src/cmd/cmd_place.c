@@ -141,20 +141,6 @@ struct vctx {
 	struct xp_store *s; /* NULL: no database yet, so nothing is proven beyond discovery */
 };
 
-/* The highest layer proven for d's environment and kase (any case when NULL). A device in
- * the inventory is discovered by definition, even before `validate` ever recorded it. */
-static int validated_layer(void *arg, const struct xp_device *d, const char *kase)
-{
-	struct vctx *v = arg;
-	int h = -1;
-	if (v->s && d->vendor && d->model && d->driver) {
-		char *id = xp_env_id(d->vendor, d->model, d->driver, d->firmware, d->runtime);
-		h = xp_validate_highest(v->s, id, kase);
-		free(id);
-	}
-	return h < XP_LAYER_DISCOVERED ? XP_LAYER_DISCOVERED : h;
-}
-
 /* True when a group of job asks for a validation layer. */
 static bool job_validates(const struct xp_job *job)
 {
@@ -423,7 +409,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	 * two `place` lines): a job that asks for it reads it afresh, and the answers judged under
 	 * it go when the job is done (the callback's context lives on this stack). */
 	if (job_validates(job)) {
-		xp_place_index_set_validation(ix, validated_layer, &vc);
+		xp_place_index_set_validation(ix, xp_job_validated_layer, vc.s);
 		validating = true;
 	}
 	if (!(r = xp_place_ix(ix, job, &po, &err))) {

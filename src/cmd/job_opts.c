@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "validate.h"
+
 const char *xp_job_numa_value(int i)
 {
 	return i >= 0 && i < XP_NUMA_POLICY_COUNT ? xp_numa_policy_name(i) : NULL;
@@ -76,4 +78,16 @@ struct xp_job *xp_job_opts_read(struct xp_ctx *ctx, const struct xp_args *a, con
 		*code = XP_EXIT_USAGE;
 	}
 	return job;
+}
+
+int xp_job_validated_layer(void *store, const struct xp_device *d, const char *kase)
+{
+	struct xp_store *s = store;
+	int h = -1;
+	if (s && d->vendor && d->model && d->driver) {
+		char *id = xp_env_id(d->vendor, d->model, d->driver, d->firmware, d->runtime);
+		h = xp_validate_highest(s, id, kase);
+		free(id);
+	}
+	return h < XP_LAYER_DISCOVERED ? XP_LAYER_DISCOVERED : h;
 }

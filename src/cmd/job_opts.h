@@ -45,4 +45,10 @@ const char *xp_job_network_value(int i);
 struct xp_job *xp_job_opts_read(struct xp_ctx *ctx, const struct xp_args *a, const char *words,
 				const char *also_with_file, int *code);
 
+/* The highest validation layer proven for d's environment and kase (any case when NULL) in
+ * the store (a struct xp_store *; NULL: no database, nothing proven beyond discovery). A
+ * device in the inventory is discovered by definition, even before `validate` recorded it.
+ * What placement's and the scheduler's --validated read. */
+int xp_job_validated_layer(void *store, const struct xp_device *d, const char *kase);
+
 #endif

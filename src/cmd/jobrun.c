@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "job_opts.h"
 #include "normalize.h"
+#include "qsim.h"
 #include "qstore.h"
 
 int xp_jobrun_now(int64_t *now, struct xp_err *err)
@@ -47,6 +49,7 @@ int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st,
 {
 	memset(r, 0, sizeof *r);
 	r->now = now;
+	r->st = st;
 	if (xp_qstore_load(st, &r->qs, err) < 0)
 		return -1;
 	if (xp_jstore_load(st, NULL, &r->jobs, &r->n, &r->lost, err) < 0)
@@ -98,6 +101,7 @@ static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **no
 		return NULL;
 	if (listen)
 		xp_sched_listen(s, on_event, r);
+	xp_sched_set_validation(s, xp_job_validated_layer, r->st);
 	for (size_t i = 0; i < r->n; i++) {
 		six[i] = -1;
 		const struct xp_qjob *j = &r->jobs[i];
@@ -222,17 +226,45 @@ int xp_jobrun_pass(struct xp_jobrun *r, struct xp_err *err)
 
 int xp_jobrun_eta(struct xp_jobrun *r, const struct xp_qjob *extra, struct xp_err *err)
 {
-	/* Estimated starts come from the simulator (qsim.c), not here yet: unknown (-1), except a
-	 * running job's, which started. */
-	(void)extra, (void)err;
 	size_t n = r->s ? xp_sched_count(r->s) : 0;
 	free(r->eta);
 	r->eta = xp_calloc(n ? n : 1, sizeof *r->eta);
-	for (size_t k = 0; k < n; k++) {
-		const struct xp_qjob *j = xp_sched_job(r->s, k);
-		r->eta[k] = j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED ? j->start : -1;
+	for (size_t k = 0; k < n; k++)
+		r->eta[k] = -1;
+	if (!r->s)
+		return 0;
+	int64_t *six = xp_calloc(r->n ? r->n : 1, sizeof *six);
+	struct xp_sched *s = sched_build(r, six, NULL, false, err);
+	free(six);
+	if (!s)
+		return -1;
+	int rc = 0;
+	if (extra) {
+		struct xp_qjob copy;
+		xp_jstore_job_copy(&copy, extra);
+		rc = xp_sched_add(s, &copy, err) < 0 ? -1 : 0;
 	}
-	return 0;
+	if (rc == 0)
+		rc = advance(s, r->now, err);
+	if (rc == 0 && xp_sched_pass(s, r->now, err) < 0)
+		rc = -1;
+	struct xp_qsim_report rep = {0};
+	struct xp_qsim_opts o = {.t0 = r->now, .horizon_s = XP_JOBRUN_HORIZON};
+	if (rc == 0 && xp_qsim_run(s, NULL, 0, &o, &rep, err) < 0)
+		rc = -1;
+	xp_qsim_report_clear(&rep);
+	/* The same rows added in the same order: the indices are r's. */
+	size_t m = xp_sched_count(s);
+	for (size_t k = 0; rc == 0 && k < n && k < m; k++) {
+		const struct xp_qjob *j = xp_sched_job(r->s, k);
+		const struct xp_qjob *f = xp_sched_job(s, k);
+		if (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED)
+			r->eta[k] = j->start;
+		else if (j->state == XP_JS_PENDING && f->start >= r->now)
+			r->eta[k] = f->start;
+	}
+	xp_sched_free(s);
+	return rc;
 }
 
 /* Whether the scheduler's job differs from the stored row in a column the store keeps. */

@@ -50,6 +50,7 @@ struct xp_jobrun {
 	int64_t *eta;          /* [xp_sched_count] estimated starts after xp_jobrun_eta, -1 unknown */
 	bool mute;             /* adding jobs: their first state is stored already (or never is) */
 	int strategy;
+	struct xp_store *st;   /* what --validated reads (the command's store) */
 };
 
 /* The time a run is at: $XPOOL_NOW (epoch seconds, for tests and examples) or the clock.
