@@ -625,7 +625,7 @@ static int pre_key(void *st, struct xp_ui *ui, int key)
 		}
 		return XP_REACT_REDRAW;
 	}
-	if (v->wi) {
+	if (v->wi && !v->pager) {
 		int r = xp_qwhatif_key(v->wi, ui, key);
 		if (!(r & XP_REACT_UNHANDLED))
 			return r;
