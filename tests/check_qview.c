@@ -432,6 +432,61 @@ START_TEST(whatif_cancel)
 }
 END_TEST
 
+/* The bytes of path ("" when it does not exist; caller frees). */
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	*n = 0;
+	if (!f)
+		return xp_strdup("");
+	char *buf = NULL;
+	size_t cap = 0;
+	for (;;) {
+		buf = xp_realloc(buf, cap + 65536);
+		size_t got = fread(buf + *n, 1, 65536, f);
+		*n += got;
+		cap += 65536;
+		if (got < 65536)
+			break;
+	}
+	fclose(f);
+	return buf;
+}
+
+START_TEST(reads_never_write)
+{
+	/* Looking writes nothing: the tree, the jobs, a job's pager and a what-if leave the
+	 * database and its log byte for byte as they were. */
+	char wal[160];
+	snprintf(wal, sizeof wal, "%s-wal", dbpath);
+	size_t n_db, n_wal;
+	char *db = slurp(dbpath, &n_db), *log = slurp(wal, &n_wal);
+	start("C.UTF-8", 120, 40);
+	xp_tmux_keys("2");
+	xp_tmux_expect("32/32/32");
+	xp_tmux_keys("Tab");
+	xp_tmux_keys("End");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect_all("job show 5", "history:");
+	xp_tmux_keys("Escape");
+	xp_tmux_keys("w");
+	xp_tmux_keys("x");
+	xp_tmux_expect("wait baseline \u2192 scenario");
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(statedir, 0);
+	size_t m_db, m_wal;
+	char *db2 = slurp(dbpath, &m_db), *log2 = slurp(wal, &m_wal);
+	ck_assert_msg(n_db == m_db && memcmp(db, db2, n_db) == 0, "the database changed (%zu -> %zu bytes)", n_db, m_db);
+	ck_assert_msg(n_wal == m_wal && memcmp(log, log2, n_wal) == 0, "its log changed (%zu -> %zu bytes)", n_wal,
+		      m_wal);
+	free(db);
+	free(db2);
+	free(log);
+	free(log2);
+}
+END_TEST
+
 XP_DEFINE_SUITE(qview,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
-	 .teardown_all = xp_tmux_suite_teardown, .tests = {tree_bars_fold, ascii_narrow, jobs_pager_hold, whatif_drain_add, whatif_cancel}})
+	 .teardown_all = xp_tmux_suite_teardown, .tests = {tree_bars_fold, ascii_narrow, jobs_pager_hold, whatif_drain_add, whatif_cancel,
+		   reads_never_write}})
