@@ -104,8 +104,8 @@ enum { XP_QL_J_ID, XP_QL_J_STATE, XP_QL_J_WAIT, XP_QL_J_PRIO, XP_QL_J_POS, XP_QL
  * then text); ties by id. */
 int xp_ql_job_cmp(const struct xp_qjob *a, const struct xp_qjob *b, int col, int64_t now);
 
-/* One what-if line of a queue: "research  p50 12m → 40m  p95 3h10m → 4h40m" (ASCII "->"), a
- * side with no started job "-". Writes buf and returns it. */
+/* One what-if line of a queue, its name padded to name_w columns: "research  p50 12m → 40m
+ * p95 3h10m → 4h40m" (ASCII "->"), a side with no started job "-". Writes buf and returns it. */
 const char *xp_ql_whatif_line(const char *queue, int name_w, int64_t base_p50, int64_t base_p95, int64_t scen_p50,
 			      int64_t scen_p95, bool utf8, char *buf, size_t len);
 

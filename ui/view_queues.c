@@ -4,7 +4,7 @@
  * the tree's cursor (state, wait, priority, position, reason), sorted (s, S) and filtered (/);
  * Tab moves between the two. Enter on a job opens `job show ID` in a pager; h/u/d hold,
  * release and cancel a job after a y/N question naming it, through the command table as the
- * `:` prompt runs them. `w` opens the what-if panel (view_queues_whatif.c's thread).
+ * `:` prompt runs them. `w` opens the what-if panel (queue_whatif.c, on a thread of its own).
  *
  * The view reads the store as the console opened it, for reading; the only writes are the
  * user's actions, which are commands. Pure layout and formatting: queue_layout.c. */
