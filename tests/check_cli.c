@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "checklib.h"
+#include "cluster.h"
+#include "sha256.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "xp.h"
@@ -474,7 +478,155 @@ START_TEST(bidi_masked)
 }
 END_TEST
 
+/* ---------- `xpool sim trace` and `xpool whatif` (issue 16) ---------- */
+
+/* Runs xpool with up to 20 arguments; the caller frees r. */
+static void run_args(struct xp_run *r, const char *first, ...)
+{
+	const char *argv[24] = {xp_bin(), first};
+	int n = 2;
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a; n < 22 && (a = va_arg(ap, const char *));)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	ck_assert_int_eq(xp_run_argv(r, (char *const *)argv, NULL), 0);
+}
+
+#define EXPECT_RUN(status_, err_, ...)                                                             \
+	do {                                                                                       \
+		struct xp_run r_;                                                                  \
+		run_args(&r_, __VA_ARGS__, NULL);                                                  \
+		ck_assert_msg(r_.status == (status_), "exit %d, want %d: %s", r_.status, (status_), r_.err); \
+		ck_assert_msg(strstr(r_.err, (err_)) != NULL, "stderr '%s' lacks '%s'", r_.err, (err_)); \
+		xp_run_free(&r_);                                                                  \
+	} while (0)
+
+/* Usage errors exit 2 and say which option; runtime errors (a file, a node) exit 1. */
+START_TEST(sim_trace_whatif_errors)
+{
+	char *sim = xp_test_sim_file(16, 1);
+	char trace[4096];
+	snprintf(trace, sizeof trace, "%s", xp_fixture("traces/day16.jsonl"));
+	EXPECT_RUN(2, "sim trace: --jobs N is required", "sim", "trace");
+	EXPECT_RUN(2, "sim trace: --jobs: '0' is not a number from 1 to 2000000", "sim", "trace", "--jobs", "0");
+	EXPECT_RUN(2, "sim trace: --mix: the percentages add up to 50, not 100", "sim", "trace", "--jobs", "5", "--mix",
+		   "train:50");
+	EXPECT_RUN(2, "sim trace: --load: 'x' is not a number above 0", "sim", "trace", "--jobs", "5", "--load", "x");
+	EXPECT_RUN(2, "sim trace: option --nodes does not apply", "sim", "trace", "--jobs", "5", "--nodes", "3");
+	EXPECT_RUN(2, "sim gen: option --jobs does not apply", "sim", "gen", "--nodes", "3", "--jobs", "5");
+	EXPECT_RUN(2, "whatif: give the workload: --trace FILE or --jobs-from-store", "whatif");
+	EXPECT_RUN(2, "whatif: give the workload", "whatif", "--trace", trace, "--jobs-from-store");
+	EXPECT_RUN(2, "whatif: --horizon: '5x' is not a duration", "whatif", "--trace", trace, "--horizon", "5x");
+	EXPECT_RUN(2, "whatif: --fail: 'n0' is not NODE:DEVICE", "whatif", "--trace", trace, "--fail", "n0");
+	EXPECT_RUN(2, "whatif: --add: '0:nvidia-h100' is not N:KIND", "whatif", "--trace", trace, "--add", "0:nvidia-h100");
+	EXPECT_RUN(2, "whatif: --strategy: unknown strategy 'best'", "whatif", "--trace", trace, "--strategy", "best");
+	EXPECT_RUN(2, "whatif: wrong number of arguments", "whatif", "--trace", trace, "extra");
+	EXPECT_RUN(1, "whatif: /nonexistent/t.jsonl: No such file or directory", "--inventory", sim, "whatif", "--trace",
+		   "/nonexistent/t.jsonl");
+	EXPECT_RUN(1, "whatif: --drain nonode: no such node", "--inventory", sim, "whatif", "--trace", trace, "--drain",
+		   "h100-00001,nonode");
+	EXPECT_RUN(1, "whatif: --add: unknown node kind 'toaster'", "--inventory", sim, "whatif", "--trace", trace,
+		   "--add", "2:toaster");
+	EXPECT_RUN(1, "whatif: --quota: no queue 'nope'", "--inventory", sim, "whatif", "--trace", trace, "--quota",
+		   "nope:h100=4");
+	char *bad = xp_tmpfile("{\"xpool_trace\":1,\"jobs\":1,\"start\":\"2026-12-01T00:00:00Z\"}\n{\"id\":1}\n", 67);
+	char want[4200];
+	snprintf(want, sizeof want, "whatif: %s:2: id: expected a string", bad);
+	EXPECT_RUN(1, want, "--inventory", sim, "whatif", "--trace", bad);
+	unlink(bad);
+	free(bad);
+	unlink(sim);
+	free(sim);
+}
+END_TEST
+
+/* A trace out of `sim trace` feeds `whatif`; --json has both runs and the changes; the same
+ * command twice gives the same bytes. */
+START_TEST(sim_trace_whatif_run)
+{
+	char *sim = xp_test_sim_file(16, 1);
+	char *dir = xp_strdup("/tmp/xpool-cli-trace-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *out = xp_asprintf("%s/t.jsonl", dir);
+	struct xp_run r, r2;
+	run_args(&r, "--inventory", sim, "sim", "trace", "--jobs", "60", "--seed", "9", "--queues", "a:2,b", "-o", out, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	char want[4200];
+	snprintf(want, sizeof want, "%s: 60 jobs in 2 queues (seed 9)\n", out);
+	ck_assert_str_eq(r.out, want);
+	xp_run_free(&r);
+	run_args(&r, "--inventory", sim, "--json", "whatif", "--trace", out, "--drain", "h100-00001", "--horizon", "12h", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_t *j = parse_out(&r);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "changes"), 0)), "drain h100-00001");
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(j, "baseline"), "queues")), 2);
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(j, "scenario"), "queues")), 2);
+	ck_assert_uint_eq(json_array_size(json_array_get(json_object_get(json_object_get(j, "scenario"), "utilization"), 0) ?
+			  json_object_get(json_array_get(json_object_get(json_object_get(j, "scenario"), "utilization"), 0),
+					  "buckets") : NULL), 96);
+	json_decref(j);
+	run_args(&r2, "--inventory", sim, "--json", "whatif", "--trace", out, "--drain", "h100-00001", "--horizon", "12h", NULL);
+	ck_assert_str_eq(r.out, r2.out);
+	xp_run_free(&r);
+	xp_run_free(&r2);
+	/* Text: the queues side by side. */
+	run_args(&r, "--inventory", sim, "whatif", "--trace", out, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_want_parts(r.out, "baseline | scenario: no change\n60 jobs from ", "horizon 24h\n\nQUEUE ", "WAIT P95",
+		      "CLASS ", "TENANT ", NULL);
+	xp_run_free(&r);
+	unlink(out);
+	rmdir(dir);
+	free(out);
+	free(dir);
+	unlink(sim);
+	free(sim);
+}
+END_TEST
+
+/* A trace without queue lines takes the database's queues, read only: the file's bytes are
+ * the same after; with no database, no file is made and the queue is unknown (exit 1). */
+START_TEST(whatif_reads_store_only)
+{
+	char *sim = xp_test_sim_file(16, 1);
+	char *dir = xp_strdup("/tmp/xpool-cli-whatif-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *db = xp_asprintf("%s/q.db", dir);
+	char trace[4096];
+	snprintf(trace, sizeof trace, "%s", xp_fixture("traces/noqueues.jsonl"));
+	EXPECT_RUN(1, "whatif: ", "--db", db, "--inventory", sim, "whatif", "--trace", trace);
+	ck_assert_int_ne(access(db, F_OK), 0);
+	struct xp_run r;
+	run_args(&r, "--db", db, "queue", "add", "research", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	chmod(db, 0444);
+	struct xp_err err = {{0}};
+	char before[65], after[65];
+	ck_assert_int_eq(xp_sha256_file(db, before, &err), 0);
+	run_args(&r, "--db", db, "--inventory", sim, "--json", "whatif", "--trace", trace, "--drain", "h100-00001", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	json_t *j = parse_out(&r);
+	json_t *q = json_array_get(json_object_get(json_object_get(j, "baseline"), "queues"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(q, "name")), "research");
+	ck_assert_int_eq(json_integer_value(json_object_get(q, "started")), 2);
+	json_decref(j);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_sha256_file(db, after, &err), 0);
+	ck_assert_str_eq(before, after);
+	chmod(db, 0644);
+	xp_rm_rf(dir);
+	free(db);
+	free(dir);
+	unlink(sim);
+	free(sim);
+}
+END_TEST
+
 XP_DEFINE_SUITE(cli,
 	{"binary", .timeout_s = 120,
 	 .tests = {inventory_json, text_output, multi_node_snapshot, bad_input, batch_and_help,
-		   review_regressions, topo_json_bad_utf8, bidi_masked}})
+		   review_regressions, topo_json_bad_utf8, bidi_masked}},
+	{"workload", .timeout_s = 120, .tests = {sim_trace_whatif_errors, sim_trace_whatif_run, whatif_reads_store_only}})

@@ -30,6 +30,7 @@ extern const struct xp_cmd_entry xp_cmd_theme_entry;
 extern const struct xp_cmd_entry xp_cmd_topo_entry;
 extern const struct xp_cmd_entry xp_cmd_validate_entry;
 extern const struct xp_cmd_entry xp_cmd_version_entry;
+extern const struct xp_cmd_entry xp_cmd_whatif_entry;
 
 const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_inventory_entry,
@@ -46,6 +47,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_queue_entry,
 	&xp_cmd_job_entry,
 	&xp_cmd_sim_entry,
+	&xp_cmd_whatif_entry,
 	&xp_cmd_theme_entry,
 	&xp_cmd_help_entry,
 	&xp_cmd_version_entry,

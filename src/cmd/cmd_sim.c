@@ -1,4 +1,5 @@
-/* cmd_sim.c: `xpool sim gen`: a synthetic cluster snapshot for tests and benchmarks. */
+/* cmd_sim.c: `xpool sim gen`: a synthetic cluster snapshot for tests and benchmarks;
+ * `xpool sim trace`: a synthetic workload trace for that cluster (src/queue/trace.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,24 +7,49 @@
 
 #include "cmd.h"
 #include "model_json.h"
+#include "place.h"
 #include "simgen.h"
+#include "trace.h"
+
+#define SIM_GEN_USAGE "--nodes N [--mix SPEC] [--seed S] [-o FILE]"
+#define SIM_TRACE_USAGE \
+	"--jobs N [--seed S] [--mix KIND:PCT,..] [--queues NAME[:W],..] [--tenants N] [--load F] [-o FILE]"
 
 static const struct xp_opt sim_opts[] = {
-	{"nodes", 0, "N", "how many nodes (1 to 1000000)"},
-	{"mix", 0, "SPEC", "percent of nodes by kind: KIND:PCT,... (default " XP_SIM_DEFAULT_MIX ")"},
-	{"seed", 0, "S", "seed of every random choice (default 1): the same seed, the same cluster"},
-	{"output", 'o', "FILE", "write the snapshot to FILE instead of standard output"},
+	{"nodes", 0, "N", "gen: how many nodes (1 to 1000000)"},
+	{"mix", 0, "SPEC", "gen: percent of nodes by kind: KIND:PCT,... (default " XP_SIM_DEFAULT_MIX
+			   "); trace: percent of jobs by kind (default " XP_TRACE_DEFAULT_MIX ")"},
+	{"seed", 0, "S", "seed of every random choice (default 1): the same seed, the same output"},
+	{"output", 'o', "FILE", "write to FILE instead of standard output"},
+	{"jobs", 0, "N", "trace: how many jobs (1 to 2000000)"},
+	{"queues", 0, "NAME[:W],..", "trace: the queues jobs go to, with weights (default: one queue 'default')"},
+	{"tenants", 0, "N", "trace: how many tenants submit (default 4)"},
+	{"load", 0, "F", "trace: offered device-time over the cluster's (default 0.85)"},
 	{NULL, 0, NULL, NULL},
 };
+
+static int sim_trace(struct xp_ctx *ctx, const struct xp_args *a);
 
 static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
 	struct xp_err err = {{0}};
+	char words[16];
+	if (strcmp(a->argv[0], "trace") == 0) {
+		int rc = xp_args_sub_check(ctx, a,
+					   &(struct xp_subuse){NULL, "trace", SIM_TRACE_USAGE,
+							       " jobs seed mix queues tenants load output ", 0, 0},
+					   words, sizeof words);
+		return rc ? rc : sim_trace(ctx, a);
+	}
 	if (strcmp(a->argv[0], "gen") != 0) {
 		xp_ctx_error(ctx, "sim: unknown subcommand '%s'; usage: xpool sim %s", a->argv[0],
 			     a->entry->usage);
 		return XP_EXIT_USAGE;
 	}
+	int urc = xp_args_sub_check(ctx, a, &(struct xp_subuse){NULL, "gen", SIM_GEN_USAGE, " nodes mix seed output ", 0, 0},
+				    words, sizeof words);
+	if (urc)
+		return urc;
 	size_t nodes = 0;
 	uint64_t seed = 1;
 	struct xp_sim_mix mix;
@@ -71,15 +97,111 @@ static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	return rc;
 }
 
-/* gen writes inventory JSON whatever --json says: the option would change nothing. */
+/* Opens path for writing ("-" or NULL: the context's output). NULL after saying why. */
+static FILE *out_open(struct xp_ctx *ctx, const char *words, const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return ctx->out;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		xp_ctx_error(ctx, "sim %s: %s: %s", words, path, strerror(errno));
+	return f;
+}
+
+static int sim_trace(struct xp_ctx *ctx, const struct xp_args *a)
+{
+	struct xp_err err = {{0}};
+	struct xp_trace_gen_opts o = {.seed = 1};
+	const char *v;
+	char *end = NULL;
+	int rc = XP_EXIT_USAGE;
+	if (!(v = xp_args_get(a, "jobs"))) {
+		xp_ctx_error(ctx, "sim trace: --jobs N is required");
+		return XP_EXIT_USAGE;
+	}
+	errno = 0;
+	unsigned long long jobs = strtoull(v, &end, 10);
+	if (*end || errno || jobs < 1 || jobs > XP_TRACE_MAX_JOBS || v[0] == '-' || v[0] == '+') {
+		xp_ctx_error(ctx, "sim trace: --jobs: '%s' is not a number from 1 to %d", v, XP_TRACE_MAX_JOBS);
+		return XP_EXIT_USAGE;
+	}
+	o.jobs = (size_t)jobs;
+	if ((v = xp_args_get(a, "seed")) && xp_sim_parse_seed(v, &o.seed, &err) < 0)
+		goto usage;
+	if ((v = xp_args_get(a, "mix")) && xp_trace_mix_parse(v, o.mix, &err) < 0)
+		goto usage;
+	if ((v = xp_args_get(a, "queues")) && xp_trace_queues_parse(v, &o, &err) < 0)
+		goto usage;
+	if ((v = xp_args_get(a, "tenants"))) {
+		errno = 0;
+		unsigned long long n = strtoull(v, &end, 10);
+		if (*end || errno || n < 1 || n > 10000 || v[0] == '-' || v[0] == '+') {
+			xp_errf(&err, "--tenants: '%s' is not a number from 1 to 10000", v);
+			goto usage;
+		}
+		o.tenants = (size_t)n;
+	}
+	if ((v = xp_args_get(a, "load"))) {
+		o.load = strtod(v, &end);
+		if (*end || !(o.load > 0) || o.load > 100) {
+			xp_errf(&err, "--load: '%s' is not a number above 0 and at most 100", v);
+			goto usage;
+		}
+	}
+	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	if (!c) {
+		rc = XP_EXIT_ERROR;
+		goto out;
+	}
+	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
+	size_t n_ms = xp_place_manifests(ms);
+	struct xp_trace t;
+	rc = XP_EXIT_ERROR;
+	if (xp_trace_gen(c, (const struct xp_manifest *const *)ms, n_ms, &o, &t, &err) < 0) {
+		xp_ctx_error(ctx, "sim trace: %s", err.msg);
+		xp_place_manifests_free(ms, n_ms);
+		goto out;
+	}
+	xp_place_manifests_free(ms, n_ms);
+	const char *path = xp_args_get(a, "output");
+	FILE *f = out_open(ctx, "trace", path);
+	if (f) {
+		rc = XP_EXIT_OK;
+		if (xp_trace_write(f, &t, &err) < 0) {
+			xp_ctx_error(ctx, "sim trace: %s%s%s", path ? path : "", path ? ": " : "", err.msg);
+			rc = XP_EXIT_ERROR;
+		}
+		if (f != ctx->out) {
+			if (fclose(f) != 0 && rc == XP_EXIT_OK) {
+				xp_ctx_error(ctx, "sim trace: %s: %s", path, strerror(errno));
+				rc = XP_EXIT_ERROR;
+			}
+			/* Half a trace must not pass for a whole one. */
+			if (rc != XP_EXIT_OK)
+				unlink(path);
+			else if (!ctx->quiet)
+				fprintf(ctx->out, "%s: %zu jobs in %zu queues (seed %llu)\n", path, t.n_jobs, t.qs.n_queues,
+					(unsigned long long)o.seed);
+		}
+	}
+	xp_trace_clear(&t);
+	goto out;
+usage:
+	xp_ctx_error(ctx, "sim trace: %s", err.msg);
+out:
+	xp_trace_gen_opts_clear(&o);
+	return rc;
+}
+
+/* gen writes inventory JSON, trace JSON lines, whatever --json says: the option would change nothing. */
 static const struct xp_subcmd sim_subs[] = {
-	{"gen", false}, {NULL, false},
+	{"gen", false}, {"trace", false}, {NULL, false},
 };
 const struct xp_cmd_entry xp_cmd_sim_entry = {
 	.name = "sim",
 	.alias = NULL,
-	.usage = "gen --nodes N [--mix SPEC] [--seed S] [-o FILE]",
-	.summary = "generate a synthetic heterogeneous cluster snapshot (inventory JSON)",
+	.usage = "gen " SIM_GEN_USAGE " | trace " SIM_TRACE_USAGE,
+	.summary = "generate a synthetic cluster snapshot (inventory JSON) or workload trace (JSON lines)",
 	.opts = sim_opts,
 	.min_args = 1,
 	.max_args = 1,

@@ -574,8 +574,14 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 	for (size_t i = 0; i < opts.cluster->n_nodes; i++)
 		free(r.dev_row[i]);
 	free(r.dev_row);
-	if (rc < 0)
+	if (rc < 0) {
+		/* How far a cancelled run came, for whoever cancelled it (a benchmark's time budget). */
+		uint64_t events = rep->events, passes = rep->passes;
 		xp_qsim_report_clear(rep);
+		rep->events = events;
+		rep->passes = passes;
+		rep->t_end = t_last;
+	}
 	return rc;
 }
 

@@ -72,7 +72,8 @@ struct xp_qsim_report {
  * submit time) and every job s already holds (running ones end at start + actual_s, or est_s
  * when actual_s < 0). After the run each job's start says when it started (-1: never, within
  * the horizon); that is the estimated start of a store's pending job. Fills r (clear it with
- * xp_qsim_report_clear). -1 with err on an invariant broken (o->check), cancel, or failure. */
+ * xp_qsim_report_clear). -1 with err on an invariant broken (o->check), cancel, or failure;
+ * r then holds only events, passes and t_end: how far the run came. */
 int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const struct xp_qsim_opts *o,
 		struct xp_qsim_report *r, struct xp_err *err);
 /* Frees what r owns and zeroes it. */

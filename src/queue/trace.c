@@ -381,8 +381,12 @@ static int read_job(struct rd *r, json_t *o)
 	struct xp_err e = {{0}};
 	j.spec = text ? xp_job_parse(text, strlen(text), "spec", &e) : NULL;
 	free(text);
-	if (!j.spec || xp_job_check(j.spec, NULL, 0, &e) < 0) {
+	if (!j.spec) {
 		xp_where_errf(&r->w, "%s", e.msg);
+		goto fail;
+	}
+	if (xp_job_check(j.spec, NULL, 0, &e) < 0) {
+		xp_where_errf(&r->w, "spec: %s", e.msg);
 		goto fail;
 	}
 	j.name = xp_strdup(json_string_value(id));
@@ -411,12 +415,14 @@ static ssize_t read_line(FILE *f, char **buf, size_t *cap, bool *too_long)
 	int ch;
 	*too_long = false;
 	while ((ch = getc(f)) != EOF) {
+		if (n >= XP_TRACE_MAX_LINE) {
+			*too_long = true;
+			return -1;
+		}
 		if (n + 2 > *cap) {
-			if (*cap >= XP_TRACE_MAX_LINE) {
-				*too_long = true;
-				return -1;
-			}
 			*cap = *cap ? *cap * 2 : 4096;
+			if (*cap > XP_TRACE_MAX_LINE + 2)
+				*cap = XP_TRACE_MAX_LINE + 2;
 			*buf = xp_realloc(*buf, *cap);
 		}
 		if (ch == '\n') {
@@ -487,8 +493,8 @@ int xp_trace_read_file(FILE *f, const char *name, struct xp_trace *t, struct xp_
 	if (!rc && r.w.line == 0)
 		rc = xp_where_errf(&r.w, "empty: no header line");
 	if (!rc && (int64_t)t->n_jobs != r.declared)
-		rc = xp_where_errf(&r.w, "the header says %lld jobs, the file has %zu (cut short?)", (long long)r.declared,
-				   t->n_jobs);
+		rc = xp_errf(err, "%s:1: the header says %lld jobs, the file has %zu (cut short?)", name,
+			     (long long)r.declared, t->n_jobs);
 	if (!rc && t->has_queues)
 		for (size_t i = 0; i < t->n_jobs; i++)
 			if (!xp_qset_queue(&t->qs, t->jobs[i].queue)) {

@@ -175,6 +175,9 @@ static int add_nodes(struct xp_cluster *c, const struct xp_whatif_change *ch, ui
 	char spec[96];
 	snprintf(spec, sizeof spec, "%.80s:100", ch->node_kind);
 	if (xp_sim_mix_parse(spec, &mix, err) < 0) {
+		/* The kind is what --add named: sim gen's "--mix: " would point at an option not given. */
+		if (strncmp(err->msg, "--mix: ", 7) == 0)
+			memmove(err->msg, err->msg + 7, strlen(err->msg + 7) + 1);
 		xp_err_prefix(err, "--add");
 		return -1;
 	}
@@ -206,17 +209,16 @@ static int add_nodes(struct xp_cluster *c, const struct xp_whatif_change *ch, ui
 		for (size_t d = 0; d < n->n_devices; d++) {
 			struct xp_device *dv = &n->devices[d];
 			dv->health = XP_HEALTH_OK;
-			/* Idle: what runs there is what the scenario starts. Free instances stay. */
-			size_t keep = 0;
+			/* Idle and unpartitioned, as a new machine comes: what runs there is what the
+			 * scenario starts (MIG on would offer only its instances, never the whole GPU). */
 			for (size_t a = 0; a < dv->n_allocs; a++) {
-				if (dv->allocs[a].owner) {
-					free(dv->allocs[a].slice);
-					free(dv->allocs[a].owner);
-					free(dv->allocs[a].uuid);
-				} else
-					dv->allocs[keep++] = dv->allocs[a];
+				free(dv->allocs[a].slice);
+				free(dv->allocs[a].owner);
+				free(dv->allocs[a].uuid);
 			}
-			dv->n_allocs = keep;
+			dv->n_allocs = 0;
+			if (dv->mig_mode == 1)
+				dv->mig_mode = 0;
 		}
 		if (i == 0)
 			snprintf(first, sizeof first, "%s", name);
@@ -285,7 +287,8 @@ static void *side_run(void *arg)
 {
 	struct side *sd = arg;
 	const struct xp_whatif *w = sd->w;
-	struct xp_sched_opts so = {.strategy = sd->strategy, .no_backfill = w->no_backfill, .horizon_s = w->horizon_s};
+	struct xp_sched_opts so = {.strategy = sd->strategy, .no_backfill = w->no_backfill, .horizon_s = w->horizon_s,
+				   .reconfigure = w->reconfigure, .skip_tail = true};
 	sd->rc = -1;
 	struct xp_sched *s = xp_sched_new(sd->cluster, w->ms, w->n_ms, sd->qs, &so, &sd->err);
 	if (!s)

@@ -45,6 +45,7 @@ struct xp_whatif {
 	size_t n_changes;
 	int strategy;      /* the scenario's enum xp_strategy; -1: as the baseline's */
 	bool no_backfill;
+	bool reconfigure;  /* MIG slices may go where a new instance could be made (qsched.h) */
 	int64_t t0, horizon_s; /* as xp_qsim_opts */
 	size_t buckets;
 	bool check;
