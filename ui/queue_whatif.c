@@ -95,6 +95,8 @@ static void *run_thread(void *arg)
 		.changes = &r->ch,
 		.n_changes = 1,
 		.strategy = -1,
+		/* As `xpool whatif`: MIG slices may go where an instance could be made. */
+		.reconfigure = true,
 		.t0 = r->t0,
 		.horizon_s = WI_HORIZON,
 		.seed = 1,
