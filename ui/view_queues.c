@@ -865,13 +865,14 @@ static void destroy(void *st)
 }
 
 static const struct xp_view_key keys[] = {
-	{"Tab", "move between the queue tree and its jobs"},
+	{"Tab", "move between the queue tree and its jobs (Shift-Tab, 1-5: views)"},
 	{"Up/Down j/k", "move"},
 	{"Enter  Left/Right", "tree: fold / unfold a queue; jobs: the job's spec, placement, history"},
 	{"s / S", "jobs: sort by the next column / reverse it"},
 	{"h / u / d", "jobs: hold / release / cancel (asks y/N first)"},
 	{"w", "what-if: drain view 1's node (x) or add nodes (+); Esc cancels"},
 	{"Esc", "back"},
+	{"quota bar", "used in the share, borrowed (warning colour), free share, headroom to max"},
 	{NULL, NULL},
 };
 
