@@ -342,6 +342,45 @@ START_TEST(gang_fit_and_commit_accessors)
 }
 END_TEST
 
+/* A bare placement (a scheduler's loop) picks the same devices as a full one but carries no
+ * bus ids, environment or mounts, and a bare refusal no relaxation: two nodes of 8, a job of
+ * 4 devices goes to x's devices 0-3 either way; 12 devices on one node fit nowhere. */
+START_TEST(bare_placement)
+{
+	struct xp_cluster *c = two_nodes("x", "y");
+	struct xp_place_index *ix = xp_place_index_new(c, XP_TEST_MANS, 2);
+	struct xp_err err = {{0}};
+	struct xp_job *j = job("{\"devices\": 4}");
+	struct xp_place_opts full = {.strategy = XP_STRAT_PACK}, bare = {.strategy = XP_STRAT_PACK, .bare = true};
+	struct xp_place_result *a = xp_place_ix(ix, j, &full, &err), *b = xp_place_ix(ix, j, &bare, &err);
+	ck_assert(a && a->placed && b && b->placed);
+	ck_assert_uint_eq(a->replicas[0].node_ix, b->replicas[0].node_ix);
+	ck_assert_uint_eq(b->replicas[0].n_devices, 4);
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(a->replicas[0].pos[k], b->replicas[0].pos[k]);
+	ck_assert_ptr_nonnull(a->replicas[0].env_value);
+	ck_assert_ptr_null(b->replicas[0].env_value);
+	ck_assert_ptr_null(b->replicas[0].bus_ids);
+	ck_assert_uint_eq(b->replicas[0].n_mounts, 0);
+	ck_assert_str_eq(b->replicas[0].isolation, "exclusive");
+	xp_place_result_free(a);
+	xp_place_result_free(b);
+	xp_job_free(j);
+	j = job("{\"devices\": 12}");
+	a = xp_place_ix(ix, j, &full, &err);
+	b = xp_place_ix(ix, j, &bare, &err);
+	ck_assert(a && !a->placed && b && !b->placed);
+	ck_assert_ptr_nonnull(a->relaxation);
+	ck_assert_ptr_null(b->relaxation);
+	ck_assert_str_eq(a->summary, b->summary);
+	xp_place_result_free(a);
+	xp_place_result_free(b);
+	xp_job_free(j);
+	xp_place_index_free(ix);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(homogeneous)
 {
 	/* x runs driver 1, y and z driver 2. Two replicas of 8, homogeneous: only y and z agree,
@@ -1740,7 +1779,7 @@ END_TEST
 
 XP_DEFINE_SUITE(place,
 	{"core", .timeout_s = 120, .setup = setup, .teardown = xp_test_mans_free,
-	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing, gang_fit_and_commit_accessors,
+	 .tests = {pack_and_spread, ring_rule, filters_and_reasons, gang_all_or_nothing, gang_fit_and_commit_accessors, bare_placement,
 		   homogeneous, slices, numa, explain, network, property, cli, cli_validated, cli_batch_keeps_index, product_walk_kept,
 		   console_keeps_index,
 		   cli_batch_sees_new_evidence,

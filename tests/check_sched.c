@@ -750,10 +750,170 @@ START_TEST(fair_share_converges)
 }
 END_TEST
 
+/* A job added as running (a store's) keeps its slots: 8 devices of n0 committed as they are,
+ * charged 8 devices of class h100; a second one on the same devices, an unknown queue, or a
+ * tenant the queue does not take is refused with words, and nothing is kept. */
+START_TEST(add_running_and_refusals)
+{
+	struct world w = {0};
+	w_nodes(&w, 2, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	struct xp_queue *t = w_queue(&w, "t", NULL, 1);
+	t->tenants = xp_calloc(1, sizeof *t->tenants);
+	t->tenants[0] = xp_strdup("alice");
+	t->n_tenants = 1;
+	w_start(&w, NULL);
+	for (int round = 0; round < 2; round++) {
+		struct xp_err err = {{0}};
+		struct xp_qjob j = {.id = 100 + round, .queue = xp_strdup("a"), .submit = 0, .est_s = 50, .actual_s = -1,
+				    .start = 5, .end = -1, .state = XP_JS_RUNNING};
+		j.spec = xp_job_parse("{\"devices\": 8}", 14, NULL, &err);
+		j.alloc.slots = xp_calloc(8, sizeof *j.alloc.slots);
+		j.alloc.n = 8;
+		for (int k = 0; k < 8; k++)
+			j.alloc.slots[k] = (struct xp_qslot){.node_ix = 0, .pos = (uint16_t)k, .take = 1000};
+		int64_t i = xp_sched_add(w.s, &j, &err);
+		if (round == 0) {
+			ck_assert_msg(i == 0, "%s", err.msg);
+			EXPECT(&w, 0, XP_JS_RUNNING, XP_R_NONE, NULL);
+			ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 8000);
+		} else {
+			ck_assert_int_eq(i, -1);
+			ck_assert_msg(strstr(err.msg, "already full"), "%s", err.msg);
+			ck_assert_ptr_null(j.spec);
+		}
+		w_check(&w);
+	}
+	struct xp_err err = {{0}};
+	struct xp_qjob j = {.id = 7, .queue = xp_strdup("nope"), .est_s = 1, .state = XP_JS_PENDING};
+	j.spec = xp_job_parse("{\"devices\": 1}", 14, NULL, &err);
+	ck_assert_int_eq(xp_sched_add(w.s, &j, &err), -1);
+	ck_assert_msg(strstr(err.msg, "no queue 'nope'"), "%s", err.msg);
+	struct xp_qjob k = {.id = 8, .queue = xp_strdup("t"), .tenant = xp_strdup("bob"), .est_s = 1,
+			    .state = XP_JS_PENDING};
+	k.spec = xp_job_parse("{\"devices\": 1}", 14, NULL, &err);
+	ck_assert_int_eq(xp_sched_add(w.s, &k, &err), -1);
+	ck_assert_msg(strstr(err.msg, "does not take tenant 'bob'"), "%s", err.msg);
+	ck_assert_uint_eq(xp_sched_count(w.s), 1);
+	/* The running job's devices are taken: an 8-device job goes to n1. */
+	size_t n = w_job(&w, "a", 0, 6, 10, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 6), 1);
+	ck_assert_uint_eq(J(&w, n)->alloc.slots[0].node_ix, 1);
+	w_free(&w);
+}
+END_TEST
+
+/* Determinism: the same jobs and times give the same transitions, word for word (no clock,
+ * no hash order): the backfill scenario run twice. */
+static void replay(struct world *w)
+{
+	w_nodes(w, 4, 8, NULL);
+	w_class(w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(w, "a", NULL, 2);
+	w_queue(w, "b", NULL, 1);
+	w_start(w, NULL);
+	for (int i = 0; i < 12; i++)
+		w_job(w, i % 2 ? "a" : "b", i % 3, i, 5 + i * 7 % 13, i % 4 ? "{\"devices\": 4}" : "{\"devices\": 8, \"replicas\": 2}");
+	for (int64_t t = 0; t < 80; t += 5) {
+		for (size_t i = 0; i < xp_sched_count(w->s); i++)
+			if (J(w, i)->state == XP_JS_RUNNING && J(w, i)->start + J(w, i)->est_s <= t)
+				w_finish(w, i, t);
+		w_pass(w, t);
+	}
+}
+
+START_TEST(deterministic)
+{
+	struct world a = {0}, b = {0};
+	replay(&a);
+	replay(&b);
+	ck_assert_str_eq(a.log, b.log);
+	ck_assert_ptr_nonnull(strstr(a.log, "running>completed"));
+	w_free(&a);
+	w_free(&b);
+}
+END_TEST
+
+/* Rule: DRF recursively over the tree: top-level p (weight 1, children x weight 1 and y weight
+ * 3) against z (weight 1); 16 devices, 8 one-device jobs in each leaf (x: ids 1-8, y: 9-16,
+ * z: 17-24). Each pick, by hand (shares over 16 devices; ties by name):
+ * p 0 = z 0 -> p: x 0 = y 0 -> x1; z -> z1; p 1 = z 1 -> p: x 1/16 > y 0 -> y1; z2; tie -> p:
+ * x 3/48 > y 1/48 -> y2; z3; tie -> y3 (x 3/48 > y 2/48); z4; tie -> p: x 3/48 = y 3/48 -> x2;
+ * z5; p: x 6/48 > y 3/48 -> y4; z6; y5; z7; y6; z8: 16 devices, x 2 : y 6 = 1 : 3 inside p,
+ * p 8 : z 8. */
+START_TEST(drf_hierarchy)
+{
+	struct world w = {0};
+	w_nodes(&w, 2, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "p", NULL, 1);
+	w_queue(&w, "x", "p", 1);
+	w_queue(&w, "y", "p", 3);
+	w_queue(&w, "z", NULL, 1);
+	w_start(&w, NULL);
+	const char *leaf[3] = {"x", "y", "z"};
+	for (int q = 0; q < 3; q++)
+		for (int i = 0; i < 8; i++)
+			w_job(&w, leaf[q], 0, i, 100, "{\"devices\": 1}");
+	w.log[0] = 0;
+	ck_assert_int_eq(w_pass(&w, 10), 16);
+	char order[160] = "";
+	for (const char *p = strstr(w.log, ":admitted>running"); p; p = strstr(p + 1, ":admitted>running")) {
+		const char *q = p;
+		while (q > w.log && q[-1] != ' ')
+			q--;
+		size_t len = strlen(order);
+		snprintf(order + len, sizeof order - len, "%s%.*s", len ? "," : "", (int)(p - q), q);
+	}
+	ck_assert_str_eq(order, "1,17,9,18,10,19,11,20,2,21,12,22,13,23,14,24");
+	ck_assert_int_eq(xp_sched_used(w.s, 1, 0, XP_RES_DEVICES), 2000);
+	ck_assert_int_eq(xp_sched_used(w.s, 2, 0, XP_RES_DEVICES), 6000);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 8000);
+	ck_assert_int_eq(xp_sched_used(w.s, 3, 0, XP_RES_DEVICES), 8000);
+	/* Positions of what waits: x's 6 jobs are 1..6 in x. */
+	ck_assert_uint_eq(J(&w, 2)->pos_queue, 1);
+	ck_assert_uint_eq(J(&w, 7)->pos_queue, 6);
+	w_free(&w);
+}
+END_TEST
+
+/* Rule (Kueue flavorFungibility TryNextFlavor; a device's class is the first class in creation
+ * order that matches it): n0 has 8 H100 (class h100, created first), n1 8 A100 (class a100).
+ * Queue a may use no h100 (max 0) and 8 a100. A job of 8 NVIDIA devices: pack's tie goes to n0
+ * by name, its H100s would make h100 8 > 0; narrowed to class h100 the same; narrowed to a100
+ * it places on n1 and 8 <= 8: it starts there, charged 8 a100 devices. A second such job:
+ * a100 8 + 8 > 8 and h100 0 + 8 > 0: QuotaExceeded on the class it placed on first (h100). */
+START_TEST(next_class_quota)
+{
+	struct world w = {0};
+	w_nodes(&w, 1, 8, "H100 80GB HBM3");
+	w_nodes(&w, 1, 8, "A100 80GB");
+	w_class(&w, "h100", NULL, "*H100*", NULL);
+	w_class(&w, "a100", NULL, "*A100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_quota(&w, "a", "h100", XP_RES_DEVICES, 0, 0, 0, -1, -1);
+	w_quota(&w, "a", "a100", XP_RES_DEVICES, 0, 8, 8, -1, -1);
+	w_start(&w, NULL);
+	ck_assert_int_eq(xp_sched_device_class(w.s, 0, 0), 0);
+	ck_assert_int_eq(xp_sched_device_class(w.s, 1, 7), 1);
+	size_t j1 = w_job(&w, "a", 0, 0, 100, "{\"devices\": 8, \"vendor\": \"NVIDIA\"}");
+	size_t j2 = w_job(&w, "a", 0, 1, 100, "{\"devices\": 8, \"vendor\": \"NVIDIA\"}");
+	ck_assert_int_eq(w_pass(&w, 0), 1);
+	EXPECT(&w, j1, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, j1)->alloc.slots[0].node_ix, 1);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 1, XP_RES_DEVICES), 8000);
+	ck_assert_int_eq(xp_sched_used(w.s, 0, 0, XP_RES_DEVICES), 0);
+	EXPECT(&w, j2, XP_JS_PENDING, XP_R_QUOTA, NULL);
+	ck_assert_str_eq(J(&w, j2)->reason_text, "h100 devices 0/0 used, 8 more needed");
+	w_free(&w);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
-	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order}},
+	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
-	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption}},
+	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption, next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, gang}},
 	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

@@ -15,7 +15,8 @@ static void replica_free(struct xp_place_replica *r)
 	free(r->node);
 	free(r->devices);
 	free(r->pos);
-	xp_strv_free(r->bus_ids, r->n_devices);
+	if (r->bus_ids) /* none for a bare placement */
+		xp_strv_free(r->bus_ids, r->n_devices);
 	xp_strv_free(r->mounts, r->n_mounts);
 	free(r->slice);
 	free(r->cpus);
@@ -628,6 +629,8 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				const struct xp_device *d = &n->devices[ch.dev[k]];
 				rp->devices[k] = d->index;
 				rp->pos[k] = ch.dev[k];
+				if (p->bare)
+					continue;
 				xp_strv_add(&rp->bus_ids, &nb, d->pci_bus_id ? d->pci_bus_id : "");
 				/* The task sees devices by the vendor's own numbering, which differs from
 				 * the node's whenever other accelerators come first on the bus. */
@@ -637,9 +640,9 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 				if (d->numa != numa)
 					numa = -1;
 			}
-			rp->numa = numa;
+			rp->numa = p->bare ? -1 : numa;
 			/* The CPUs to pin the task to: those of the devices' NUMA domain. */
-			for (size_t k = 0; numa >= 0 && k < n->n_numa && !rp->cpus; k++)
+			for (size_t k = 0; !p->bare && numa >= 0 && k < n->n_numa && !rp->cpus; k++)
 				if (n->numa[k].id == numa && n->numa[k].cpus && *n->numa[k].cpus)
 					rp->cpus = xp_strdup(n->numa[k].cpus);
 			if (g->slice)
@@ -659,11 +662,13 @@ static void run_attempt(struct pctx *p, struct attempt *t)
 			memcpy(rp->breakdown, ch.parts, sizeof rp->breakdown);
 			/* The binding comes from the vendor's manifest: which variable, which device files. */
 			const struct xpi_dinfo *di = xpl_dinfo(p, ch.ni, (size_t)ch.dev[0]);
-			const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
-			rp->env_name = xp_strdup(ev ? ev : XP_PLACE_GENERIC_ENV);
-			rp->env_value = xp_strdup(env);
-			rp->env_shown = inst ? mig_env(p, t, rp, vid[0]) : xp_strdup(env);
-			rp->n_mounts = di->m ? xp_manifest_mounts(di->m, vid, rp->n_devices, &rp->mounts) : 0;
+			if (!p->bare) {
+				const char *ev = di->m ? xp_manifest_env(di->m) : NULL;
+				rp->env_name = xp_strdup(ev ? ev : XP_PLACE_GENERIC_ENV);
+				rp->env_value = xp_strdup(env);
+				rp->env_shown = inst ? mig_env(p, t, rp, vid[0]) : xp_strdup(env);
+				rp->n_mounts = di->m ? xp_manifest_mounts(di->m, vid, rp->n_devices, &rp->mounts) : 0;
+			}
 			free(vid);
 			t->total += ch.score;
 			/* This replica's devices are busy for the next ones (taken back at the end). */
@@ -881,7 +886,7 @@ struct xp_place_result *xpl_place(struct xp_place_index *ix, const struct xp_job
 	}
 	int strategy = opts && opts->strategy >= 0 && opts->strategy < XP_STRAT_COUNT ? opts->strategy : XP_STRAT_PACK;
 	struct pctx p = {.ix = ix, .c = c, .job = job, .strategy = strategy, .scan = opts && opts->scan,
-			 .quiet = opts && opts->quiet, .reconfigure = opts && opts->reconfigure, .net = net};
+			 .quiet = opts && opts->quiet, .bare = opts && opts->bare, .reconfigure = opts && opts->reconfigure, .net = net};
 
 	/* Homogeneous: one attempt per kind of device in the cluster (sorted), best wins; a greedy
 	 * first replica could otherwise lock the job onto a kind too scarce for the rest. Each

@@ -60,6 +60,10 @@ struct xp_place_opts {
 	bool reconfigure;         /* a MIG slice may also go where a new instance could be made (the
 				   * GPU repartitioned); false: only on a free existing instance of its
 				   * profile, as NVIDIA's device plugin and Slurm schedule */
+	bool bare;                /* a placed replica needs only its node, devices, positions, take,
+				   * slice and isolation: no bus ids, CPUs, environment or mounts, and a
+				   * refusal no relaxation (a scheduler that commits it: faster); last,
+				   * as callers give the fields above by position */
 };
 
 /* The variable that names a replica's devices when its vendor's manifest names none: a

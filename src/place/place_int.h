@@ -27,6 +27,7 @@ struct pctx {
 	int strategy;
 	bool scan;         /* judge node by node, no index: the reference the tests compare with */
 	bool quiet;        /* no reasons for a refusal */
+	bool bare;         /* placed replicas without bus ids, CPUs, environment or mounts */
 	bool reconfigure;  /* MIG: new instances allowed, not only free existing ones */
 	const struct xp_device *key; /* homogeneous key: vendor, model, driver of this device */
 	uint32_t key_kind; /* its kind number (ix->kind) */

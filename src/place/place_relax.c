@@ -224,7 +224,8 @@ struct xp_place_result *xp_place_ix(struct xp_place_index *ix, const struct xp_j
 				    const struct xp_place_opts *opts, struct xp_err *err)
 {
 	struct xp_place_result *r = xpl_place(ix, job, opts, err);
-	if (r && !r->placed && !(opts && opts->quiet))
+	/* A scheduler's loop (quiet or bare) has no use for the relaxation's dry-runs. */
+	if (r && !r->placed && !(opts && (opts->quiet || opts->bare)))
 		r->relaxation = relax(ix, job, opts);
 	return r;
 }

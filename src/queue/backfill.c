@@ -40,7 +40,7 @@ static void reserve(struct xp_sched *s, size_t head, int64_t now, bool try_now)
 	int64_t free_ = s->free_milli;
 	int64_t need = (int64_t)xs_whole_demand(s->jobs[head].j.spec) * XS_MILLI;
 	size_t released = 0;
-	struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = true, .reconfigure = s->o.reconfigure};
+	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = true, .reconfigure = s->o.reconfigure};
 	bool first_try = try_now;
 	while (released < n || first_try) {
 		int64_t t = now;

@@ -112,7 +112,7 @@ static void take_back(struct xp_sched *s, size_t vi)
  * within its deserved quota); NULL otherwise. */
 static struct xp_place_result *fits(struct xp_sched *s, size_t ji, bool reclaim)
 {
-	struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = true, .reconfigure = s->o.reconfigure};
+	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = true, .reconfigure = s->o.reconfigure};
 	struct xp_err err;
 	struct xp_place_result *r = xp_place_ix(s->ix, s->jobs[ji].j.spec, &po, &err);
 	if (!r || !r->placed) {

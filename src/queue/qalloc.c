@@ -134,6 +134,7 @@ void xs_charge_compute(struct xp_sched *s, size_t ji)
 void xs_charge_apply(struct xp_sched *s, size_t ji, int sign)
 {
 	struct xs_job *sj = &s->jobs[ji];
+	s->share_ok = false;
 	for (size_t q = sj->qi; q != SIZE_MAX; q = s->q[q].parent)
 		for (size_t i = 0; i < sj->n_ch; i++)
 			s->used[q * s->nc * XP_RES_COUNT + sj->ch[i].key] += sign * sj->ch[i].amt;

@@ -4,6 +4,7 @@
 #include "qsched.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,41 @@ static void block_slots(struct xp_sched *s, size_t node, const size_t *pos, size
 
 /* ---------- creation ---------- */
 
+/* The number of a shape, made when new. */
+static uint32_t shape_of(struct xp_sched *s, const char *sig)
+{
+	bool found;
+	int id = 0;
+	xs_map_get(&s->shapes, sig, &id, &found);
+	if (found)
+		return (uint32_t)id;
+	if (s->n_shapes == s->cap_shapes) {
+		size_t cap = s->cap_shapes ? s->cap_shapes * 2 : 16;
+		s->fail = xp_realloc(s->fail, cap * sizeof *s->fail);
+		s->shape_pending = xp_realloc(s->shape_pending, cap * sizeof *s->shape_pending);
+		s->qfail = xp_realloc(s->qfail, cap * (s->nq ? s->nq : 1) * sizeof *s->qfail);
+		s->cap_shapes = cap;
+	}
+	memset(&s->fail[s->n_shapes], 0, sizeof *s->fail);
+	s->shape_pending[s->n_shapes] = 0;
+	memset(&s->qfail[s->n_shapes * s->nq], 0, s->nq * sizeof *s->qfail);
+	xs_map_put(&s->shapes, sig, (int)s->n_shapes, NULL);
+	return (uint32_t)s->n_shapes++;
+}
+
+static void fail_put(struct xp_sched *s, struct xs_fail *f, int reason, const char *text)
+{
+	/* A placement refusal of a shape with pending jobs: one more shape that cannot start. */
+	if (f >= s->fail && f < s->fail + s->n_shapes && f->gen != s->fail_gen && s->shape_pending[f - s->fail])
+		s->n_refused++;
+	f->gen = s->fail_gen;
+	f->reason = reason;
+	if (!f->text || strcmp(f->text, text ? text : "") != 0) {
+		free(f->text);
+		f->text = xp_strdup(text ? text : "");
+	}
+}
+
 static char *job_sig(const struct xp_job *spec)
 {
 	json_t *o = xp_job_to_json(spec);
@@ -231,13 +267,15 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	if (o)
 		s->o = *o;
 	if (!s->o.depth)
-		s->o.depth = 1000;
+		s->o.depth = s->o.skip_tail ? 100 : 1000;
 	if (!s->o.horizon_s)
 		s->o.horizon_s = 86400;
 	s->nq = qs->n_queues;
 	s->nc = qs->n_classes;
 	s->head = SIZE_MAX;
 	s->shadow = -1;
+	s->fail_gen = 1;
+	s->ix_gen = 1;
 	s->off = xp_calloc(c->n_nodes + 1, sizeof *s->off);
 	for (size_t n = 0; n < c->n_nodes; n++)
 		s->off[n + 1] = s->off[n] + c->nodes[n]->n_devices;
@@ -264,13 +302,15 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 					ci = (int)order[k];
 			s->slot_class[s->off[n] + p] = ci;
 		}
-	free(order);
+	s->class_order = order;
 	s->cap = xp_calloc((s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->cap);
 	s->used = xp_calloc((s->nq ? s->nq : 1) * (s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->used);
+	s->share = xp_calloc(s->nq ? s->nq : 1, sizeof *s->share);
 	capacity_compute(s);
 	xq_init(s);
 	s->q = xp_calloc(s->nq ? s->nq : 1, sizeof *s->q);
 	for (size_t i = 0; i < s->nq; i++) {
+		s->q[i].min_started_prio = INT_MAX;
 		s->q[i].parent = SIZE_MAX;
 		if (qs->queues[i].parent)
 			s->q[i].parent = (size_t)(xp_qset_queue(qs, qs->queues[i].parent) - qs->queues);
@@ -329,16 +369,26 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->roots);
 	free(s->off);
 	free(s->slot_class);
+	free(s->class_order);
 	free(s->failed);
 	free(s->reserved);
 	free(s->resv_slots);
 	free(s->drained);
 	free(s->cap);
 	free(s->used);
+	free(s->share);
 	free(s->qt);
 	free(s->running);
 	xs_map_clear(&s->idle_ans);
-	xs_map_clear(&s->pass_fail);
+	xs_map_clear(&s->shapes);
+	for (size_t i = 0; i < s->n_shapes; i++) {
+		free(s->fail[i].text);
+		for (size_t q = 0; q < s->nq; q++)
+			free(s->qfail[i * s->nq + q].text);
+	}
+	free(s->fail);
+	free(s->shape_pending);
+	free(s->qfail);
 	xp_place_index_free(s->ix);
 	xp_place_index_free(s->idle);
 	free(s);
@@ -393,6 +443,11 @@ static size_t pend_insert(struct xp_sched *s, size_t ji)
 	memmove(&q->pend[lo + 1], &q->pend[lo], (q->n_pend - lo) * sizeof *q->pend);
 	q->pend[lo] = ji;
 	q->n_pend++;
+	uint32_t sh = s->jobs[ji].shape;
+	if (s->shape_pending[sh]++ == 0) {
+		s->n_shapes_pending++;
+		s->n_refused += s->fail[sh].gen == s->fail_gen;
+	}
 	/* Mid-pass (a preempted job back in its queue): what was already looked at stays so. */
 	if (lo < q->cur)
 		q->cur++;
@@ -406,6 +461,11 @@ static void pend_remove(struct xp_sched *s, size_t ji)
 		if (q->pend[i] == ji) {
 			memmove(&q->pend[i], &q->pend[i + 1], (q->n_pend - i - 1) * sizeof *q->pend);
 			q->n_pend--;
+			uint32_t sh = s->jobs[ji].shape;
+			if (--s->shape_pending[sh] == 0) {
+				s->n_shapes_pending--;
+				s->n_refused -= s->fail[sh].gen == s->fail_gen;
+			}
 			return;
 		}
 }
@@ -450,6 +510,10 @@ static void running_add(struct xp_sched *s, size_t ji)
 	s->running[at] = ji;
 	s->n_running++;
 	free_adjust(s, ji, -1);
+	struct xs_queue *q = &s->q[s->jobs[ji].qi];
+	q->n_running++;
+	if (s->jobs[ji].j.priority < q->min_started_prio)
+		q->min_started_prio = s->jobs[ji].j.priority;
 }
 
 /* Before the job's slots and start are cleared. */
@@ -464,6 +528,7 @@ static void running_remove(struct xp_sched *s, size_t ji)
 	memmove(&s->running[at], &s->running[at + 1], (s->n_running - at - 1) * sizeof *s->running);
 	s->n_running--;
 	free_adjust(s, ji, +1);
+	s->q[s->jobs[ji].qi].n_running--;
 }
 
 /* ---------- adding jobs ---------- */
@@ -536,6 +601,8 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 	memset(j, 0, sizeof *j);
 	sj->qi = (size_t)(q - s->qs->queues);
 	sj->sig = job_sig(sj->j.spec);
+	sj->shape = shape_of(s, sj->sig);
+	sj->need = (int64_t)xs_whole_demand(sj->j.spec) * XS_MILLI;
 	sj->j.pos_queue = sj->j.pos_global = 0;
 	sj->j.eta = -1;
 	if (xp_jstate_final(st)) {
@@ -593,7 +660,7 @@ static void stop_running(struct xp_sched *s, size_t ji)
 	/* Devices came free: the refusals kept since the last release are stale. The head's
 	 * reservation stays: devices free earlier than estimated can only bring its start
 	 * forward, never delay it (it is worked out again when the head changes). */
-	xs_map_clear(&s->pass_fail);
+	xs_fail_clear(s);
 }
 
 int xp_sched_finish(struct xp_sched *s, size_t i, int state, int64_t now, struct xp_err *err)
@@ -681,10 +748,11 @@ static void free_recount(struct xp_sched *s)
 static void recapacity(struct xp_sched *s)
 {
 	capacity_compute(s);
+	s->share_ok = false;
 	free_recount(s);
 	s->resv_valid = false;
 	xs_map_clear(&s->idle_ans);
-	xs_map_clear(&s->pass_fail);
+	xs_fail_clear(s);
 }
 
 int xp_sched_drain(struct xp_sched *s, size_t node_ix, struct xp_err *err)
@@ -765,7 +833,7 @@ static size_t pick(const struct xp_sched *s, const size_t *ids, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		if (!active(s, ids[k]))
 			continue;
-		double sh = xp_sched_share(s, ids[k]);
+		double sh = s->share[ids[k]];
 		if (best == SIZE_MAX || sh < bs || (sh == bs && s->q[ids[k]].rank < s->q[best].rank)) {
 			best = ids[k];
 			bs = sh;
@@ -776,8 +844,14 @@ static size_t pick(const struct xp_sched *s, const size_t *ids, size_t n)
 
 /* The queue whose next job comes next: down the tree by share; a queue's own jobs go before
  * its children's. SIZE_MAX when none is left. */
-static size_t next_queue(const struct xp_sched *s)
+static size_t next_queue(struct xp_sched *s)
 {
+	/* Shares change only when charges do (xs_charge_apply marks them stale). */
+	if (!s->share_ok) {
+		for (size_t i = 0; i < s->nq; i++)
+			s->share[i] = xp_sched_share(s, i);
+		s->share_ok = true;
+	}
 	size_t qi = pick(s, s->roots, s->n_roots);
 	while (qi != SIZE_MAX) {
 		const struct xs_queue *q = &s->q[qi];
@@ -794,6 +868,7 @@ static void start_job(struct xp_sched *s, size_t ji, const struct xp_place_resul
 	struct xs_job *sj = &s->jobs[ji];
 	xs_alloc_from_result(sj, r);
 	sj->j.alloc.commit = xp_place_commit(s->ix, r);
+	s->ix_gen++;
 	xs_charge_compute(s, ji);
 	xs_charge_apply(s, ji, +1);
 	sj->j.start = now;
@@ -826,7 +901,7 @@ static int refusal(struct xp_sched *s, struct xs_job *sj, const struct xp_place_
 	int idle_reason = 0;
 	const char *idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
 	if (!found) {
-		struct xp_place_opts po = {.strategy = s->o.strategy, .reconfigure = s->o.reconfigure};
+		struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .reconfigure = s->o.reconfigure};
 		struct xp_err e2;
 		struct xp_place_result *ir = xp_place_ix(s->idle, sj->j.spec, &po, &e2);
 		if (!ir || ir->placed || ir->fit >= gmin)
@@ -890,7 +965,7 @@ static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int 
 	}
 	if (n) {
 		s->resv_valid = false;
-		xs_map_clear(&s->pass_fail);
+		xs_fail_clear(s);
 	}
 }
 
@@ -915,10 +990,103 @@ static void drain_queue(struct xp_sched *s, size_t qi, int64_t now)
 	}
 }
 
+/* Free milli-devices among the head's reserved slots (kept per index generation). */
+static int64_t resv_free(struct xp_sched *s)
+{
+	if (s->resv_free_gen == s->ix_gen)
+		return s->resv_free;
+	int64_t f = 0;
+	for (size_t k = 0; k < s->n_resv; k++) {
+		size_t slot = s->resv_slots[k], lo = 0, hi = s->c->n_nodes;
+		/* The slot's node: the last whose first slot is at or before it. */
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (s->off[mid] <= slot)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (s->drained[lo] || s->failed[slot])
+			continue;
+		int64_t u = llround(xp_place_index_use(s->ix, lo, slot - s->off[lo], NULL) * XS_MILLI);
+		if (u < XS_MILLI)
+			f += XS_MILLI - u;
+	}
+	s->resv_free = f;
+	s->resv_free_gen = s->ix_gen;
+	return f;
+}
+
 /* Whether a job starting on r now would delay the head job's reservation. */
 static bool delays_head(const struct xp_sched *s, size_t head, int64_t now, int64_t est, const struct xp_place_result *r)
 {
 	return head != SIZE_MAX && s->shadow >= 0 && now + est > s->shadow && touches_reserved(s, r);
+}
+
+/* A copy of spec with every group narrowed to device class k: its vendor and model globs
+ * where the group gives none, its label as one more selector. NULL when k is a built-in. */
+static struct xp_job *narrow(const struct xp_job *spec, const struct xp_rclass *k)
+{
+	if (k->builtin || (!k->vendor && !k->model && !k->label))
+		return NULL;
+	json_t *o = xp_job_to_json(spec);
+	char *t = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	struct xp_err err;
+	struct xp_job *j = t ? xp_job_parse(t, strlen(t), NULL, &err) : NULL;
+	free(t);
+	for (size_t g = 0; j && g < j->n_groups; g++) {
+		struct xp_task_group *tg = &j->groups[g];
+		if (k->vendor && !tg->vendor)
+			tg->vendor = xp_strdup(k->vendor);
+		if (k->model && !tg->model)
+			tg->model = xp_strdup(k->model);
+		const char *eq = k->label ? strchr(k->label, '=') : NULL;
+		if (eq) {
+			char *key = xp_strdup(k->label);
+			key[eq - k->label] = 0;
+			xp_labels_set(&tg->labels, key, eq + 1);
+			free(key);
+		}
+	}
+	return j;
+}
+
+/* Kueue's flavor fungibility (TryNextFlavor): a job its quota refused where it placed may fit
+ * the quota on devices of another class; each device class in class order, the job narrowed
+ * to it, is placed and admitted in turn. The first that is admitted: its placement. */
+static struct xp_place_result *next_class(struct xp_sched *s, size_t ji, const struct xp_place_opts *po)
+{
+	struct xs_job *sj = &s->jobs[ji];
+	size_t n_dev = 0;
+	for (size_t k = 0; k < s->nc; k++)
+		n_dev += !s->qs->classes[k].builtin;
+	if (n_dev < 2)
+		return NULL;
+	for (size_t o = 0; o < s->nc; o++) {
+		struct xp_job *nj = narrow(sj->j.spec, &s->qs->classes[s->class_order[o]]);
+		if (!nj)
+			continue;
+		struct xp_err err;
+		struct xp_place_result *r = xp_place_ix(s->ix, nj, po, &err);
+		xp_job_free(nj);
+		if (!r || !r->placed) {
+			xp_place_result_free(r);
+			continue;
+		}
+		struct xs_charge *ch;
+		size_t n;
+		xs_result_charges(s, ji, r, &ch, &n);
+		char *text = NULL;
+		bool short_;
+		int reason = xq_admit(s, sj->qi, ch, n, &text, &short_);
+		free(text);
+		free(ch);
+		if (!reason)
+			return r;
+		xp_place_result_free(r);
+	}
+	return NULL;
 }
 
 /* Looks at job ji once in a pass: starts it (1), or gives it its reason (0). */
@@ -930,29 +1098,51 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 	int reason = 0;
 	char *text = NULL;
 	bool found;
-	/* A shape refused this pass (no release since) is refused again: no dry-run. Quota
+	/* A shape refused since devices last came free is refused again: no dry-run. Quota
 	 * answers depend on the queue too. */
-	char *qkey = xp_asprintf("%s\n%s", qu->name, sj->sig);
-	const char *cached = xs_map_get(&s->pass_fail, sj->sig, &reason, &found);
-	if (!found)
-		cached = xs_map_get(&s->pass_fail, qkey, &reason, &found);
+	struct xs_fail *pf = &s->fail[sj->shape], *qf = &s->qfail[sj->shape * s->nq + qi];
+	/* Not the shape's answer when this job might preempt where another could not: its queue
+	 * preempts or reclaims, or may hold lower-priority jobs (the Priority reason's check). */
+	const struct xs_queue *sq = &s->q[qi];
+	bool own = qu->within != XP_QP_NEVER || qu->reclaim != XP_QP_NEVER ||
+		   (sq->n_running && sj->j.priority > sq->min_started_prio);
+	bool qown = qu->reclaim == XP_QP_LOWER_PRIORITY; /* reclaim by priority: per job */
+	found = (!own && pf->gen == s->fail_gen) || (!qown && qf->gen == s->fail_gen);
 	if (found) {
-		set_reason(sj, reason, cached);
-		free(qkey);
+		const struct xs_fail *f = !own && pf->gen == s->fail_gen ? pf : qf;
+		(void)qown;
+		set_reason(sj, f->reason, f->text);
+		return 0;
+	}
+	/* Behind a reservation: a job ending after the reserved start that needs more whole
+	 * devices than are free outside the reserved ones, or whose shape was just refused for
+	 * touching them with no shorter estimate, would delay the head: no dry-run. */
+	if (!own && head != SIZE_MAX && s->shadow >= 0 && now + sj->j.est_s > s->shadow &&
+	    ((sj->need && sj->need > s->free_milli - resv_free(s)) ||
+	     (pf->delay_gen == s->ix_gen && sj->j.est_s >= pf->delay_est))) {
+		char t[128], tt[40];
+		xs_time_text(s->shadow, tt, sizeof tt);
+		snprintf(t, sizeof t, "would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
+		set_reason(sj, XP_R_PRIORITY, t);
 		return 0;
 	}
 	/* The counting gate (a simulator's passes): more whole devices than are free, and no
 	 * preemption to make room: Resources without a dry-run. */
-	int64_t need = (int64_t)xs_whole_demand(sj->j.spec) * XS_MILLI;
-	if (s->o.skip_tail && need > s->free_milli && !s->may_preempt) {
+	if (s->o.skip_tail && sj->need > s->free_milli && !s->may_preempt) {
+		/* The words stay the same from pass to pass (no free count): no copy each time. */
 		char t[96];
-		snprintf(t, sizeof t, "%lld devices needed, %lld free", (long long)(need / XS_MILLI),
-			 (long long)(s->free_milli / XS_MILLI));
-		set_reason(sj, XP_R_RESOURCES, t);
-		free(qkey);
+		snprintf(t, sizeof t, "%lld devices needed, fewer free", (long long)(sj->need / XS_MILLI));
+		if (sj->j.reason != XP_R_RESOURCES || !sj->j.reason_text || strcmp(sj->j.reason_text, t) != 0)
+			set_reason(sj, XP_R_RESOURCES, t);
 		return 0;
 	}
-	struct xp_place_opts po = {.strategy = s->o.strategy, .quiet = false, .reconfigure = s->o.reconfigure};
+	/* A simulator's pass needs no reasons' words for a refusal (only which reason): quiet,
+	 * unless the job asks for a validated layer (NotValidated is the placement's top reason). */
+	bool validated = false;
+	for (size_t g = 0; g < sj->j.spec->n_groups; g++)
+		validated = validated || sj->j.spec->groups[g].validated_layer >= 0;
+	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = s->o.skip_tail && !validated,
+				   .reconfigure = s->o.reconfigure};
 	struct xp_err e2;
 	struct xp_place_result *r = xp_place_ix(s->ix, sj->j.spec, &po, &e2);
 	size_t *victims = NULL, nv = 0;
@@ -980,15 +1170,30 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 				vreason = XP_R_QUOTA;
 			}
 		}
+		if (reason) {
+			struct xp_place_result *r2 = next_class(s, ji, &po);
+			if (r2) {
+				xp_place_result_free(r);
+				r = r2;
+				reason = 0;
+				free(text);
+				text = NULL;
+			}
+		}
 		free(ch);
-		if (reason && !found)
-			xs_map_put(&s->pass_fail, qkey, reason, text);
+		if (reason)
+			fail_put(s, qf, reason, text);
 	} else {
 		reason = refusal(s, sj, r, &text);
 		if (reason == XP_R_RESOURCES || reason == XP_R_GANG) {
 			struct xp_place_result *r2 = NULL;
 			size_t nc;
-			size_t *cand = xp_preempt_within(s, ji, &nc);
+			/* Candidates only where there may be some: a queue that preempts, or one whose
+			 * lower-priority jobs may hold what this one needs (the Priority reason). */
+			const struct xs_queue *sq2 = &s->q[qi];
+			size_t *cand = qu->within != XP_QP_NEVER || (sq2->n_running && sj->j.priority > sq2->min_started_prio)
+					       ? xp_preempt_within(s, ji, &nc)
+					       : (nc = 0, NULL);
 			if (nc && qu->within != XP_QP_NEVER) {
 				r2 = xp_preempt_find(s, ji, cand, nc, false, false, &victims, &nv);
 				vreason = XP_R_PRIORITY;
@@ -1024,14 +1229,18 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 			}
 		}
 		if (reason && reason != XP_R_PRIORITY)
-			xs_map_put(&s->pass_fail, sj->sig, reason, text);
+			fail_put(s, pf, reason, text);
 	}
-	free(qkey);
 	if (!reason && delays_head(s, head, now, sj->j.est_s, r)) {
 		char tt[40];
 		xs_time_text(s->shadow, tt, sizeof tt);
 		text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
 		reason = XP_R_PRIORITY;
+		if (!nv) {
+			if (pf->delay_gen != s->ix_gen || sj->j.est_s < pf->delay_est)
+				pf->delay_est = sj->j.est_s;
+			pf->delay_gen = s->ix_gen;
+		}
 		/* Victims found for it stay: put them back. */
 		for (size_t k = nv; k-- > 0;) {
 			struct xs_job *v = &s->jobs[victims[k]];
@@ -1063,7 +1272,6 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 {
 	(void)err;
 	int started = 0;
-	xs_map_clear(&s->pass_fail);
 	for (size_t i = 0; i < s->nq; i++) {
 		s->q[i].cur = 0;
 		s->q[i].blocker = SIZE_MAX;
@@ -1107,7 +1315,9 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			set_reason(sj, XP_R_PRIORITY, text);
 			continue;
 		}
-		if (s->o.skip_tail && s->free_milli <= 0 && !s->may_preempt)
+		/* A simulator's pass ends once nothing can start: no device free, or every shape
+		 * waiting refused since devices last came free. */
+		if (s->o.skip_tail && !s->may_preempt && (s->free_milli <= 0 || s->n_refused >= s->n_shapes_pending))
 			break;
 		tried++;
 		if (try_job(s, ji, now, head, &stale)) {
@@ -1125,8 +1335,10 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			if (s->o.no_backfill)
 				stop_all = true;
 			else if (!s->resv_valid || s->head != ji || stale || (s->shadow >= 0 && now >= s->shadow) ||
-				 (s->shadow < 0 && now != s->resv_now))
+				 (s->shadow < 0 && now != s->resv_now)) {
 				xs_reservation(s, ji, now);
+				s->ix_gen++;
+			}
 		}
 		if (s->qs->queues[qi].order == XP_QO_STRICT) {
 			q->stopped = true;

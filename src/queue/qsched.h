@@ -23,7 +23,8 @@
 struct xp_sched_opts {
 	int strategy;      /* enum xp_strategy (place.h); 0 = pack */
 	bool no_backfill;  /* true: strict order, no backfill (for comparisons) */
-	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000 */
+	size_t depth;      /* most jobs tried per pass (Slurm default_queue_depth); 0: 1000, or 100
+			    * with skip_tail (Slurm's own default_queue_depth) */
 	int64_t horizon_s; /* how far ahead a reservation is looked for; 0: 86400 */
 	bool reconfigure;  /* MIG slices may go where a new instance could be made */
 	bool skip_tail;    /* a pass stops at the depth cap, or once no device is free and no queue may
@@ -103,7 +104,10 @@ int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos);
 
 /* Checks every invariant (no device over-allocated, no queue over its maximum, borrowing
  * within limits, every pending or held job with a reason and text, usage counters equal to a
- * recount, every running job's commit live in the index); -1 with err naming the first broken. */
+ * recount, every running job's commit live in the index, and the head job's shadow time,
+ * worked out again, no later than the one backfill was let in under); -1 with err naming the
+ * first broken. It releases and commits again the running jobs of that walk: their commit ids
+ * change, nothing else. */
 int xp_sched_check(const struct xp_sched *s, struct xp_err *err);
 
 #endif

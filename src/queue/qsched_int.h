@@ -24,6 +24,8 @@ struct xs_job {
 	struct xp_qjob j;
 	size_t qi;              /* its queue's index in the qset */
 	char *sig;              /* its shape (the spec without name, queue, tenant, priority) */
+	uint32_t shape;         /* the shape's number (s->shapes) */
+	int64_t need;           /* whole devices it needs at the least, milli (the counting gate) */
 	struct xs_charge *ch;   /* what it is charged while running */
 	size_t n_ch;
 	bool backfilled;        /* started behind a reservation (for the invariants) */
@@ -41,6 +43,17 @@ struct xs_queue {
 	size_t cur;             /* next of pend to look at */
 	bool stopped;           /* strict queue blocked, or inactive */
 	size_t blocker;         /* strict: the job it stopped at */
+	size_t n_running;       /* its running jobs */
+	int min_started_prio;   /* the lowest priority any of its jobs started with (INT_MAX: none) */
+};
+
+/* A kept refusal. */
+struct xs_fail {
+	uint64_t gen;
+	int reason;
+	char *text;
+	uint64_t delay_gen;     /* placed but on the head's reserved devices, while ix_gen is this */
+	int64_t delay_est;      /* the shortest estimate refused so */
 };
 
 /* A small string map for the per-pass and per-shape caches. */
@@ -63,9 +76,12 @@ struct xp_sched {
 	size_t *off;                 /* node -> its first device slot */
 	size_t n_slots;
 	int *slot_class;             /* device slot -> class index, -1 none */
+	size_t *class_order;         /* class indices in creation order (created, then name) */
 	int cpu_ci, mem_ci;          /* the built-ins' indices, -1 when the set has none */
 	int64_t *cap;                /* nc x XP_RES_COUNT */
 	int64_t *used;               /* nq x nc x XP_RES_COUNT, descendants included */
+	double *share;               /* per queue, kept while share_ok */
+	bool share_ok;
 	const struct xp_quota **qt;  /* nq x nc x XP_RES_COUNT: the queue's quota, NULL none (quota.c) */
 	struct xs_job *jobs;
 	size_t n_jobs, cap_jobs;
@@ -81,7 +97,19 @@ struct xp_sched {
 	int64_t free_milli;          /* usable devices' free shares less what running jobs hold */
 	size_t n_running, cap_running;
 	struct xs_map idle_ans;      /* shape -> reason on the idle cluster (0: fits) */
-	struct xs_map pass_fail;     /* shape -> reason and text refused this pass, no release since */
+	/* Refusals kept until devices come free (starts only take more): per shape (placement) and
+	 * per queue and shape (quota), valid while their generation is fail_gen. */
+	struct xs_map shapes;        /* shape text -> number (reason field) */
+	size_t n_shapes, cap_shapes;
+	struct xs_fail *fail;        /* per shape */
+	struct xs_fail *qfail;       /* per shape x queue */
+	uint64_t fail_gen;
+	uint64_t ix_gen;             /* bumped whenever the index or the reservation changes */
+	uint64_t resv_free_gen;      /* resv_free is for this ix_gen */
+	int64_t resv_free;           /* free milli-devices among the reserved slots */
+	size_t *shape_pending;       /* per shape: pending jobs of it */
+	size_t n_shapes_pending;     /* shapes with a pending job */
+	size_t n_refused;            /* of those, shapes with a kept placement refusal */
 	/* EASY reservation of the head job */
 	bool resv_valid;
 	size_t head;                 /* SIZE_MAX: none */
@@ -107,6 +135,14 @@ static inline int64_t *xs_used(const struct xp_sched *s, size_t qi, size_t ci, i
 void xs_charge_apply(struct xp_sched *s, size_t ji, int sign);
 /* Works out job ji's charges from its slots and spec (whole replicas: cpus, host memory). */
 void xs_charge_compute(struct xp_sched *s, size_t ji);
+
+/* Forgets every kept refusal (devices came free). */
+static inline void xs_fail_clear(struct xp_sched *s)
+{
+	s->fail_gen++;
+	s->ix_gen++;
+	s->n_refused = 0;
+}
 
 /* Map operations: the entry for key (NULL when none), set (copies), clear. */
 const char *xs_map_get(const struct xs_map *m, const char *key, int *reason, bool *found);
