@@ -359,6 +359,8 @@ START_TEST(json_or_refused)
 	/* On hold, so that the job the walk submits stays pending for hold and release. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "queue", "add", "q1", "--state", "hold", NULL), 0);
 	xp_run_free(&r);
+	/* xp_fixture's buffer is reused by run_json: a copy. */
+	char *trace = xp_strdup(xp_fixture("traces/quota.jsonl"));
 	const struct form_args need[] = {
 		{"queue show", {"q1"}},
 		{"queue add", {"q2"}},
@@ -375,6 +377,7 @@ START_TEST(json_or_refused)
 		{"job hold", {"1"}},
 		{"job release", {"1"}},
 		{"job cancel", {"1"}},
+		{"whatif", {"--trace", trace}},
 		{NULL, {NULL}},
 	};
 	int json_forms = 0, refused = 0;
@@ -444,6 +447,7 @@ START_TEST(json_or_refused)
 	ck_assert_int_ge(json_forms, 15);
 	ck_assert_int_ge(refused, 10);
 	free(db);
+	free(trace);
 	free(conf);
 	free(tok);
 }
