@@ -518,6 +518,7 @@ START_TEST(sim_trace_whatif_errors)
 	EXPECT_RUN(2, "sim gen: option --jobs does not apply", "sim", "gen", "--nodes", "3", "--jobs", "5");
 	EXPECT_RUN(2, "whatif: give the workload: --trace FILE or --jobs-from-store", "whatif");
 	EXPECT_RUN(2, "whatif: give the workload", "whatif", "--trace", trace, "--jobs-from-store");
+	EXPECT_RUN(2, "whatif: give the workload", "whatif", "--drain", "h100-00001");
 	EXPECT_RUN(2, "whatif: --horizon: '5x' is not a duration", "whatif", "--trace", trace, "--horizon", "5x");
 	EXPECT_RUN(2, "whatif: --fail: 'n0' is not NODE:DEVICE", "whatif", "--trace", trace, "--fail", "n0");
 	EXPECT_RUN(2, "whatif: --add: '0:nvidia-h100' is not N:KIND", "whatif", "--trace", trace, "--add", "0:nvidia-h100");
@@ -587,7 +588,8 @@ START_TEST(sim_trace_whatif_run)
 END_TEST
 
 /* A trace without queue lines takes the database's queues, read only: the file's bytes are
- * the same after; with no database, no file is made and the queue is unknown (exit 1). */
+ * the same after; with no database, no file is made and the queue is unknown (exit 1).
+ * --jobs-from-store reads the database's jobs, and writes nothing either. */
 START_TEST(whatif_reads_store_only)
 {
 	char *sim = xp_test_sim_file(16, 1);
@@ -612,6 +614,28 @@ START_TEST(whatif_reads_store_only)
 	json_t *q = json_array_get(json_object_get(json_object_get(j, "baseline"), "queues"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(q, "name")), "research");
 	ck_assert_int_eq(json_integer_value(json_object_get(q, "started")), 2);
+	json_decref(j);
+	xp_run_free(&r);
+	ck_assert_int_eq(xp_sha256_file(db, after, &err), 0);
+	ck_assert_str_eq(before, after);
+	/* The database's own jobs as the workload: two of 8 H100s submitted at now; from an hour
+	 * later, both are in the report and the file is untouched again. */
+	chmod(db, 0644);
+	setenv("XPOOL_NOW", "1764640800", 1);
+	for (int i = 0; i < 2; i++) {
+		run_args(&r, "--db", db, "--inventory", sim, "job", "submit", "--queue", "research", "--devices", "8",
+			 "--model", "H100*", "--estimate", "2h", NULL);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		xp_run_free(&r);
+	}
+	chmod(db, 0444);
+	ck_assert_int_eq(xp_sha256_file(db, before, &err), 0);
+	setenv("XPOOL_NOW", "1764644400", 1);
+	run_args(&r, "--db", db, "--inventory", sim, "--json", "whatif", "--jobs-from-store", "--drain", "h100-00001", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	j = parse_out(&r);
+	q = json_array_get(json_object_get(json_object_get(j, "scenario"), "queues"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(q, "submitted")), 2);
 	json_decref(j);
 	xp_run_free(&r);
 	ck_assert_int_eq(xp_sha256_file(db, after, &err), 0);

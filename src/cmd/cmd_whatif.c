@@ -11,6 +11,8 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "jobrun.h"
+#include "jstore.h"
 #include "place.h"
 #include "qstore.h"
 #include "store_open.h"
@@ -20,7 +22,7 @@
 
 static const struct xp_opt whatif_opts[] = {
 	{"trace", 0, "FILE", "the workload: a trace of JSON lines (`xpool sim trace`; xpool(1) TRACE FORMAT)"},
-	{"jobs-from-store", 0, NULL, "the workload: the database's jobs (not available yet)"},
+	{"jobs-from-store", 0, NULL, "the workload: the database's unfinished jobs, from now ($XPOOL_NOW)"},
 	{"drain", 0, "NODE,..", "scenario: drain these nodes (running jobs finish, nothing new starts)"},
 	{"fail", 0, "NODE:DEV,..", "scenario: these devices fail at the start"},
 	{"add", 0, "N:KIND", "scenario: add N idle nodes of a sim gen kind (nvidia-h100, ...)"},
@@ -266,10 +268,6 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "whatif: give the workload: --trace FILE or --jobs-from-store");
 		return XP_EXIT_USAGE;
 	}
-	if (from_store) {
-		xp_ctx_error(ctx, "whatif: --jobs-from-store: the database holds no jobs in this version; use --trace");
-		return XP_EXIT_USAGE;
-	}
 	/* A what-if asks what the queues would see: a MIG slice goes where an instance could be
 	 * made, as a scheduler with dynamic partitioning (and `place --reconfigure`) would. */
 	struct xp_whatif w = {.strategy = -1, .horizon_s = 86400, .seed = 1, .reconfigure = true};
@@ -296,12 +294,48 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		goto out;
 	}
 	rc = XP_EXIT_ERROR;
-	if (xp_trace_read(trace, &t, &err) < 0) {
+	struct xp_cluster *c = NULL;
+	const struct xp_qset *qs = &t.qs;
+	const char *source = trace;
+	if (from_store) {
+		/* The database's queues and unfinished jobs from now: read only, never written. */
+		source = "the database";
+		if (xp_jobrun_now(&w.t0, &err) < 0) {
+			xp_ctx_error(ctx, "whatif: %s", err.msg);
+			goto out;
+		}
+		if (!(c = xp_ctx_cluster(ctx)))
+			goto out;
+		struct xp_store *s = xp_store_for_reading(ctx->db, NULL, &err);
+		struct xp_qjob *all = NULL;
+		size_t n_all = 0;
+		bool *lost = NULL;
+		int lrc = s ? xp_qstore_load(s, &store_qs, &err) : -1;
+		if (!lrc)
+			lrc = xp_jstore_load(s, c, &all, &n_all, &lost, &err);
+		xp_store_close(s);
+		if (lrc < 0) {
+			xp_ctx_error(ctx, "whatif: %s", err.msg);
+			goto out;
+		}
+		qs = &store_qs;
+		/* Finished jobs are history; a job whose devices are on nodes this cluster lacks
+		 * cannot be placed back (job list names it). */
+		t.jobs = xp_calloc(n_all + 1, sizeof *t.jobs);
+		for (size_t i = 0; i < n_all; i++) {
+			if (!xp_jstate_final(all[i].state) && !(lost && lost[i])) {
+				t.jobs[t.n_jobs++] = all[i];
+				memset(&all[i], 0, sizeof all[i]);
+			}
+			xp_qjob_clear(&all[i]);
+		}
+		free(all);
+		free(lost);
+	} else if (xp_trace_read(trace, &t, &err) < 0) {
 		xp_ctx_error(ctx, "whatif: %s", err.msg);
 		goto out;
 	}
-	const struct xp_qset *qs = &t.qs;
-	if (!t.has_queues) {
+	if (!from_store && !t.has_queues) {
 		/* The trace names queues the database defines: read it, never write it. */
 		struct xp_store *s = xp_store_for_reading(ctx->db, NULL, &err);
 		int lrc = s ? xp_qstore_load(s, &store_qs, &err) : -1;
@@ -319,8 +353,7 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 				goto out;
 			}
 	}
-	struct xp_cluster *c = xp_ctx_cluster(ctx);
-	if (!c)
+	if (!c && !(c = xp_ctx_cluster(ctx)))
 		goto out;
 	n_ms = xp_place_manifests(ms);
 	w.cluster = c;
@@ -339,7 +372,7 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (ctx->json)
 		xp_print_json(ctx->out, xp_whatif_json(&res));
 	else
-		print_text(ctx, &res, trace, t.n_jobs, xp_args_has(a, "horizon") ? xp_args_get(a, "horizon") : "24h");
+		print_text(ctx, &res, source, t.n_jobs, xp_args_has(a, "horizon") ? xp_args_get(a, "horizon") : "24h");
 	xp_whatif_result_clear(&res);
 	rc = XP_EXIT_OK;
 out:
@@ -355,7 +388,7 @@ out:
 const struct xp_cmd_entry xp_cmd_whatif_entry = {
 	.name = "whatif",
 	.alias = NULL,
-	.usage = "--trace FILE [--drain NODE,..] [--fail NODE:DEV,..] [--add N:KIND] [--quota QUEUE:CLASS=N,..] "
+	.usage = "--trace FILE | --jobs-from-store [--drain NODE,..] [--fail NODE:DEV,..] [--add N:KIND] [--quota QUEUE:CLASS=N,..] "
 		 "[--strategy S] [--horizon DUR] [--json]",
 	.summary = "simulate a workload on the cluster and on a changed copy, side by side",
 	.opts = whatif_opts,

@@ -393,7 +393,7 @@ static int check(struct run *r, const char *when)
 	if (!r->o->check)
 		return 0;
 	if (xp_sched_check(r->s, r->err) < 0) {
-		xp_err_prefix(r->err, "invariant broken at t=%lld (%s)", (long long)r->now, when);
+		xp_err_prefix(r->err, "invariant broken at t=%lld (after %s)", (long long)r->now, when);
 		return -1;
 	}
 	return 0;
@@ -461,7 +461,7 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 			rc = -1;
 		rep->passes++;
 		if (!rc)
-			rc = check(&r, "first pass");
+			rc = check(&r, "the first pass");
 	}
 	int64_t t_last = o->t0;
 	while (!rc && r.n_heap) {
@@ -493,13 +493,16 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 				rc = -1;
 			}
 		}
-		/* One pass after the last event of this timestamp. */
+		/* The invariants hold after each event too (an arrival not yet passed over has its
+		 * reason from xp_sched_add); then one pass after the last event of this timestamp. */
+		if (!rc)
+			rc = check(&r, e.kind == EV_END ? "an end" : "an arrival");
 		if (!rc && (!r.n_heap || r.heap[0].time != e.time)) {
 			if (xp_sched_pass(s, e.time, err) < 0)
 				rc = -1;
 			rep->passes++;
 			if (!rc)
-				rc = check(&r, e.kind == EV_END ? "after an end" : "after an arrival");
+				rc = check(&r, "the pass");
 		}
 	}
 	xp_sched_listen(s, NULL, NULL);
