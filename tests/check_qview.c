@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "queue_layout.h"
 #include "simgen.h"
 #include "suitelib.h"
 #include "testlib.h"
@@ -367,6 +370,13 @@ static char *map_node(void)
 	return copy;
 }
 
+/* A wait of a what-if report's queue in seconds; -1 when none started (null). */
+static int64_t wait_of(json_t *q, const char *key)
+{
+	json_t *v = json_object_get(q, key);
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+}
+
 START_TEST(whatif_drain_add)
 {
 	start("C.UTF-8", 120, 40);
@@ -384,6 +394,26 @@ START_TEST(whatif_drain_add)
 	ck_assert_msg(strstr(r, "p95 2h00m \u2192 2h00m"), "%s", r);
 	free(r);
 	ck_assert_msg(strstr(s, "vision    p50") && strstr(s, "nlp       p50") && strstr(s, "research  p50"), "%s", s);
+	/* The same answer as `xpool whatif --jobs-from-store --drain NODE` at the same time, queue by
+	 * queue (its JSON's waits, written as the panel writes them). */
+	setenv("XPOOL_NOW", T_CONSOLE, 1);
+	char *js = xpool("whatif", "--jobs-from-store", "--drain", node, "--json", NULL);
+	json_error_t je;
+	json_t *doc = json_loads(js, 0, &je);
+	ck_assert_msg(doc != NULL, "%s: %s", je.text, js);
+	json_t *bq = json_object_get(json_object_get(doc, "baseline"), "queues");
+	json_t *sq = json_object_get(json_object_get(doc, "scenario"), "queues");
+	ck_assert_int_eq(json_array_size(bq), 4);
+	for (size_t i = 0; i < json_array_size(bq); i++) {
+		json_t *b = json_array_get(bq, i), *c = json_array_get(sq, i);
+		char want[256];
+		xp_ql_whatif_line(json_string_value(json_object_get(b, "name")), 8, wait_of(b, "wait_p50"),
+				  wait_of(b, "wait_p95"), wait_of(c, "wait_p50"), wait_of(c, "wait_p95"), true, want,
+				  sizeof want);
+		ck_assert_msg(strstr(s, want), "\"%s\" (xpool whatif) not on:\n%s", want, s);
+	}
+	json_decref(doc);
+	free(js);
 	free(s);
 	/* +: nodes of a kind, typed in the panel. */
 	xp_tmux_keys("+");

@@ -12,6 +12,7 @@
 
 #include "draw.h"
 #include "format.h"
+#include "jstore.h"
 #include "line_edit.h"
 #include "place.h"
 #include "queue_layout.h"
@@ -167,11 +168,29 @@ static void start(struct xp_qwhatif *w, struct xp_ui *ui, struct xp_whatif_chang
 	for (size_t i = 0; i < c->n_nodes; i++)
 		xp_cluster_add(r->c, xp_node_ref(c->nodes[i]));
 	xp_qset_copy(&r->qs, &d->qs);
-	/* The workload: every job not finished, as it stands now. */
-	r->jobs = xp_calloc(d->n_jobs ? d->n_jobs : 1, sizeof *r->jobs);
-	for (size_t i = 0; i < d->n_jobs; i++)
-		if (!xp_jstate_final(d->jobs[i].state))
-			xp_qjob_copy(&r->jobs[r->n_jobs++], &d->jobs[i]);
+	/* The workload as `xpool whatif --jobs-from-store` takes it: the database's unfinished
+	 * jobs, less those whose devices are on nodes this cluster lacks (read only). */
+	struct xp_store *s = xp_ui_store(ui);
+	struct xp_qjob *all = NULL;
+	size_t n_all = 0;
+	bool *lost = NULL;
+	struct xp_err err = {{0}};
+	if (s && xp_jstore_load(s, r->c, &all, &n_all, &lost, &err) < 0) {
+		set_status(w, XP_ROLE_FAIL, "what-if: cannot read the jobs: %.300s", err.msg);
+		run_free(r);
+		xp_whatif_change_clear(ch);
+		return;
+	}
+	r->jobs = xp_calloc(n_all + 1, sizeof *r->jobs);
+	for (size_t i = 0; i < n_all; i++) {
+		if (!xp_jstate_final(all[i].state) && !(lost && lost[i])) {
+			r->jobs[r->n_jobs++] = all[i];
+			memset(&all[i], 0, sizeof all[i]);
+		}
+		xp_qjob_clear(&all[i]);
+	}
+	free(all);
+	free(lost);
 	r->ch = *ch;
 	memset(ch, 0, sizeof *ch);
 	r->t0 = d->now;
