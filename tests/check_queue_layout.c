@@ -124,6 +124,27 @@ START_TEST(test_prefix)
 }
 END_TEST
 
+START_TEST(test_name_cell)
+{
+	char buf[256];
+	struct xp_ql_row top = {.depth = 0, .first = true, .kids = true, .open = true};
+	struct xp_ql_row deep = {.depth = 2, .first = true};
+	struct xp_ql_row cont = {.depth = 0, .first = false};
+	/* Fits: prefix and name as they are. */
+	ck_assert_str_eq(xp_ql_name_cell(&top, "research", 12, true, "\u2026", buf, sizeof buf), "\u25be research");
+	/* 8 columns: the mark and its blank, then 5 of the name and the ellipsis. */
+	ck_assert_str_eq(xp_ql_name_cell(&top, "research", 8, true, "\u2026", buf, sizeof buf), "\u25be resea\u2026");
+	ck_assert_str_eq(xp_ql_name_cell(&top, "research", 8, false, "~", buf, sizeof buf), "- resea~");
+	/* Two levels down (4 blanks, 2 for the leaf's mark) in 8: two columns of name, cut. */
+	ck_assert_str_eq(xp_ql_name_cell(&deep, "vision", 8, false, "~", buf, sizeof buf), "      v~");
+	/* No room for a column of the name after the prefix: the name alone, cut. */
+	ck_assert_str_eq(xp_ql_name_cell(&deep, "vision", 5, false, "~", buf, sizeof buf), "visi~");
+	/* A continuation row, or no width: blank. */
+	ck_assert_str_eq(xp_ql_name_cell(&cont, "research", 12, true, "\u2026", buf, sizeof buf), "");
+	ck_assert_str_eq(xp_ql_name_cell(&top, "research", 0, true, "\u2026", buf, sizeof buf), "");
+}
+END_TEST
+
 /* ---- bars ---- */
 
 static const char *bar_str(int64_t used, int64_t deserved, int64_t max, int width, char *buf, size_t len)
@@ -352,7 +373,7 @@ START_TEST(test_whatif_line)
 END_TEST
 
 XP_DEFINE_SUITE(queue_layout,
-	{"tree", .tests = {test_tree_order, test_tree_fold, test_tree_loop_and_empty, test_prefix}},
+	{"tree", .tests = {test_tree_order, test_tree_fold, test_tree_loop_and_empty, test_prefix, test_name_cell}},
 	{"bars", .tests = {test_bar_widths, test_bar_small_amounts, test_bar_unlimited_unknown, test_bar_glyphs,
 			   test_amounts}},
 	{"columns", .tests = {test_cols_wide, test_cols_narrow, test_cols_short_names}},

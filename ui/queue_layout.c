@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw.h"
 #include "queue_layout.h"
 #include "theme.h"
 #include "xp.h"
@@ -117,6 +118,26 @@ const char *xp_ql_prefix(const struct xp_ql_row *r, bool utf8, char *buf, size_t
 	if (r->first && r->kids)
 		mark = r->open ? (utf8 ? "▾ " : "- ") : (utf8 ? "▸ " : "+ ");
 	snprintf(buf + at, len - at, "%s", mark);
+	return buf;
+}
+
+const char *xp_ql_name_cell(const struct xp_ql_row *r, const char *name, int width, bool utf8, const char *ellipsis,
+			    char *buf, size_t len)
+{
+	char pre[128], cut[512];
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (width <= 0 || !r->first)
+		return buf;
+	xp_ql_prefix(r, utf8, pre, sizeof pre);
+	int pw = xp_draw_cols(pre);
+	if (pw >= width) {
+		/* Not even one column of the name: the name alone, cut. */
+		snprintf(buf, len, "%s", xp_draw_cut(name, width, XP_CUT_END, ellipsis, cut, sizeof cut));
+		return buf;
+	}
+	snprintf(buf, len, "%s%s", pre, xp_draw_cut(name, width - pw, XP_CUT_END, ellipsis, cut, sizeof cut));
 	return buf;
 }
 

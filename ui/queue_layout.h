@@ -44,6 +44,13 @@ long xp_ql_tree_find(const struct xp_ql_tree *t, size_t qi);
  * continuation row: blanks only. Writes buf and returns it. */
 const char *xp_ql_prefix(const struct xp_ql_row *r, bool utf8, char *buf, size_t len);
 
+/* The name cell of a tree row in width columns: the prefix (xp_ql_prefix) and the queue's
+ * name, the name cut at its end with ellipsis when it does not fit (the prefix, which says
+ * where the queue sits, stays while there is room for a column of the name); a continuation
+ * row's cell is blank. Writes buf and returns it. */
+const char *xp_ql_name_cell(const struct xp_ql_row *r, const char *name, int width, bool utf8, const char *ellipsis,
+			    char *buf, size_t len);
+
 /* A quota bar's cells, left to right, summing to the bar's width. */
 struct xp_ql_bar {
 	int used;      /* used inside the deserved share */

@@ -251,7 +251,7 @@ static void draw_tree_row(void *arg, WINDOW *w, int y, size_t pos, bool sel)
 	char buf[512], pre[128];
 	const int *cx = c->c.x, *cw = c->c.w;
 	if (r->first) {
-		snprintf(buf, sizeof buf, "%s%s", xp_ql_prefix(r, c->utf8, pre, sizeof pre), q->name);
+		xp_ql_name_cell(r, q->name, cw[XP_QL_C_NAME], c->utf8, xp_draw_ellipsis(), buf, sizeof buf);
 		draw_text(w, y, c->x0 + cx[XP_QL_C_NAME], cw[XP_QL_C_NAME], c->maxx, base, XP_ALIGN_LEFT, buf);
 		snprintf(buf, sizeof buf, "w%g", q->weight);
 		draw_text(w, y, c->x0 + cx[XP_QL_C_WEIGHT], cw[XP_QL_C_WEIGHT], c->maxx, sel ? base : XP_ROLE_DIM,
