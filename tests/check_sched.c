@@ -910,10 +910,42 @@ START_TEST(next_class_quota)
 }
 END_TEST
 
+/* Rule: EASY lets a later job start when its devices avoid the reserved ones, wherever the
+ * strategy would rather put it. Spread, 4 nodes of 8: job 1 (8 devices, estimate 10) on n0,
+ * job 2 (4 devices, estimate 100) on n1. The head, 3 replicas of 8, finds 2 whole nodes (n2,
+ * n3): GangIncomplete; at t=10 job 1 ends and n0, n2, n3 hold it: T = 10, R = n0, n2, n3.
+ * Job 4 (2 devices, estimate 100 > 10): spread would take the emptiest node, n2 (in R); n1's
+ * 4 free devices avoid R, so it starts there. Job 5 (8 devices, estimate 100): only R has 8
+ * free on one node: would delay job 3. */
+START_TEST(backfill_around_reservation)
+{
+	struct world w = {0};
+	w_nodes(&w, 4, 8, NULL);
+	w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(&w, "a", NULL, 1);
+	w_start(&w, &(struct xp_sched_opts){.strategy = XP_STRAT_SPREAD});
+	size_t r1 = w_job(&w, "a", 0, 0, 10, "{\"devices\": 8}");
+	size_t r2 = w_job(&w, "a", 0, 0, 100, "{\"devices\": 4}");
+	ck_assert_int_eq(w_pass(&w, 0), 2);
+	ck_assert_uint_eq(J(&w, r1)->alloc.slots[0].node_ix, 0);
+	ck_assert_uint_eq(J(&w, r2)->alloc.slots[0].node_ix, 1);
+	size_t h = w_job(&w, "a", 0, 1, 50, "{\"devices\": 8, \"replicas\": 3}");
+	size_t b = w_job(&w, "a", 0, 1, 100, "{\"devices\": 2}");
+	size_t c = w_job(&w, "a", 0, 1, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 1), 1);
+	EXPECT(&w, h, XP_JS_PENDING, XP_R_GANG, "2 of 3 replicas fit");
+	ck_assert_int_eq(xp_sched_shadow(w.s, NULL), 10);
+	EXPECT(&w, b, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_uint_eq(J(&w, b)->alloc.slots[0].node_ix, 1);
+	EXPECT(&w, c, XP_JS_PENDING, XP_R_PRIORITY, "would delay job 3 (reserved start t=10s)");
+	w_free(&w);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
 	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption, next_class_quota}},
-	{"backfill", .timeout_s = 60, .tests = {easy_backfill, gang}},
+	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
 	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

@@ -199,11 +199,15 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig)
 	if (s->n_shapes == s->cap_shapes) {
 		size_t cap = s->cap_shapes ? s->cap_shapes * 2 : 16;
 		s->fail = xp_realloc(s->fail, cap * sizeof *s->fail);
+		s->blk_fail = xp_realloc(s->blk_fail, cap * sizeof *s->blk_fail);
+		s->idle_a = xp_realloc(s->idle_a, cap * sizeof *s->idle_a);
 		s->shape_pending = xp_realloc(s->shape_pending, cap * sizeof *s->shape_pending);
 		s->qfail = xp_realloc(s->qfail, cap * (s->nq ? s->nq : 1) * sizeof *s->qfail);
 		s->cap_shapes = cap;
 	}
 	memset(&s->fail[s->n_shapes], 0, sizeof *s->fail);
+	s->blk_fail[s->n_shapes] = 0;
+	memset(&s->idle_a[s->n_shapes], 0, sizeof *s->idle_a);
 	s->shape_pending[s->n_shapes] = 0;
 	memset(&s->qfail[s->n_shapes * s->nq], 0, s->nq * sizeof *s->qfail);
 	xs_map_put(&s->shapes, sig, (int)s->n_shapes, NULL);
@@ -275,6 +279,8 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	s->head = SIZE_MAX;
 	s->shadow = -1;
 	s->fail_gen = 1;
+	s->blk_gen = 1;
+	s->idle_gen = 1;
 	s->ix_gen = 1;
 	s->off = xp_calloc(c->n_nodes + 1, sizeof *s->off);
 	for (size_t n = 0; n < c->n_nodes; n++)
@@ -348,7 +354,7 @@ void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const stru
 {
 	s->validated = fn;
 	s->vctx = ctx;
-	xs_map_clear(&s->idle_ans);
+	s->idle_gen++;
 }
 
 void xp_sched_free(struct xp_sched *s)
@@ -379,14 +385,17 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->share);
 	free(s->qt);
 	free(s->running);
-	xs_map_clear(&s->idle_ans);
+	s->idle_gen++;
 	xs_map_clear(&s->shapes);
 	for (size_t i = 0; i < s->n_shapes; i++) {
 		free(s->fail[i].text);
+		free(s->idle_a[i].text);
 		for (size_t q = 0; q < s->nq; q++)
 			free(s->qfail[i * s->nq + q].text);
 	}
 	free(s->fail);
+	free(s->blk_fail);
+	free(s->idle_a);
 	free(s->shape_pending);
 	free(s->qfail);
 	xp_place_index_free(s->ix);
@@ -751,7 +760,7 @@ static void recapacity(struct xp_sched *s)
 	s->share_ok = false;
 	free_recount(s);
 	s->resv_valid = false;
-	xs_map_clear(&s->idle_ans);
+	s->idle_gen++;
 	xs_fail_clear(s);
 }
 
@@ -897,24 +906,23 @@ static int refusal(struct xp_sched *s, struct xs_job *sj, const struct xp_place_
 		return XP_R_NOT_VALIDATED;
 	}
 	/* Fits nowhere even on the idle cluster (only the drained and failed devices held)? */
-	bool found;
-	int idle_reason = 0;
-	const char *idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
-	if (!found) {
+	struct xs_fail *ia = &s->idle_a[sj->shape];
+	if (ia->gen != s->idle_gen) {
 		struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .reconfigure = s->o.reconfigure};
 		struct xp_err e2;
 		struct xp_place_result *ir = xp_place_ix(s->idle, sj->j.spec, &po, &e2);
-		if (!ir || ir->placed || ir->fit >= gmin)
-			xs_map_put(&s->idle_ans, sj->sig, 0, NULL);
-		else {
-			char *t = xp_asprintf("fits nowhere even with every job gone: %s",
-					      ir->summary ? ir->summary : "no node fits");
-			xs_map_put(&s->idle_ans, sj->sig, XP_R_AFFINITY, t);
-			free(t);
+		ia->gen = s->idle_gen;
+		free(ia->text);
+		ia->text = NULL;
+		ia->reason = 0;
+		if (ir && !ir->placed && ir->fit < gmin) {
+			ia->reason = XP_R_AFFINITY;
+			ia->text = xp_asprintf("fits nowhere even with every job gone: %s", ir->summary ? ir->summary : "no node fits");
 		}
 		xp_place_result_free(ir);
-		idle_text = xs_map_get(&s->idle_ans, sj->sig, &idle_reason, &found);
 	}
+	int idle_reason = ia->reason;
+	const char *idle_text = ia->text;
 	if (idle_reason == XP_R_AFFINITY) {
 		*text = xp_strdup(idle_text);
 		return XP_R_AFFINITY;
@@ -990,6 +998,20 @@ static void drain_queue(struct xp_sched *s, size_t qi, int64_t now)
 	}
 }
 
+/* The node of device slot slot (the last node whose first slot is at or before it). */
+static size_t slot_node(const struct xp_sched *s, size_t slot)
+{
+	size_t lo = 0, hi = s->c->n_nodes;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s->off[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Free milli-devices among the head's reserved slots (kept per index generation). */
 static int64_t resv_free(struct xp_sched *s)
 {
@@ -1015,6 +1037,35 @@ static int64_t resv_free(struct xp_sched *s)
 	s->resv_free = f;
 	s->resv_free_gen = s->ix_gen;
 	return f;
+}
+
+/* Job sj placed with the head's reserved slots taken by a blocker commit (released again at
+ * once): where it could start without touching them; NULL when nowhere. */
+static struct xp_place_result *around_reserved(struct xp_sched *s, const struct xs_job *sj)
+{
+	if (!s->n_resv)
+		return NULL;
+	struct xp_place_replica *reps = xp_calloc(s->n_resv, sizeof *reps);
+	int *pos = xp_calloc(s->n_resv, sizeof *pos);
+	for (size_t k = 0; k < s->n_resv; k++) {
+		size_t n = slot_node(s, s->resv_slots[k]);
+		pos[k] = (int)(s->resv_slots[k] - s->off[n]);
+		reps[k] = (struct xp_place_replica){.node_ix = n, .pos = &pos[k], .n_devices = 1, .take = 1.0,
+						    .isolation = "exclusive"};
+	}
+	struct xp_place_result br = {.placed = true, .replicas = reps, .n_replicas = s->n_resv};
+	int64_t id = xp_place_commit(s->ix, &br);
+	free(reps);
+	free(pos);
+	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = true, .reconfigure = s->o.reconfigure};
+	struct xp_err err;
+	struct xp_place_result *r = xp_place_ix(s->ix, sj->j.spec, &po, &err);
+	xp_place_release(s->ix, id);
+	if (r && !r->placed) {
+		xp_place_result_free(r);
+		r = NULL;
+	}
+	return r;
 }
 
 /* Whether a job starting on r now would delay the head job's reservation. */
@@ -1118,8 +1169,8 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 	 * devices than are free outside the reserved ones, or whose shape was just refused for
 	 * touching them with no shorter estimate, would delay the head: no dry-run. */
 	if (!own && head != SIZE_MAX && s->shadow >= 0 && now + sj->j.est_s > s->shadow &&
-	    ((sj->need && sj->need > s->free_milli - resv_free(s)) ||
-	     (pf->delay_gen == s->ix_gen && sj->j.est_s >= pf->delay_est))) {
+	    ((sj->need && sj->need <= s->free_milli && sj->need > s->free_milli - resv_free(s)) ||
+	     s->blk_fail[sj->shape] == s->blk_gen)) {
 		char t[128], tt[40];
 		xs_time_text(s->shadow, tt, sizeof tt);
 		snprintf(t, sizeof t, "would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
@@ -1231,16 +1282,21 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		if (reason && reason != XP_R_PRIORITY)
 			fail_put(s, pf, reason, text);
 	}
+	if (!reason && !nv && delays_head(s, head, now, sj->j.est_s, r)) {
+		/* EASY lets it start when its devices can avoid the reserved ones: placed again
+		 * with those blocked. A shape that fits nowhere so stays refused (blk_fail). */
+		struct xp_place_result *rb = around_reserved(s, sj);
+		if (rb) {
+			xp_place_result_free(r);
+			r = rb;
+		} else
+			s->blk_fail[sj->shape] = s->blk_gen;
+	}
 	if (!reason && delays_head(s, head, now, sj->j.est_s, r)) {
 		char tt[40];
 		xs_time_text(s->shadow, tt, sizeof tt);
 		text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
 		reason = XP_R_PRIORITY;
-		if (!nv) {
-			if (pf->delay_gen != s->ix_gen || sj->j.est_s < pf->delay_est)
-				pf->delay_est = sj->j.est_s;
-			pf->delay_gen = s->ix_gen;
-		}
 		/* Victims found for it stay: put them back. */
 		for (size_t k = nv; k-- > 0;) {
 			struct xs_job *v = &s->jobs[victims[k]];
@@ -1338,6 +1394,7 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 				 (s->shadow < 0 && now != s->resv_now)) {
 				xs_reservation(s, ji, now);
 				s->ix_gen++;
+				s->blk_gen++; /* other reserved slots */
 			}
 		}
 		if (s->qs->queues[qi].order == XP_QO_STRICT) {

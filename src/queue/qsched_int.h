@@ -52,8 +52,6 @@ struct xs_fail {
 	uint64_t gen;
 	int reason;
 	char *text;
-	uint64_t delay_gen;     /* placed but on the head's reserved devices, while ix_gen is this */
-	int64_t delay_est;      /* the shortest estimate refused so */
 };
 
 /* A small string map for the per-pass and per-shape caches. */
@@ -96,7 +94,8 @@ struct xp_sched {
 	bool may_preempt;            /* some queue's within or reclaim policy is not never */
 	int64_t free_milli;          /* usable devices' free shares less what running jobs hold */
 	size_t n_running, cap_running;
-	struct xs_map idle_ans;      /* shape -> reason on the idle cluster (0: fits) */
+	struct xs_fail *idle_a;      /* per shape: its answer on the idle cluster (reason 0: fits) */
+	uint64_t idle_gen;           /* those answers are good while their gen is this */
 	/* Refusals kept until devices come free (starts only take more): per shape (placement) and
 	 * per queue and shape (quota), valid while their generation is fail_gen. */
 	struct xs_map shapes;        /* shape text -> number (reason field) */
@@ -104,6 +103,10 @@ struct xp_sched {
 	struct xs_fail *fail;        /* per shape */
 	struct xs_fail *qfail;       /* per shape x queue */
 	uint64_t fail_gen;
+	/* Per shape: placed around the head's reserved slots in vain, while this is blk_gen
+	 * (bumped when devices come free or the reservation changes). */
+	uint64_t *blk_fail;
+	uint64_t blk_gen;
 	uint64_t ix_gen;             /* bumped whenever the index or the reservation changes */
 	uint64_t resv_free_gen;      /* resv_free is for this ix_gen */
 	int64_t resv_free;           /* free milli-devices among the reserved slots */
@@ -140,6 +143,7 @@ void xs_charge_compute(struct xp_sched *s, size_t ji);
 static inline void xs_fail_clear(struct xp_sched *s)
 {
 	s->fail_gen++;
+	s->blk_gen++;
 	s->ix_gen++;
 	s->n_refused = 0;
 }
