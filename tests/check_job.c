@@ -212,9 +212,11 @@ START_TEST(states_and_events)
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM audit WHERE action LIKE 'job.%' AND actor = 'tester'"), 5);
 
 	/* A failing action writes nothing: two ids, the second unknown. */
-	long long events = sql_int("SELECT count(*) FROM job_events");
+	long long events = sql_int("SELECT count(*) FROM job_events"), audits = sql_int("SELECT count(*) FROM audit");
 	FAILS(1, "no job 99", "job", "hold", "2", "99");
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events"), events);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM audit"), audits);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 2 AND state = 'running'"), 1);
 	FAILS(2, "not a job id", "job", "hold", "x");
 	FAILS(2, "not a job id", "job", "show", "0");
 	FAILS(1, "no job 42", "job", "show", "42");
@@ -425,7 +427,8 @@ START_TEST(preemption)
 	OUT(3, "job would wait: Resources (1)", "job", "submit", "--dry-run", "--queue", "p", "--devices", "8",
 	    "--estimate", "1h");
 	state_is(2, "running");
-	OK("job", "submit", "--queue", "p", "--devices", "8", "--estimate", "1h", "--priority", "10");
+	OUT(0, "job 3 submitted to p: running on h100-00002; preempted 2\n", "job", "submit", "--queue", "p", "--devices",
+	    "8", "--estimate", "1h", "--priority", "10");
 	state_is(3, "running");
 	state_is(2, "pending");
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id = 2 AND submit = 1100 AND preemptions = 1 AND"

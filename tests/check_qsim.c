@@ -505,7 +505,7 @@ static void random_qset(struct xp_rng *g, const struct xp_trace *t, struct xp_qs
 	}
 }
 
-/* One seeded world: a sim gen cluster of 8 to 40 nodes, a trace of 300 jobs over two or
+/* One seeded world: a sim gen cluster of 8 to 40 nodes, a trace of 200 jobs over two or
  * three queues, a random queue set; the what-if of no change with xp_sched_check after
  * every pass; returns the JSON text of {"baseline","scenario"} (caller frees). */
 static char *random_run(uint64_t seed, bool *same)
@@ -531,7 +531,7 @@ static char *random_run(uint64_t seed, bool *same)
 	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t n_ms = xp_place_manifests(ms);
 	const struct xp_manifest *const *cms = (const struct xp_manifest *const *)ms;
-	struct xp_trace_gen_opts o = {.jobs = 300, .seed = seed, .load = 0.5 + xp_rng_unit(&g)};
+	struct xp_trace_gen_opts o = {.jobs = 200, .seed = seed, .load = 0.5 + xp_rng_unit(&g)};
 	ck_assert_int_eq(xp_trace_queues_parse(xp_rng_below(&g, 2) ? "a:2,b" : "a,b,c:3", &o, &err), 0);
 	struct xp_trace t;
 	if (xp_trace_gen(c, cms, n_ms, &o, &t, &err) < 0) {
@@ -567,16 +567,23 @@ static char *random_run(uint64_t seed, bool *same)
 	return text;
 }
 
-/* Seeds 1..RANDOM_SEEDS: every invariant after every pass (xp_whatif_run's check), the
- * baseline equal to the scenario of no change, and a second run of the same seed giving the
- * same bytes. */
-#define RANDOM_SEEDS 24
+/* Seeds 1..RANDOM_SEEDS: every invariant after every event and pass (xp_whatif_run's check),
+ * the baseline equal to the scenario of no change, and (every third seed) a second run of the
+ * same seed giving the same bytes. XP_QSIM_SEEDS sets another count (a longer soak). Sized
+ * for the sanitizer build, where a check after every event costs most. */
+#define RANDOM_SEEDS 12
 START_TEST(random_simulations)
 {
-	for (uint64_t seed = 1; seed <= RANDOM_SEEDS; seed++) {
+	const char *env = getenv("XP_QSIM_SEEDS");
+	uint64_t seeds = env && atoi(env) > 0 ? (uint64_t)atoi(env) : RANDOM_SEEDS;
+	for (uint64_t seed = 1; seed <= seeds; seed++) {
 		bool same = false, same2 = false;
 		char *a = random_run(seed, &same);
 		ck_assert_msg(same, "seed %llu: the scenario of no change differs from the baseline", (unsigned long long)seed);
+		if (seed % 3) {
+			free(a);
+			continue;
+		}
 		char *b = random_run(seed, &same2);
 		ck_assert_msg(strcmp(a, b) == 0, "seed %llu: two runs differ", (unsigned long long)seed);
 		free(a);

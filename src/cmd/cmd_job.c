@@ -608,9 +608,17 @@ static int do_submit(struct xp_ctx *ctx, const struct xp_args *a, struct xp_stor
 	else {
 		char nodes[1024];
 		nodes_text(now_j, r.c, nodes, sizeof nodes);
-		if (now_j->state == XP_JS_RUNNING)
-			fprintf(ctx->out, "job %lld submitted to %s: running on %s\n", (long long)now_j->id, now_j->queue,
+		if (now_j->state == XP_JS_RUNNING) {
+			fprintf(ctx->out, "job %lld submitted to %s: running on %s", (long long)now_j->id, now_j->queue,
 				nodes);
+			/* The jobs its start preempted, as the dry-run names them. */
+			size_t np = 0;
+			for (size_t i = 0; i < r.n_ev; i++)
+				if (r.ev[i].to == XP_JS_PREEMPTED)
+					fprintf(ctx->out, "%s%lld", np++ ? "," : "; preempted ",
+						(long long)xp_sched_job(r.s, r.ev[i].job)->id);
+			fputc('\n', ctx->out);
+		}
 		else
 			fprintf(ctx->out, "job %lld submitted to %s: %s, %s: %s\n", (long long)now_j->id, now_j->queue,
 				xp_jstate_name(now_j->state), xp_reason_name(now_j->reason),

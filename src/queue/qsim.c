@@ -546,7 +546,7 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 				qq->never_reasons[j->reason >= 0 && j->reason < XP_R_COUNT ? j->reason : XP_R_NONE]++;
 			}
 		}
-		if (r.n_tenants) /* qsort of NULL, 0 is undefined (UBSan) */
+		if (r.n_tenants)
 			qsort(r.tenants, r.n_tenants, sizeof *r.tenants, cmp_tenant);
 		rep->tenants = r.tenants;
 		rep->n_tenants = r.n_tenants;
