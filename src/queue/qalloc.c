@@ -1,4 +1,5 @@
-/* qalloc.c: what running jobs hold: their charges per class and resource, commits rebuilt
+/* qalloc.c: what running jobs hold: their charges per class and resource, the usage and shares
+ * they make (xp_sched_used, xp_sched_capacity, xp_sched_share), commits rebuilt
  * from their device slots, and the small map and time words the scheduler's files share
  * (qsched_int.h). Below qsched.c and backfill.c, which both use it. */
 #include <math.h>
@@ -212,3 +213,36 @@ void xs_result_charges(struct xp_sched *s, size_t ji, const struct xp_place_resu
 	sj->ch = kch;
 	sj->n_ch = kn;
 }
+
+/* Usage and shares (qsched.h): here, below preempt.c and qsched.c, which both read them. */
+
+int64_t xp_sched_used(const struct xp_sched *s, size_t qi, size_t ci, int res)
+{
+	if (qi >= s->nq || ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
+		return 0;
+	return *xs_used(s, qi, ci, res);
+}
+
+int64_t xp_sched_capacity(const struct xp_sched *s, size_t ci, int res)
+{
+	if (ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
+		return 0;
+	return s->cap[ci * XP_RES_COUNT + (size_t)res];
+}
+
+double xp_sched_share(const struct xp_sched *s, size_t qi)
+{
+	double best = 0;
+	double w = s->qs->queues[qi].weight > 0 ? s->qs->queues[qi].weight : 1;
+	for (size_t c = 0; c < s->nc; c++)
+		for (int r = 0; r < XP_RES_COUNT; r++) {
+			int64_t cap = s->cap[c * XP_RES_COUNT + (size_t)r];
+			if (cap <= 0)
+				continue;
+			double v = (double)*xs_used(s, qi, c, r) / (double)cap / w;
+			if (v > best)
+				best = v;
+		}
+	return best;
+}
+

@@ -126,36 +126,6 @@ static void capacity_compute(struct xp_sched *s)
 
 /* ---------- usage ---------- */
 
-int64_t xp_sched_used(const struct xp_sched *s, size_t qi, size_t ci, int res)
-{
-	if (qi >= s->nq || ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
-		return 0;
-	return *xs_used(s, qi, ci, res);
-}
-
-int64_t xp_sched_capacity(const struct xp_sched *s, size_t ci, int res)
-{
-	if (ci >= s->nc || res < 0 || res >= XP_RES_COUNT)
-		return 0;
-	return s->cap[ci * XP_RES_COUNT + (size_t)res];
-}
-
-double xp_sched_share(const struct xp_sched *s, size_t qi)
-{
-	double best = 0;
-	double w = s->qs->queues[qi].weight > 0 ? s->qs->queues[qi].weight : 1;
-	for (size_t c = 0; c < s->nc; c++)
-		for (int r = 0; r < XP_RES_COUNT; r++) {
-			int64_t cap = s->cap[c * XP_RES_COUNT + (size_t)r];
-			if (cap <= 0)
-				continue;
-			double v = (double)*xs_used(s, qi, c, r) / (double)cap / w;
-			if (v > best)
-				best = v;
-		}
-	return best;
-}
-
 int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos)
 {
 	if (node_ix >= s->c->n_nodes || pos >= s->c->nodes[node_ix]->n_devices)
