@@ -942,10 +942,96 @@ START_TEST(backfill_around_reservation)
 }
 END_TEST
 
+/* A simulator's pass (skip_tail: quiet dry-runs, counting gates, refusals kept across releases
+ * by count, early stops) starts the same jobs at the same times on the same devices as a full
+ * pass of the same depth: those shortcuts only skip work whose answer is known. 60 jobs of
+ * mixed shapes (1-8 devices, gangs of 2 x 8, a share) in two queues on 4 nodes of 8, run by
+ * the same event loop both ways. */
+static void mixed_run(struct world *w, bool sim)
+{
+	w_nodes(w, 4, 8, NULL);
+	w_class(w, "h100", "NVIDIA", "*H100*", NULL);
+	w_queue(w, "a", NULL, 2);
+	w_queue(w, "b", NULL, 1);
+	w_start(w, &(struct xp_sched_opts){.skip_tail = sim, .depth = 1000});
+	static const char *const shapes[] = {"{\"devices\": 1}", "{\"devices\": 2}", "{\"devices\": 4}",
+					     "{\"devices\": 8}", "{\"devices\": 8, \"replicas\": 2}",
+					     "{\"share_pct\": 50, \"devices\": 0}"};
+	for (int i = 0; i < 60; i++)
+		w_job(w, i % 3 ? "a" : "b", i % 4 == 0, i * 3, 10 + (i * 17) % 41, shapes[(i * 7) % 6]);
+	for (int64_t t = 0; t < 2000; t++) {
+		bool any = false;
+		for (size_t i = 0; i < xp_sched_count(w->s); i++)
+			if (J(w, i)->state == XP_JS_RUNNING && J(w, i)->start + J(w, i)->est_s == t) {
+				w_finish(w, i, t);
+				any = true;
+			}
+		if (any || t % 3 == 0)
+			w_pass(w, t);
+	}
+}
+
+START_TEST(sim_pass_same_starts)
+{
+	struct world a = {0}, b = {0};
+	mixed_run(&a, false);
+	mixed_run(&b, true);
+	size_t done = 0;
+	for (size_t i = 0; i < xp_sched_count(a.s); i++) {
+		const struct xp_qjob *x = J(&a, i), *y = J(&b, i);
+		ck_assert_msg(x->state == y->state && x->start == y->start && x->end == y->end,
+			      "job %lld: %s %lld-%lld vs %s %lld-%lld", (long long)x->id, xp_jstate_name(x->state),
+			      (long long)x->start, (long long)x->end, xp_jstate_name(y->state), (long long)y->start,
+			      (long long)y->end);
+		done += x->state == XP_JS_COMPLETED;
+	}
+	ck_assert_uint_eq(done, 60);
+	w_free(&a);
+	w_free(&b);
+}
+END_TEST
+
+/* qjob.h's names both ways, as the store and the commands spell them; the reason numbers are
+ * stable (1 Resources ... 8 QueueInactive); unknown names and values; final states. */
+START_TEST(names_both_ways)
+{
+	static const char *const st[] = {"pending", "admitted", "running", "preempted",
+					  "completed", "failed", "held", "cancelled"};
+	for (int i = 0; i < XP_JS_COUNT; i++) {
+		ck_assert_str_eq(xp_jstate_name(i), st[i]);
+		ck_assert_int_eq(xp_jstate_parse(st[i]), i);
+		ck_assert(xp_jstate_final(i) == (i == XP_JS_COMPLETED || i == XP_JS_FAILED || i == XP_JS_CANCELLED));
+	}
+	static const char *const rs[] = {"None", "Resources", "Priority", "QuotaExceeded", "GangIncomplete",
+					  "NotValidated", "AffinityUnsatisfiable", "Held", "QueueInactive"};
+	for (int i = 0; i < XP_R_COUNT; i++) {
+		ck_assert_str_eq(xp_reason_name(i), rs[i]);
+		ck_assert_int_eq(xp_reason_parse(rs[i]), i);
+	}
+	ck_assert_int_eq(XP_R_RESOURCES, 1);
+	ck_assert_int_eq(XP_R_QUEUE_INACTIVE, 8);
+	ck_assert_int_eq(xp_jstate_parse("Running"), -1);
+	ck_assert_int_eq(xp_reason_parse("resources"), -1);
+	ck_assert_int_eq(xp_reason_parse(NULL), -1);
+	ck_assert_str_eq(xp_jstate_name(99), "unknown");
+	ck_assert_str_eq(xp_reason_name(-1), "unknown");
+	struct xp_err err = {{0}};
+	struct xp_qjob j = {.name = xp_strdup("n"), .queue = xp_strdup("q"), .tenant = xp_strdup("t"),
+			    .reason_text = xp_strdup("r"), .spec = xp_job_parse("{\"devices\": 1}", 14, NULL, &err)};
+	j.alloc.slots = xp_calloc(1, sizeof *j.alloc.slots);
+	j.alloc.n = 1;
+	xp_qjob_clear(&j);
+	ck_assert_ptr_null(j.name);
+	ck_assert_ptr_null(j.spec);
+	ck_assert_uint_eq(j.alloc.n, 0);
+	xp_qjob_clear(NULL);
+}
+END_TEST
+
 XP_DEFINE_SUITE(sched,
-	{"core", .timeout_s = 60, .tests = {fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
+	{"core", .timeout_s = 60, .tests = {names_both_ways, fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, priority_preemption, next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
-	{"fair", .timeout_s = 120, .tests = {fair_share_converges}},
+	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

@@ -159,7 +159,7 @@ static void block_slots(struct xp_sched *s, size_t node, const size_t *pos, size
 /* ---------- creation ---------- */
 
 /* The number of a shape, made when new. */
-static uint32_t shape_of(struct xp_sched *s, const char *sig)
+static uint32_t shape_of(struct xp_sched *s, const char *sig, const struct xp_job *spec)
 {
 	bool found;
 	int id = 0;
@@ -172,6 +172,8 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig)
 		s->blk_fail = xp_realloc(s->blk_fail, cap * sizeof *s->blk_fail);
 		s->idle_a = xp_realloc(s->idle_a, cap * sizeof *s->idle_a);
 		s->shape_pending = xp_realloc(s->shape_pending, cap * sizeof *s->shape_pending);
+		s->shape_one = xp_realloc(s->shape_one, cap * sizeof *s->shape_one);
+		s->shape_need = xp_realloc(s->shape_need, cap * sizeof *s->shape_need);
 		s->qfail = xp_realloc(s->qfail, cap * (s->nq ? s->nq : 1) * sizeof *s->qfail);
 		s->cap_shapes = cap;
 	}
@@ -179,6 +181,12 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig)
 	s->blk_fail[s->n_shapes] = 0;
 	memset(&s->idle_a[s->n_shapes], 0, sizeof *s->idle_a);
 	s->shape_pending[s->n_shapes] = 0;
+	const struct xp_task_group *g0 = spec->n_groups ? &spec->groups[0] : NULL;
+	s->shape_one[s->n_shapes] = spec->n_groups == 1 && g0->replicas == 1 && g0->devices > 0 && !g0->slice &&
+					    g0->share_pct <= 0
+					    ? g0->devices
+					    : 0;
+	s->shape_need[s->n_shapes] = (int64_t)xs_whole_demand(spec) * XS_MILLI;
 	memset(&s->qfail[s->n_shapes * s->nq], 0, s->nq * sizeof *s->qfail);
 	xs_map_put(&s->shapes, sig, (int)s->n_shapes, NULL);
 	return (uint32_t)s->n_shapes++;
@@ -187,9 +195,10 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig)
 static void fail_put(struct xp_sched *s, struct xs_fail *f, int reason, const char *text)
 {
 	/* A placement refusal of a shape with pending jobs: one more shape that cannot start. */
-	if (f >= s->fail && f < s->fail + s->n_shapes && f->gen != s->fail_gen && s->shape_pending[f - s->fail])
+	bool placement = f >= s->fail && f < s->fail + s->n_shapes;
+	if (placement && f->gen != s->fail_gen && s->shape_pending[f - s->fail])
 		s->n_refused++;
-	f->gen = s->fail_gen;
+	f->gen = placement ? s->fail_gen : s->qfail_gen;
 	f->reason = reason;
 	if (!f->text || strcmp(f->text, text ? text : "") != 0) {
 		free(f->text);
@@ -249,6 +258,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	s->head = SIZE_MAX;
 	s->shadow = -1;
 	s->fail_gen = 1;
+	s->qfail_gen = 1;
 	s->blk_gen = 1;
 	s->idle_gen = 1;
 	s->ix_gen = 1;
@@ -367,6 +377,8 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->blk_fail);
 	free(s->idle_a);
 	free(s->shape_pending);
+	free(s->shape_one);
+	free(s->shape_need);
 	free(s->qfail);
 	xp_place_index_free(s->ix);
 	xp_place_index_free(s->idle);
@@ -580,7 +592,7 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 	memset(j, 0, sizeof *j);
 	sj->qi = (size_t)(q - s->qs->queues);
 	sj->sig = job_sig(sj->j.spec);
-	sj->shape = shape_of(s, sj->sig);
+	sj->shape = shape_of(s, sj->sig, sj->j.spec);
 	sj->need = (int64_t)xs_whole_demand(sj->j.spec) * XS_MILLI;
 	sj->j.pos_queue = sj->j.pos_global = 0;
 	sj->j.eta = -1;
@@ -622,6 +634,52 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 
 /* ---------- ending and user actions ---------- */
 
+/* After job ji's devices came free (its slots still listed), in a simulator's passes (only
+ * the reason counts there, not its words): the quota refusals end (its
+ * queues use less); a placement refusal ends unless the shape still cannot fit by count: a
+ * shape of one replica of d whole devices needs d idle devices on one node, and only the
+ * job's nodes changed since (starts only take); any other shape needs its whole devices
+ * free in all. Fits-nowhere answers (the idle cluster's) do not depend on use. */
+static void fail_release(struct xp_sched *s, size_t ji)
+{
+	/* Outside a simulator every refusal goes: its words count nodes by reason, and those
+	 * numbers moved. */
+	if (!s->o.skip_tail) {
+		xs_fail_clear(s);
+		return;
+	}
+	s->qfail_gen++;
+	s->blk_gen++;
+	s->ix_gen++;
+	const struct xp_qalloc *a = &s->jobs[ji].j.alloc;
+	int best = 0;
+	size_t last = SIZE_MAX;
+	for (size_t k = 0; k < a->n; k++) {
+		size_t n = a->slots[k].node_ix;
+		if (n == last)
+			continue;
+		last = n;
+		int idle = 0;
+		for (size_t p = 0; p < s->c->nodes[n]->n_devices; p++)
+			idle += xp_place_index_use(s->ix, n, p, NULL) <= 1e-9;
+		if (idle > best)
+			best = idle;
+	}
+	for (size_t sh = 0; sh < s->n_shapes; sh++) {
+		struct xs_fail *f = &s->fail[sh];
+		if (f->gen != s->fail_gen || f->reason == XP_R_AFFINITY)
+			continue;
+		bool keep = s->shape_one[sh] > 0 ? best < s->shape_one[sh]
+			    : s->shape_need[sh] > 0 ? s->shape_need[sh] > s->free_milli
+						    : false;
+		if (keep)
+			continue;
+		f->gen = 0;
+		if (s->shape_pending[sh])
+			s->n_refused--;
+	}
+}
+
 /* Frees a running job's devices and charges (the state is the caller's). */
 static void stop_running(struct xp_sched *s, size_t ji)
 {
@@ -630,16 +688,16 @@ static void stop_running(struct xp_sched *s, size_t ji)
 	if (sj->j.alloc.commit >= 0)
 		xp_place_release(s->ix, sj->j.alloc.commit);
 	xs_charge_apply(s, ji, -1);
+	fail_release(s, ji);
 	free(sj->ch);
 	sj->ch = NULL;
 	sj->n_ch = 0;
 	free(sj->j.alloc.slots);
 	sj->j.alloc = (struct xp_qalloc){NULL, 0, -1};
 	sj->backfilled = false;
-	/* Devices came free: the refusals kept since the last release are stale. The head's
+	/* Devices came free: the refusals kept since the last release may be stale. The head's
 	 * reservation stays: devices free earlier than estimated can only bring its start
 	 * forward, never delay it (it is worked out again when the head changes). */
-	xs_fail_clear(s);
 }
 
 int xp_sched_finish(struct xp_sched *s, size_t i, int state, int64_t now, struct xp_err *err)
@@ -1128,7 +1186,7 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 	bool own = qu->within != XP_QP_NEVER || qu->reclaim != XP_QP_NEVER ||
 		   (sq->n_running && sj->j.priority > sq->min_started_prio);
 	bool qown = qu->reclaim == XP_QP_LOWER_PRIORITY; /* reclaim by priority: per job */
-	found = (!own && pf->gen == s->fail_gen) || (!qown && qf->gen == s->fail_gen);
+	found = (!own && pf->gen == s->fail_gen) || (!qown && qf->gen == s->qfail_gen);
 	if (found) {
 		const struct xs_fail *f = !own && pf->gen == s->fail_gen ? pf : qf;
 		(void)qown;

@@ -102,7 +102,10 @@ struct xp_sched {
 	size_t n_shapes, cap_shapes;
 	struct xs_fail *fail;        /* per shape */
 	struct xs_fail *qfail;       /* per shape x queue */
-	uint64_t fail_gen;
+	uint64_t fail_gen;           /* the placement refusals' (fail) */
+	uint64_t qfail_gen;          /* the quota refusals' (qfail): any release ends them */
+	int *shape_one;              /* per shape: whole devices of its one replica, 0: not such a shape */
+	int64_t *shape_need;         /* per shape: whole devices it needs at the least, milli */
 	/* Per shape: placed around the head's reserved slots in vain, while this is blk_gen
 	 * (bumped when devices come free or the reservation changes). */
 	uint64_t *blk_fail;
@@ -143,6 +146,7 @@ void xs_charge_compute(struct xp_sched *s, size_t ji);
 static inline void xs_fail_clear(struct xp_sched *s)
 {
 	s->fail_gen++;
+	s->qfail_gen++;
 	s->blk_gen++;
 	s->ix_gen++;
 	s->n_refused = 0;
