@@ -57,7 +57,7 @@ START_TEST(frame_and_views)
 	start("C.UTF-8", 120, 32, NULL);
 	xp_tmux_expect_all("conan", "^1 node", "1 Topology", "5 Events", "$q quit");
 	xp_tmux_keys("2");
-	xp_tmux_expect("Queues: not built yet");
+	xp_tmux_expect("no queues yet: add one with `:queue add NAME");
 	xp_tmux_keys("3");
 	xp_tmux_expect("No dry-run yet");
 	xp_tmux_keys("Tab");

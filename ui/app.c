@@ -189,6 +189,22 @@ bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
 }
 
+struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
+{
+	return ui->ctx;
+}
+
+const char *xp_ui_selected_node(struct xp_ui *ui)
+{
+	for (size_t i = 0; i < ui->nviews; i++) {
+		const struct slot *s = &ui->views[i];
+		const char *n = s->v->selected_node ? s->v->selected_node(s->st) : NULL;
+		if (n)
+			return n;
+	}
+	return NULL;
+}
+
 static void views_data_changed(struct xp_ui *ui)
 {
 	ui->counted = NULL;
@@ -791,31 +807,36 @@ static bool is_quit(const char *line)
 	return word && line[n + strspn(line + n, " \t")] == '\0';
 }
 
-static void run_command(struct xp_ui *ui, const char *line)
+int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs)
 {
 	struct xp_ctx *ctx = ui->ctx;
 	int argc = 0;
 	char **argv = NULL;
 	struct xp_err err = {{0}};
+	*out = *errs = NULL;
 	if (xp_cmd_split(line, &argc, &argv, &err) < 0) {
-		xp_ui_message(ui, XP_ROLE_FAIL, "%s", err.msg);
-		return;
+		*errs = xp_asprintf("xpool: %s\n", err.msg);
+		return XP_EXIT_USAGE;
 	}
 	if (!argc) {
 		xp_cmd_split_free(argc, argv);
-		return;
+		*out = xp_strdup("");
+		*errs = xp_strdup("");
+		return XP_EXIT_OK;
 	}
-	char *out = NULL, *errs = NULL;
 	size_t ol = 0, el = 0;
-	FILE *fo = open_memstream(&out, &ol), *fe = open_memstream(&errs, &el);
+	FILE *fo = open_memstream(out, &ol), *fe = open_memstream(errs, &el);
 	if (!fo || !fe) {
 		if (fo)
 			fclose(fo);
 		if (fe)
 			fclose(fe);
+		free(*out);
+		free(*errs);
 		xp_cmd_split_free(argc, argv);
-		xp_ui_message(ui, XP_ROLE_FAIL, "cannot capture output: %s", strerror(errno));
-		return;
+		*out = xp_strdup("");
+		*errs = xp_asprintf("xpool: cannot capture output: %s\n", strerror(errno));
+		return XP_EXIT_ERROR;
 	}
 	FILE *so = ctx->out, *se = ctx->err;
 	ctx->out = fo;
@@ -840,7 +861,25 @@ static void run_command(struct xp_ui *ui, const char *line)
 	 * generation tells them to read again. */
 	xp_ctx_touch(ctx);
 	views_data_changed(ui);
+	return rc;
+}
 
+static void run_command(struct xp_ui *ui, const char *line)
+{
+	/* A line that does not split says why; an empty one runs nothing. */
+	int argc = 0;
+	char **argv = NULL;
+	struct xp_err err = {{0}};
+	if (xp_cmd_split(line, &argc, &argv, &err) < 0) {
+		xp_ui_message(ui, XP_ROLE_FAIL, "%s", err.msg);
+		return;
+	}
+	xp_cmd_split_free(argc, argv);
+	if (!argc)
+		return;
+	char *out, *errs;
+	int rc = xp_ui_command(ui, line, &out, &errs);
+	size_t ol = strlen(out), el = strlen(errs);
 	size_t out_n = 0;
 	for (const char *p = out; *p; p++)
 		out_n += *p == '\n';
@@ -1267,6 +1306,9 @@ int xp_ui_run(struct xp_ctx *ctx)
 	bool running = rc == XP_EXIT_OK;
 	while (running && !quit_signal) {
 		take_result(ui);
+		for (size_t i = 0; i < ui->nviews && running; i++)
+			if (ui->views[i].v->tick)
+				running = react(ui, ui->views[i].v->tick(ui->views[i].st, ui));
 		time_t now = time(NULL);
 		/* The clock and the age in the header move once a second. */
 		if (ui->dirty || now != last_draw) {

@@ -47,6 +47,17 @@ struct xp_store *xp_ui_store(struct xp_ui *ui);
 /* Records what the live sources of c show that the database does not (see xp_sync_if_changed):
  * 1 when it wrote, 0 when nothing was new or c is only files, -1 with err set. */
 int xp_ui_sync(struct xp_ui *ui, const struct xp_cluster *c, struct xp_err *err);
+/* The command context the console runs with (its cluster is the one shown): for code that
+ * reads as a command does (the store's jobs through src/cmd/jobrun.h). */
+struct xp_ctx *xp_ui_ctx(struct xp_ui *ui);
+/* The node under the cursor of the first view (by order) that has one (view 1's map, or the
+ * node it has open), or NULL. */
+const char *xp_ui_selected_node(struct xp_ui *ui);
+/* Runs a command line through the command table as the `:` prompt does, its output and errors
+ * captured into *out and *errs (caller frees both; never NULL), then tells every view the data
+ * may have changed (a write shows at once) without showing anything itself; returns the exit
+ * code. */
+int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs);
 /* True when text matches the filter (case-insensitive substring; always true without a filter). */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text);
 

@@ -58,6 +58,12 @@ struct xp_view {
 	/* Writes where the list cursor is ("12 of 340") into buf for the status line, or returns
 	 * NULL or "" when the view shows no list now. */
 	const char *(*count)(void *st, char *buf, size_t len);
+	/* Called on every turn of the key loop (about ten times a second, and after each key), so
+	 * that work a view runs on a thread of its own shows as soon as it ends; returns enum
+	 * xp_reaction bits. */
+	int (*tick)(void *st, struct xp_ui *ui);
+	/* The name of the node under the view's cursor, or NULL (xp_ui_selected_node asks). */
+	const char *(*selected_node)(void *st);
 };
 
 #endif

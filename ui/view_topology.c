@@ -1368,6 +1368,13 @@ static void destroy(void *st)
 	free(t);
 }
 
+/* The node under the map's cursor, or the one open (view 2's what-if drains it). */
+static const char *selected_node(void *st)
+{
+	const struct topo *t = st;
+	return t->rows.n ? t->name : NULL;
+}
+
 static const struct xp_view_key keys[] = {
 	{"Up/Down j/k", "move"},
 	{"PgUp/PgDn Home/End", "page, first, last"},
@@ -1393,4 +1400,5 @@ const struct xp_view xp_view_topology = {
 	.where = where,
 	.count = count,
 	.nested = nested,
+	.selected_node = selected_node,
 };
