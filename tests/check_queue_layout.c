@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "queue_layout.h"
 #include "suitelib.h"
 #include "theme.h"
@@ -297,14 +298,14 @@ END_TEST
 START_TEST(test_duration)
 {
 	char b[32];
-	ck_assert_str_eq(xp_ql_duration(-1, b, sizeof b), "-");
-	ck_assert_str_eq(xp_ql_duration(0, b, sizeof b), "0s");
-	ck_assert_str_eq(xp_ql_duration(59, b, sizeof b), "59s");
-	ck_assert_str_eq(xp_ql_duration(60, b, sizeof b), "1m");
-	ck_assert_str_eq(xp_ql_duration(3599, b, sizeof b), "59m");
-	ck_assert_str_eq(xp_ql_duration(3 * 3600 + 12 * 60 + 5, b, sizeof b), "3h12m");
-	ck_assert_str_eq(xp_ql_duration(3600 + 5 * 60, b, sizeof b), "1h05m");
-	ck_assert_str_eq(xp_ql_duration(2 * 86400 + 4 * 3600 + 59, b, sizeof b), "2d4h");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, -1), "-");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 0), "0s");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 59), "59s");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 60), "1m");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 3599), "59m");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 3 * 3600 + 12 * 60 + 5), "3h12m");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 3600 + 5 * 60), "1h05m");
+	ck_assert_str_eq(xp_fmt_span(b, sizeof b, 2 * 86400 + 4 * 3600 + 59), "2d4h");
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "draw.h"
+#include "format.h"
 #include "queue_layout.h"
 #include "theme.h"
 #include "xp.h"
@@ -292,21 +293,6 @@ void xp_ql_cols_fit(const int want[XP_QL_C_COUNT], int avail, struct xp_ql_cols 
 
 /* ---- the job list ---- */
 
-const char *xp_ql_duration(int64_t s, char *buf, size_t len)
-{
-	if (s < 0)
-		snprintf(buf, len, "-");
-	else if (s < 60)
-		snprintf(buf, len, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%lldm", (long long)(s / 60));
-	else if (s < 86400)
-		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
-	else
-		snprintf(buf, len, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
-	return buf;
-}
-
 int64_t xp_ql_wait(const struct xp_qjob *j, int64_t now)
 {
 	if (j->submit < 0)
@@ -383,8 +369,8 @@ const char *xp_ql_whatif_line(const char *queue, int name_w, int64_t base_p50, i
 {
 	char b50[24], b95[24], s50[24], s95[24];
 	const char *arrow = utf8 ? "→" : "->";
-	snprintf(buf, len, "%-*s  p50 %s %s %s  p95 %s %s %s", name_w, queue, xp_ql_duration(base_p50, b50, sizeof b50),
-		 arrow, xp_ql_duration(scen_p50, s50, sizeof s50), xp_ql_duration(base_p95, b95, sizeof b95), arrow,
-		 xp_ql_duration(scen_p95, s95, sizeof s95));
+	snprintf(buf, len, "%-*s  p50 %s %s %s  p95 %s %s %s", name_w, queue, xp_fmt_span(b50, sizeof b50, base_p50),
+		 arrow, xp_fmt_span(s50, sizeof s50, scen_p50), xp_fmt_span(b95, sizeof b95, base_p95), arrow,
+		 xp_fmt_span(s95, sizeof s95, scen_p95));
 	return buf;
 }

@@ -94,8 +94,6 @@ struct xp_ql_cols {
  * then the numbers; what still does not fit is cut at the right edge by the drawing. */
 void xp_ql_cols_fit(const int want[XP_QL_C_COUNT], int avail, struct xp_ql_cols *c);
 
-/* A duration in the job list's short form: "45s", "12m", "3h12m", "2d4h"; "-" when negative. */
-const char *xp_ql_duration(int64_t s, char *buf, size_t len);
 /* How long job j has waited at now: pending, held and preempted jobs since submit, started
  * ones from submit to start; -1 when neither applies. */
 int64_t xp_ql_wait(const struct xp_qjob *j, int64_t now);

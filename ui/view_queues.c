@@ -329,7 +329,7 @@ static void job_cells(const struct qv *v, const struct xp_qjob *j, char cells[XP
 {
 	snprintf(cells[XP_QL_J_ID], 512, "%lld", (long long)j->id);
 	snprintf(cells[XP_QL_J_STATE], 512, "%s", xp_jstate_name(j->state) ? xp_jstate_name(j->state) : "?");
-	xp_ql_duration(xp_ql_wait(j, v->d.now), cells[XP_QL_J_WAIT], 512);
+	xp_fmt_span(cells[XP_QL_J_WAIT], 512, xp_ql_wait(j, v->d.now));
 	snprintf(cells[XP_QL_J_PRIO], 512, "%d", j->priority);
 	xp_ql_position(j, cells[XP_QL_J_POS], 512);
 	xp_ql_reason(j, cells[XP_QL_J_REASON], 512);

@@ -16,6 +16,21 @@ const char *xp_fmt_mib(char *buf, size_t len, int64_t mib)
 	return buf;
 }
 
+const char *xp_fmt_span(char *buf, size_t len, int64_t s)
+{
+	if (s < 0)
+		snprintf(buf, len, "-");
+	else if (s < 60)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm", (long long)(s / 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+	return buf;
+}
+
 const char *xp_fmt_int(char *buf, size_t len, long long v)
 {
 	if (v < 0)

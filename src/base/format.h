@@ -7,6 +7,9 @@
 
 /* Formats MiB as "512 MiB" or "63.9 GiB" (from 10 GiB up); "-" when negative (unknown). */
 const char *xp_fmt_mib(char *buf, size_t len, int64_t mib);
+/* Formats a span of seconds as operators read waits: "45s", "12m", "3h05m", "2d4h"; "-" when
+ * negative (unknown). */
+const char *xp_fmt_span(char *buf, size_t len, int64_t s);
 /* Formats an integer, or "-" when negative (unknown). */
 const char *xp_fmt_int(char *buf, size_t len, long long v);
 /* Replaces each unsafe sequence of s (xp_unsafe_len) with one '?', in place, so that quoted

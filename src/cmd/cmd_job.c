@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "format.h"
 #include "job_opts.h"
 #include "jobrun.h"
 #include "jstore.h"
@@ -126,22 +127,6 @@ static const char *iso(int64_t t, char *buf, size_t size)
 	struct tm tm;
 	gmtime_r(&tt, &tm);
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return buf;
-}
-
-/* A span of seconds as "3h12m", "45s", "2d3h". */
-static const char *span(int64_t s, char *buf, size_t size)
-{
-	if (s < 0)
-		return "-";
-	if (s < 60)
-		snprintf(buf, size, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, size, "%lldm%s", (long long)(s / 60), "");
-	else if (s < 86400)
-		snprintf(buf, size, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
-	else
-		snprintf(buf, size, "%lldd%02lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
 	return buf;
 }
 
@@ -262,7 +247,7 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 		else
 			snprintf(reason, sizeof reason, "-");
 		xp_table_row(&t, id, j->queue, j->tenant ? j->tenant : "-", xp_jstate_name(j->state), prio,
-			     span(wait_of(j, r.now), w, sizeof w), pos, iso(eta, eb, sizeof eb), reason);
+			     xp_fmt_span(w, sizeof w, wait_of(j, r.now)), pos, iso(eta, eb, sizeof eb), reason);
 	}
 	if (arr)
 		xp_print_json_list(ctx->out, "jobs", arr);
@@ -375,7 +360,8 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 		fprintf(f, "queue:       %s\ntenant:      %s\npriority:    %d\n", j->queue, j->tenant ? j->tenant : "-",
 			j->priority);
 		fprintf(f, "state:       %s\n", xp_jstate_name(j->state));
-		fprintf(f, "submitted:   %s (estimate %s)\n", iso(j->submit, b, sizeof b), span(j->est_s, b2, sizeof b2));
+		fprintf(f, "submitted:   %s (estimate %s)\n", iso(j->submit, b, sizeof b),
+			xp_fmt_span(b2, sizeof b2, j->est_s));
 		if (j->start >= 0)
 			fprintf(f, "started:     %s\n", iso(j->start, b, sizeof b));
 		if (j->end >= 0)

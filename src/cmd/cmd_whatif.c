@@ -55,22 +55,6 @@ static int duration_parse(const char *s, int64_t *out)
 	return *out >= 60 && *out <= 366LL * 86400 ? 0 : -1;
 }
 
-/* A duration in words: "0s", "45s", "12m", "3h10m", "2d4h"; "-" when negative. */
-static const char *dur(int64_t s, char *buf, size_t len)
-{
-	if (s < 0)
-		snprintf(buf, len, "-");
-	else if (s < 60)
-		snprintf(buf, len, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%lldm", (long long)(s / 60));
-	else if (s < 86400)
-		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
-	else
-		snprintf(buf, len, "%lldd%02lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
-	return buf;
-}
-
 /* Splits a comma-separated option into changes of one kind, appended to *cs. */
 static int changes_add(const char *text, int kind, struct xp_whatif_change **cs, size_t *n, struct xp_err *err)
 {
@@ -187,9 +171,12 @@ static void print_text(struct xp_ctx *ctx, const struct xp_whatif_result *res, c
 		snprintf(a1, sizeof a1, "%zu", qb->started);
 		snprintf(a2, sizeof a2, "%zu", qs ? qs->started : 0);
 		pair(st, sizeof st, a1, a2);
-		pair(x, sizeof x, dur(qb->wait_p50, a1, sizeof a1), dur(qs ? qs->wait_p50 : -1, a2, sizeof a2));
-		pair(y, sizeof y, dur(qb->wait_p95, a1, sizeof a1), dur(qs ? qs->wait_p95 : -1, a2, sizeof a2));
-		pair(z, sizeof z, dur(qb->wait_max, a1, sizeof a1), dur(qs ? qs->wait_max : -1, a2, sizeof a2));
+		pair(x, sizeof x, xp_fmt_span(a1, sizeof a1, qb->wait_p50),
+		     xp_fmt_span(a2, sizeof a2, qs ? qs->wait_p50 : -1));
+		pair(y, sizeof y, xp_fmt_span(a1, sizeof a1, qb->wait_p95),
+		     xp_fmt_span(a2, sizeof a2, qs ? qs->wait_p95 : -1));
+		pair(z, sizeof z, xp_fmt_span(a1, sizeof a1, qb->wait_max),
+		     xp_fmt_span(a2, sizeof a2, qs ? qs->wait_max : -1));
 		char n1[64], n2[64];
 		never_cell(qb, n1, sizeof n1);
 		never_cell(qs, n2, sizeof n2);
@@ -207,7 +194,7 @@ static void print_text(struct xp_ctx *ctx, const struct xp_whatif_result *res, c
 	bool utf8 = !ctx->ascii && cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "utf8") == 0);
 	fprintf(f, "\n");
 	xp_table_init(&t, 4);
-	snprintf(v, sizeof v, "OVER TIME (%zu x %s)", b->n_buckets, dur((int64_t)b->bucket_s, h, sizeof h));
+	snprintf(v, sizeof v, "OVER TIME (%zu x %s)", b->n_buckets, xp_fmt_span(h, sizeof h, (int64_t)b->bucket_s));
 	xp_table_row(&t, "CLASS", "DEVICES", "MEAN", v);
 	for (int side = 0; side < 2; side++) {
 		const struct xp_qsim_report *r = side ? s : b;
