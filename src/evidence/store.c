@@ -118,6 +118,20 @@ int xp_store_finish(struct xp_store *s, sqlite3_stmt *st, int rc, struct xp_err 
 	return bad;
 }
 
+int xp_store_has_table(struct xp_store *s, const char *name, bool *has, struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (xp_store_prep(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", &st, err,
+			  "reading the schema") < 0)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	*has = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_step(st);
+	return xp_store_finish(s, st, rc, err, "reading the schema");
+}
+
 int xp_store_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing)
 {
 	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {

@@ -105,6 +105,9 @@ int xp_store_fail(struct xp_store *s, struct xp_err *err, const char *doing);
 /* Finalizes st, whose last sqlite3_step returned rc: 0 when that was SQLITE_DONE, else -1 with
  * err set as xp_store_fail does (before finalizing, so the message is the step's). */
 int xp_store_finish(struct xp_store *s, sqlite3_stmt *st, int rc, struct xp_err *err, const char *doing);
+/* Sets *has to whether the file has a table called name: a file read without migrating may
+ * predate the tables a later schema version added. -1 with err on a read failure. */
+int xp_store_has_table(struct xp_store *s, const char *name, bool *has, struct xp_err *err);
 /* Prepares sql; on failure *st is NULL and err says what we were doing (as xp_store_fail). */
 int xp_store_prep(struct xp_store *s, const char *sql, sqlite3_stmt **st, struct xp_err *err, const char *doing);
 /* Binds v as text, or NULL when v is NULL (so that an unknown value stores as NULL). */

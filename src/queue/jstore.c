@@ -6,20 +6,6 @@
 
 #include "model_json.h"
 
-/* Whether the file has the job tables: a file read without migrating may predate them. */
-static int has_job_tables(struct xp_store *s, bool *has, struct xp_err *err)
-{
-	sqlite3_stmt *st;
-	if (xp_store_prep(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'", &st, err,
-			  "reading the schema") < 0)
-		return -1;
-	int rc = sqlite3_step(st);
-	*has = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-	if (rc == SQLITE_ROW)
-		rc = sqlite3_step(st);
-	return xp_store_finish(s, st, rc, err, "reading the schema");
-}
-
 /* -1 for NULL (not started, not ended), else the value. */
 static int64_t col_time(sqlite3_stmt *st, int i)
 {
@@ -115,7 +101,7 @@ int xp_jstore_load(struct xp_store *s, const struct xp_cluster *c, struct xp_qjo
 	if (lost)
 		*lost = NULL;
 	bool has;
-	if (has_job_tables(s, &has, err) < 0)
+	if (xp_store_has_table(s, "jobs", &has, err) < 0)
 		return -1;
 	if (!has)
 		return 0;
@@ -176,7 +162,7 @@ int xp_jstore_events(struct xp_store *s, int64_t id, struct xp_jevent **ev, size
 	*ev = NULL;
 	*n = 0;
 	bool has;
-	if (has_job_tables(s, &has, err) < 0)
+	if (xp_store_has_table(s, "jobs", &has, err) < 0)
 		return -1;
 	if (!has)
 		return 0;
@@ -224,7 +210,7 @@ int xp_jstore_unfinished(struct xp_store *s, const char *queue, int64_t *n, stru
 {
 	*n = 0;
 	bool has;
-	if (has_job_tables(s, &has, err) < 0)
+	if (xp_store_has_table(s, "jobs", &has, err) < 0)
 		return -1;
 	if (!has)
 		return 0;

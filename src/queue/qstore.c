@@ -7,20 +7,6 @@
 
 #include "model.h"
 
-/* Whether the file has the queue tables: a file read without migrating may predate them. */
-static int has_queue_tables(struct xp_store *s, bool *has, struct xp_err *err)
-{
-	sqlite3_stmt *st;
-	if (xp_store_prep(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'queues'", &st, err,
-			  "reading the schema") < 0)
-		return -1;
-	int rc = sqlite3_step(st);
-	*has = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-	if (rc == SQLITE_ROW)
-		rc = sqlite3_step(st);
-	return xp_store_finish(s, st, rc, err, "reading the schema");
-}
-
 /* NULL for unlimited, else the milli-units. */
 static void bind_limit(sqlite3_stmt *st, int i, int64_t v)
 {
@@ -136,7 +122,7 @@ int xp_qstore_load(struct xp_store *s, struct xp_qset *set, struct xp_err *err)
 {
 	memset(set, 0, sizeof *set);
 	bool has;
-	if (has_queue_tables(s, &has, err) < 0)
+	if (xp_store_has_table(s, "queues", &has, err) < 0)
 		return -1;
 	if (!has) {
 		builtin_classes(set);
