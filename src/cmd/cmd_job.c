@@ -162,6 +162,18 @@ static int64_t eta_of(const struct xp_jobrun *r, size_t i)
 	return r->eta && r->six[i] >= 0 ? r->eta[r->six[i]] : -1;
 }
 
+/* A pending job's place in line as JSON ({"queue": N, "global": M}, 1-based); null when it
+ * has none or when shown is false. */
+static json_t *position_json(const struct xp_qjob *j, bool shown)
+{
+	if (!shown || !j->pos_queue)
+		return json_null();
+	json_t *p = json_object();
+	json_object_set_new(p, "queue", json_integer((json_int_t)j->pos_queue));
+	json_object_set_new(p, "global", json_integer((json_int_t)j->pos_global));
+	return p;
+}
+
 /* Row i as JSON: the stored form as it is now, with its wait, position and estimated start. */
 static json_t *row_json(const struct xp_jobrun *r, size_t i)
 {
@@ -169,13 +181,7 @@ static json_t *row_json(const struct xp_jobrun *r, size_t i)
 	json_t *o = xp_jstore_job_json(j, r->c);
 	json_object_set_new(o, "reason", waiting(j) ? reason_json(j->reason, j->reason_text) : json_null());
 	json_object_set_new(o, "wait_s", wait_of(j, r->now) >= 0 ? json_integer(wait_of(j, r->now)) : json_null());
-	if (j->state == XP_JS_PENDING && j->pos_queue) {
-		json_t *p = json_object();
-		json_object_set_new(p, "queue", json_integer((json_int_t)j->pos_queue));
-		json_object_set_new(p, "global", json_integer((json_int_t)j->pos_global));
-		json_object_set_new(o, "position", p);
-	} else
-		json_object_set_new(o, "position", json_null());
+	json_object_set_new(o, "position", position_json(j, j->state == XP_JS_PENDING));
 	int64_t eta = j->state == XP_JS_PENDING ? eta_of(r, i) : -1;
 	char b[32];
 	json_object_set_new(o, "eta", eta >= 0 ? json_string(iso(eta, b, sizeof b)) : json_null());
@@ -500,13 +506,7 @@ static int dry_run_print(struct xp_ctx *ctx, struct xp_jobrun *r, int64_t k, int
 		json_t *o = json_object();
 		json_object_set_new(o, "start_now", json_boolean(now));
 		json_object_set_new(o, "reason", now ? json_null() : reason_json(j->reason, j->reason_text));
-		if (!now && j->pos_queue) {
-			json_t *p = json_object();
-			json_object_set_new(p, "queue", json_integer((json_int_t)j->pos_queue));
-			json_object_set_new(p, "global", json_integer((json_int_t)j->pos_global));
-			json_object_set_new(o, "position", p);
-		} else
-			json_object_set_new(o, "position", json_null());
+		json_object_set_new(o, "position", position_json(j, !now));
 		json_object_set_new(o, "eta", eta >= 0 ? json_string(iso(eta, b, sizeof b)) : json_null());
 		json_object_set_new(o, "preempts", pre);
 		json_object_set_new(o, "nodes", nodes_json(j, r->c));

@@ -20,6 +20,20 @@ static void bind_time(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_int64(st, i, v);
 }
 
+/* Binds what changes as a job moves (state, reason, reason_text, start, end, preemptions,
+ * alloc) to the seven parameters from first on, in that order: an insert and an update write
+ * the same columns. */
+static void bind_progress(sqlite3_stmt *st, int first, const struct xp_qjob *j, const char *alloc)
+{
+	xp_store_bind_text(st, first, xp_jstate_name(j->state));
+	sqlite3_bind_int(st, first + 1, j->reason);
+	xp_store_bind_text(st, first + 2, j->reason_text);
+	bind_time(st, first + 3, j->start);
+	bind_time(st, first + 4, j->end);
+	sqlite3_bind_int(st, first + 5, j->preemptions);
+	xp_store_bind_text(st, first + 6, alloc);
+}
+
 /* The slice text of j's spec equal to name, so that a slot points into the spec (qjob.h:
  * slots do not own their slice); NULL when no group asks for it. */
 static const char *spec_slice(const struct xp_job *spec, const char *name)
@@ -262,13 +276,7 @@ int xp_jstore_insert(struct xp_store *s, struct xp_qjob *j, const struct xp_clus
 	xp_store_bind_text(st, 5, spec);
 	sqlite3_bind_int64(st, 6, j->submit);
 	sqlite3_bind_int64(st, 7, j->est_s);
-	xp_store_bind_text(st, 8, xp_jstate_name(j->state));
-	sqlite3_bind_int(st, 9, j->reason);
-	xp_store_bind_text(st, 10, j->reason_text);
-	bind_time(st, 11, j->start);
-	bind_time(st, 12, j->end);
-	sqlite3_bind_int(st, 13, j->preemptions);
-	xp_store_bind_text(st, 14, alloc);
+	bind_progress(st, 8, j, alloc);
 	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "adding a job");
 	free(spec);
 	free(alloc);
@@ -295,13 +303,7 @@ int xp_jstore_update(struct xp_store *s, const struct xp_qjob *j, const struct x
 		return -1;
 	char *alloc = xp_jstore_alloc_text(&j->alloc, c);
 	sqlite3_bind_int64(st, 1, j->id);
-	xp_store_bind_text(st, 2, xp_jstate_name(j->state));
-	sqlite3_bind_int(st, 3, j->reason);
-	xp_store_bind_text(st, 4, j->reason_text);
-	bind_time(st, 5, j->start);
-	bind_time(st, 6, j->end);
-	sqlite3_bind_int(st, 7, j->preemptions);
-	xp_store_bind_text(st, 8, alloc);
+	bind_progress(st, 2, j, alloc);
 	int rc = xp_store_finish(s, st, sqlite3_step(st), err, "changing a job");
 	free(alloc);
 	return rc;
