@@ -308,7 +308,7 @@ START_TEST(list_show_json)
 	q(&r, "job", "show", "3", NULL);
 	ck_assert_msg(r.status == 0 && strstr(r.out, "priority:    5") && strstr(r.out, "QuotaExceeded (3)") &&
 			      strstr(r.out, "position:    1 in research, 1 overall") &&
-			      strstr(r.out, "estimated start: 1970-01-01T01:16:40Z") && strstr(r.out, "- -> pending") &&
+			      strstr(r.out, "estimated start: 1970-01-01T01:16:40Z on h100-0000") && strstr(r.out, "- -> pending") &&
 			      strstr(r.out, "tester") && strstr(r.out, "spec:"),
 		      "%s%s", r.out, r.err);
 	xp_run_free(&r);
@@ -374,7 +374,7 @@ START_TEST(dry_run)
 	 * estimate ends (1000 + 3600 s). */
 	OUT(3, "job would wait: QuotaExceeded (3): ", "job", "submit", "--dry-run", "--queue", "research", "--devices",
 	    "1", "--estimate", "1h");
-	OUT(3, "; position 1 in research, 1 overall; estimated start 1970-01-01T01:16:40Z", "job", "submit",
+	OUT(3, "; position 1 in research, 1 overall; estimated start 1970-01-01T01:16:40Z on h100-0000", "job", "submit",
 	    "--dry-run", "--queue", "research", "--devices", "1", "--estimate", "1h");
 	o = json_of(&st, "--json", "job", "submit", "--dry-run", "--queue", "research", "--devices", "1", "--estimate",
 		    "1h", NULL);
@@ -387,7 +387,9 @@ START_TEST(dry_run)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "position"), "queue")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(o, "position"), "global")), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "eta")), "1970-01-01T01:16:40Z");
-	ck_assert_uint_eq(json_array_size(json_object_get(o, "nodes")), 0);
+	/* Waiting: nodes are where the estimate's simulation starts it (one device: one node). */
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "nodes")), 1);
+	ck_assert(strncmp(json_string_value(json_array_get(json_object_get(o, "nodes"), 0)), "h100-0000", 9) == 0);
 	json_decref(o);
 
 	/* The other node busy too (queue open has no quota): two replicas of 8 would need both

@@ -162,6 +162,27 @@ static int64_t eta_of(const struct xp_jobrun *r, size_t i)
 	return r->eta && r->six[i] >= 0 ? r->eta[r->six[i]] : -1;
 }
 
+/* Where row i starts in the estimate's simulation ("n1,n2"), NULL when not known. */
+static const char *eta_nodes_of(const struct xp_jobrun *r, size_t i)
+{
+	return r->eta_nodes && r->six[i] >= 0 && (size_t)r->six[i] < r->n_eta ? r->eta_nodes[r->six[i]] : NULL;
+}
+
+/* A comma list of nodes as a JSON array (NULL: null). */
+static json_t *names_json(const char *list)
+{
+	if (!list)
+		return json_null();
+	json_t *a = json_array();
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		json_array_append_new(a, json_stringn(p, n));
+		p += n + (e ? 1 : 0);
+	}
+	return a;
+}
+
 /* A pending job's place in line as JSON ({"queue": N, "global": M}, 1-based); null when it
  * has none or when shown is false. */
 static json_t *position_json(const struct xp_qjob *j, bool shown)
@@ -185,6 +206,7 @@ static json_t *row_json(const struct xp_jobrun *r, size_t i)
 	int64_t eta = j->state == XP_JS_PENDING ? eta_of(r, i) : -1;
 	char b[32];
 	json_object_set_new(o, "eta", eta >= 0 ? json_string(iso(eta, b, sizeof b)) : json_null());
+	json_object_set_new(o, "eta_nodes", names_json(j->state == XP_JS_PENDING ? eta_nodes_of(r, i) : NULL));
 	json_object_set_new(o, "note", r->note && r->note[i] ? json_string(r->note[i]) : json_null());
 	return o;
 }
@@ -379,8 +401,11 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 				j->reason_text ? j->reason_text : "");
 		if (j->state == XP_JS_PENDING && j->pos_queue)
 			fprintf(f, "position:    %zu in %s, %zu overall\n", j->pos_queue, j->queue, j->pos_global);
-		if (j->state == XP_JS_PENDING)
-			fprintf(f, "estimated start: %s\n", eta >= 0 ? iso(eta, b, sizeof b) : "beyond 24h (or never)");
+		if (j->state == XP_JS_PENDING) {
+			const char *en = eta_nodes_of(&r, i);
+			fprintf(f, "estimated start: %s%s%s\n", eta >= 0 ? iso(eta, b, sizeof b) : "beyond 24h (or never)",
+				eta >= 0 && en ? " on " : "", eta >= 0 && en ? en : "");
+		}
 		if (j->alloc.n)
 			fprintf(f, "placement:   %s on %s (%zu device slot%s)\n",
 				j->state == XP_JS_RUNNING ? "running" : "holds", nodes, j->alloc.n,
@@ -502,6 +527,7 @@ static int dry_run_print(struct xp_ctx *ctx, struct xp_jobrun *r, int64_t k, int
 							 (long long)v->id);
 		}
 	int64_t eta = now ? r->now : r->eta ? r->eta[k] : -1;
+	const char *en = !now && r->eta_nodes && (size_t)k < r->n_eta ? r->eta_nodes[k] : NULL;
 	if (ctx->json) {
 		json_t *o = json_object();
 		json_object_set_new(o, "start_now", json_boolean(now));
@@ -509,7 +535,7 @@ static int dry_run_print(struct xp_ctx *ctx, struct xp_jobrun *r, int64_t k, int
 		json_object_set_new(o, "position", position_json(j, !now));
 		json_object_set_new(o, "eta", eta >= 0 ? json_string(iso(eta, b, sizeof b)) : json_null());
 		json_object_set_new(o, "preempts", pre);
-		json_object_set_new(o, "nodes", nodes_json(j, r->c));
+		json_object_set_new(o, "nodes", now ? nodes_json(j, r->c) : names_json(eta >= 0 ? en : NULL));
 		json_object_set_new(o, "strategy", json_string(xp_strategy_name(strategy)));
 		xp_print_json(ctx->out, o);
 	} else {
@@ -521,7 +547,8 @@ static int dry_run_print(struct xp_ctx *ctx, struct xp_jobrun *r, int64_t k, int
 				j->reason_text ? j->reason_text : "");
 			if (j->pos_queue)
 				fprintf(ctx->out, "; position %zu in %s, %zu overall", j->pos_queue, j->queue, j->pos_global);
-			fprintf(ctx->out, "; estimated start %s\n", eta >= 0 ? iso(eta, b, sizeof b) : "beyond 24h");
+			fprintf(ctx->out, "; estimated start %s%s%s\n", eta >= 0 ? iso(eta, b, sizeof b) : "beyond 24h",
+				eta >= 0 && en ? " on " : "", eta >= 0 && en ? en : "");
 		}
 		if (plen)
 			fprintf(ctx->out, "  Preempts: %s\n", ptext);

@@ -219,11 +219,58 @@ int xp_jobrun_pass(struct xp_jobrun *r, struct xp_err *err)
 	return rc;
 }
 
+/* The nodes of a job's slots, each once, in slot order ("n1,n2"); NULL when it holds none. */
+static char *slot_nodes(const struct xp_qjob *j, const struct xp_cluster *c)
+{
+	if (!j->alloc.n || !c)
+		return NULL;
+	char *out = NULL;
+	for (size_t i = 0; i < j->alloc.n; i++) {
+		size_t ni = j->alloc.slots[i].node_ix;
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = j->alloc.slots[k].node_ix == ni;
+		if (seen || ni >= c->n_nodes)
+			continue;
+		char *t = xp_asprintf("%s%s%s", out ? out : "", out ? "," : "", c->nodes[ni]->name);
+		free(out);
+		out = t;
+	}
+	return out;
+}
+
+/* What xp_jobrun_eta's simulation tells it: where each of r's jobs first starts. */
+struct eta_watch {
+	struct xp_jobrun *r;
+	struct xp_sched *s;
+};
+
+static void eta_started(void *ctx, const struct xp_sched_event *ev)
+{
+	struct eta_watch *w = ctx;
+	if (ev->to != XP_JS_RUNNING || ev->job >= w->r->n_eta || w->r->eta_nodes[ev->job])
+		return;
+	w->r->eta_nodes[ev->job] = slot_nodes(xp_sched_job(w->s, ev->job), w->r->c);
+}
+
+static void eta_clear(struct xp_jobrun *r)
+{
+	for (size_t k = 0; k < r->n_eta; k++)
+		free(r->eta_nodes[k]);
+	free(r->eta_nodes);
+	free(r->eta);
+	r->eta_nodes = NULL;
+	r->eta = NULL;
+	r->n_eta = 0;
+}
+
 int xp_jobrun_eta(struct xp_jobrun *r, const struct xp_qjob *extra, struct xp_err *err)
 {
 	size_t n = r->s ? xp_sched_count(r->s) : 0;
-	free(r->eta);
+	eta_clear(r);
 	r->eta = xp_calloc(n ? n : 1, sizeof *r->eta);
+	r->eta_nodes = xp_calloc(n ? n : 1, sizeof *r->eta_nodes);
+	r->n_eta = n;
 	for (size_t k = 0; k < n; k++)
 		r->eta[k] = -1;
 	if (!r->s)
@@ -244,7 +291,9 @@ int xp_jobrun_eta(struct xp_jobrun *r, const struct xp_qjob *extra, struct xp_er
 	if (rc == 0 && xp_sched_pass(s, r->now, err) < 0)
 		rc = -1;
 	struct xp_qsim_report rep = {0};
-	struct xp_qsim_opts o = {.t0 = r->now, .horizon_s = XP_JOBRUN_HORIZON};
+	/* The jobs the pass at now started are placed already: the run tells where the rest go. */
+	struct eta_watch w = {r, s};
+	struct xp_qsim_opts o = {.t0 = r->now, .horizon_s = XP_JOBRUN_HORIZON, .also = eta_started, .also_ctx = &w};
 	if (rc == 0 && xp_qsim_run(s, NULL, 0, &o, &rep, err) < 0)
 		rc = -1;
 	xp_qsim_report_clear(&rep);
@@ -333,7 +382,7 @@ void xp_jobrun_free(struct xp_jobrun *r)
 	for (size_t i = 0; i < r->n_ev; i++)
 		free(r->ev[i].text);
 	free(r->ev);
-	free(r->eta);
+	eta_clear(r);
 	if (r->nm)
 		xp_place_manifests_free(r->ms, r->nm);
 	xp_qset_clear(&r->qs);

@@ -48,6 +48,9 @@ struct xp_jobrun {
 	const char *actor;     /* who makes the changes being made now */
 	const char *detail;    /* overrides the scheduler's text of the changes being made now */
 	int64_t *eta;          /* [xp_sched_count] estimated starts after xp_jobrun_eta, -1 unknown */
+	char **eta_nodes;      /* [xp_sched_count] after xp_jobrun_eta: the nodes a pending job starts
+				* on in that run ("n1,n2"), NULL when it does not start there */
+	size_t n_eta;          /* entries of eta and eta_nodes */
 	bool mute;             /* adding jobs: their first state is stored already (or never is) */
 	int strategy;
 	struct xp_store *st;   /* what --validated reads (the command's store) */
@@ -73,7 +76,7 @@ int xp_jobrun_advance(struct xp_jobrun *r, struct xp_err *err);
 int xp_jobrun_pass(struct xp_jobrun *r, struct xp_err *err);
 /* Fills r->eta: a second scheduler built, advanced and passed as r was (with extra, a copy of
  * a job added as xp_jobrun_add did, when given) and simulated forward from now over
- * XP_JOBRUN_HORIZON; a pending job's eta is when it started there. */
+ * XP_JOBRUN_HORIZON; a pending job's eta is when it started there, eta_nodes where. */
 int xp_jobrun_eta(struct xp_jobrun *r, const struct xp_qjob *extra, struct xp_err *err);
 /* Writes every stored row the run changed and every change it made, inside the caller's
  * transaction. */

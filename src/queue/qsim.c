@@ -226,6 +226,8 @@ static void on_event(void *ctx, const struct xp_sched_event *ev)
 		if (q >= 0)
 			r->preempted[q]++;
 	}
+	if (r->o->also)
+		r->o->also(r->o->also_ctx, ev);
 }
 
 /* Utilization rows: every device class of the set (in its order) that has a device, then,

@@ -29,6 +29,10 @@ struct xp_qsim_opts {
 	 * utilization or ECU-hours (cluster). */
 	const struct xp_cluster *cluster;
 	const struct xp_qset *qs;
+	/* Told of every state change too, after the simulator has counted it (the run replaces
+	 * the scheduler's own listener): where a job starts in the run, for example. NULL: none. */
+	xp_sched_listener also;
+	void *also_ctx;
 };
 
 /* One queue's figures. */
