@@ -233,6 +233,44 @@ static int validated_thunk(void *ctx, const struct xp_device *d, const char *kas
 	return s->validated ? s->validated(s->vctx, d, kase) : -1;
 }
 
+/* Devices no class takes still count in the queues' shares: each model of them becomes a class
+ * of its own, after the caller's (no quota names it, so it limits nothing). Without this a
+ * cluster with no classes defined (a trace's, a new store's) gives every queue a share of 0 and
+ * the first queue by name takes everything. Returns order with the new classes appended. */
+static size_t *model_classes(struct xp_sched *s, const struct xp_cluster *c, size_t *order)
+{
+	s->n_user_classes = s->nc;
+	for (size_t n = 0; n < c->n_nodes; n++)
+		for (size_t p = 0; p < c->nodes[n]->n_devices; p++) {
+			if (s->slot_class[s->off[n] + p] >= 0)
+				continue;
+			const char *model = c->nodes[n]->devices[p].model;
+			if (!model || !*model)
+				model = "unknown";
+			if (s->qs != &s->own) {
+				s->own = *s->qs;
+				s->own.classes = xp_malloc((s->nc + 1) * sizeof *s->own.classes);
+				if (s->nc)
+					memcpy(s->own.classes, s->qs->classes, s->nc * sizeof *s->own.classes);
+				s->qs = &s->own;
+			}
+			size_t ci = s->n_user_classes;
+			while (ci < s->nc && strcmp(s->own.classes[ci].name, model) != 0)
+				ci++;
+			if (ci == s->nc) {
+				s->own.classes = xp_realloc(s->own.classes, (s->nc + 1) * sizeof *s->own.classes);
+				s->own.classes[ci] = (struct xp_rclass){.name = xp_strdup(model), .model = xp_strdup(model),
+									.created = INT64_MAX};
+				order = xp_realloc(order, (s->nc + 1) * sizeof *order);
+				order[s->nc] = ci;
+				s->nc++;
+				s->own.n_classes = s->nc;
+			}
+			s->slot_class[s->off[n] + p] = (int)ci;
+		}
+	return order;
+}
+
 struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manifest *const *ms, size_t n_ms,
 			      const struct xp_qset *qs, const struct xp_sched_opts *o, struct xp_err *err)
 {
@@ -288,6 +326,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 					ci = (int)order[k];
 			s->slot_class[s->off[n] + p] = ci;
 		}
+	order = model_classes(s, c, order);
 	s->class_order = order;
 	s->cap = xp_calloc((s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->cap);
 	s->used = xp_calloc((s->nq ? s->nq : 1) * (s->nc ? s->nc : 1) * XP_RES_COUNT, sizeof *s->used);
@@ -356,6 +395,11 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->off);
 	free(s->slot_class);
 	free(s->class_order);
+	if (s->qs == &s->own) {
+		for (size_t i = s->n_user_classes; i < s->nc; i++)
+			xp_rclass_clear(&s->own.classes[i]);
+		free(s->own.classes);
+	}
 	free(s->failed);
 	free(s->reserved);
 	free(s->resv_slots);

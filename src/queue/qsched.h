@@ -101,7 +101,8 @@ int64_t xp_sched_capacity(const struct xp_sched *s, size_t ci, int res);
  * resource); what orders queues. */
 double xp_sched_share(const struct xp_sched *s, size_t qi);
 /* The class index of device pos of node node_ix (first class in the set's order whose
- * vendor/model globs or label match), -1 when none. */
+ * vendor/model globs or label match). A device no class takes is in a class of its model that
+ * the scheduler adds for the shares: an index at or past the set's n_classes. */
 int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos);
 
 /* Checks every invariant (no device over-allocated, no queue over its maximum, borrowing

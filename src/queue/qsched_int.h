@@ -66,7 +66,10 @@ struct xp_sched {
 	const struct xp_cluster *c;
 	const struct xp_manifest *const *ms;
 	size_t n_ms;
-	const struct xp_qset *qs;
+	const struct xp_qset *qs;    /* the caller's, or &own when devices of no class were found */
+	struct xp_qset own;          /* the caller's classes (shared) and one per model of the devices
+				      * no class takes (owned, from n_user_classes on); queues shared */
+	size_t n_user_classes;
 	struct xp_sched_opts o;
 	struct xp_place_index *ix;   /* the running jobs' commits, and the blockers */
 	struct xp_place_index *idle; /* only the blockers: AffinityUnsatisfiable's cluster */
