@@ -415,6 +415,23 @@ START_TEST(dry_run)
 }
 END_TEST
 
+/* A dry-run in the same second as the jobs already waiting sorts after them, as the real
+ * submit does (ties of submit time go by id): in a strict queue behind a waiting gang it says
+ * "behind job 2", as the submit that follows it does, not "would start now". */
+START_TEST(dry_run_same_second)
+{
+	queues();
+	OK("queue", "add", "s", "--ordering", "strict");
+	OUT(0, "job 1 submitted to s: running", "job", "submit", "--queue", "s", "--devices", "8", "--estimate", "1h");
+	OUT(0, "job 2 submitted to s: pending", "job", "submit", "--queue", "s", "--devices", "8", "--replicas", "2",
+	    "--estimate", "1h");
+	OUT(3, "job would wait: Priority (2): behind job 2; position 2 in s", "job", "submit", "--dry-run", "--queue",
+	    "s", "--devices", "1", "--estimate", "1h");
+	OUT(0, "job 3 submitted to s: pending, Priority: behind job 2", "job", "submit", "--queue", "s", "--devices",
+	    "1", "--estimate", "1h");
+}
+END_TEST
+
 /* Priority preemption inside a queue (within lower-priority): the dry-run names the victim
  * (the newest lower-priority job, Kueue's minimal set), the submit preempts it: running ->
  * preempted -> pending, its submit time kept, counted. */
@@ -732,5 +749,5 @@ END_TEST
 
 XP_DEFINE_SUITE(job,
 	{"cli", .timeout_s = 240, .setup = setup, .teardown = teardown,
-	 .tests = {states_and_events, list_show_json, dry_run, reads_never_write, old_database, bad_input,
+	 .tests = {states_and_events, list_show_json, dry_run, dry_run_same_second, reads_never_write, old_database, bad_input,
 		   queue_usage, preemption, lost_node}})

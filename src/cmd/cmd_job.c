@@ -599,6 +599,10 @@ static int do_submit(struct xp_ctx *ctx, const struct xp_args *a, struct xp_stor
 			goto out;
 		r.actor = NULL;
 	}
+	/* A dry-run's job sorts where the real one would: after every stored job of its second
+	 * (ties of submit time go by id). */
+	if (dry)
+		j->id = r.n ? r.jobs[r.n - 1].id + 1 : 1;
 	struct xp_qjob copy;
 	xp_jstore_job_copy(&copy, j);
 	r.actor = s->actor;
