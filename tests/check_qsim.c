@@ -99,6 +99,28 @@ static void w_free(struct world *w)
  * (ceil(0.5 x 2) = 1), p95 the 2nd (ceil(0.95 x 2) = 2). The devices are busy all of
  * [0, 150): three buckets of 50 s at 1.0. ECU-hours (one ECU a device): alice 8 x 100 s,
  * bob 8 x 50 s. */
+/* The estimate is a time limit (Slurm --time, TIMEOUT): a job whose trace duration (300) is
+ * above its estimate (100) stops at 100, failed, and the job waiting for its devices starts
+ * then, at 100, not at 300. */
+START_TEST(time_limit)
+{
+	struct world w;
+	w_init(&w, 8, false);
+	w_job(&w, "alice", 8, 0, 100);
+	w.arr[0].actual_s = 300;
+	w_job(&w, "bob", 8, 10, 50);
+	struct xp_qsim_report r;
+	w_run(&w, 0, 3, &r);
+	ck_assert_int_eq(xp_sched_job(w.s, 0)->end, 100);
+	ck_assert_int_eq(xp_sched_job(w.s, 0)->state, XP_JS_FAILED);
+	ck_assert_int_eq(xp_sched_job(w.s, 1)->start, 100);
+	ck_assert_int_eq(xp_sched_job(w.s, 1)->state, XP_JS_COMPLETED);
+	ck_assert_uint_eq(r.queues[0].failed, 1);
+	xp_qsim_report_clear(&r);
+	w_free(&w);
+}
+END_TEST
+
 START_TEST(back_to_back)
 {
 	struct world w;
@@ -709,7 +731,7 @@ END_TEST
 
 XP_DEFINE_SUITE(qsim,
 	{"loop", .timeout_s = 60,
-	 .tests = {back_to_back, end_before_arrival, wait_percentiles, utilization_integral, horizon_never_started,
+	 .tests = {back_to_back, time_limit, end_before_arrival, wait_percentiles, utilization_integral, horizon_never_started,
 		   cancel_flag}},
 	{"trace", .timeout_s = 60, .tests = {trace_errors, trace_hostile, gen_determinism_and_shape, gen_options}},
 	{"whatif", .timeout_s = 60, .tests = {whatif_change_parse, whatif_scenarios, whatif_quota}},

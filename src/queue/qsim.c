@@ -195,7 +195,10 @@ static void job_started(struct run *r, size_t ix, int64_t time)
 		for (size_t m = 0; m < jr->n_rows; m++)
 			change(r, time, jr->rows[m], jr->milli[m]);
 	}
-	int64_t d = j->actual_s >= 0 ? j->actual_s : j->est_s;
+	/* The estimate is a time limit (Slurm's --time): a job that would run longer is stopped
+	 * there, as Slurm ends it TIMEOUT, so that backfill, which plans by estimates, never
+	 * delays the head job's reserved start. */
+	int64_t d = j->actual_s >= 0 && j->actual_s < j->est_s ? j->actual_s : j->est_s;
 	heap_push(r, (struct ev){.time = time + d, .kind = EV_END, .gen = jr->gen, .ix = ix});
 }
 
@@ -480,8 +483,9 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 		if (e.kind == EV_END) {
 			struct jrec *jr = jrec(&r, e.ix);
 			const struct xp_qjob *j = xp_sched_job(s, e.ix);
+			int end = j->actual_s > j->est_s ? XP_JS_FAILED : XP_JS_COMPLETED; /* its time limit */
 			if (jr->gen == e.gen && jr->running && j->state == XP_JS_RUNNING &&
-			    xp_sched_finish(s, e.ix, XP_JS_COMPLETED, e.time, err) < 0)
+			    xp_sched_finish(s, e.ix, end, e.time, err) < 0)
 				rc = -1;
 		} else {
 			struct xp_qjob *a = &arrivals[e.ix];
