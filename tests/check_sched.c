@@ -467,6 +467,11 @@ START_TEST(top_level_no_cohort)
 	EXPECT(&w, j2, XP_JS_PENDING, XP_R_QUOTA, NULL);
 	ck_assert_str_eq(J(&w, j2)->reason_text, "h100 devices 8/8 used (deserved 8; a queue without a parent has no "
 						  "cohort to borrow from), 8 more needed");
+	/* A job of 10 (2 x 5): its max of 16 would take 2 more, but deserved binds: 10 more. */
+	size_t j3 = w_job(&w, "solo", 0, 2, 100, "{\"devices\": 5, \"replicas\": 2}");
+	w_pass(&w, 11);
+	ck_assert_str_eq(J(&w, j3)->reason_text, "h100 devices 8/8 used (deserved 8; a queue without a parent has no "
+						  "cohort to borrow from), 10 more needed");
 	w_free(&w);
 }
 END_TEST

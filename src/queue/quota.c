@@ -95,6 +95,10 @@ int xq_admit(const struct xp_sched *s, size_t qi, const struct xs_charge *ch, si
 		for (size_t q = qi; q != SIZE_MAX; q = s->q[q].parent) {
 			const struct xp_quota *qt = xq_quota(s, q, ci, r);
 			int64_t u = *xs_used(s, q, ci, r);
+			/* A top-level queue borrows from no one: its deserved quota binds before its max,
+			 * and the words say so below (with the numbers of that limit). */
+			if (q == qi && s->q[qi].parent == SIZE_MAX && qt && qt->deserved < qt->max)
+				continue;
 			if (qt && qt->max != XP_UNLIMITED && u + amt > qt->max) {
 				*text = xp_asprintf("%s%s%s%s %s %s/%s used, %s more needed", q == qi ? "" : "queue ",
 						    q == qi ? "" : s->qs->queues[q].name, q == qi ? "" : ": ", cn, rn,
