@@ -166,6 +166,11 @@ START_TEST(states_and_events)
 	    "--devices", "8", "--estimate", "30m");
 	state_is(2, "pending");
 	ck_assert_int_eq(sql_int("SELECT reason FROM jobs WHERE id = 2"), 3);
+	/* Its reason is history too: pending -> pending, QuotaExceeded, with the words. */
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 2 AND from_state = 'pending' AND"
+				 " to_state = 'pending' AND reason = 3 AND detail LIKE 'h100 devices 8/8 used%' AND"
+				 " actor = 'scheduler'"),
+			 1);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM job_events WHERE job = 1 AND from_state IS NULL AND"
 				 " to_state = 'pending' AND actor = 'tester' AND time = 1000"),
 			 1);

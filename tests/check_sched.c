@@ -602,7 +602,7 @@ START_TEST(gang)
 	ck_assert_int_eq(w_pass(&w, 0), 2);
 	size_t g = w_job(&w, "a", 0, 1, 100, "{\"devices\": 8, \"replicas\": 4}");
 	ck_assert_int_eq(w_pass(&w, 1), 0);
-	EXPECT(&w, g, XP_JS_PENDING, XP_R_GANG, "2 of 4 replicas fit (gang minimum 4); only 2 of 4 replicas fit");
+	EXPECT(&w, g, XP_JS_PENDING, XP_R_GANG, "2 of 4 replicas fit (gang minimum 4); for the next, 0/4 nodes fit");
 	size_t g2 = w_job(&w, "a", 5, 2, 100, "{\"devices\": 8, \"replicas\": 4, \"gang_min\": 2}");
 	ck_assert_int_eq(w_pass(&w, 2), 1);
 	EXPECT(&w, g2, XP_JS_RUNNING, XP_R_NONE, NULL);

@@ -350,6 +350,21 @@ int xp_jobrun_save(struct xp_jobrun *r, struct xp_store *st, struct xp_err *err)
 		if (xp_jstore_event(st, j->id, e->time, e->from, e->to, e->reason, e->text, e->actor, err) < 0)
 			return -1;
 	}
+	/* A pending job's reason changes without a change of state (Resources, then Priority
+	 * behind a new head, then QuotaExceeded): each new one is recorded too, pending ->
+	 * pending, so that the history says why it waited, and when. */
+	for (size_t k = 0; k < n; k++) {
+		const struct xp_qjob *j = xp_sched_job(r->s, k);
+		size_t row = k < r->cap_row ? r->row[k] : SIZE_MAX;
+		if (j->id <= 0 || j->state != XP_JS_PENDING || !j->reason)
+			continue;
+		const struct xp_qjob *was = row != SIZE_MAX ? &r->jobs[row] : NULL;
+		if (was && was->state == XP_JS_PENDING && was->reason == j->reason)
+			continue;
+		if (xp_jstore_event(st, j->id, r->now, XP_JS_PENDING, XP_JS_PENDING, j->reason, j->reason_text,
+				    XP_JSTORE_SCHEDULER, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 

@@ -1000,8 +1000,11 @@ static int refusal(struct xp_sched *s, struct xs_job *sj, const struct xp_place_
 		return XP_R_AFFINITY;
 	}
 	if (total > 1 && r->fit > 0) {
+		/* The placement's own "only N of M replicas fit; " would say the count twice. */
+		const char *rest = r->summary ? r->summary : "";
+		const char *cut = strncmp(rest, "only ", 5) == 0 ? strstr(rest, "; ") : NULL;
 		*text = xp_asprintf("%zu of %zu replicas fit (gang minimum %zu); %s", r->fit, total, gmin,
-				    r->summary ? r->summary : "");
+				    cut ? cut + 2 : rest);
 		return XP_R_GANG;
 	}
 	*text = xp_strdup(r->summary ? r->summary : "no node fits");
