@@ -534,7 +534,8 @@ START_TEST(sim_trace_whatif_errors)
 	EXPECT_RUN(2, "sim trace: option --nodes does not apply", "sim", "trace", "--jobs", "5", "--nodes", "3");
 	EXPECT_RUN(2, "sim gen: option --jobs does not apply", "sim", "gen", "--nodes", "3", "--jobs", "5");
 	EXPECT_RUN(2, "whatif: give the workload: --trace FILE or --jobs-from-store", "whatif");
-	EXPECT_RUN(2, "whatif: give the workload", "whatif", "--trace", trace, "--jobs-from-store");
+	EXPECT_RUN(2, "whatif: give the workload: --trace FILE or --jobs-from-store (one of them, not both)", "whatif",
+		   "--trace", trace, "--jobs-from-store");
 	EXPECT_RUN(2, "whatif: give the workload", "whatif", "--drain", "h100-00001");
 	EXPECT_RUN(2, "whatif: --horizon: '5x' is not a duration", "whatif", "--trace", trace, "--horizon", "5x");
 	EXPECT_RUN(2, "whatif: --fail: 'n0' is not NODE:DEVICE", "whatif", "--trace", trace, "--fail", "n0");

@@ -252,7 +252,8 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	const char *trace = xp_args_get(a, "trace"), *v;
 	bool from_store = xp_args_has(a, "jobs-from-store");
 	if (!!trace == from_store) {
-		xp_ctx_error(ctx, "whatif: give the workload: --trace FILE or --jobs-from-store");
+		xp_ctx_error(ctx, "whatif: give the workload: --trace FILE or --jobs-from-store%s",
+			     trace ? " (one of them, not both)" : "");
 		return XP_EXIT_USAGE;
 	}
 	/* A what-if asks what the queues would see: a MIG slice goes where an instance could be
