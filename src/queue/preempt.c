@@ -135,6 +135,46 @@ static struct xp_place_result *fits(struct xp_sched *s, size_t ji, bool reclaim)
 	return r;
 }
 
+bool xp_preempt_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t n)
+{
+	if (!n)
+		return false;
+	/* The counting gate: all of them gone and still fewer whole devices free than it needs. */
+	int64_t need = s->jobs[ji].need, free_ = s->free_milli;
+	if (need) {
+		for (size_t k = 0; k < n && free_ < need; k++) {
+			const struct xp_qalloc *a = &s->jobs[cand[k]].j.alloc;
+			for (size_t i = 0; i < a->n; i++)
+				if (!s->failed[s->off[a->slots[i].node_ix] + a->slots[i].pos] && !s->drained[a->slots[i].node_ix])
+					free_ += a->slots[i].take;
+		}
+		if (free_ < need)
+			return false;
+	}
+	/* In growing batches (32, 64, ...): a job that fits with the first ones gone fits with all
+	 * gone, and most do early; each dry-run behind the counting gate. */
+	struct xp_place_result *r = NULL;
+	size_t done = 0, batch = 32;
+	free_ = s->free_milli;
+	while (!r && done < n) {
+		size_t to = n - done > batch ? done + batch : n;
+		for (; done < to; done++) {
+			const struct xp_qalloc *a = &s->jobs[cand[done]].j.alloc;
+			for (size_t i = 0; i < a->n; i++)
+				if (!s->failed[s->off[a->slots[i].node_ix] + a->slots[i].pos] && !s->drained[a->slots[i].node_ix])
+					free_ += a->slots[i].take;
+			let_go(s, cand[done]);
+		}
+		batch *= 2;
+		if (!need || free_ >= need)
+			r = fits(s, ji, false);
+	}
+	for (size_t k = done; k-- > 0;)
+		take_back(s, cand[k]);
+	xp_place_result_free(r);
+	return r != NULL;
+}
+
 struct xp_place_result *xp_preempt_find(struct xp_sched *s, size_t ji, const size_t *cand, size_t n, bool reclaim,
 					bool probe, size_t **victims, size_t *n_victims)
 {

@@ -25,5 +25,11 @@ size_t *xp_preempt_reclaim(struct xp_sched *s, size_t ji, size_t *n);
  * even on success (*n_victims says how many it would take). */
 struct xp_place_result *xp_preempt_find(struct xp_sched *s, size_t ji, const size_t *cand, size_t n, bool reclaim,
 					bool probe, size_t **victims, size_t *n_victims);
+/* Whether job ji would place and be admitted (no reclaim) with every candidate cand[0..n) let
+ * go: what xp_preempt_find finds a set for, as releases only free devices and quota (a job that
+ * fits with some gone fits with more gone), so they are let go in growing batches with a
+ * dry-run after each (none while a count of whole devices already says no) until it fits.
+ * Everything as before after. */
+bool xp_preempt_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t n);
 
 #endif

@@ -374,6 +374,7 @@ void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const stru
 	s->validated = fn;
 	s->vctx = ctx;
 	s->idle_gen++;
+	s->ix_gen++;
 }
 
 void xp_sched_free(struct xp_sched *s)
@@ -409,6 +410,7 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->share);
 	free(s->qt);
 	free(s->running);
+	free(s->probe);
 	s->idle_gen++;
 	xs_map_clear(&s->shapes);
 	for (size_t i = 0; i < s->n_shapes; i++) {
@@ -656,6 +658,7 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 		running_add(s, ji);
 		set_reason(sj, XP_R_NONE, NULL);
 		s->resv_valid = false;
+		s->ix_gen++;
 		emit(s, ji, -1, XP_JS_RUNNING, XP_R_NONE, NULL, sj->j.start);
 		return (int64_t)ji;
 	}
@@ -1215,6 +1218,28 @@ static struct xp_place_result *next_class(struct xp_sched *s, size_t ji, const s
 	return NULL;
 }
 
+/* xp_preempt_any for job ji, kept per shape, queue and priority until the index changes (the
+ * candidates are its queue's running jobs of lower priority; the answer depends on nothing
+ * else). */
+static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t nc)
+{
+	const struct xs_job *sj = &s->jobs[ji];
+	if (s->probe_gen != s->ix_gen) {
+		s->probe_gen = s->ix_gen;
+		s->n_probe = 0;
+	}
+	for (size_t k = 0; k < s->n_probe; k++)
+		if (s->probe[k].shape == sj->shape && s->probe[k].qi == sj->qi && s->probe[k].prio == sj->j.priority)
+			return s->probe[k].yes;
+	bool yes = xp_preempt_any(s, ji, cand, nc);
+	if (s->n_probe == s->cap_probe) {
+		s->cap_probe = s->cap_probe ? s->cap_probe * 2 : 16;
+		s->probe = xp_realloc(s->probe, s->cap_probe * sizeof *s->probe);
+	}
+	s->probe[s->n_probe++] = (struct xs_probe){sj->shape, sj->qi, sj->j.priority, yes};
+	return yes;
+}
+
 /* Looks at job ji once in a pass: starts it (1), or gives it its reason (0). */
 static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool *stale)
 {
@@ -1328,7 +1353,18 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 				 * when evicting them would let it start. */
 				struct xp_place_result *probe = NULL;
 				size_t *pv = NULL, npv = 0;
-				probe = xp_preempt_find(s, ji, cand, nc, false, true, &pv, &npv);
+				if (s->o.skip_tail) {
+					/* A simulator's pass needs the reason, not how many: whether the job
+					 * fits with all of them gone (one dry-run, not one per job let go). */
+					if (probe_any(s, ji, cand, nc)) {
+						free(text);
+						text = xp_asprintf("running jobs of lower priority in queue %s hold what it "
+								   "needs (preemption within the queue: never)",
+								   qu->name);
+						reason = XP_R_PRIORITY;
+					}
+				} else
+					probe = xp_preempt_find(s, ji, cand, nc, false, true, &pv, &npv);
 				if (probe) {
 					free(text);
 					text = xp_asprintf("%zu running job%s of lower priority in queue %s hold%s what it needs "

@@ -119,6 +119,16 @@ struct xp_sched {
 	size_t *shape_pending;       /* per shape: pending jobs of it */
 	size_t n_shapes_pending;     /* shapes with a pending job */
 	size_t n_refused;            /* of those, shapes with a kept placement refusal */
+	/* The within-never probe's answers (simulator passes), per shape x queue x priority,
+	 * good while ix_gen is probe_gen (every start, release and reservation bumps it). */
+	struct xs_probe {
+		uint32_t shape;
+		size_t qi;
+		int prio;
+		bool yes;
+	} *probe;
+	size_t n_probe, cap_probe;
+	uint64_t probe_gen;
 	/* EASY reservation of the head job */
 	bool resv_valid;
 	size_t head;                 /* SIZE_MAX: none */
