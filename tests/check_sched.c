@@ -449,6 +449,35 @@ START_TEST(cohort_limits_numbers)
 }
 END_TEST
 
+/* Rule (Kueue preemption: the borrowing workloads of other queues in the cohort are candidates
+ * before the queue's own lower-priority ones; reclaimWithinCohort Any): A runs 24 (8 borrowed
+ * from B), B runs one job of 8 at priority 0. B, within its deserved 16 and with both within =
+ * lower-priority and reclaim = any, submits 8 at priority 3: the cluster (32) is full; taking
+ * back what A borrowed (A's newest job) is enough, so B's own job keeps running: one victim. */
+START_TEST(reclaim_before_within)
+{
+	struct world w = {0};
+	cohort(&w, 0, -1, -1);
+	xp_qset_queue(&w.qs, "B")->within = XP_QP_LOWER_PRIORITY;
+	w_start(&w, NULL);
+	size_t a1 = w_job(&w, "A", 0, 0, 100, "{\"devices\": 8}");
+	size_t a2 = w_job(&w, "A", 0, 1, 100, "{\"devices\": 8}");
+	size_t a3 = w_job(&w, "A", 0, 2, 100, "{\"devices\": 8}");
+	size_t b1 = w_job(&w, "B", 0, 3, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 5), 4);
+	size_t b2 = w_job(&w, "B", 3, 6, 100, "{\"devices\": 8}");
+	ck_assert_int_eq(w_pass(&w, 10), 1);
+	EXPECT(&w, b2, XP_JS_RUNNING, XP_R_NONE, NULL);
+	EXPECT(&w, b1, XP_JS_RUNNING, XP_R_NONE, NULL);
+	EXPECT(&w, a3, XP_JS_PENDING, XP_R_RESOURCES, NULL); /* the cluster is full again */
+	EXPECT(&w, a1, XP_JS_RUNNING, XP_R_NONE, NULL);
+	EXPECT(&w, a2, XP_JS_RUNNING, XP_R_NONE, NULL);
+	ck_assert_int_eq(J(&w, a3)->preemptions, 1);
+	ck_assert_int_eq(J(&w, b1)->preemptions, 0);
+	w_free(&w);
+}
+END_TEST
+
 /* Rule (Kueue: a ClusterQueue outside any cohort cannot borrow; xpool's parent is the cohort):
  * a top-level queue with deserved 8 and max 16 runs one 8-device job; a second would take it to
  * 16 > 8 with nothing to borrow from: QuotaExceeded, 8/8 used, 8 more needed, and the text says
@@ -1089,7 +1118,7 @@ END_TEST
 XP_DEFINE_SUITE(sched,
 	{"core", .timeout_s = 60, .tests = {names_both_ways, fifo_and_resources, priority_hold_release_cancel, drf_order, drf_hierarchy, add_running_and_refusals, deterministic}},
 	{"quota", .timeout_s = 60,
-	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, cohort_limits_numbers, top_level_no_cohort, priority_preemption,
+	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, cohort_limits_numbers, top_level_no_cohort, reclaim_before_within, priority_preemption,
 		   next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
 	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts}},

@@ -1339,10 +1339,20 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		if (reason == XP_R_RESOURCES || reason == XP_R_GANG) {
 			struct xp_place_result *r2 = NULL;
 			size_t nc;
+			/* Reclaim first: what borrowing siblings hold of this queue's deserved quota is
+			 * taken back before its own lower-priority jobs are evicted (Kueue looks at the
+			 * borrowing workloads of other queues first), and whatever the within policy. */
+			if (qu->reclaim != XP_QP_NEVER) {
+				size_t *rc_cand = xp_preempt_reclaim(s, ji, &nc);
+				r2 = xp_preempt_find(s, ji, rc_cand, nc, true, false, &victims, &nv);
+				vreason = XP_R_QUOTA;
+				free(rc_cand);
+			}
 			/* Candidates only where there may be some: a queue that preempts, or one whose
 			 * lower-priority jobs may hold what this one needs (the Priority reason). */
 			const struct xs_queue *sq2 = &s->q[qi];
-			size_t *cand = qu->within != XP_QP_NEVER || (sq2->n_running && sj->j.priority > sq2->min_started_prio)
+			size_t *cand = !r2 && (qu->within != XP_QP_NEVER ||
+					       (sq2->n_running && sj->j.priority > sq2->min_started_prio))
 					       ? xp_preempt_within(s, ji, &nc)
 					       : (nc = 0, NULL);
 			if (nc && qu->within != XP_QP_NEVER) {
@@ -1376,12 +1386,6 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 				free(pv);
 			}
 			free(cand);
-			if (!r2 && qu->reclaim != XP_QP_NEVER && reason != XP_R_PRIORITY) {
-				cand = xp_preempt_reclaim(s, ji, &nc);
-				r2 = xp_preempt_find(s, ji, cand, nc, true, false, &victims, &nv);
-				vreason = XP_R_QUOTA;
-				free(cand);
-			}
 			if (r2) {
 				xp_place_result_free(r);
 				r = r2;
