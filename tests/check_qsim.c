@@ -121,6 +121,30 @@ START_TEST(time_limit)
 }
 END_TEST
 
+/* A job larger than the idle cluster (16 devices of 8) never starts, and its last reason is
+ * AffinityUnsatisfiable (it fits nowhere even with every job gone), in a simulator's quick
+ * passes (skip_tail, as whatif runs them) too: their counting gate says Resources only for
+ * what the idle cluster could hold. */
+START_TEST(never_fits_is_affinity)
+{
+	struct world w;
+	w_init(&w, 8, false);
+	struct xp_err err = {{0}};
+	xp_sched_free(w.s);
+	w.s = xp_sched_new(w.c, NULL, 0, &w.qs, &(struct xp_sched_opts){.skip_tail = true}, &err);
+	ck_assert_msg(w.s != NULL, "%s", err.msg);
+	w_job(&w, "alice", 16, 0, 100);
+	w_job(&w, "bob", 8, 5, 100);
+	struct xp_qsim_report r;
+	w_run(&w, 0, 3, &r);
+	ck_assert_int_eq(xp_sched_job(w.s, 0)->start, -1);
+	ck_assert_uint_eq(r.queues[0].never, 1);
+	ck_assert_uint_eq(r.queues[0].never_reasons[XP_R_AFFINITY], 1);
+	xp_qsim_report_clear(&r);
+	w_free(&w);
+}
+END_TEST
+
 START_TEST(back_to_back)
 {
 	struct world w;
@@ -731,7 +755,7 @@ END_TEST
 
 XP_DEFINE_SUITE(qsim,
 	{"loop", .timeout_s = 60,
-	 .tests = {back_to_back, time_limit, end_before_arrival, wait_percentiles, utilization_integral, horizon_never_started,
+	 .tests = {back_to_back, time_limit, never_fits_is_affinity, end_before_arrival, wait_percentiles, utilization_integral, horizon_never_started,
 		   cancel_flag}},
 	{"trace", .timeout_s = 60, .tests = {trace_errors, trace_hostile, gen_determinism_and_shape, gen_options}},
 	{"whatif", .timeout_s = 60, .tests = {whatif_change_parse, whatif_scenarios, whatif_quota}},

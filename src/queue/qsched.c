@@ -825,6 +825,7 @@ static void free_recount(struct xp_sched *s)
 			xp_place_index_use(s->ix, n, p, &base);
 			s->free_milli += XS_MILLI - llround(base * XS_MILLI);
 		}
+	s->idle_milli = s->free_milli;
 	for (size_t r = 0; r < s->n_running; r++)
 		free_adjust(s, s->running[r], -1);
 }
@@ -1278,8 +1279,9 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		return 0;
 	}
 	/* The counting gate (a simulator's passes): more whole devices than are free, and no
-	 * preemption to make room: Resources without a dry-run. */
-	if (s->o.skip_tail && sj->need > s->free_milli && !s->may_preempt) {
+	 * preemption to make room: Resources without a dry-run. More than the idle cluster has is
+	 * not Resources: the dry-run below says AffinityUnsatisfiable (kept per shape). */
+	if (s->o.skip_tail && sj->need > s->free_milli && sj->need <= s->idle_milli && !s->may_preempt) {
 		/* The words stay the same from pass to pass (no free count): no copy each time. */
 		char t[96];
 		snprintf(t, sizeof t, "%lld devices needed, fewer free", (long long)(sj->need / XS_MILLI));

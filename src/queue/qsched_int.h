@@ -96,6 +96,7 @@ struct xp_sched {
 	size_t *running;             /* running job indices by estimated end (start + est_s, index) */
 	bool may_preempt;            /* some queue's within or reclaim policy is not never */
 	int64_t free_milli;          /* usable devices' free shares less what running jobs hold */
+	int64_t idle_milli;          /* the same with no job running: more than this never fits */
 	size_t n_running, cap_running;
 	struct xs_fail *idle_a;      /* per shape: its answer on the idle cluster (reason 0: fits) */
 	uint64_t idle_gen;           /* those answers are good while their gen is this */
