@@ -146,45 +146,38 @@ static int64_t usable_take(const struct xp_sched *s, size_t ji)
 	return t;
 }
 
-struct nslot {
-	size_t node, k;
-	bool whole;
-};
-
-static int nslot_cmp(const void *a, const void *b)
-{
-	const struct nslot *x = a, *y = b;
-	if (x->node != y->node)
-		return x->node < y->node ? -1 : 1;
-	return x->k < y->k ? -1 : x->k > y->k;
-}
-
-/* Lets go the candidates on the first nodes (in node order) where d devices are idle or held
- * whole by candidates, on a node of job ji's model when it names one, until those nodes have
- * room for reps replicas of d and two more nodes; marks them in gone, lists them in order;
- * returns how many. Only an order: the answer is the dry-run's. */
+/* Lets go the candidates on the first nodes (in the candidates' order) where d devices are
+ * idle or held whole by candidates, on a node of job ji's model when it names one, until those
+ * nodes have room for reps replicas of d and two more nodes; marks them in gone, lists them in
+ * order; returns how many. Only an order: the answer is the dry-run's. */
 static size_t near_nodes(struct xp_sched *s, size_t ji, int d, size_t reps, const size_t *cand, size_t n,
 			 bool *gone, size_t *order)
 {
 	const struct xp_job *spec = s->jobs[ji].j.spec;
 	const char *model = spec->n_groups ? spec->groups[0].model : NULL;
-	size_t m = 0;
-	for (size_t k = 0; k < n; k++)
-		m += s->jobs[cand[k]].j.alloc.n;
-	struct nslot *ns = xp_malloc((m ? m : 1) * sizeof *ns);
-	m = 0;
+	if (!s->near_held) {
+		s->near_held = xp_calloc(s->c->n_nodes ? s->c->n_nodes : 1, sizeof *s->near_held);
+		s->near_sel = xp_calloc(s->c->n_nodes ? s->c->n_nodes : 1, sizeof *s->near_sel);
+	}
+	/* Whole devices candidates hold per node (-1 marks a node seen, so 0 is "none yet"). */
+	size_t *touched = xp_malloc((n ? n : 1) * sizeof *touched), nt = 0, cap_t = n ? n : 1;
 	for (size_t k = 0; k < n; k++) {
 		const struct xp_qalloc *a = &s->jobs[cand[k]].j.alloc;
-		for (size_t i = 0; i < a->n; i++)
-			ns[m++] = (struct nslot){a->slots[i].node_ix, k, a->slots[i].take >= XS_MILLI};
+		for (size_t i = 0; i < a->n; i++) {
+			size_t node = a->slots[i].node_ix;
+			if (!s->near_held[node]) {
+				if (nt == cap_t)
+					touched = xp_realloc(touched, (cap_t *= 2) * sizeof *touched);
+				touched[nt++] = node;
+				s->near_held[node] = 1;
+			}
+			s->near_held[node] += a->slots[i].take >= XS_MILLI;
+		}
 	}
-	qsort(ns, m, sizeof *ns, nslot_cmp);
-	size_t no = 0, room = 0, extra = 0;
-	for (size_t i = 0; i < m && extra < 2;) {
-		size_t e = i, node = ns[i].node;
-		int held = 0;
-		for (; e < m && ns[e].node == node; e++)
-			held += ns[e].whole;
+	size_t room = 0, extra = 0, sel = 0;
+	for (size_t t = 0; t < nt && extra < 2; t++) {
+		size_t node = touched[t];
+		int held = s->near_held[node] - 1;
 		const struct xp_node *nd = s->c->nodes[node];
 		bool ok = !s->drained[node];
 		int idle = 0;
@@ -198,16 +191,29 @@ static size_t near_nodes(struct xp_sched *s, size_t ji, int d, size_t reps, cons
 			if (room >= reps)
 				extra++;
 			room += (size_t)((idle + held) / d);
-			for (size_t k = i; k < e; k++)
-				if (!gone[ns[k].k]) {
-					gone[ns[k].k] = true;
-					let_go(s, cand[ns[k].k]);
-					order[no++] = cand[ns[k].k];
-				}
+			s->near_sel[node] = true;
+			sel++;
 		}
-		i = e;
 	}
-	free(ns);
+	size_t no = 0;
+	for (size_t k = 0; k < n && sel; k++) {
+		const struct xp_qalloc *a = &s->jobs[cand[k]].j.alloc;
+		bool on = false;
+		for (size_t i = 0; i < a->n && !on; i++)
+			on = s->near_sel[a->slots[i].node_ix];
+		if (on) {
+			gone[k] = true;
+			order[no++] = cand[k];
+		}
+	}
+	for (size_t t = 0; t < nt; t++) {
+		s->near_held[touched[t]] = 0;
+		s->near_sel[touched[t]] = false;
+	}
+	free(touched);
+	/* Let go after the walk: the walk reads the slots. */
+	for (size_t k = 0; k < no; k++)
+		let_go(s, order[k]);
 	return no;
 }
 

@@ -367,6 +367,8 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->qt);
 	free(s->running);
 	free(s->probe);
+	free(s->near_held);
+	free(s->near_sel);
 	s->idle_gen++;
 	xs_map_clear(&s->shapes);
 	for (size_t i = 0; i < s->n_shapes; i++) {
@@ -1174,7 +1176,8 @@ static struct xp_place_result *next_class(struct xp_sched *s, size_t ji, const s
 /* xp_preempt_any for job ji, kept per shape, queue and priority until the index changes (the
  * candidates are its queue's running jobs of lower priority; the answer depends on nothing
  * else). */
-static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t nc)
+/* The kept answer for job ji's shape, queue and priority: 1 yes, 0 no, -1 none. */
+static int probe_kept(struct xp_sched *s, size_t ji)
 {
 	const struct xs_job *sj = &s->jobs[ji];
 	if (s->probe_gen != s->ix_gen) {
@@ -1184,6 +1187,15 @@ static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t 
 	for (size_t k = 0; k < s->n_probe; k++)
 		if (s->probe[k].shape == sj->shape && s->probe[k].qi == sj->qi && s->probe[k].prio == sj->j.priority)
 			return s->probe[k].yes;
+	return -1;
+}
+
+static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t nc)
+{
+	const struct xs_job *sj = &s->jobs[ji];
+	int kept = probe_kept(s, ji);
+	if (kept >= 0)
+		return kept;
 	bool yes = xp_preempt_any(s, ji, cand, nc);
 	if (s->n_probe == s->cap_probe) {
 		s->cap_probe = s->cap_probe ? s->cap_probe * 2 : 16;
@@ -1295,9 +1307,16 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 			/* Candidates only where there may be some: a queue that preempts, or one whose
 			 * lower-priority jobs may hold what this one needs (the Priority reason). */
 			const struct xs_queue *sq2 = &s->q[qi];
-			size_t *cand = qu->within != XP_QP_NEVER || (sq2->n_running && sj->j.priority > sq2->min_started_prio)
+			/* A simulator's kept probe answer (it was kept with candidates, and they are the
+			 * same while the index is): no candidate list. */
+			int kept = s->o.skip_tail && qu->within == XP_QP_NEVER && sq2->n_running &&
+					   sj->j.priority > sq2->min_started_prio
+					   ? probe_kept(s, ji)
+					   : -1;
+			size_t *cand = kept < 0 && (qu->within != XP_QP_NEVER ||
+						    (sq2->n_running && sj->j.priority > sq2->min_started_prio))
 					       ? xp_preempt_within(s, ji, &nc)
-					       : (nc = 0, NULL);
+					       : (nc = kept > 0, NULL);
 			if (nc && qu->within != XP_QP_NEVER) {
 				r2 = xp_preempt_find(s, ji, cand, nc, false, false, &victims, &nv);
 				vreason = XP_R_PRIORITY;

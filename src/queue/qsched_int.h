@@ -126,6 +126,8 @@ struct xp_sched {
 	} *probe;
 	size_t n_probe, cap_probe;
 	uint64_t probe_gen;
+	int *near_held;              /* per node, scratch of xp_preempt_any (zero between calls) */
+	bool *near_sel;              /* per node, the same */
 	/* EASY reservation of the head job */
 	bool resv_valid;
 	size_t head;                 /* SIZE_MAX: none */
