@@ -336,6 +336,8 @@ void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const stru
 	s->vctx = ctx;
 	s->idle_gen++;
 	s->ix_gen++;
+	s->up_gen++;
+	s->down_gen++;
 }
 
 void xp_sched_free(struct xp_sched *s)
@@ -617,6 +619,7 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 		set_reason(sj, XP_R_NONE, NULL);
 		s->resv_valid = false;
 		s->ix_gen++;
+		s->up_gen++;
 		emit(s, ji, -1, XP_JS_RUNNING, XP_R_NONE, NULL, sj->j.start);
 		return (int64_t)ji;
 	}
@@ -689,6 +692,7 @@ static void fail_release(struct xp_sched *s, size_t ji)
 static void stop_running(struct xp_sched *s, size_t ji)
 {
 	struct xs_job *sj = &s->jobs[ji];
+	s->down_gen++;
 	running_remove(s, ji);
 	if (sj->j.alloc.commit >= 0)
 		xp_place_release(s->ix, sj->j.alloc.commit);
@@ -794,6 +798,8 @@ static void recapacity(struct xp_sched *s)
 	free_recount(s);
 	s->resv_valid = false;
 	s->idle_gen++;
+	s->up_gen++;
+	s->down_gen++;
 	xs_fail_clear(s);
 }
 
@@ -911,6 +917,7 @@ static void start_job(struct xp_sched *s, size_t ji, const struct xp_place_resul
 	xs_alloc_from_result(sj, r);
 	sj->j.alloc.commit = xp_place_commit(s->ix, r);
 	s->ix_gen++;
+	s->up_gen++;
 	xs_charge_compute(s, ji);
 	xs_charge_apply(s, ji, +1);
 	sj->j.start = now;
@@ -1006,6 +1013,7 @@ static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int 
 	}
 	if (n) {
 		s->resv_valid = false;
+		s->down_gen++;
 		xs_fail_clear(s);
 	}
 }
@@ -1177,17 +1185,21 @@ static struct xp_place_result *next_class(struct xp_sched *s, size_t ji, const s
  * candidates are its queue's running jobs of lower priority; the answer depends on nothing
  * else). */
 /* The kept answer for job ji's shape, queue and priority: 1 yes, 0 no, -1 none. */
-static int probe_kept(struct xp_sched *s, size_t ji)
+static struct xs_probe *probe_entry(struct xp_sched *s, size_t ji)
 {
 	const struct xs_job *sj = &s->jobs[ji];
-	if (s->probe_gen != s->ix_gen) {
-		s->probe_gen = s->ix_gen;
-		s->n_probe = 0;
-	}
 	for (size_t k = 0; k < s->n_probe; k++)
 		if (s->probe[k].shape == sj->shape && s->probe[k].qi == sj->qi && s->probe[k].prio == sj->j.priority)
-			return s->probe[k].yes;
-	return -1;
+			return &s->probe[k];
+	return NULL;
+}
+
+static int probe_kept(struct xp_sched *s, size_t ji)
+{
+	const struct xs_probe *e = probe_entry(s, ji);
+	if (!e || e->gen != (e->yes ? s->up_gen : s->down_gen))
+		return -1;
+	return e->yes;
 }
 
 static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t nc)
@@ -1197,11 +1209,15 @@ static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t 
 	if (kept >= 0)
 		return kept;
 	bool yes = xp_preempt_any(s, ji, cand, nc);
-	if (s->n_probe == s->cap_probe) {
-		s->cap_probe = s->cap_probe ? s->cap_probe * 2 : 16;
-		s->probe = xp_realloc(s->probe, s->cap_probe * sizeof *s->probe);
+	struct xs_probe *e = probe_entry(s, ji);
+	if (!e) {
+		if (s->n_probe == s->cap_probe) {
+			s->cap_probe = s->cap_probe ? s->cap_probe * 2 : 16;
+			s->probe = xp_realloc(s->probe, s->cap_probe * sizeof *s->probe);
+		}
+		e = &s->probe[s->n_probe++];
 	}
-	s->probe[s->n_probe++] = (struct xs_probe){sj->shape, sj->qi, sj->j.priority, yes};
+	*e = (struct xs_probe){sj->shape, sj->qi, sj->j.priority, yes, yes ? s->up_gen : s->down_gen};
 	return yes;
 }
 
