@@ -1078,6 +1078,51 @@ START_TEST(sim_pass_same_starts)
 }
 END_TEST
 
+/* Rule (within never): a job that would start by evicting lower-priority jobs of its queue
+ * waits with Priority; one that would not, even with all of them gone, keeps its refusal. A
+ * simulator's pass asks only whether it would (all candidates gone), not how many: the same
+ * reason codes, words without the count. 10 nodes of 8: three priority-20 jobs of 8 devices
+ * and one priority-0 job of 8 fill four nodes; six priority-20 jobs of 5 devices leave 3 free
+ * on each of the other six (18 free, no node with 8). Priority-10 jobs: G (2 replicas of 8;
+ * 16 <= 18 free, so no counting gate) would get only the priority-0 job's node: 1 of 2
+ * replicas, it stays refused (Resources: no replica fits now); O (8 devices) would start
+ * there: Priority. */
+START_TEST(sim_probe_within_never)
+{
+	for (int sim = 0; sim < 2; sim++) {
+		struct world w = {0};
+		w_nodes(&w, 10, 8, NULL);
+		w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+		struct xp_queue *q = w_queue(&w, "a", NULL, 1);
+		q->within = XP_QP_NEVER;
+		w_start(&w, &(struct xp_sched_opts){.skip_tail = sim});
+		int64_t t = 0;
+		for (int i = 0; i < 4; i++, t++) {
+			w_job(&w, "a", i == 3 ? 0 : 20, t, 100, "{\"devices\": 8}");
+			ck_assert_int_eq(w_pass(&w, t), 1);
+		}
+		for (int i = 0; i < 6; i++, t++) {
+			w_job(&w, "a", 20, t, 100, "{\"devices\": 5}");
+			ck_assert_int_eq(w_pass(&w, t), 1);
+		}
+		size_t g = w_job(&w, "a", 10, 20, 100, "{\"devices\": 8, \"replicas\": 2}");
+		size_t o = w_job(&w, "a", 10, 21, 100, "{\"devices\": 8}");
+		ck_assert_int_eq(w_pass(&w, 21), 0);
+		EXPECT(&w, g, XP_JS_PENDING, XP_R_RESOURCES, NULL);
+		EXPECT(&w, o, XP_JS_PENDING, XP_R_PRIORITY,
+		       sim ? "running jobs of lower priority in queue a hold what it needs (preemption within the queue: "
+			     "never)"
+			   : "1 running job of lower priority in queue a holds what it needs (preemption within the "
+			     "queue: never)");
+		/* Kept answers: the same again with nothing changed. */
+		ck_assert_int_eq(w_pass(&w, 22), 0);
+		EXPECT(&w, g, XP_JS_PENDING, XP_R_RESOURCES, NULL);
+		EXPECT(&w, o, XP_JS_PENDING, XP_R_PRIORITY, NULL);
+		w_free(&w);
+	}
+}
+END_TEST
+
 /* qjob.h's names both ways, as the store and the commands spell them; the reason numbers are
  * stable (1 Resources ... 8 QueueInactive); unknown names and values; final states. */
 START_TEST(names_both_ways)
@@ -1121,5 +1166,5 @@ XP_DEFINE_SUITE(sched,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, cohort_limits_numbers, top_level_no_cohort, reclaim_before_within, priority_preemption,
 		   next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
-	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts}},
+	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts, sim_probe_within_never}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

@@ -135,6 +135,88 @@ static struct xp_place_result *fits(struct xp_sched *s, size_t ji, bool reclaim)
 	return r;
 }
 
+/* Milli-devices job ji holds on usable devices. */
+static int64_t usable_take(const struct xp_sched *s, size_t ji)
+{
+	int64_t t = 0;
+	const struct xp_qalloc *a = &s->jobs[ji].j.alloc;
+	for (size_t i = 0; i < a->n; i++)
+		if (!s->failed[s->off[a->slots[i].node_ix] + a->slots[i].pos] && !s->drained[a->slots[i].node_ix])
+			t += a->slots[i].take;
+	return t;
+}
+
+/* Lets go the candidates on the first nodes (in the candidates' order) where d devices are
+ * idle or held whole by candidates, on a node of job ji's model when it names one, until those
+ * nodes have room for reps replicas of d and two more nodes; marks them in gone, lists them in
+ * order; returns how many. Only an order: the answer is the dry-run's. */
+static size_t near_nodes(struct xp_sched *s, size_t ji, int d, size_t reps, const size_t *cand, size_t n,
+			 bool *gone, size_t *order)
+{
+	const struct xp_job *spec = s->jobs[ji].j.spec;
+	const char *model = spec->n_groups ? spec->groups[0].model : NULL;
+	if (!s->near_held) {
+		s->near_held = xp_calloc(s->c->n_nodes ? s->c->n_nodes : 1, sizeof *s->near_held);
+		s->near_sel = xp_calloc(s->c->n_nodes ? s->c->n_nodes : 1, sizeof *s->near_sel);
+	}
+	/* Whole devices candidates hold per node (-1 marks a node seen, so 0 is "none yet"). */
+	size_t *touched = xp_malloc((n ? n : 1) * sizeof *touched), nt = 0, cap_t = n ? n : 1;
+	for (size_t k = 0; k < n; k++) {
+		const struct xp_qalloc *a = &s->jobs[cand[k]].j.alloc;
+		for (size_t i = 0; i < a->n; i++) {
+			size_t node = a->slots[i].node_ix;
+			if (!s->near_held[node]) {
+				if (nt == cap_t)
+					touched = xp_realloc(touched, (cap_t *= 2) * sizeof *touched);
+				touched[nt++] = node;
+				s->near_held[node] = 1;
+			}
+			s->near_held[node] += a->slots[i].take >= XS_MILLI;
+		}
+	}
+	size_t room = 0, extra = 0, sel = 0;
+	for (size_t t = 0; t < nt && extra < 2; t++) {
+		size_t node = touched[t];
+		int held = s->near_held[node] - 1;
+		const struct xp_node *nd = s->c->nodes[node];
+		bool ok = !s->drained[node];
+		int idle = 0;
+		for (size_t p = 0; ok && p < nd->n_devices; p++) {
+			if (model && !(nd->devices[p].model && xp_glob_match(model, nd->devices[p].model)))
+				ok = false;
+			else if (!s->failed[s->off[node] + p] && xp_place_index_use(s->ix, node, p, NULL) <= 1e-9)
+				idle++;
+		}
+		if (ok && idle + held >= d) {
+			if (room >= reps)
+				extra++;
+			room += (size_t)((idle + held) / d);
+			s->near_sel[node] = true;
+			sel++;
+		}
+	}
+	size_t no = 0;
+	for (size_t k = 0; k < n && sel; k++) {
+		const struct xp_qalloc *a = &s->jobs[cand[k]].j.alloc;
+		bool on = false;
+		for (size_t i = 0; i < a->n && !on; i++)
+			on = s->near_sel[a->slots[i].node_ix];
+		if (on) {
+			gone[k] = true;
+			order[no++] = cand[k];
+		}
+	}
+	for (size_t t = 0; t < nt; t++) {
+		s->near_held[touched[t]] = 0;
+		s->near_sel[touched[t]] = false;
+	}
+	free(touched);
+	/* Let go after the walk: the walk reads the slots. */
+	for (size_t k = 0; k < no; k++)
+		let_go(s, order[k]);
+	return no;
+}
+
 bool xp_preempt_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t n)
 {
 	if (!n)
@@ -151,26 +233,45 @@ bool xp_preempt_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t n)
 		if (free_ < need)
 			return false;
 	}
-	/* In growing batches (32, 64, ...): a job that fits with the first ones gone fits with all
-	 * gone, and most do early; each dry-run behind the counting gate. */
+	/* Let go in order (gone[k]: cand[k] is), to be taken back in reverse. */
+	bool *gone = xp_calloc(n, sizeof *gone);
+	size_t *order = xp_malloc(n * sizeof *order), no = 0;
 	struct xp_place_result *r = NULL;
-	size_t done = 0, batch = 32;
+	/* A replica of d whole devices fits only on a node where d devices are idle or held by
+	 * candidates: the candidates of the first such nodes (of its model when it names one) with
+	 * room for its replicas go first, and it mostly fits there. */
+	const struct xp_job *spec = s->jobs[ji].j.spec;
+	const struct xp_task_group *g0 = spec->n_groups == 1 ? &spec->groups[0] : NULL;
+	if (g0 && g0->devices > 0 && !g0->slice && g0->share_pct <= 0)
+		no = near_nodes(s, ji, g0->devices, (size_t)(g0->gang_min > 0 ? g0->gang_min : g0->replicas), cand, n,
+				gone, order);
+	if (no)
+		r = fits(s, ji, false);
+	/* Then the rest in growing batches (32, 64, ...): a job that fits with some gone fits with
+	 * all gone; each dry-run behind the counting gate. */
+	size_t next = 0, batch = 32;
 	free_ = s->free_milli;
-	while (!r && done < n) {
-		size_t to = n - done > batch ? done + batch : n;
-		for (; done < to; done++) {
-			const struct xp_qalloc *a = &s->jobs[cand[done]].j.alloc;
-			for (size_t i = 0; i < a->n; i++)
-				if (!s->failed[s->off[a->slots[i].node_ix] + a->slots[i].pos] && !s->drained[a->slots[i].node_ix])
-					free_ += a->slots[i].take;
-			let_go(s, cand[done]);
+	for (size_t k = 0; k < no; k++)
+		free_ += usable_take(s, order[k]);
+	while (!r && next < n) {
+		size_t added = 0;
+		for (; next < n && added < batch; next++) {
+			if (gone[next])
+				continue;
+			free_ += usable_take(s, cand[next]);
+			let_go(s, cand[next]);
+			gone[next] = true;
+			order[no++] = cand[next];
+			added++;
 		}
 		batch *= 2;
-		if (!need || free_ >= need)
+		if (added && (!need || free_ >= need))
 			r = fits(s, ji, false);
 	}
-	for (size_t k = done; k-- > 0;)
-		take_back(s, cand[k]);
+	for (size_t k = no; k-- > 0;)
+		take_back(s, order[k]);
+	free(gone);
+	free(order);
 	xp_place_result_free(r);
 	return r != NULL;
 }

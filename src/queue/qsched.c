@@ -375,6 +375,8 @@ void xp_sched_set_validation(struct xp_sched *s, int (*fn)(void *ctx, const stru
 	s->vctx = ctx;
 	s->idle_gen++;
 	s->ix_gen++;
+	s->up_gen++;
+	s->down_gen++;
 }
 
 void xp_sched_free(struct xp_sched *s)
@@ -411,6 +413,8 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->qt);
 	free(s->running);
 	free(s->probe);
+	free(s->near_held);
+	free(s->near_sel);
 	s->idle_gen++;
 	xs_map_clear(&s->shapes);
 	for (size_t i = 0; i < s->n_shapes; i++) {
@@ -659,6 +663,7 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 		set_reason(sj, XP_R_NONE, NULL);
 		s->resv_valid = false;
 		s->ix_gen++;
+		s->up_gen++;
 		emit(s, ji, -1, XP_JS_RUNNING, XP_R_NONE, NULL, sj->j.start);
 		return (int64_t)ji;
 	}
@@ -731,6 +736,7 @@ static void fail_release(struct xp_sched *s, size_t ji)
 static void stop_running(struct xp_sched *s, size_t ji)
 {
 	struct xs_job *sj = &s->jobs[ji];
+	s->down_gen++;
 	running_remove(s, ji);
 	if (sj->j.alloc.commit >= 0)
 		xp_place_release(s->ix, sj->j.alloc.commit);
@@ -837,6 +843,8 @@ static void recapacity(struct xp_sched *s)
 	free_recount(s);
 	s->resv_valid = false;
 	s->idle_gen++;
+	s->up_gen++;
+	s->down_gen++;
 	xs_fail_clear(s);
 }
 
@@ -954,6 +962,7 @@ static void start_job(struct xp_sched *s, size_t ji, const struct xp_place_resul
 	xs_alloc_from_result(sj, r);
 	sj->j.alloc.commit = xp_place_commit(s->ix, r);
 	s->ix_gen++;
+	s->up_gen++;
 	xs_charge_compute(s, ji);
 	xs_charge_apply(s, ji, +1);
 	sj->j.start = now;
@@ -1052,6 +1061,7 @@ static void evict(struct xp_sched *s, const size_t *v, size_t n, size_t by, int 
 	}
 	if (n) {
 		s->resv_valid = false;
+		s->down_gen++;
 		xs_fail_clear(s);
 	}
 }
@@ -1222,22 +1232,40 @@ static struct xp_place_result *next_class(struct xp_sched *s, size_t ji, const s
 /* xp_preempt_any for job ji, kept per shape, queue and priority until the index changes (the
  * candidates are its queue's running jobs of lower priority; the answer depends on nothing
  * else). */
+/* The kept answer for job ji's shape, queue and priority: 1 yes, 0 no, -1 none. */
+static struct xs_probe *probe_entry(struct xp_sched *s, size_t ji)
+{
+	const struct xs_job *sj = &s->jobs[ji];
+	for (size_t k = 0; k < s->n_probe; k++)
+		if (s->probe[k].shape == sj->shape && s->probe[k].qi == sj->qi && s->probe[k].prio == sj->j.priority)
+			return &s->probe[k];
+	return NULL;
+}
+
+static int probe_kept(struct xp_sched *s, size_t ji)
+{
+	const struct xs_probe *e = probe_entry(s, ji);
+	if (!e || e->gen != (e->yes ? s->up_gen : s->down_gen))
+		return -1;
+	return e->yes;
+}
+
 static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t nc)
 {
 	const struct xs_job *sj = &s->jobs[ji];
-	if (s->probe_gen != s->ix_gen) {
-		s->probe_gen = s->ix_gen;
-		s->n_probe = 0;
-	}
-	for (size_t k = 0; k < s->n_probe; k++)
-		if (s->probe[k].shape == sj->shape && s->probe[k].qi == sj->qi && s->probe[k].prio == sj->j.priority)
-			return s->probe[k].yes;
+	int kept = probe_kept(s, ji);
+	if (kept >= 0)
+		return kept;
 	bool yes = xp_preempt_any(s, ji, cand, nc);
-	if (s->n_probe == s->cap_probe) {
-		s->cap_probe = s->cap_probe ? s->cap_probe * 2 : 16;
-		s->probe = xp_realloc(s->probe, s->cap_probe * sizeof *s->probe);
+	struct xs_probe *e = probe_entry(s, ji);
+	if (!e) {
+		if (s->n_probe == s->cap_probe) {
+			s->cap_probe = s->cap_probe ? s->cap_probe * 2 : 16;
+			s->probe = xp_realloc(s->probe, s->cap_probe * sizeof *s->probe);
+		}
+		e = &s->probe[s->n_probe++];
 	}
-	s->probe[s->n_probe++] = (struct xs_probe){sj->shape, sj->qi, sj->j.priority, yes};
+	*e = (struct xs_probe){sj->shape, sj->qi, sj->j.priority, yes, yes ? s->up_gen : s->down_gen};
 	return yes;
 }
 
@@ -1353,10 +1381,16 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 			/* Candidates only where there may be some: a queue that preempts, or one whose
 			 * lower-priority jobs may hold what this one needs (the Priority reason). */
 			const struct xs_queue *sq2 = &s->q[qi];
-			size_t *cand = !r2 && (qu->within != XP_QP_NEVER ||
-					       (sq2->n_running && sj->j.priority > sq2->min_started_prio))
+			/* A simulator's kept probe answer (it was kept with candidates, and they are the
+			 * same while the index is): no candidate list. None once reclaim placed it. */
+			int kept = !r2 && s->o.skip_tail && qu->within == XP_QP_NEVER && sq2->n_running &&
+					   sj->j.priority > sq2->min_started_prio
+					   ? probe_kept(s, ji)
+					   : -1;
+			size_t *cand = !r2 && kept < 0 && (qu->within != XP_QP_NEVER ||
+							   (sq2->n_running && sj->j.priority > sq2->min_started_prio))
 					       ? xp_preempt_within(s, ji, &nc)
-					       : (nc = 0, NULL);
+					       : (nc = !r2 && kept > 0, NULL);
 			if (nc && qu->within != XP_QP_NEVER) {
 				r2 = xp_preempt_find(s, ji, cand, nc, false, false, &victims, &nv);
 				vreason = XP_R_PRIORITY;

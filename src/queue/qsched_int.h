@@ -120,16 +120,20 @@ struct xp_sched {
 	size_t *shape_pending;       /* per shape: pending jobs of it */
 	size_t n_shapes_pending;     /* shapes with a pending job */
 	size_t n_refused;            /* of those, shapes with a kept placement refusal */
-	/* The within-never probe's answers (simulator passes), per shape x queue x priority,
-	 * good while ix_gen is probe_gen (every start, release and reservation bumps it). */
+	/* The within-never probe's answers (simulator passes), per shape x queue x priority. A
+	 * yes holds until devices or quota are taken (up_gen: a start), a no until they are freed
+	 * (down_gen: an end, a preemption): placement and quota only gain from what is freed. */
 	struct xs_probe {
 		uint32_t shape;
 		size_t qi;
 		int prio;
 		bool yes;
+		uint64_t gen;           /* up_gen for a yes, down_gen for a no, when worked out */
 	} *probe;
 	size_t n_probe, cap_probe;
-	uint64_t probe_gen;
+	uint64_t up_gen, down_gen;
+	int *near_held;              /* per node, scratch of xp_preempt_any (zero between calls) */
+	bool *near_sel;              /* per node, the same */
 	/* EASY reservation of the head job */
 	bool resv_valid;
 	size_t head;                 /* SIZE_MAX: none */
