@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "checklib.h"
 #include "suitelib.h"
 #include "testlib.h"
 
@@ -78,33 +79,6 @@ static void teardown(void)
 	unsetenv("XPOOL_NOW");
 	xp_rm_rf(dir);
 }
-
-#define OK(...)                                                                                          \
-	do {                                                                                             \
-		struct xp_run r_;                                                                        \
-		q(&r_, __VA_ARGS__, NULL);                                                               \
-		ck_assert_msg(r_.status == 0, "%d: %s%s", r_.status, r_.out, r_.err);                    \
-		xp_run_free(&r_);                                                                        \
-	} while (0)
-
-#define FAILS(code, want, ...)                                                                           \
-	do {                                                                                             \
-		struct xp_run r_;                                                                        \
-		q(&r_, __VA_ARGS__, NULL);                                                               \
-		ck_assert_msg(r_.status == (code) && strstr(r_.err, want), "want %d '%s', got %d: %s%s", \
-			      code, want, r_.status, r_.out, r_.err);                                    \
-		xp_run_free(&r_);                                                                        \
-	} while (0)
-
-/* Runs a command and checks its status and that its output holds want. */
-#define OUT(code, want, ...)                                                                             \
-	do {                                                                                             \
-		struct xp_run r_;                                                                        \
-		q(&r_, __VA_ARGS__, NULL);                                                               \
-		ck_assert_msg(r_.status == (code) && strstr(r_.out, want), "want %d '%s', got %d: %s%s", \
-			      code, want, r_.status, r_.out, r_.err);                                    \
-		xp_run_free(&r_);                                                                        \
-	} while (0)
 
 static long long sql_int(const char *sql)
 {

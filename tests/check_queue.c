@@ -15,6 +15,7 @@
 #include "model.h"
 #include "qmodel.h"
 #include "store.h"
+#include "checklib.h"
 #include "suitelib.h"
 #include "testlib.h"
 
@@ -49,25 +50,6 @@ static void q(struct xp_run *r, ...)
 	memcpy(full + 1, argv, (size_t)(n + 1) * sizeof *argv);
 	ck_assert_int_eq(xp_run_argv(r, full, NULL), 0);
 }
-
-/* Runs a command that must succeed. */
-#define OK(...)                                                                                          \
-	do {                                                                                             \
-		struct xp_run r_;                                                                        \
-		q(&r_, __VA_ARGS__, NULL);                                                               \
-		ck_assert_msg(r_.status == 0, "%d: %s%s", r_.status, r_.out, r_.err);                    \
-		xp_run_free(&r_);                                                                        \
-	} while (0)
-
-/* Runs a command that must fail with status code and a message holding want. */
-#define FAILS(code, want, ...)                                                                           \
-	do {                                                                                             \
-		struct xp_run r_;                                                                        \
-		q(&r_, __VA_ARGS__, NULL);                                                               \
-		ck_assert_msg(r_.status == (code) && strstr(r_.err, want), "want %d '%s', got %d: %s%s", \
-			      code, want, r_.status, r_.out, r_.err);                                    \
-		xp_run_free(&r_);                                                                        \
-	} while (0)
 
 /* One integer from the database at p (opened raw, read only). */
 static long long sql_int(const char *p, const char *sql)

@@ -4,6 +4,7 @@
 #define XP_CHECKLIB_H
 
 #include <check.h>
+#include <string.h>
 
 /* The first string up to a NULL that text does not hold; NULL when it holds them all. */
 const char *xp_first_missing(const char *text, ...);
@@ -18,5 +19,21 @@ const char *xp_first_missing(const char *text, ...);
 		const char *xp_miss_ = xp_first_missing(xp_text_, __VA_ARGS__);           \
 		ck_assert_msg(xp_miss_ == NULL, "no \"%s\" in:\n%s", xp_miss_, xp_text_); \
 	} while (0)
+
+/* A suite that runs the binary through a function of its own, static void q(struct xp_run *r,
+ * ...) (the arguments up to a NULL, with the suite's --db and cluster), checks each run with
+ * these: OK (exit 0), FAILS (exit code, stderr holding want), OUT (exit code, stdout holding
+ * want); a failure shows both streams. */
+#define XP_RUN_CHECK(code, stream, want, ...)                                                          \
+	do {                                                                                            \
+		struct xp_run r_;                                                                       \
+		q(&r_, __VA_ARGS__, NULL);                                                              \
+		ck_assert_msg(r_.status == (code) && strstr(r_.stream, (want)), "want %d '%s', got %d: %s%s", \
+			      code, (want), r_.status, r_.out, r_.err);                                 \
+		xp_run_free(&r_);                                                                       \
+	} while (0)
+#define OK(...) XP_RUN_CHECK(0, out, "", __VA_ARGS__)
+#define FAILS(code, want, ...) XP_RUN_CHECK(code, err, want, __VA_ARGS__)
+#define OUT(code, want, ...) XP_RUN_CHECK(code, out, want, __VA_ARGS__)
 
 #endif
