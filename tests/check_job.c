@@ -596,15 +596,7 @@ END_TEST
  * writing; the first submit migrates it, keeping its queues. */
 START_TEST(old_database)
 {
-	struct xp_err err = {{0}};
-	sqlite3 *raw;
-	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
-	sqlite3_close(raw);
-	struct xp_store *s = xp_store_open_existing(db, &err);
-	ck_assert_msg(s != NULL, "%s", err.msg);
-	sqlite3_close_v2(s->db);
-	ck_assert_int_eq(sqlite3_open(db, &s->db), SQLITE_OK);
-	ck_assert_int_eq(xp_store_migrate(s, 0, 3, &err), 0);
+	struct xp_store *s = xp_old_store(db, 3);
 	ck_assert_int_eq(sqlite3_exec(s->db, "INSERT INTO queues(name, created) VALUES('kept', 1)", NULL, NULL, NULL),
 			 SQLITE_OK);
 	xp_store_close(s);

@@ -15,6 +15,7 @@
 
 #include "normalize.h"
 #include "store.h"
+#include "checklib.h"
 #include "suitelib.h"
 #include "testlib.h"
 
@@ -51,14 +52,7 @@ START_TEST(migrations)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	char old[256];
 	snprintf(old, sizeof old, "%s/v1.db", dir);
-	sqlite3 *raw;
-	ck_assert_int_eq(sqlite3_open(old, &raw), SQLITE_OK);
-	sqlite3_close(raw);
-	s = xp_store_open_existing(old, &err);
-	ck_assert_msg(s != NULL, "%s", err.msg);
-	sqlite3_close_v2(s->db);
-	ck_assert_int_eq(sqlite3_open(old, &s->db), SQLITE_OK);
-	ck_assert_int_eq(xp_store_migrate(s, 0, 1, &err), 0);
+	s = xp_old_store(old, 1);
 	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), 1);
 	ck_assert_int_eq(table_has(s, "SELECT count(*) FROM sqlite_master WHERE name = 'results_cell'"), 0);
 	ck_assert_int_eq(sqlite3_exec(s->db, "INSERT INTO cases(name, created) VALUES('kept', 1)", NULL, NULL, NULL),
@@ -655,14 +649,7 @@ START_TEST(migration_to_jobs)
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	char old[256];
 	snprintf(old, sizeof old, "%s/v3.db", dir);
-	sqlite3 *raw;
-	ck_assert_int_eq(sqlite3_open(old, &raw), SQLITE_OK);
-	sqlite3_close(raw);
-	struct xp_store *s = xp_store_open_existing(old, &err);
-	ck_assert_msg(s != NULL, "%s", err.msg);
-	sqlite3_close_v2(s->db);
-	ck_assert_int_eq(sqlite3_open(old, &s->db), SQLITE_OK);
-	ck_assert_int_eq(xp_store_migrate(s, 0, 3, &err), 0);
+	struct xp_store *s = xp_old_store(old, 3);
 	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), 3);
 	ck_assert_int_eq(sqlite3_exec(s->db, "INSERT INTO queues(name, created) VALUES('kept', 1)", NULL, NULL, NULL),
 			 SQLITE_OK);

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
+#include "store.h"
+
 const char *xp_first_missing(const char *text, ...)
 {
 	va_list ap;
@@ -14,4 +18,19 @@ const char *xp_first_missing(const char *text, ...)
 		;
 	va_end(ap);
 	return part;
+}
+
+struct xp_store *xp_old_store(const char *path, int version)
+{
+	struct xp_err err = {{0}};
+	sqlite3 *raw;
+	ck_assert_int_eq(sqlite3_open(path, &raw), SQLITE_OK);
+	sqlite3_close(raw);
+	/* Opened as it is (no migration), then the old migrations on a fresh handle. */
+	struct xp_store *s = xp_store_open_existing(path, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	sqlite3_close_v2(s->db);
+	ck_assert_int_eq(sqlite3_open(path, &s->db), SQLITE_OK);
+	ck_assert_msg(xp_store_migrate(s, 0, version, &err) == 0, "%s", err.msg);
+	return s;
 }

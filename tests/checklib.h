@@ -6,6 +6,12 @@
 #include <check.h>
 #include <string.h>
 
+struct xp_store;
+
+/* A new database at path made as an older xpool left it: the migrations up to schema version
+ * only (not this xpool's), open for the test to add rows before it closes it. */
+struct xp_store *xp_old_store(const char *path, int version);
+
 /* The first string up to a NULL that text does not hold; NULL when it holds them all. */
 const char *xp_first_missing(const char *text, ...);
 
