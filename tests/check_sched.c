@@ -1034,18 +1034,35 @@ END_TEST
  * pass of the same depth: those shortcuts only skip work whose answer is known. 60 jobs of
  * mixed shapes (1-8 devices, gangs of 2 x 8, a share) in two queues on 4 nodes of 8, run by
  * the same event loop both ways. */
-static void mixed_run(struct world *w, bool sim)
+static void mixed_run(struct world *w, bool sim, bool kinds)
 {
-	w_nodes(w, 4, 8, NULL);
+	static const char *const shapes[] = {"{\"devices\": 1}", "{\"devices\": 2}", "{\"devices\": 4}",
+					     "{\"devices\": 8}", "{\"devices\": 8, \"replicas\": 2}",
+					     "{\"share_pct\": 50, \"devices\": 0}"};
+	/* Kinds: the counting gate's cases (qcount.c): nodes of two models and jobs naming one, a
+	 * node down and a failed device (placement never gives them: neither is idle to the
+	 * counts), gangs of whole nodes, one that never fits (3 x 8 A100: two A100 nodes whole). */
+	static const char *const kshapes[] = {"{\"devices\": 8, \"model\": \"A100*\"}",
+					      "{\"devices\": 8, \"replicas\": 2, \"model\": \"*H100*\"}",
+					      "{\"devices\": 4, \"model\": \"A100*\"}",
+					      "{\"devices\": 2}",
+					      "{\"devices\": 8, \"replicas\": 3, \"model\": \"A100*\"}",
+					      "{\"devices\": 1, \"model\": \"*H100*\"}",
+					      "{\"devices\": 8, \"replicas\": 2}"};
+	if (kinds) {
+		w_nodes(w, 3, 8, NULL);
+		w_nodes(w, 3, 8, "A100 80GB");
+		w->c->nodes[1]->state = XP_NODE_DOWN;
+		w->c->nodes[4]->devices[2].health = XP_HEALTH_FAIL;
+	} else
+		w_nodes(w, 4, 8, NULL);
 	w_class(w, "h100", "NVIDIA", "*H100*", NULL);
 	w_queue(w, "a", NULL, 2);
 	w_queue(w, "b", NULL, 1);
 	w_start(w, &(struct xp_sched_opts){.skip_tail = sim, .depth = 1000});
-	static const char *const shapes[] = {"{\"devices\": 1}", "{\"devices\": 2}", "{\"devices\": 4}",
-					     "{\"devices\": 8}", "{\"devices\": 8, \"replicas\": 2}",
-					     "{\"share_pct\": 50, \"devices\": 0}"};
 	for (int i = 0; i < 60; i++)
-		w_job(w, i % 3 ? "a" : "b", i % 4 == 0, i * 3, 10 + (i * 17) % 41, shapes[(i * 7) % 6]);
+		w_job(w, i % 3 ? "a" : "b", i % 4 == 0, i * 3, 10 + (i * 17) % 41,
+		      kinds ? kshapes[(i * 5) % 7] : shapes[(i * 7) % 6]);
 	for (int64_t t = 0; t < 2000; t++) {
 		bool any = false;
 		for (size_t i = 0; i < xp_sched_count(w->s); i++)
@@ -1060,32 +1077,37 @@ static void mixed_run(struct world *w, bool sim)
 
 START_TEST(sim_pass_same_starts)
 {
-	struct world a = {0}, b = {0};
-	mixed_run(&a, false);
-	mixed_run(&b, true);
-	size_t done = 0;
-	for (size_t i = 0; i < xp_sched_count(a.s); i++) {
-		const struct xp_qjob *x = J(&a, i), *y = J(&b, i);
-		ck_assert_msg(x->state == y->state && x->start == y->start && x->end == y->end,
-			      "job %lld: %s %lld-%lld vs %s %lld-%lld", (long long)x->id, xp_jstate_name(x->state),
-			      (long long)x->start, (long long)x->end, xp_jstate_name(y->state), (long long)y->start,
-			      (long long)y->end);
-		done += x->state == XP_JS_COMPLETED;
+	for (int kinds = 0; kinds < 2; kinds++) {
+		struct world a = {0}, b = {0};
+		mixed_run(&a, false, kinds);
+		mixed_run(&b, true, kinds);
+		size_t done = 0, never = 0;
+		for (size_t i = 0; i < xp_sched_count(a.s); i++) {
+			const struct xp_qjob *x = J(&a, i), *y = J(&b, i);
+			ck_assert_msg(x->state == y->state && x->start == y->start && x->end == y->end,
+				      "kinds %d, job %lld: %s %lld-%lld vs %s %lld-%lld", kinds, (long long)x->id,
+				      xp_jstate_name(x->state), (long long)x->start, (long long)x->end,
+				      xp_jstate_name(y->state), (long long)y->start, (long long)y->end);
+			done += x->state == XP_JS_COMPLETED;
+			never += x->state == XP_JS_PENDING;
+		}
+		/* Kinds: the 3 x 8 A100 gangs (jobs 6, 13, ... 55: every 7th) never start. */
+		ck_assert_uint_eq(done, (kinds ? 52 : 60));
+		ck_assert_uint_eq(never, (kinds ? 8 : 0));
+		w_free(&a);
+		w_free(&b);
 	}
-	ck_assert_uint_eq(done, 60);
-	w_free(&a);
-	w_free(&b);
 }
 END_TEST
 
 /* Rule (within never): a job that would start by evicting lower-priority jobs of its queue
  * waits with Priority; one that would not, even with all of them gone, keeps its refusal. A
- * simulator's pass asks only whether it would (all candidates gone), not how many: the same
- * reason codes, words without the count. 10 nodes of 8: three priority-20 jobs of 8 devices
- * and one priority-0 job of 8 fill four nodes; six priority-20 jobs of 5 devices leave 3 free
- * on each of the other six (18 free, no node with 8). Priority-10 jobs: G (2 replicas of 8;
- * 16 <= 18 free, so no counting gate) would get only the priority-0 job's node: 1 of 2
- * replicas, it stays refused (Resources: no replica fits now); O (8 devices) would start
+ * simulator's passes leave that check to xp_sched_explain, which asks only whether it would
+ * (all candidates gone), not how many: the same reason codes, words without the count. 10
+ * nodes of 8: three priority-20 jobs of 8 devices and one priority-0 job of 8 fill four nodes;
+ * six priority-20 jobs of 5 devices leave 3 free on each of the other six (18 free, no node
+ * with 8). Priority-10 jobs: G (2 replicas of 8) would get only the priority-0 job's node: 1
+ * of 2 replicas, it stays refused (Resources: no replica fits now); O (8 devices) would start
  * there: Priority. */
 START_TEST(sim_probe_within_never)
 {
@@ -1108,6 +1130,12 @@ START_TEST(sim_probe_within_never)
 		size_t g = w_job(&w, "a", 10, 20, 100, "{\"devices\": 8, \"replicas\": 2}");
 		size_t o = w_job(&w, "a", 10, 21, 100, "{\"devices\": 8}");
 		ck_assert_int_eq(w_pass(&w, 21), 0);
+		if (sim) {
+			/* Before the explanation: refused for devices, as any job. */
+			EXPECT(&w, o, XP_JS_PENDING, XP_R_RESOURCES, NULL);
+			xp_sched_explain(w.s);
+			w_check(&w);
+		}
 		EXPECT(&w, g, XP_JS_PENDING, XP_R_RESOURCES, NULL);
 		EXPECT(&w, o, XP_JS_PENDING, XP_R_PRIORITY,
 		       sim ? "running jobs of lower priority in queue a hold what it needs (preemption within the queue: "
@@ -1116,8 +1144,50 @@ START_TEST(sim_probe_within_never)
 			     "queue: never)");
 		/* Kept answers: the same again with nothing changed. */
 		ck_assert_int_eq(w_pass(&w, 22), 0);
+		if (sim)
+			xp_sched_explain(w.s);
 		EXPECT(&w, g, XP_JS_PENDING, XP_R_RESOURCES, NULL);
 		EXPECT(&w, o, XP_JS_PENDING, XP_R_PRIORITY, NULL);
+		w_free(&w);
+	}
+}
+END_TEST
+
+/* Rule (EASY, within never): a job waiting with Priority because lower-priority jobs of its
+ * queue hold its devices still waits for devices, so as the first such job it holds the
+ * reservation: a later job that would end after the reserved start on those devices waits
+ * ("would delay"); else backfill could keep the higher-priority job waiting for ever. One
+ * node of 8: priority-0 A (4 devices, ends 100) and B (4, ends 1000) run; X (priority 10, 8)
+ * waits. At 100 A ends: X is refused, Priority (B holds what it needs); its reserved start is
+ * 1000; Y (priority 0, 4 devices, estimate 5000) would end at 5100 on X's devices: it waits.
+ * Z (4 devices, estimate 800) ends by 1000: it starts. Both modes. */
+START_TEST(held_back_job_reserves)
+{
+	for (int sim = 0; sim < 2; sim++) {
+		struct world w = {0};
+		w_nodes(&w, 1, 8, NULL);
+		struct xp_queue *q = w_queue(&w, "a", NULL, 1);
+		q->within = XP_QP_NEVER;
+		w_start(&w, &(struct xp_sched_opts){.skip_tail = sim});
+		size_t a = w_job(&w, "a", 0, 0, 100, "{\"devices\": 4}");
+		w_job(&w, "a", 0, 0, 1000, "{\"devices\": 4}");
+		ck_assert_int_eq(w_pass(&w, 0), 2);
+		size_t x = w_job(&w, "a", 10, 10, 100, "{\"devices\": 8}");
+		w_pass(&w, 10);
+		w_finish(&w, a, 100);
+		size_t y = w_job(&w, "a", 0, 100, 5000, "{\"devices\": 4}");
+		ck_assert_int_eq(w_pass(&w, 100), 0);
+		if (sim)
+			xp_sched_explain(w.s);
+		EXPECT(&w, x, XP_JS_PENDING, XP_R_PRIORITY, NULL);
+		size_t head;
+		int64_t shadow = xp_sched_shadow(w.s, &head);
+		ck_assert_msg(shadow == 1000 && head == x, "sim %d: shadow %lld, head %zu", sim, (long long)shadow, head);
+		EXPECT(&w, y, XP_JS_PENDING, XP_R_PRIORITY, "would delay job 3 (reserved start t=1000s)");
+		size_t z = w_job(&w, "a", 0, 101, 800, "{\"devices\": 4}");
+		ck_assert_int_eq(w_pass(&w, 101), 1);
+		ck_assert_int_eq(J(&w, z)->state, XP_JS_RUNNING);
+		ck_assert_int_eq(J(&w, y)->state, XP_JS_PENDING);
 		w_free(&w);
 	}
 }
@@ -1166,5 +1236,5 @@ XP_DEFINE_SUITE(sched,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, cohort_limits_numbers, top_level_no_cohort, reclaim_before_within, priority_preemption,
 		   next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
-	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts, sim_probe_within_never}},
+	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts, sim_probe_within_never, held_back_job_reserves}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

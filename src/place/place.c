@@ -255,6 +255,21 @@ static bool room(const struct xp_task_group *g, const double *v, size_t nd)
 	return idle >= (size_t)g->devices;
 }
 
+/* Whether a node of static class sc has a device of g's vendor and model (by its kinds),
+ * kept per query: one with none never holds a replica asking devices, whatever is in use. */
+static bool open_kinds(const struct xp_place_index *ix, struct xpi_query *qq, uint32_t sc,
+		       const struct xp_task_group *g)
+{
+	if (qq->kinds_ok[sc])
+		return qq->kinds_ok[sc] == 1;
+	size_t rep = ix->scls_rep[sc];
+	bool ok = false;
+	for (size_t d = 0; d < ix->c->nodes[rep]->n_devices && !ok; d++)
+		ok = xp_place_index_kind_matches(ix, ix->kind[ix->off[rep] + d], g);
+	qq->kinds_ok[sc] = ok ? 1 : 2;
+	return ok;
+}
+
 /* The best node for one replica of g, or none (c->ni SIZE_MAX). The scan judges every node;
  * the index judges each class with members once (or reuses its answer), or within a switch
  * (rack) each of its nodes through its class. buf/best: answer buffers (the scan's winner
@@ -299,51 +314,59 @@ static void pick(struct pctx *p, const struct xp_task_group *g, uint32_t q, stru
 	 * after commits and releases most classes ever made are empty); the order does not
 	 * change the choice, which beats() settles by score, then name rank. */
 	double *ubs = xpi_query_ub(ix, q);
-	const struct xpi_query *qq = &ix->q[q];
+	struct xpi_query *qq = &ix->q[q];
 	double w[XP_CRIT_COUNT];
 	for (int ci = 0; ci < XP_CRIT_COUNT; ci++)
 		w[ci] = xp_strategy_weight(p->strategy, ci);
 	int vgroup = -1; /* xpl_vendor_group(p, g), asked once a class needs it */
-	for (size_t li = 0; li < ix->n_live_all; li++) {
-		/* A static class refused whatever is in use: none of its nodes fits. */
-		if (qq->sslot[ix->live_all_sc[li]])
+	/* By static class, those not refused whatever is in use (none of whose nodes fits): a
+	 * shape naming one model of several skips the others' classes without reading them. */
+	bool asks_devices = g->devices > 0 || g->slice || g->share_pct > 0;
+	for (size_t oi = 0; oi < qq->n_open;) {
+		uint32_t sc = qq->open[oi];
+		if (qq->sslot[sc] || (asks_devices && !open_kinds(ix, qq, sc, g))) {
+			qq->open[oi] = qq->open[--qq->n_open];
 			continue;
-		uint32_t k = ix->live_all[li];
-		uint32_t a = qq->slot[k];
-		if (a) {
-			ix->hits++;
-			/* The dense scores first; the answer and the first member are read only for a
-			 * contender (each is another cache line). */
-			double sc_ = qq->score[k];
-			if (sc_ >= 0 && (c->ni == SIZE_MAX || sc_ >= c->score)) {
-				const struct xpi_memo *m = &qq->ans[a - 1];
-				uint32_t r = ix->classes[k].members[0];
-				if (beats(m->score, r, c))
-					choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
+		}
+		oi++;
+		for (size_t li = 0; li < ix->n_live[sc]; li++) {
+			uint32_t k = ix->live[sc][li];
+			uint32_t a = qq->slot[k];
+			if (a) {
+				ix->hits++;
+				/* The dense scores first; the answer and the first member are read only for a
+				 * contender (each is another cache line). */
+				double sc_ = qq->score[k];
+				if (sc_ >= 0 && (c->ni == SIZE_MAX || sc_ >= c->score)) {
+					const struct xpi_memo *m = &qq->ans[a - 1];
+					uint32_t r = ix->classes[k].members[0];
+					if (beats(m->score, r, c))
+						choose(c, ix->order[r], r, m->dev, m->n, m->take, m->score, m->parts);
+				}
+				continue;
 			}
-			continue;
+			/* The bound of a class not judged yet is reckoned once per shape (it reads the
+			 * class's node: a cache miss in the cluster); a class that cannot beat the best
+			 * kept answer so far waits for nothing (the best only rises). */
+			double ub = ubs[k];
+			if (ub == -1) {
+				const struct xpi_class *kc = &ix->classes[k];
+				size_t rep = ix->scls_rep[kc->scls], nd = p->c->nodes[rep]->n_devices;
+				if (vgroup < 0)
+					vgroup = xpl_vendor_group(p, g);
+				/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use; a node
+				 * without devices, or with fewer idle ones than whole devices asked, holds no
+				 * replica (-2: never judged). */
+				ub = !nd || !room(g, kc->used, nd) ? -2
+				     : vgroup && xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(w, g, kc->used_sum, nd);
+				ubs[k] = ub;
+			}
+			if (ub < 0 || (c->ni != SIZE_MAX && ub < c->score))
+				continue;
+			if (!pd)
+				pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
+			pd[np++] = (struct pend){k, ub};
 		}
-		/* The bound of a class not judged yet is reckoned once per shape (it reads the
-		 * class's node: a cache miss in the cluster); a class that cannot beat the best
-		 * kept answer so far waits for nothing (the best only rises). */
-		double ub = ubs[k];
-		if (ub == -1) {
-			const struct xpi_class *kc = &ix->classes[k];
-			size_t rep = ix->scls_rep[kc->scls], nd = p->c->nodes[rep]->n_devices;
-			if (vgroup < 0)
-				vgroup = xpl_vendor_group(p, g);
-			/* A vendor's score (xpl_vendor_scored) may reach 100 whatever is in use; a node
-			 * without devices, or with fewer idle ones than whole devices asked, holds no
-			 * replica (-2: never judged). */
-			ub = !nd || !room(g, kc->used, nd) ? -2
-			     : vgroup && xpl_vendor_scored(p, rep, g) ? 100 + 1e-6 : bound(w, g, kc->used_sum, nd);
-			ubs[k] = ub;
-		}
-		if (ub < 0 || (c->ni != SIZE_MAX && ub < c->score))
-			continue;
-		if (!pd)
-			pd = xp_malloc((ix->n_live_all ? ix->n_live_all : 1) * sizeof *pd);
-		pd[np++] = (struct pend){k, ub};
 	}
 	if (!np)
 		return;

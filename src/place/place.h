@@ -205,6 +205,15 @@ bool xp_place_commit_live(const struct xp_place_index *ix, int64_t id);
  * compare them with what its jobs hold. */
 double xp_place_index_use(const struct xp_place_index *ix, size_t node_ix, size_t pos, double *base);
 
+/* The kind of device pos of node node_ix: devices of one vendor, model and driver share a
+ * number below xp_place_index_n_kinds (a scheduler counts idle devices per kind). */
+uint32_t xp_place_index_kind(const struct xp_place_index *ix, size_t node_ix, size_t pos);
+/* How many kinds the index knows. */
+size_t xp_place_index_n_kinds(const struct xp_place_index *ix);
+/* Whether devices of kind k are of group g's vendor and model, as placement judges them (the
+ * manifest's names and match list included); other constraints are not looked at. */
+bool xp_place_index_kind_matches(const struct xp_place_index *ix, uint32_t k, const struct xp_task_group *g);
+
 /* Counters of an index, for benchmarks and the tests. */
 struct xp_place_index_stats {
 	size_t nodes, static_classes, classes, live_classes, queries;

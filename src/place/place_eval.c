@@ -83,6 +83,33 @@ static bool model_ok(const struct xp_task_group *g, const struct xp_device *d, c
 	return glob_or_null(g->vendor, d->vendor) && glob_or_null(g->model, d->model);
 }
 
+uint32_t xp_place_index_kind(const struct xp_place_index *ix, size_t node_ix, size_t pos)
+{
+	return ix->kind[ix->off[node_ix] + pos];
+}
+
+size_t xp_place_index_n_kinds(const struct xp_place_index *ix)
+{
+	return ix->n_kinds;
+}
+
+bool xp_place_index_kind_matches(const struct xp_place_index *ix, uint32_t k, const struct xp_task_group *g)
+{
+	if (k >= ix->n_kinds)
+		return false;
+	/* The kind's slot back to its node: off is ascending, the node is the last whose first
+	 * slot is at or before it. */
+	size_t slot = ix->kind_slot[k], lo = 0, hi = ix->n_nodes;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (ix->off[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return model_ok(g, &ix->c->nodes[lo]->devices[slot - ix->off[lo]], &ix->di[slot]);
+}
+
 /* "HCCS" from "hccs:0": the group's kind as operators name it (a link in capitals, a "card"
  * group, which is a unit and no link, as it is). */
 static void group_kind(const char *g, char *out, size_t len)

@@ -684,6 +684,8 @@ static void query_drop(struct xpi_query *q)
 	free(q->score);
 	free(q->ub);
 	free(q->sslot);
+	free(q->open);
+	free(q->kinds_ok);
 	free(q->sig);
 	xp_strv_free(q->texts, q->n_texts);
 	memset(q, 0, sizeof *q);
@@ -922,6 +924,11 @@ uint32_t xpi_query(struct xp_place_index *ix, const char *sig)
 	q->sig = xp_strdup(sig);
 	q->used_at = ix->tick;
 	q->sslot = xp_calloc(ix->n_scls ? ix->n_scls : 1, sizeof *q->sslot);
+	q->open = xp_malloc((ix->n_scls ? ix->n_scls : 1) * sizeof *q->open);
+	for (size_t sc = 0; sc < ix->n_scls; sc++)
+		q->open[sc] = (uint32_t)sc;
+	q->n_open = ix->n_scls;
+	q->kinds_ok = xp_calloc(ix->n_scls ? ix->n_scls : 1, sizeof *q->kinds_ok);
 	return (uint32_t)lru;
 }
 

@@ -56,6 +56,12 @@ struct xpi_query {
 	char *sig;          /* NULL: a free entry */
 	uint64_t used_at;   /* for dropping the least recently used shape */
 	uint32_t *slot, *sslot; /* answer index + 1; 0: not judged */
+	uint32_t *open;     /* static classes with no static answer when last looked at (any
+			     * order): a decision walks only their classes; one answered
+			     * statically leaves the list for good (a refusal whatever is in use) */
+	size_t n_open;
+	uint8_t *kinds_ok;  /* per static class: 0 not looked at, 1 a device of the query's
+			     * vendor and model, 2 none (place.c open_kinds) */
 	double *score;      /* per class beside slot: the answer's score when it fits, -1 when not
 			     * (a decision reads this dense array, not the answers) */
 	double *ub;         /* per class beside slot, while not judged: the highest score it could

@@ -173,7 +173,7 @@ int xp_sched_check(const struct xp_sched *cs, struct xp_err *err)
 	/* The recount borrows the jobs' charge arrays and puts them back: logically const. */
 	struct xp_sched *s = (struct xp_sched *)cs;
 	if (check_devices(s, err) || check_usage(s, err) || check_reasons(s, err) || xq_check_quota(s, err) ||
-	    check_shadow(s, err))
+	    check_shadow(s, err) || xs_count_check(s, err))
 		return -1;
 	return 0;
 }

@@ -172,22 +172,16 @@ static uint32_t shape_of(struct xp_sched *s, const char *sig, const struct xp_jo
 		s->blk_fail = xp_realloc(s->blk_fail, cap * sizeof *s->blk_fail);
 		s->idle_a = xp_realloc(s->idle_a, cap * sizeof *s->idle_a);
 		s->shape_pending = xp_realloc(s->shape_pending, cap * sizeof *s->shape_pending);
-		s->shape_one = xp_realloc(s->shape_one, cap * sizeof *s->shape_one);
-		s->shape_need = xp_realloc(s->shape_need, cap * sizeof *s->shape_need);
 		s->qfail = xp_realloc(s->qfail, cap * (s->nq ? s->nq : 1) * sizeof *s->qfail);
+		s->cnt.shape = xp_realloc(s->cnt.shape, cap * sizeof *s->cnt.shape);
 		s->cap_shapes = cap;
 	}
 	memset(&s->fail[s->n_shapes], 0, sizeof *s->fail);
 	s->blk_fail[s->n_shapes] = 0;
 	memset(&s->idle_a[s->n_shapes], 0, sizeof *s->idle_a);
 	s->shape_pending[s->n_shapes] = 0;
-	const struct xp_task_group *g0 = spec->n_groups ? &spec->groups[0] : NULL;
-	s->shape_one[s->n_shapes] = spec->n_groups == 1 && g0->replicas == 1 && g0->devices > 0 && !g0->slice &&
-					    g0->share_pct <= 0
-					    ? g0->devices
-					    : 0;
-	s->shape_need[s->n_shapes] = (int64_t)xs_whole_demand(spec) * XS_MILLI;
 	memset(&s->qfail[s->n_shapes * s->nq], 0, s->nq * sizeof *s->qfail);
+	xs_count_shape(s, (uint32_t)s->n_shapes, spec);
 	xs_map_put(&s->shapes, sig, (int)s->n_shapes, NULL);
 	return (uint32_t)s->n_shapes++;
 }
@@ -294,6 +288,8 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	s->nq = qs->n_queues;
 	s->nc = qs->n_classes;
 	s->head = SIZE_MAX;
+	s->next_q = SIZE_MAX;
+	s->delay_head = SIZE_MAX;
 	s->shadow = -1;
 	s->fail_gen = 1;
 	s->qfail_gen = 1;
@@ -363,6 +359,7 @@ struct xp_sched *xp_sched_new(const struct xp_cluster *c, const struct xp_manife
 	s->ix = xp_place_index_new(c, ms, n_ms);
 	s->idle = xp_place_index_new(c, ms, n_ms);
 	free_recount(s);
+	xs_count_init(s);
 	xp_place_index_set_validation(s->ix, validated_thunk, s);
 	xp_place_index_set_validation(s->idle, validated_thunk, s);
 	return s;
@@ -427,9 +424,8 @@ void xp_sched_free(struct xp_sched *s)
 	free(s->blk_fail);
 	free(s->idle_a);
 	free(s->shape_pending);
-	free(s->shape_one);
-	free(s->shape_need);
 	free(s->qfail);
+	xs_count_free(s);
 	xp_place_index_free(s->ix);
 	xp_place_index_free(s->idle);
 	free(s);
@@ -551,6 +547,7 @@ static void running_add(struct xp_sched *s, size_t ji)
 	s->running[at] = ji;
 	s->n_running++;
 	free_adjust(s, ji, -1);
+	xs_count_job(s, ji, +1);
 	struct xs_queue *q = &s->q[s->jobs[ji].qi];
 	q->n_running++;
 	if (s->jobs[ji].j.priority < q->min_started_prio)
@@ -569,6 +566,7 @@ static void running_remove(struct xp_sched *s, size_t ji)
 	memmove(&s->running[at], &s->running[at + 1], (s->n_running - at - 1) * sizeof *s->running);
 	s->n_running--;
 	free_adjust(s, ji, +1);
+	xs_count_job(s, ji, -1);
 	s->q[s->jobs[ji].qi].n_running--;
 }
 
@@ -686,12 +684,12 @@ int64_t xp_sched_add(struct xp_sched *s, struct xp_qjob *j, struct xp_err *err)
 
 /* ---------- ending and user actions ---------- */
 
-/* After job ji's devices came free (its slots still listed), in a simulator's passes (only
- * the reason counts there, not its words): the quota refusals end (its
- * queues use less); a placement refusal ends unless the shape still cannot fit by count: a
- * shape of one replica of d whole devices needs d idle devices on one node, and only the
- * job's nodes changed since (starts only take); any other shape needs its whole devices
- * free in all. Fits-nowhere answers (the idle cluster's) do not depend on use. */
+/* After job ji's devices came free (its slots still listed, the counts already moved), in a
+ * simulator's passes (only the reason counts there, not its words): the quota refusals end
+ * (its queues use less); a placement refusal ends only when one of the job's nodes could now
+ * take a replica of the shape by count (idle devices of its kind, qcount.c), and the counts
+ * no longer refuse it: only the job's nodes changed since (starts only take). Fits-nowhere
+ * answers (the idle cluster's) do not depend on use. */
 static void fail_release(struct xp_sched *s, size_t ji)
 {
 	/* Outside a simulator every refusal goes: its words count nodes by reason, and those
@@ -704,27 +702,19 @@ static void fail_release(struct xp_sched *s, size_t ji)
 	s->blk_gen++;
 	s->ix_gen++;
 	const struct xp_qalloc *a = &s->jobs[ji].j.alloc;
-	int best = 0;
-	size_t last = SIZE_MAX;
-	for (size_t k = 0; k < a->n; k++) {
-		size_t n = a->slots[k].node_ix;
-		if (n == last)
-			continue;
-		last = n;
-		int idle = 0;
-		for (size_t p = 0; p < s->c->nodes[n]->n_devices; p++)
-			idle += xp_place_index_use(s->ix, n, p, NULL) <= 1e-9;
-		if (idle > best)
-			best = idle;
-	}
 	for (size_t sh = 0; sh < s->n_shapes; sh++) {
 		struct xs_fail *f = &s->fail[sh];
 		if (f->gen != s->fail_gen || f->reason == XP_R_AFFINITY)
 			continue;
-		bool keep = s->shape_one[sh] > 0 ? best < s->shape_one[sh]
-			    : s->shape_need[sh] > 0 ? s->shape_need[sh] > s->free_milli
-						    : false;
-		if (keep)
+		bool hosts = false;
+		size_t last = SIZE_MAX;
+		for (size_t k = 0; k < a->n && !hosts; k++) {
+			size_t n = a->slots[k].node_ix;
+			if (n != last)
+				hosts = xs_count_hosts(s, (uint32_t)sh, n);
+			last = n;
+		}
+		if (!hosts || (s->cnt.shape[sh].whole && xs_count_refuses(s, (uint32_t)sh, false, NULL, NULL)))
 			continue;
 		f->gen = 0;
 		if (s->shape_pending[sh])
@@ -841,6 +831,7 @@ static void recapacity(struct xp_sched *s)
 	capacity_compute(s);
 	s->share_ok = false;
 	free_recount(s);
+	xs_count_recount(s);
 	s->resv_valid = false;
 	s->idle_gen++;
 	s->up_gen++;
@@ -944,15 +935,21 @@ static size_t next_queue(struct xp_sched *s)
 		for (size_t i = 0; i < s->nq; i++)
 			s->share[i] = xp_sched_share(s, i);
 		s->share_ok = true;
+		s->next_q = SIZE_MAX;
 	}
+	/* The last answer stands while the shares do and its queue has jobs left to look at: in a
+	 * pass the other queues only lose jobs (cur moves on, a strict queue stops), so at every
+	 * level of the tree its branch is still the lowest share among the active ones. */
+	if (s->next_q != SIZE_MAX && !s->q[s->next_q].stopped && s->q[s->next_q].cur < s->q[s->next_q].n_pend)
+		return s->next_q;
 	size_t qi = pick(s, s->roots, s->n_roots);
 	while (qi != SIZE_MAX) {
 		const struct xs_queue *q = &s->q[qi];
 		if (!q->stopped && q->cur < q->n_pend)
-			return qi;
+			return s->next_q = qi;
 		qi = pick(s, q->kids, q->n_kids);
 	}
-	return SIZE_MAX;
+	return s->next_q = SIZE_MAX;
 }
 
 /* Starts job ji on placement r (pending -> admitted -> running at now). */
@@ -1269,6 +1266,21 @@ static bool probe_any(struct xp_sched *s, size_t ji, const size_t *cand, size_t 
 	return yes;
 }
 
+/* "would delay job N (reserved start T)" for the head and its shadow time, made once for both
+ * (a pass gives it to many jobs). */
+static const char *delay_text(struct xp_sched *s, size_t head)
+{
+	if (s->delay_head != head || s->delay_shadow != s->shadow) {
+		char tt[40];
+		xs_time_text(s->shadow, tt, sizeof tt);
+		snprintf(s->delay_text, sizeof s->delay_text, "would delay job %lld (reserved start %s)",
+			 (long long)s->jobs[head].j.id, tt);
+		s->delay_head = head;
+		s->delay_shadow = s->shadow;
+	}
+	return s->delay_text;
+}
+
 /* Looks at job ji once in a pass: starts it (1), or gives it its reason (0). */
 static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool *stale)
 {
@@ -1282,10 +1294,12 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 	 * answers depend on the queue too. */
 	struct xs_fail *pf = &s->fail[sj->shape], *qf = &s->qfail[sj->shape * s->nq + qi];
 	/* Not the shape's answer when this job might preempt where another could not: its queue
-	 * preempts or reclaims, or may hold lower-priority jobs (the Priority reason's check). */
+	 * preempts or reclaims, or may hold lower-priority jobs (the Priority reason's check,
+	 * which a simulator's passes leave to xp_sched_explain). */
 	const struct xs_queue *sq = &s->q[qi];
 	bool own = qu->within != XP_QP_NEVER || qu->reclaim != XP_QP_NEVER ||
-		   (sq->n_running && sj->j.priority > sq->min_started_prio);
+		   (sq->n_running && sj->j.priority > sq->min_started_prio && !s->o.skip_tail);
+	sj->held_back = false;
 	bool qown = qu->reclaim == XP_QP_LOWER_PRIORITY; /* reclaim by priority: per job */
 	found = (!own && pf->gen == s->fail_gen) || (!qown && qf->gen == s->qfail_gen);
 	if (found) {
@@ -1295,15 +1309,15 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		return 0;
 	}
 	/* Behind a reservation: a job ending after the reserved start that needs more whole
-	 * devices than are free outside the reserved ones, or whose shape was just refused for
-	 * touching them with no shorter estimate, would delay the head: no dry-run. */
+	 * devices than are free outside the reserved ones, that fits by the counts of idle
+	 * devices node by node but not outside them (qcount.c), or whose shape was just refused
+	 * for touching them with no shorter estimate, would delay the head: no dry-run. */
 	if (!own && head != SIZE_MAX && s->shadow >= 0 && now + sj->j.est_s > s->shadow &&
 	    ((sj->need && sj->need <= s->free_milli && sj->need > s->free_milli - resv_free(s)) ||
-	     s->blk_fail[sj->shape] == s->blk_gen)) {
-		char t[128], tt[40];
-		xs_time_text(s->shadow, tt, sizeof tt);
-		snprintf(t, sizeof t, "would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
-		set_reason(sj, XP_R_PRIORITY, t);
+	     s->blk_fail[sj->shape] == s->blk_gen ||
+	     (s->cnt.shape[sj->shape].whole && !xs_count_refuses(s, sj->shape, false, NULL, NULL) &&
+	      xs_count_refuses(s, sj->shape, true, NULL, NULL)))) {
+		set_reason(sj, XP_R_PRIORITY, delay_text(s, head));
 		return 0;
 	}
 	/* The counting gate (a simulator's passes): more whole devices than are free, and no
@@ -1317,11 +1331,34 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 			set_reason(sj, XP_R_RESOURCES, t);
 		return 0;
 	}
-	/* A simulator's pass needs no reasons' words for a refusal (only which reason): quiet,
-	 * unless the job asks for a validated layer (NotValidated is the placement's top reason). */
 	bool validated = false;
 	for (size_t g = 0; g < sj->j.spec->n_groups; g++)
 		validated = validated || sj->j.spec->groups[g].validated_layer >= 0;
+	/* The gate per node (qcount.c): fewer replicas' room in idle devices of its kind, node by
+	 * node, than its gang minimum. Only once the shape is known to fit the idle cluster (else
+	 * the dry-run says AffinityUnsatisfiable) and with no validated layer asked (NotValidated
+	 * comes first). Kept as the shape's refusal, like a dry-run's. */
+	const struct xs_fail *ia = &s->idle_a[sj->shape];
+	size_t cfit, cg;
+	if (s->o.skip_tail && !s->may_preempt && !validated && ia->gen == s->idle_gen && !ia->reason &&
+	    xs_count_refuses(s, sj->shape, false, &cfit, &cg)) {
+		const struct xp_task_group *gr = &sj->j.spec->groups[cg];
+		size_t total = 0;
+		for (size_t g = 0; g < sj->j.spec->n_groups; g++)
+			total += (size_t)sj->j.spec->groups[g].replicas;
+		char t[160];
+		int rs = total > 1 && cfit > 0 ? XP_R_GANG : XP_R_RESOURCES;
+		if (rs == XP_R_GANG)
+			snprintf(t, sizeof t, "at most %zu of %zu replicas fit (gang minimum %d) by idle devices of %d per node",
+				 cfit, total, s->cnt.shape[sj->shape].gmin[cg], gr->devices);
+		else
+			snprintf(t, sizeof t, "no node has %d idle device%s of its kind", gr->devices, gr->devices == 1 ? "" : "s");
+		fail_put(s, pf, rs, t);
+		set_reason(sj, rs, t);
+		return 0;
+	}
+	/* A simulator's pass needs no reasons' words for a refusal (only which reason): quiet,
+	 * unless the job asks for a validated layer (NotValidated is the placement's top reason). */
 	struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .quiet = s->o.skip_tail && !validated,
 				   .reconfigure = s->o.reconfigure};
 	struct xp_err e2;
@@ -1379,44 +1416,28 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 				free(rc_cand);
 			}
 			/* Candidates only where there may be some: a queue that preempts, or one whose
-			 * lower-priority jobs may hold what this one needs (the Priority reason). */
+			 * lower-priority jobs may hold what this one needs (the Priority reason; a
+			 * simulator's passes leave that check to xp_sched_explain). */
 			const struct xs_queue *sq2 = &s->q[qi];
-			/* A simulator's kept probe answer (it was kept with candidates, and they are the
-			 * same while the index is): no candidate list. None once reclaim placed it. */
-			int kept = !r2 && s->o.skip_tail && qu->within == XP_QP_NEVER && sq2->n_running &&
-					   sj->j.priority > sq2->min_started_prio
-					   ? probe_kept(s, ji)
-					   : -1;
-			size_t *cand = !r2 && kept < 0 && (qu->within != XP_QP_NEVER ||
-							   (sq2->n_running && sj->j.priority > sq2->min_started_prio))
-					       ? xp_preempt_within(s, ji, &nc)
-					       : (nc = !r2 && kept > 0, NULL);
+			bool lower = sq2->n_running && sj->j.priority > sq2->min_started_prio && !s->o.skip_tail;
+			size_t *cand = !r2 && (qu->within != XP_QP_NEVER || lower) ? xp_preempt_within(s, ji, &nc)
+										   : (nc = 0, NULL);
 			if (nc && qu->within != XP_QP_NEVER) {
 				r2 = xp_preempt_find(s, ji, cand, nc, false, false, &victims, &nv);
 				vreason = XP_R_PRIORITY;
 			} else if (nc) {
 				/* within never: say that lower-priority jobs of its queue hold what it needs,
-				 * when evicting them would let it start. */
-				struct xp_place_result *probe = NULL;
+				 * when evicting them would let it start. It still waits for devices: the
+				 * head's reservation may be its (held_back). */
 				size_t *pv = NULL, npv = 0;
-				if (s->o.skip_tail) {
-					/* A simulator's pass needs the reason, not how many: whether the job
-					 * fits with all of them gone (one dry-run, not one per job let go). */
-					if (probe_any(s, ji, cand, nc)) {
-						free(text);
-						text = xp_asprintf("running jobs of lower priority in queue %s hold what it "
-								   "needs (preemption within the queue: never)",
-								   qu->name);
-						reason = XP_R_PRIORITY;
-					}
-				} else
-					probe = xp_preempt_find(s, ji, cand, nc, false, true, &pv, &npv);
+				struct xp_place_result *probe = xp_preempt_find(s, ji, cand, nc, false, true, &pv, &npv);
 				if (probe) {
 					free(text);
 					text = xp_asprintf("%zu running job%s of lower priority in queue %s hold%s what it needs "
 							   "(preemption within the queue: never)",
 							   npv, npv == 1 ? "" : "s", qu->name, npv == 1 ? "s" : "");
 					reason = XP_R_PRIORITY;
+					sj->held_back = true;
 				}
 				xp_place_result_free(probe);
 				free(pv);
@@ -1444,9 +1465,7 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 			s->blk_fail[sj->shape] = s->blk_gen;
 	}
 	if (!reason && delays_head(s, head, now, sj->j.est_s, r)) {
-		char tt[40];
-		xs_time_text(s->shadow, tt, sizeof tt);
-		text = xp_asprintf("would delay job %lld (reserved start %s)", (long long)s->jobs[head].j.id, tt);
+		text = xp_strdup(delay_text(s, head));
 		reason = XP_R_PRIORITY;
 		/* Victims found for it stay: put them back. */
 		for (size_t k = nv; k-- > 0;) {
@@ -1479,6 +1498,7 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 {
 	(void)err;
 	int started = 0;
+	s->next_q = SIZE_MAX; /* every queue's jobs are there to look at again */
 	for (size_t i = 0; i < s->nq; i++) {
 		s->q[i].cur = 0;
 		s->q[i].blocker = SIZE_MAX;
@@ -1534,7 +1554,7 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			started++;
 			continue;
 		}
-		if (head == SIZE_MAX && (sj->j.reason == XP_R_RESOURCES || sj->j.reason == XP_R_GANG)) {
+		if (head == SIZE_MAX && (sj->j.reason == XP_R_RESOURCES || sj->j.reason == XP_R_GANG || sj->held_back)) {
 			head = ji;
 			/* The kept reservation holds while the head is the same job, nothing started ahead
 			 * of it on its devices, nothing was preempted or taken out, and its start is
@@ -1553,11 +1573,16 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			q->blocker = ji;
 		}
 	}
-	if (head == SIZE_MAX) {
+	/* A simulator's pass that ended before any job was refused for devices keeps the kept
+	 * head's reservation for the next (the same head then needs no new walk), unless a start
+	 * took its reserved devices; any other pass without a head drops it. */
+	bool keep = s->o.skip_tail && !stale && s->resv_valid && s->head != SIZE_MAX &&
+		    s->jobs[s->head].j.state == XP_JS_PENDING;
+	if (head == SIZE_MAX && !keep) {
 		s->head = SIZE_MAX;
 		s->shadow = -1;
 		for (size_t k = 0; k < s->n_resv; k++)
-			s->reserved[s->resv_slots[k]] = false;
+			xs_count_reserve(s, s->resv_slots[k], false);
 		s->n_resv = 0;
 		s->resv_valid = false;
 	}
@@ -1586,6 +1611,37 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 			s->jobs[q->pend[m]].j.pos_global = ++global;
 	}
 	return started;
+}
+
+void xp_sched_explain(struct xp_sched *s)
+{
+	if (!s->o.skip_tail)
+		return;
+	for (size_t qi = 0; qi < s->nq; qi++) {
+		const struct xp_queue *qu = &s->qs->queues[qi];
+		const struct xs_queue *q = &s->q[qi];
+		if (qu->within != XP_QP_NEVER || qu->state != XP_QS_OPEN || !q->n_running)
+			continue;
+		for (size_t k = 0; k < q->n_pend; k++) {
+			size_t ji = q->pend[k];
+			struct xs_job *sj = &s->jobs[ji];
+			if ((sj->j.reason != XP_R_RESOURCES && sj->j.reason != XP_R_GANG) ||
+			    sj->j.priority <= q->min_started_prio)
+				continue;
+			int kept = probe_kept(s, ji);
+			size_t nc = 0;
+			size_t *cand = kept < 0 ? xp_preempt_within(s, ji, &nc) : NULL;
+			if (kept > 0 || (kept < 0 && probe_any(s, ji, cand, nc))) {
+				char *text = xp_asprintf("running jobs of lower priority in queue %s hold what it needs "
+							 "(preemption within the queue: never)",
+							 qu->name);
+				set_reason(sj, XP_R_PRIORITY, text);
+				sj->held_back = true;
+				free(text);
+			}
+			free(cand);
+		}
+	}
 }
 
 int64_t xp_sched_shadow(const struct xp_sched *s, size_t *head)

@@ -88,6 +88,12 @@ int xp_sched_fail_device(struct xp_sched *s, size_t node_ix, size_t pos, int64_t
  * backfill), then gives every pending and held job its reason, text and positions. Returns
  * how many jobs started, -1 with err on an internal failure (out of memory). */
 int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err);
+/* A simulator's passes (skip_tail) leave out one check of a full pass: whether a job refused
+ * for devices would fit were its queue's running jobs of lower priority gone (within never:
+ * reason Priority, "running jobs of lower priority in queue Q hold what it needs"). This makes
+ * that check for every pending job so refused; call it before reading a simulator's reasons.
+ * No state, start or reservation changes; nothing for a scheduler without skip_tail. */
+void xp_sched_explain(struct xp_sched *s);
 /* The earliest time a pending job could start by the running jobs' estimates (the head job's
  * reservation, EASY's shadow time); -1 when there is none. *head (may be NULL) gets its index. */
 int64_t xp_sched_shadow(const struct xp_sched *s, size_t *head);
@@ -107,10 +113,10 @@ int xp_sched_device_class(const struct xp_sched *s, size_t node_ix, size_t pos);
 
 /* Checks every invariant (no device over-allocated, no queue over its maximum, borrowing
  * within limits, every pending or held job with a reason and text, usage counters equal to a
- * recount, every running job's commit live in the index, and the head job's shadow time,
- * worked out again, no later than the one backfill was let in under); -1 with err naming the
- * first broken. It releases and commits again the running jobs of that walk: their commit ids
- * change, nothing else. */
+ * recount, every running job's commit live in the index, the counting gate's idle devices
+ * equal to a recount, and the head job's shadow time, worked out again, no later than the one
+ * backfill was let in under); -1 with err naming the first broken. It releases and commits
+ * again the running jobs of that walk: their commit ids change, nothing else. */
 int xp_sched_check(const struct xp_sched *s, struct xp_err *err);
 
 #endif

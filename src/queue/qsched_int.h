@@ -29,6 +29,8 @@ struct xs_job {
 	struct xs_charge *ch;   /* what it is charged while running */
 	size_t n_ch;
 	bool backfilled;        /* started behind a reservation (for the invariants) */
+	bool held_back;         /* refused for devices that lower-priority jobs of its queue hold
+				 * (reason Priority, within never): still a head for a reservation */
 };
 
 /* A queue as the scheduler sees it. */
@@ -52,6 +54,31 @@ struct xs_fail {
 	uint64_t gen;
 	int reason;
 	char *text;
+};
+
+/* A shape as the counting gate sees it (qcount.c). */
+struct xs_cshape {
+	bool whole;             /* every group asks whole devices */
+	int dmin;               /* the fewest whole devices of a replica of any group */
+	size_t ng;              /* its groups */
+	int *d, *gmin;          /* per group: whole devices per replica (0: a slice or share), gang minimum */
+	bool *elig;             /* per group x node type: its devices are of the group's vendor and model */
+};
+
+/* Idle devices counted per node and per node type (qcount.c). */
+struct xs_count {
+	uint32_t *ntype;        /* per node: its devices' kind, or n_types - 1 when of several */
+	size_t n_types;
+	size_t kmax;            /* the most devices of a node */
+	uint32_t *nidle;        /* per node: usable devices no running job holds any part of */
+	uint32_t *nidle_r;      /* the same, less the head's reserved devices */
+	int32_t *held;          /* per device slot: milli-units running jobs hold */
+	uint32_t *snode;        /* per device slot: its node */
+	bool *never;            /* per device slot: never idle (node not up, device failed, or the
+				 * cluster itself shows it in use) */
+	size_t *hist;           /* n_types x (kmax + 1): nodes with that many idle devices */
+	size_t *hist_r;         /* the same by nidle_r */
+	struct xs_cshape *shape;/* per shape */
 };
 
 /* A small string map for the per-pass and per-shape caches. */
@@ -83,6 +110,7 @@ struct xp_sched {
 	int64_t *used;               /* nq x nc x XP_RES_COUNT, descendants included */
 	double *share;               /* per queue, kept while share_ok */
 	bool share_ok;
+	size_t next_q;               /* a pass's last next queue (SIZE_MAX: work it out) */
 	const struct xp_quota **qt;  /* nq x nc x XP_RES_COUNT: the queue's quota, NULL none (quota.c) */
 	struct xs_job *jobs;
 	size_t n_jobs, cap_jobs;
@@ -108,8 +136,6 @@ struct xp_sched {
 	struct xs_fail *qfail;       /* per shape x queue */
 	uint64_t fail_gen;           /* the placement refusals' (fail) */
 	uint64_t qfail_gen;          /* the quota refusals' (qfail): any release ends them */
-	int *shape_one;              /* per shape: whole devices of its one replica, 0: not such a shape */
-	int64_t *shape_need;         /* per shape: whole devices it needs at the least, milli */
 	/* Per shape: placed around the head's reserved slots in vain, while this is blk_gen
 	 * (bumped when devices come free or the reservation changes). */
 	uint64_t *blk_fail;
@@ -140,10 +166,14 @@ struct xp_sched {
 	int64_t shadow;              /* -1: none */
 	int64_t resv_now;            /* when it was worked out */
 	bool *reserved;              /* per device slot */
+	char delay_text[128];        /* "would delay job N ...", for delay_head at delay_shadow */
+	size_t delay_head;           /* SIZE_MAX: none made */
+	int64_t delay_shadow;
 	size_t *resv_slots;
 	size_t n_resv;
 	int (*validated)(void *ctx, const struct xp_device *d, const char *kase);
 	void *vctx;
+	struct xs_count cnt;         /* the counting gate's idle devices per node (qcount.c) */
 };
 
 /* Milli-units of x units. */
@@ -159,6 +189,31 @@ static inline int64_t *xs_used(const struct xp_sched *s, size_t qi, size_t ci, i
 void xs_charge_apply(struct xp_sched *s, size_t ji, int sign);
 /* Works out job ji's charges from its slots and spec (whole replicas: cpus, host memory). */
 void xs_charge_compute(struct xp_sched *s, size_t ji);
+
+/* The counting gate (qcount.c). Sets up the node types and counts (after s->ix exists). */
+void xs_count_init(struct xp_sched *s);
+/* Counts again from the running jobs (after a drain or a failed device). */
+void xs_count_recount(struct xp_sched *s);
+/* Job ji's slots come to be held (sign +1: it starts) or free (-1: it stops). */
+void xs_count_job(struct xp_sched *s, size_t ji, int sign);
+/* Fills shape sh's entry (s->cnt.shape has room) from its spec. */
+void xs_count_shape(struct xp_sched *s, uint32_t sh, const struct xp_job *spec);
+/* Frees one shape's entry. */
+void xs_count_shape_clear(struct xs_cshape *c);
+/* True when a group of shape sh has fewer replicas' room in idle devices, node by node, than
+ * its gang minimum: placement would refuse it (outside: not counting the head's reserved
+ * devices: it cannot avoid them). *fit and *group (may be NULL) get that room and the group. */
+bool xs_count_refuses(const struct xp_sched *s, uint32_t sh, bool outside, size_t *fit, size_t *group);
+/* Marks device slot reserved for the head job (on) or not, keeping the counts outside the
+ * reservation: every change of s->reserved goes through here (or a recount). */
+void xs_count_reserve(struct xp_sched *s, size_t slot, bool on);
+/* Whether node could take a replica of shape sh by count (always true for a shape with a slice
+ * or share): a release elsewhere leaves its refusals standing. */
+bool xs_count_hosts(const struct xp_sched *s, uint32_t sh, size_t node);
+/* Frees the counts. */
+void xs_count_free(struct xp_sched *s);
+/* The counts equal a recount from the running jobs; -1 with err naming the first difference. */
+int xs_count_check(const struct xp_sched *s, struct xp_err *err);
 
 /* Forgets every kept refusal (devices came free). */
 static inline void xs_fail_clear(struct xp_sched *s)

@@ -512,6 +512,9 @@ int xp_qsim_run(struct xp_sched *s, struct xp_qjob *arrivals, size_t n, const st
 		}
 	}
 	xp_sched_listen(s, NULL, NULL);
+	/* The never-started jobs' reasons as a full pass gives them (the Priority check). */
+	if (!rc)
+		xp_sched_explain(s);
 	int64_t t_end = o->horizon_s > 0 ? stop : t_last;
 	rep->t_end = t_last;
 	if (!rc) {

@@ -83,12 +83,94 @@ static void load_avg(void)
 		printf("  load average: %.2f %.2f %.2f (%ld CPUs)\n", l[0], l[1], l[2], sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/* The command's peak RSS must be its own. A child forked from this process once it holds a
+ * simulated cluster starts with those pages counted (fork copies the resident count and exec
+ * keeps the high-water mark), so the command is started by a launcher forked first, while this
+ * process is small: it reads the argv (NUL-separated, an empty one last) from a pipe, runs it
+ * under the budget, and writes back the wall time, the exit status and its rusage. */
+struct launched {
+	double wall_s;
+	int status;
+	bool killed;
+	struct rusage ru;
+};
+static int to_launcher = -1, from_launcher = -1;
+
+static void launcher_loop(int in, int out, double budget)
+{
+	static char buf[8192];
+	size_t n = 0;
+	ssize_t k;
+	while (n < sizeof buf - 1 && (k = read(in, buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)k;
+	char *argv[32];
+	size_t na = 0;
+	for (size_t i = 0; i < n && na < 31 && buf[i]; i += strlen(buf + i) + 1)
+		argv[na++] = buf + i;
+	argv[na] = NULL;
+	struct launched l = {0};
+	double a = xp_now_ms();
+	pid_t pid = na ? fork() : -1;
+	if (pid == 0) {
+		int dn = open("/dev/null", O_WRONLY);
+		dup2(dn, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (pid > 0 && wait4(pid, &l.status, WNOHANG, &l.ru) == 0) {
+		if (!l.killed && xp_now_ms() - a > budget * 1000) {
+			kill(pid, SIGTERM); /* the command this launcher started, by its pid */
+			l.killed = true;
+		}
+		nanosleep(&(struct timespec){0, 20000000}, NULL);
+	}
+	l.wall_s = (xp_now_ms() - a) / 1000.0;
+	if (write(out, &l, sizeof l) != (ssize_t)sizeof l)
+		_exit(1);
+	_exit(0);
+}
+
+static void launcher_start(double budget)
+{
+	int a[2], b[2];
+	if (pipe(a) < 0 || pipe(b) < 0) {
+		perror("bench_sched: pipe");
+		exit(1);
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(a[1]);
+		close(b[0]);
+		launcher_loop(a[0], b[1], budget);
+	}
+	close(a[0]);
+	close(b[1]);
+	to_launcher = a[1];
+	from_launcher = b[0];
+}
+
+/* Runs argv through the launcher; false when it could not. */
+static bool launch(const char *const *argv, struct launched *l)
+{
+	for (size_t i = 0; argv[i]; i++)
+		if (write(to_launcher, argv[i], strlen(argv[i]) + 1) < 0)
+			return false;
+	close(to_launcher);
+	to_launcher = -1;
+	bool ok = read(from_launcher, l, sizeof *l) == (ssize_t)sizeof *l;
+	close(from_launcher);
+	while (wait(NULL) > 0)
+		;
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	size_t jobs = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 100000;
 	size_t nodes = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 10000;
 	double budget = argc > 3 ? strtod(argv[3], NULL) : 120;
+	launcher_start(budget);
 	struct watch wd;
 	struct xp_err err = {{0}};
 	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
@@ -210,26 +292,16 @@ int main(int argc, char **argv)
 	char drain[256];
 	snprintf(drain, sizeof drain, "%s,%s", c->nodes[0]->name, c->nodes[c->n_nodes / 2]->name);
 	const char *bin = xp_bin();
-	a = xp_now_ms();
-	pid_t pid = fork();
-	if (pid == 0) {
-		int dn = open("/dev/null", O_WRONLY);
-		dup2(dn, 1);
-		execl(bin, bin, "--inventory", cpath, "whatif", "--trace", tpath, "--drain", drain, (char *)NULL);
-		_exit(127);
+	struct launched l;
+	const char *cargv[] = {bin, "--inventory", cpath, "whatif", "--trace", tpath, "--drain", drain, NULL};
+	if (!launch(cargv, &l)) {
+		fprintf(stderr, "bench_sched: the launcher failed\n");
+		return 1;
 	}
-	int status = 0;
-	struct rusage ru;
-	bool killed = false;
-	while (wait4(pid, &status, WNOHANG, &ru) == 0) {
-		if (!killed && xp_now_ms() - a > budget * 1000) {
-			kill(pid, SIGTERM); /* the child this bench started, by its pid */
-			killed = true;
-		}
-		nanosleep(&(struct timespec){0, 20000000}, NULL);
-	}
-	double cmd = (xp_now_ms() - a) / 1000.0;
-	if (killed)
+	int status = l.status;
+	struct rusage ru = l.ru;
+	double cmd = l.wall_s;
+	if (l.killed)
 		printf("  the command: MISS: stopped after %.0f s (budget)\n", cmd);
 	printf("  xpool --inventory cluster.json whatif --trace trace.jsonl --drain %s: %.2f s, exit %d, peak RSS %.0f "
 	       "MiB, CPU %.2f s\n",
