@@ -1091,6 +1091,16 @@ START_TEST(sim_pass_same_starts)
 			done += x->state == XP_JS_COMPLETED;
 			never += x->state == XP_JS_PENDING;
 		}
+		/* The never-started jobs' reasons, once explained, are a full pass's. */
+		xp_sched_explain(b.s);
+		for (size_t i = 0; i < xp_sched_count(a.s); i++) {
+			const struct xp_qjob *x = J(&a, i), *y = J(&b, i);
+			if (x->state == XP_JS_PENDING)
+				ck_assert_msg(x->reason == y->reason && strcmp(x->reason_text, y->reason_text) == 0,
+					      "kinds %d, job %lld: %s \"%s\" vs %s \"%s\"", kinds, (long long)x->id,
+					      xp_reason_name(x->reason), x->reason_text, xp_reason_name(y->reason),
+					      y->reason_text);
+		}
 		/* Kinds: the 3 x 8 A100 gangs (jobs 6, 13, ... 55: every 7th) never start. */
 		ck_assert_uint_eq(done, (kinds ? 52 : 60));
 		ck_assert_uint_eq(never, (kinds ? 8 : 0));
@@ -1109,6 +1119,53 @@ END_TEST
  * with 8). Priority-10 jobs: G (2 replicas of 8) would get only the priority-0 job's node: 1
  * of 2 replicas, it stays refused (Resources: no replica fits now); O (8 devices) would start
  * there: Priority. */
+/* Rule: a job that fits nowhere even on the idle cluster (AffinityUnsatisfiable) is never the
+ * head, in either mode: the count gates answer only for shapes known to fit the idle cluster.
+ * 4 nodes of 8: A (8 devices, ends 100), B (5, ends 1000) and C (5, ends 150) run; H (2 x 8)
+ * waits, the head, reserved start 100; U asks 6 devices on a node labelled zone=x (none is)
+ * and F (1 device) backfills. At 100 A ends and H starts; G (8 devices) is the next head,
+ * reserved start 150 (C's end); K (3 devices, estimate 1000) would delay it and waits until G
+ * has started. */
+START_TEST(never_fits_is_not_head)
+{
+	for (int sim = 0; sim < 2; sim++) {
+		struct world w = {0};
+		w_nodes(&w, 4, 8, NULL);
+		w_class(&w, "h100", "NVIDIA", "*H100*", NULL);
+		w_queue(&w, "a", NULL, 1);
+		w_start(&w, &(struct xp_sched_opts){.skip_tail = sim});
+		size_t a = w_job(&w, "a", 0, 0, 100, "{\"devices\": 8}");
+		w_job(&w, "a", 0, 1, 1000, "{\"devices\": 5}");
+		w_job(&w, "a", 0, 2, 150, "{\"devices\": 5}");
+		size_t h = w_job(&w, "a", 0, 3, 100, "{\"devices\": 8, \"replicas\": 2}");
+		size_t u = w_job(&w, "a", 0, 4, 500, "{\"devices\": 6, \"labels\": {\"zone\": \"x\"}}");
+		w_job(&w, "a", 0, 5, 1000, "{\"devices\": 1}");
+		w_pass(&w, 0);
+		EXPECT(&w, u, XP_JS_PENDING, XP_R_AFFINITY, NULL);
+		w_finish(&w, a, 100);
+		size_t g = w_job(&w, "a", 0, 6, 100, "{\"devices\": 8}");
+		size_t k = w_job(&w, "a", 0, 7, 1000, "{\"devices\": 3}");
+		w_pass(&w, 100);
+		size_t hd;
+		int64_t shadow = xp_sched_shadow(w.s, &hd);
+		ck_assert_msg(shadow == 150 && hd == g, "sim %d: head %zu shadow %lld", sim, hd, (long long)shadow);
+		for (int64_t t = 101; t < 400; t++) {
+			for (size_t i = 0; i < xp_sched_count(w.s); i++)
+				if (J(&w, i)->state == XP_JS_RUNNING && J(&w, i)->start + J(&w, i)->est_s == t)
+					w_finish(&w, i, t);
+			w_pass(&w, t);
+		}
+		if (sim)
+			xp_sched_explain(w.s);
+		ck_assert_int_eq(J(&w, h)->start, 100);
+		ck_assert_int_eq(J(&w, g)->start, 150);
+		ck_assert_int_eq(J(&w, k)->start, 200);
+		EXPECT(&w, u, XP_JS_PENDING, XP_R_AFFINITY, NULL);
+		w_free(&w);
+	}
+}
+END_TEST
+
 START_TEST(sim_probe_within_never)
 {
 	for (int sim = 0; sim < 2; sim++) {
@@ -1236,5 +1293,5 @@ XP_DEFINE_SUITE(sched,
 	 .tests = {quota_exhaustion, cohort_borrow_and_reclaim, cohort_lending_limits, cohort_limits_numbers, top_level_no_cohort, reclaim_before_within, priority_preemption,
 		   next_class_quota}},
 	{"backfill", .timeout_s = 60, .tests = {easy_backfill, backfill_around_reservation, gang}},
-	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts, sim_probe_within_never, held_back_job_reserves}},
+	{"fair", .timeout_s = 120, .tests = {fair_share_converges, sim_pass_same_starts, sim_probe_within_never, held_back_job_reserves, never_fits_is_not_head}},
 	{"reasons", .timeout_s = 60, .tests = {reasons_golden, drain_and_fail_device}})

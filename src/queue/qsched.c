@@ -194,6 +194,7 @@ static void fail_put(struct xp_sched *s, struct xs_fail *f, int reason, const ch
 		s->n_refused++;
 	f->gen = placement ? s->fail_gen : s->qfail_gen;
 	f->reason = reason;
+	f->counted = false;
 	if (!f->text || strcmp(f->text, text ? text : "") != 0) {
 		free(f->text);
 		f->text = xp_strdup(text ? text : "");
@@ -1300,48 +1301,54 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 	bool own = qu->within != XP_QP_NEVER || qu->reclaim != XP_QP_NEVER ||
 		   (sq->n_running && sj->j.priority > sq->min_started_prio && !s->o.skip_tail);
 	sj->held_back = false;
+	sj->gated = false;
 	bool qown = qu->reclaim == XP_QP_LOWER_PRIORITY; /* reclaim by priority: per job */
 	found = (!own && pf->gen == s->fail_gen) || (!qown && qf->gen == s->qfail_gen);
 	if (found) {
 		const struct xs_fail *f = !own && pf->gen == s->fail_gen ? pf : qf;
 		(void)qown;
 		set_reason(sj, f->reason, f->text);
+		sj->gated = f->counted;
 		return 0;
 	}
+	/* The count gates below refuse without a dry-run only a shape known to fit the idle
+	 * cluster (else the dry-run says AffinityUnsatisfiable, and a job that can never start
+	 * must not become the head) and asking no validated layer (NotValidated comes first). */
+	bool validated = false;
+	for (size_t g = 0; g < sj->j.spec->n_groups; g++)
+		validated = validated || sj->j.spec->groups[g].validated_layer >= 0;
+	const struct xs_fail *ia = &s->idle_a[sj->shape];
+	bool countable = s->o.skip_tail && !s->may_preempt && !validated && ia->gen == s->idle_gen && !ia->reason;
 	/* Behind a reservation: a job ending after the reserved start that needs more whole
-	 * devices than are free outside the reserved ones, that fits by the counts of idle
-	 * devices node by node but not outside them (qcount.c), or whose shape was just refused
-	 * for touching them with no shorter estimate, would delay the head: no dry-run. */
+	 * devices than are free outside the reserved ones, whose shape was just refused for
+	 * touching them with no shorter estimate, or (a simulator's pass) that fits by the counts
+	 * of idle devices node by node but not outside them (qcount.c), would delay the head: no
+	 * dry-run. */
 	if (!own && head != SIZE_MAX && s->shadow >= 0 && now + sj->j.est_s > s->shadow &&
 	    ((sj->need && sj->need <= s->free_milli && sj->need > s->free_milli - resv_free(s)) ||
 	     s->blk_fail[sj->shape] == s->blk_gen ||
-	     (s->cnt.shape[sj->shape].whole && !xs_count_refuses(s, sj->shape, false, NULL, NULL) &&
+	     (countable && s->cnt.shape[sj->shape].whole && !xs_count_refuses(s, sj->shape, false, NULL, NULL) &&
 	      xs_count_refuses(s, sj->shape, true, NULL, NULL)))) {
 		set_reason(sj, XP_R_PRIORITY, delay_text(s, head));
 		return 0;
 	}
 	/* The counting gate (a simulator's passes): more whole devices than are free, and no
-	 * preemption to make room: Resources without a dry-run. More than the idle cluster has is
-	 * not Resources: the dry-run below says AffinityUnsatisfiable (kept per shape). */
-	if (s->o.skip_tail && sj->need > s->free_milli && sj->need <= s->idle_milli && !s->may_preempt) {
+	 * preemption to make room: Resources without a dry-run (its exact words, Resources or
+	 * GangIncomplete, come from xp_sched_explain: gated). */
+	if (countable && sj->need > s->free_milli) {
 		/* The words stay the same from pass to pass (no free count): no copy each time. */
 		char t[96];
 		snprintf(t, sizeof t, "%lld devices needed, fewer free", (long long)(sj->need / XS_MILLI));
 		if (sj->j.reason != XP_R_RESOURCES || !sj->j.reason_text || strcmp(sj->j.reason_text, t) != 0)
 			set_reason(sj, XP_R_RESOURCES, t);
+		sj->gated = true;
 		return 0;
 	}
-	bool validated = false;
-	for (size_t g = 0; g < sj->j.spec->n_groups; g++)
-		validated = validated || sj->j.spec->groups[g].validated_layer >= 0;
 	/* The gate per node (qcount.c): fewer replicas' room in idle devices of its kind, node by
-	 * node, than its gang minimum. Only once the shape is known to fit the idle cluster (else
-	 * the dry-run says AffinityUnsatisfiable) and with no validated layer asked (NotValidated
-	 * comes first). Kept as the shape's refusal, like a dry-run's. */
-	const struct xs_fail *ia = &s->idle_a[sj->shape];
+	 * node, than its gang minimum. Kept as the shape's refusal, like a dry-run's; its words
+	 * are the count's (xp_sched_explain gives a full pass's). */
 	size_t cfit, cg;
-	if (s->o.skip_tail && !s->may_preempt && !validated && ia->gen == s->idle_gen && !ia->reason &&
-	    xs_count_refuses(s, sj->shape, false, &cfit, &cg)) {
+	if (countable && xs_count_refuses(s, sj->shape, false, &cfit, &cg)) {
 		const struct xp_task_group *gr = &sj->j.spec->groups[cg];
 		size_t total = 0;
 		for (size_t g = 0; g < sj->j.spec->n_groups; g++)
@@ -1354,7 +1361,9 @@ static int try_job(struct xp_sched *s, size_t ji, int64_t now, size_t head, bool
 		else
 			snprintf(t, sizeof t, "no node has %d idle device%s of its kind", gr->devices, gr->devices == 1 ? "" : "s");
 		fail_put(s, pf, rs, t);
+		pf->counted = true;
 		set_reason(sj, rs, t);
+		sj->gated = true;
 		return 0;
 	}
 	/* A simulator's pass needs no reasons' words for a refusal (only which reason): quiet,
@@ -1613,20 +1622,47 @@ int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err)
 	return started;
 }
 
+/* The reason a full pass gives job ji, refused in a simulator's pass by a count gate (whose
+ * words say only that it cannot fit): a dry-run with words, kept per shape in *rs and *tx. */
+static void explain_gated(struct xp_sched *s, size_t ji, int *rs, char **tx)
+{
+	struct xs_job *sj = &s->jobs[ji];
+	if (!rs[sj->shape]) {
+		struct xp_place_opts po = {.strategy = s->o.strategy, .bare = true, .reconfigure = s->o.reconfigure};
+		struct xp_err e2;
+		struct xp_place_result *r = xp_place_ix(s->ix, sj->j.spec, &po, &e2);
+		rs[sj->shape] = -1; /* it places now (ends since the last pass): the gate's words stay */
+		if (!r) {
+			rs[sj->shape] = XP_R_AFFINITY;
+			tx[sj->shape] = xp_strdup(e2.msg);
+		} else if (!r->placed)
+			rs[sj->shape] = refusal(s, sj, r, &tx[sj->shape]);
+		xp_place_result_free(r);
+	}
+	if (rs[sj->shape] > 0)
+		set_reason(sj, rs[sj->shape], tx[sj->shape]);
+}
+
 void xp_sched_explain(struct xp_sched *s)
 {
 	if (!s->o.skip_tail)
 		return;
+	int *rs = xp_calloc(s->n_shapes ? s->n_shapes : 1, sizeof *rs);
+	char **tx = xp_calloc(s->n_shapes ? s->n_shapes : 1, sizeof *tx);
 	for (size_t qi = 0; qi < s->nq; qi++) {
 		const struct xp_queue *qu = &s->qs->queues[qi];
 		const struct xs_queue *q = &s->q[qi];
-		if (qu->within != XP_QP_NEVER || qu->state != XP_QS_OPEN || !q->n_running)
+		if (qu->state != XP_QS_OPEN)
 			continue;
 		for (size_t k = 0; k < q->n_pend; k++) {
 			size_t ji = q->pend[k];
 			struct xs_job *sj = &s->jobs[ji];
-			if ((sj->j.reason != XP_R_RESOURCES && sj->j.reason != XP_R_GANG) ||
-			    sj->j.priority <= q->min_started_prio)
+			if (sj->gated) {
+				explain_gated(s, ji, rs, tx);
+				sj->gated = false;
+			}
+			if ((sj->j.reason != XP_R_RESOURCES && sj->j.reason != XP_R_GANG) || qu->within != XP_QP_NEVER ||
+			    !q->n_running || sj->j.priority <= q->min_started_prio)
 				continue;
 			int kept = probe_kept(s, ji);
 			size_t nc = 0;
@@ -1642,6 +1678,10 @@ void xp_sched_explain(struct xp_sched *s)
 			free(cand);
 		}
 	}
+	for (size_t i = 0; i < s->n_shapes; i++)
+		free(tx[i]);
+	free(tx);
+	free(rs);
 }
 
 int64_t xp_sched_shadow(const struct xp_sched *s, size_t *head)

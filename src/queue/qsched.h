@@ -88,11 +88,12 @@ int xp_sched_fail_device(struct xp_sched *s, size_t node_ix, size_t pos, int64_t
  * backfill), then gives every pending and held job its reason, text and positions. Returns
  * how many jobs started, -1 with err on an internal failure (out of memory). */
 int xp_sched_pass(struct xp_sched *s, int64_t now, struct xp_err *err);
-/* A simulator's passes (skip_tail) leave out one check of a full pass: whether a job refused
- * for devices would fit were its queue's running jobs of lower priority gone (within never:
- * reason Priority, "running jobs of lower priority in queue Q hold what it needs"). This makes
- * that check for every pending job so refused; call it before reading a simulator's reasons.
- * No state, start or reservation changes; nothing for a scheduler without skip_tail. */
+/* A simulator's passes (skip_tail) give reasons a full pass would word otherwise: a job
+ * refused by a count gate (no dry-run) has the count's words, and one refused for devices is
+ * not asked whether it would fit were its queue's running jobs of lower priority gone (within
+ * never: reason Priority, "running jobs of lower priority in queue Q hold what it needs").
+ * This gives every pending job a full pass's reason; call it before reading a simulator's
+ * reasons. No state, start or reservation changes; nothing for a scheduler without skip_tail. */
 void xp_sched_explain(struct xp_sched *s);
 /* The earliest time a pending job could start by the running jobs' estimates (the head job's
  * reservation, EASY's shadow time); -1 when there is none. *head (may be NULL) gets its index. */

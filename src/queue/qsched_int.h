@@ -31,6 +31,8 @@ struct xs_job {
 	bool backfilled;        /* started behind a reservation (for the invariants) */
 	bool held_back;         /* refused for devices that lower-priority jobs of its queue hold
 				 * (reason Priority, within never): still a head for a reservation */
+	bool gated;             /* refused by a count gate in a simulator's pass: xp_sched_explain
+				 * gives it a full pass's words */
 };
 
 /* A queue as the scheduler sees it. */
@@ -54,6 +56,7 @@ struct xs_fail {
 	uint64_t gen;
 	int reason;
 	char *text;
+	bool counted;           /* a count gate's refusal (its words are the count's) */
 };
 
 /* A shape as the counting gate sees it (qcount.c). */

@@ -108,12 +108,13 @@ static void launcher_loop(int in, int out, double budget)
 	for (size_t i = 0; i < n && na < 31 && buf[i]; i += strlen(buf + i) + 1)
 		argv[na++] = buf + i;
 	argv[na] = NULL;
-	struct launched l = {0};
+	struct launched l = {.status = -1};
 	double a = xp_now_ms();
 	pid_t pid = na ? fork() : -1;
 	if (pid == 0) {
-		int dn = open("/dev/null", O_WRONLY);
-		dup2(dn, 1);
+		int dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (dn >= 0)
+			dup2(dn, 1);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -125,6 +126,8 @@ static void launcher_loop(int in, int out, double budget)
 		nanosleep(&(struct timespec){0, 20000000}, NULL);
 	}
 	l.wall_s = (xp_now_ms() - a) / 1000.0;
+	if (pid < 0) /* no argv (this bench stopped early) or no fork: nothing to report */
+		_exit(1);
 	if (write(out, &l, sizeof l) != (ssize_t)sizeof l)
 		_exit(1);
 	_exit(0);
@@ -133,31 +136,42 @@ static void launcher_loop(int in, int out, double budget)
 static void launcher_start(double budget)
 {
 	int a[2], b[2];
-	if (pipe(a) < 0 || pipe(b) < 0) {
+	if (pipe2(a, O_CLOEXEC) < 0 || pipe2(b, O_CLOEXEC) < 0) {
 		perror("bench_sched: pipe");
 		exit(1);
 	}
 	pid_t pid = fork();
+	if (pid < 0) {
+		perror("bench_sched: fork");
+		exit(1);
+	}
 	if (pid == 0) {
 		close(a[1]);
 		close(b[0]);
 		launcher_loop(a[0], b[1], budget);
 	}
+	signal(SIGPIPE, SIG_IGN); /* here only (the command keeps its own): a launcher gone is a
+				    * failed launch(), not a silent death */
 	close(a[0]);
 	close(b[1]);
 	to_launcher = a[1];
 	from_launcher = b[0];
 }
 
-/* Runs argv through the launcher; false when it could not. */
+/* Runs argv (at most 31 words, 8 KiB in all) through the launcher; false when it could not. */
 static bool launch(const char *const *argv, struct launched *l)
 {
+	size_t len = 0, n = 0;
+	for (; argv[n]; n++)
+		len += strlen(argv[n]) + 1;
+	if (n > 31 || len >= 8192)
+		return false;
 	for (size_t i = 0; argv[i]; i++)
 		if (write(to_launcher, argv[i], strlen(argv[i]) + 1) < 0)
 			return false;
 	close(to_launcher);
 	to_launcher = -1;
-	bool ok = read(from_launcher, l, sizeof *l) == (ssize_t)sizeof *l;
+	bool ok = read(from_launcher, l, sizeof *l) == (ssize_t)sizeof *l && l->status != -1;
 	close(from_launcher);
 	while (wait(NULL) > 0)
 		;
