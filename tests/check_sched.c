@@ -160,6 +160,22 @@ static const struct xp_qjob *J(struct world *w, size_t i)
 	return xp_sched_job(w->s, i);
 }
 
+/* Time from..to-1: at each t the running jobs whose estimate runs out end, then a pass when
+ * one ended or t is a multiple of every. */
+static void w_run(struct world *w, int64_t from, int64_t to, int every)
+{
+	for (int64_t t = from; t < to; t++) {
+		bool any = false;
+		for (size_t i = 0; i < xp_sched_count(w->s); i++)
+			if (J(w, i)->state == XP_JS_RUNNING && J(w, i)->start + J(w, i)->est_s == t) {
+				w_finish(w, i, t);
+				any = true;
+			}
+		if (any || t % every == 0)
+			w_pass(w, t);
+	}
+}
+
 /* Asserts job i is state st with reason code rc and, when text is not NULL, a reason text
  * starting with text. */
 #define EXPECT(w, i, st, rc, text)                                                                          \
@@ -1063,16 +1079,7 @@ static void mixed_run(struct world *w, bool sim, bool kinds)
 	for (int i = 0; i < 60; i++)
 		w_job(w, i % 3 ? "a" : "b", i % 4 == 0, i * 3, 10 + (i * 17) % 41,
 		      kinds ? kshapes[(i * 5) % 7] : shapes[(i * 7) % 6]);
-	for (int64_t t = 0; t < 2000; t++) {
-		bool any = false;
-		for (size_t i = 0; i < xp_sched_count(w->s); i++)
-			if (J(w, i)->state == XP_JS_RUNNING && J(w, i)->start + J(w, i)->est_s == t) {
-				w_finish(w, i, t);
-				any = true;
-			}
-		if (any || t % 3 == 0)
-			w_pass(w, t);
-	}
+	w_run(w, 0, 2000, 3);
 }
 
 START_TEST(sim_pass_same_starts)
@@ -1149,12 +1156,7 @@ START_TEST(never_fits_is_not_head)
 		size_t hd;
 		int64_t shadow = xp_sched_shadow(w.s, &hd);
 		ck_assert_msg(shadow == 150 && hd == g, "sim %d: head %zu shadow %lld", sim, hd, (long long)shadow);
-		for (int64_t t = 101; t < 400; t++) {
-			for (size_t i = 0; i < xp_sched_count(w.s); i++)
-				if (J(&w, i)->state == XP_JS_RUNNING && J(&w, i)->start + J(&w, i)->est_s == t)
-					w_finish(&w, i, t);
-			w_pass(&w, t);
-		}
+		w_run(&w, 101, 400, 1);
 		if (sim)
 			xp_sched_explain(w.s);
 		ck_assert_int_eq(J(&w, h)->start, 100);

@@ -864,16 +864,8 @@ static void run_network(struct pctx *p, struct attempt *t)
 /* The device in slot s of the index. */
 static const struct xp_device *slot_dev(const struct xp_place_index *ix, size_t s)
 {
-	/* Slots run node by node: the node is the last whose first slot is at or below s. */
-	size_t lo = 0, hi = ix->n_nodes;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (ix->off[mid] <= s)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &ix->c->nodes[lo]->devices[s - ix->off[lo]];
+	size_t n = xpi_slot_node(ix, s);
+	return &ix->c->nodes[n]->devices[s - ix->off[n]];
 }
 
 static int key_cmp(const struct xp_device *a, const struct xp_device *b)

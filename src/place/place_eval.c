@@ -97,17 +97,8 @@ bool xp_place_index_kind_matches(const struct xp_place_index *ix, uint32_t k, co
 {
 	if (k >= ix->n_kinds)
 		return false;
-	/* The kind's slot back to its node: off is ascending, the node is the last whose first
-	 * slot is at or before it. */
-	size_t slot = ix->kind_slot[k], lo = 0, hi = ix->n_nodes;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (ix->off[mid] <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return model_ok(g, &ix->c->nodes[lo]->devices[slot - ix->off[lo]], &ix->di[slot]);
+	size_t slot = ix->kind_slot[k], n = xpi_slot_node(ix, slot);
+	return model_ok(g, &ix->c->nodes[n]->devices[slot - ix->off[n]], &ix->di[slot]);
 }
 
 /* "HCCS" from "hccs:0": the group's kind as operators name it (a link in capitals, a "card"

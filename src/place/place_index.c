@@ -932,6 +932,20 @@ uint32_t xpi_query(struct xp_place_index *ix, const char *sig)
 	return (uint32_t)lru;
 }
 
+size_t xpi_slot_node(const struct xp_place_index *ix, size_t slot)
+{
+	/* Slots run node by node: the node is the last whose first slot is at or below it. */
+	size_t lo = 0, hi = ix->n_nodes;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (ix->off[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t qi, size_t sc)
 {
 	uint32_t a = ix->q[qi].sslot[sc];

@@ -170,6 +170,8 @@ struct xp_place_index {
 	uint64_t evals, hits;    /* class judgements made and answers reused (for benchmarks) */
 };
 
+/* The node of device slot slot. */
+size_t xpi_slot_node(const struct xp_place_index *ix, size_t slot);
 /* The answer kept for every class of static class sc under query q, NULL when none. */
 const struct xpi_memo *xpi_static_get(const struct xp_place_index *ix, uint32_t q, size_t sc);
 /* Job shapes whose answers are kept; the least recently used goes first. */

@@ -1085,18 +1085,10 @@ static void drain_queue(struct xp_sched *s, size_t qi, int64_t now)
 	}
 }
 
-/* The node of device slot slot (the last node whose first slot is at or before it). */
+/* The node of device slot slot (the counts keep it per slot). */
 static size_t slot_node(const struct xp_sched *s, size_t slot)
 {
-	size_t lo = 0, hi = s->c->n_nodes;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (s->off[mid] <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	return s->cnt.snode[slot];
 }
 
 /* Free milli-devices among the head's reserved slots (kept per index generation). */
@@ -1106,18 +1098,10 @@ static int64_t resv_free(struct xp_sched *s)
 		return s->resv_free;
 	int64_t f = 0;
 	for (size_t k = 0; k < s->n_resv; k++) {
-		size_t slot = s->resv_slots[k], lo = 0, hi = s->c->n_nodes;
-		/* The slot's node: the last whose first slot is at or before it. */
-		while (hi - lo > 1) {
-			size_t mid = (lo + hi) / 2;
-			if (s->off[mid] <= slot)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		if (s->drained[lo] || s->failed[slot])
+		size_t slot = s->resv_slots[k], n = slot_node(s, slot);
+		if (s->drained[n] || s->failed[slot])
 			continue;
-		int64_t u = llround(xp_place_index_use(s->ix, lo, slot - s->off[lo], NULL) * XS_MILLI);
+		int64_t u = llround(xp_place_index_use(s->ix, n, slot - s->off[n], NULL) * XS_MILLI);
 		if (u < XS_MILLI)
 			f += XS_MILLI - u;
 	}
