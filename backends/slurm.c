@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "istr.h"
+#include "qmodel.h"
 #include "run.h"
 
 #define MAX_FIELDS 512 /* a 22.05 node record has about 50 */
@@ -522,6 +523,82 @@ int xp_slurm_parse_nodes(const char *text, size_t len, const char *what, struct 
 			break;
 		}
 		xp_cluster_add(c, n);
+	}
+	free(f);
+	return rc;
+}
+
+/* One partition record into a queue; -1 with err naming the field. */
+static int queue_from(const struct field *f, size_t nf, struct xp_queue *q, struct xp_err *err)
+{
+	const char *name = get(f, nf, "PartitionName");
+	if (absent(name))
+		return xp_errf(err, "no PartitionName field");
+	if (xp_qname_check(name, "field PartitionName", err) < 0)
+		return -1;
+	int64_t tier;
+	if (int_field(f, nf, "PriorityTier", 65535, &tier, err) < 0)
+		return -1;
+	const char *state = get(f, nf, "State");
+	int qs;
+	if (absent(state) || strcmp(state, "UP") == 0 || strcmp(state, "DRAIN") == 0)
+		qs = XP_QS_OPEN;
+	else if (strcmp(state, "DOWN") == 0 || strcmp(state, "INACTIVE") == 0)
+		qs = XP_QS_HOLD;
+	else
+		return xp_errf(err, "field State: '%.40s' is not UP, DOWN, DRAIN or INACTIVE", state);
+	memset(q, 0, sizeof *q);
+	q->name = xp_strdup(name);
+	q->weight = 1.0;
+	q->priority = tier >= 0 ? (int)tier : 0;
+	q->order = XP_QO_BEST_EFFORT;
+	q->state = qs;
+	q->within = XP_QP_NEVER;
+	q->reclaim = XP_QP_NEVER;
+	return 0;
+}
+
+int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, struct xp_qset *set,
+			      struct xp_err *err)
+{
+	struct field *f = xp_malloc(MAX_FIELDS * sizeof *f);
+	size_t line_no = 0, pos = 0;
+	int rc = 0;
+	while (pos < len && rc == 0) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		line_no++;
+		const char *s = text + pos;
+		pos += l + (nl != NULL);
+		if (l == 0 || (l == 27 && strncmp(s, "No partitions in the system", 27) == 0))
+			continue;
+		if (l > XP_SLURM_MAX_LINE)
+			rc = xp_errf(err, "longer than %d bytes", XP_SLURM_MAX_LINE);
+		else if (memchr(s, '\0', l))
+			rc = xp_errf(err, "a NUL byte");
+		else if (!nl)
+			rc = xp_errf(err, "truncated (no end of line)");
+		else if (set->n_queues >= 100000)
+			rc = xp_errf(err, "more than 100000 partitions");
+		if (rc == 0) {
+			char *copy = xp_strndup(s, l);
+			size_t nf = 0;
+			struct xp_queue q;
+			if (strncmp(copy, "PartitionName=", 14) != 0)
+				rc = xp_errf(err, "not a PartitionName= record: '%.40s'", copy);
+			else if ((rc = split_fields(copy, f, &nf, err)) == 0 && (rc = queue_from(f, nf, &q, err)) == 0) {
+				if (xp_qset_queue(set, q.name)) {
+					rc = xp_errf(err, "partition %s is listed twice", q.name);
+					xp_queue_clear(&q);
+				} else {
+					set->queues = xp_realloc(set->queues, (set->n_queues + 1) * sizeof *set->queues);
+					set->queues[set->n_queues++] = q;
+				}
+			}
+			free(copy);
+		}
+		if (rc < 0)
+			xp_err_prefix(err, "%s: line %zu", what, line_no);
 	}
 	free(f);
 	return rc;

@@ -5,7 +5,8 @@
  *
  * scontrol in Slurm 22.05 has no --json (only sinfo and squeue do, through the openapi
  * plugins), and the one-line records carry GresUsed, which sinfo --json does not: the
- * records are read. Partitions, jobs and fair-share are not read yet. */
+ * records are read. Partitions are read into queues (xp_slurm_parse_partitions), not yet
+ * from a live Slurm by a command; jobs, QOS and fair-share are not read yet. */
 #ifndef XP_SLURM_H
 #define XP_SLURM_H
 
@@ -13,6 +14,8 @@
 
 #include "model.h"
 #include "xp.h"
+
+struct xp_qset;
 
 /* Longest record line read (a node's record is about 1 KiB; its Reason may be long). */
 #define XP_SLURM_MAX_LINE (1 << 20)
@@ -33,6 +36,12 @@ int xp_slurm_gres_is_device(const char *name);
  * on a malformed, truncated or oversized record (c then holds the nodes read before it). */
 int xp_slurm_parse_nodes(const char *text, size_t len, const char *what, struct xp_cluster *c,
 			 struct xp_err *err);
+/* Parses the output of `scontrol show partition -o` and appends one queue per partition to
+ * set: its name, PriorityTier as priority, State UP and DRAIN open (a draining partition
+ * takes no new job but starts those it holds), DOWN and INACTIVE hold. 0, or -1 with err
+ * naming what, the line and the field (set then holds the queues read before it). */
+int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, struct xp_qset *set,
+			      struct xp_err *err);
 /* Reads the live cluster: runs scontrol with SLURM_CONF=conf (NULL or "" for the client's
  * own configuration: the caller's SLURM_CONF, else Slurm's default file). NULL with err set
  * when scontrol is missing, fails, times out or prints what cannot be read. */

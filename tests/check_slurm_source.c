@@ -9,6 +9,7 @@
 
 #include "fakehost.h"
 #include "model.h"
+#include "qmodel.h"
 #include "slurm.h"
 #include "suitelib.h"
 #include "testlib.h"
@@ -290,6 +291,65 @@ START_TEST(hostile_input)
 }
 END_TEST
 
+#define PARTS "slurm/scontrol-show-partition.txt"
+#define PWHAT "scontrol show partition -o"
+
+/* The recorded partitions with the first from replaced by to, parsed: rc, and err's text. */
+static int parts_edited(const char *from, const char *to, struct xp_qset *set, struct xp_err *err)
+{
+	char *t = xp_fixture_text(PARTS, NULL);
+	char *at = strstr(t, from);
+	ck_assert_msg(at != NULL, "%s not in the fixture", from);
+	char *e = xp_asprintf("%.*s%s%s", (int)(at - t), t, to, at + strlen(from));
+	free(t);
+	int rc = xp_slurm_parse_partitions(e, strlen(e), PWHAT, set, err);
+	free(e);
+	return rc;
+}
+
+START_TEST(recorded_partitions)
+{
+	size_t len;
+	char *t = xp_fixture_text(PARTS, &len);
+	struct xp_qset set = {0};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_partitions(t, len, PWHAT, &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_queues, 2);
+	struct xp_queue *train = xp_qset_queue(&set, "train"), *debug = xp_qset_queue(&set, "debug");
+	ck_assert(train && debug);
+	ck_assert_int_eq(train->priority, 10);
+	ck_assert_int_eq(debug->priority, 1);
+	ck_assert_int_eq(train->state, XP_QS_OPEN);
+	ck_assert_ptr_null(train->parent);
+	xp_qset_clear(&set);
+	/* Cut before its end: an error naming the line; the set keeps what came before. */
+	ck_assert_int_eq(xp_slurm_parse_partitions(t, len - 1, PWHAT, &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, PWHAT ": line 2: truncated") != NULL, "%s", err.msg);
+	ck_assert_int_eq(set.n_queues, 1);
+	xp_qset_clear(&set);
+	free(t);
+
+	ck_assert_int_eq(parts_edited("State=UP", "State=DOWN", &set, &err), 0);
+	ck_assert_int_eq(xp_qset_queue(&set, "train")->state, XP_QS_HOLD);
+	xp_qset_clear(&set);
+	static const struct {
+		const char *from, *to, *want;
+	} bad[] = {
+		{"State=UP", "State=SIDEWAYS", "field State"},
+		{"PriorityTier=10", "PriorityTier=ten", "field PriorityTier"},
+		{"PartitionName=debug", "PartitionName=train", "listed twice"},
+		{"PartitionName=debug", "PartitionName=de/bug", "PartitionName"},
+		{"PartitionName=debug", "Partition=debug", "not a PartitionName= record"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(parts_edited(bad[i].from, bad[i].to, &set, &err), -1);
+		ck_assert_msg(strstr(err.msg, PWHAT ": line ") && strstr(err.msg, bad[i].want), "%s: %s", bad[i].to, err.msg);
+		xp_qset_clear(&set);
+	}
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
-						typed_gres_with_indices, free_text_cannot_add_fields}},
+						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions}},
 		{"malformed", .tests = {malformed_records, hostile_input}})
