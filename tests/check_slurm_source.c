@@ -9,6 +9,7 @@
 
 #include "fakehost.h"
 #include "model.h"
+#include "qjob.h"
 #include "qmodel.h"
 #include "slurm.h"
 #include "suitelib.h"
@@ -350,6 +351,100 @@ START_TEST(recorded_partitions)
 }
 END_TEST
 
+#define JOBS "slurm/squeue.txt"
+#define JWHAT "squeue"
+
+static void jobs_free(struct xp_qjob *j, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		xp_qjob_clear(&j[i]);
+	free(j);
+}
+
+static struct xp_qjob *job_by_id(struct xp_qjob *j, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (j[i].id == id)
+			return &j[i];
+	ck_abort_msg("no job %lld", (long long)id);
+	return NULL;
+}
+
+START_TEST(recorded_jobs)
+{
+	size_t len, n;
+	char *t = xp_fixture_text(JOBS, &len);
+	struct xp_qjob *j;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_jobs(t, len, JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 5);
+	struct xp_qjob *four = job_by_id(j, n, 1), *pend = job_by_id(j, n, 4), *held = job_by_id(j, n, 5);
+	/* CONFIGURING: the CLOUD node boots; the job holds its resources, so it runs. */
+	ck_assert_int_eq(four->state, XP_JS_RUNNING);
+	ck_assert_str_eq(four->queue, "train");
+	ck_assert_str_eq(four->name, "four");
+	ck_assert_int_eq(four->priority, INT32_MAX); /* 4294901759: priority/basic, kept at INT_MAX */
+	ck_assert_int_eq(four->spec->groups[0].devices, 4);
+	ck_assert_str_eq(four->spec->groups[0].model, "h100");
+	ck_assert_int_eq(four->reason, XP_R_NONE);
+	ck_assert_ptr_null(four->reason_text);
+	ck_assert_int_eq(pend->state, XP_JS_PENDING);
+	ck_assert_int_eq(pend->reason, XP_R_RESOURCES);
+	ck_assert_str_eq(pend->reason_text, "ReqNodeNotAvail, UnavailableNodes:gpu02");
+	ck_assert_int_eq(pend->spec->groups[0].replicas, 2);
+	ck_assert_int_eq(pend->spec->groups[0].devices, 8);
+	ck_assert_int_eq(held->state, XP_JS_HELD);
+	ck_assert_int_eq(held->reason, XP_R_HELD);
+	ck_assert_str_eq(held->name, "held|job");
+	ck_assert_int_eq(held->est_s, 30 * 60);
+	ck_assert_int_eq(held->priority, 0);
+	ck_assert_int_eq(job_by_id(j, n, 3)->est_s, 3600);
+	ck_assert_int_eq(job_by_id(j, n, 2)->spec->groups[0].devices, 8);
+	jobs_free(j, n);
+
+	/* Cut, spoiled: an error naming the line and the field; the jobs before it are kept. */
+	ck_assert_int_eq(xp_slurm_parse_jobs(t, len - 1, JWHAT, &j, &n, &err), -1);
+	ck_assert_msg(strstr(err.msg, JWHAT ": line 5: truncated") != NULL, "%s", err.msg);
+	ck_assert_int_eq(n, 4);
+	jobs_free(j, n);
+	free(t);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None\n", "fields"},
+		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|a\n", "field 1"},
+		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None|a\n", "field 3"},
+		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None|a\n", "field 4"},
+		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None|a\n", "field 4"},
+		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None|a\n", "field 5"},
+		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None|a\n", "field 6"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None|a\n", "field 7"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(xp_slurm_parse_jobs(bad[i].text, strlen(bad[i].text), JWHAT, &j, &n, &err), -1);
+		ck_assert_msg(strstr(err.msg, JWHAT ": line 1: ") && strstr(err.msg, bad[i].want), "%s: %s", bad[i].text,
+			      err.msg);
+		ck_assert_int_eq(n, 0);
+		jobs_free(j, n);
+	}
+	/* Other forms squeue prints: days in a limit, an array task, a job asking no device. */
+	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|arr\n8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority|\n";
+	ck_assert_msg(xp_slurm_parse_jobs(ok, strlen(ok), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(j[0].id, 7);
+	ck_assert_int_eq(j[0].est_s, 2 * 86400);
+	ck_assert_int_eq(j[0].spec->groups[0].devices, 0);
+	ck_assert_int_eq(j[1].est_s, 5 * 60);
+	ck_assert_int_eq(j[1].reason, XP_R_PRIORITY);
+	ck_assert_int_eq(j[1].spec->groups[0].devices, 2);
+	ck_assert_ptr_null(j[1].spec->groups[0].model);
+	ck_assert_ptr_null(j[1].name);
+	jobs_free(j, n);
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
-						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions}},
+						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
 		{"malformed", .tests = {malformed_records, hostile_input}})

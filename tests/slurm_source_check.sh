@@ -42,9 +42,10 @@ sbatch -Q -p train --gres=gpu:h100:4 -N1 -c 8 --wrap 'sleep 1000' -J four || bad
 sbatch -Q -p train --gres=npu:8 -N1 --wrap 'sleep 1000' -J npu || bad "sbatch npu"
 sbatch -Q -p debug --gres=mlu:2 --wrap 'sleep 1000' -J mlu || bad "sbatch mlu"
 sbatch -Q -p train --gres=gpu:h100:8 -N2 --wrap 'sleep 1000' -J pend || bad "sbatch pend"
+sbatch -Q -H -p debug -t 30 --gres=gpu:h100:1 --wrap 'sleep 1000' -J 'held|job' || bad "sbatch held"
 # Wait for the state, not for time: three jobs hold their nodes, one pends with a reason.
 for _ in $(seq 1 300); do
-	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 3 ] && [ -n "$(squeue -h -t PD -o %r | grep -v None)" ] && break
+	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 3 ] && [ "$(squeue -h -n pend -o %r)" != None ] && break
 	sleep 0.1
 done
 [ "$(squeue -h -t CF,R -o %i | wc -l)" = 3 ] || { squeue >&2; bad "the three jobs did not start"; }
@@ -52,7 +53,7 @@ done
 if [ -n "$record" ]; then
 	scontrol -d show node -o >"$record/scontrol-show-node-d.txt"
 	scontrol show partition -o >"$record/scontrol-show-partition.txt"
-	squeue -h -a -t all -o '%i|%P|%T|%Q|%r|%N|%b' >"$record/squeue.txt"
+	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%j' >"$record/squeue.txt" # XP_SLURM_SQUEUE_FORMAT
 fi
 
 if ! "$bin" --slurm-conf "$scratch/slurm.conf" --json inventory >inv.json 2>inv.err; then
