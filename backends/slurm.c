@@ -35,11 +35,16 @@ int xp_slurm_node_state(const char *state)
 {
 	if (!state || !*state)
 		return XP_NODE_UNREACHABLE;
-	/* Not responding ('*' after the base state) or down or failed: no job starts there. */
+	/* Down or failed: no job starts there. Not responding ('*' after the base state) too,
+	 * unless the node is powered down or powering up: then Slurm has not heard from it
+	 * because it is off or booting (a CLOUD node stays so until it registers, and Slurm
+	 * marks it DOWN itself when ResumeTimeout passes). */
 	size_t base = strcspn(state, "+");
-	if ((base > 0 && state[base - 1] == '*') || has_word(state, "DOWN") || has_word(state, "FAIL") ||
-	    has_word(state, "FAILING") || has_word(state, "NOT_RESPONDING") || has_word(state, "FUTURE") ||
-	    has_word(state, "INVAL"))
+	bool asleep = has_word(state, "POWERED_DOWN") || has_word(state, "POWERING_UP") ||
+		      has_word(state, "POWER_DOWN") || has_word(state, "POWERING_DOWN");
+	bool silent = (base > 0 && state[base - 1] == '*') || has_word(state, "NOT_RESPONDING");
+	if (has_word(state, "DOWN") || has_word(state, "FAIL") || has_word(state, "FAILING") ||
+	    has_word(state, "FUTURE") || has_word(state, "INVAL") || (silent && !asleep))
 		return XP_NODE_DOWN;
 	/* Drained, draining, and a reboot asked for: no new job starts there, the running go on. */
 	if (has_word(state, "DRAIN") || has_word(state, "DRAINED") || has_word(state, "DRAINING") ||
