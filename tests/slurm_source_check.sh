@@ -86,6 +86,21 @@ fi
 if "$bin" --slurm-conf "$scratch/slurm.conf" place --dry-run --devices 5 --model h100 >place5.out 2>&1; then
 	bad "5 H100s were placed, but only 4 are free:"; cat place5.out
 fi
+# The console reads the same cluster: its header names Slurm, its node list the four nodes
+# (a tmux server of our own socket, stopped at the end; skipped without tmux).
+if command -v tmux >/dev/null 2>&1; then
+	sock=xpool-slurm-source-$$
+	TERM=xterm-256color tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
+		"$bin --no-color --slurm-conf $scratch/slurm.conf --db $scratch/console.db" 2>/dev/null
+	seen=
+	for _ in $(seq 1 200); do
+		tmux -L "$sock" capture-pane -p >pane.txt 2>/dev/null
+		grep -q 'slurm slurm.conf' pane.txt && grep -q npu01 pane.txt && { seen=1; break; }
+		sleep 0.05
+	done
+	tmux -L "$sock" kill-server 2>/dev/null
+	[ -n "$seen" ] || { bad "the console did not show Slurm's nodes under a 'slurm slurm.conf' header:"; cat pane.txt; }
+fi
 # A Slurm that cannot be reached is an error naming the command, not a crash.
 sed "s/^SlurmctldPort=.*/SlurmctldPort=$slurm_d_port/" slurm.conf >gone.conf
 if "$bin" --slurm-conf "$scratch/gone.conf" inventory >gone.out 2>&1 || ! grep -q 'scontrol' gone.out; then
