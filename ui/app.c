@@ -365,7 +365,9 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, bool *al
 		return buf;
 	}
 	/* Base names: the header has room for what the file is, not where it lives. */
-	if (ctx->inventory)
+	if (ctx->slurm)
+		snprintf(buf, len, "slurm%s%s", *ctx->slurm ? " " : "", base_name(ctx->slurm));
+	else if (ctx->inventory)
 		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
 	else if (ctx->replay)
 		snprintf(buf, len, "replay %s", base_name(ctx->replay));

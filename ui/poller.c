@@ -58,6 +58,7 @@ static void *poll_main(void *arg)
 			.agent_token = xp_strdup(p->agent_token),
 			.agent_ca = xp_strdup(p->agent_ca),
 			.agent_timeout = p->agent_timeout,
+			.slurm = xp_strdup(p->slurm),
 		};
 		char *db = xp_strdup(p->db);
 		pthread_mutex_unlock(&p->mu);
@@ -78,6 +79,7 @@ static void *poll_main(void *arg)
 		free((char *)so.agents_file);
 		free((char *)so.agent_token);
 		free((char *)so.agent_ca);
+		free((char *)so.slurm);
 
 		pthread_mutex_lock(&p->mu);
 		p->busy = false;
@@ -120,6 +122,7 @@ void xp_poller_set_source(struct xp_poller *p, const struct xp_ctx *ctx)
 	replace(&p->topology, ctx->topology);
 	replace(&p->inventory, ctx->inventory);
 	replace(&p->replay, ctx->replay);
+	replace(&p->slurm, ctx->slurm);
 	/* The pool (connections, backoff, last good data) survives anything but a change of the
 	 * agent options themselves. */
 	if (differs(p->agents, ctx->agents) || differs(p->agents_file, ctx->agents_file) ||
@@ -253,6 +256,7 @@ void xp_poller_stop(struct xp_poller *p)
 	free(p->agents_file);
 	free(p->agent_token);
 	free(p->agent_ca);
+	free(p->slurm);
 	free(p->agents_text);
 	xp_strv_free(p->ops, p->n_ops);
 	xp_strv_free(p->log, p->n_log);

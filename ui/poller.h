@@ -25,6 +25,7 @@ struct xp_poller {
 	/* the source, copied from the context */
 	char *topology, *inventory, *replay, *db;
 	char *agents, *agents_file, *agent_token, *agent_ca;
+	char *slurm; /* --slurm (""), --slurm-conf FILE; NULL for none */
 	double agent_timeout;
 	bool agents_changed;           /* the agent options changed: build the pool again */
 	char **ops;                    /* queued `:agent add|rm`: "+URL" or "-URL" */

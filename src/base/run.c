@@ -48,11 +48,16 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void child(const char *prog, const char *const *argv, int out_fd)
+static void child(const char *prog, const char *const *argv, const char *const *extra, int out_fd)
 {
 	/* A clean environment: the tool's output must not depend on the caller's locale
-	 * or settings, and nothing secret in our environment reaches it. */
-	static char *const env[] = {"PATH=" SAFE_PATH, "LANG=C", "LC_ALL=C", NULL};
+	 * or settings, and nothing secret in our environment reaches it; only the few
+	 * settings the caller names (a Slurm client's SLURM_CONF) join it. */
+	const char *env[16] = {"PATH=" SAFE_PATH, "LANG=C", "LC_ALL=C"};
+	size_t k = 3;
+	for (size_t i = 0; extra && extra[i] && k + 1 < sizeof env / sizeof env[0]; i++)
+		env[k++] = extra[i];
+	env[k] = NULL;
 	int devnull = open("/dev/null", O_RDWR);
 	if (devnull >= 0) {
 		dup2(devnull, STDIN_FILENO);
@@ -67,12 +72,18 @@ static void child(const char *prog, const char *const *argv, int out_fd)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(prog, (char *const *)argv, env);
+	execve(prog, (char *const *)argv, (char *const *)env);
 	_exit(127);
 }
 
 int xp_run_tool(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
 		char *err, size_t errlen)
+{
+	return xp_run_tool_env(argv, NULL, timeout_s, max_out, out, len, err, errlen);
+}
+
+int xp_run_tool_env(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
+		    char **out, size_t *len, char *err, size_t errlen)
 {
 	*out = NULL;
 	*len = 0;
@@ -96,7 +107,7 @@ int xp_run_tool(const char *const *argv, double timeout_s, size_t max_out, char 
 		return -1;
 	}
 	if (pid == 0)
-		child(prog, argv, p[1]);
+		child(prog, argv, env, p[1]);
 	free(prog);
 	close(p[1]);
 

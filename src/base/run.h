@@ -11,6 +11,10 @@
  * -1 with err set on a missing program, a timeout, too much output or a failure. */
 int xp_run_tool(const char *const *argv, double timeout_s, size_t max_out, char **out, size_t *len,
 		char *err, size_t errlen);
+/* xp_run_tool with the NAME=value settings of env (NULL-terminated, at most 12; NULL for
+ * none) added to the clean environment. */
+int xp_run_tool_env(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
+		    char **out, size_t *len, char *err, size_t errlen);
 /* Finds a program on PATH (or the safe default path when PATH is unset); caller frees. */
 char *xp_which(const char *prog);
 

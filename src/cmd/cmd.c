@@ -63,6 +63,8 @@ const struct xp_opt xp_global_opts[] = {
 	{"agent-token", 0, "FILE", "bearer token file for agents that name none of their own"},
 	{"agent-ca", 0, "FILE", "trust the CA certificates in FILE for https agents"},
 	{"agent-timeout", 0, "SECONDS", "give up on an agent after SECONDS (default 5)"},
+	{"slurm", 0, NULL, "read the nodes from the live Slurm (its client configuration)"},
+	{"slurm-conf", 0, "FILE", "read the nodes from the live Slurm that FILE configures (SLURM_CONF)"},
 	{"db", 0, "PATH", "use this database (default $XDG_STATE_HOME/xpool/xpool.db)"},
 	{"json", 0, NULL, "print JSON instead of text"},
 	{"no-color", 0, NULL, "never use colours (NO_COLOR in the environment does the same)"},
@@ -101,6 +103,7 @@ void xp_ctx_free(struct xp_ctx *ctx)
 	free(ctx->agents_file);
 	free(ctx->agent_token);
 	free(ctx->agent_ca);
+	free(ctx->slurm);
 	xp_agent_pool_free(ctx->agent_pool);
 	ctx->agent_pool = NULL;
 	xp_ctx_place_drop(ctx);
@@ -140,6 +143,7 @@ void xp_ctx_source(const struct xp_ctx *ctx, struct xp_source_opts *so)
 		.agent_token = ctx->agent_token,
 		.agent_ca = ctx->agent_ca,
 		.agent_timeout = ctx->agent_timeout,
+		.slurm = ctx->slurm,
 	};
 }
 
@@ -299,6 +303,10 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 			replace(strcmp(o->name, "agents") == 0 ? &ctx->agents_file
 				: strcmp(o->name, "agent-token") == 0 ? &ctx->agent_token : &ctx->agent_ca, val);
 		/* Other agents are another cluster, as with --inventory. */
+		park(ctx);
+	} else if (strncmp(o->name, "slurm", 5) == 0) {
+		/* The live Slurm is another cluster, as with --inventory. */
+		replace(&ctx->slurm, o->name[5] ? val : "");
 		park(ctx);
 	} else if (strcmp(o->name, "db") == 0)
 		replace(&ctx->db, val);
@@ -510,6 +518,7 @@ void xp_cmd_usage(const struct xp_cmd_entry *e, FILE *f)
 struct saved {
 	char *topology, *inventory, *replay, *db, *theme;
 	char *agents, *agents_file, *agent_token, *agent_ca;
+	char *slurm;
 	double agent_timeout;
 	bool json, no_color, quiet, ascii;
 	int verbose;
@@ -525,6 +534,7 @@ static void save(const struct xp_ctx *ctx, struct saved *s)
 	s->agents_file = xp_strdup(ctx->agents_file);
 	s->agent_token = xp_strdup(ctx->agent_token);
 	s->agent_ca = xp_strdup(ctx->agent_ca);
+	s->slurm = xp_strdup(ctx->slurm);
 	s->agent_timeout = ctx->agent_timeout;
 	s->db = xp_strdup(ctx->db);
 	s->theme = xp_strdup(ctx->theme);
@@ -547,13 +557,13 @@ static void put_back(char **slot, char **saved)
  * one batch line or at the prompt does not change the lines after it. */
 static void restore(struct xp_ctx *ctx, struct saved *s)
 {
-	bool source = false;
+	bool source = false, slurm_back = false;
 	for (int i = 0; xp_global_opts[i].name; i++) {
 		if (!(ctx->touched & (1u << i)))
 			continue;
 		const char *n = xp_global_opts[i].name;
 		source |= strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0 ||
-			  strncmp(n, "agent", 5) == 0;
+			  strncmp(n, "agent", 5) == 0 || strncmp(n, "slurm", 5) == 0;
 		if (strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0) {
 			put_back(n[0] == 't' ? &ctx->topology : n[0] == 'i' ? &ctx->inventory : &ctx->replay,
 				 n[0] == 't' ? &s->topology : n[0] == 'i' ? &s->inventory : &s->replay);
@@ -567,6 +577,11 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 			put_back(&ctx->agent_ca, &s->agent_ca);
 		else if (strcmp(n, "agent-timeout") == 0)
 			ctx->agent_timeout = s->agent_timeout;
+		else if (strncmp(n, "slurm", 5) == 0 && !slurm_back) {
+			/* --slurm and --slurm-conf share one setting: put it back once. */
+			put_back(&ctx->slurm, &s->slurm);
+			slurm_back = true;
+		}
 		else if (strcmp(n, "db") == 0)
 			put_back(&ctx->db, &s->db);
 		else if (strcmp(n, "theme") == 0)
@@ -594,6 +609,7 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 	free(s->agents_file);
 	free(s->agent_token);
 	free(s->agent_ca);
+	free(s->slurm);
 	free(s->db);
 	free(s->theme);
 }

@@ -25,6 +25,7 @@ struct xp_ctx {
 	char *agent_token; /* --agent-token FILE */
 	char *agent_ca;    /* --agent-ca FILE */
 	double agent_timeout; /* --agent-timeout SECONDS, 0 for the default */
+	char *slurm;       /* --slurm (""), --slurm-conf FILE: read the live Slurm; NULL for none */
 	struct xp_agent_pool *agent_pool; /* the agents behind cluster, when it came from agents */
 	char *db;          /* --db PATH */
 	bool json;         /* --json */

@@ -12,6 +12,7 @@
 #include "local/local.h"
 #include "nameset.h"
 #include "normalize.h"
+#include "slurm.h"
 #include "snapshot.h"
 #include "store.h"
 
@@ -114,6 +115,13 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 		xp_errf(err, "--inventory and --%s both name a source; give one", o->topology ? "topology" : "replay");
 		return NULL;
 	}
+	if (o->slurm && (o->inventory || o->topology || o->replay)) {
+		xp_errf(err, "--slurm and --%s both name a source; give one",
+			o->inventory ? "inventory" : o->topology ? "topology" : "replay");
+		return NULL;
+	}
+	if (o->slurm)
+		return xp_slurm_load(o->slurm, err);
 	if (o->inventory) {
 		struct xp_cluster *c = xp_snapshot_load(o->inventory, err);
 		for (size_t i = 0; c && i < c->n_nodes; i++)
@@ -150,7 +158,7 @@ bool xp_source_has_agents(const struct xp_source_opts *o)
 
 bool xp_source_has_base(const struct xp_source_opts *o)
 {
-	return o->topology || o->inventory || o->replay || !xp_source_has_agents(o);
+	return o->topology || o->inventory || o->replay || o->slurm || !xp_source_has_agents(o);
 }
 
 struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err)

@@ -22,6 +22,8 @@ struct xp_source_opts {
 	const char *agent_token; /* token file for agents that name none of their own */
 	const char *agent_ca;    /* CA certificates for https agents, NULL for the system's */
 	double agent_timeout;    /* seconds an agent may take, 0 for the default */
+	const char *slurm;       /* read the live Slurm: "" with the client's own configuration
+				  * (--slurm), else its slurm.conf (--slurm-conf FILE); NULL for none */
 };
 
 struct xp_agent_pool;

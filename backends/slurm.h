@@ -1,0 +1,67 @@
+/* slurm.h: a live Slurm cluster read into the model through Slurm's own client
+ * (`scontrol -d show node -o`, run in an argv, never a shell): nodes with their CPUs,
+ * memory, features, states and GRES as devices, with what Slurm has allocated of them
+ * marked in use so that placement sees it. Read-only: nothing here changes Slurm.
+ *
+ * scontrol in Slurm 22.05 has no --json (only sinfo and squeue do, through the openapi
+ * plugins), and the one-line records carry GresUsed, which sinfo --json does not: the
+ * records are read. Partitions (xp_slurm_parse_partitions) and jobs (xp_slurm_parse_jobs)
+ * are parsed into the queue model, but no command reads them from a live Slurm yet; QOS and
+ * fair-share are not read. */
+#ifndef XP_SLURM_H
+#define XP_SLURM_H
+
+#include <stddef.h>
+
+#include "model.h"
+#include "xp.h"
+
+struct xp_qset;
+struct xp_qjob;
+
+/* The squeue format xp_slurm_parse_jobs reads (`squeue -h -a -t all -o FORMAT`): id,
+ * partition, state, priority, node count, time limit, GRES per node, reason, and the name
+ * last (a name may hold '|'). */
+#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%j"
+
+/* Longest record line read (a node's record is about 1 KiB; its Reason may be long). */
+#define XP_SLURM_MAX_LINE (1 << 20)
+/* Most bytes of scontrol output read (a 100,000-node cluster fits). */
+#define XP_SLURM_MAX_OUTPUT ((size_t)512 << 20)
+
+/* Maps a Slurm node state ("MIXED+CLOUD+POWERED_DOWN", "DOWN*", "IDLE+DRAIN") onto
+ * enum xp_node_state: see slurm.c for why each maps where it does. */
+int xp_slurm_node_state(const char *state);
+/* The vendor of a GRES (name "gpu", type "h100"): "NVIDIA", "Huawei", ...; NULL when the name
+ * and type do not say (an untyped gpu), or when the GRES is not an accelerator at all. */
+const char *xp_slurm_gres_vendor(const char *name, const char *type);
+/* True when a GRES name counts accelerators (gpu, npu, mlu, dcu, gcu, xpu), not shards,
+ * MPS shares or bandwidth. */
+int xp_slurm_gres_is_device(const char *name);
+/* Parses the output of `scontrol -d show node -o` (text, len bytes) and adds one node per
+ * record to c. 0 on success; -1 with err naming what (the command), the line and the field
+ * on a malformed, truncated or oversized record (c then holds the nodes read before it). */
+int xp_slurm_parse_nodes(const char *text, size_t len, const char *what, struct xp_cluster *c,
+			 struct xp_err *err);
+/* Parses the output of `scontrol show partition -o` and appends one queue per partition to
+ * set: its name, PriorityTier as priority, State UP and DRAIN open (a draining partition
+ * takes no new job but starts those it holds), DOWN and INACTIVE hold. 0, or -1 with err
+ * naming what, the line and the field (set then holds the queues read before it). */
+int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, struct xp_qset *set,
+			      struct xp_err *err);
+/* Parses squeue output in XP_SLURM_SQUEUE_FORMAT into *out (n_out jobs; free each with
+ * xp_qjob_clear, then *out): id, name, queue = partition, priority (one past INT_MAX kept
+ * at INT_MAX), state (CONFIGURING, RUNNING, COMPLETING, SUSPENDED: running; PENDING: pending,
+ * held when the reason is JobHeld*), est_s from the time limit, a one-group spec of as many
+ * replicas as nodes with the accelerator GRES per node as devices and its type as model,
+ * and for a pending job its reason code with Slurm's own words as reason_text. 0, or -1
+ * with err naming what, the line and the field (*out then holds the jobs read before it).
+ * Which nodes and devices a running job holds is not read yet. */
+int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
+			struct xp_err *err);
+/* Reads the live cluster: runs scontrol with SLURM_CONF=conf (NULL or "" for the client's
+ * own configuration: the caller's SLURM_CONF, else Slurm's default file). NULL with err set
+ * when scontrol is missing, fails, times out or prints what cannot be read. */
+struct xp_cluster *xp_slurm_load(const char *conf, struct xp_err *err);
+
+#endif

@@ -1,0 +1,251 @@
+/* slurm_jobs.c: Slurm's jobs (squeue, one line a job, fields as XP_SLURM_SQUEUE_FORMAT) into
+ * the queue model's jobs. */
+#include <ctype.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobspec.h"
+#include "qjob.h"
+#include "slurm.h"
+
+#define N_FIELDS 9 /* %i %P %T %Q %D %l %b %r, then %j (a name may hold '|': the rest of the line) */
+
+/* Slurm's job state (squeue %T) onto xpool's; -1 when not one Slurm prints. */
+static int job_state(const char *s, const char *reason)
+{
+	static const struct {
+		const char *slurm;
+		int xp;
+	} m[] = {
+		{"PENDING", XP_JS_PENDING},        {"REQUEUED", XP_JS_PENDING},   {"REQUEUE_FED", XP_JS_PENDING},
+		{"RESV_DEL_HOLD", XP_JS_HELD},     {"REQUEUE_HOLD", XP_JS_HELD},  {"SPECIAL_EXIT", XP_JS_HELD},
+		{"CONFIGURING", XP_JS_RUNNING},    {"RUNNING", XP_JS_RUNNING},    {"COMPLETING", XP_JS_RUNNING},
+		{"SUSPENDED", XP_JS_RUNNING},      {"STAGE_OUT", XP_JS_RUNNING},  {"SIGNALING", XP_JS_RUNNING},
+		{"RESIZING", XP_JS_RUNNING},       {"STOPPED", XP_JS_RUNNING},    {"COMPLETED", XP_JS_COMPLETED},
+		{"CANCELLED", XP_JS_CANCELLED},    {"REVOKED", XP_JS_CANCELLED},  {"PREEMPTED", XP_JS_PREEMPTED},
+		{"FAILED", XP_JS_FAILED},          {"TIMEOUT", XP_JS_FAILED},     {"NODE_FAIL", XP_JS_FAILED},
+		{"OUT_OF_MEMORY", XP_JS_FAILED},   {"BOOT_FAIL", XP_JS_FAILED},   {"DEADLINE", XP_JS_FAILED},
+	};
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+		if (strcmp(s, m[i].slurm) == 0) {
+			/* A pending job held by its user or an operator is held. */
+			if (m[i].xp == XP_JS_PENDING && strncmp(reason, "JobHeld", 7) == 0)
+				return XP_JS_HELD;
+			return m[i].xp;
+		}
+	return -1;
+}
+
+/* Slurm's pending reason (squeue %r, its words kept in reason_text) onto xpool's codes. */
+static int job_reason(const char *r)
+{
+	if (strcmp(r, "Resources") == 0 || strncmp(r, "ReqNodeNotAvail", 15) == 0 || strcmp(r, "Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions") == 0)
+		return XP_R_RESOURCES;
+	if (strcmp(r, "Priority") == 0)
+		return XP_R_PRIORITY;
+	if (strncmp(r, "QOSGrp", 6) == 0 || strncmp(r, "QOSMax", 6) == 0 || strncmp(r, "AssocGrp", 8) == 0 ||
+	    strncmp(r, "AssocMax", 8) == 0 || strncmp(r, "Licenses", 8) == 0)
+		return XP_R_QUOTA;
+	if (strcmp(r, "BadConstraints") == 0)
+		return XP_R_AFFINITY;
+	if (strncmp(r, "JobHeld", 7) == 0)
+		return XP_R_HELD;
+	if (strcmp(r, "PartitionDown") == 0 || strcmp(r, "PartitionInactive") == 0)
+		return XP_R_QUEUE_INACTIVE;
+	/* Dependency, BeginTime, PartitionTimeLimit and the rest: waiting for something other than
+	 * devices, said in Slurm's words; Resources is the nearest code xpool has. */
+	return XP_R_RESOURCES;
+}
+
+/* "UNLIMITED", "MM:SS", "HH:MM:SS", "D-HH:MM:SS", "D-HH": seconds; -1 when none of those. */
+static int64_t time_limit(const char *s)
+{
+	if (strcmp(s, "UNLIMITED") == 0 || strcmp(s, "INFINITE") == 0 || strcmp(s, "NOT_SET") == 0)
+		return 365LL * 86400; /* no limit: a year, longer than any horizon */
+	int64_t d = 0, part[3] = {0};
+	int n = 0;
+	const char *p = s;
+	const char *dash = strchr(s, '-');
+	if (dash) {
+		char *end;
+		long long v = strtoll(s, &end, 10);
+		if (end != dash || v < 0 || v > 100000)
+			return -1;
+		d = v;
+		p = dash + 1;
+	}
+	while (*p) {
+		if (n == 3 || !isdigit((unsigned char)*p))
+			return -1;
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end - p > 6)
+			return -1;
+		part[n++] = v;
+		p = end;
+		if (*p == ':')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	int64_t secs;
+	if (dash)
+		secs = n == 1 ? part[0] * 3600 : n == 2 ? part[0] * 3600 + part[1] * 60
+						     : part[0] * 3600 + part[1] * 60 + part[2];
+	else if (n == 2)
+		secs = part[0] * 60 + part[1];
+	else if (n == 3)
+		secs = part[0] * 3600 + part[1] * 60 + part[2];
+	else if (n == 1)
+		secs = part[0] * 60;
+	else
+		return -1;
+	secs += d * 86400;
+	return secs > 0 ? secs : 60;
+}
+
+/* The devices per node a job asks (squeue %b: "gres:gpu:h100:4", "gres/gpu:4", "N/A", a list):
+ * the first accelerator GRES, its type as the model. 0 when it asks none; -1 when malformed. */
+static int per_node(const char *b, char *model, size_t msize)
+{
+	model[0] = '\0';
+	if (!*b || strcmp(b, "N/A") == 0 || strcmp(b, "(null)") == 0)
+		return 0;
+	for (const char *s = b; *s;) {
+		size_t l = strcspn(s, ",");
+		char item[256];
+		if (l >= sizeof item)
+			return -1;
+		memcpy(item, s, l);
+		item[l] = '\0';
+		s += l + (s[l] == ',');
+		char *t = item;
+		if (strncmp(t, "gres:", 5) == 0 || strncmp(t, "gres/", 5) == 0)
+			t += 5;
+		char *parts[3] = {t, NULL, NULL};
+		int np = 1;
+		for (char *c = t; *c && np < 3; c++)
+			if (*c == ':') {
+				*c = '\0';
+				parts[np++] = c + 1;
+			}
+		if (!xp_slurm_gres_is_device(parts[0]))
+			continue;
+		const char *num = np == 3 ? parts[2] : np == 2 && isdigit((unsigned char)parts[1][0]) ? parts[1] : "1";
+		if (np == 3 || (np == 2 && !isdigit((unsigned char)parts[1][0])))
+			snprintf(model, msize, "%s", parts[1]);
+		char *end;
+		long v = strtol(num, &end, 10);
+		if (end == num || *end || v < 0 || v > XP_MAX_DEVICES)
+			return -1;
+		return (int)v;
+	}
+	return 0;
+}
+
+int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
+			struct xp_err *err)
+{
+	*out = NULL;
+	*n_out = 0;
+	size_t line_no = 0, pos = 0, cap = 0;
+	int rc = 0;
+	while (pos < len && rc == 0) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		line_no++;
+		const char *s = text + pos;
+		pos += l + (nl != NULL);
+		if (l == 0)
+			continue;
+		if (l > XP_SLURM_MAX_LINE)
+			rc = xp_errf(err, "longer than %d bytes", XP_SLURM_MAX_LINE);
+		else if (memchr(s, '\0', l))
+			rc = xp_errf(err, "a NUL byte");
+		else if (!nl)
+			rc = xp_errf(err, "truncated (no end of line)");
+		else if (*n_out >= 10000000)
+			rc = xp_errf(err, "more than 10000000 jobs");
+		if (rc < 0)
+			break;
+		char *copy = xp_strndup(s, l);
+		char *f[N_FIELDS];
+		size_t nf = 0;
+		for (char *p = copy; nf < N_FIELDS;) {
+			f[nf++] = p;
+			if (nf == N_FIELDS)
+				break;
+			char *bar = strchr(p, '|');
+			if (!bar)
+				break;
+			*bar = '\0';
+			p = bar + 1;
+		}
+		struct xp_qjob j = {0};
+		char model[128];
+		char *end;
+		long long id = 0, prio = 0, nodes = 0;
+		int per = 0;
+		int64_t est = 0;
+		if (nf < N_FIELDS)
+			rc = xp_errf(err, "%zu fields, not %d ('|'-separated %s)", nf, N_FIELDS, XP_SLURM_SQUEUE_FORMAT);
+		else if ((id = strtoll(f[0], &end, 10)) <= 0 || (*end && *end != '_' && *end != '+'))
+			rc = xp_errf(err, "field 1 (job id): '%.40s' is not a job id", f[0]);
+		else if ((j.state = job_state(f[2], f[7])) < 0)
+			rc = xp_errf(err, "field 3 (state): '%.40s' is not a Slurm job state", f[2]);
+		else if ((prio = strtoll(f[3], &end, 10)) < 0 || *end || end == f[3] || prio > 4294967295LL)
+			rc = xp_errf(err, "field 4 (priority): '%.40s' is not a number", f[3]);
+		else if ((nodes = strtoll(f[4], &end, 10)) < 0 || *end || end == f[4] || nodes > 1000000)
+			rc = xp_errf(err, "field 5 (nodes): '%.40s' is not a node count", f[4]);
+		else if ((est = time_limit(f[5])) < 0)
+			rc = xp_errf(err, "field 6 (time limit): '%.40s' is not a time", f[5]);
+		else if ((per = per_node(f[6], model, sizeof model)) < 0)
+			rc = xp_errf(err, "field 7 (GRES per node): '%.60s' is not a GRES list", f[6]);
+		if (rc == 0) {
+			j.id = id;
+			j.name = *f[8] ? xp_strndup(f[8], 255) : NULL;
+			j.queue = xp_strndup(f[1], XP_SLURM_MAX_LINE);
+			/* Slurm's priority is a 32-bit unsigned number; one past INT_MAX (PriorityType=
+			 * priority/basic counts down from 2^32) is kept at INT_MAX. */
+			j.priority = prio > INT_MAX ? INT_MAX : (int)prio;
+			j.est_s = est;
+			j.actual_s = -1;
+			j.start = j.end = -1;
+			j.eta = -1;
+			j.alloc.commit = -1;
+			if (j.state == XP_JS_PENDING || j.state == XP_JS_HELD) {
+				j.reason = job_reason(f[7]);
+				j.reason_text = xp_strndup(f[7], 1024);
+			}
+			struct xp_job *spec = xp_calloc(1, sizeof *spec);
+			spec->kind = XP_JOB_BATCH;
+			spec->queue = xp_strdup(j.queue);
+			spec->priority = j.priority;
+			spec->form = XP_JOB_FORM_FLAGS;
+			spec->groups = xp_calloc(1, sizeof *spec->groups);
+			spec->n_groups = 1;
+			struct xp_task_group *g = &spec->groups[0];
+			g->replicas = nodes > 0 ? (int)nodes : 1;
+			g->gang_min = g->replicas;
+			g->devices = per;
+			g->model = model[0] ? xp_strdup(model) : NULL;
+			g->memory_mib = 0;
+			g->host_memory_mib = 0;
+			g->min_ecu = 0;
+			g->validated_layer = -1;
+			j.spec = spec;
+			if (*n_out == cap) {
+				cap = cap ? cap * 2 : 16;
+				*out = xp_realloc(*out, cap * sizeof **out);
+			}
+			(*out)[(*n_out)++] = j;
+		}
+		free(copy);
+	}
+	if (rc < 0)
+		xp_err_prefix(err, "%s: line %zu", what, line_no);
+	return rc;
+}

@@ -1,0 +1,453 @@
+/* check_slurm_source.c: the Slurm source's node reader (backends/slurm.c) on the real
+ * `scontrol -d show node -o` output recorded from slurm-wlm 22.05.8 by
+ * tests/slurm_source_check.sh (tests/fixtures/slurm/), and on variants of it cut, grown and
+ * spoiled: each must be an error naming the command, the line and the field, never a crash. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakehost.h"
+#include "model.h"
+#include "qjob.h"
+#include "qmodel.h"
+#include "slurm.h"
+#include "suitelib.h"
+#include "testlib.h"
+#include "xp.h"
+
+#define NODES "slurm/scontrol-show-node-d.txt"
+#define WHAT "scontrol -d show node -o"
+
+static size_t in_use(const struct xp_node *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n->n_devices; i++)
+		k += n->devices[i].n_allocs > 0;
+	return k;
+}
+
+/* Parses text that must parse; returns the cluster (free it). */
+static struct xp_cluster *parse_ok(const char *text, size_t len)
+{
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_nodes(text, len, WHAT, c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+/* Parses text that must fail; returns the message (static). */
+static const char *parse_bad(const char *text, size_t len)
+{
+	static struct xp_err err;
+	memset(&err, 0, sizeof err);
+	struct xp_cluster *c = xp_cluster_new();
+	ck_assert_int_eq(xp_slurm_parse_nodes(text, len, WHAT, c, &err), -1);
+	xp_cluster_free(c);
+	ck_assert_msg(strncmp(err.msg, WHAT ": line ", strlen(WHAT ": line ")) == 0, "no command and line: %s", err.msg);
+	return err.msg;
+}
+
+/* The recorded text with the first from replaced by to (caller frees). */
+static char *edited(const char *from, const char *to)
+{
+	char *t = xp_fixture_text(NODES, NULL);
+	char *at = strstr(t, from);
+	ck_assert_msg(at != NULL, "%s not in the fixture", from);
+	char *r = xp_asprintf("%.*s%s%s", (int)(at - t), t, to, at + strlen(from));
+	free(t);
+	return r;
+}
+
+START_TEST(recorded_nodes)
+{
+	size_t len;
+	char *t = xp_fixture_text(NODES, &len);
+	struct xp_cluster *c = parse_ok(t, len);
+	free(t);
+	ck_assert_int_eq(c->n_nodes, 4);
+	struct xp_node *g1 = xp_cluster_node(c, "gpu01"), *g2 = xp_cluster_node(c, "gpu02");
+	struct xp_node *npu = xp_cluster_node(c, "npu01"), *mlu = xp_cluster_node(c, "mlu01");
+	ck_assert(g1 && g2 && npu && mlu);
+	ck_assert_int_eq(g1->pus, 64);
+	ck_assert_int_eq(npu->pus, 192);
+	ck_assert_int_eq(g1->memory_mib, 512000);
+	ck_assert_str_eq(g1->source, "slurm");
+	ck_assert_int_eq(g1->n_devices, 8);
+	for (size_t i = 0; i < g1->n_devices; i++) {
+		ck_assert_str_eq(g1->devices[i].vendor, "NVIDIA");
+		ck_assert_str_eq(g1->devices[i].model, "h100");
+		ck_assert_int_eq(g1->devices[i].vendor_index, (int)i);
+	}
+	/* GresUsed=gpu:h100:4: four of eight in use, the rest free for placement. */
+	ck_assert_int_eq(in_use(g1), 4);
+	ck_assert_int_eq(g1->state, XP_NODE_UP);
+	ck_assert_str_eq(xp_labels_get(&g1->facts, "slurm.state"), "MIXED+CLOUD+POWERED_DOWN");
+	ck_assert_str_eq(xp_labels_get(&g1->governance, "feature.h100"), "true");
+	ck_assert_str_eq(xp_labels_get(&g1->governance, "feature.nvlink"), "true");
+	ck_assert_str_eq(xp_labels_get(&g1->governance, "slurm.partitions"), "train,debug");
+	/* Drained with a reason: draining, and the reason said in Slurm's words. */
+	ck_assert_int_eq(g2->state, XP_NODE_DRAINING);
+	ck_assert_int_eq(in_use(g2), 0);
+	ck_assert_int_eq(g2->n_warnings, 1);
+	ck_assert_msg(strstr(g2->warnings[0], "maintenance") != NULL, "%s", g2->warnings[0]);
+	ck_assert_int_eq(npu->n_devices, 8);
+	ck_assert_str_eq(npu->devices[0].vendor, "Huawei");
+	ck_assert_str_eq(npu->devices[0].model, "910b");
+	ck_assert_int_eq(in_use(npu), 8);
+	ck_assert_int_eq(mlu->n_devices, 4);
+	ck_assert_str_eq(mlu->devices[3].vendor, "Cambricon");
+	ck_assert_int_eq(in_use(mlu), 2);
+	ck_assert_ptr_null(xp_labels_get(&mlu->governance, "feature.(null)"));
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(states_mapped)
+{
+	static const struct {
+		const char *slurm;
+		int xp;
+	} m[] = {
+		{"IDLE", XP_NODE_UP},
+		{"MIXED", XP_NODE_UP},
+		{"ALLOCATED", XP_NODE_UP},
+		{"MIXED+CLOUD+POWERED_DOWN", XP_NODE_UP},
+		{"IDLE+CLOUD+POWERING_UP", XP_NODE_UP},
+		{"IDLE+COMPLETING", XP_NODE_UP},
+		{"IDLE+DRAIN", XP_NODE_DRAINING},
+		{"MIXED+DRAIN", XP_NODE_DRAINING},
+		{"IDLE+CLOUD+DRAIN+POWERED_DOWN", XP_NODE_DRAINING},
+		{"IDLE+REBOOT_REQUESTED", XP_NODE_DRAINING},
+		{"DOWN", XP_NODE_DOWN},
+		{"DOWN+DRAIN", XP_NODE_DOWN},
+		{"IDLE*", XP_NODE_DOWN},
+		{"MIXED+NOT_RESPONDING", XP_NODE_DOWN},
+		/* A CLOUD node booting for its job, not yet registered (recorded from this Slurm). */
+		{"MIXED+CLOUD+NOT_RESPONDING+POWERING_UP", XP_NODE_UP},
+		{"IDLE+CLOUD+NOT_RESPONDING+POWERED_DOWN", XP_NODE_UP},
+		{"DOWN+CLOUD+POWERED_DOWN", XP_NODE_DOWN},
+		{"FUTURE", XP_NODE_DOWN},
+		{"UNKNOWN", XP_NODE_UNREACHABLE},
+		{"", XP_NODE_UNREACHABLE},
+	};
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+		ck_assert_msg(xp_slurm_node_state(m[i].slurm) == m[i].xp, "%s: %s, not %s", m[i].slurm,
+			      xp_node_state_name(xp_slurm_node_state(m[i].slurm)), xp_node_state_name(m[i].xp));
+}
+END_TEST
+
+START_TEST(vendors_from_gres)
+{
+	ck_assert_str_eq(xp_slurm_gres_vendor("gpu", "h100"), "NVIDIA");
+	ck_assert_str_eq(xp_slurm_gres_vendor("gpu", "A100_80GB"), "NVIDIA");
+	ck_assert_str_eq(xp_slurm_gres_vendor("gpu", "1g.10gb"), "NVIDIA");
+	ck_assert_str_eq(xp_slurm_gres_vendor("gpu", "mi250x"), "AMD");
+	ck_assert_str_eq(xp_slurm_gres_vendor("npu", NULL), "Huawei");
+	ck_assert_str_eq(xp_slurm_gres_vendor("mlu", "mlu370"), "Cambricon");
+	ck_assert_str_eq(xp_slurm_gres_vendor("dcu", "k100"), "Hygon");
+	ck_assert_ptr_null(xp_slurm_gres_vendor("gpu", NULL));
+	ck_assert_ptr_null(xp_slurm_gres_vendor("gpu", "site_special"));
+	ck_assert_ptr_null(xp_slurm_gres_vendor("shard", "h100"));
+	ck_assert(!xp_slurm_gres_is_device("mps"));
+}
+END_TEST
+
+/* Slurm's documented forms this loopback Slurm (no slurmd) cannot print: several types on one
+ * node with sockets, and GresUsed naming the indices in use (IDX), a list with a comma inside
+ * the parentheses. */
+START_TEST(typed_gres_with_indices)
+{
+	char *t = edited("Gres=gpu:h100:8 ", "Gres=gpu:a100:2(S:0),gpu:h100:4(S:1),shard:h100:16(S:1),bandwidth:lustre:4G ");
+	char *u = xp_asprintf("%s", t);
+	free(t);
+	t = u;
+	char *at = strstr(t, "GresUsed=gpu:h100:4,npu:0,mlu:0");
+	ck_assert(at);
+	u = xp_asprintf("%.*sGresUsed=gpu:a100:1(IDX:1),gpu:h100:3(IDX:2,4-5),shard:0,npu:0,mlu:0%s", (int)(at - t), t,
+			at + strlen("GresUsed=gpu:h100:4,npu:0,mlu:0"));
+	free(t);
+	struct xp_cluster *c = parse_ok(u, strlen(u));
+	free(u);
+	struct xp_node *n = xp_cluster_node(c, "gpu01");
+	ck_assert_int_eq(n->n_devices, 6);
+	ck_assert_str_eq(n->devices[0].model, "a100");
+	ck_assert_str_eq(n->devices[5].model, "h100");
+	/* IDX counts the node's gpus across types: 1 is the second a100, 2 and 4-5 are h100s. */
+	int used[6] = {0, 1, 1, 0, 1, 1};
+	for (int i = 0; i < 6; i++)
+		ck_assert_msg((n->devices[i].n_allocs > 0) == used[i], "device %d", i);
+	ck_assert_int_eq(n->n_warnings, 0);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(free_text_cannot_add_fields)
+{
+	/* Reason is free text an operator typed: a "Gres=" inside it does not replace the node's. */
+	char *t = edited("Reason=maintenance", "Reason=Gres=gpu:h100:999 GresUsed=gpu:h100:8 x");
+	struct xp_cluster *c = parse_ok(t, strlen(t));
+	free(t);
+	struct xp_node *n = xp_cluster_node(c, "gpu02");
+	ck_assert_int_eq(n->n_devices, 8);
+	ck_assert_int_eq(in_use(n), 0);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(malformed_records)
+{
+	size_t len;
+	char *t = xp_fixture_text(NODES, &len);
+	/* Truncated: the last record cut in the middle, and cut before its newline. */
+	const char *m = parse_bad(t, len / 2);
+	ck_assert_msg(strstr(m, "truncated") != NULL, "%s", m);
+	m = parse_bad(t, len - 1);
+	ck_assert_msg(strstr(m, "line 4: truncated") != NULL, "%s", m);
+	free(t);
+	struct {
+		const char *from, *to, *want;
+	} v[] = {
+		{"Gres=gpu:h100:8 ", "Gres=gpu:h100:x ", "field Gres"},
+		{"Gres=gpu:h100:8 ", "Gres=gpu:h100:99999999 ", "field Gres"},
+		{"Gres=gpu:h100:8 ", "Gres=gpu:h100:800 ", "(within the limit)"},
+		{"Gres=gpu:h100:8 ", "Gres=gpu:h100:8(S:0 ", "field Gres"},
+		{"Gres=gpu:h100:8 ", "Gres=gpu:h100:8) ", "field Gres"},
+		{"Gres=gpu:h100:8 ", "Gres=:h100:8 ", "field Gres"},
+		{"Gres=gpu:h100:8 ", "Gres=gpu,,npu ", "field Gres"},
+		{"GresUsed=gpu:h100:4,", "GresUsed=gpu:h100:4(IDX:0-x),", "field GresUsed"},
+		{"GresUsed=gpu:h100:4,", "GresUsed=gpu:h100:4(IDX:3-1),", "field GresUsed"},
+		{"GresUsed=gpu:h100:4,", "GresUsed=gpu:h100:4(IDX:0-99999999),", "field GresUsed"},
+		{"CPUTot=64", "CPUTot=-64", "field CPUTot"},
+		{"RealMemory=512000", "RealMemory=5e9", "field RealMemory"},
+		{"NodeName=gpu02", "NodeName=gpu01", "listed twice"},
+		{"NodeName=gpu02", "Nodename=gpu02", "not a NodeName= record"},
+		{"NodeName=gpu02", "NodeName= CPUs=1", "no NodeName"},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		char *e = edited(v[i].from, v[i].to);
+		struct xp_cluster *c = xp_cluster_new();
+		struct xp_err err = {{0}};
+		int rc = xp_slurm_parse_nodes(e, strlen(e), WHAT, c, &err);
+		xp_cluster_free(c);
+		free(e);
+		if (strcmp(v[i].to, "Gres=gpu:h100:800 ") == 0) {
+			/* 800 devices on one node is within the limit: it parses. */
+			ck_assert_msg(rc == 0, "%s", err.msg);
+			continue;
+		}
+		ck_assert_msg(rc == -1, "%s was read", v[i].to);
+		ck_assert_msg(strstr(err.msg, WHAT ": line ") && strstr(err.msg, v[i].want), "%s: %s", v[i].to, err.msg);
+	}
+}
+END_TEST
+
+START_TEST(hostile_input)
+{
+	/* A line over the limit, a NUL byte, binary noise, thousands of fields, and a GRES list
+	 * that asks for more devices than a node may hold: errors, not crashes or huge nodes. */
+	size_t big = XP_SLURM_MAX_LINE + 10;
+	char *huge = xp_malloc(big + 2);
+	memcpy(huge, "NodeName=x Reason=", 18);
+	memset(huge + 18, 'a', big - 18);
+	huge[big] = '\n';
+	huge[big + 1] = '\0';
+	const char *m = parse_bad(huge, big + 1);
+	ck_assert_msg(strstr(m, "longer than") != NULL, "%s", m);
+	free(huge);
+
+	const char nul[] = "NodeName=a CPUTot=1\0 Gres=gpu:8\n";
+	m = parse_bad(nul, sizeof nul - 1);
+	ck_assert_msg(strstr(m, "NUL") != NULL, "%s", m);
+
+	const char noise[] = "\x01\xff\xfe=\x80\n";
+	parse_bad(noise, sizeof noise - 1);
+
+	char *many = xp_strdup("NodeName=a");
+	for (int i = 0; i < 600; i++) {
+		char *n = xp_asprintf("%s F%d=1", many, i);
+		free(many);
+		many = n;
+	}
+	char *line = xp_asprintf("%s\n", many);
+	free(many);
+	m = parse_bad(line, strlen(line));
+	ck_assert_msg(strstr(m, "more than") != NULL, "%s", m);
+	free(line);
+
+	const char *lots = "NodeName=a Gres=gpu:a:1000,gpu:b:1000\n";
+	m = parse_bad(lots, strlen(lots));
+	ck_assert_msg(strstr(m, "field Gres") && strstr(m, "more than 1024 devices"), "%s", m);
+
+	/* Control bytes in a name or a feature reach no terminal: the node is cleaned. */
+	const char *ctl = "NodeName=a\x1b[2J AvailableFeatures=x\x07y Gres=gpu:h100:1\n";
+	struct xp_cluster *c = parse_ok(ctl, strlen(ctl));
+	ck_assert_ptr_null(strchr(c->nodes[0]->name, 0x1b));
+	xp_cluster_free(c);
+
+	/* scontrol's answer when it shows no node, and an empty output: no nodes, no error. */
+	c = parse_ok("No nodes in the system\n", 23);
+	ck_assert_int_eq(c->n_nodes, 0);
+	xp_cluster_free(c);
+	c = parse_ok("", 0);
+	ck_assert_int_eq(c->n_nodes, 0);
+	xp_cluster_free(c);
+}
+END_TEST
+
+#define PARTS "slurm/scontrol-show-partition.txt"
+#define PWHAT "scontrol show partition -o"
+
+/* The recorded partitions with the first from replaced by to, parsed: rc, and err's text. */
+static int parts_edited(const char *from, const char *to, struct xp_qset *set, struct xp_err *err)
+{
+	char *t = xp_fixture_text(PARTS, NULL);
+	char *at = strstr(t, from);
+	ck_assert_msg(at != NULL, "%s not in the fixture", from);
+	char *e = xp_asprintf("%.*s%s%s", (int)(at - t), t, to, at + strlen(from));
+	free(t);
+	int rc = xp_slurm_parse_partitions(e, strlen(e), PWHAT, set, err);
+	free(e);
+	return rc;
+}
+
+START_TEST(recorded_partitions)
+{
+	size_t len;
+	char *t = xp_fixture_text(PARTS, &len);
+	struct xp_qset set = {0};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_partitions(t, len, PWHAT, &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_queues, 2);
+	struct xp_queue *train = xp_qset_queue(&set, "train"), *debug = xp_qset_queue(&set, "debug");
+	ck_assert(train && debug);
+	ck_assert_int_eq(train->priority, 10);
+	ck_assert_int_eq(debug->priority, 1);
+	ck_assert_int_eq(train->state, XP_QS_OPEN);
+	ck_assert_ptr_null(train->parent);
+	xp_qset_clear(&set);
+	/* Cut before its end: an error naming the line; the set keeps what came before. */
+	ck_assert_int_eq(xp_slurm_parse_partitions(t, len - 1, PWHAT, &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, PWHAT ": line 2: truncated") != NULL, "%s", err.msg);
+	ck_assert_int_eq(set.n_queues, 1);
+	xp_qset_clear(&set);
+	free(t);
+
+	ck_assert_int_eq(parts_edited("State=UP", "State=DOWN", &set, &err), 0);
+	ck_assert_int_eq(xp_qset_queue(&set, "train")->state, XP_QS_HOLD);
+	xp_qset_clear(&set);
+	static const struct {
+		const char *from, *to, *want;
+	} bad[] = {
+		{"State=UP", "State=SIDEWAYS", "field State"},
+		{"PriorityTier=10", "PriorityTier=ten", "field PriorityTier"},
+		{"PartitionName=debug", "PartitionName=train", "listed twice"},
+		{"PartitionName=debug", "PartitionName=de/bug", "PartitionName"},
+		{"PartitionName=debug", "Partition=debug", "not a PartitionName= record"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(parts_edited(bad[i].from, bad[i].to, &set, &err), -1);
+		ck_assert_msg(strstr(err.msg, PWHAT ": line ") && strstr(err.msg, bad[i].want), "%s: %s", bad[i].to, err.msg);
+		xp_qset_clear(&set);
+	}
+}
+END_TEST
+
+#define JOBS "slurm/squeue.txt"
+#define JWHAT "squeue"
+
+static void jobs_free(struct xp_qjob *j, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		xp_qjob_clear(&j[i]);
+	free(j);
+}
+
+static struct xp_qjob *job_by_id(struct xp_qjob *j, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (j[i].id == id)
+			return &j[i];
+	ck_abort_msg("no job %lld", (long long)id);
+	return NULL;
+}
+
+START_TEST(recorded_jobs)
+{
+	size_t len, n;
+	char *t = xp_fixture_text(JOBS, &len);
+	struct xp_qjob *j;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_jobs(t, len, JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 5);
+	struct xp_qjob *four = job_by_id(j, n, 1), *pend = job_by_id(j, n, 4), *held = job_by_id(j, n, 5);
+	/* CONFIGURING: the CLOUD node boots; the job holds its resources, so it runs. */
+	ck_assert_int_eq(four->state, XP_JS_RUNNING);
+	ck_assert_str_eq(four->queue, "train");
+	ck_assert_str_eq(four->name, "four");
+	ck_assert_int_eq(four->priority, INT32_MAX); /* 4294901759: priority/basic, kept at INT_MAX */
+	ck_assert_int_eq(four->spec->groups[0].devices, 4);
+	ck_assert_str_eq(four->spec->groups[0].model, "h100");
+	ck_assert_int_eq(four->reason, XP_R_NONE);
+	ck_assert_ptr_null(four->reason_text);
+	ck_assert_int_eq(pend->state, XP_JS_PENDING);
+	ck_assert_int_eq(pend->reason, XP_R_RESOURCES);
+	ck_assert_str_eq(pend->reason_text, "ReqNodeNotAvail, UnavailableNodes:gpu02");
+	ck_assert_int_eq(pend->spec->groups[0].replicas, 2);
+	ck_assert_int_eq(pend->spec->groups[0].devices, 8);
+	ck_assert_int_eq(held->state, XP_JS_HELD);
+	ck_assert_int_eq(held->reason, XP_R_HELD);
+	ck_assert_str_eq(held->name, "held|job");
+	ck_assert_int_eq(held->est_s, 30 * 60);
+	ck_assert_int_eq(held->priority, 0);
+	ck_assert_int_eq(job_by_id(j, n, 3)->est_s, 3600);
+	ck_assert_int_eq(job_by_id(j, n, 2)->spec->groups[0].devices, 8);
+	jobs_free(j, n);
+
+	/* Cut, spoiled: an error naming the line and the field; the jobs before it are kept. */
+	ck_assert_int_eq(xp_slurm_parse_jobs(t, len - 1, JWHAT, &j, &n, &err), -1);
+	ck_assert_msg(strstr(err.msg, JWHAT ": line 5: truncated") != NULL, "%s", err.msg);
+	ck_assert_int_eq(n, 4);
+	jobs_free(j, n);
+	free(t);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None\n", "fields"},
+		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|a\n", "field 1"},
+		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None|a\n", "field 3"},
+		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None|a\n", "field 4"},
+		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None|a\n", "field 4"},
+		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None|a\n", "field 5"},
+		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None|a\n", "field 6"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None|a\n", "field 7"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(xp_slurm_parse_jobs(bad[i].text, strlen(bad[i].text), JWHAT, &j, &n, &err), -1);
+		ck_assert_msg(strstr(err.msg, JWHAT ": line 1: ") && strstr(err.msg, bad[i].want), "%s: %s", bad[i].text,
+			      err.msg);
+		ck_assert_int_eq(n, 0);
+		jobs_free(j, n);
+	}
+	/* Other forms squeue prints: days in a limit, an array task, a job asking no device. */
+	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|arr\n8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority|\n";
+	ck_assert_msg(xp_slurm_parse_jobs(ok, strlen(ok), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(j[0].id, 7);
+	ck_assert_int_eq(j[0].est_s, 2 * 86400);
+	ck_assert_int_eq(j[0].spec->groups[0].devices, 0);
+	ck_assert_int_eq(j[1].est_s, 5 * 60);
+	ck_assert_int_eq(j[1].reason, XP_R_PRIORITY);
+	ck_assert_int_eq(j[1].spec->groups[0].devices, 2);
+	ck_assert_ptr_null(j[1].spec->groups[0].model);
+	ck_assert_ptr_null(j[1].name);
+	jobs_free(j, n);
+}
+END_TEST
+
+XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
+						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
+		{"malformed", .tests = {malformed_records, hostile_input}})

@@ -1,0 +1,111 @@
+#!/bin/bash
+# slurm_source_check.sh: `--slurm-conf FILE` reads a real Slurm. A private munged and slurmctld on
+# loopback (slurm_lib.sh) with State=CLOUD nodes declaring typed GRES (gpu:h100:8, npu:910b:8,
+# mlu:mlu370:4) and no slurmd; sbatch jobs that start hold their GRES (the node stays CONFIGURING),
+# one that cannot start pends; one node is drained. `xpool --slurm-conf ... --json inventory`
+# must show the nodes, their CPUs, memory and features, one device per GRES unit with the
+# vendor the GRES name and type say, the units Slurm allocated in use, and the states mapped.
+# PrivateData=cloud: without it scontrol hides powered-down CLOUD nodes (all of them here).
+#
+# XP_SLURM_RECORD=DIR copies what scontrol printed into DIR (how tests/fixtures/slurm/ was made).
+# Needs munged, slurmctld, sbatch, scontrol, jq; without them, or when the daemons cannot start,
+# it says SKIPPED loudly and exits 0. XPOOL_BIN names the xpool. Only pids started here stop.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${XPOOL_BIN:-$root/xpool}
+record=${XP_SLURM_RECORD:-}
+skip() { echo "slurm-source: SKIPPED: $*" >&2; echo "slurm-source: SKIPPED: the live-Slurm source checks did not run"; exit 0; }
+
+. "$root/tests/slurm_lib.sh"
+slurm_need munged munge slurmctld sbatch scontrol squeue jq
+slurm_scratch
+slurm_munge
+{
+	slurm_conf_common
+	echo "SchedulerType=sched/backfill"
+	echo "PrivateData=cloud"
+	echo "GresTypes=gpu,npu,mlu"
+	echo "NodeName=gpu[01-02] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Feature=h100,nvlink State=CLOUD"
+	echo "NodeName=npu01 CPUs=192 RealMemory=1024000 Gres=npu:910b:8 Feature=ascend State=CLOUD"
+	echo "NodeName=mlu01 CPUs=64 RealMemory=256000 Gres=mlu:mlu370:4 State=CLOUD"
+	echo "PartitionName=train Nodes=gpu[01-02],npu01 Default=YES MaxTime=INFINITE State=UP PriorityTier=10"
+	echo "PartitionName=debug Nodes=ALL MaxTime=60 State=UP PriorityTier=1"
+} >slurm.conf
+slurm_ctld
+
+fail=0
+bad() { echo "slurm-source: FAIL: $*"; fail=$((fail + 1)); }
+
+# Drain gpu02 first, so that the jobs land on gpu01 and the two-node job pends.
+scontrol update nodename=gpu02 state=drain reason=maintenance || bad "scontrol could not drain gpu02"
+sbatch -Q -p train --gres=gpu:h100:4 -N1 -c 8 --wrap 'sleep 1000' -J four || bad "sbatch four"
+sbatch -Q -p train --gres=npu:8 -N1 --wrap 'sleep 1000' -J npu || bad "sbatch npu"
+sbatch -Q -p debug --gres=mlu:2 --wrap 'sleep 1000' -J mlu || bad "sbatch mlu"
+sbatch -Q -p train --gres=gpu:h100:8 -N2 --wrap 'sleep 1000' -J pend || bad "sbatch pend"
+sbatch -Q -H -p debug -t 30 --gres=gpu:h100:1 --wrap 'sleep 1000' -J 'held|job' || bad "sbatch held"
+# Wait for the state, not for time: three jobs hold their nodes, one pends with a reason.
+for _ in $(seq 1 300); do
+	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 3 ] && [ "$(squeue -h -n pend -o %r)" != None ] && break
+	sleep 0.1
+done
+[ "$(squeue -h -t CF,R -o %i | wc -l)" = 3 ] || { squeue >&2; bad "the three jobs did not start"; }
+
+if [ -n "$record" ]; then
+	scontrol -d show node -o >"$record/scontrol-show-node-d.txt"
+	scontrol show partition -o >"$record/scontrol-show-partition.txt"
+	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%j' >"$record/squeue.txt" # XP_SLURM_SQUEUE_FORMAT
+fi
+
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --json inventory >inv.json 2>inv.err; then
+	bad "xpool --slurm-conf inventory failed:"; cat inv.err
+else
+	q() { jq -r "$1" inv.json; }
+	[ "$(q '.nodes | length')" = 4 ] || bad "not 4 nodes: $(q '[.nodes[].name] | join(" ")')"
+	[ "$(q '.nodes[] | select(.name == "gpu01") | .devices | length')" = 8 ] || bad "gpu01 has not 8 devices"
+	[ "$(q '[.nodes[] | select(.name == "gpu01") | .devices[] | select((.allocations | length) > 0)] | length')" = 4 ] ||
+		bad "gpu01 has not 4 devices in use"
+	[ "$(q '[.nodes[] | select(.name == "gpu01") | .devices[] | .vendor + "/" + .model] | unique | join(" ")')" = "NVIDIA/h100" ] ||
+		bad "gpu01's devices are not NVIDIA h100"
+	[ "$(q '[.nodes[] | select(.name == "npu01") | .devices[] | select((.allocations | length) > 0) | .vendor] | join(" ")')" = \
+		"Huawei Huawei Huawei Huawei Huawei Huawei Huawei Huawei" ] || bad "npu01's 8 Huawei NPUs are not all in use"
+	[ "$(q '[.nodes[] | select(.name == "mlu01") | .devices[] | select((.allocations | length) > 0) | .vendor + "/" + .model] | join(" ")')" = \
+		"Cambricon/mlu370 Cambricon/mlu370" ] || bad "mlu01 has not 2 Cambricon mlu370 in use"
+	[ "$(q '[.nodes[] | select(.name == "gpu02") | .devices[] | select((.allocations | length) > 0)] | length')" = 0 ] ||
+		bad "gpu02 has devices in use"
+	[ "$(q '.nodes[] | select(.name == "gpu02") | .state')" = draining ] || bad "gpu02 (drained) is not draining"
+	[ "$(q '.nodes[] | select(.name == "gpu01") | .state')" = up ] || bad "gpu01 (mixed, cloud) is not up"
+	[ "$(q '.nodes[] | select(.name == "npu01") | .cpu.pus // .pus // empty')" = 192 ] ||
+		[ "$(grep -c '"pus": *192' inv.json)" -ge 1 ] || bad "npu01 has not 192 CPUs"
+	[ "$(q '.nodes[] | select(.name == "gpu01") | .labels.governance["feature.nvlink"]')" = true ] ||
+		bad "gpu01 has no feature.nvlink label"
+fi
+# Placement sees what is in use: 4 free H100s on gpu01, none on the drained gpu02.
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" place --dry-run --devices 4 --model h100 >place.out 2>&1; then
+	bad "4 free H100s on gpu01 were not placed:"; cat place.out
+fi
+if "$bin" --slurm-conf "$scratch/slurm.conf" place --dry-run --devices 5 --model h100 >place5.out 2>&1; then
+	bad "5 H100s were placed, but only 4 are free:"; cat place5.out
+fi
+# The console reads the same cluster: its header names Slurm, its node list the four nodes
+# (a tmux server of our own socket, stopped at the end; skipped without tmux).
+if command -v tmux >/dev/null 2>&1; then
+	sock=xpool-slurm-source-$$
+	TERM=xterm-256color tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
+		"$bin --no-color --slurm-conf $scratch/slurm.conf --db $scratch/console.db" 2>/dev/null
+	seen=
+	for _ in $(seq 1 200); do
+		tmux -L "$sock" capture-pane -p >pane.txt 2>/dev/null
+		grep -q 'slurm slurm.conf' pane.txt && grep -q npu01 pane.txt && { seen=1; break; }
+		sleep 0.05
+	done
+	tmux -L "$sock" kill-server 2>/dev/null
+	[ -n "$seen" ] || { bad "the console did not show Slurm's nodes under a 'slurm slurm.conf' header:"; cat pane.txt; }
+fi
+# A Slurm that cannot be reached is an error naming the command, not a crash.
+sed "s/^SlurmctldPort=.*/SlurmctldPort=$slurm_d_port/" slurm.conf >gone.conf
+if "$bin" --slurm-conf "$scratch/gone.conf" inventory >gone.out 2>&1 || ! grep -q 'scontrol' gone.out; then
+	bad "an unreachable slurmctld was not an error naming scontrol:"; cat gone.out
+fi
+
+echo "slurm-source: $fail failed"
+[ "$fail" = 0 ]
