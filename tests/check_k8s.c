@@ -575,6 +575,21 @@ START_TEST(inventory_end_to_end)
 	xp_want_parts(r.err, "GET /api/v1/nodes", "401 Unauthorized", NULL);
 	ck_assert_ptr_null(strstr(r.err, "wrong"));
 	xp_run_free(&r);
+	/* --k8s: the same server through the kubeconfig's current context and its tokenFile. */
+	free(xp_write_file(dir, "token", "e2e-token\n", 0600));
+	char *kc_text = xp_asprintf("apiVersion: v1\nkind: Config\ncurrent-context: lab\n"
+				    "clusters:\n- name: lab\n  cluster:\n    server: %s\n"
+				    "contexts:\n- name: lab\n  context:\n    cluster: lab\n    user: me\n"
+				    "users:\n- name: me\n  user:\n    tokenFile: token\n", url);
+	char *kc = kubeconfig(kc_text);
+	free(kc_text);
+	setenv("KUBECONFIG", kc, 1);
+	xp_run_xpool(&r, NULL, "--k8s", "--json", "inventory", NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	xp_want_parts(r.out, "\"dcu-node-7\"", "ml/infer-b", NULL);
+	xp_run_free(&r);
+	unsetenv("KUBECONFIG");
+	free(kc);
 	/* --k8s with another source is a usage mistake. */
 	xp_run_xpool(&r, NULL, "--k8s-server", url, "--inventory", tok, "inventory", NULL);
 	ck_assert_int_ne(r.status, 0);
