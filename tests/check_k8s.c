@@ -527,6 +527,95 @@ START_TEST(kubeconfig_hostile)
 }
 END_TEST
 
+/* Standard base64 of len bytes (kubeconfig *-data fields). */
+static char *b64(const char *s, size_t len)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *o = xp_malloc(len / 3 * 4 + 5), *p = o;
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned char)s[i] << 16 | (i + 1 < len ? (unsigned char)s[i + 1] << 8 : 0) |
+			     (i + 2 < len ? (unsigned char)s[i + 2] : 0);
+		*p++ = t[v >> 18 & 63];
+		*p++ = t[v >> 12 & 63];
+		*p++ = i + 1 < len ? t[v >> 6 & 63] : '=';
+		*p++ = i + 2 < len ? t[v & 63] : '=';
+	}
+	*p = '\0';
+	return o;
+}
+
+/* The same server over TLS with its own certificate: trusted through certificate-authority-data
+ * or --k8s-ca, refused without, accepted with insecure-skip-tls-verify; client certificate and
+ * key given as data are loaded (a key that is not the certificate's fails). */
+START_TEST(https_server)
+{
+	char *key = xp_asprintf("%s/key.pem", dir), *cert = xp_asprintf("%s/cert.pem", dir);
+	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
+			"-keyout", key, "-out", cert, NULL};
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
+	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
+	xp_run_free(&r);
+	struct xp_err err = {{0}};
+	size_t klen, clen;
+	char *key_pem = xp_read_file(key, 65536, &klen, &err), *cert_pem = xp_read_file(cert, 65536, &clen, &err);
+	ck_assert_ptr_nonnull(key_pem);
+	ck_assert_ptr_nonnull(cert_pem);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct MHD_Daemon *tls = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS, 0, NULL, NULL, handle, NULL,
+						  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+						  MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_END);
+	ck_assert_ptr_nonnull(tls);
+	char url[64];
+	snprintf(url, sizeof url, "https://127.0.0.1:%d", MHD_get_daemon_info(tls, MHD_DAEMON_INFO_BIND_PORT)->port);
+	char *ca64 = b64(cert_pem, clen), *key64 = b64(key_pem, klen);
+	for (int k = 0; k < 4; k++) {
+		/* 0: CA and client pair as data; 1: no CA; 2: insecure; 3: client key of another pair. */
+		char *text = xp_asprintf("current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+					 "clusters:\n- name: k\n  cluster:\n    server: %s\n%s%s%s"
+					 "users:\n- name: u\n  user:\n    client-certificate-data: %s\n    client-key-data: %s\n",
+					 url, k == 1 || k == 2 ? "" : "    certificate-authority-data: ", k == 1 || k == 2 ? "" : ca64,
+					 k == 2 ? "    insecure-skip-tls-verify: true\n" : k == 1 ? "" : "\n", ca64,
+					 k == 3 ? ca64 : key64);
+		char *p = kubeconfig(text);
+		free(text);
+		struct xp_k8s_conf c;
+		ck_assert_msg(xp_k8s_kubeconfig(p, &c, &err) == 0, "%s", err.msg);
+		struct xp_k8s_client *cl = xp_k8s_client_new(&c, NULL);
+		json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, &err);
+		if (k == 0 || k == 2) {
+			ck_assert_msg(nodes, "case %d: %s", k, err.msg);
+			ck_assert_uint_eq(json_array_size(nodes), 7);
+		} else {
+			ck_assert_msg(!nodes, "case %d listed", k);
+			xp_want_parts(err.msg, "GET /api/v1/nodes", NULL);
+			if (k == 1)
+				xp_want_parts(err.msg, "certificate", NULL);
+		}
+		json_decref(nodes);
+		xp_k8s_client_free(cl);
+		free(p);
+	}
+	/* --k8s-ca: the CA from a file. */
+	struct xp_k8s_opts o = {.server = url, .ca_file = cert};
+	struct xp_k8s_conf c;
+	ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s", err.msg);
+	struct xp_k8s_client *cl = xp_k8s_client_new(&c, NULL);
+	json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, &err);
+	ck_assert_msg(nodes, "%s", err.msg);
+	json_decref(nodes);
+	xp_k8s_client_free(cl);
+	MHD_stop_daemon(tls);
+	free(ca64);
+	free(key64);
+	free(key_pem);
+	free(cert_pem);
+	free(key);
+	free(cert);
+}
+END_TEST
+
 START_TEST(in_cluster)
 {
 	char sa[200];
@@ -605,5 +694,5 @@ XP_DEFINE_SUITE(k8s,
 			   malformed_bodies, oversized_body}},
 		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, quantities}},
 		{"kubeconfig", .setup = setup, .teardown = teardown,
-		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, in_cluster}},
+		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, https_server, in_cluster}},
 		{"cli", .setup = setup, .teardown = teardown, .tests = {inventory_end_to_end}});
