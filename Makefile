@@ -18,9 +18,9 @@ MANDIR   = $(PREFIX)/share/man
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
 # Every library xpool uses, as pkg-config names, and the Debian packages that ship them.
-PKGS     = ncursesw libcurl jansson readline hwloc sqlite3 check libmicrohttpd libxml-2.0
+PKGS     = ncursesw libcurl jansson readline hwloc sqlite3 check libmicrohttpd libxml-2.0 yaml-0.1
 DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjansson-dev libreadline-dev \
-           libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev groff-base tmux \
+           libhwloc-dev libsqlite3-dev check libmicrohttpd-dev libxml2-dev libyaml-dev groff-base tmux \
            ncurses-term
 # Tools only the tests run (promtool checks the agent's /metrics, openssl makes its test
 # certificate, the README's examples use jq and curl, tests/slurm_check.sh runs a private
@@ -49,8 +49,8 @@ WARN   += -Werror
 endif
 
 # Lazily expanded, so that `make deps` can install the libraries first.
-LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 sqlite3 libcurl libmicrohttpd 2>/dev/null)
-LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 sqlite3 libcurl libmicrohttpd 2>/dev/null) -pthread
+LIB_CFLAGS = $(shell $(PKG_CONFIG) --cflags ncursesw readline jansson hwloc libxml-2.0 sqlite3 libcurl libmicrohttpd yaml-0.1 2>/dev/null)
+LIB_LIBS   = $(shell $(PKG_CONFIG) --libs ncursesw readline jansson hwloc libxml-2.0 sqlite3 libcurl libmicrohttpd yaml-0.1 2>/dev/null) -pthread
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 

@@ -166,6 +166,34 @@ $py "$root/tests/schema/crd_strict.py" "$root/tests/fixtures/volcano/batch.volca
 echo "schema: $(tail -1 k8s.out)"
 echo "schema: $(tail -1 crd.out)"
 
+# The Node and Pod objects tests/check_k8s.c serves as a Kubernetes API server would
+# (tests/fixtures/k8s): each list's items, given the kind and apiVersion a list leaves out,
+# checked the same way; then a Node with an unknown field must be refused.
+$py - "$root/tests/fixtures/k8s" >served.json <<'EOF' || die "tests/fixtures/k8s does not parse"
+import json, os, sys
+out = []
+for f, kind in (("nodes.json", "Node"), ("pods.json", "Pod")):
+    lst = json.load(open(os.path.join(sys.argv[1], f)))
+    assert lst["kind"] == kind + "List" and lst["apiVersion"] == "v1", f
+    for k, d in enumerate(lst["items"]):
+        out.append({"name": "%s#%d" % (f, k), "doc": dict(d, kind=kind, apiVersion="v1")})
+json.dump(out, sys.stdout)
+EOF
+n=$((n + 1))
+node "$root/tests/schema/k8s_strict.js" "$mods" served.json >served.out 2>&1 || { cat served.out; fail=$((fail + 1)); }
+echo "schema: served fixtures: $(tail -1 served.out)"
+n=$((n + 1))
+$py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))[:1]
+d[0]["doc"]["status"]["nodeInf"] = {}
+json.dump(d, sys.stdout)' served.json >mut-node.json || die "mutant node: could not be made"
+if out=$(node "$root/tests/schema/k8s_strict.js" "$mods" mut-node.json 2>&1) || ! grep -qF 'unknown field "nodeInf"' <<<"$out"; then
+	echo "schema: FAIL: mutant node-unknown-field passed k8s-node: $out"; fail=$((fail + 1))
+else
+	echo "schema: ok: mutant node-unknown-field refused: $(grep -F 'nodeInf' <<<"$out" | head -1)"
+fi
+
 # mutant NAME CHECKER PYTHON-EXPR WANT: the first document of the kind CHECKER reads, changed
 # by PYTHON-EXPR on d, must be refused with an error line holding WANT.
 mutant() {

@@ -367,6 +367,13 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, bool *al
 	/* Base names: the header has room for what the file is, not where it lives. */
 	if (ctx->slurm)
 		snprintf(buf, len, "slurm%s%s", *ctx->slurm ? " " : "", base_name(ctx->slurm));
+	else if (ctx->k8s_server) {
+		/* The server without any user:password@ a URL may carry. */
+		const char *at = strchr(ctx->k8s_server, '@'), *sl = strstr(ctx->k8s_server, "://");
+		snprintf(buf, len, "k8s %s", at && sl && at > sl ? at + 1 : ctx->k8s_server);
+	}
+	else if (ctx->k8s || ctx->k8s_token || ctx->k8s_ca)
+		snprintf(buf, len, "k8s kubeconfig");
 	else if (ctx->inventory)
 		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
 	else if (ctx->replay)

@@ -59,6 +59,10 @@ static void *poll_main(void *arg)
 			.agent_ca = xp_strdup(p->agent_ca),
 			.agent_timeout = p->agent_timeout,
 			.slurm = xp_strdup(p->slurm),
+			.k8s = p->k8s,
+			.k8s_server = xp_strdup(p->k8s_server),
+			.k8s_token_file = xp_strdup(p->k8s_token),
+			.k8s_ca = xp_strdup(p->k8s_ca),
 		};
 		char *db = xp_strdup(p->db);
 		pthread_mutex_unlock(&p->mu);
@@ -80,6 +84,9 @@ static void *poll_main(void *arg)
 		free((char *)so.agent_token);
 		free((char *)so.agent_ca);
 		free((char *)so.slurm);
+		free((char *)so.k8s_server);
+		free((char *)so.k8s_token_file);
+		free((char *)so.k8s_ca);
 
 		pthread_mutex_lock(&p->mu);
 		p->busy = false;
@@ -123,6 +130,10 @@ void xp_poller_set_source(struct xp_poller *p, const struct xp_ctx *ctx)
 	replace(&p->inventory, ctx->inventory);
 	replace(&p->replay, ctx->replay);
 	replace(&p->slurm, ctx->slurm);
+	p->k8s = ctx->k8s;
+	replace(&p->k8s_server, ctx->k8s_server);
+	replace(&p->k8s_token, ctx->k8s_token);
+	replace(&p->k8s_ca, ctx->k8s_ca);
 	/* The pool (connections, backoff, last good data) survives anything but a change of the
 	 * agent options themselves. */
 	if (differs(p->agents, ctx->agents) || differs(p->agents_file, ctx->agents_file) ||
@@ -257,6 +268,9 @@ void xp_poller_stop(struct xp_poller *p)
 	free(p->agent_token);
 	free(p->agent_ca);
 	free(p->slurm);
+	free(p->k8s_server);
+	free(p->k8s_token);
+	free(p->k8s_ca);
 	free(p->agents_text);
 	xp_strv_free(p->ops, p->n_ops);
 	xp_strv_free(p->log, p->n_log);

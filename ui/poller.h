@@ -26,6 +26,8 @@ struct xp_poller {
 	char *topology, *inventory, *replay, *db;
 	char *agents, *agents_file, *agent_token, *agent_ca;
 	char *slurm; /* --slurm (""), --slurm-conf FILE; NULL for none */
+	bool k8s;    /* --k8s */
+	char *k8s_server, *k8s_token, *k8s_ca; /* --k8s-server, --k8s-token-file, --k8s-ca */
 	double agent_timeout;
 	bool agents_changed;           /* the agent options changed: build the pool again */
 	char **ops;                    /* queued `:agent add|rm`: "+URL" or "-URL" */

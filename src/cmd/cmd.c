@@ -65,6 +65,10 @@ const struct xp_opt xp_global_opts[] = {
 	{"agent-timeout", 0, "SECONDS", "give up on an agent after SECONDS (default 5)"},
 	{"slurm", 0, NULL, "read the nodes from the live Slurm (its client configuration)"},
 	{"slurm-conf", 0, "FILE", "read the nodes from the live Slurm that FILE configures (SLURM_CONF)"},
+	{"k8s", 0, NULL, "read the Kubernetes cluster of the current kubeconfig context (or the pod's)"},
+	{"k8s-server", 0, "URL", "read the Kubernetes cluster at the API server URL"},
+	{"k8s-token-file", 0, "FILE", "bearer token file for the Kubernetes API server"},
+	{"k8s-ca", 0, "FILE", "trust the CA certificates in FILE for the Kubernetes API server"},
 	{"db", 0, "PATH", "use this database (default $XDG_STATE_HOME/xpool/xpool.db)"},
 	{"json", 0, NULL, "print JSON instead of text"},
 	{"no-color", 0, NULL, "never use colours (NO_COLOR in the environment does the same)"},
@@ -75,6 +79,8 @@ const struct xp_opt xp_global_opts[] = {
 	{"verbose", 'v', NULL, "say more (repeat for more)"},
 	{NULL, 0, NULL, NULL},
 };
+/* ctx->touched has a bit per global option. */
+_Static_assert(sizeof xp_global_opts / sizeof xp_global_opts[0] - 1 <= 32, "more global options than touched has bits");
 
 void xp_ctx_init(struct xp_ctx *ctx, FILE *out, FILE *err)
 {
@@ -104,6 +110,9 @@ void xp_ctx_free(struct xp_ctx *ctx)
 	free(ctx->agent_token);
 	free(ctx->agent_ca);
 	free(ctx->slurm);
+	free(ctx->k8s_server);
+	free(ctx->k8s_token);
+	free(ctx->k8s_ca);
 	xp_agent_pool_free(ctx->agent_pool);
 	ctx->agent_pool = NULL;
 	xp_ctx_place_drop(ctx);
@@ -144,6 +153,10 @@ void xp_ctx_source(const struct xp_ctx *ctx, struct xp_source_opts *so)
 		.agent_ca = ctx->agent_ca,
 		.agent_timeout = ctx->agent_timeout,
 		.slurm = ctx->slurm,
+		.k8s = ctx->k8s,
+		.k8s_server = ctx->k8s_server,
+		.k8s_token_file = ctx->k8s_token,
+		.k8s_ca = ctx->k8s_ca,
 	};
 }
 
@@ -307,6 +320,13 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 	} else if (strncmp(o->name, "slurm", 5) == 0) {
 		/* The live Slurm is another cluster, as with --inventory. */
 		replace(&ctx->slurm, o->name[5] ? val : "");
+	} else if (strncmp(o->name, "k8s", 3) == 0) {
+		if (strcmp(o->name, "k8s") == 0)
+			ctx->k8s = true;
+		else
+			replace(strcmp(o->name, "k8s-server") == 0 ? &ctx->k8s_server
+				: strcmp(o->name, "k8s-token-file") == 0 ? &ctx->k8s_token : &ctx->k8s_ca, val);
+		/* Another engine's cluster, as with --inventory. */
 		park(ctx);
 	} else if (strcmp(o->name, "db") == 0)
 		replace(&ctx->db, val);
@@ -520,6 +540,8 @@ struct saved {
 	char *agents, *agents_file, *agent_token, *agent_ca;
 	char *slurm;
 	double agent_timeout;
+	bool k8s;
+	char *k8s_server, *k8s_token, *k8s_ca;
 	bool json, no_color, quiet, ascii;
 	int verbose;
 	double delay;
@@ -536,6 +558,10 @@ static void save(const struct xp_ctx *ctx, struct saved *s)
 	s->agent_ca = xp_strdup(ctx->agent_ca);
 	s->slurm = xp_strdup(ctx->slurm);
 	s->agent_timeout = ctx->agent_timeout;
+	s->k8s = ctx->k8s;
+	s->k8s_server = xp_strdup(ctx->k8s_server);
+	s->k8s_token = xp_strdup(ctx->k8s_token);
+	s->k8s_ca = xp_strdup(ctx->k8s_ca);
 	s->db = xp_strdup(ctx->db);
 	s->theme = xp_strdup(ctx->theme);
 	s->json = ctx->json;
@@ -563,7 +589,7 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 			continue;
 		const char *n = xp_global_opts[i].name;
 		source |= strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0 ||
-			  strncmp(n, "agent", 5) == 0 || strncmp(n, "slurm", 5) == 0;
+			  strncmp(n, "agent", 5) == 0 || strncmp(n, "slurm", 5) == 0 || strncmp(n, "k8s", 3) == 0;
 		if (strcmp(n, "topology") == 0 || strcmp(n, "inventory") == 0 || strcmp(n, "replay") == 0) {
 			put_back(n[0] == 't' ? &ctx->topology : n[0] == 'i' ? &ctx->inventory : &ctx->replay,
 				 n[0] == 't' ? &s->topology : n[0] == 'i' ? &s->inventory : &s->replay);
@@ -582,6 +608,14 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 			put_back(&ctx->slurm, &s->slurm);
 			slurm_back = true;
 		}
+		else if (strcmp(n, "k8s") == 0)
+			ctx->k8s = s->k8s;
+		else if (strcmp(n, "k8s-server") == 0)
+			put_back(&ctx->k8s_server, &s->k8s_server);
+		else if (strcmp(n, "k8s-token-file") == 0)
+			put_back(&ctx->k8s_token, &s->k8s_token);
+		else if (strcmp(n, "k8s-ca") == 0)
+			put_back(&ctx->k8s_ca, &s->k8s_ca);
 		else if (strcmp(n, "db") == 0)
 			put_back(&ctx->db, &s->db);
 		else if (strcmp(n, "theme") == 0)
@@ -610,6 +644,9 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 	free(s->agent_token);
 	free(s->agent_ca);
 	free(s->slurm);
+	free(s->k8s_server);
+	free(s->k8s_token);
+	free(s->k8s_ca);
 	free(s->db);
 	free(s->theme);
 }

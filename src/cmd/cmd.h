@@ -26,6 +26,8 @@ struct xp_ctx {
 	char *agent_ca;    /* --agent-ca FILE */
 	double agent_timeout; /* --agent-timeout SECONDS, 0 for the default */
 	char *slurm;       /* --slurm (""), --slurm-conf FILE: read the live Slurm; NULL for none */
+	bool k8s;          /* --k8s: the Kubernetes cluster of the kubeconfig or the pod */
+	char *k8s_server, *k8s_token, *k8s_ca; /* --k8s-server URL, --k8s-token-file F, --k8s-ca F */
 	struct xp_agent_pool *agent_pool; /* the agents behind cluster, when it came from agents */
 	char *db;          /* --db PATH */
 	bool json;         /* --json */

@@ -9,6 +9,7 @@
 
 #include "adapters.h"
 #include "agent_client.h"
+#include "k8s_nodes.h"
 #include "local/local.h"
 #include "nameset.h"
 #include "normalize.h"
@@ -115,6 +116,10 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 		xp_errf(err, "--inventory and --%s both name a source; give one", o->topology ? "topology" : "replay");
 		return NULL;
 	}
+	if (o->slurm && xp_source_has_k8s(o)) {
+		xp_errf(err, "--slurm and --k8s both name a source; give one");
+		return NULL;
+	}
 	if (o->slurm && (o->inventory || o->topology || o->replay)) {
 		xp_errf(err, "--slurm and --%s both name a source; give one",
 			o->inventory ? "inventory" : o->topology ? "topology" : "replay");
@@ -122,6 +127,15 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 	}
 	if (o->slurm)
 		return xp_slurm_load(o->slurm, err);
+	if (xp_source_has_k8s(o)) {
+		if (o->inventory || o->topology || o->replay) {
+			xp_errf(err, "--k8s and --%s both name a source; give one",
+				o->inventory ? "inventory" : o->topology ? "topology" : "replay");
+			return NULL;
+		}
+		struct xp_k8s_opts ko = {.server = o->k8s_server, .token_file = o->k8s_token_file, .ca_file = o->k8s_ca};
+		return xp_k8s_load(&ko, err);
+	}
 	if (o->inventory) {
 		struct xp_cluster *c = xp_snapshot_load(o->inventory, err);
 		for (size_t i = 0; c && i < c->n_nodes; i++)
@@ -151,6 +165,11 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 	return c;
 }
 
+bool xp_source_has_k8s(const struct xp_source_opts *o)
+{
+	return o->k8s || o->k8s_server || o->k8s_token_file || o->k8s_ca;
+}
+
 bool xp_source_has_agents(const struct xp_source_opts *o)
 {
 	return (o->agents && *o->agents) || o->agents_file;
@@ -158,7 +177,7 @@ bool xp_source_has_agents(const struct xp_source_opts *o)
 
 bool xp_source_has_base(const struct xp_source_opts *o)
 {
-	return o->topology || o->inventory || o->replay || o->slurm || !xp_source_has_agents(o);
+	return o->topology || o->inventory || o->replay || o->slurm || xp_source_has_k8s(o) || !xp_source_has_agents(o);
 }
 
 struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err)

@@ -24,12 +24,18 @@ struct xp_source_opts {
 	double agent_timeout;    /* seconds an agent may take, 0 for the default */
 	const char *slurm;       /* read the live Slurm: "" with the client's own configuration
 				  * (--slurm), else its slurm.conf (--slurm-conf FILE); NULL for none */
+	bool k8s;                   /* the Kubernetes cluster of the kubeconfig (or the pod's service account) */
+	const char *k8s_server;     /* a Kubernetes API server URL instead of the kubeconfig's */
+	const char *k8s_token_file; /* bearer token file for it */
+	const char *k8s_ca;         /* CA certificates for it */
 };
 
 struct xp_agent_pool;
 
 /* Loads the cluster from the chosen source; NULL with err set on failure. */
 struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err *err);
+/* True when the cluster comes from a Kubernetes API server (--k8s or any --k8s-* option). */
+bool xp_source_has_k8s(const struct xp_source_opts *o);
 /* True when agents are named (--agent or --agents). */
 bool xp_source_has_agents(const struct xp_source_opts *o);
 /* True when the cluster has a base source to load (a file, a replay, or this machine): always,

@@ -8,7 +8,8 @@
 // Usage: node k8s_strict.js MODULES_DIR DOCS.json
 // DOCS.json: [{"name": ..., "doc": {...}}] (the YAML documents as JSON). A Pod is checked
 // whole; a batch.volcano.sh Job's metadata and each task's pod template are checked here (its
-// own spec goes to Volcano's CRD schema, tests/schema/crd_strict.py). Prints one line per
+// own spec goes to Volcano's CRD schema, tests/schema/crd_strict.py). A Node is checked whole
+// too (the objects tests/check_k8s.c serves as an API server would). Prints one line per
 // error and "k8s: N documents valid"; exits 1 on any error.
 'use strict';
 const fs = require('fs');
@@ -22,6 +23,7 @@ if (!modules || !docsFile) {
 const km = path.join(modules, 'kubernetes-models');
 const validators = {
 	Pod: require(path.join(km, '_schemas/IoK8sApiCoreV1Pod.js')).validate,
+	Node: require(path.join(km, '_schemas/IoK8sApiCoreV1Node.js')).validate,
 	PodTemplateSpec: require(path.join(km, '_schemas/IoK8sApiCoreV1PodTemplateSpec.js')).validate,
 	ObjectMeta: require(path.join(modules, '@kubernetes-models/apimachinery/_schemas/IoK8sApimachineryPkgApisMetaV1ObjectMeta.js')).validate,
 };
@@ -110,7 +112,7 @@ function check(name, value, kind, where) {
 		for (const e of v.errors)
 			error(name, where + e.instancePath, `${e.keyword}: ${JSON.stringify(e.params)}`);
 	const files = {
-		Pod: 'v1/Pod.d.ts', PodTemplateSpec: 'v1/PodTemplateSpec.d.ts',
+		Pod: 'v1/Pod.d.ts', Node: 'v1/Node.d.ts', PodTemplateSpec: 'v1/PodTemplateSpec.d.ts',
 		ObjectMeta: '../@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta.d.ts',
 	};
 	walkDecl(name, value, load(path.join(km, files[kind])), where);
@@ -118,14 +120,14 @@ function check(name, value, kind, where) {
 
 const docs = JSON.parse(fs.readFileSync(docsFile, 'utf8'));
 for (const {name, doc} of docs) {
-	if (doc && doc.apiVersion === 'v1' && doc.kind === 'Pod')
-		check(name, doc, 'Pod', '');
+	if (doc && doc.apiVersion === 'v1' && (doc.kind === 'Pod' || doc.kind === 'Node'))
+		check(name, doc, doc.kind, '');
 	else if (doc && doc.apiVersion === 'batch.volcano.sh/v1alpha1' && doc.kind === 'Job') {
 		check(name, doc.metadata || {}, 'ObjectMeta', '/metadata');
 		const tasks = (doc.spec && doc.spec.tasks) || [];
 		tasks.forEach((t, k) => check(name, (t && t.template) || {}, 'PodTemplateSpec', `/spec/tasks/${k}/template`));
 	} else
-		error(name, '', `not a v1 Pod or a batch.volcano.sh/v1alpha1 Job: ${JSON.stringify(doc).slice(0, 80)}`);
+		error(name, '', `not a v1 Pod or Node or a batch.volcano.sh/v1alpha1 Job: ${JSON.stringify(doc).slice(0, 80)}`);
 }
 console.log(`k8s: ${docs.length} documents checked against kubernetes-models, ${errors} errors`);
 process.exit(errors ? 1 : 0);

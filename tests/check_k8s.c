@@ -1,0 +1,725 @@
+/* check_k8s.c: the Kubernetes client against a loopback HTTP server (libmicrohttpd) that
+ * serves Node and Pod lists in the API's own format (tests/fixtures/k8s), paged by limit and
+ * continue, with the faults a real API server makes: 401 until the token file holds the new
+ * token, 403, 410 Gone on a continuation, malformed, cut short and oversized bodies. No real
+ * API server can run here; the client is still what one needs (paths, headers, TLS options).
+ * Then kubeconfig parsing, and `xpool --k8s-server URL --json inventory` end to end. */
+#include <check.h>
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checklib.h"
+#include "k8s_client.h"
+#include "k8s_config.h"
+#include "k8s_nodes.h"
+#include "suitelib.h"
+#include "testlib.h"
+#include "tmuxlib.h"
+#include "xp.h"
+
+enum fault { F_NONE, F_403, F_GONE_ONCE, F_GONE_ALWAYS, F_MALFORMED, F_TRUNCATED, F_NOT_LIST };
+
+/* What the server does and what it saw; the tests run in their own processes. */
+static struct {
+	json_t *nodes, *pods;     /* the items served */
+	const char *token;        /* the token it accepts; NULL: any */
+	enum fault fault;
+	int gone_sent;
+	int requests, unauthorized;
+	char last_auth[256], last_accept[64], last_field[256];
+	char paths[64][64];       /* each request's path, in order */
+	int max_limit;            /* the largest limit= asked */
+} srv;
+static struct MHD_Daemon *daemon_;
+static int port;
+static char dir[128];
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	enum MHD_Result rc = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static ssize_t half(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	const char *body = cls;
+	size_t len = strlen(body) / 2;
+	if (pos >= len)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	size_t k = len - (size_t)pos < max ? len - (size_t)pos : max;
+	memcpy(buf, body + pos, k);
+	return (ssize_t)k;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_len, void **state)
+{
+	(void)cls, (void)version, (void)upload, (void)upload_len, (void)state;
+	int k = srv.requests++;
+	if (k < 64)
+		snprintf(srv.paths[k], sizeof srv.paths[k], "%s", url);
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	const char *field = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector");
+	snprintf(srv.last_auth, sizeof srv.last_auth, "%s", auth ? auth : "");
+	snprintf(srv.last_accept, sizeof srv.last_accept, "%s", acc ? acc : "");
+	if (field)
+		snprintf(srv.last_field, sizeof srv.last_field, "%s", field);
+	if (strcmp(method, "GET"))
+		return reply(c, 405, "{}");
+	if (srv.token) {
+		char want[200];
+		snprintf(want, sizeof want, "Bearer %s", srv.token);
+		if (!auth || strcmp(auth, want)) {
+			srv.unauthorized++;
+			return reply(c, 401, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+					     "\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}");
+		}
+	}
+	if (srv.fault == F_403)
+		return reply(c, 403, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+				     "\"message\":\"nodes is forbidden: User \\\"system:serviceaccount:default:xpool\\\" cannot list "
+				     "resource \\\"nodes\\\" in API group \\\"\\\" at the cluster scope\",\"reason\":\"Forbidden\","
+				     "\"details\":{\"kind\":\"nodes\"},\"code\":403}");
+	json_t *items = !strcmp(url, "/api/v1/nodes") ? srv.nodes : !strcmp(url, "/api/v1/pods") ? srv.pods : NULL;
+	if (!items)
+		return reply(c, 404, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"NotFound\",\"code\":404}");
+	const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+	const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");
+	size_t limit = lim ? strtoul(lim, NULL, 10) : 0, from = 0;
+	if ((int)limit > srv.max_limit)
+		srv.max_limit = (int)limit;
+	if (cont) {
+		/* An opaque token with characters a URL must escape, as the real ones (base64) have. */
+		if (sscanf(cont, "off=%zu/+", &from) != 1)
+			return reply(c, 400, "{\"kind\":\"Status\",\"code\":400,\"message\":\"bad continue\"}");
+		if ((srv.fault == F_GONE_ONCE && !srv.gone_sent++) || srv.fault == F_GONE_ALWAYS)
+			return reply(c, 410, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+					     "\"message\":\"The provided continue parameter is too old to display a consistent list "
+					     "result. You can start a new list without the continue parameter.\",\"reason\":\"Expired\",\"code\":410}");
+	}
+	size_t n = json_array_size(items), to = limit && from + limit < n ? from + limit : n;
+	json_t *page = json_array();
+	for (size_t i = from; i < to; i++)
+		json_array_append(page, json_array_get(items, i));
+	json_t *md = json_pack("{s:s}", "resourceVersion", "81400");
+	if (to < n) {
+		char tok[64];
+		snprintf(tok, sizeof tok, "off=%zu/+", to);
+		json_object_set_new(md, "continue", json_string(tok));
+		json_object_set_new(md, "remainingItemCount", json_integer((json_int_t)(n - to)));
+	}
+	json_t *list = json_pack("{s:s,s:s,s:o,s:o}", "kind", items == srv.nodes ? "NodeList" : "PodList", "apiVersion",
+				 "v1", "metadata", md, "items", page);
+	if (srv.fault == F_NOT_LIST)
+		json_object_del(list, "items"), json_object_set_new(list, "items", json_string("x"));
+	char *body = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	enum MHD_Result rc;
+	if (srv.fault == F_MALFORMED) {
+		body[strlen(body) - 3] = '\0';
+		rc = reply(c, 200, body);
+	} else if (srv.fault == F_TRUNCATED) {
+		/* Content-Length says the whole body; half of it comes and the connection closes. */
+		struct MHD_Response *r = MHD_create_response_from_callback(strlen(body), 4096, half, body, free);
+		rc = MHD_queue_response(c, 200, r);
+		MHD_destroy_response(r);
+		return rc;
+	} else
+		rc = reply(c, 200, body);
+	free(body);
+	return rc;
+}
+
+static json_t *fixture_items(const char *rel)
+{
+	json_error_t je;
+	json_t *l = json_load_file(xp_fixture(rel), 0, &je);
+	ck_assert_msg(l, "%s: %s", rel, je.text);
+	json_t *it = json_incref(json_object_get(l, "items"));
+	json_decref(l);
+	return it;
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/xpool-k8s-%d", (int)getpid());
+	mkdir(dir, 0700);
+	memset(&srv, 0, sizeof srv);
+	srv.nodes = fixture_items("k8s/nodes.json");
+	srv.pods = fixture_items("k8s/pods.json");
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, NULL,
+				   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+	ck_assert_ptr_nonnull(daemon_);
+	port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
+	unsetenv("KUBECONFIG");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+}
+
+static void teardown(void)
+{
+	MHD_stop_daemon(daemon_);
+	json_decref(srv.nodes);
+	json_decref(srv.pods);
+	xp_rm_rf(dir);
+}
+
+/* A client for the loopback server with the token in file tok (NULL: none). */
+static struct xp_k8s_client *client(const char *tok, size_t page, size_t max_bytes)
+{
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+	struct xp_k8s_opts o = {.server = url, .token_file = tok};
+	struct xp_k8s_conf conf;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_k8s_conf_load(&o, &conf, &err) == 0, "%s", err.msg);
+	struct xp_k8s_client_opts co = {.page_limit = page, .max_bytes = max_bytes, .timeout_s = 10};
+	return xp_k8s_client_new(&conf, &co);
+}
+
+START_TEST(list_pages)
+{
+	srv.token = "tok-1";
+	char *tok = xp_write_file(dir, "token", "tok-1\n", 0600);
+	struct xp_k8s_client *cl = client(tok, 2, 0);
+	struct xp_err err = {{0}};
+	json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, &err);
+	ck_assert_msg(nodes, "%s", err.msg);
+	/* Seven nodes two a page: four requests, every node once, in order. */
+	ck_assert_uint_eq(json_array_size(nodes), 7);
+	ck_assert_int_eq(srv.requests, 4);
+	ck_assert_int_eq(srv.max_limit, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(nodes, 6), "metadata"), "name")),
+			 "dcu-node-7");
+	ck_assert_str_eq(srv.last_auth, "Bearer tok-1");
+	ck_assert_str_eq(srv.last_accept, "application/json");
+	ck_assert_str_eq(srv.paths[3], "/api/v1/nodes");
+	json_decref(nodes);
+	free(tok);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(token_reread_on_401)
+{
+	/* The token rotated after the client read it: a 401, the file read again, one retry. */
+	srv.token = "new-token";
+	char *tok = xp_write_file(dir, "token", "old-token", 0600);
+	struct xp_k8s_client *cl = client(tok, 0, 0);
+	free(xp_write_file(dir, "token", "new-token\n", 0600));
+	struct xp_err err = {{0}};
+	json_t *pods = xp_k8s_list(cl, "/api/v1/pods", "fieldSelector=status.phase%21%3DSucceeded", &err);
+	ck_assert_msg(pods, "%s", err.msg);
+	ck_assert_int_eq(srv.unauthorized, 1);
+	ck_assert_int_eq(srv.requests, 2);
+	ck_assert_str_eq(srv.last_field, "status.phase!=Succeeded");
+	json_decref(pods);
+	/* Still refused after the re-read: an error, once, that shows no token. */
+	srv.token = "newer-token";
+	srv.requests = 0;
+	json_t *again = xp_k8s_list(cl, "/api/v1/pods", NULL, &err);
+	ck_assert_ptr_null(again);
+	/* Each list may re-read once: refused, read again, refused again, given up. */
+	ck_assert_int_eq(srv.requests, 2);
+	xp_want_parts(err.msg, "GET /api/v1/pods", "401", NULL);
+	ck_assert_ptr_null(strstr(err.msg, "new-token"));
+	free(tok);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(no_reread_without_file)
+{
+	srv.token = "secret-a";
+	struct xp_k8s_client *cl = client(NULL, 0, 0);
+	struct xp_err err = {{0}};
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/nodes", NULL, &err));
+	ck_assert_int_eq(srv.requests, 1);
+	ck_assert_str_eq(srv.last_auth, "");
+	xp_want_parts(err.msg, "401 Unauthorized", NULL);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(forbidden)
+{
+	srv.fault = F_403;
+	struct xp_k8s_client *cl = client(NULL, 0, 0);
+	struct xp_err err = {{0}};
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/nodes", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/nodes", "403 Forbidden", "cannot list resource", NULL);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(gone_restarts_once)
+{
+	srv.fault = F_GONE_ONCE;
+	struct xp_k8s_client *cl = client(NULL, 3, 0);
+	struct xp_err err = {{0}};
+	json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, &err);
+	ck_assert_msg(nodes, "%s", err.msg);
+	/* Page 1, 410 on page 2, then the whole list again (3 pages): nothing twice. */
+	ck_assert_uint_eq(json_array_size(nodes), 7);
+	ck_assert_int_eq(srv.requests, 5);
+	json_decref(nodes);
+	/* Gone on every continuation: the second 410 is an error. */
+	srv.fault = F_GONE_ALWAYS;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/nodes", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/nodes", "410 Gone", "too old", NULL);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(malformed_bodies)
+{
+	struct xp_err err = {{0}};
+	struct xp_k8s_client *cl = client(NULL, 0, 0);
+	srv.fault = F_MALFORMED;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", "malformed JSON", NULL);
+	srv.fault = F_TRUNCATED;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/nodes", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/nodes", NULL);
+	srv.fault = F_NOT_LIST;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/nodes", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/nodes", "not a list", NULL);
+	srv.fault = F_NONE;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/secrets", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/secrets", "HTTP 404", NULL);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(oversized_body)
+{
+	struct xp_k8s_client *cl = client(NULL, 0, 4096);
+	struct xp_err err = {{0}};
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/nodes", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/nodes", "larger than 4096 bytes", NULL);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(nodes_to_model)
+{
+	struct xp_k8s_client *cl = client(NULL, 2, 0);
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_k8s_cluster(cl, &err);
+	ck_assert_msg(c, "%s", err.msg);
+	ck_assert_str_eq(srv.last_field, "status.phase!=Succeeded,status.phase!=Failed");
+	ck_assert_uint_eq(c->n_nodes, 7);
+	struct xp_node *g = xp_cluster_node(c, "gpu-node-1");
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(g->state, XP_NODE_UP);
+	ck_assert_str_eq(g->zone, "us-east-1a");
+	ck_assert_str_eq(g->rack, "r12");
+	ck_assert_str_eq(g->sw, "leaf-3");
+	ck_assert_int_eq(g->pus, 128);
+	ck_assert_uint_eq(g->n_devices, 8);
+	ck_assert_str_eq(g->devices[0].vendor, "NVIDIA");
+	ck_assert_str_eq(g->devices[0].model, "NVIDIA-A100-SXM4-80GB");
+	ck_assert_int_eq(g->devices[0].memory_mib, 81920);
+	/* Capacity 8, allocatable 7: the eighth is unhealthy. */
+	ck_assert_int_eq(g->devices[7].health, XP_HEALTH_FAIL);
+	/* train-a (2, Running) and infer-b (1, Pending, limits only) hold three; done-c
+	 * (Succeeded) and the unbound waiting-d hold none. */
+	size_t held = 0;
+	for (size_t i = 0; i < g->n_devices; i++)
+		held += g->devices[i].n_allocs;
+	ck_assert_uint_eq(held, 3);
+	ck_assert_str_eq(g->devices[0].allocs[0].owner, "ml/train-a");
+	ck_assert_str_eq(g->devices[2].allocs[0].owner, "ml/infer-b");
+	struct xp_node *npu = xp_cluster_node(c, "npu-node-2");
+	ck_assert_int_eq(npu->state, XP_NODE_DRAINING); /* cordoned */
+	ck_assert_str_eq(npu->devices[0].vendor, "Huawei");
+	ck_assert_str_eq(npu->devices[0].model, "Ascend910");
+	ck_assert_uint_eq(npu->devices[3].n_allocs, 1);
+	ck_assert_uint_eq(npu->devices[4].n_allocs, 0);
+	ck_assert_int_eq(xp_cluster_node(c, "amd-node-3")->state, XP_NODE_UNREACHABLE); /* Ready Unknown */
+	ck_assert_str_eq(xp_cluster_node(c, "amd-node-3")->devices[0].vendor, "AMD");
+	struct xp_node *mig = xp_cluster_node(c, "mig-node-4");
+	ck_assert_int_eq(mig->state, XP_NODE_DRAINING); /* NoExecute taint */
+	ck_assert_uint_eq(mig->n_devices, 9);
+	xp_want_parts(mig->devices[0].model, "MIG ", NULL);
+	ck_assert_int_eq(xp_cluster_node(c, "cpu-node-5")->state, XP_NODE_DOWN); /* Ready False */
+	ck_assert_uint_eq(xp_cluster_node(c, "cpu-node-5")->n_devices, 0);
+	/* PreferNoSchedule is a preference, not a cordon. */
+	ck_assert_int_eq(xp_cluster_node(c, "mlu-node-6")->state, XP_NODE_UP);
+	ck_assert_str_eq(xp_cluster_node(c, "mlu-node-6")->devices[0].vendor, "Cambricon");
+	/* HAMi's -memory companion is no device. */
+	ck_assert_uint_eq(xp_cluster_node(c, "dcu-node-7")->n_devices, 8);
+	ck_assert_str_eq(xp_cluster_node(c, "dcu-node-7")->devices[0].vendor, "Hygon");
+	xp_cluster_free(c);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(quantities)
+{
+	double v;
+	ck_assert_int_eq(xp_k8s_quantity("127500m", &v), 0);
+	ck_assert(v == 127.5);
+	ck_assert_int_eq(xp_k8s_quantity("1Gi", &v), 0);
+	ck_assert(v == 1073741824.0);
+	ck_assert_int_eq(xp_k8s_quantity("2k", &v), 0);
+	ck_assert(v == 2000);
+	ck_assert_int_eq(xp_k8s_quantity("8x", &v), -1);
+	ck_assert_int_eq(xp_k8s_quantity("", &v), -1);
+	ck_assert_int_eq(xp_k8s_quantity("-1", &v), -1);
+	ck_assert_str_eq(xp_k8s_resource_vendor("huawei.com/Ascend910-2c"), "Huawei");
+	ck_assert_ptr_null(xp_k8s_resource_vendor("huawei.com/Ascend910B3-memory"));
+	ck_assert_ptr_null(xp_k8s_resource_vendor("nvidia.com/gpumem"));
+	ck_assert_ptr_null(xp_k8s_resource_vendor("cpu"));
+}
+END_TEST
+
+/* A kubeconfig in dir named kubeconfig with text; the path. */
+static char *kubeconfig(const char *text)
+{
+	return xp_write_file(dir, "kubeconfig", text, 0600);
+}
+
+/* base64 of "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" */
+#define CA_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+
+START_TEST(kubeconfig_contexts)
+{
+	char *p = kubeconfig("apiVersion: v1\nkind: Config\ncurrent-context: prod\n"
+			     "clusters:\n"
+			     "- name: dev\n  cluster:\n    server: https://dev.example:6443\n    insecure-skip-tls-verify: true\n"
+			     "- name: prod\n  cluster:\n    server: https://10.0.0.1:6443/\n"
+			     "    certificate-authority-data: " CA_B64 "\n"
+			     "contexts:\n"
+			     "- name: dev\n  context: {cluster: dev, user: dev-user}\n"
+			     "- name: prod\n  context:\n    cluster: prod\n    user: admin\n    namespace: ml\n"
+			     "users:\n"
+			     "- name: dev-user\n  user: {token: dev-token}\n"
+			     "- name: admin\n  user:\n    client-certificate: certs/admin.crt\n    client-key: certs/admin.key\n");
+	struct xp_k8s_conf c;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_k8s_kubeconfig(p, &c, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c.server, "https://10.0.0.1:6443/");
+	ck_assert_uint_eq(c.ca_data_len, 59);
+	ck_assert(strncmp(c.ca_data, "-----BEGIN CERTIFICATE-----\n", 28) == 0);
+	ck_assert(!c.insecure);
+	ck_assert_ptr_null(c.token);
+	/* Relative paths are relative to the kubeconfig's folder, as kubectl reads them. */
+	char want[256];
+	snprintf(want, sizeof want, "%s/certs/admin.crt", dir);
+	ck_assert_str_eq(c.cert_file, want);
+	xp_want_parts(c.origin, "context prod", NULL);
+	xp_k8s_conf_clear(&c);
+	/* The other context: a token and insecure-skip-tls-verify. */
+	free(p);
+	p = kubeconfig("current-context: dev\nclusters:\n- name: dev\n  cluster:\n    server: https://dev.example:6443\n"
+		       "    insecure-skip-tls-verify: true\ncontexts:\n- name: dev\n  context: {cluster: dev, user: u}\n"
+		       "users:\n- name: u\n  user:\n    tokenFile: tok\n");
+	free(xp_write_file(dir, "tok", "  file-token \n", 0600));
+	ck_assert_msg(xp_k8s_kubeconfig(p, &c, &err) == 0, "%s", err.msg);
+	ck_assert(c.insecure);
+	ck_assert_str_eq(c.token, "file-token");
+	xp_want_parts(c.token_file, "/tok", NULL);
+	xp_k8s_conf_clear(&c);
+	/* Through KUBECONFIG (a list: its first file that exists), the explicit CA wins. */
+	char *list = xp_asprintf("%s/absent:%s", dir, p);
+	setenv("KUBECONFIG", list, 1);
+	struct xp_k8s_opts o = {.ca_file = "/etc/ca.pem"};
+	ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c.server, "https://dev.example:6443");
+	ck_assert_str_eq(c.ca_file, "/etc/ca.pem");
+	xp_k8s_conf_clear(&c);
+	free(list);
+	free(p);
+}
+END_TEST
+
+START_TEST(kubeconfig_errors)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{"current-context: x\n", "contexts: missing"},
+		{"clusters: []\n", "current-context: missing"},
+		{"current-context: [a]\n", "current-context: not a string"},
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k}\nclusters:\n- name: k\n  cluster: {}\n",
+		 "clusters[0].cluster.server: missing"},
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k}\nclusters:\n- name: other\n  cluster: {}\n",
+		 "clusters: no entry named 'k'"},
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+		 "  cluster: {server: 'https://h', certificate-authority-data: '%%%'}\nusers: []\n",
+		 "clusters[0].cluster.certificate-authority-data: not base64"},
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+		 "  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user: {client-certificate: a.crt}\n",
+		 "a client certificate needs its key"},
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+		 "  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user: {exec: {command: aws}}\n",
+		 "exec and auth-provider credentials are not supported"},
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+		 "  cluster: {server: 'ftp://h'}\nusers:\n- name: u\n  user: {token: s3cret}\n",
+		 "not an http:// or https:// URL"},
+		{"key: [unclosed\n", "line "},
+		{"- a list\n", "not a mapping"},
+		{"", "not a mapping"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *p = kubeconfig(cases[i].text);
+		setenv("KUBECONFIG", p, 1);
+		struct xp_k8s_conf c;
+		struct xp_err err = {{0}};
+		struct xp_k8s_opts o = {0};
+		ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) < 0, "case %zu parsed", i);
+		xp_want_parts(err.msg, "kubeconfig ", p, cases[i].want, NULL);
+		ck_assert_ptr_null(strstr(err.msg, "s3cret"));
+		free(p);
+	}
+	/* Huge: refused by size before parsing. */
+	size_t big = XP_K8S_MAX_FILE + 10;
+	char *text = xp_malloc(big + 1);
+	memset(text, '#', big);
+	text[big] = '\0';
+	char *p = kubeconfig(text);
+	free(text);
+	struct xp_k8s_conf c;
+	struct xp_err err = {{0}};
+	ck_assert_int_lt(xp_k8s_kubeconfig(p, &c, &err), 0);
+	xp_want_parts(err.msg, "kubeconfig", p, NULL);
+	free(p);
+}
+END_TEST
+
+START_TEST(kubeconfig_hostile)
+{
+	/* A billion laughs: aliases are references in libyaml's document, never copies, and
+	 * xpool walks only the fields it needs. */
+	const char *laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+			     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+			     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+			     "current-context: *f\n";
+	char *p = kubeconfig(laughs);
+	struct xp_k8s_conf c;
+	struct xp_err err = {{0}};
+	ck_assert_int_lt(xp_k8s_kubeconfig(p, &c, &err), 0);
+	xp_want_parts(err.msg, "current-context: not a string", NULL);
+	free(p);
+	/* Deep nesting and a NUL byte in a value. */
+	char deep[20010];
+	memset(deep, '[', 20000);
+	strcpy(deep + 20000, "\n");
+	p = kubeconfig(deep);
+	ck_assert_int_lt(xp_k8s_kubeconfig(p, &c, &err), 0);
+	xp_want_parts(err.msg, "kubeconfig ", NULL);
+	free(p);
+	p = kubeconfig("current-context: \"a\\0b\"\n");
+	ck_assert_int_lt(xp_k8s_kubeconfig(p, &c, &err), 0);
+	xp_want_parts(err.msg, "NUL", NULL);
+	free(p);
+}
+END_TEST
+
+/* Standard base64 of len bytes (kubeconfig *-data fields). */
+static char *b64(const char *s, size_t len)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *o = xp_malloc(len / 3 * 4 + 5), *p = o;
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned char)s[i] << 16 | (i + 1 < len ? (unsigned char)s[i + 1] << 8 : 0) |
+			     (i + 2 < len ? (unsigned char)s[i + 2] : 0);
+		*p++ = t[v >> 18 & 63];
+		*p++ = t[v >> 12 & 63];
+		*p++ = i + 1 < len ? t[v >> 6 & 63] : '=';
+		*p++ = i + 2 < len ? t[v & 63] : '=';
+	}
+	*p = '\0';
+	return o;
+}
+
+/* The same server over TLS with its own certificate: trusted through certificate-authority-data
+ * or --k8s-ca, refused without, accepted with insecure-skip-tls-verify; client certificate and
+ * key given as data are loaded (a key that is not the certificate's fails). */
+START_TEST(https_server)
+{
+	char *key = xp_asprintf("%s/key.pem", dir), *cert = xp_asprintf("%s/cert.pem", dir);
+	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
+			"-keyout", key, "-out", cert, NULL};
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
+	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
+	xp_run_free(&r);
+	struct xp_err err = {{0}};
+	size_t klen, clen;
+	char *key_pem = xp_read_file(key, 65536, &klen, &err), *cert_pem = xp_read_file(cert, 65536, &clen, &err);
+	ck_assert_ptr_nonnull(key_pem);
+	ck_assert_ptr_nonnull(cert_pem);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct MHD_Daemon *tls = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS, 0, NULL, NULL, handle, NULL,
+						  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+						  MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_END);
+	ck_assert_ptr_nonnull(tls);
+	char url[64];
+	snprintf(url, sizeof url, "https://127.0.0.1:%d", MHD_get_daemon_info(tls, MHD_DAEMON_INFO_BIND_PORT)->port);
+	char *ca64 = b64(cert_pem, clen), *key64 = b64(key_pem, klen);
+	for (int k = 0; k < 4; k++) {
+		/* 0: CA and client pair as data; 1: no CA; 2: insecure; 3: client key of another pair. */
+		char *text = xp_asprintf("current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+					 "clusters:\n- name: k\n  cluster:\n    server: %s\n%s%s%s"
+					 "users:\n- name: u\n  user:\n    client-certificate-data: %s\n    client-key-data: %s\n",
+					 url, k == 1 || k == 2 ? "" : "    certificate-authority-data: ", k == 1 || k == 2 ? "" : ca64,
+					 k == 2 ? "    insecure-skip-tls-verify: true\n" : k == 1 ? "" : "\n", ca64,
+					 k == 3 ? ca64 : key64);
+		char *p = kubeconfig(text);
+		free(text);
+		struct xp_k8s_conf c;
+		ck_assert_msg(xp_k8s_kubeconfig(p, &c, &err) == 0, "%s", err.msg);
+		struct xp_k8s_client *cl = xp_k8s_client_new(&c, NULL);
+		json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, &err);
+		if (k == 0 || k == 2) {
+			ck_assert_msg(nodes, "case %d: %s", k, err.msg);
+			ck_assert_uint_eq(json_array_size(nodes), 7);
+		} else {
+			ck_assert_msg(!nodes, "case %d listed", k);
+			xp_want_parts(err.msg, "GET /api/v1/nodes", NULL);
+			if (k == 1)
+				xp_want_parts(err.msg, "certificate", NULL);
+		}
+		json_decref(nodes);
+		xp_k8s_client_free(cl);
+		free(p);
+	}
+	/* --k8s-ca: the CA from a file. */
+	struct xp_k8s_opts o = {.server = url, .ca_file = cert};
+	struct xp_k8s_conf c;
+	ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s", err.msg);
+	struct xp_k8s_client *cl = xp_k8s_client_new(&c, NULL);
+	json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, &err);
+	ck_assert_msg(nodes, "%s", err.msg);
+	json_decref(nodes);
+	xp_k8s_client_free(cl);
+	MHD_stop_daemon(tls);
+	free(ca64);
+	free(key64);
+	free(key_pem);
+	free(cert_pem);
+	free(key);
+	free(cert);
+}
+END_TEST
+
+START_TEST(in_cluster)
+{
+	char sa[200];
+	snprintf(sa, sizeof sa, "%s/sa", dir);
+	mkdir(sa, 0700);
+	free(xp_write_file(sa, "token", "sa-token\n", 0600));
+	setenv("HOME", dir, 1); /* no ~/.kube/config there */
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
+	struct xp_k8s_opts o = {.sa_dir = sa};
+	struct xp_k8s_conf c;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c.server, "https://[fd00::1]:6443");
+	ck_assert_str_eq(c.token, "sa-token");
+	xp_want_parts(c.ca_file, "/sa/ca.crt", NULL);
+	xp_k8s_conf_clear(&c);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	ck_assert_int_lt(xp_k8s_conf_load(&o, &c, &err), 0);
+	xp_want_parts(err.msg, "no Kubernetes cluster", NULL);
+}
+END_TEST
+
+START_TEST(inventory_end_to_end)
+{
+	srv.token = "e2e-token";
+	char *tok = xp_write_file(dir, "token", "e2e-token\n", 0600);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	struct xp_run r;
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--k8s-token-file", tok, "--json", "inventory", NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	json_error_t je;
+	json_t *j = json_loads(r.out, 0, &je);
+	ck_assert_msg(j, "%s", je.text);
+	json_t *nodes = json_object_get(j, "nodes");
+	ck_assert_uint_eq(json_array_size(nodes), 7);
+	xp_want_parts(r.out, "\"gpu-node-1\"", "ml/train-a", "NVIDIA-A100-SXM4-80GB", "k8s:http://127.0.0.1", "Ascend910",
+		      NULL);
+	json_decref(j);
+	xp_run_free(&r);
+	/* A refused token: exit 1 and the reason, never the token. */
+	free(xp_write_file(dir, "token", "wrong\n", 0600));
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--k8s-token-file", tok, "inventory", NULL);
+	ck_assert_int_eq(r.status, 1);
+	xp_want_parts(r.err, "GET /api/v1/nodes", "401 Unauthorized", NULL);
+	ck_assert_ptr_null(strstr(r.err, "wrong"));
+	xp_run_free(&r);
+	/* --k8s: the same server through the kubeconfig's current context and its tokenFile. */
+	free(xp_write_file(dir, "token", "e2e-token\n", 0600));
+	char *kc_text = xp_asprintf("apiVersion: v1\nkind: Config\ncurrent-context: lab\n"
+				    "clusters:\n- name: lab\n  cluster:\n    server: %s\n"
+				    "contexts:\n- name: lab\n  context:\n    cluster: lab\n    user: me\n"
+				    "users:\n- name: me\n  user:\n    tokenFile: token\n", url);
+	char *kc = kubeconfig(kc_text);
+	free(kc_text);
+	setenv("KUBECONFIG", kc, 1);
+	xp_run_xpool(&r, NULL, "--k8s", "--json", "inventory", NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	xp_want_parts(r.out, "\"dcu-node-7\"", "ml/infer-b", NULL);
+	xp_run_free(&r);
+	unsetenv("KUBECONFIG");
+	free(kc);
+	/* --k8s with another source is a usage mistake. */
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--inventory", tok, "inventory", NULL);
+	ck_assert_int_ne(r.status, 0);
+	xp_want_parts(r.err, "--k8s and --inventory", NULL);
+	xp_run_free(&r);
+	free(tok);
+}
+END_TEST
+
+/* The console on the loopback API server: the header names the engine and view 1 lists its
+ * nodes (a console started with --k8s-server used to show this machine: the options never
+ * reached its poller). */
+START_TEST(console_end_to_end)
+{
+	xp_tmux_test_socket();
+	xp_tmux_kill_server(); /* a server a failed test left */
+	srv.token = "console-token";
+	char *tok = xp_write_file(dir, "token", "console-token\n", 0600);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --k8s-server "
+		 "http://127.0.0.1:%d --k8s-token-file %s; echo $? > %s/rc",
+		 dir, xp_bin(), port, tok, dir);
+	xp_tmux_start(cmd, 200, 50);
+	free(xp_tmux_wait_all(20, "k8s http://127.0.0.1", "gpu-node-1", NULL));
+	xp_tmux_keys("q");
+	xp_tmux_expect_exit(dir, 0);
+	xp_tmux_kill_server();
+	free(tok);
+}
+END_TEST
+
+XP_DEFINE_SUITE(k8s,
+		{"client", .setup = setup, .teardown = teardown,
+		 .tests = {list_pages, token_reread_on_401, no_reread_without_file, forbidden, gone_restarts_once,
+			   malformed_bodies, oversized_body}},
+		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, quantities}},
+		{"kubeconfig", .setup = setup, .teardown = teardown,
+		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, https_server, in_cluster}},
+		{"cli", .setup = setup, .teardown = teardown, .tests = {inventory_end_to_end}},
+		{"console", .timeout_s = 60, .setup = setup, .teardown = teardown,
+		 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
+		 .tests = {console_end_to_end}});
