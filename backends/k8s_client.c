@@ -186,8 +186,11 @@ static char *escape(const char *s)
 	return o;
 }
 
-json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *query, struct xp_err *err)
+/* absent NULL: a 404 is an error like any other status. */
+static json_t *list(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent, struct xp_err *err)
 {
+	if (absent)
+		*absent = false;
 	json_t *items = json_array();
 	char *cont = NULL;
 	bool reread = false, restarted = false;
@@ -232,6 +235,12 @@ json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *quer
 			json_array_clear(items);
 			continue;
 		}
+		if (code == 404 && absent && !cont) {
+			/* The API group is not served: that engine is not installed. */
+			free(b.buf);
+			*absent = true;
+			goto fail;
+		}
 		if (code != 200) {
 			char msg[256];
 			status_message(b.buf, b.len, msg, sizeof msg);
@@ -241,7 +250,7 @@ json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *quer
 				xp_errf(err, "GET %s: 401 Unauthorized: the server refused the credentials from %s%s", path,
 					cl->conf.origin ? cl->conf.origin : "the options", msg);
 			else if (code == 403)
-				xp_errf(err, "GET %s: 403 Forbidden: this account may not list it (xpool needs get/list on nodes and pods)%s",
+				xp_errf(err, "GET %s: 403 Forbidden: this account may not list it (xpool needs list on it)%s",
 					path, msg);
 			else if (code == 410)
 				xp_errf(err, "GET %s: 410 Gone: the list changed faster than it could be read%s", path, msg);
@@ -282,4 +291,15 @@ fail:
 	free(cont);
 	json_decref(items);
 	return NULL;
+}
+
+json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *query, struct xp_err *err)
+{
+	return list(cl, path, query, NULL, err);
+}
+
+json_t *xp_k8s_list_opt(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent,
+			struct xp_err *err)
+{
+	return list(cl, path, query, absent, err);
 }

@@ -5,6 +5,7 @@
 #define XP_K8S_CLIENT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "k8s_config.h"
@@ -29,6 +30,10 @@ const struct xp_k8s_conf *xp_k8s_client_conf(const struct xp_k8s_client *cl);
  * already escaped) added to each request; a new JSON array of every page's items, or NULL
  * with err set naming the path. A 410 Gone on a continuation starts the list again once. */
 json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *query, struct xp_err *err);
+/* As xp_k8s_list, but a 404 on the first page (the API group or resource is not served: a
+ * CRD's engine is not installed) sets *absent and returns NULL without an error. */
+json_t *xp_k8s_list_opt(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent,
+			struct xp_err *err);
 /* Requests made so far (pages, retries): for the tests. */
 size_t xp_k8s_client_requests(const struct xp_k8s_client *cl);
 
