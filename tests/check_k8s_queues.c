@@ -334,6 +334,10 @@ START_TEST(absent_engines)
 	json_t *cq = fixture_items("k8s/kueue_clusterqueues.json");
 	json_t *lq = fixture_items("k8s/kueue_localqueues.json");
 	json_t *wl = fixture_items("k8s/kueue_workloads.json");
+	/* v1beta1 calls the cohort spec.cohort. */
+	json_t *spec = json_object_get(json_array_get(cq, 1), "spec");
+	json_object_set(spec, "cohort", json_object_get(spec, "cohortName"));
+	json_object_del(spec, "cohortName");
 	serve(0, NULL, NULL);
 	serve(1, NULL, NULL);
 	serve(2, CQ1, cq);
@@ -347,6 +351,7 @@ START_TEST(absent_engines)
 	ck_assert_msg(load(&set, &jobs, &n, &eng, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(eng, XP_K8S_KUEUE);
 	ck_assert_ptr_nonnull(xp_qset_queue(&set, "cluster-queue"));
+	ck_assert_str_eq(xp_qset_queue(&set, "team-b-cq")->parent, "all-teams");
 	ck_assert_ptr_null(xp_qset_queue(&set, "default"));
 	ck_assert_uint_eq(n, 2);
 	free_all(&set, jobs, n);
