@@ -473,8 +473,10 @@ static int pod_asks(json_t *tmpl, struct xp_task_group *g, const char *field, st
 		json_object_foreach(m, key, val) {
 			double v;
 			if (quantity(val, &v) < 0) {
+				/* key lives in m: the message first. */
+				xp_errf(err, "%s.spec.containers[%zu].resources: %.100s is not a quantity", field, i, key);
 				json_decref(m);
-				return xp_errf(err, "%s.spec.containers[%zu].resources: %.100s is not a quantity", field, i, key);
+				return -1;
 			}
 			const char *vendor = xp_k8s_resource_vendor(key);
 			if (strcmp(key, "cpu") == 0)
