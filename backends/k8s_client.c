@@ -13,6 +13,7 @@ struct xp_k8s_client {
 	struct xp_k8s_client_opts o;
 	CURL *easy;
 	size_t requests;
+	xp_k8s_trim_fn *trim; /* applied to each item as its page arrives; NULL: none */
 };
 
 struct body {
@@ -57,6 +58,11 @@ struct xp_k8s_client *xp_k8s_client_new(struct xp_k8s_conf *conf, const struct x
 	if (!(cl->o.timeout_s > 0))
 		cl->o.timeout_s = 30;
 	return cl;
+}
+
+void xp_k8s_client_trim(struct xp_k8s_client *cl, xp_k8s_trim_fn *trim)
+{
+	cl->trim = trim;
 }
 
 void xp_k8s_client_free(struct xp_k8s_client *cl)
@@ -278,7 +284,13 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 			xp_errf(err, "GET %s: metadata.continue is not a string", path);
 			goto fail;
 		}
-		if (it)
+		if (it && cl->trim) {
+			/* Page by page, so that a long list never holds whole objects: 50,000
+			 * Pods decoded whole weigh several hundred MiB. */
+			size_t i;
+			json_t *x;
+			json_array_foreach(it, i, x) if (cl->trim(x)) json_array_append(items, x);
+		} else if (it)
 			json_array_extend(items, it);
 		free(cont);
 		cont = ct && *json_string_value(ct) ? xp_strdup(json_string_value(ct)) : NULL;

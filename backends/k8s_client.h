@@ -24,6 +24,11 @@ struct xp_k8s_client;
 struct xp_k8s_client *xp_k8s_client_new(struct xp_k8s_conf *conf, const struct xp_k8s_client_opts *o);
 /* Frees the client (and the settings it took); NULL is fine. */
 void xp_k8s_client_free(struct xp_k8s_client *cl);
+/* Drops in place, from one listed item, what the caller will not read; false drops the item. */
+typedef bool xp_k8s_trim_fn(json_t *item);
+/* Sets the trim xp_k8s_list applies to each item as its page arrives (NULL: none), so that
+ * a long list holds only what its reader needs. */
+void xp_k8s_client_trim(struct xp_k8s_client *cl, xp_k8s_trim_fn *trim);
 /* The settings the client uses (server, origin...). */
 const struct xp_k8s_conf *xp_k8s_client_conf(const struct xp_k8s_client *cl);
 /* Lists path ("/api/v1/nodes") page by page, query (NULL for none: "fieldSelector=...",

@@ -336,13 +336,95 @@ struct xp_cluster *xp_k8s_build(json_t *nodes, json_t *pods, const char *source,
 	return c;
 }
 
+/* Deletes from object o every member not named in keep (NULL-terminated). */
+static void keep_only(json_t *o, const char *const *keep)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(o, tmp, k, v) {
+		const char *const *p = keep;
+		while (*p && strcmp(*p, k))
+			p++;
+		if (!*p)
+			json_object_del(o, k);
+	}
+}
+
+/* The trims keep what node_from and pod_on read (and the annotations, where HAMi and Ascend
+ * name devices), and drop the rest as each page arrives: managedFields, images, volumes,
+ * env, statuses; and a Pod that holds no accelerator (not bound, finished, or asking for
+ * none: most of a cluster's) is not kept at all. 50,000 Pods kept whole weigh some 350 MiB
+ * decoded. Keep them in step with the readers above. */
+static bool trim_node(json_t *node)
+{
+	static const char *const top[] = {"kind", "metadata", "spec", "status", NULL};
+	static const char *const md[] = {"name", "labels", "annotations", NULL};
+	static const char *const spec[] = {"unschedulable", "taints", NULL};
+	static const char *const status[] = {"capacity", "allocatable", "conditions", NULL};
+	static const char *const cond[] = {"type", "status", NULL};
+	keep_only(node, top);
+	keep_only(json_object_get(node, "metadata"), md);
+	keep_only(json_object_get(node, "spec"), spec);
+	json_t *st = json_object_get(node, "status");
+	keep_only(st, status);
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(st, "conditions"), i, c) keep_only(c, cond);
+	return true;
+}
+
+/* True when one of containers asks for an accelerator (a request or a limit). */
+static bool asks_devices(json_t *containers)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(containers, i, c) {
+		json_t *res = json_object_get(c, "resources");
+		const char *k;
+		json_t *v;
+		json_object_foreach(json_object_get(res, "requests"), k, v) if (xp_k8s_resource_vendor(k)) return true;
+		json_object_foreach(json_object_get(res, "limits"), k, v) if (xp_k8s_resource_vendor(k)) return true;
+	}
+	return false;
+}
+
+static bool trim_pod(json_t *pod)
+{
+	static const char *const top[] = {"kind", "metadata", "spec", "status", NULL};
+	static const char *const md[] = {"name", "namespace", "annotations", NULL};
+	static const char *const spec[] = {"nodeName", "containers", "initContainers", NULL};
+	static const char *const container[] = {"name", "resources", NULL};
+	static const char *const status[] = {"phase", NULL};
+	json_t *sp = json_object_get(pod, "spec");
+	const char *phase = jstr(json_object_get(pod, "status"), "phase");
+	/* What pod_on skips. */
+	if (!jstr(sp, "nodeName") || !phase || (strcmp(phase, "Running") && strcmp(phase, "Pending")) ||
+	    (!asks_devices(json_object_get(sp, "containers")) && !asks_devices(json_object_get(sp, "initContainers"))))
+		return false;
+	keep_only(pod, top);
+	keep_only(json_object_get(pod, "metadata"), md);
+	keep_only(sp, spec);
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(sp, "containers"), i, c) keep_only(c, container);
+	json_array_foreach(json_object_get(sp, "initContainers"), i, c) keep_only(c, container);
+	keep_only(json_object_get(pod, "status"), status);
+	return true;
+}
+
 struct xp_cluster *xp_k8s_cluster(struct xp_k8s_client *cl, struct xp_err *err)
 {
+	xp_k8s_client_trim(cl, trim_node);
 	json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, err);
-	if (!nodes)
+	xp_k8s_client_trim(cl, trim_pod);
+	if (!nodes) {
+		xp_k8s_client_trim(cl, NULL);
 		return NULL;
+	}
 	/* Finished pods hold nothing: the server leaves them out. */
 	json_t *pods = xp_k8s_list(cl, "/api/v1/pods", "fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed", err);
+	xp_k8s_client_trim(cl, NULL);
 	if (!pods) {
 		json_decref(nodes);
 		return NULL;

@@ -19,6 +19,7 @@
 #include "k8s_client.h"
 #include "k8s_config.h"
 #include "k8s_nodes.h"
+#include "model_json.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -282,6 +283,46 @@ START_TEST(gone_restarts_once)
 }
 END_TEST
 
+/* A trim for the test: drops unbound pods, and every pod's status. */
+static bool drop_unbound(json_t *pod)
+{
+	if (!json_object_get(json_object_get(pod, "spec"), "nodeName"))
+		return false;
+	json_object_del(pod, "status");
+	return true;
+}
+
+START_TEST(list_trim)
+{
+	srv.fault = F_GONE_ONCE;
+	struct xp_k8s_client *cl = client(NULL, 3, 0);
+	struct xp_err err = {{0}};
+	xp_k8s_client_trim(cl, drop_unbound);
+	json_t *pods = xp_k8s_list(cl, "/api/v1/pods", NULL, &err);
+	ck_assert_msg(pods, "%s", err.msg);
+	/* Page 1, 410 on page 2, the list again: each bound pod once (waiting-d is not), trimmed. */
+	ck_assert_int_eq(srv.requests, 5);
+	ck_assert_uint_eq(json_array_size(pods), 6);
+	size_t i;
+	json_t *p;
+	json_array_foreach(pods, i, p) {
+		ck_assert_ptr_null(json_object_get(p, "status"));
+		ck_assert_ptr_nonnull(json_object_get(json_object_get(p, "spec"), "nodeName"));
+	}
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(pods, 3), "metadata"), "name")),
+			 "npu-job");
+	json_decref(pods);
+	/* No trim: every object whole. */
+	xp_k8s_client_trim(cl, NULL);
+	pods = xp_k8s_list(cl, "/api/v1/pods", NULL, &err);
+	ck_assert_msg(pods, "%s", err.msg);
+	ck_assert_uint_eq(json_array_size(pods), 7);
+	ck_assert_ptr_nonnull(json_object_get(json_array_get(pods, 0), "status"));
+	json_decref(pods);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
 START_TEST(malformed_bodies)
 {
 	struct xp_err err = {{0}};
@@ -361,6 +402,47 @@ START_TEST(nodes_to_model)
 	/* HAMi's -memory companion is no device. */
 	ck_assert_uint_eq(xp_cluster_node(c, "dcu-node-7")->n_devices, 8);
 	ck_assert_str_eq(xp_cluster_node(c, "dcu-node-7")->devices[0].vendor, "Hygon");
+	xp_cluster_free(c);
+	xp_k8s_client_free(cl);
+}
+END_TEST
+
+START_TEST(trims_keep_what_is_read)
+{
+	/* xp_k8s_cluster trims each page as it arrives (a Node to what node_from reads, a Pod to
+	 * what pod_on reads, a Pod that holds no device dropped): the cluster must be the one
+	 * the whole objects make, with the fields a real server adds that nothing reads. */
+	size_t i;
+	json_t *o;
+	json_array_foreach(srv.pods, i, o) {
+		json_object_set_new(json_object_get(o, "metadata"), "managedFields",
+				    json_pack("[{s:s,s:s}]", "manager", "kubelet", "operation", "Update"));
+		json_object_set_new(json_object_get(o, "status"), "conditions",
+				    json_pack("[{s:s,s:s}]", "type", "Ready", "status", "True"));
+	}
+	json_array_foreach(srv.nodes, i, o)
+	json_object_set_new(json_object_get(o, "status"), "images",
+			    json_pack("[{s:[s],s:i}]", "names", "nvcr.io/nvidia/pytorch:23.10-py3", "sizeBytes", 9000000000));
+	struct xp_k8s_client *cl = client(NULL, 2, 0);
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_k8s_cluster(cl, &err);
+	ck_assert_msg(c, "%s", err.msg);
+	char *src = xp_asprintf("k8s:%s", xp_k8s_client_conf(cl)->server);
+	struct xp_cluster *whole = xp_k8s_build(srv.nodes, srv.pods, src, &err);
+	ck_assert_msg(whole, "%s", err.msg);
+	json_t *a = xp_cluster_to_json(c), *b = xp_cluster_to_json(whole);
+	char *sa = json_dumps(a, JSON_SORT_KEYS), *sb = json_dumps(b, JSON_SORT_KEYS);
+	size_t at = 0;
+	while (sa[at] && sa[at] == sb[at])
+		at++;
+	ck_assert_msg(!sa[at] && !sb[at], "the trimmed lists make another cluster, from byte %zu: %.120s | %.120s", at,
+		      sa + at, sb + at);
+	free(sa);
+	free(sb);
+	json_decref(a);
+	json_decref(b);
+	free(src);
+	xp_cluster_free(whole);
 	xp_cluster_free(c);
 	xp_k8s_client_free(cl);
 }
@@ -715,8 +797,8 @@ END_TEST
 XP_DEFINE_SUITE(k8s,
 		{"client", .setup = setup, .teardown = teardown,
 		 .tests = {list_pages, token_reread_on_401, no_reread_without_file, forbidden, gone_restarts_once,
-			   malformed_bodies, oversized_body}},
-		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, quantities}},
+			   list_trim, malformed_bodies, oversized_body}},
+		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, trims_keep_what_is_read, quantities}},
 		{"kubeconfig", .setup = setup, .teardown = teardown,
 		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, https_server, in_cluster}},
 		{"cli", .setup = setup, .teardown = teardown, .tests = {inventory_end_to_end}},
