@@ -138,8 +138,17 @@ if command -v tmux >/dev/null 2>&1; then
 		grep -q 'slurm slurm.conf' pane.txt && grep -q npu01 pane.txt && { seen=1; break; }
 		sleep 0.05
 	done
-	tmux -L "$sock" kill-server 2>/dev/null
 	[ -n "$seen" ] || { bad "the console did not show Slurm's nodes under a 'slurm slurm.conf' header:"; cat pane.txt; }
+	# View 2: Slurm's partitions as the queues, and its jobs saying they are Slurm's.
+	tmux -L "$sock" send-keys 2 2>/dev/null
+	seen=
+	for _ in $(seq 1 200); do
+		tmux -L "$sock" capture-pane -p >pane2.txt 2>/dev/null
+		grep -q 'train' pane2.txt && grep -q 'debug' pane2.txt && grep -q 'slurm [0-9]' pane2.txt && { seen=1; break; }
+		sleep 0.05
+	done
+	tmux -L "$sock" kill-server 2>/dev/null
+	[ -n "$seen" ] || { bad "view 2 did not show Slurm's partitions and jobs:"; cat pane2.txt; }
 fi
 # A Slurm that cannot be reached is an error naming the command, not a crash.
 sed "s/^SlurmctldPort=.*/SlurmctldPort=$slurm_d_port/" slurm.conf >gone.conf
