@@ -291,12 +291,22 @@ static int run_client(const char *const *argv, const char *conf, const char *wha
 	if (!conf || !*conf)
 		conf = getenv("SLURM_CONF");
 	char *setting = conf && *conf ? xp_asprintf("SLURM_CONF=%s", conf) : NULL;
-	const char *env[] = {setting, NULL};
+	/* squeue prints times in its local time: the caller's TZ, so that mktime here reads
+	 * them in the same zone. */
+	const char *tz = getenv("TZ");
+	char *tzs = tz ? xp_asprintf("TZ=%s", tz) : NULL;
+	const char *env[3] = {NULL, NULL, NULL};
+	size_t k = 0;
+	if (setting)
+		env[k++] = setting;
+	if (tzs)
+		env[k++] = tzs;
 	char msg[512];
 	*out = NULL;
 	*len = 0;
 	int rc = xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, msg, sizeof msg);
 	free(setting);
+	free(tzs);
 	if (rc < 0)
 		return xp_errf(err, "slurm: %s (%s)", msg, what);
 	return 0;

@@ -97,6 +97,9 @@ else
 	[ "$(jq -r '.queues[] | select(.name == "debug") | "\(.running) \(.pending)"' ql.json)" = "1 1" ] ||
 		bad "debug has not 1 running, 1 pending (held): $(cat ql.json)"
 fi
+"$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" queue show train >qs.out 2>&1 &&
+	grep -q '^priority: *10$' qs.out && grep -q '^jobs: *2 running, 1 pending$' qs.out ||
+	{ bad "queue show train does not show Slurm's partition:"; cat qs.out; }
 if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" --json job list >jl.json 2>jl.err; then
 	bad "job list --slurm-conf failed:"; cat jl.err
 else
@@ -111,6 +114,11 @@ else
 	# Its wait counts from Slurm's submit time (squeue %V, local time): seconds here, not decades.
 	w=$(jq_job pend .wait_s)
 	[ "$w" -ge 0 ] 2>/dev/null && [ "$w" -lt 3600 ] || bad "pend's wait is not from its submit time: $w"
+	# In another zone too (a POSIX TZ, no tzdata needed): squeue prints its local time, and
+	# xpool reads it in the same zone only when squeue gets the caller's TZ.
+	w=$(TZ=XPT-14 "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" --json job list |
+		jq -r '.jobs[] | select(.name == "pend") | .wait_s')
+	[ "$w" -ge 0 ] 2>/dev/null && [ "$w" -lt 3600 ] || bad "pend's wait under TZ=XPT-14 is not from its submit time: $w"
 fi
 "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" job show 4 >js.out 2>&1 && grep -q '^from: *slurm' js.out &&
 	grep -q 'ReqNodeNotAvail' js.out || { bad "job show 4 does not show Slurm's job:"; cat js.out; }
