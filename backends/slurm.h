@@ -6,8 +6,8 @@
  * scontrol in Slurm 22.05 has no --json (only sinfo and squeue do, through the openapi
  * plugins), and the one-line records carry GresUsed, which sinfo --json does not: the
  * records are read. Partitions (xp_slurm_parse_partitions) and jobs (xp_slurm_parse_jobs)
- * are parsed into the queue model, but no command reads them from a live Slurm yet; QOS and
- * fair-share are not read. */
+ * are read into the queue model (xp_slurm_load_queues) for `queue`, `job` and `whatif`; QOS
+ * and fair-share are not read. */
 #ifndef XP_SLURM_H
 #define XP_SLURM_H
 
@@ -20,9 +20,10 @@ struct xp_qset;
 struct xp_qjob;
 
 /* The squeue format xp_slurm_parse_jobs reads (`squeue -h -a -t all -o FORMAT`): id,
- * partition, state, priority, node count, time limit, GRES per node, reason, and the name
- * last (a name may hold '|'). */
-#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%j"
+ * partition, state, priority, node count, time limit, GRES per node, reason, the nodes
+ * (Slurm's compressed list), submit and start times (local time, as the client prints them),
+ * and the name last (a name may hold '|'). */
+#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%j"
 
 /* Longest record line read (a node's record is about 1 KiB; its Reason may be long). */
 #define XP_SLURM_MAX_LINE (1 << 20)
@@ -54,14 +55,21 @@ int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, st
  * at INT_MAX), state (CONFIGURING, RUNNING, COMPLETING, SUSPENDED: running; PENDING: pending,
  * held when the reason is JobHeld*), est_s from the time limit, a one-group spec of as many
  * replicas as nodes with the accelerator GRES per node as devices and its type as model,
- * and for a pending job its reason code with Slurm's own words as reason_text. 0, or -1
- * with err naming what, the line and the field (*out then holds the jobs read before it).
- * Which nodes and devices a running job holds is not read yet. */
+ * and for a pending job its reason code with Slurm's own words as reason_text; engine "slurm",
+ * Slurm's node list as nodes, submit time, and a running job's start. 0, or -1 with err naming what, the line and the field (*out
+ * then holds the jobs read before it). Which devices of its nodes a running job holds is not
+ * read (GresUsed on the nodes says how many are held: see xp_slurm_load). */
 int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
 			struct xp_err *err);
 /* Reads the live cluster: runs scontrol with SLURM_CONF=conf (NULL or "" for the client's
  * own configuration: the caller's SLURM_CONF, else Slurm's default file). NULL with err set
  * when scontrol is missing, fails, times out or prints what cannot be read. */
 struct xp_cluster *xp_slurm_load(const char *conf, struct xp_err *err);
+/* Reads the live Slurm's partitions into set (appended) and its jobs into *jobs (n_jobs; free
+ * each with xp_qjob_clear, then *jobs): `scontrol show partition -o` and `squeue` with
+ * SLURM_CONF=conf as xp_slurm_load. Read-only. -1 with err naming the command on failure
+ * (what was read is kept for the caller to free). */
+int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob **jobs, size_t *n_jobs,
+			 struct xp_err *err);
 
 #endif

@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jobspec.h"
 #include "qjob.h"
+#include "qmodel.h"
+#include "run.h"
 #include "slurm.h"
 
-#define N_FIELDS 9 /* %i %P %T %Q %D %l %b %r, then %j (a name may hold '|': the rest of the line) */
+#define N_FIELDS 12 /* %i %P %T %Q %D %l %b %r %N %V %S, then %j (a name may hold '|': the rest of the line) */
 
 /* Slurm's job state (squeue %T) onto xpool's; -1 when not one Slurm prints. */
 static int job_state(const char *s, const char *reason)
@@ -107,6 +110,27 @@ static int64_t time_limit(const char *s)
 	return secs > 0 ? secs : 60;
 }
 
+/* "2026-12-02T05:42:35" (squeue's local time) as epoch seconds; -2 for what Slurm prints when
+ * there is none (N/A, Unknown, None); -1 when malformed. */
+static int64_t slurm_time(const char *s)
+{
+	if (!*s || strcmp(s, "N/A") == 0 || strcmp(s, "Unknown") == 0 || strcmp(s, "None") == 0)
+		return -2;
+	struct tm tm = {0};
+	int n = 0;
+	if (strlen(s) != 19 || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+				       &tm.tm_min, &tm.tm_sec, &n) != 6 || n != 19)
+		return -1;
+	if (tm.tm_year < 1970 || tm.tm_year > 9999 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	tm.tm_isdst = -1;
+	time_t t = mktime(&tm);
+	return t < 0 ? -1 : (int64_t)t;
+}
+
 /* The devices per node a job asks (squeue %b: "gres:gpu:h100:4", "gres/gpu:4", "N/A", a list):
  * the first accelerator GRES, its type as the model. 0 when it asks none; -1 when malformed. */
 static int per_node(const char *b, char *model, size_t msize)
@@ -189,7 +213,7 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 		char *end;
 		long long id = 0, prio = 0, nodes = 0;
 		int per = 0;
-		int64_t est = 0;
+		int64_t est = 0, submit = 0, start = 0;
 		if (nf < N_FIELDS)
 			rc = xp_errf(err, "%zu fields, not %d ('|'-separated %s)", nf, N_FIELDS, XP_SLURM_SQUEUE_FORMAT);
 		else if ((id = strtoll(f[0], &end, 10)) <= 0 || (*end && *end != '_' && *end != '+'))
@@ -204,9 +228,15 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 			rc = xp_errf(err, "field 6 (time limit): '%.40s' is not a time", f[5]);
 		else if ((per = per_node(f[6], model, sizeof model)) < 0)
 			rc = xp_errf(err, "field 7 (GRES per node): '%.60s' is not a GRES list", f[6]);
+		else if ((submit = slurm_time(f[9])) == -1)
+			rc = xp_errf(err, "field 10 (submit time): '%.40s' is not a time", f[9]);
+		else if ((start = slurm_time(f[10])) == -1)
+			rc = xp_errf(err, "field 11 (start time): '%.40s' is not a time", f[10]);
 		if (rc == 0) {
 			j.id = id;
-			j.name = *f[8] ? xp_strndup(f[8], 255) : NULL;
+			j.name = *f[11] ? xp_strndup(f[11], 255) : NULL;
+			j.engine = "slurm";
+			j.nodes = *f[8] ? xp_strndup(f[8], 4096) : NULL;
 			j.queue = xp_strndup(f[1], XP_SLURM_MAX_LINE);
 			/* Slurm's priority is a 32-bit unsigned number; one past INT_MAX (PriorityType=
 			 * priority/basic counts down from 2^32) is kept at INT_MAX. */
@@ -214,6 +244,10 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 			j.est_s = est;
 			j.actual_s = -1;
 			j.start = j.end = -1;
+			j.submit = submit >= 0 ? submit : 0;
+			/* A pending job's %S is Slurm's expected start, not a start. */
+			if (j.state == XP_JS_RUNNING && start >= 0)
+				j.start = start;
 			j.eta = -1;
 			j.alloc.commit = -1;
 			if (j.state == XP_JS_PENDING || j.state == XP_JS_HELD) {
@@ -247,5 +281,62 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 	}
 	if (rc < 0)
 		xp_err_prefix(err, "%s: line %zu", what, line_no);
+	return rc;
+}
+
+/* Runs a Slurm client command with SLURM_CONF=conf (as xp_slurm_load): its output in *out. */
+static int run_client(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
+		      struct xp_err *err)
+{
+	if (!conf || !*conf)
+		conf = getenv("SLURM_CONF");
+	char *setting = conf && *conf ? xp_asprintf("SLURM_CONF=%s", conf) : NULL;
+	/* squeue prints times in its local time: the caller's TZ, so that mktime here reads
+	 * them in the same zone. */
+	const char *tz = getenv("TZ");
+	char *tzs = tz ? xp_asprintf("TZ=%s", tz) : NULL;
+	const char *env[3] = {NULL, NULL, NULL};
+	size_t k = 0;
+	if (setting)
+		env[k++] = setting;
+	if (tzs)
+		env[k++] = tzs;
+	char msg[512];
+	*out = NULL;
+	*len = 0;
+	int rc = xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, msg, sizeof msg);
+	free(setting);
+	free(tzs);
+	if (rc < 0)
+		return xp_errf(err, "slurm: %s (%s)", msg, what);
+	return 0;
+}
+
+int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob **jobs, size_t *n_jobs,
+			 struct xp_err *err)
+{
+	*jobs = NULL;
+	*n_jobs = 0;
+	const char *pargv[] = {"scontrol", "show", "partition", "-o", NULL};
+	const char *pwhat = "scontrol show partition -o";
+	/* -a: hidden partitions too; -t all: every state squeue still remembers. */
+	const char *jargv[] = {"squeue", "-h", "-a", "-t", "all", "-o", XP_SLURM_SQUEUE_FORMAT, NULL};
+	const char *jwhat = "squeue";
+	char *out;
+	size_t len;
+	if (run_client(pargv, conf, pwhat, &out, &len, err) < 0)
+		return -1;
+	int rc = xp_slurm_parse_partitions(out, len, pwhat, set, err);
+	free(out);
+	if (rc < 0) {
+		xp_err_prefix(err, "slurm");
+		return -1;
+	}
+	if (run_client(jargv, conf, jwhat, &out, &len, err) < 0)
+		return -1;
+	rc = xp_slurm_parse_jobs(out, len, jwhat, jobs, n_jobs, err);
+	free(out);
+	if (rc < 0)
+		xp_err_prefix(err, "slurm");
 	return rc;
 }

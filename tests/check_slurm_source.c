@@ -391,6 +391,13 @@ START_TEST(recorded_jobs)
 	ck_assert_str_eq(four->spec->groups[0].model, "h100");
 	ck_assert_int_eq(four->reason, XP_R_NONE);
 	ck_assert_ptr_null(four->reason_text);
+	/* Slurm's own: which engine, and the nodes in its words (a pending job has none yet). */
+	ck_assert_str_eq(four->engine, "slurm");
+	ck_assert_str_eq(four->nodes, "gpu01");
+	ck_assert_ptr_null(pend->nodes);
+	ck_assert_int_eq(four->start - four->submit, 2); /* submitted 05:43:32, started 05:43:34 */
+	ck_assert_int_eq(pend->start, -1);
+	ck_assert_int_eq(pend->submit, four->submit);
 	ck_assert_int_eq(pend->state, XP_JS_PENDING);
 	ck_assert_int_eq(pend->reason, XP_R_RESOURCES);
 	ck_assert_str_eq(pend->reason_text, "ReqNodeNotAvail, UnavailableNodes:gpu02");
@@ -415,14 +422,20 @@ START_TEST(recorded_jobs)
 		const char *text, *want;
 	} bad[] = {
 		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None\n", "fields"},
-		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|a\n", "field 1"},
-		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None|a\n", "field 3"},
-		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None|a\n", "field 4"},
-		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None|a\n", "field 4"},
-		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None|a\n", "field 5"},
-		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None|a\n", "field 6"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None|a\n", "field 7"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None|a\n", "field 7"},
+		/* The formats before the node list (%N) and the times (%V, %S) were read: short. */
+		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|a\n", "fields"},
+		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|n1|a\n", "fields"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|yesterday|N/A|a\n", "field 10"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-13-02T05:43:32|N/A|a\n", "field 10"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|2026-12-02T05:43:32Z|a\n", "field 11"},
+		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 1"},
+		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 3"},
+		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 4"},
+		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 4"},
+		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 5"},
+		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 6"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None||2026-12-02T05:43:32|N/A|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None||2026-12-02T05:43:32|N/A|a\n", "field 7"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		memset(&err, 0, sizeof err);
@@ -433,12 +446,19 @@ START_TEST(recorded_jobs)
 		jobs_free(j, n);
 	}
 	/* Other forms squeue prints: days in a limit, an array task, a job asking no device. */
-	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|arr\n8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority|\n";
+	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|n[1-2]|2026-12-02T05:43:32|2026-12-02T05:43:34|arr\n"
+			 "8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority||Unknown|2026-12-03T00:00:00|\n";
 	ck_assert_msg(xp_slurm_parse_jobs(ok, strlen(ok), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(n, 2);
 	ck_assert_int_eq(j[0].id, 7);
 	ck_assert_int_eq(j[0].est_s, 2 * 86400);
 	ck_assert_int_eq(j[0].spec->groups[0].devices, 0);
+	ck_assert_str_eq(j[0].nodes, "n[1-2]");
+	ck_assert_ptr_null(j[1].nodes);
+	/* Local times, two seconds apart; a pending job's %S is Slurm's guess, not a start. */
+	ck_assert_int_eq(j[0].start - j[0].submit, 2);
+	ck_assert_int_eq(j[1].start, -1);
+	ck_assert_int_eq(j[1].submit, 0);
 	ck_assert_int_eq(j[1].est_s, 5 * 60);
 	ck_assert_int_eq(j[1].reason, XP_R_PRIORITY);
 	ck_assert_int_eq(j[1].spec->groups[0].devices, 2);

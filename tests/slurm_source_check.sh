@@ -53,7 +53,7 @@ done
 if [ -n "$record" ]; then
 	scontrol -d show node -o >"$record/scontrol-show-node-d.txt"
 	scontrol show partition -o >"$record/scontrol-show-partition.txt"
-	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%j' >"$record/squeue.txt" # XP_SLURM_SQUEUE_FORMAT
+	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%j' >"$record/squeue.txt" # XP_SLURM_SQUEUE_FORMAT
 fi
 
 if ! "$bin" --slurm-conf "$scratch/slurm.conf" --json inventory >inv.json 2>inv.err; then
@@ -86,6 +86,54 @@ fi
 if "$bin" --slurm-conf "$scratch/slurm.conf" place --dry-run --devices 5 --model h100 >place5.out 2>&1; then
 	bad "5 H100s were placed, but only 4 are free:"; cat place5.out
 fi
+# Slurm's partitions are the queues and its jobs the jobs (read: the database stays unmade).
+db="$scratch/never.db"
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" --json queue list >ql.json 2>ql.err; then
+	bad "queue list --slurm-conf failed:"; cat ql.err
+else
+	[ "$(jq -r '[.queues[].name] | sort | join(" ")' ql.json)" = "debug train" ] || bad "the queues are not debug, train: $(cat ql.json)"
+	[ "$(jq -r '.queues[] | select(.name == "train") | "\(.priority) \(.running) \(.pending)"' ql.json)" = "10 2 1" ] ||
+		bad "train is not priority 10 with 2 running, 1 pending: $(cat ql.json)"
+	[ "$(jq -r '.queues[] | select(.name == "debug") | "\(.running) \(.pending)"' ql.json)" = "1 1" ] ||
+		bad "debug has not 1 running, 1 pending (held): $(cat ql.json)"
+fi
+"$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" queue show train >qs.out 2>&1 &&
+	grep -q '^priority: *10$' qs.out && grep -q '^jobs: *2 running, 1 pending$' qs.out ||
+	{ bad "queue show train does not show Slurm's partition:"; cat qs.out; }
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" --json job list >jl.json 2>jl.err; then
+	bad "job list --slurm-conf failed:"; cat jl.err
+else
+	jq_job() { jq -r ".jobs[] | select(.name == \"$1\") | $2" jl.json; }
+	[ "$(jq -r '.jobs | length' jl.json)" = 5 ] || bad "not 5 jobs: $(cat jl.json)"
+	[ "$(jq -r '[.jobs[].engine] | unique | join(" ")' jl.json)" = slurm ] || bad "the jobs do not say they are Slurm's"
+	[ "$(jq_job four '.state + " " + .queue + " " + .engine_nodes')" = "running train gpu01" ] ||
+		bad "four is not running in train on gpu01: $(jq_job four .)"
+	[ "$(jq_job pend '.state + " " + .engine_reason.name + " " + .engine_reason.text')" = \
+		"pending Resources ReqNodeNotAvail, UnavailableNodes:gpu02" ] || bad "pend has not Slurm's reason: $(jq_job pend .)"
+	[ "$(jq_job 'held|job' '.state + " " + .engine_reason.name')" = "held Held" ] || bad "the held job is not held: $(jq_job 'held|job' .)"
+	# Its wait counts from Slurm's submit time (squeue %V, local time): seconds here, not decades.
+	w=$(jq_job pend .wait_s)
+	[ "$w" -ge 0 ] 2>/dev/null && [ "$w" -lt 3600 ] || bad "pend's wait is not from its submit time: $w"
+	# In another zone too (a POSIX TZ, no tzdata needed): squeue prints its local time, and
+	# xpool reads it in the same zone only when squeue gets the caller's TZ.
+	w=$(TZ=XPT-14 "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" --json job list |
+		jq -r '.jobs[] | select(.name == "pend") | .wait_s')
+	[ "$w" -ge 0 ] 2>/dev/null && [ "$w" -lt 3600 ] || bad "pend's wait under TZ=XPT-14 is not from its submit time: $w"
+fi
+"$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" job show 4 >js.out 2>&1 && grep -q '^from: *slurm' js.out &&
+	grep -q 'ReqNodeNotAvail' js.out || { bad "job show 4 does not show Slurm's job:"; cat js.out; }
+# Read-only: a write with --slurm is refused, and nothing made the database.
+if "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" job cancel 4 >jc.out 2>&1; then
+	bad "job cancel with --slurm-conf was not refused"; cat jc.out
+fi
+[ ! -e "$db" ] || bad "reading Slurm's queues and jobs made the database $db"
+[ "$(squeue -h -t CF,R,PD -o %i | wc -l)" = 5 ] || bad "Slurm's jobs changed"
+# What-if on Slurm's jobs: the pending ones are simulated, the running ones hold their devices.
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" whatif --jobs-from-store >wi.out 2>&1; then
+	bad "whatif --jobs-from-store with --slurm-conf failed:"; cat wi.out
+else
+	grep -q '^2 jobs from Slurm' wi.out || { bad "the what-if did not simulate Slurm's 2 waiting jobs:"; cat wi.out; }
+fi
 # The console reads the same cluster: its header names Slurm, its node list the four nodes
 # (a tmux server of our own socket, stopped at the end; skipped without tmux).
 if command -v tmux >/dev/null 2>&1; then
@@ -98,8 +146,17 @@ if command -v tmux >/dev/null 2>&1; then
 		grep -q 'slurm slurm.conf' pane.txt && grep -q npu01 pane.txt && { seen=1; break; }
 		sleep 0.05
 	done
-	tmux -L "$sock" kill-server 2>/dev/null
 	[ -n "$seen" ] || { bad "the console did not show Slurm's nodes under a 'slurm slurm.conf' header:"; cat pane.txt; }
+	# View 2: Slurm's partitions as the queues, and its jobs saying they are Slurm's.
+	tmux -L "$sock" send-keys 2 2>/dev/null
+	seen=
+	for _ in $(seq 1 200); do
+		tmux -L "$sock" capture-pane -p >pane2.txt 2>/dev/null
+		grep -q 'train' pane2.txt && grep -q 'debug' pane2.txt && grep -q 'slurm [0-9]' pane2.txt && { seen=1; break; }
+		sleep 0.05
+	done
+	tmux -L "$sock" kill-server 2>/dev/null
+	[ -n "$seen" ] || { bad "view 2 did not show Slurm's partitions and jobs:"; cat pane2.txt; }
 fi
 # A Slurm that cannot be reached is an error naming the command, not a crash.
 sed "s/^SlurmctldPort=.*/SlurmctldPort=$slurm_d_port/" slurm.conf >gone.conf

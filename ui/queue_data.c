@@ -64,6 +64,18 @@ static void load_jobs(struct xp_qdata *d, struct xp_ui *ui, struct xp_store *s)
 		xp_jobrun_free(&r);
 		return;
 	}
+	if (ctx->slurm) {
+		/* --slurm: the queues are Slurm's partitions, read with its jobs by the run. */
+		xp_qset_clear(&d->qs);
+		xp_qset_copy(&d->qs, &r.qs);
+		free(d->used);
+		free(d->used_at);
+		free(d->pend);
+		free(d->run);
+		figures_alloc(d);
+		if (!d->qs.n_queues)
+			snprintf(d->queues_note, sizeof d->queues_note, "Slurm shows no partition");
+	}
 	d->jobs = xp_calloc(r.n ? r.n : 1, sizeof *d->jobs);
 	for (size_t i = 0; i < r.n; i++) {
 		const struct xp_qjob *j = xp_jobrun_job(&r, i);
@@ -100,6 +112,17 @@ void xp_qdata_load(struct xp_qdata *d, struct xp_ui *ui)
 	d->now = (int64_t)time(NULL);
 	struct xp_store *s = xp_ui_store(ui);
 	struct xp_err err = {{0}};
+	if (xp_ui_ctx(ui)->slurm) {
+		/* Slurm's partitions and jobs, not the store's (xp_jobrun_load reads them). */
+		snprintf(d->queues_note, sizeof d->queues_note, "reading Slurm's partitions");
+		figures_alloc(d);
+		load_jobs(d, ui, s);
+		if (d->have_jobs && d->qs.n_queues)
+			d->queues_note[0] = '\0';
+		else if (!d->have_jobs)
+			snprintf(d->queues_note, sizeof d->queues_note, "Slurm's partitions:%.200s", d->jobs_note);
+		return;
+	}
 	if (!s) {
 		snprintf(d->queues_note, sizeof d->queues_note, "no database: queues are kept in the store (--db)");
 	} else if (xp_qstore_load(s, &d->qs, &err) < 0) {

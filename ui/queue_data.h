@@ -27,7 +27,7 @@ struct xp_qdata {
 };
 
 /* Reads everything again into d (what d held is freed first); never fails: what could not be
- * read leaves a note saying why. */
+ * read leaves a note saying why. With --slurm the queues and jobs are Slurm's (jobrun.h). */
 void xp_qdata_load(struct xp_qdata *d, struct xp_ui *ui);
 /* Milli-units queue qi (its descendants included) uses of its quota k, -1 when not known. */
 int64_t xp_qdata_used(const struct xp_qdata *d, size_t qi, size_t k);

@@ -175,6 +175,17 @@ static void start(struct xp_qwhatif *w, struct xp_ui *ui, struct xp_whatif_chang
 	size_t n_all = 0;
 	bool *lost = NULL;
 	struct xp_err err = {{0}};
+	if (xp_ui_ctx(ui)->slurm) {
+		/* --slurm: Slurm's jobs as the view read them (`whatif --jobs-from-store` with
+		 * --slurm): its running ones hold their devices through the nodes' GresUsed. */
+		s = NULL;
+		all = xp_calloc(d->n_jobs + 1, sizeof *all);
+		lost = xp_calloc(d->n_jobs + 1, sizeof *lost);
+		for (size_t i = 0; i < d->n_jobs; i++) {
+			xp_qjob_copy(&all[n_all], &d->jobs[i]);
+			lost[n_all++] = d->jobs[i].state == XP_JS_RUNNING || d->jobs[i].state == XP_JS_ADMITTED;
+		}
+	}
 	if (s && xp_jstore_load(s, r->c, &all, &n_all, &lost, &err) < 0) {
 		set_status(w, XP_ROLE_FAIL, "what-if: cannot read the jobs: %.300s", err.msg);
 		run_free(r);

@@ -208,6 +208,14 @@ static json_t *row_json(const struct xp_jobrun *r, size_t i)
 	json_object_set_new(o, "eta", eta >= 0 ? json_string(iso(eta, b, sizeof b)) : json_null());
 	json_object_set_new(o, "eta_nodes", names_json(j->state == XP_JS_PENDING ? eta_nodes_of(r, i) : NULL));
 	json_object_set_new(o, "note", r->note && r->note[i] ? json_string(r->note[i]) : json_null());
+	const struct xp_qjob *row = &r->jobs[i];
+	if (row->engine) {
+		/* The engine's own view beside xpool's: its reason in its words with the code they
+		 * map to, and its node list as it writes it. */
+		json_object_set_new(o, "engine", json_string(row->engine));
+		json_object_set_new(o, "engine_reason", reason_json(row->reason, row->reason_text));
+		json_object_set_new(o, "engine_nodes", row->nodes ? json_string(row->nodes) : json_null());
+	}
 	return o;
 }
 
@@ -246,8 +254,12 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 	}
 	json_t *arr = ctx->json ? json_array() : NULL;
 	struct xp_table t;
-	xp_table_init(&t, 9);
-	xp_table_row(&t, "ID", "QUEUE", "TENANT", "STATE", "PRIO", "WAIT", "POS", "ETA", "REASON");
+	/* Read from a live engine: which one, its nodes and its own reason beside xpool's. */
+	bool eng = ctx->slurm != NULL;
+	xp_table_init(&t, eng ? 12 : 9);
+	const char *head[] = {"ID", "QUEUE", "TENANT", "STATE", "PRIO", "WAIT", "POS", "ETA", "REASON", "FROM", "NODES",
+			      "ENGINE REASON"};
+	xp_table_rowv(&t, head);
 	size_t shown = 0;
 	for (size_t i = 0; i < r.n; i++) {
 		const struct xp_qjob *j = xp_jobrun_job(&r, i);
@@ -274,8 +286,16 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 				 j->reason_text ? j->reason_text : "");
 		else
 			snprintf(reason, sizeof reason, "-");
-		xp_table_row(&t, id, j->queue, j->tenant ? j->tenant : "-", xp_jstate_name(j->state), prio,
-			     xp_fmt_span(w, sizeof w, wait_of(j, r.now)), pos, iso(eta, eb, sizeof eb), reason);
+		const struct xp_qjob *row = &r.jobs[i];
+		char er[600];
+		if (row->reason_text)
+			snprintf(er, sizeof er, "%s (%s)", row->reason_text, xp_reason_name(row->reason));
+		else
+			snprintf(er, sizeof er, "-");
+		const char *cells[] = {id, j->queue, j->tenant ? j->tenant : "-", xp_jstate_name(j->state), prio,
+				       xp_fmt_span(w, sizeof w, wait_of(j, r.now)), pos, iso(eta, eb, sizeof eb), reason,
+				       row->engine ? row->engine : "xpool", row->nodes ? row->nodes : "-", er};
+		xp_table_rowv(&t, cells);
 	}
 	if (arr)
 		xp_print_json_list(ctx->out, "jobs", arr);
@@ -359,7 +379,8 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 	}
 	struct xp_jevent *ev = NULL;
 	size_t n_ev = 0;
-	if (!rc && xp_jstore_events(s, id, &ev, &n_ev, &err) < 0)
+	/* A live engine's job has no history in the store (its ids are the engine's). */
+	if (!rc && !r.jobs[i].engine && xp_jstore_events(s, id, &ev, &n_ev, &err) < 0)
 		rc = fail(ctx, "show", XP_EXIT_ERROR, &err);
 	if (rc) {
 		xp_jobrun_free(&r);
@@ -396,6 +417,12 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 			fprintf(f, "ended:       %s\n", iso(j->end, b, sizeof b));
 		if (r.note[i])
 			fprintf(f, "not scheduled: %s\n", r.note[i]);
+		const struct xp_qjob *row = &r.jobs[i];
+		if (row->engine) {
+			fprintf(f, "from:        %s (read-only)\nnodes:       %s\n", row->engine, row->nodes ? row->nodes : "-");
+			if (row->reason_text)
+				fprintf(f, "%s reason: %s (as %s)\n", row->engine, row->reason_text, xp_reason_name(row->reason));
+		}
 		if (waiting(j) && j->reason)
 			fprintf(f, "reason:      %s (%d): %s\n", xp_reason_name(j->reason), j->reason,
 				j->reason_text ? j->reason_text : "");
@@ -784,6 +811,11 @@ static int job_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (rc)
 		return rc;
 	bool writes = u->writes && !(u->fn == do_submit && xp_args_has(a, "dry-run"));
+	if (writes && ctx->slurm) {
+		xp_ctx_error(ctx, "job %s: --slurm reads Slurm's jobs and never changes them (submit --dry-run "
+				  "asks where a job would go)", words);
+		return XP_EXIT_USAGE;
+	}
 	struct xp_err err = {{0}};
 	struct xp_store *s = writes ? xp_store_open(ctx->db, &err) : xp_store_for_reading(ctx->db, NULL, &err);
 	if (!s) {

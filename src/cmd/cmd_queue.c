@@ -715,6 +715,10 @@ static int queue_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (rc)
 		return rc;
 	int skip = u->group ? 2 : 1;
+	if (ctx->slurm && u->writes) {
+		xp_ctx_error(ctx, "queue %s: --slurm shows Slurm's partitions as queues, read-only", words);
+		return XP_EXIT_USAGE;
+	}
 	struct xp_err err = {{0}};
 	struct xp_store *s = u->writes ? xp_store_open(ctx->db, &err) : xp_store_for_reading(ctx->db, NULL, &err);
 	if (!s) {

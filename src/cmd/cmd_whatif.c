@@ -15,6 +15,7 @@
 #include "jstore.h"
 #include "place.h"
 #include "qstore.h"
+#include "slurm.h"
 #include "store_open.h"
 #include "table.h"
 #include "trace.h"
@@ -22,7 +23,7 @@
 
 static const struct xp_opt whatif_opts[] = {
 	{"trace", 0, "FILE", "the workload: a trace of JSON lines (`xpool sim trace`; xpool(1) TRACE FORMAT)"},
-	{"jobs-from-store", 0, NULL, "the workload: the database's unfinished jobs, from now ($XPOOL_NOW)"},
+	{"jobs-from-store", 0, NULL, "the workload: the database's unfinished jobs (Slurm's with --slurm), from now ($XPOOL_NOW)"},
 	{"drain", 0, "NODE,..", "scenario: drain these nodes (running jobs finish, nothing new starts)"},
 	{"fail", 0, "NODE:DEV,..", "scenario: these devices fail at the start"},
 	{"add", 0, "N:KIND", "scenario: add N idle nodes of a sim gen kind (nvidia-h100, ...)"},
@@ -294,15 +295,31 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		}
 		if (!(c = xp_ctx_cluster(ctx)))
 			goto out;
-		struct xp_store *s = xp_store_for_reading(ctx->db, NULL, &err);
 		struct xp_qjob *all = NULL;
 		size_t n_all = 0;
 		bool *lost = NULL;
-		int lrc = s ? xp_qstore_load(s, &store_qs, &err) : -1;
-		if (!lrc)
-			lrc = xp_jstore_load(s, c, &all, &n_all, &lost, &err);
-		xp_store_close(s);
+		int lrc;
+		if (ctx->slurm) {
+			/* --slurm: Slurm's partitions and jobs, not the database's. Its running jobs
+			 * hold their devices through the nodes' GresUsed (which devices, and when they
+			 * end, are not read): they stay held for the whole horizon. */
+			source = "Slurm";
+			lrc = xp_slurm_load_queues(ctx->slurm, &store_qs, &all, &n_all, &err);
+			lost = xp_calloc(n_all + 1, sizeof *lost);
+			for (size_t i = 0; i < n_all; i++)
+				lost[i] = all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED;
+		} else {
+			struct xp_store *s = xp_store_for_reading(ctx->db, NULL, &err);
+			lrc = s ? xp_qstore_load(s, &store_qs, &err) : -1;
+			if (!lrc)
+				lrc = xp_jstore_load(s, c, &all, &n_all, &lost, &err);
+			xp_store_close(s);
+		}
 		if (lrc < 0) {
+			for (size_t i = 0; i < n_all; i++)
+				xp_qjob_clear(&all[i]);
+			free(all);
+			free(lost);
 			xp_ctx_error(ctx, "whatif: %s", err.msg);
 			goto out;
 		}

@@ -10,6 +10,7 @@
 #include "normalize.h"
 #include "qsim.h"
 #include "qstore.h"
+#include "slurm.h"
 
 int xp_jobrun_now(int64_t *now, struct xp_err *err)
 {
@@ -50,6 +51,17 @@ int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st,
 	memset(r, 0, sizeof *r);
 	r->now = now;
 	r->st = st;
+	if (ctx->slurm) {
+		/* The live Slurm's partitions and jobs instead of the store's (read, never written). */
+		if (xp_slurm_load_queues(ctx->slurm, &r->qs, &r->jobs, &r->n, err) < 0)
+			return -1;
+		r->lost = xp_calloc(r->n ? r->n : 1, sizeof *r->lost);
+		for (size_t i = 0; i < r->n && !cluster; i++)
+			cluster = !xp_jstate_final(r->jobs[i].state);
+		if (cluster && !(r->c = xp_ctx_cluster(ctx)))
+			return xp_errf(err, "no cluster to schedule on");
+		goto groups;
+	}
 	if (xp_qstore_load(st, &r->qs, err) < 0)
 		return -1;
 	if (xp_jstore_load(st, NULL, &r->jobs, &r->n, &r->lost, err) < 0)
@@ -70,6 +82,9 @@ int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st,
 	r->n = 0;
 	if (xp_jstore_load(st, r->c, &r->jobs, &r->n, &r->lost, err) < 0)
 		return -1;
+groups:
+	if (!r->c)
+		return 0;
 	r->nm = xp_place_manifests(r->ms);
 	/* An inventory written without affinity groups gets the groups discovery would give, as
 	 * `place` does, so that a job is judged here as there. */
@@ -107,6 +122,14 @@ static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **no
 		const struct xp_qjob *j = &r->jobs[i];
 		if (xp_jstate_final(j->state))
 			continue;
+		if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED)) {
+			/* Which of its nodes' devices it holds is not read: the nodes' GresUsed holds
+			 * them in the cluster already, for as long as the run looks ahead. */
+			if (note)
+				note[i] = xp_asprintf("runs on %s: its devices are held as the nodes' GresUsed says",
+						      j->engine);
+			continue;
+		}
 		if (r->lost[i]) {
 			if (note)
 				note[i] = xp_strdup(j->spec ? "its devices are not in this cluster"
@@ -329,6 +352,10 @@ static bool row_changed(const struct xp_qjob *a, const struct xp_qjob *b)
 
 int xp_jobrun_save(struct xp_jobrun *r, struct xp_store *st, struct xp_err *err)
 {
+	/* A live engine's jobs are read, never written (nor saved as if they were xpool's). */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->jobs[i].engine)
+			return xp_errf(err, "the jobs are %s's: read-only here", r->jobs[i].engine);
 	if (!r->s)
 		return 0;
 	size_t n = xp_sched_count(r->s);

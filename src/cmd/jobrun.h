@@ -60,8 +60,10 @@ struct xp_jobrun {
  * -1 with err when XPOOL_NOW is not a number of seconds. */
 int xp_jobrun_now(int64_t *now, struct xp_err *err);
 /* Loads the store's queues and jobs into r (zeroed first), and the context's cluster when
- * cluster is true or any job is unfinished. -1 with err (the cluster's failure is printed by
- * the context; err then says so). */
+ * cluster is true or any job is unfinished. With --slurm (ctx->slurm) the live Slurm's
+ * partitions and jobs instead (the store is not read for them): its running jobs are not
+ * scheduled (the nodes' GresUsed holds their devices; note says so), its pending and held
+ * ones are. -1 with err (the cluster's failure is printed by the context; err then says so). */
 int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st, int64_t now, bool cluster,
 		   struct xp_err *err);
 /* Builds the scheduler on the loaded rows (every unfinished one it accepts). */
@@ -79,7 +81,7 @@ int xp_jobrun_pass(struct xp_jobrun *r, struct xp_err *err);
  * XP_JOBRUN_HORIZON; a pending job's eta is when it started there, eta_nodes where. */
 int xp_jobrun_eta(struct xp_jobrun *r, const struct xp_qjob *extra, struct xp_err *err);
 /* Writes every stored row the run changed and every change it made, inside the caller's
- * transaction. */
+ * transaction; -1 with err when the rows are a live engine's (never written). */
 int xp_jobrun_save(struct xp_jobrun *r, struct xp_store *st, struct xp_err *err);
 /* Row i as it is now: the scheduler's job when scheduled, else the stored row. */
 const struct xp_qjob *xp_jobrun_job(const struct xp_jobrun *r, size_t i);

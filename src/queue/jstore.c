@@ -384,6 +384,7 @@ void xp_jstore_job_copy(struct xp_qjob *dst, const struct xp_qjob *j)
 	dst->queue = xp_strdup(j->queue);
 	dst->tenant = xp_strdup(j->tenant);
 	dst->reason_text = xp_strdup(j->reason_text);
+	dst->nodes = xp_strdup(j->nodes);
 	dst->spec = NULL;
 	if (j->spec) {
 		char *t = spec_text(j->spec);

@@ -32,6 +32,7 @@ void xp_qjob_clear(struct xp_qjob *j)
 	free(j->tenant);
 	xp_job_free(j->spec);
 	free(j->reason_text);
+	free(j->nodes);
 	free(j->alloc.slots);
 	memset(j, 0, sizeof *j);
 }

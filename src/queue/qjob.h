@@ -76,6 +76,8 @@ struct xp_qjob {
 	int64_t eta;             /* estimated start (pending), -1 unknown or beyond the horizon */
 	int preemptions;         /* times it was preempted */
 	struct xp_qalloc alloc;  /* while admitted or running */
+	const char *engine;      /* the live engine it was read from ("slurm", static), NULL: xpool's own */
+	char *nodes;             /* an engine's job: the nodes it runs on in the engine's words, NULL: none */
 };
 
 /* enum xp_jstate's names ("pending", "admitted", "running", "preempted", "completed",
