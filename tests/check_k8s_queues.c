@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checklib.h"
 #include "k8s_client.h"
@@ -425,7 +426,38 @@ START_TEST(malformed_objects)
 }
 END_TEST
 
+/* The commands read them: with --k8s-server, `queue list` lists Volcano's and Kueue's queues,
+ * `job list` their jobs marked k8s, and a write is refused (xpool never changes the engine). The
+ * server also serves the Nodes and Pods the jobs are judged on. */
+START_TEST(commands_end_to_end)
+{
+	serve(5, "/api/v1/nodes", fixture_items("k8s/nodes.json"));
+	serve(6, "/api/v1/pods", fixture_items("k8s/pods.json"));
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	char db[96];
+	snprintf(db, sizeof db, "/tmp/xpool-k8sq-%d.db", (int)getpid());
+	unlink(db);
+	struct xp_run r;
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--db", db, "--json", "queue", "list", NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	xp_want_parts(r.out, "\"root-eng-prod\"", "\"cluster-queue\"", "\"team-b-cq\"", NULL);
+	xp_run_free(&r);
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--db", db, "--json", "job", "list", NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	xp_want_parts(r.out, "default/job-sample-job-5f6a2", "\"engine\": \"k8s\"", "QuotaExceeded", NULL);
+	xp_run_free(&r);
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--db", db, "queue", "add", "x", NULL);
+	ck_assert_int_eq(r.status, 2);
+	xp_want_parts(r.err, "Kubernetes's queues read-only", NULL);
+	xp_run_free(&r);
+	/* A read is a read: no database was made. */
+	ck_assert_int_ne(access(db, F_OK), 0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(k8s_queues,
 		{"mapping", .setup = setup, .teardown = teardown,
 		 .tests = {volcano_queues, volcano_podgroups, kueue_queues, kueue_workloads}},
-		{"faults", .setup = setup, .teardown = teardown, .tests = {absent_engines, malformed_objects}});
+		{"faults", .setup = setup, .teardown = teardown, .tests = {absent_engines, malformed_objects}},
+		{"commands", .setup = setup, .teardown = teardown, .tests = {commands_end_to_end}});

@@ -64,8 +64,8 @@ static void load_jobs(struct xp_qdata *d, struct xp_ui *ui, struct xp_store *s)
 		xp_jobrun_free(&r);
 		return;
 	}
-	if (ctx->slurm) {
-		/* --slurm: the queues are Slurm's partitions, read with its jobs by the run. */
+	if (xp_jobrun_engine(ctx)) {
+		/* A live engine: its queues, read with its jobs by the run. */
 		xp_qset_clear(&d->qs);
 		xp_qset_copy(&d->qs, &r.qs);
 		free(d->used);
@@ -112,9 +112,9 @@ void xp_qdata_load(struct xp_qdata *d, struct xp_ui *ui)
 	d->now = (int64_t)time(NULL);
 	struct xp_store *s = xp_ui_store(ui);
 	struct xp_err err = {{0}};
-	if (xp_ui_ctx(ui)->slurm) {
-		/* Slurm's partitions and jobs, not the store's (xp_jobrun_load reads them). */
-		snprintf(d->queues_note, sizeof d->queues_note, "reading Slurm's partitions");
+	if (xp_jobrun_engine(xp_ui_ctx(ui))) {
+		/* The live engine's queues and jobs, not the store's (xp_jobrun_load reads them). */
+		snprintf(d->queues_note, sizeof d->queues_note, "reading %s's queues", xp_jobrun_engine(xp_ui_ctx(ui)));
 		figures_alloc(d);
 		load_jobs(d, ui, s);
 		if (d->have_jobs && d->qs.n_queues)

@@ -12,6 +12,7 @@
 
 #include "draw.h"
 #include "format.h"
+#include "jobrun.h"
 #include "jstore.h"
 #include "line_edit.h"
 #include "place.h"
@@ -175,9 +176,9 @@ static void start(struct xp_qwhatif *w, struct xp_ui *ui, struct xp_whatif_chang
 	size_t n_all = 0;
 	bool *lost = NULL;
 	struct xp_err err = {{0}};
-	if (xp_ui_ctx(ui)->slurm) {
-		/* --slurm: Slurm's jobs as the view read them (`whatif --jobs-from-store` with
-		 * --slurm): its running ones hold their devices through the nodes' GresUsed. */
+	if (xp_jobrun_engine(xp_ui_ctx(ui))) {
+		/* A live engine's jobs as the view read them (`whatif --jobs-from-store` with
+		 * --slurm or --k8s): its running ones hold their devices through the nodes. */
 		s = NULL;
 		all = xp_calloc(d->n_jobs + 1, sizeof *all);
 		lost = xp_calloc(d->n_jobs + 1, sizeof *lost);

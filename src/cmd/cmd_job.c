@@ -255,7 +255,7 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 	json_t *arr = ctx->json ? json_array() : NULL;
 	struct xp_table t;
 	/* Read from a live engine: which one, its nodes and its own reason beside xpool's. */
-	bool eng = ctx->slurm != NULL;
+	bool eng = xp_jobrun_engine(ctx) != NULL;
 	xp_table_init(&t, eng ? 12 : 9);
 	const char *head[] = {"ID", "QUEUE", "TENANT", "STATE", "PRIO", "WAIT", "POS", "ETA", "REASON", "FROM", "NODES",
 			      "ENGINE REASON"};
@@ -811,9 +811,9 @@ static int job_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (rc)
 		return rc;
 	bool writes = u->writes && !(u->fn == do_submit && xp_args_has(a, "dry-run"));
-	if (writes && ctx->slurm) {
-		xp_ctx_error(ctx, "job %s: --slurm reads Slurm's jobs and never changes them (submit --dry-run "
-				  "asks where a job would go)", words);
+	if (writes && xp_jobrun_engine(ctx)) {
+		xp_ctx_error(ctx, "job %s: xpool reads %s's jobs and never changes them (submit --dry-run "
+				  "asks where a job would go)", words, xp_jobrun_engine(ctx));
 		return XP_EXIT_USAGE;
 	}
 	struct xp_err err = {{0}};

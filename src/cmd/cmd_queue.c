@@ -715,8 +715,8 @@ static int queue_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (rc)
 		return rc;
 	int skip = u->group ? 2 : 1;
-	if (ctx->slurm && u->writes) {
-		xp_ctx_error(ctx, "queue %s: --slurm shows Slurm's partitions as queues, read-only", words);
+	if (xp_jobrun_engine(ctx) && u->writes) {
+		xp_ctx_error(ctx, "queue %s: xpool shows %s's queues read-only", words, xp_jobrun_engine(ctx));
 		return XP_EXIT_USAGE;
 	}
 	struct xp_err err = {{0}};

@@ -23,7 +23,7 @@
 
 static const struct xp_opt whatif_opts[] = {
 	{"trace", 0, "FILE", "the workload: a trace of JSON lines (`xpool sim trace`; xpool(1) TRACE FORMAT)"},
-	{"jobs-from-store", 0, NULL, "the workload: the database's unfinished jobs (Slurm's with --slurm), from now ($XPOOL_NOW)"},
+	{"jobs-from-store", 0, NULL, "the workload: the database's unfinished jobs (the engine's with --slurm or --k8s), from now ($XPOOL_NOW)"},
 	{"drain", 0, "NODE,..", "scenario: drain these nodes (running jobs finish, nothing new starts)"},
 	{"fail", 0, "NODE:DEV,..", "scenario: these devices fail at the start"},
 	{"add", 0, "N:KIND", "scenario: add N idle nodes of a sim gen kind (nvidia-h100, ...)"},
@@ -299,12 +299,12 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		size_t n_all = 0;
 		bool *lost = NULL;
 		int lrc;
-		if (ctx->slurm) {
-			/* --slurm: Slurm's partitions and jobs, not the database's. Its running jobs
-			 * hold their devices through the nodes' GresUsed (which devices, and when they
-			 * end, are not read): they stay held for the whole horizon. */
-			source = "Slurm";
-			lrc = xp_slurm_load_queues(ctx->slurm, &store_qs, &all, &n_all, &err);
+		if (xp_jobrun_engine(ctx)) {
+			/* A live engine's queues and jobs, not the database's. Its running jobs hold
+			 * their devices through the nodes (Slurm's GresUsed, the pods' requests; when
+			 * they end is not read): they stay held for the whole horizon. */
+			source = xp_jobrun_engine(ctx);
+			lrc = xp_jobrun_engine_load(ctx, &store_qs, &all, &n_all, &err);
 			lost = xp_calloc(n_all + 1, sizeof *lost);
 			for (size_t i = 0; i < n_all; i++)
 				lost[i] = all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED;

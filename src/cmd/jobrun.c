@@ -10,6 +10,7 @@
 #include "normalize.h"
 #include "qsim.h"
 #include "qstore.h"
+#include "k8s_queues.h"
 #include "slurm.h"
 
 int xp_jobrun_now(int64_t *now, struct xp_err *err)
@@ -45,15 +46,39 @@ static void on_event(void *arg, const struct xp_sched_event *e)
 	x->actor = r->actor ? r->actor : XP_JSTORE_SCHEDULER;
 }
 
+const char *xp_jobrun_engine(const struct xp_ctx *ctx)
+{
+	if (ctx->slurm)
+		return "Slurm";
+	if (ctx->k8s || ctx->k8s_server || ctx->k8s_token || ctx->k8s_ca)
+		return "Kubernetes";
+	return NULL;
+}
+
+int xp_jobrun_engine_load(const struct xp_ctx *ctx, struct xp_qset *qs, struct xp_qjob **jobs, size_t *n,
+			  struct xp_err *err)
+{
+	if (ctx->slurm)
+		return xp_slurm_load_queues(ctx->slurm, qs, jobs, n, err);
+	struct xp_k8s_opts ko = {.server = ctx->k8s_server, .token_file = ctx->k8s_token, .ca_file = ctx->k8s_ca};
+	if (xp_k8s_load_queues(&ko, qs, jobs, n, NULL, err) < 0)
+		return -1;
+	/* Volcano's PodGroups and Kueue's Workloads: the rows say where they came from. */
+	for (size_t i = 0; i < *n; i++)
+		if (!(*jobs)[i].engine)
+			(*jobs)[i].engine = "k8s";
+	return 0;
+}
+
 int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st, int64_t now, bool cluster,
 		   struct xp_err *err)
 {
 	memset(r, 0, sizeof *r);
 	r->now = now;
 	r->st = st;
-	if (ctx->slurm) {
-		/* The live Slurm's partitions and jobs instead of the store's (read, never written). */
-		if (xp_slurm_load_queues(ctx->slurm, &r->qs, &r->jobs, &r->n, err) < 0)
+	if (xp_jobrun_engine(ctx)) {
+		/* The live engine's queues and jobs instead of the store's (read, never written). */
+		if (xp_jobrun_engine_load(ctx, &r->qs, &r->jobs, &r->n, err) < 0)
 			return -1;
 		r->lost = xp_calloc(r->n ? r->n : 1, sizeof *r->lost);
 		for (size_t i = 0; i < r->n && !cluster; i++)

@@ -59,6 +59,15 @@ struct xp_jobrun {
 /* The time a run is at: $XPOOL_NOW (epoch seconds, for tests and examples) or the clock.
  * -1 with err when XPOOL_NOW is not a number of seconds. */
 int xp_jobrun_now(int64_t *now, struct xp_err *err);
+/* The live engine whose queues and jobs runs read instead of the store's: "Slurm" with --slurm
+ * or --slurm-conf, "Kubernetes" with --k8s or any --k8s-* option; NULL for the store. */
+const char *xp_jobrun_engine(const struct xp_ctx *ctx);
+/* Reads that engine's queues and jobs, read-only (*qs zeroed by the caller; free it with
+ * xp_qset_clear and each job with xp_qjob_clear, then the array); each job's engine names it.
+ * -1 with err. */
+int xp_jobrun_engine_load(const struct xp_ctx *ctx, struct xp_qset *qs, struct xp_qjob **jobs, size_t *n,
+			  struct xp_err *err);
+
 /* Loads the store's queues and jobs into r (zeroed first), and the context's cluster when
  * cluster is true or any job is unfinished. With --slurm (ctx->slurm) the live Slurm's
  * partitions and jobs instead (the store is not read for them): its running jobs are not
