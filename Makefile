@@ -204,6 +204,7 @@ bench: deps
 
 bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh
 
 install: $(PROG) $(ADAPTER_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \

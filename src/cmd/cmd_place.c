@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "adapters.h"
@@ -332,6 +333,14 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 	}
 }
 
+/* A monotonic clock in milliseconds. */
+static double mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 /* xpool's nodes in order of first use (pointers into r); *n of them (free the array). */
 static const char **placed_nodes(const struct xp_place_result *r, size_t *n)
 {
@@ -404,7 +413,7 @@ static char *differ_reason(const struct xp_place_result *r, const char **xn, siz
  * dry-run's (0 placed, 3 not); Slurm's refusal is an answer, shown; failing to ask is 1. */
 static int compare_slurm(struct xp_ctx *ctx, const struct xp_place_result *r, const struct xp_job *job,
 			 const struct xp_cluster *c, const struct xp_manifest *const *ms, size_t nm,
-			 const struct xp_export_opts *eo)
+			 const struct xp_export_opts *eo, double decide_ms)
 {
 	struct xp_err err = {{0}};
 	struct xp_slurm_answer s = {0};
@@ -423,11 +432,16 @@ static int compare_slurm(struct xp_ctx *ctx, const struct xp_place_result *r, co
 		}
 		request = xp_slurm_request(script);
 		free(script);
+		double t0 = mono_ms();
 		if (xp_slurm_test_only(ctx->slurm, request, &s, &asked, &err) < 0) {
 			xp_ctx_error(ctx, "place: --compare: %s", err.msg);
 			rc = XP_EXIT_ERROR;
 			goto out;
 		}
+		/* -v: the two answers' times, for comparing their costs (tests/bench). */
+		if (ctx->verbose)
+			fprintf(ctx->err, "xpool: place --compare: xpool decided in %.3f ms, sbatch --test-only answered "
+					  "in %.3f ms\n", decide_ms, mono_ms() - t0);
 		asked_ok = true;
 		now = xp_slurm_starts_now(&s, asked);
 	}
@@ -593,6 +607,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_place_index_set_validation(ix, xp_job_validated_layer, vc.s);
 		validating = true;
 	}
+	double t0 = mono_ms();
 	if (!(r = xp_place_ix(ix, job, &po, &err))) {
 		xp_ctx_error(ctx, "place: %s", err.msg);
 		rc = XP_EXIT_USAGE;
@@ -602,7 +617,7 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		struct xp_export_opts eo = {.partition = xp_args_get(a, "partition"),
 					    .gres_types = xp_args_get(a, "gres-type"),
 					    .strategy = strategy};
-		rc = compare_slurm(ctx, r, job, c, (const struct xp_manifest *const *)ms, nm, &eo);
+		rc = compare_slurm(ctx, r, job, c, (const struct xp_manifest *const *)ms, nm, &eo, mono_ms() - t0);
 		goto out;
 	}
 	if (ename && r->placed) {
