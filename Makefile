@@ -190,6 +190,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) RUNNER=$(abspath $(B)/tests/runner) bash tests/slurm_backfill_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_source_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_compare_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/schema_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
@@ -203,6 +204,7 @@ bench: deps
 
 bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh
 
 install: $(PROG) $(ADAPTER_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \

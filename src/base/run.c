@@ -48,7 +48,7 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void child(const char *prog, const char *const *argv, const char *const *extra, int out_fd)
+static void child(const char *prog, const char *const *argv, const char *const *extra, int out_fd, bool merge)
 {
 	/* A clean environment: the tool's output must not depend on the caller's locale
 	 * or settings, and nothing secret in our environment reaches it; only the few
@@ -64,6 +64,9 @@ static void child(const char *prog, const char *const *argv, const char *const *
 		dup2(devnull, STDERR_FILENO);
 	}
 	dup2(out_fd, STDOUT_FILENO);
+	/* A tool that answers on stderr (sbatch --test-only) is read there too, in order. */
+	if (merge)
+		dup2(out_fd, STDERR_FILENO);
 	/* Its own process group, so a timeout kills whatever it started too. */
 	setpgid(0, 0);
 	/* Ignored signals and the signal mask survive exec: the tool starts from the defaults,
@@ -82,8 +85,10 @@ int xp_run_tool(const char *const *argv, double timeout_s, size_t max_out, char 
 	return xp_run_tool_env(argv, NULL, timeout_s, max_out, out, len, err, errlen);
 }
 
-int xp_run_tool_env(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
-		    char **out, size_t *len, char *err, size_t errlen)
+/* Runs argv; merge: stderr joins stdout; status: NULL to fail on a non-zero exit, else where the
+ * exit status goes (the output is then kept whatever the status). */
+static int run(const char *const *argv, const char *const *env, double timeout_s, size_t max_out, bool merge,
+	       char **out, size_t *len, int *status, char *err, size_t errlen)
 {
 	*out = NULL;
 	*len = 0;
@@ -107,7 +112,7 @@ int xp_run_tool_env(const char *const *argv, const char *const *env, double time
 		return -1;
 	}
 	if (pid == 0)
-		child(prog, argv, env, p[1]);
+		child(prog, argv, env, p[1], merge);
 	free(prog);
 	close(p[1]);
 
@@ -171,7 +176,9 @@ int xp_run_tool_env(const char *const *argv, const char *const *env, double time
 		free(buf);
 		return -1;
 	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (status && WIFEXITED(st) && WEXITSTATUS(st) != 127)
+		*status = WEXITSTATUS(st);
+	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
 			snprintf(err, errlen, "%s: could not be started", argv[0]);
 		else if (WIFEXITED(st))
@@ -185,4 +192,16 @@ int xp_run_tool_env(const char *const *argv, const char *const *env, double time
 	*out = buf;
 	*len = n;
 	return 0;
+}
+
+int xp_run_tool_env(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
+		    char **out, size_t *len, char *err, size_t errlen)
+{
+	return run(argv, env, timeout_s, max_out, false, out, len, NULL, err, errlen);
+}
+
+int xp_run_tool_answer(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
+		       char **out, size_t *len, int *status, char *err, size_t errlen)
+{
+	return run(argv, env, timeout_s, max_out, true, out, len, status, err, errlen);
 }

@@ -15,6 +15,11 @@ int xp_run_tool(const char *const *argv, double timeout_s, size_t max_out, char 
  * none) added to the clean environment. */
 int xp_run_tool_env(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
 		    char **out, size_t *len, char *err, size_t errlen);
+/* xp_run_tool_env with stderr read too (merged into *out, in order) and any exit status
+ * kept in *status with the output: for a tool whose refusal is its answer (sbatch
+ * --test-only). -1 only on a missing program, a timeout, too much output or a signal. */
+int xp_run_tool_answer(const char *const *argv, const char *const *env, double timeout_s, size_t max_out,
+		       char **out, size_t *len, int *status, char *err, size_t errlen);
 /* Finds a program on PATH (or the safe default path when PATH is unset); caller frees. */
 char *xp_which(const char *prog);
 

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "adapters.h"
@@ -14,6 +15,7 @@
 #include "place.h"
 #include "place_export.h"
 #include "simgen.h"
+#include "slurm_compare.h"
 #include "store.h"
 #include "validate.h"
 
@@ -46,6 +48,7 @@ static const struct xp_opt place_opts[] = {
 	{"export", 0, "FORMAT", "write the placement as k8s Pods, a volcano Job or a slurm sbatch script", export_value},
 	{"partition", 0, "NAME", "with --export slurm: the Slurm partition to ask for (a queue is not one)"},
 	{"gres-type", 0, "PROFILE=TYPE[,...]", "with --export slurm: the site's gres type per MIG profile or vNPU template (whole=TYPE: whole GPUs)"},
+	{"compare", 0, NULL, "with --slurm: also ask Slurm (sbatch --test-only) and say whether it agrees"},
 	{"flavor", 0, "NAME", "with --export k8s or volcano: the sharing layer to write for (hami)", flavor_value},
 	XP_JOB_OPTS,
 	{NULL, 0, NULL, NULL},
@@ -330,6 +333,192 @@ static void print_text(struct xp_ctx *ctx, const struct xp_place_result *r, cons
 	}
 }
 
+/* A monotonic clock in milliseconds. */
+static double mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* xpool's nodes in order of first use (pointers into r); *n of them (free the array). */
+static const char **placed_nodes(const struct xp_place_result *r, size_t *n)
+{
+	const char **v = xp_calloc(r->n_replicas + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		size_t j = 0;
+		while (j < k && strcmp(v[j], r->replicas[i].node))
+			j++;
+		if (j == k)
+			v[k++] = r->replicas[i].node;
+	}
+	*n = k;
+	return v;
+}
+
+/* True when the two node lists hold the same set (each list's names are distinct). */
+static bool same_nodes(const char **x, size_t nx, char **y, size_t ny)
+{
+	if (nx != ny)
+		return false;
+	for (size_t i = 0; i < nx; i++) {
+		size_t j = 0;
+		while (j < ny && strcmp(x[i], y[j]))
+			j++;
+		if (j == ny)
+			return false;
+	}
+	return true;
+}
+
+/* The best score xpool gave a replica on node (what its strategy chose the node by). */
+static double node_score(const struct xp_place_result *r, const char *node)
+{
+	double best = -1e300;
+	for (size_t i = 0; i < r->n_replicas; i++)
+		if (!strcmp(r->replicas[i].node, node) && r->replicas[i].score > best)
+			best = r->replicas[i].score;
+	return best;
+}
+
+/* Why xpool's answer is not Slurm's, from xpool's side (caller frees); NULL when they agree. */
+static char *differ_reason(const struct xp_place_result *r, const char **xn, size_t nx,
+			   const struct xp_slurm_answer *s, bool now)
+{
+	if (!r->placed)
+		return xp_asprintf("xpool refuses it: %s", r->summary ? r->summary : "no node fits");
+	if (!s->will_run)
+		return xp_asprintf("xpool places it now on devices it sees free; Slurm refuses the request (%s)", s->error);
+	if (same_nodes(xn, nx, s->nodes, s->n_nodes) && now)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!now)
+		fprintf(f, "xpool places it now on devices it sees free; Slurm would start it only at %s "
+			   "(it holds them for another job, or reserves them)", s->start_text);
+	else {
+		fprintf(f, "xpool's %s strategy chose", xp_strategy_name(r->strategy));
+		for (size_t i = 0; i < nx; i++)
+			fprintf(f, "%s %s (score %.1f)", i ? "," : "", xn[i], node_score(r, xn[i]));
+		fprintf(f, "; Slurm chose %s (it does not say why)", s->nodelist);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* --compare: xpool's placement r beside Slurm's answer (sbatch --test-only) for the request
+ * xpool's Slurm export writes for it, less the nodes it pinned. The exit status is the
+ * dry-run's (0 placed, 3 not); Slurm's refusal is an answer, shown; failing to ask is 1. */
+static int compare_slurm(struct xp_ctx *ctx, const struct xp_place_result *r, const struct xp_job *job,
+			 const struct xp_cluster *c, const struct xp_manifest *const *ms, size_t nm,
+			 const struct xp_export_opts *eo, double decide_ms)
+{
+	struct xp_err err = {{0}};
+	struct xp_slurm_answer s = {0};
+	char *request = NULL, *reason = NULL;
+	time_t asked = 0;
+	size_t nx = 0;
+	const char **xn = placed_nodes(r, &nx);
+	bool asked_ok = false, now = false;
+	int rc = r->placed ? XP_EXIT_OK : XP_EXIT_UNPLACEABLE;
+	if (r->placed) {
+		char *script = xp_place_export(XP_EXPORT_SLURM, r, job, c, ms, nm, eo, &err);
+		if (!script) {
+			xp_ctx_error(ctx, "place: --compare: %s", err.msg);
+			rc = XP_EXIT_USAGE;
+			goto out;
+		}
+		request = xp_slurm_request(script);
+		free(script);
+		double t0 = mono_ms();
+		if (xp_slurm_test_only(ctx->slurm, request, &s, &asked, &err) < 0) {
+			xp_ctx_error(ctx, "place: --compare: %s", err.msg);
+			rc = XP_EXIT_ERROR;
+			goto out;
+		}
+		/* -v: the two answers' times, for comparing their costs (tests/bench). */
+		if (ctx->verbose)
+			fprintf(ctx->err, "xpool: place --compare: xpool decided in %.3f ms, sbatch --test-only answered "
+					  "in %.3f ms\n", decide_ms, mono_ms() - t0);
+		asked_ok = true;
+		now = xp_slurm_starts_now(&s, asked);
+	}
+	reason = differ_reason(r, xn, nx, &s, now);
+	/* Not asked (xpool placed nothing, so there is no request to write): no verdict. */
+	const char *verdict = !asked_ok ? NULL : reason ? "differ" : "agree";
+	FILE *f = ctx->out;
+	if (ctx->json) {
+		json_t *o = json_object();
+		json_t *x = result_json(r, job), *nodes = json_array();
+		for (size_t i = 0; i < nx; i++)
+			json_array_append_new(nodes, xp_json_str(xn[i]));
+		json_object_set_new(x, "nodes", nodes);
+		json_object_set_new(o, "xpool", x);
+		json_t *req = json_array();
+		for (const char *p = request; p && *p;) {
+			const char *e = strchr(p, '\n');
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+			if (!strncmp(p, "#SBATCH ", 8))
+				json_array_append_new(req, json_stringn(p + 8, l - 8));
+			p += l + (e != NULL);
+		}
+		json_object_set_new(o, "request", request ? req : (json_decref(req), json_null()));
+		json_t *sj = json_object();
+		json_object_set_new(sj, "asked", json_boolean(asked_ok));
+		if (asked_ok) {
+			json_object_set_new(sj, "will_run", json_boolean(s.will_run));
+			json_t *sn = json_array();
+			for (size_t i = 0; i < s.n_nodes; i++)
+				json_array_append_new(sn, xp_json_str(s.nodes[i]));
+			json_object_set_new(sj, "nodes", sn);
+			json_object_set_new(sj, "nodelist", s.will_run ? xp_json_str(s.nodelist) : json_null());
+			json_object_set_new(sj, "start", s.will_run ? json_string(s.start_text) : json_null());
+			json_object_set_new(sj, "start_now", json_boolean(now));
+			json_object_set_new(sj, "processors", s.will_run ? json_integer(s.procs) : json_null());
+			json_object_set_new(sj, "partition", s.partition ? xp_json_str(s.partition) : json_null());
+			json_object_set_new(sj, "error", s.error ? xp_json_str(s.error) : json_null());
+		}
+		json_object_set_new(o, "slurm", sj);
+		json_object_set_new(o, "verdict", verdict ? json_string(verdict) : json_null());
+		json_object_set_new(o, "reason", reason ? xp_json_str(reason) : json_null());
+		json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+		fputc('\n', f);
+		json_decref(o);
+		goto out;
+	}
+	if (r->placed) {
+		fprintf(f, "xpool: ");
+		for (size_t i = 0; i < nx; i++)
+			fprintf(f, "%s%s", i ? "," : "", xn[i]);
+		fprintf(f, " now (strategy %s)\n", xp_strategy_name(r->strategy));
+	} else
+		fprintf(f, "xpool: refused: %s\n", r->summary ? r->summary : "no node fits");
+	if (!asked_ok)
+		fprintf(f, "slurm: not asked: xpool placed nothing, so it has no sbatch request to ask with\n");
+	else if (s.will_run) {
+		fprintf(f, "slurm: ");
+		for (size_t i = 0; i < s.n_nodes; i++)
+			fprintf(f, "%s%s", i ? "," : "", s.nodes[i]);
+		fprintf(f, " at %s UTC%s", s.start_text, now ? " (now)" : "");
+		if (s.partition)
+			fprintf(f, " in partition %s", s.partition);
+		fputc('\n', f);
+	} else
+		fprintf(f, "slurm: refused: %s\n", s.error);
+	if (verdict)
+		fprintf(f, "%s\n", verdict);
+	if (reason)
+		fprintf(f, "reason: %s\n", reason);
+out:
+	xp_slurm_answer_clear(&s);
+	free(reason);
+	free(request);
+	free(xn);
+	return rc;
+}
+
 static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
 	if (!xp_args_has(a, "dry-run")) {
@@ -348,12 +537,18 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --export: unknown format %s (k8s, volcano, slurm)", ename);
 		return XP_EXIT_USAGE;
 	}
-	if (xp_args_has(a, "partition") && efmt != XP_EXPORT_SLURM) {
-		xp_ctx_error(ctx, "place: --partition goes with --export slurm");
+	bool compare = xp_args_has(a, "compare");
+	if (compare && (ename || !ctx->slurm)) {
+		xp_ctx_error(ctx, ename ? "place: --compare asks Slurm itself: give --compare or --export"
+					: "place: --compare asks the live Slurm: give --slurm or --slurm-conf FILE");
 		return XP_EXIT_USAGE;
 	}
-	if (xp_args_has(a, "gres-type") && efmt != XP_EXPORT_SLURM) {
-		xp_ctx_error(ctx, "place: --gres-type goes with --export slurm");
+	if (xp_args_has(a, "partition") && efmt != XP_EXPORT_SLURM && !compare) {
+		xp_ctx_error(ctx, "place: --partition goes with --export slurm or --compare");
+		return XP_EXIT_USAGE;
+	}
+	if (xp_args_has(a, "gres-type") && efmt != XP_EXPORT_SLURM && !compare) {
+		xp_ctx_error(ctx, "place: --gres-type goes with --export slurm or --compare");
 		return XP_EXIT_USAGE;
 	}
 	const char *fname = xp_args_get(a, "flavor");
@@ -412,9 +607,17 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_place_index_set_validation(ix, xp_job_validated_layer, vc.s);
 		validating = true;
 	}
+	double t0 = mono_ms();
 	if (!(r = xp_place_ix(ix, job, &po, &err))) {
 		xp_ctx_error(ctx, "place: %s", err.msg);
 		rc = XP_EXIT_USAGE;
+		goto out;
+	}
+	if (compare) {
+		struct xp_export_opts eo = {.partition = xp_args_get(a, "partition"),
+					    .gres_types = xp_args_get(a, "gres-type"),
+					    .strategy = strategy};
+		rc = compare_slurm(ctx, r, job, c, (const struct xp_manifest *const *)ms, nm, &eo, mono_ms() - t0);
 		goto out;
 	}
 	if (ename && r->placed) {
@@ -453,7 +656,7 @@ out:
 const struct xp_cmd_entry xp_cmd_place_entry = {
 	.name = "place",
 	.alias = NULL,
-	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--reconfigure] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...] [--flavor hami]] [--json]",
+	.usage = "--dry-run [-f JOB.json | flags] [--strategy S] [--reconfigure] [--explain NODE] [--export FMT [--partition P] [--gres-type PROFILE=TYPE,...] [--flavor hami]] [--compare] [--json]",
 	.summary = "where a job would go, with devices, scores and env, or why it fits nowhere (exit 3)",
 	.opts = place_opts,
 	.min_args = 0,
