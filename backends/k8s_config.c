@@ -1,6 +1,9 @@
 /* k8s_config.c: kubeconfig (libyaml), in-cluster and explicit connection settings. */
 #include "k8s_config.h"
 
+/* The deepest flow nesting a kubeconfig may have. */
+#define XP_K8S_MAX_NEST 64
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +255,11 @@ static int parse_doc(struct kc *k, struct xp_k8s_conf *c)
 	if (ca && !cad)
 		c->ca_file = rel_path(k->path, ca);
 	c->insecure = ins && strcmp(ins, "true") == 0;
+	if (c->insecure && (ca || cad))
+		/* As kubectl: which of the two was meant cannot be guessed, and a guess that skips
+		 * the check would send the token to whoever answers. */
+		return xp_errf(k->err, "kubeconfig %s: %s: certificate-authority and insecure-skip-tls-verify both given",
+			       k->path, cfield);
 	if (user) {
 		yaml_node_t *u = named(k, root, "users", "user", user, ufield, sizeof ufield);
 		if (!u)
@@ -267,8 +275,14 @@ static int parse_doc(struct kc *k, struct xp_k8s_conf *c)
 		const char *ckd = bad ? NULL : str(k, u, "client-key-data", ufield, &bad);
 		if (bad)
 			return -1;
-		if (tok)
+		if (tok) {
+			for (const char *q = tok; *q; q++)
+				if ((unsigned char)*q < 0x21 || (unsigned char)*q > 0x7e)
+					/* A header with a control byte would be refused, or worse, split. */
+					return xp_errf(k->err, "kubeconfig %s: %s.token: a byte that is not printable ASCII",
+						       k->path, ufield);
 			c->token = xp_strdup(tok);
+		}
 		else if (tf) {
 			c->token_file = rel_path(k->path, tf);
 			if (!(c->token = xp_k8s_read_token(c->token_file, k->err))) {
@@ -300,6 +314,29 @@ int xp_k8s_kubeconfig(const char *path, struct xp_k8s_conf *c, struct xp_err *er
 	if (!text) {
 		xp_err_prefix(err, "kubeconfig");
 		return -1;
+	}
+	/* libyaml's time grows with the square of flow nesting ([ and { inside each other): a
+	 * kubeconfig is a few levels deep, so a deep one is refused before it is parsed. */
+	int depth = 0, most = 0;
+	char quote = 0;
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+		if (ch == '\n') /* a quote left open by a plain word's apostrophe ends with its line */
+			quote = 0;
+		else if (quote) {
+			if (ch == quote)
+				quote = 0;
+		} else if (ch == '"' || ch == '\'') {
+			quote = ch;
+		} else if (ch == '[' || ch == '{') {
+			if (++depth > most)
+				most = depth;
+		} else if ((ch == ']' || ch == '}') && depth > 0)
+			depth--;
+	}
+	if (most > XP_K8S_MAX_NEST) {
+		wipe_free(text, len);
+		return xp_errf(err, "kubeconfig %s: nested more than %d deep", path, XP_K8S_MAX_NEST);
 	}
 	yaml_parser_t p;
 	struct kc k = {.path = path, .err = err};
@@ -405,6 +442,7 @@ int xp_k8s_conf_load(const struct xp_k8s_opts *o, struct xp_k8s_conf *c, struct 
 		c->ca_data = NULL;
 		c->ca_data_len = 0;
 		c->ca_file = xp_strdup(o->ca_file);
+		c->insecure = false; /* a CA named on the command line is to be checked against */
 	}
 	if (server_check(c->server, c->origin, err) < 0) {
 		xp_k8s_conf_clear(c);

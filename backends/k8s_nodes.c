@@ -1,6 +1,7 @@
 /* k8s_nodes.c: Nodes and Pods from the API server into xp_node. */
 #include "k8s_nodes.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,9 @@ int xp_k8s_quantity(const char *s, double *v)
 		 {"Ei", 1152921504606846976.0}};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (!strcmp(end, t[i].suf)) {
+			/* Past 2^62 no count or size is real, and every later cast stays defined. */
+			if (x * t[i].mul > 4611686018427387904.0)
+				return -1;
 			*v = x * t[i].mul;
 			return 0;
 		}
@@ -176,7 +180,7 @@ static int node_from(json_t *obj, const char *source, struct knode *kn, struct x
 	n->rack = rack ? xp_strdup(rack) : NULL;
 	n->sw = sw ? xp_strdup(sw) : NULL;
 	double x;
-	if (xp_k8s_quantity(jstr(cap, "cpu"), &x) == 0)
+	if (xp_k8s_quantity(jstr(cap, "cpu"), &x) == 0 && x <= INT_MAX)
 		n->pus = (int)x;
 	if (xp_k8s_quantity(jstr(cap, "memory"), &x) == 0)
 		n->memory_mib = (int64_t)(x / 1048576.0);

@@ -2,6 +2,7 @@
 #include "k8s_queues.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -484,6 +485,12 @@ static int pod_asks(json_t *tmpl, struct xp_task_group *g, const char *field, st
 			else if (strcmp(key, "memory") == 0)
 				mem += v;
 			else if (vendor) {
+				if (v > XP_MAX_DEVICES * 1000.0) {
+					xp_errf(err, "%s.spec.containers[%zu].resources: %.100s: not a device count", field, i,
+						key);
+					json_decref(m);
+					return -1;
+				}
 				g->devices += (int)ceil(v);
 				if (!g->vendor)
 					g->vendor = xp_strdup(vendor);
@@ -491,6 +498,8 @@ static int pod_asks(json_t *tmpl, struct xp_task_group *g, const char *field, st
 		}
 		json_decref(m);
 	}
+	if (cpus > INT_MAX)
+		return xp_errf(err, "%s.spec.containers: more CPUs than can be counted", field);
 	g->cpus = (int)ceil(cpus);
 	g->host_memory_mib = (int64_t)ceil(mem / 1048576.0);
 	return 0;

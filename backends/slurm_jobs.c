@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "format.h"
 #include "jobspec.h"
 #include "qjob.h"
 #include "qmodel.h"
@@ -234,9 +235,11 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 			rc = xp_errf(err, "field 11 (start time): '%.40s' is not a time", f[10]);
 		if (rc == 0) {
 			j.id = id;
-			j.name = *f[11] ? xp_strndup(f[11], 255) : NULL;
+			/* Words any Slurm user chooses (a job's name, and what Slurm echoes of them)
+			 * reach a terminal: their control bytes masked. */
+			j.name = *f[11] ? xp_mask_controls(xp_strndup(f[11], 255)) : NULL;
 			j.engine = "slurm";
-			j.nodes = *f[8] ? xp_strndup(f[8], 4096) : NULL;
+			j.nodes = *f[8] ? xp_mask_controls(xp_strndup(f[8], 4096)) : NULL;
 			j.queue = xp_strndup(f[1], XP_SLURM_MAX_LINE);
 			/* Slurm's priority is a 32-bit unsigned number; one past INT_MAX (PriorityType=
 			 * priority/basic counts down from 2^32) is kept at INT_MAX. */
@@ -252,7 +255,7 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 			j.alloc.commit = -1;
 			if (j.state == XP_JS_PENDING || j.state == XP_JS_HELD) {
 				j.reason = job_reason(f[7]);
-				j.reason_text = xp_strndup(f[7], 1024);
+				j.reason_text = xp_mask_controls(xp_strndup(f[7], 1024));
 			}
 			struct xp_job *spec = xp_calloc(1, sizeof *spec);
 			spec->kind = XP_JOB_BATCH;

@@ -460,6 +460,10 @@ START_TEST(quantities)
 	ck_assert_int_eq(xp_k8s_quantity("8x", &v), -1);
 	ck_assert_int_eq(xp_k8s_quantity("", &v), -1);
 	ck_assert_int_eq(xp_k8s_quantity("-1", &v), -1);
+	/* Past any real count or size: refused, so that no cast of it is undefined (review). */
+	ck_assert_int_eq(xp_k8s_quantity("1e30", &v), -1);
+	ck_assert_int_eq(xp_k8s_quantity("9999999999999Ei", &v), -1);
+	ck_assert_int_eq(xp_k8s_quantity("1Ei", &v), 0);
 	ck_assert_str_eq(xp_k8s_resource_vendor("huawei.com/Ascend910-2c"), "Huawei");
 	ck_assert_ptr_null(xp_k8s_resource_vendor("huawei.com/Ascend910B3-memory"));
 	ck_assert_ptr_null(xp_k8s_resource_vendor("nvidia.com/gpumem"));
@@ -521,6 +525,9 @@ START_TEST(kubeconfig_contexts)
 	ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c.server, "https://dev.example:6443");
 	ck_assert_str_eq(c.ca_file, "/etc/ca.pem");
+	/* A CA named on the command line is checked against, even where the kubeconfig said
+	 * insecure-skip-tls-verify (review: the token went to any server). */
+	ck_assert(!c.insecure);
 	xp_k8s_conf_clear(&c);
 	free(list);
 	free(p);
@@ -551,6 +558,17 @@ START_TEST(kubeconfig_errors)
 		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
 		 "  cluster: {server: 'ftp://h'}\nusers:\n- name: u\n  user: {token: s3cret}\n",
 		 "not an http:// or https:// URL"},
+		/* A token with a line break would add headers of its own (review). */
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n"
+		 "  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user: {token: \"abc\\r\\nX-Injected: evil\"}\n",
+		 "users[0].user.token: a byte that is not printable ASCII"},
+		/* Which was meant cannot be guessed (kubectl refuses it too). */
+		{"current-context: c\ncontexts:\n- name: c\n  context: {cluster: k}\nclusters:\n- name: k\n"
+		 "  cluster: {server: 'https://h', certificate-authority: ca.crt, insecure-skip-tls-verify: true}\n",
+		 "certificate-authority and insecure-skip-tls-verify both given"},
+		/* Deep flow nesting: libyaml's time grows with its square; refused before parsing. */
+		{"a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+		 "nested more than 64 deep"},
 		{"key: [unclosed\n", "line "},
 		{"- a list\n", "not a mapping"},
 		{"", "not a mapping"},

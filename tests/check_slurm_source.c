@@ -445,6 +445,19 @@ START_TEST(recorded_jobs)
 		ck_assert_int_eq(n, 0);
 		jobs_free(j, n);
 	}
+	/* A job's name (any Slurm user picks it) and Slurm's words reach a terminal: their control
+	 * bytes are masked, so a name cannot retitle or recolour it (review). */
+	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|x\x1b]0;PWNED\x07\x1b[31mRED\n";
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(xp_slurm_parse_jobs(esc, strlen(esc), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	{
+		ck_assert_int_eq(n, 1);
+		for (const char *q = j[0].name; *q; q++)
+			ck_assert_msg((unsigned char)*q >= 0x20 && *q != 0x7f, "a control byte in %s", j[0].name);
+		for (const char *q = j[0].reason_text; q && *q; q++)
+			ck_assert_msg((unsigned char)*q >= 0x20 && *q != 0x7f, "a control byte in the reason");
+		jobs_free(j, n);
+	}
 	/* Other forms squeue prints: days in a limit, an array task, a job asking no device. */
 	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|n[1-2]|2026-12-02T05:43:32|2026-12-02T05:43:34|arr\n"
 			 "8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority||Unknown|2026-12-03T00:00:00|\n";

@@ -320,6 +320,7 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 	} else if (strncmp(o->name, "slurm", 5) == 0) {
 		/* The live Slurm is another cluster, as with --inventory. */
 		replace(&ctx->slurm, o->name[5] ? val : "");
+		park(ctx);
 	} else if (strncmp(o->name, "k8s", 3) == 0) {
 		if (strcmp(o->name, "k8s") == 0)
 			ctx->k8s = true;
