@@ -44,12 +44,6 @@
 #define K8S_PODS_PER_NODE 10
 #define TOKEN "bench-token"
 
-struct sample {
-	double ms, cpu_ms; /* wall; user + system */
-	long rss_kib;      /* the child's peak RSS */
-	int status;        /* exit status, 128 + signal, -1 when it did not run */
-};
-
 static double median(double *v, size_t n)
 {
 	qsort(v, n, sizeof *v, xp_cmp_double);
@@ -61,34 +55,6 @@ static void load_avg(void)
 	double l[3];
 	if (getloadavg(l, 3) == 3)
 		printf("  load average: %.2f %.2f %.2f (%ld CPUs)\n", l[0], l[1], l[2], sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-/* Runs argv with stdout to /dev/null (stderr kept: a failure says why); wall time, CPU time
- * and the child's peak RSS. Called from a small process only (see the launcher). */
-static struct sample run_here(char *const argv[])
-{
-	struct sample s = {0, 0, 0, -1};
-	double t0 = xp_now_ms();
-	pid_t pid = fork();
-	if (pid < 0)
-		return s;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0)
-			dup2(fd, 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	int st = 0;
-	struct rusage ru;
-	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-		;
-	s.ms = xp_now_ms() - t0;
-	s.rss_kib = ru.ru_maxrss;
-	s.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	return s;
 }
 
 /* The command's peak RSS must be its own: a child forked from this process once it holds the
@@ -123,9 +89,9 @@ static void launcher_loop(int in, int out)
 		for (size_t i = 0; i < len && na < 31; i += strlen(buf + i) + 1)
 			argv[na++] = buf + i;
 		argv[na] = NULL;
-		struct sample s = {0, 0, 0, -1};
+		struct xp_sample s = {0, 0, 0, -1};
 		if (na)
-			s = run_here(argv);
+			s = xp_run_timed(argv, 0);
 		if (write(out, &s, sizeof s) != (ssize_t)sizeof s)
 			_exit(1);
 	}
@@ -165,9 +131,9 @@ static void launcher_stop(void)
 }
 
 /* Runs argv through the launcher (at most 31 words, 8 KiB in all). */
-static struct sample launch(char *const argv[])
+static struct xp_sample launch(char *const argv[])
 {
-	struct sample s = {0, 0, 0, -1};
+	struct xp_sample s = {0, 0, 0, -1};
 	char buf[8192];
 	size_t len = 0, n = 0;
 	for (; argv[n]; n++) {
@@ -190,7 +156,7 @@ static bool measure(const char *name, char *const argv[], bool launcher, double 
 	double t[RUNS], u[RUNS];
 	*rss = 0;
 	for (int r = 0; r < RUNS; r++) {
-		struct sample s = launcher ? launch(argv) : run_here(argv);
+		struct xp_sample s = launcher ? launch(argv) : xp_run_timed(argv, 0);
 		if (s.status != 0) {
 			fprintf(stderr, "bench_engines: %s (%s ...) exited %d\n", name, argv[0], s.status);
 			return false;
