@@ -80,7 +80,7 @@ ADAPTER_SO     = $(ADAPTER_NAMES:%=$(B)/adapters/xp_%.so)
 ADAPTER_LIBS   = $(shell $(PKG_CONFIG) --libs jansson libxml-2.0 2>/dev/null) -ldl -lm
 TEST_SRC = $(sort $(wildcard tests/check_*.c))
 TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/tmuxlib.o $(B)/obj/tests/fakehost.o \
-           $(B)/obj/tests/cluster.o $(B)/obj/tests/suitelib.o $(B)/obj/tests/checklib.o $(B)/obj/tests/runner.o
+           $(B)/obj/tests/cluster.o $(B)/obj/tests/suitelib.o $(B)/obj/tests/checklib.o $(B)/obj/tests/k8slib.o $(B)/obj/tests/runner.o
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
@@ -165,11 +165,12 @@ $(B)/tests/runner: $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a
 	@mkdir -p $(@D)
 	$(CC) $(XLDFLAGS) -o $@ $(TEST_OBJ) $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) $(CHECK_LIBS) -ldl -lm
 
-# Benchmarks link the tests' helpers too (bench_agents starts real agents with them).
-$(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP) \
+# Benchmarks link the tests' helpers too (bench_agents starts real agents with them,
+# bench_engines the loopback Kubernetes API server).
+$(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/obj/tests/k8slib.o $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP) \
 		| $(B)/gen/adapter_names.inc
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) -Itests -MF $@.d $(CFLAGS) -o $@ $< $(B)/obj/tests/testlib.o $(B)/libxpool.a $(B)/libadapters.a \
+	$(CC) $(XCFLAGS) -Itests -MF $@.d $(CFLAGS) -o $@ $< $(B)/obj/tests/testlib.o $(B)/obj/tests/k8slib.o $(B)/libxpool.a $(B)/libadapters.a \
 	    $(LIB_LIBS) -ldl -lm
 
 # `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.

@@ -473,6 +473,26 @@ fail:
 	return NULL;
 }
 
+int xp_slurm_next_line(const char *text, size_t len, size_t *pos, const char **s, size_t *l)
+{
+	const char *nl = memchr(text + *pos, '\n', len - *pos);
+	*s = text + *pos;
+	*l = nl ? (size_t)(nl - *s) : len - *pos;
+	*pos += *l + (nl != NULL);
+	return nl != NULL;
+}
+
+int xp_slurm_line_check(const char *s, size_t l, int ended, struct xp_err *err)
+{
+	if (l > XP_SLURM_MAX_LINE)
+		return xp_errf(err, "longer than %d bytes", XP_SLURM_MAX_LINE);
+	if (memchr(s, '\0', l))
+		return xp_errf(err, "a NUL byte");
+	if (!ended)
+		return xp_errf(err, "truncated (no end of line)");
+	return 0;
+}
+
 int xp_slurm_parse_nodes(const char *text, size_t len, const char *what, struct xp_cluster *c,
 			 struct xp_err *err)
 {
@@ -486,11 +506,10 @@ int xp_slurm_parse_nodes(const char *text, size_t len, const char *what, struct 
 		if (c->nodes[i]->name)
 			xp_nameset_put(&names, c->nodes[i]->name, c->nodes[i]);
 	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		const char *s;
+		size_t l;
+		int nl = xp_slurm_next_line(text, len, &pos, &s, &l);
 		line_no++;
-		const char *s = text + pos;
-		pos += l + (nl != NULL);
 		if (l > 0 && s[l - 1] == '\r')
 			l--;
 		if (l == 0)
@@ -579,20 +598,14 @@ int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, st
 	size_t line_no = 0, pos = 0;
 	int rc = 0;
 	while (pos < len && rc == 0) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		const char *s;
+		size_t l;
+		int nl = xp_slurm_next_line(text, len, &pos, &s, &l);
 		line_no++;
-		const char *s = text + pos;
-		pos += l + (nl != NULL);
 		if (l == 0 || (l == 27 && strncmp(s, "No partitions in the system", 27) == 0))
 			continue;
-		if (l > XP_SLURM_MAX_LINE)
-			rc = xp_errf(err, "longer than %d bytes", XP_SLURM_MAX_LINE);
-		else if (memchr(s, '\0', l))
-			rc = xp_errf(err, "a NUL byte");
-		else if (!nl)
-			rc = xp_errf(err, "truncated (no end of line)");
-		else if (set->n_queues >= 100000)
+		rc = xp_slurm_line_check(s, l, nl, err);
+		if (rc == 0 && set->n_queues >= 100000)
 			rc = xp_errf(err, "more than 100000 partitions");
 		if (rc == 0) {
 			char *copy = xp_strndup(s, l);

@@ -30,6 +30,12 @@ struct xp_qjob;
 /* Most bytes of scontrol output read (a 100,000-node cluster fits). */
 #define XP_SLURM_MAX_OUTPUT ((size_t)512 << 20)
 
+/* The next line of a command's output (text, len bytes) from *pos: its start in *s, its length
+ * (newline not counted) in *l, *pos moved past it; 1 when a newline ended it, 0 when not. */
+int xp_slurm_next_line(const char *text, size_t len, size_t *pos, const char **s, size_t *l);
+/* 0 when a line (s, l bytes; ended: a newline ended it) is a whole record line; -1 with err
+ * saying why not: longer than XP_SLURM_MAX_LINE, a NUL byte, or no end of line (cut short). */
+int xp_slurm_line_check(const char *s, size_t l, int ended, struct xp_err *err);
 /* Maps a Slurm node state ("MIXED+CLOUD+POWERED_DOWN", "DOWN*", "IDLE+DRAIN") onto
  * enum xp_node_state: see slurm.c for why each maps where it does. */
 int xp_slurm_node_state(const char *state);

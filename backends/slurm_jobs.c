@@ -179,20 +179,14 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 	size_t line_no = 0, pos = 0, cap = 0;
 	int rc = 0;
 	while (pos < len && rc == 0) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		const char *s;
+		size_t l;
+		int nl = xp_slurm_next_line(text, len, &pos, &s, &l);
 		line_no++;
-		const char *s = text + pos;
-		pos += l + (nl != NULL);
 		if (l == 0)
 			continue;
-		if (l > XP_SLURM_MAX_LINE)
-			rc = xp_errf(err, "longer than %d bytes", XP_SLURM_MAX_LINE);
-		else if (memchr(s, '\0', l))
-			rc = xp_errf(err, "a NUL byte");
-		else if (!nl)
-			rc = xp_errf(err, "truncated (no end of line)");
-		else if (*n_out >= 10000000)
+		rc = xp_slurm_line_check(s, l, nl, err);
+		if (rc == 0 && *n_out >= 10000000)
 			rc = xp_errf(err, "more than 10000000 jobs");
 		if (rc < 0)
 			break;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checklib.h"
 #include "model.h"
 #include "model_json.h"
 #include "run.h"
@@ -1166,13 +1167,7 @@ END_TEST
 START_TEST(https)
 {
 	char *key = path_in("key.pem"), *cert = path_in("cert.pem");
-	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
-			"-keyout", key, "-out", cert, NULL};
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
-	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
-	xp_run_free(&r);
+	xp_self_signed(key, cert);
 	chmod(key, 0600);
 	int st;
 	char *err;

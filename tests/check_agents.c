@@ -636,15 +636,10 @@ START_TEST(https_agent)
 {
 	char *rep = replay_mi100();
 	char *key = xp_asprintf("%s/key.pem", dir), *cert = xp_asprintf("%s/cert.pem", dir);
-	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
-			"-keyout", key, "-out", cert, NULL};
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
-	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
-	xp_run_free(&r);
+	xp_self_signed(key, cert);
 	chmod(key, 0600);
 	char url[256];
+	struct xp_run r;
 	started(xp_agent_start(url, sizeof url, "--replay", rep, "--tls-cert", cert, "--tls-key", key, NULL), url);
 	ck_assert_msg(strncmp(url, "https://", 8) == 0, "%s", url);
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--agent", url, "--agent-ca", cert, "inventory", NULL), 0);

@@ -19,6 +19,7 @@
 #include "k8s_client.h"
 #include "k8s_config.h"
 #include "k8s_nodes.h"
+#include "k8slib.h"
 #include "model_json.h"
 #include "suitelib.h"
 #include "testlib.h"
@@ -44,11 +45,7 @@ static char dir[128];
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	enum MHD_Result rc = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return rc;
+	return xp_k8slib_reply(c, code, body, strlen(body), MHD_RESPMEM_MUST_COPY);
 }
 
 static ssize_t half(void *cls, uint64_t pos, char *buf, size_t max)
@@ -102,26 +99,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		srv.max_limit = (int)limit;
 	if (cont) {
 		/* An opaque token with characters a URL must escape, as the real ones (base64) have. */
-		if (sscanf(cont, "off=%zu/+", &from) != 1)
+		if (xp_k8slib_page_from(cont, &from))
 			return reply(c, 400, "{\"kind\":\"Status\",\"code\":400,\"message\":\"bad continue\"}");
 		if ((srv.fault == F_GONE_ONCE && !srv.gone_sent++) || srv.fault == F_GONE_ALWAYS)
 			return reply(c, 410, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
 					     "\"message\":\"The provided continue parameter is too old to display a consistent list "
 					     "result. You can start a new list without the continue parameter.\",\"reason\":\"Expired\",\"code\":410}");
 	}
-	size_t n = json_array_size(items), to = limit && from + limit < n ? from + limit : n;
-	json_t *page = json_array();
-	for (size_t i = from; i < to; i++)
-		json_array_append(page, json_array_get(items, i));
-	json_t *md = json_pack("{s:s}", "resourceVersion", "81400");
-	if (to < n) {
-		char tok[64];
-		snprintf(tok, sizeof tok, "off=%zu/+", to);
-		json_object_set_new(md, "continue", json_string(tok));
-		json_object_set_new(md, "remainingItemCount", json_integer((json_int_t)(n - to)));
-	}
-	json_t *list = json_pack("{s:s,s:s,s:o,s:o}", "kind", items == srv.nodes ? "NodeList" : "PodList", "apiVersion",
-				 "v1", "metadata", md, "items", page);
+	json_t *list = xp_k8slib_page(items, items == srv.nodes ? "NodeList" : "PodList", from, limit);
 	if (srv.fault == F_NOT_LIST)
 		json_object_del(list, "items"), json_object_set_new(list, "items", json_string("x"));
 	char *body = json_dumps(list, JSON_COMPACT);
@@ -142,28 +127,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return rc;
 }
 
-static json_t *fixture_items(const char *rel)
-{
-	json_error_t je;
-	json_t *l = json_load_file(xp_fixture(rel), 0, &je);
-	ck_assert_msg(l, "%s: %s", rel, je.text);
-	json_t *it = json_incref(json_object_get(l, "items"));
-	json_decref(l);
-	return it;
-}
-
 static void setup(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/xpool-k8s-%d", (int)getpid());
 	mkdir(dir, 0700);
 	memset(&srv, 0, sizeof srv);
-	srv.nodes = fixture_items("k8s/nodes.json");
-	srv.pods = fixture_items("k8s/pods.json");
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, NULL,
-				   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+	srv.nodes = xp_k8slib_items("k8s/nodes.json");
+	srv.pods = xp_k8slib_items("k8s/pods.json");
+	daemon_ = xp_k8slib_serve(handle, NULL, &port);
 	ck_assert_ptr_nonnull(daemon_);
-	port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
 	unsetenv("KUBECONFIG");
 	unsetenv("KUBERNETES_SERVICE_HOST");
 }
@@ -651,13 +623,7 @@ static char *b64(const char *s, size_t len)
 START_TEST(https_server)
 {
 	char *key = xp_asprintf("%s/key.pem", dir), *cert = xp_asprintf("%s/cert.pem", dir);
-	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
-			"-keyout", key, "-out", cert, NULL};
-	struct xp_run r;
-	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
-	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
-	xp_run_free(&r);
+	xp_self_signed(key, cert);
 	struct xp_err err = {{0}};
 	size_t klen, clen;
 	char *key_pem = xp_read_file(key, 65536, &klen, &err), *cert_pem = xp_read_file(cert, 65536, &clen, &err);

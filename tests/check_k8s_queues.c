@@ -5,10 +5,8 @@
  * the mapping man/xpool.1's table gives (from domain-rules.md); a 404 for an API group is an
  * engine not installed; malformed objects are errors naming the object and the field. */
 #include <check.h>
-#include <arpa/inet.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include "k8s_client.h"
 #include "k8s_config.h"
 #include "k8s_queues.h"
+#include "k8slib.h"
 #include "qjob.h"
 #include "qmodel.h"
 #include "suitelib.h"
@@ -44,11 +43,7 @@ static int port;
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	enum MHD_Result rc = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return rc;
+	return xp_k8slib_reply(c, code, body, strlen(body), MHD_RESPMEM_MUST_COPY);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -67,33 +62,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 				     "\"details\":{},\"code\":404}");
 	const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
 	const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");
-	size_t limit = lim ? strtoul(lim, NULL, 10) : 0, from = cont ? strtoul(cont, NULL, 10) : 0;
-	size_t n = json_array_size(items), to = limit && from + limit < n ? from + limit : n;
-	json_t *page = json_array();
-	for (size_t i = from; i < to; i++)
-		json_array_append(page, json_array_get(items, i));
-	json_t *md = json_pack("{s:s}", "resourceVersion", "90210");
-	if (to < n) {
-		char tok[32];
-		snprintf(tok, sizeof tok, "%zu", to);
-		json_object_set_new(md, "continue", json_string(tok));
-	}
-	json_t *list = json_pack("{s:s,s:s,s:o,s:o}", "kind", "List", "apiVersion", "v1", "metadata", md, "items", page);
+	size_t limit = lim ? strtoul(lim, NULL, 10) : 0, from = 0;
+	if (cont && xp_k8slib_page_from(cont, &from))
+		return reply(c, 400, "{\"kind\":\"Status\",\"code\":400,\"message\":\"bad continue\"}");
+	json_t *list = xp_k8slib_page(items, "List", from, limit);
 	char *body = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
 	enum MHD_Result rc = reply(c, 200, body);
 	free(body);
 	return rc;
-}
-
-static json_t *fixture_items(const char *rel)
-{
-	json_error_t je;
-	json_t *l = json_load_file(xp_fixture(rel), 0, &je);
-	ck_assert_msg(l, "%s: %s", rel, je.text);
-	json_t *it = json_incref(json_object_get(l, "items"));
-	json_decref(l);
-	return it;
 }
 
 /* Serves items at path (slot i). */
@@ -107,16 +84,13 @@ static void serve(int i, const char *path, json_t *items)
 static void setup(void)
 {
 	memset(&srv, 0, sizeof srv);
-	serve(0, VQ, fixture_items("k8s/volcano_queues.json"));
-	serve(1, PG, fixture_items("k8s/volcano_podgroups.json"));
-	serve(2, CQ2, fixture_items("k8s/kueue_clusterqueues.json"));
-	serve(3, LQ2, fixture_items("k8s/kueue_localqueues.json"));
-	serve(4, WL2, fixture_items("k8s/kueue_workloads.json"));
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, NULL,
-				   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+	serve(0, VQ, xp_k8slib_items("k8s/volcano_queues.json"));
+	serve(1, PG, xp_k8slib_items("k8s/volcano_podgroups.json"));
+	serve(2, CQ2, xp_k8slib_items("k8s/kueue_clusterqueues.json"));
+	serve(3, LQ2, xp_k8slib_items("k8s/kueue_localqueues.json"));
+	serve(4, WL2, xp_k8slib_items("k8s/kueue_workloads.json"));
+	daemon_ = xp_k8slib_serve(handle, NULL, &port);
 	ck_assert_ptr_nonnull(daemon_);
-	port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
 	unsetenv("KUBECONFIG");
 	unsetenv("KUBERNETES_SERVICE_HOST");
 }
@@ -332,9 +306,9 @@ END_TEST
 START_TEST(absent_engines)
 {
 	/* No Volcano (404 for its group), and Kueue only as v1beta1 (before 0.15). */
-	json_t *cq = fixture_items("k8s/kueue_clusterqueues.json");
-	json_t *lq = fixture_items("k8s/kueue_localqueues.json");
-	json_t *wl = fixture_items("k8s/kueue_workloads.json");
+	json_t *cq = xp_k8slib_items("k8s/kueue_clusterqueues.json");
+	json_t *lq = xp_k8slib_items("k8s/kueue_localqueues.json");
+	json_t *wl = xp_k8slib_items("k8s/kueue_workloads.json");
 	/* v1beta1 calls the cohort spec.cohort. */
 	json_t *spec = json_object_get(json_array_get(cq, 1), "spec");
 	json_object_set(spec, "cohort", json_object_get(spec, "cohortName"));
@@ -395,12 +369,12 @@ START_TEST(malformed_objects)
 	broken(0, VQ, "{\"metadata\":{}}", "Queue #1: metadata.name");
 	broken(0, VQ, "{\"metadata\":{\"name\":\"q1\"},\"status\":{\"state\":\"Sideways\"}}", "Queue q1: status.state");
 	broken(0, VQ, "[1]", "Queue #1: not an object");
-	serve(0, VQ, fixture_items("k8s/volcano_queues.json"));
+	serve(0, VQ, xp_k8slib_items("k8s/volcano_queues.json"));
 	broken(1, PG, "{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"spec\":{\"minMember\":-1}}",
 	       "PodGroup ns/pg: spec.minMember");
 	broken(1, PG, "{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ns\"},\"status\":{\"phase\":\"Flying\"}}",
 	       "PodGroup ns/pg: status.phase");
-	serve(1, PG, fixture_items("k8s/volcano_podgroups.json"));
+	serve(1, PG, xp_k8slib_items("k8s/volcano_podgroups.json"));
 	broken(2, CQ2,
 	       "{\"metadata\":{\"name\":\"cq\"},\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"f\",\"resources\":"
 	       "[{\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}",
@@ -412,9 +386,9 @@ START_TEST(malformed_objects)
 	       "ClusterQueue cq: spec.resourceGroups[0].flavors[0].resources[0]: lendingLimit is above nominalQuota");
 	/* A ClusterQueue and a Volcano Queue of one name. */
 	broken(2, CQ2, "{\"metadata\":{\"name\":\"default\"}}", "ClusterQueue default: metadata.name");
-	serve(2, CQ2, fixture_items("k8s/kueue_clusterqueues.json"));
+	serve(2, CQ2, xp_k8slib_items("k8s/kueue_clusterqueues.json"));
 	broken(3, LQ2, "{\"metadata\":{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{}}", "LocalQueue ns/lq: spec.clusterQueue");
-	serve(3, LQ2, fixture_items("k8s/kueue_localqueues.json"));
+	serve(3, LQ2, xp_k8slib_items("k8s/kueue_localqueues.json"));
 	broken(4, WL2, "{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"},\"spec\":{\"queueName\":\"user-queue\",\"podSets\":[]}}",
 	       "Workload ns/w: spec.podSets");
 	broken(4, WL2,
@@ -431,8 +405,8 @@ END_TEST
  * server also serves the Nodes and Pods the jobs are judged on. */
 START_TEST(commands_end_to_end)
 {
-	serve(5, "/api/v1/nodes", fixture_items("k8s/nodes.json"));
-	serve(6, "/api/v1/pods", fixture_items("k8s/pods.json"));
+	serve(5, "/api/v1/nodes", xp_k8slib_items("k8s/nodes.json"));
+	serve(6, "/api/v1/pods", xp_k8slib_items("k8s/pods.json"));
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
 	char db[96];

@@ -481,6 +481,36 @@ START_TEST(recorded_jobs)
 }
 END_TEST
 
+START_TEST(partition_and_job_lines)
+{
+	/* The partitions' and the jobs' readers refuse a NUL byte and an overlong line as the
+	 * nodes' does, each error naming the command and the line. */
+	struct xp_qset set = {0};
+	struct xp_qjob *j = NULL;
+	size_t n = 0;
+	struct xp_err err = {{0}};
+	const char pnul[] = "PartitionName=a\0 State=UP\n";
+	ck_assert_int_eq(xp_slurm_parse_partitions(pnul, sizeof pnul - 1, PWHAT, &set, &err), -1);
+	ck_assert_str_eq(err.msg, PWHAT ": line 1: a NUL byte");
+	xp_qset_clear(&set);
+	const char jnul[] = "\n3|debug\0|RUNNING\n";
+	ck_assert_int_eq(xp_slurm_parse_jobs(jnul, sizeof jnul - 1, JWHAT, &j, &n, &err), -1);
+	ck_assert_str_eq(err.msg, JWHAT ": line 2: a NUL byte");
+	jobs_free(j, n);
+	size_t big = XP_SLURM_MAX_LINE + 1;
+	char *huge = xp_malloc(big + 1);
+	memset(huge, 'a', big);
+	huge[big] = '\n';
+	ck_assert_int_eq(xp_slurm_parse_partitions(huge, big + 1, PWHAT, &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, PWHAT ": line 1: longer than ") == err.msg, "%s", err.msg);
+	xp_qset_clear(&set);
+	ck_assert_int_eq(xp_slurm_parse_jobs(huge, big + 1, JWHAT, &j, &n, &err), -1);
+	ck_assert_msg(strstr(err.msg, JWHAT ": line 1: longer than ") == err.msg, "%s", err.msg);
+	jobs_free(j, n);
+	free(huge);
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
-		{"malformed", .tests = {malformed_records, hostile_input}})
+		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}})

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "testlib.h"
 
 const char *xp_first_missing(const char *text, ...)
 {
@@ -33,4 +34,15 @@ struct xp_store *xp_old_store(const char *path, int version)
 	ck_assert_int_eq(sqlite3_open(path, &s->db), SQLITE_OK);
 	ck_assert_msg(xp_store_migrate(s, 0, version, &err) == 0, "%s", err.msg);
 	return s;
+}
+
+void xp_self_signed(const char *key, const char *cert)
+{
+	char *argv[] = {"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+			"-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "2",
+			"-keyout", (char *)key, "-out", (char *)cert, NULL};
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_argv(&r, argv, NULL), 0);
+	ck_assert_msg(r.status == 0, "openssl: %s", r.err);
+	xp_run_free(&r);
 }

@@ -12,6 +12,10 @@ struct xp_store;
  * only (not this xpool's), open for the test to add rows before it closes it. */
 struct xp_store *xp_old_store(const char *path, int version);
 
+/* Makes a self-signed EC certificate for localhost and 127.0.0.1 at cert, its key at key
+ * (openssl req); the test ends when openssl fails. */
+void xp_self_signed(const char *key, const char *cert);
+
 /* The first string up to a NULL that text does not hold; NULL when it holds them all. */
 const char *xp_first_missing(const char *text, ...);
 

@@ -23,17 +23,9 @@ skip() { echo "slurm-compare: SKIPPED: $*" >&2; echo "slurm-compare: SKIPPED: th
 
 . "$root/tests/slurm_lib.sh"
 slurm_need munged munge slurmctld sbatch scontrol squeue jq
-slurm_scratch
-slurm_munge
-{
-	slurm_conf_common
-	echo "SchedulerType=sched/backfill"
-	echo "PrivateData=cloud"
-	echo "GresTypes=gpu"
-	echo "NodeName=gpu[01-04] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD"
-	echo "PartitionName=train Nodes=gpu[01-04] Default=YES MaxTime=INFINITE State=UP"
-} >slurm.conf
-slurm_ctld
+slurm_cloud gpu \
+	"NodeName=gpu[01-04] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD" \
+	"PartitionName=train Nodes=gpu[01-04] Default=YES MaxTime=INFINITE State=UP"
 
 fail=0
 n=0

@@ -13,6 +13,9 @@
 #                               skip when it does not answer a ping
 #   slurm_ctld_stop             stop it and forget its state (before another slurm_ports,
 #                               slurm.conf and slurm_ctld)
+#   slurm_cloud GRESTYPES LINE...  slurm_scratch, slurm_munge, a slurm.conf of the common lines,
+#                               backfill, PrivateData=cloud (scontrol shows powered-down CLOUD
+#                               nodes), GresTypes and each LINE (nodes, partitions), slurm_ctld
 # Nodes are declared State=CLOUD with ResumeProgram=/bin/true, so no slurmd is needed: an
 # allocated node stays CONFIGURING (holding its job's resources) until ResumeTimeout.
 
@@ -120,4 +123,19 @@ slurm_ctld_stop() {
 	for p in "${pids[@]}"; do [ "$p" = "$ctld_pid" ] || keep+=("$p"); done
 	pids=("${keep[@]}")
 	rm -rf state spool
+}
+
+slurm_cloud() {
+	local types=$1
+	shift
+	slurm_scratch
+	slurm_munge
+	{
+		slurm_conf_common
+		echo "SchedulerType=sched/backfill"
+		echo "PrivateData=cloud"
+		echo "GresTypes=$types"
+		printf '%s\n' "$@"
+	} >slurm.conf
+	slurm_ctld
 }

@@ -18,20 +18,12 @@ skip() { echo "slurm-source: SKIPPED: $*" >&2; echo "slurm-source: SKIPPED: the 
 
 . "$root/tests/slurm_lib.sh"
 slurm_need munged munge slurmctld sbatch scontrol squeue jq
-slurm_scratch
-slurm_munge
-{
-	slurm_conf_common
-	echo "SchedulerType=sched/backfill"
-	echo "PrivateData=cloud"
-	echo "GresTypes=gpu,npu,mlu"
-	echo "NodeName=gpu[01-02] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Feature=h100,nvlink State=CLOUD"
-	echo "NodeName=npu01 CPUs=192 RealMemory=1024000 Gres=npu:910b:8 Feature=ascend State=CLOUD"
-	echo "NodeName=mlu01 CPUs=64 RealMemory=256000 Gres=mlu:mlu370:4 State=CLOUD"
-	echo "PartitionName=train Nodes=gpu[01-02],npu01 Default=YES MaxTime=INFINITE State=UP PriorityTier=10"
-	echo "PartitionName=debug Nodes=ALL MaxTime=60 State=UP PriorityTier=1"
-} >slurm.conf
-slurm_ctld
+slurm_cloud gpu,npu,mlu \
+	"NodeName=gpu[01-02] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Feature=h100,nvlink State=CLOUD" \
+	"NodeName=npu01 CPUs=192 RealMemory=1024000 Gres=npu:910b:8 Feature=ascend State=CLOUD" \
+	"NodeName=mlu01 CPUs=64 RealMemory=256000 Gres=mlu:mlu370:4 State=CLOUD" \
+	"PartitionName=train Nodes=gpu[01-02],npu01 Default=YES MaxTime=INFINITE State=UP PriorityTier=10" \
+	"PartitionName=debug Nodes=ALL MaxTime=60 State=UP PriorityTier=1"
 
 fail=0
 bad() { echo "slurm-source: FAIL: $*"; fail=$((fail + 1)); }

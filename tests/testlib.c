@@ -351,6 +351,35 @@ int xp_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+struct xp_sample xp_run_timed(char *const argv[], int quiet)
+{
+	struct xp_sample s = {0, 0, 0, -1};
+	double t0 = xp_now_ms();
+	pid_t pid = fork();
+	if (pid < 0)
+		return s;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			if (quiet)
+				dup2(fd, 2);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int st = 0;
+	struct rusage ru;
+	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+		;
+	s.ms = xp_now_ms() - t0;
+	s.rss_kib = ru.ru_maxrss;
+	s.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return s;
+}
+
 pid_t xp_agent_restart(char *url, size_t len, const char *old_url, const char *const *args, size_t n)
 {
 	const char *colon = strrchr(old_url, ':');

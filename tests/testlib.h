@@ -91,5 +91,14 @@ void xp_farm_stop(struct xp_farm *f);
 double xp_now_ms(void);
 /* qsort's comparison of doubles, ascending (for medians and percentiles of timings). */
 int xp_cmp_double(const void *a, const void *b);
+/* One timed run of a command (for benchmarks). */
+struct xp_sample {
+	double ms, cpu_ms; /* wall; user + system: what a shared machine's load does not inflate */
+	long rss_kib;      /* the child's peak RSS */
+	int status;        /* exit status, 128 + signal, -1 when it did not run */
+};
+/* Runs argv (PATH searched) with stdout to /dev/null, stderr too when quiet (else a failure
+ * says why): its wall and CPU time and peak RSS from wait4's rusage. */
+struct xp_sample xp_run_timed(char *const argv[], int quiet);
 
 #endif

@@ -17,12 +17,10 @@
  * under 2 s and under 300 MiB for each whole command; a miss prints MISS and does not fail.
  * XP_BENCH_ENGINES=slurm or k8s runs one of them; XP_BENCH_ENGINES_SERVE=S serves the k8s lists
  * for S seconds first (to profile a command by hand). The load average is printed with each. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +34,7 @@
 #include "k8s_client.h"
 #include "k8s_config.h"
 #include "k8s_nodes.h"
+#include "k8slib.h"
 #include "model.h"
 #include "slurm.h"
 #include "testlib.h"
@@ -44,12 +43,6 @@
 #define K8S_NODES 5000
 #define K8S_PODS_PER_NODE 10
 #define TOKEN "bench-token"
-
-struct sample {
-	double ms, cpu_ms; /* wall; user + system */
-	long rss_kib;      /* the child's peak RSS */
-	int status;        /* exit status, 128 + signal, -1 when it did not run */
-};
 
 static double median(double *v, size_t n)
 {
@@ -62,34 +55,6 @@ static void load_avg(void)
 	double l[3];
 	if (getloadavg(l, 3) == 3)
 		printf("  load average: %.2f %.2f %.2f (%ld CPUs)\n", l[0], l[1], l[2], sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-/* Runs argv with stdout to /dev/null (stderr kept: a failure says why); wall time, CPU time
- * and the child's peak RSS. Called from a small process only (see the launcher). */
-static struct sample run_here(char *const argv[])
-{
-	struct sample s = {0, 0, 0, -1};
-	double t0 = xp_now_ms();
-	pid_t pid = fork();
-	if (pid < 0)
-		return s;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0)
-			dup2(fd, 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	int st = 0;
-	struct rusage ru;
-	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-		;
-	s.ms = xp_now_ms() - t0;
-	s.rss_kib = ru.ru_maxrss;
-	s.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	return s;
 }
 
 /* The command's peak RSS must be its own: a child forked from this process once it holds the
@@ -124,9 +89,9 @@ static void launcher_loop(int in, int out)
 		for (size_t i = 0; i < len && na < 31; i += strlen(buf + i) + 1)
 			argv[na++] = buf + i;
 		argv[na] = NULL;
-		struct sample s = {0, 0, 0, -1};
+		struct xp_sample s = {0, 0, 0, -1};
 		if (na)
-			s = run_here(argv);
+			s = xp_run_timed(argv, 0);
 		if (write(out, &s, sizeof s) != (ssize_t)sizeof s)
 			_exit(1);
 	}
@@ -166,9 +131,9 @@ static void launcher_stop(void)
 }
 
 /* Runs argv through the launcher (at most 31 words, 8 KiB in all). */
-static struct sample launch(char *const argv[])
+static struct xp_sample launch(char *const argv[])
 {
-	struct sample s = {0, 0, 0, -1};
+	struct xp_sample s = {0, 0, 0, -1};
 	char buf[8192];
 	size_t len = 0, n = 0;
 	for (; argv[n]; n++) {
@@ -191,7 +156,7 @@ static bool measure(const char *name, char *const argv[], bool launcher, double 
 	double t[RUNS], u[RUNS];
 	*rss = 0;
 	for (int r = 0; r < RUNS; r++) {
-		struct sample s = launcher ? launch(argv) : run_here(argv);
+		struct xp_sample s = launcher ? launch(argv) : xp_run_timed(argv, 0);
 		if (s.status != 0) {
 			fprintf(stderr, "bench_engines: %s (%s ...) exited %d\n", name, argv[0], s.status);
 			return false;
@@ -308,19 +273,7 @@ static size_t k8s_requests;
 
 static char *render(struct list *l, size_t from, size_t limit)
 {
-	size_t n = json_array_size(l->items), to = limit && from + limit < n ? from + limit : n;
-	json_t *page = json_array();
-	for (size_t i = from; i < to; i++)
-		json_array_append(page, json_array_get(l->items, i));
-	json_t *md = json_pack("{s:s}", "resourceVersion", "81400");
-	if (to < n) {
-		/* An opaque token with characters a URL must escape, as the real (base64) ones have. */
-		char tok[64];
-		snprintf(tok, sizeof tok, "off=%zu/+", to);
-		json_object_set_new(md, "continue", json_string(tok));
-		json_object_set_new(md, "remainingItemCount", json_integer((json_int_t)(n - to)));
-	}
-	json_t *list = json_pack("{s:s,s:s,s:o,s:o}", "kind", l->kind, "apiVersion", "v1", "metadata", md, "items", page);
+	json_t *list = xp_k8slib_page(l->items, l->kind, from, limit);
 	char *body = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
 	return body;
@@ -352,16 +305,6 @@ static void list_clear(struct list *l)
 	l->n_pages = 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *body, size_t len,
-			     enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	enum MHD_Result rc = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
 #define STATUS(code, reason) \
 	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"reason\":\"" reason \
 	"\",\"code\":" #code "}"
@@ -373,37 +316,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	k8s_requests++;
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	if (strcmp(method, "GET"))
-		return reply(c, 405, "{}", 2, MHD_RESPMEM_PERSISTENT);
+		return xp_k8slib_reply(c, 405, "{}", 2, MHD_RESPMEM_PERSISTENT);
 	if (!auth || strcmp(auth, "Bearer " TOKEN))
-		return reply(c, 401, STATUS(401, "Unauthorized"), strlen(STATUS(401, "Unauthorized")), MHD_RESPMEM_PERSISTENT);
+		return xp_k8slib_reply(c, 401, STATUS(401, "Unauthorized"), strlen(STATUS(401, "Unauthorized")), MHD_RESPMEM_PERSISTENT);
 	struct list *l = !strcmp(url, "/api/v1/nodes") ? &k8s_nodes : !strcmp(url, "/api/v1/pods") ? &k8s_pods : NULL;
 	if (!l)
-		return reply(c, 404, STATUS(404, "NotFound"), strlen(STATUS(404, "NotFound")), MHD_RESPMEM_PERSISTENT);
+		return xp_k8slib_reply(c, 404, STATUS(404, "NotFound"), strlen(STATUS(404, "NotFound")), MHD_RESPMEM_PERSISTENT);
 	/* The pods' fieldSelector (phase not Succeeded nor Failed) is not applied: every pod made
 	 * here is Running or Pending, so it would keep them all. */
 	const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
 	const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");
 	size_t limit = lim ? strtoul(lim, NULL, 10) : 0, from = 0;
-	if (cont && sscanf(cont, "off=%zu/+", &from) != 1)
-		return reply(c, 400, STATUS(400, "BadRequest"), strlen(STATUS(400, "BadRequest")), MHD_RESPMEM_PERSISTENT);
+	if (cont && xp_k8slib_page_from(cont, &from))
+		return xp_k8slib_reply(c, 400, STATUS(400, "BadRequest"), strlen(STATUS(400, "BadRequest")), MHD_RESPMEM_PERSISTENT);
 	if (limit && limit == l->limit && from % limit == 0 && from / limit < l->n_pages)
-		return reply(c, 200, l->pages[from / limit], l->lens[from / limit], MHD_RESPMEM_PERSISTENT);
+		return xp_k8slib_reply(c, 200, l->pages[from / limit], l->lens[from / limit], MHD_RESPMEM_PERSISTENT);
 	char *body = render(l, from, limit);
-	enum MHD_Result rc = reply(c, 200, body, strlen(body), MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result rc = xp_k8slib_reply(c, 200, body, strlen(body), MHD_RESPMEM_MUST_FREE);
 	return rc;
-}
-
-static json_t *fixture_items(const char *rel)
-{
-	json_error_t je;
-	json_t *l = json_load_file(xp_fixture(rel), 0, &je);
-	if (!l) {
-		fprintf(stderr, "bench_engines: %s: %s\n", rel, je.text);
-		exit(1);
-	}
-	json_t *it = json_incref(json_object_get(l, "items"));
-	json_decref(l);
-	return it;
 }
 
 static void rename_object(json_t *o, const char *name)
@@ -421,7 +351,7 @@ static void rename_object(json_t *o, const char *name)
  * system pod. */
 static void make_lists(void)
 {
-	json_t *fn = fixture_items("k8s/nodes.json"), *fp = fixture_items("k8s/pods.json");
+	json_t *fn = xp_k8slib_items("k8s/nodes.json"), *fp = xp_k8slib_items("k8s/pods.json");
 	json_t *cpu_pod = NULL;
 	size_t nt = json_array_size(fn), k;
 	json_t *pod;
@@ -498,15 +428,14 @@ static int bench_k8s(const char *bin)
 	for (size_t p = 0; p < k8s_pods.n_pages; p++)
 		bytes += k8s_pods.lens[p];
 	double gen_ms = xp_now_ms() - g0;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, NULL,
-						MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+	int port = 0;
+	struct MHD_Daemon *d = xp_k8slib_serve(handle, NULL, &port);
 	if (!d) {
 		fprintf(stderr, "bench_engines: the loopback API server did not start\n");
 		return 1;
 	}
 	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
 	if (getenv("XP_BENCH_ENGINES_SERVE")) {
 		/* For profiling by hand: the server alone, for as many seconds. */
 		printf("  serving %s (token file %s) for %s s\n", url, tok, getenv("XP_BENCH_ENGINES_SERVE"));

@@ -13,17 +13,9 @@ skip() { echo "bench_engines: slurm SKIPPED: $*" >&2; echo "  slurm: SKIPPED (no
 
 . "$root/tests/slurm_lib.sh"
 slurm_need munged munge slurmctld scontrol sbatch squeue
-slurm_scratch
-slurm_munge
-{
-	slurm_conf_common
-	echo "SchedulerType=sched/backfill"
-	echo "PrivateData=cloud"
-	echo "GresTypes=gpu"
-	echo "NodeName=gpu[00001-10000] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Feature=h100,nvlink State=CLOUD"
-	echo "PartitionName=train Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
-} >slurm.conf
-slurm_ctld
+slurm_cloud gpu \
+	"NodeName=gpu[00001-10000] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 Feature=h100,nvlink State=CLOUD" \
+	"PartitionName=train Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 sbatch -Q -N 1000 --gres=gpu:h100:4 -c 8 --wrap 'sleep 1000' -J bench >/dev/null || skip "sbatch failed"
 for _ in $(seq 1 300); do
 	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 1 ] && break

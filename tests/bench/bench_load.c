@@ -31,42 +31,6 @@
 static const size_t sizes[] = {1000, 5000, 10000, 20000, 100000};
 static const char *const mixes[] = {NULL, "nvidia-h100:100"};
 
-struct sample {
-	double ms;     /* wall */
-	double cpu_ms; /* user + system: what a shared machine's load does not inflate */
-	long rss_kib;
-	int status;
-};
-
-/* Runs argv with stdout and stderr to /dev/null; wall time and the child's peak RSS. */
-static struct sample run(char *const argv[])
-{
-	struct sample s = {0, 0, 0, -1};
-	double t0 = xp_now_ms();
-	pid_t pid = fork();
-	if (pid < 0)
-		return s;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	int st = 0;
-	struct rusage ru;
-	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-		;
-	s.ms = xp_now_ms() - t0;
-	s.rss_kib = ru.ru_maxrss;
-	s.cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-	s.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	return s;
-}
-
 static double median(double *v, size_t n)
 {
 	qsort(v, n, sizeof *v, xp_cmp_double);
@@ -79,7 +43,7 @@ static bool measure(char *const argv[], int runs, double *ms, double *cpu, long 
 	double t[8], u[8];
 	*rss = 0;
 	for (int r = 0; r < runs; r++) {
-		struct sample s = run(argv);
+		struct xp_sample s = xp_run_timed(argv, 1);
 		if (s.status != 0) {
 			fprintf(stderr, "bench_load: %s ... exited %d\n", argv[0], s.status);
 			return false;
@@ -174,7 +138,7 @@ int main(void)
 			snprintf(n, sizeof n, "%zu", nodes);
 			char *gen[] = {(char *)bin, "sim", "gen", "--nodes", n, "-o", file,
 				       mixes[m] ? "--mix" : NULL, (char *)mixes[m], NULL};
-			struct sample g = run(gen);
+			struct xp_sample g = xp_run_timed(gen, 1);
 			struct stat st;
 			if (g.status != 0 || stat(file, &st) < 0) {
 				fprintf(stderr, "bench_load: sim gen --nodes %zu failed (%d)\n", nodes, g.status);

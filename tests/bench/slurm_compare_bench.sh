@@ -16,17 +16,9 @@ skip() { echo "bench_slurm_compare: SKIPPED: $*"; exit 0; }
 
 . "$root/tests/slurm_lib.sh"
 slurm_need munged munge slurmctld sbatch scontrol squeue
-slurm_scratch
-slurm_munge
-{
-	slurm_conf_common
-	echo "SchedulerType=sched/backfill"
-	echo "PrivateData=cloud"
-	echo "GresTypes=gpu"
-	echo "NodeName=gpu[01-16] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD"
-	echo "PartitionName=train Nodes=gpu[01-16] Default=YES MaxTime=INFINITE State=UP"
-} >slurm.conf
-slurm_ctld
+slurm_cloud gpu \
+	"NodeName=gpu[01-16] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD" \
+	"PartitionName=train Nodes=gpu[01-16] Default=YES MaxTime=INFINITE State=UP"
 k=0
 for g in "01 1" "03 2" "05 4" "07 6"; do
 	set -- $g
