@@ -375,6 +375,30 @@ static int server_check(const char *s, const char *what, struct xp_err *err)
 	return 0;
 }
 
+/* A bearer token goes only where it cannot be read on the way. API servers have served no
+ * plain-HTTP port since Kubernetes 1.20: an http:// server is a proxy on this machine
+ * (`kubectl proxy`, which holds the credentials itself), so a token over http:// is refused
+ * unless the host is loopback. */
+static int token_check(const struct xp_k8s_conf *c, struct xp_err *err)
+{
+	if (!c->token || strncmp(c->server, "http://", 7) != 0)
+		return 0;
+	const char *h = c->server + 7;
+	size_t l = strcspn(h, ":/");
+	if (h[0] == '[')
+		l = strcspn(h, "]") + 1;
+	bool loop = (l == 9 && strncmp(h, "localhost", 9) == 0) || (l == 5 && strncmp(h, "[::1]", 5) == 0);
+	if (l >= 7 && strncmp(h, "127.", 4) == 0) { /* 127.0.0.0/8 written as digits, not a name */
+		loop = true;
+		for (size_t i = 4; i < l; i++)
+			loop = loop && ((h[i] >= '0' && h[i] <= '9') || h[i] == '.');
+	}
+	if (loop)
+		return 0;
+	return xp_errf(err, "%s: a bearer token would go to %.128s unencrypted; use https:// "
+		       "(plain http:// is allowed only to this machine, for kubectl proxy)", c->origin, c->server);
+}
+
 int xp_k8s_conf_load(const struct xp_k8s_opts *o, struct xp_k8s_conf *c, struct xp_err *err)
 {
 	*c = (struct xp_k8s_conf){0};
@@ -444,7 +468,7 @@ int xp_k8s_conf_load(const struct xp_k8s_opts *o, struct xp_k8s_conf *c, struct 
 		c->ca_file = xp_strdup(o->ca_file);
 		c->insecure = false; /* a CA named on the command line is to be checked against */
 	}
-	if (server_check(c->server, c->origin, err) < 0) {
+	if (server_check(c->server, c->origin, err) < 0 || token_check(c, err) < 0) {
 		xp_k8s_conf_clear(c);
 		return -1;
 	}

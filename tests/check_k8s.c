@@ -706,6 +706,40 @@ START_TEST(in_cluster)
 }
 END_TEST
 
+/* A bearer token never goes over plain http:// except to this machine (kubectl proxy, the
+ * tests' loopback server): on the way to anywhere else anyone on the path reads it. */
+START_TEST(token_not_over_http)
+{
+	char *tok = xp_write_file(dir, "tok-http", "secret-token\n", 0600);
+	const char *refused[] = {"http://api.example:8080", "http://10.0.0.1:6443/", "http://[fd00::1]:8080",
+				 "http://localhost.example/", "http://127.0.0.1.example.com/", "http://127.evil/"};
+	const char *allowed[] = {"http://127.0.0.1:8001", "http://localhost:8001/", "http://[::1]:8001",
+				 "https://api.example:6443"};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		struct xp_k8s_opts o = {.server = refused[i], .token_file = tok};
+		struct xp_k8s_conf c;
+		struct xp_err err = {{0}};
+		ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) < 0, "%s accepted", refused[i]);
+		xp_want_parts(err.msg, "--k8s-server", "unencrypted", NULL);
+		ck_assert_msg(!strstr(err.msg, "secret-token"), "%s", err.msg);
+	}
+	for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
+		struct xp_k8s_opts o = {.server = allowed[i], .token_file = tok};
+		struct xp_k8s_conf c;
+		struct xp_err err = {{0}};
+		ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s: %s", allowed[i], err.msg);
+		xp_k8s_conf_clear(&c);
+	}
+	/* Without a token, any http:// server is only a server. */
+	struct xp_k8s_opts o = {.server = "http://api.example:8080"};
+	struct xp_k8s_conf c;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_k8s_conf_load(&o, &c, &err) == 0, "%s", err.msg);
+	xp_k8s_conf_clear(&c);
+	free(tok);
+}
+END_TEST
+
 START_TEST(inventory_end_to_end)
 {
 	srv.token = "e2e-token";
@@ -784,7 +818,8 @@ XP_DEFINE_SUITE(k8s,
 			   list_trim, malformed_bodies, oversized_body}},
 		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, trims_keep_what_is_read, quantities}},
 		{"kubeconfig", .setup = setup, .teardown = teardown,
-		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, https_server, in_cluster}},
+		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, https_server, in_cluster,
+			   token_not_over_http}},
 		{"cli", .setup = setup, .teardown = teardown, .tests = {inventory_end_to_end}},
 		{"console", .timeout_s = 60, .setup = setup, .teardown = teardown,
 		 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
