@@ -203,9 +203,16 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
 
+# BENCH=engines,sched runs only those (names of tests/bench/bench_*.c; slurm_compare for the
+# sbatch --test-only comparison): the whole set takes more than 20 minutes on two cores.
+BENCH ?=
+BENCH_PICK = $(if $(BENCH),$(filter $(foreach n,$(subst $(comma), ,$(BENCH)),$(B)/bench/bench_$(n)),$(BENCH_BIN)),$(BENCH_BIN))
+comma := ,
+
 bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
-	@for b in $(BENCH_BIN); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
-	@XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh
+	@$(if $(BENCH),$(if $(strip $(BENCH_PICK))$(filter slurm_compare,$(subst $(comma), ,$(BENCH))),,echo "BENCH=$(BENCH): no such benchmark" >&2; exit 2))
+	@for b in $(BENCH_PICK); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
+	@$(if $(BENCH),$(if $(filter slurm_compare,$(subst $(comma), ,$(BENCH))),XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh,:),XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh)
 
 install: $(PROG) $(ADAPTER_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
