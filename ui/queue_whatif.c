@@ -12,6 +12,7 @@
 
 #include "draw.h"
 #include "format.h"
+#include "engine_hold.h"
 #include "jobrun.h"
 #include "jstore.h"
 #include "line_edit.h"
@@ -178,14 +179,24 @@ static void start(struct xp_qwhatif *w, struct xp_ui *ui, struct xp_whatif_chang
 	struct xp_err err = {{0}};
 	if (xp_jobrun_engine(xp_ui_ctx(ui))) {
 		/* A live engine's jobs as the view read them (`whatif --jobs-from-store` with
-		 * --slurm or --k8s): its running ones hold their devices through the nodes. */
+		 * --slurm or --k8s): its running ones take their devices from this run's nodes
+		 * as `whatif` does (xp_engine_hold), or else stay held by the nodes. */
 		s = NULL;
 		all = xp_calloc(d->n_jobs + 1, sizeof *all);
 		lost = xp_calloc(d->n_jobs + 1, sizeof *lost);
+		bool *held = xp_calloc(d->n_jobs + 1, sizeof *held);
 		for (size_t i = 0; i < d->n_jobs; i++) {
 			xp_qjob_copy(&all[n_all], &d->jobs[i]);
-			lost[n_all++] = d->jobs[i].state == XP_JS_RUNNING || d->jobs[i].state == XP_JS_ADMITTED;
+			/* The view's slots were taken on the view's copy of the nodes. */
+			free(all[n_all].alloc.slots);
+			all[n_all].alloc.slots = NULL;
+			all[n_all].alloc.n = 0;
+			n_all++;
 		}
+		xp_engine_hold(r->c, all, n_all, held);
+		for (size_t i = 0; i < n_all; i++)
+			lost[i] = (all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED) && !held[i];
+		free(held);
 	}
 	if (s && xp_jstore_load(s, r->c, &all, &n_all, &lost, &err) < 0) {
 		set_status(w, XP_ROLE_FAIL, "what-if: cannot read the jobs: %.300s", err.msg);

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "engine_hold.h"
 #include "jobrun.h"
 #include "jstore.h"
 #include "place.h"
@@ -267,6 +268,8 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	struct xp_qset store_qs = {0};
 	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t n_ms = 0;
+	struct xp_cluster *c = NULL;
+	bool own_c = false; /* c is a share of the context's (xp_engine_hold_share) */
 	if (((v = xp_args_get(a, "drain")) && changes_add(v, XP_WI_DRAIN, &cs, &n_cs, &err) < 0) ||
 	    ((v = xp_args_get(a, "fail")) && changes_add(v, XP_WI_FAIL, &cs, &n_cs, &err) < 0) ||
 	    ((v = xp_args_get(a, "add")) && changes_add(v, XP_WI_ADD, &cs, &n_cs, &err) < 0) ||
@@ -283,7 +286,6 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		goto out;
 	}
 	rc = XP_EXIT_ERROR;
-	struct xp_cluster *c = NULL;
 	const struct xp_qset *qs = &t.qs;
 	const char *source = trace;
 	if (from_store) {
@@ -300,14 +302,30 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		bool *lost = NULL;
 		int lrc;
 		if (xp_jobrun_engine(ctx)) {
-			/* A live engine's queues and jobs, not the database's. Its running jobs hold
-			 * their devices through the nodes (Slurm's GresUsed, the pods' requests; when
-			 * they end is not read): they stay held for the whole horizon. */
+			/* A live engine's queues and jobs, not the database's. Its running jobs that
+			 * name their nodes take their devices from the nodes' in-use counts and end
+			 * at their time limit (xp_engine_hold); the others' devices stay held by the
+			 * nodes for the whole horizon. */
 			source = xp_jobrun_engine(ctx);
 			lrc = xp_jobrun_engine_load(ctx, &store_qs, &all, &n_all, &err);
 			lost = xp_calloc(n_all + 1, sizeof *lost);
-			for (size_t i = 0; i < n_all; i++)
-				lost[i] = all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED;
+			c = xp_engine_hold_share(c);
+			own_c = true;
+			bool *held = xp_calloc(n_all + 1, sizeof *held);
+			if (lrc == 0)
+				xp_engine_hold(c, all, n_all, held);
+			for (size_t i = 0; i < n_all; i++) {
+				lost[i] = (all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED) && !held[i];
+				/* One job the engine files where no queue it shows is: said, and left
+				 * out, rather than no answer for all the others. */
+				if (lrc == 0 && !lost[i] && !xp_jstate_final(all[i].state) &&
+				    !xp_qset_queue(&store_qs, all[i].queue ? all[i].queue : "")) {
+					fprintf(ctx->err, "xpool: whatif: %s job %lld: no queue '%s' among %s's; left out\n",
+						source, (long long)all[i].id, all[i].queue ? all[i].queue : "", source);
+					lost[i] = true;
+				}
+			}
+			free(held);
 		} else {
 			struct xp_store *s = xp_store_for_reading(ctx->db, NULL, &err);
 			lrc = s ? xp_qstore_load(s, &store_qs, &err) : -1;
@@ -387,6 +405,8 @@ out:
 	xp_trace_clear(&t);
 	xp_qset_clear(&store_qs);
 	xp_place_manifests_free(ms, n_ms);
+	if (own_c)
+		xp_cluster_free(c);
 	return rc;
 }
 

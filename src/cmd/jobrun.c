@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine_hold.h"
 #include "job_opts.h"
 #include "normalize.h"
 #include "qsim.h"
@@ -83,8 +84,16 @@ int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st,
 		r->lost = xp_calloc(r->n ? r->n : 1, sizeof *r->lost);
 		for (size_t i = 0; i < r->n && !cluster; i++)
 			cluster = !xp_jstate_final(r->jobs[i].state);
-		if (cluster && !(r->c = xp_ctx_cluster(ctx)))
-			return xp_errf(err, "no cluster to schedule on");
+		if (cluster) {
+			struct xp_cluster *c = xp_ctx_cluster(ctx);
+			if (!c)
+				return xp_errf(err, "no cluster to schedule on");
+			/* Running jobs take their devices back from the nodes' in-use counts in a
+			 * cluster of the run's own (the context's is the one view 1 shows). */
+			r->c = xp_engine_hold_share(c);
+			r->own_c = true;
+			xp_engine_hold(r->c, r->jobs, r->n, NULL);
+		}
 		goto groups;
 	}
 	if (xp_qstore_load(st, &r->qs, err) < 0)
@@ -131,6 +140,15 @@ static void row_set(struct xp_jobrun *r, size_t k, size_t row)
 	r->row[k] = row;
 }
 
+/* Whether job j asks for devices at all. */
+static bool xs_demand(const struct xp_qjob *j)
+{
+	for (size_t g = 0; j->spec && g < j->spec->n_groups; g++)
+		if (j->spec->groups[g].devices > 0 || j->spec->groups[g].slice)
+			return true;
+	return false;
+}
+
 /* A new scheduler on the loaded rows; six (n entries) and note get what happened to each. */
 static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **note, bool listen,
 				    struct xp_err *err)
@@ -147,11 +165,12 @@ static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **no
 		const struct xp_qjob *j = &r->jobs[i];
 		if (xp_jstate_final(j->state))
 			continue;
-		if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED)) {
-			/* Which of its nodes' devices it holds is not read: the nodes' GresUsed holds
-			 * them in the cluster already, for as long as the run looks ahead. */
+		if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED) && !j->alloc.n) {
+			/* Its nodes or their in-use counts did not add up (xp_engine_hold): the
+			 * nodes hold its devices for as long as the run looks ahead. */
 			if (note)
-				note[i] = xp_asprintf("runs on %s: its devices are held as the nodes' GresUsed says",
+				note[i] = xp_asprintf(xs_demand(j) ? "runs on %s: its devices stay held by its nodes"
+								   : "runs on %s, on CPUs only",
 						      j->engine);
 			continue;
 		}
@@ -453,5 +472,7 @@ void xp_jobrun_free(struct xp_jobrun *r)
 	if (r->nm)
 		xp_place_manifests_free(r->ms, r->nm);
 	xp_qset_clear(&r->qs);
+	if (r->own_c)
+		xp_cluster_free(r->c);
 	memset(r, 0, sizeof *r);
 }

@@ -35,7 +35,9 @@ struct xp_jobrun {
 	struct xp_qjob *jobs;  /* the stored rows, by id */
 	size_t n;
 	bool *lost;            /* [n] a row's slots or spec could not be read back on this cluster */
-	struct xp_cluster *c;  /* the context's; NULL when none was needed */
+	struct xp_cluster *c;  /* the context's (or, with own_c, the run's own sharing its nodes);
+				* NULL when none was needed */
+	bool own_c;            /* c is the run's: an engine's running jobs took their devices in it */
 	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t nm;
 	struct xp_sched *s;

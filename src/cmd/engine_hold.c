@@ -1,0 +1,126 @@
+/* engine_hold.c: a live engine's running jobs take back the devices they hold. Slurm says
+ * per node how many of each GRES are in use (GresUsed) and per job on which nodes it runs and
+ * how many per node (squeue's %N and %b); which units exactly it does not say without slurmd.
+ * Any in-use unit of the job's type on its node is as good as another for what a run asks
+ * (when the job ends, how many are free), so the job takes that many of them. */
+#include "engine_hold.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "nameset.h"
+#include "slurm_compare.h"
+
+/* A device the engine marks in use for no one in particular, of the job's model. */
+static bool takeable(const struct xp_device *d, const char *model)
+{
+	if (d->n_allocs != 1 || d->allocs[0].owner || d->allocs[0].slice)
+		return false;
+	if (!model || !*model)
+		return true;
+	/* Slurm's GRES type ("h100") beside a device an agent named ("NVIDIA H100 80GB HBM3"). */
+	return d->model && (strcasecmp(d->model, model) == 0 || strcasestr(d->model, model));
+}
+
+/* The node at *slot, copied first when another cluster holds it too (it may be read from
+ * another thread, and must not change under it). */
+static struct xp_node *own(struct xp_node **slot)
+{
+	struct xp_node *n = *slot;
+	if (__atomic_load_n(&n->refs, __ATOMIC_ACQUIRE) != 0) {
+		*slot = xp_node_clone(n);
+		xp_node_free(n);
+	}
+	return *slot;
+}
+
+/* Job j's slots on c, or false when its nodes or their in-use devices do not add up (then
+ * nothing changes). */
+static bool hold_one(struct xp_cluster *c, const struct xp_nameset *names, struct xp_qjob *j)
+{
+	if (!j->spec || j->spec->n_groups != 1 || !j->nodes || j->alloc.n)
+		return false;
+	const struct xp_task_group *g = &j->spec->groups[0];
+	if (g->devices <= 0)
+		return false;
+	char **hosts = NULL;
+	size_t nh = 0;
+	struct xp_err err = {{0}};
+	if (xp_slurm_hostlist(j->nodes, &hosts, &nh, &err) < 0)
+		return false;
+	bool ok = nh > 0 && nh == (size_t)g->replicas;
+	size_t *ix = xp_calloc(nh + 1, sizeof *ix);
+	for (size_t h = 0; ok && h < nh; h++) {
+		/* Names hold index + 1: a node's pointer changes when it is copied. */
+		uintptr_t v = (uintptr_t)xp_nameset_get(names, hosts[h]);
+		if (!v || v > c->n_nodes) {
+			ok = false;
+			break;
+		}
+		size_t k = (size_t)v - 1;
+		const struct xp_node *n = c->nodes[k];
+		ix[h] = k;
+		int found = 0;
+		for (size_t d = 0; d < n->n_devices && found < g->devices; d++)
+			found += takeable(&n->devices[d], g->model);
+		ok = found == g->devices;
+		for (size_t e = 0; ok && e < h; e++) /* one node named twice: not a job's node list */
+			ok = ix[e] != k;
+	}
+	if (ok) {
+		j->alloc.slots = xp_calloc(nh * (size_t)g->devices, sizeof *j->alloc.slots);
+		for (size_t h = 0; h < nh; h++) {
+			struct xp_node *n = own(&c->nodes[ix[h]]);
+			int left = g->devices;
+			for (size_t d = 0; d < n->n_devices && left > 0; d++) {
+				struct xp_device *dev = &n->devices[d];
+				if (!takeable(dev, g->model))
+					continue;
+				free(dev->allocs[0].slice);
+				free(dev->allocs[0].owner);
+				free(dev->allocs[0].uuid);
+				free(dev->allocs);
+				dev->allocs = NULL;
+				dev->n_allocs = 0;
+				j->alloc.slots[j->alloc.n++] = (struct xp_qslot){
+					.node_ix = (uint32_t)ix[h], .pos = (uint16_t)d, .take = 1000};
+				left--;
+			}
+		}
+	}
+	free(ix);
+	for (size_t h = 0; h < nh; h++)
+		free(hosts[h]);
+	free(hosts);
+	return ok;
+}
+
+size_t xp_engine_hold(struct xp_cluster *c, struct xp_qjob *jobs, size_t n, bool *held)
+{
+	struct xp_nameset names = {0};
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i]->name)
+			xp_nameset_put(&names, c->nodes[i]->name, (void *)(uintptr_t)(i + 1));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct xp_qjob *j = &jobs[i];
+		bool h = false;
+		if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED))
+			h = hold_one(c, &names, j);
+		if (held)
+			held[i] = h;
+		k += h;
+	}
+	xp_nameset_clear(&names);
+	return k;
+}
+
+struct xp_cluster *xp_engine_hold_share(const struct xp_cluster *c)
+{
+	struct xp_cluster *s = xp_cluster_new();
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_cluster_add(s, xp_node_ref(c->nodes[i]));
+	return s;
+}
