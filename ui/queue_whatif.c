@@ -194,8 +194,11 @@ static void start(struct xp_qwhatif *w, struct xp_ui *ui, struct xp_whatif_chang
 			n_all++;
 		}
 		xp_engine_hold(r->c, all, n_all, held);
+		/* A job filed where no queue the engine shows is (`whatif` names it) is left out,
+		 * rather than no answer for all the others. */
 		for (size_t i = 0; i < n_all; i++)
-			lost[i] = (all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED) && !held[i];
+			lost[i] = ((all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED) && !held[i]) ||
+				  !xp_qset_queue(&r->qs, all[i].queue ? all[i].queue : "");
 		free(held);
 	}
 	if (s && xp_jstore_load(s, r->c, &all, &n_all, &lost, &err) < 0) {
