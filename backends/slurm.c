@@ -456,6 +456,10 @@ static struct xp_node *node_from(const struct field *f, size_t nf, struct xp_err
 	const char *parts = get(f, nf, "Partitions");
 	if (!absent(parts))
 		xp_labels_set(&n->governance, "slurm.partitions", parts);
+	/* The site's own gres type names (gpu:h100_1g.10gb): what an export asks Slurm for. */
+	const char *gres = get(f, nf, "Gres");
+	if (!absent(gres))
+		xp_labels_set(&n->facts, "slurm.gres", gres);
 	if (gres_list(get(f, nf, "Gres"), add_devices, n, err) < 0) {
 		xp_err_prefix(err, "field Gres");
 		goto fail;

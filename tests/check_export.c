@@ -610,6 +610,59 @@ START_TEST(slurm_gres_types)
 }
 END_TEST
 
+/* With --slurm the nodes carry Slurm's own Gres= declaration (fact slurm.gres, as scontrol
+ * prints it): the export asks for the site's type names from it instead of guessing. Slurm's
+ * gres.conf documentation names MIG types like h100_1g.10gb; scontrol adds (S:...) socket
+ * lists. */
+START_TEST(slurm_gres_types_from_slurm)
+{
+	struct xp_cluster *c = cluster();
+	struct xp_node *a = xp_cluster_node(c, "gpu-a");
+	xp_labels_set(&a->facts, "slurm.gres", "gpu:h100:3(S:0-1),gpu:h100_1g.10gb:7(S:0,1),shard:8");
+	struct xp_err err = {{0}};
+	static const char slice[] = "{\"replicas\": 2, \"slice\": \"1g.10gb\", \"vendor\": \"NVIDIA\"}";
+	static const char whole[] = "{\"devices\": 2, \"vendor\": \"NVIDIA\"}";
+	char *t = export_types(c, slice, NULL, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --gres=gpu:h100_1g.10gb:2\n",
+		      "# gres type for slice 1g.10gb: h100_1g.10gb (Slurm's Gres= on gpu-a)\n", NULL);
+	free(t);
+	t = export_types(c, whole, NULL, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --gres=gpu:h100:2\n", "# gres type for whole devices: h100 (Slurm's Gres= on gpu-a)\n",
+		      NULL);
+	free(t);
+	/* The operator's map still wins. */
+	t = export_types(c, slice, "1g.10gb=mine", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	xp_want_parts(t, "#SBATCH --gres=gpu:mine:2\n", "(--gres-type)", NULL);
+	free(t);
+	/* A profile Slurm declares no type for: refused, saying what Slurm declares. */
+	t = export_types(c, "{\"slice\": \"2g.20gb\", \"vendor\": \"NVIDIA\"}", NULL, &err);
+	ck_assert_ptr_null(t);
+	xp_want_parts(err.msg, "node gpu-a", "Gres=gpu:h100:3(S:0-1)", "no gpu type for slice 2g.20gb", "--gres-type", NULL);
+	/* Two whole types: the one the placed device's model names. */
+	xp_labels_set(&a->facts, "slurm.gres", "gpu:a100:2,gpu:h100:2");
+	t = export_types(c, whole, NULL, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gres=gpu:h100:2\n"));
+	free(t);
+	/* Untyped GPUs: untyped, as without Slurm's word. */
+	xp_labels_set(&a->facts, "slurm.gres", "gpu:4");
+	t = export_types(c, whole, NULL, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gres=gpu:2\n"));
+	ck_assert_ptr_null(strstr(t, "Slurm's Gres"));
+	free(t);
+	/* A type that is not plain never reaches the script. */
+	xp_labels_set(&a->facts, "slurm.gres", "gpu:h$(id):4");
+	t = export_types(c, whole, NULL, &err);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(strstr(err.msg, "not plain"), "%s", err.msg);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* gpu-a's and npu-b's devices with UUIDs, as nvidia-smi and npu-smi report them. */
 static struct xp_cluster *cluster_uuids(void)
 {
@@ -828,5 +881,5 @@ END_TEST
 XP_DEFINE_SUITE(export,
 	{"core", .timeout_s = 60, .setup = load_manifests, .teardown = free_manifests,
 	 .tests = {k8s_exact, k8s_ascend_family, k8s_unknown_vendor_refused,
-		   resources_from_manifests, manifest_without_names, volcano, hostile_yaml, slurm, slurm_gres_types,
+		   resources_from_manifests, manifest_without_names, volcano, hostile_yaml, slurm, slurm_gres_types, slurm_gres_types_from_slurm,
 		   hami_share, hami_whole_and_ascend, hami_manifest_keys, not_placed, cli}})

@@ -71,7 +71,7 @@ if cmp differ 0 --devices 4; then
 		! grep -q "^reason: xpool's pack strategy chose gpu02 (score [0-9.]*); Slurm chose gpu01" differ.txt; then
 		bad "differ: not xpool gpu02 (pack) beside Slurm gpu01, differ, with the reason:"; cat differ.txt
 	elif [ "$(q differ '.verdict + " " + (.xpool.nodes | join(",")) + " " + (.slurm.nodes | join(","))')" != "differ gpu02 gpu01" ] ||
-		! q differ '.request | join(" ")' | grep -q -- '--nodes=1 --ntasks=1 --ntasks-per-node=1 --gres=gpu:4' ||
+		! q differ '.request | join(" ")' | grep -q -- '--nodes=1 --ntasks=1 --ntasks-per-node=1 --gres=gpu:h100:4' ||
 		q differ '.request | join(" ")' | grep -q -- '--nodelist'; then
 		bad "differ: the JSON's verdict, nodes or request are wrong:"; cat differ.json
 	else

@@ -130,11 +130,12 @@ if "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" job cancel 4 >jc.out 2>&
 fi
 [ ! -e "$db" ] || bad "reading Slurm's queues and jobs made the database $db"
 [ "$(squeue -h -t CF,R,PD -o %i | wc -l)" = 5 ] || bad "Slurm's jobs changed"
-# What-if on Slurm's jobs: the pending ones are simulated, the running ones hold their devices.
+# What-if on Slurm's jobs: the pending ones are simulated, and the three running ones hold
+# their devices until their time limit (tests/slurm_running_check.sh checks when they end).
 if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" whatif --jobs-from-store >wi.out 2>&1; then
 	bad "whatif --jobs-from-store with --slurm-conf failed:"; cat wi.out
 else
-	grep -q '^2 jobs from Slurm' wi.out || { bad "the what-if did not simulate Slurm's 2 waiting jobs:"; cat wi.out; }
+	grep -q '^5 jobs from Slurm' wi.out || { bad "the what-if did not simulate Slurm's 2 waiting and 3 running jobs:"; cat wi.out; }
 fi
 # The console reads the same cluster: its header names Slurm, its node list the four nodes
 # (a tmux server of our own socket, stopped at the end; skipped without tmux).

@@ -758,6 +758,141 @@ static bool gres_type_of(const char *map, const char *slice, char *out, size_t l
 	return false;
 }
 
+/* True when a gres type names a MIG profile ("1g.10gb", "h100_3g.40gb", "1g.10gb+me"): digits,
+ * "g.", digits, "gb" somewhere in it. */
+static bool mig_type(const char *t)
+{
+	for (const char *p = t; *p; p++) {
+		if (!isdigit((unsigned char)*p) || (p > t && isdigit((unsigned char)p[-1])))
+			continue;
+		const char *q = p;
+		while (isdigit((unsigned char)*q))
+			q++;
+		if (q[0] != 'g' || q[1] != '.' || !isdigit((unsigned char)q[2]))
+			continue;
+		q += 2;
+		while (isdigit((unsigned char)*q))
+			q++;
+		if (q[0] == 'g' && q[1] == 'b')
+			return true;
+	}
+	return false;
+}
+
+/* The type of gres declared in decl (a node's Gres= as scontrol prints it: "gpu:h100:8(S:0-1),
+ * gpu:1g.10gb:7,shard:8") that fits want: for a slice the one type that is the profile or ends in
+ * _PROFILE or -PROFILE (Slurm's documentation names them h100_1g.10gb); for whole devices (slice
+ * NULL) the one type that names no MIG profile, and among several the one the device's model
+ * holds. Copied into out; 0 found, 1 none declared for it, 2 several fit. */
+static int declared_type(const char *decl, const char *gres, const char *slice, const char *model, char *out,
+			 size_t len)
+{
+	char found[4][128];
+	int n = 0;
+	size_t gl = strlen(gres);
+	for (const char *s = decl; *s;) {
+		/* An item ends at a comma outside parentheses (the socket list may hold commas). */
+		size_t l = 0;
+		int depth = 0;
+		while (s[l] && (s[l] != ',' || depth)) {
+			depth += s[l] == '(' ? 1 : s[l] == ')' ? -1 : 0;
+			l++;
+		}
+		size_t k = strcspn(s, "(");
+		if (k > l)
+			k = l;
+		if (k > gl + 1 && !strncmp(s, gres, gl) && s[gl] == ':') {
+			const char *t = s + gl + 1;
+			size_t tl = (size_t)(s + k - t);
+			const char *colon = memchr(t, ':', tl);
+			bool typed = colon || !isdigit((unsigned char)t[0]);
+			if (colon)
+				tl = (size_t)(colon - t);
+			char type[128];
+			if (typed && tl > 0 && tl < sizeof type) {
+				memcpy(type, t, tl);
+				type[tl] = 0;
+				bool fits;
+				if (slice) {
+					size_t sl = strlen(slice);
+					fits = !strcmp(type, slice) ||
+					       (tl > sl + 1 && !strcmp(type + tl - sl, slice) && strchr("_-", type[tl - sl - 1]));
+				} else
+					fits = !mig_type(type);
+				bool dup = false;
+				for (int i = 0; i < n; i++)
+					dup = dup || !strcmp(found[i], type);
+				if (fits && !dup && n < 4) {
+					snprintf(found[n], sizeof found[n], "%s", type);
+					n++;
+				}
+			}
+		}
+		s += l + (s[l] == ',');
+	}
+	if (n > 1 && !slice && model) {
+		/* Whole devices of several types: the one the placed device is. */
+		int m = -1, hits = 0;
+		for (int i = 0; i < n; i++)
+			if (strcasestr(model, found[i]))
+				m = i, hits++;
+		if (hits == 1) {
+			snprintf(out, len, "%s", found[m]);
+			return 0;
+		}
+	}
+	if (n != 1)
+		return n ? 2 : 1;
+	snprintf(out, len, "%s", found[0]);
+	return 0;
+}
+
+/* The site's gres type for what r's replicas ask, from Slurm's own declaration of their nodes
+ * (the fact slurm.gres: Gres= as scontrol printed it, on nodes read with --slurm): the names a
+ * site gave its types, rather than a guess. type "" when no replica's node carries one or,
+ * for whole devices, none is declared; node names the node it came from. -1 with err when a
+ * slice has no type there or the nodes disagree. */
+static int slurm_site_type(const struct xp_cluster *c, const struct xp_place_result *r, const char *gres,
+			   const char *slice, char *type, size_t len, const char **node, struct xp_err *err)
+{
+	type[0] = 0;
+	*node = NULL;
+	for (size_t i = 0; i < r->n_replicas; i++) {
+		const struct xp_node *n = xp_cluster_node(c, r->replicas[i].node);
+		const char *decl = n ? xp_labels_get(&n->facts, "slurm.gres") : NULL;
+		if (!decl)
+			continue;
+		const struct xp_device *d = first_device(c, &r->replicas[i]);
+		char t[128];
+		int rc = declared_type(decl, gres, slice, d ? d->model : NULL, t, sizeof t);
+		if (rc == 1 && !slice)
+			continue; /* only untyped whole devices there */
+		if (rc == 1)
+			return xp_errf(err, "export slurm: node %s: Slurm declares Gres=%.200s, no %s type for slice %s "
+					    "(PROFILE, or ending in _PROFILE); name it with --gres-type %s=TYPE",
+				       n->name, decl, gres, slice, slice);
+		if (rc == 2) {
+			if (!slice)
+				continue; /* several whole types and the device's model names none: untyped */
+			return xp_errf(err, "export slurm: node %s: Slurm declares Gres=%.200s, several %s types for "
+					    "slice %s; name one with --gres-type %s=TYPE",
+				       n->name, decl, gres, slice, slice);
+		}
+		if (!plain(t))
+			return xp_errf(err, "export slurm: node %s: Slurm's gres type is not plain [A-Za-z0-9._+-]; refused",
+				       n->name);
+		if (type[0] && strcmp(type, t))
+			return xp_errf(err, "export slurm: Slurm names the type %s on %s and %s on %s; name one with "
+					    "--gres-type",
+				       type, *node, t, n->name);
+		if (!type[0]) {
+			snprintf(type, len, "%s", t);
+			*node = n->name;
+		}
+	}
+	return 0;
+}
+
 static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp_job *job,
 		       const struct xp_cluster *c, const struct mset *ms, const struct xp_export_opts *o,
 		       struct xp_err *err)
@@ -828,7 +963,17 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 	 * sites name MIG types as they like (Slurm's docs: h100_1g.10gb). --gres-type maps them;
 	 * without it the profile name is the type, and the script says which was used. */
 	char type[128] = "";
-	if (p0->slice) {
+	/* Where the nodes came from Slurm (--slurm), its Gres= declarations name the site's types;
+	 * --gres-type still wins. */
+	const char *site_node = NULL;
+	bool mapped = o->gres_types && (p0->slice || strstr(o->gres_types, "whole="));
+	if (!mapped && slurm_site_type(c, r, gres, p0->slice, type, sizeof type, &site_node, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	if (site_node) {
+		/* Slurm's own name for it */
+	} else if (p0->slice) {
 		if (o->gres_types && !gres_type_of(o->gres_types, p0->slice, type, sizeof type)) {
 			rc = xp_errf(err, "export slurm: --gres-type names no plain type for slice %s "
 					  "(PROFILE=TYPE[,...]); refused", p0->slice);
@@ -889,7 +1034,11 @@ static int write_slurm(FILE *f, const struct xp_place_result *r, const struct xp
 		if (partition)
 			fprintf(f, "#SBATCH --partition=%s\n", partition);
 	}
-	if (p0->slice)
+	if (site_node && p0->slice)
+		fprintf(f, "# gres type for slice %s: %s (Slurm's Gres= on %s)\n", p0->slice, type, site_node);
+	else if (site_node)
+		fprintf(f, "# gres type for whole devices: %s (Slurm's Gres= on %s)\n", type, site_node);
+	else if (p0->slice)
 		fprintf(f, "# gres type for slice %s: %s (%s)\n", p0->slice, type,
 			o->gres_types ? "--gres-type" : "the profile name; a site naming its types otherwise needs --gres-type");
 	else if (type[0])
