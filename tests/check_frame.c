@@ -67,7 +67,7 @@ START_TEST(glyph_sets)
 	setlocale(LC_ALL, "C");
 	/* Every ASCII glyph is ASCII: the LANG=C screen must hold no UTF-8. */
 	const struct xp_glyphs *g = &xp_glyphs_ascii;
-	const char *all[] = {g->hline, g->vline, g->tl, g->tr, g->bl, g->br, g->unknown, g->nohealth, g->fail,
+	const char *all[] = {g->hline, g->vline, g->tl, g->tr, g->bl, g->br, g->unknown, g->nohealth, g->held, g->fail,
 			     g->warn, g->down, g->stale, g->arrow, g->tree_mid, g->tree_last, g->tree_pipe, g->ellipsis};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		for (const char *p = all[i]; *p; p++)

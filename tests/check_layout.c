@@ -339,7 +339,7 @@ END_TEST
 START_TEST(test_cells_roles)
 {
 	struct xp_node *n = xp_node_new("r");
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 8; i++)
 		xp_node_add_device(n);
 	n->devices[0].health = XP_HEALTH_FAIL;
 	n->devices[0].utilization_pct = 5; /* health wins over an idle-looking utilization */
@@ -349,14 +349,22 @@ START_TEST(test_cells_roles)
 	n->devices[3].health = XP_HEALTH_OK; /* utilization unknown */
 	n->devices[4].utilization_pct = 100;
 	/* devices[5]: nothing known */
+	/* devices[6]: Slurm's GresUsed holds it, utilization not known: in use, not idle */
+	n->devices[6].allocs = xp_calloc(1, sizeof *n->devices[6].allocs);
+	n->devices[6].n_allocs = 1;
+	/* devices[7]: held, and its utilization known: the utilization says it */
+	n->devices[7].allocs = xp_calloc(1, sizeof *n->devices[7].allocs);
+	n->devices[7].n_allocs = 1;
+	n->devices[7].utilization_pct = 0;
 	struct xp_cells c;
 	const struct xp_glyphs *g = &xp_glyphs_ascii;
 	char want[32];
 	/* healthy with utilization unknown and nothing known are two glyphs, not one in two colours */
-	snprintf(want, sizeof want, "%s%s%s%s%s%s", g->fail, g->warn, g->level[xp_glyph_level(50)], g->unknown,
-		 g->level[8], g->nohealth);
+	snprintf(want, sizeof want, "%s%s%s%s%s%s%s%s", g->fail, g->warn, g->level[xp_glyph_level(50)], g->unknown,
+		 g->level[8], g->nohealth, g->held, g->level[0]);
 	ck_assert_str_eq(cells_str(n, 80, &c), want);
-	ck_assert_uint_eq(c.n_seg, 6);
+	ck_assert_uint_eq(c.n_seg, 8);
+	ck_assert_int_eq(c.seg[6].role, XP_ROLE_UTIL_80);
 	ck_assert_int_eq(c.seg[0].role, XP_ROLE_FAIL);
 	ck_assert_int_eq(c.seg[1].role, XP_ROLE_WARN);
 	ck_assert_int_eq(c.seg[2].role, xp_role_for_util(50));
@@ -367,10 +375,12 @@ START_TEST(test_cells_roles)
 
 	/* The UTF-8 set: one column per cell although each glyph takes several bytes. */
 	xp_map_cells(n, &xp_glyphs_utf8, 80, &c);
-	ck_assert_int_eq(c.cols, 6);
+	ck_assert_int_eq(c.cols, 8);
 	ck_assert_uint_eq(c.seg[5].col, 5);
 	ck_assert_int_eq(strncmp(c.text + c.seg[3].off, xp_glyphs_utf8.unknown, c.seg[3].len), 0);
-	ck_assert_str_eq(c.text + c.seg[5].off, xp_glyphs_utf8.nohealth);
+	ck_assert_int_eq(strncmp(c.text + c.seg[5].off, xp_glyphs_utf8.nohealth, c.seg[5].len), 0);
+	ck_assert_int_eq(strncmp(c.text + c.seg[6].off, xp_glyphs_utf8.held, c.seg[6].len), 0);
+	ck_assert_uint_eq(c.seg[7].col, 7);
 	xp_node_free(n);
 }
 END_TEST

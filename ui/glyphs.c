@@ -17,6 +17,7 @@ const struct xp_glyphs xp_glyphs_utf8 = {
 	.level = {"\u00b7", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"},
 	.unknown = "\u25a0",
 	.nohealth = "\u25a1",
+	.held = "\u25a3",
 	.fail = "\u2716",
 	.warn = "!",
 	.down = "\u2573",
@@ -35,6 +36,7 @@ const struct xp_glyphs xp_glyphs_ascii = {
 	.level = {".", "1", "2", "3", "4", "5", "6", "7", "8"},
 	.unknown = "#",
 	.nohealth = "-", /* unknown reads "-" everywhere */
+	.held = "u",
 	.fail = "X",
 	.warn = "!",
 	.down = "x",
@@ -52,6 +54,7 @@ const struct xp_glyph_cell xp_glyph_cells[] = {
 	{"util", offsetof(struct xp_glyphs, level), 9, -1, "utilization 0 to 100 %, by eighths"},
 	{"ok", offsetof(struct xp_glyphs, unknown), 1, XP_ROLE_OK, "healthy, utilization not known"},
 	{"unknown", offsetof(struct xp_glyphs, nohealth), 1, XP_ROLE_DIM, "health and utilization not known"},
+	{"held", offsetof(struct xp_glyphs, held), 1, XP_ROLE_UTIL_80, "in use (a job or pod holds it), utilization not known"},
 	{"warn", offsetof(struct xp_glyphs, warn), 1, XP_ROLE_WARN, "health warning"},
 	{"fail", offsetof(struct xp_glyphs, fail), 1, XP_ROLE_FAIL, "failed"},
 	{"stale", offsetof(struct xp_glyphs, stale), 1, XP_ROLE_WARN, "node unreachable: its last data, not current"},

@@ -15,6 +15,8 @@ struct xp_glyphs {
 	const char *level[9];               /* utilization: " ", ▁ .. █ */
 	const char *unknown;                /* a healthy device whose utilization is not known: ■ */
 	const char *nohealth;               /* a device whose health and utilization are not known: □ */
+	const char *held;                   /* a device in use (an engine's job or pod, an allocation)
+					     * whose utilization is not known: ▣ */
 	const char *fail, *warn;            /* device cells for failed and warned health */
 	const char *down;                   /* a device of a node that is down: ╳ (x) */
 	const char *stale;                  /* a device of an unreachable node, last data stale: ░ (?) */

@@ -264,6 +264,12 @@ int xp_map_cell_role(const struct xp_node *n, const struct xp_device *d, const s
 		*glyph = g->level[xp_glyph_level(d->utilization_pct)];
 		return xp_role_for_util(d->utilization_pct);
 	}
+	/* An engine (Slurm's GresUsed, a pod's request) says who holds it but not how busy it
+	 * is: in use must not look idle. */
+	if (d->n_allocs > 0) {
+		*glyph = g->held;
+		return XP_ROLE_UTIL_80;
+	}
 	if (d->health == XP_HEALTH_OK) {
 		*glyph = g->unknown;
 		return XP_ROLE_OK;
