@@ -201,6 +201,8 @@ static int decode_colons(const char *s, struct xp_hami_dev **out, size_t *n, con
 			struct xp_hami_dev d = {.index = -1, .dev = SIZE_MAX};
 			if (k != 7 && k != 9)
 				return *why = "a device has neither 7 nor 9 comma-separated fields", -1;
+			if (!fl[0])
+				return *why = "a device without an id", -1;
 			int32_t numa, index = -1;
 			if (!parse_i32(f[1], fl[1], &d.count) || !parse_i32(f[2], fl[2], &d.devmem) ||
 			    !parse_i32(f[3], fl[3], &d.devcore) || !parse_i32(f[5], fl[5], &numa) ||

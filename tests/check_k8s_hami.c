@@ -142,6 +142,7 @@ START_TEST(decode_malformed)
 		"GPU-0,1,1,1,T,0,maybe:", "GPU-0,1,1,1,T,0,true,-1,x:", "GPU-0,1,1,1,T,0,true:GPU-0,1,1,1,T,0,true:",
 		"[{\"id\":\"a\",\"health\":\"yes\"}]", "[{\"id\":\"a\"},{\"id\":\"a\"}]", "[{\"id\":\"a\",\"id\":\"b\"}]",
 		"GPU-0,1,1,1,T,0,true", "GPU-0,0x10,1,1,T,0,true:", "[{\"id\":\"a\",\"index\":-3}]", "[[[[[[[[[[[",
+		",1,1,1,T,0,true:",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct xp_hami_dev *d = (void *)1;
