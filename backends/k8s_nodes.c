@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "istr.h"
+#include "k8s_hami.h"
 #include "nameset.h"
 
 /* Extended resources that count whole accelerators or slices of one. A name not listed here
@@ -23,6 +24,8 @@ const char *xp_k8s_resource_vendor(const char *name)
 		{"huawei.com/Ascend", "Huawei", false},
 		{"amd.com/gpu", "AMD", true},
 		{"cambricon.com/mlu", "Cambricon", false},
+		/* HAMi's count of Cambricon MLU shares (its chart's mluResourceName). */
+		{"cambricon.com/vmlu", "Cambricon", true},
 		{"hygon.com/dcunum", "Hygon", true},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -34,7 +37,8 @@ const char *xp_k8s_resource_vendor(const char *name)
 		if (dash && (!strcmp(dash, "-memory") || !strcmp(dash, "-mem") || !strcmp(dash, "-cores") ||
 			     !strcmp(dash, "-memory-percentage")))
 			return NULL;
-		if (!strcmp(name, "cambricon.com/mlumem"))
+		/* HAMi's MLU memory and cores (cambricon.com/mlu.smlu.vmemory, .vcore). */
+		if (!strcmp(name, "cambricon.com/mlumem") || !strncmp(name, "cambricon.com/mlu.", 18))
 			return NULL;
 		return t[i].vendor;
 	}
@@ -77,16 +81,12 @@ int xp_k8s_quantity(const char *s, double *v)
 	return -1;
 }
 
-/* One node's devices by resource name: devices [first, first+count) came from res. */
-struct res_span {
-	const char *res; /* borrowed from the Node object */
-	size_t first, count;
-};
-
+/* One node's devices by resource name (struct xp_k8s_span), and its HAMi register annotations. */
 struct knode {
 	struct xp_node *n;
-	struct res_span *spans;
+	struct xp_k8s_span *spans;
 	size_t n_spans;
+	struct xp_hami_node hami;
 };
 
 static const char *jstr(json_t *o, const char *key)
@@ -151,6 +151,18 @@ static const char *label_named(json_t *labels, const char *const *names)
 	return NULL;
 }
 
+/* Places reg's devices on kn's node (first: where they start) as the span of res; count:
+ * the node's capacity of res, -1 when none. */
+static void place_reg(struct knode *kn, const char *res, long long count, struct xp_hami_reg *reg)
+{
+	size_t first = kn->n->n_devices;
+	xp_hami_node_place(kn->n, reg, count);
+	if (!reg->placed)
+		return;
+	kn->spans = xp_realloc(kn->spans, (kn->n_spans + 1) * sizeof *kn->spans);
+	kn->spans[kn->n_spans++] = (struct xp_k8s_span){res, first, kn->n->n_devices - first};
+}
+
 static int node_from(json_t *obj, const char *source, struct knode *kn, struct xp_err *err)
 {
 	json_t *md = json_object_get(obj, "metadata");
@@ -185,11 +197,18 @@ static int node_from(json_t *obj, const char *source, struct knode *kn, struct x
 	if (xp_k8s_quantity(jstr(cap, "memory"), &x) == 0)
 		n->memory_mib = (int64_t)(x / 1048576.0);
 	const char *mem = jstr(labels, "nvidia.com/gpu.memory");
+	/* HAMi's register annotations name the devices of their resource (k8s_hami.c). */
+	xp_hami_node_read(&kn->hami, json_object_get(md, "annotations"), n);
 	json_object_foreach(cap, k, v) {
 		const char *vendor = xp_k8s_resource_vendor(k);
 		if (!vendor)
 			continue;
 		long long c = count_of(v);
+		struct xp_hami_reg *reg = xp_hami_node_reg(&kn->hami, k);
+		if (reg) {
+			place_reg(kn, k, c, reg);
+			continue;
+		}
 		json_t *av = json_object_get(alloc, k);
 		long long a = av ? count_of(av) : c;
 		if (c < 0 || a < 0) {
@@ -202,7 +221,7 @@ static int node_from(json_t *obj, const char *source, struct knode *kn, struct x
 		}
 		char *model = device_model(k, labels);
 		kn->spans = xp_realloc(kn->spans, (kn->n_spans + 1) * sizeof *kn->spans);
-		kn->spans[kn->n_spans++] = (struct res_span){k, n->n_devices, (size_t)c};
+		kn->spans[kn->n_spans++] = (struct xp_k8s_span){k, n->n_devices, (size_t)c};
 		for (long long i = 0; i < c; i++) {
 			struct xp_device *d = xp_node_add_device(n);
 			xp_istr_set(&d->vendor, vendor);
@@ -221,6 +240,10 @@ static int node_from(json_t *obj, const char *source, struct knode *kn, struct x
 		}
 		free(model);
 	}
+	/* A register annotation whose resource the node does not advertise (a warning). */
+	for (size_t r = 0; r < kn->hami.n; r++)
+		if (!kn->hami.regs[r].placed)
+			place_reg(kn, kn->hami.regs[r].res, -1, &kn->hami.regs[r]);
 	/* Readiness first: a node that is not Ready is down whatever else it says. */
 	const char *ready = NULL;
 	json_t *cond;
@@ -267,6 +290,14 @@ static void hold(struct knode *kn, const char *res, long long count, const char 
 		warn(kn->n, xp_asprintf("pod %s requests more %s than the node has free", owner, res));
 }
 
+static bool in(char **v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
 static void pod_on(json_t *pod, struct xp_nameset *names)
 {
 	json_t *md = json_object_get(pod, "metadata");
@@ -281,6 +312,11 @@ static void pod_on(json_t *pod, struct xp_nameset *names)
 		return;
 	const char *ns = jstr(md, "namespace"), *name = jstr(md, "name");
 	char *owner = xp_asprintf("%s/%s", ns ? ns : "default", name ? name : "?");
+	/* Annotations naming the exact devices first; the resources they name are not held again
+	 * by count. */
+	char **named = NULL;
+	size_t n_named = 0;
+	xp_hami_pod(kn->n, &kn->hami, kn->spans, kn->n_spans, json_object_get(md, "annotations"), owner, &named, &n_named);
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(spec, "containers"), i, c) {
@@ -290,17 +326,18 @@ static void pod_on(json_t *pod, struct xp_nameset *names)
 		json_t *lim = json_object_get(res, "limits");
 		const char *k;
 		json_t *v;
-		json_object_foreach(lim, k, v) if (!json_object_get(req, k) && xp_k8s_resource_vendor(k)) {
+		json_object_foreach(lim, k, v) if (!json_object_get(req, k) && xp_k8s_resource_vendor(k) && !in(named, n_named, k)) {
 			long long n = count_of(v);
 			if (n > 0)
 				hold(kn, k, n, owner);
 		}
-		json_object_foreach(req, k, v) if (xp_k8s_resource_vendor(k)) {
+		json_object_foreach(req, k, v) if (xp_k8s_resource_vendor(k) && !in(named, n_named, k)) {
 			long long n = count_of(v);
 			if (n > 0)
 				hold(kn, k, n, owner);
 		}
 	}
+	xp_strv_free(named, n_named);
 	free(owner);
 }
 
@@ -331,6 +368,7 @@ struct xp_cluster *xp_k8s_build(json_t *nodes, json_t *pods, const char *source,
 				xp_node_free(kns[i].n);
 		}
 		free(kns[i].spans);
+		xp_hami_node_clear(&kns[i].hami);
 	}
 	free(kns);
 	if (rc < 0) {
@@ -355,8 +393,19 @@ static void keep_only(json_t *o, const char *const *keep)
 	}
 }
 
-/* The trims keep what node_from and pod_on read (and the annotations, where HAMi and Ascend
- * name devices), and drop the rest as each page arrives: managedFields, images, volumes,
+/* Deletes from annotations every member want does not read (a Node's carry
+ * last-applied-configuration and the like: kilobytes each). */
+static void keep_annotations(json_t *md, bool (*want)(const char *))
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(json_object_get(md, "annotations"), tmp, k, v) if (!want(k))
+		json_object_del(json_object_get(md, "annotations"), k);
+}
+
+/* The trims keep what node_from and pod_on read (and of the annotations those where HAMi and
+ * Ascend name devices: k8s_hami.c), and drop the rest as each page arrives: managedFields, images, volumes,
  * env, statuses; and a Pod that holds no accelerator (not bound, finished, or asking for
  * none: most of a cluster's) is not kept at all. 50,000 Pods kept whole weigh some 350 MiB
  * decoded. Keep them in step with the readers above. */
@@ -369,6 +418,7 @@ static bool trim_node(json_t *node)
 	static const char *const cond[] = {"type", "status", NULL};
 	keep_only(node, top);
 	keep_only(json_object_get(node, "metadata"), md);
+	keep_annotations(json_object_get(node, "metadata"), xp_hami_node_annotation);
 	keep_only(json_object_get(node, "spec"), spec);
 	json_t *st = json_object_get(node, "status");
 	keep_only(st, status);
@@ -408,6 +458,7 @@ static bool trim_pod(json_t *pod)
 		return false;
 	keep_only(pod, top);
 	keep_only(json_object_get(pod, "metadata"), md);
+	keep_annotations(json_object_get(pod, "metadata"), xp_hami_pod_annotation);
 	keep_only(sp, spec);
 	size_t i;
 	json_t *c;

@@ -166,13 +166,13 @@ $py "$root/tests/schema/crd_strict.py" "$root/tests/fixtures/volcano/batch.volca
 echo "schema: $(tail -1 k8s.out)"
 echo "schema: $(tail -1 crd.out)"
 
-# The Node and Pod objects tests/check_k8s.c serves as a Kubernetes API server would
+# The Node and Pod objects tests/check_k8s.c and check_k8s_hami.c serve as an API server would
 # (tests/fixtures/k8s): each list's items, given the kind and apiVersion a list leaves out,
 # checked the same way; then a Node with an unknown field must be refused.
 $py - "$root/tests/fixtures/k8s" >served.json <<'EOF' || die "tests/fixtures/k8s does not parse"
 import json, os, sys
 out = []
-for f, kind in (("nodes.json", "Node"), ("pods.json", "Pod")):
+for f, kind in (("nodes.json", "Node"), ("pods.json", "Pod"), ("hami_nodes.json", "Node"), ("hami_pods.json", "Pod")):
     lst = json.load(open(os.path.join(sys.argv[1], f)))
     assert lst["kind"] == kind + "List" and lst["apiVersion"] == "v1", f
     for k, d in enumerate(lst["items"]):
