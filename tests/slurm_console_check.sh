@@ -61,7 +61,7 @@ console() {
 	shift
 	socks+=("$s")
 	TERM=xterm-256color tmux -L "$s" -f /dev/null new-session -d -x 160 -y 50 \
-		"env $* $bin --no-color --slurm-conf $SLURM_CONF --compare --db $scratch/console.db" 2>/dev/null
+		"env $* $bin --no-color --slurm-conf $SLURM_CONF --compare --db $scratch/console.db 2>$scratch/$s.err" 2>/dev/null
 	wait_for "$s" gpu04 >/dev/null
 }
 # wait_for SOCK PATTERN...: the pane once every (grep -E) pattern shows; 1 when they do not.
@@ -100,7 +100,16 @@ if wait_for "$s" '│ slurm: would start on gpu01 at .* \(now\)' "│ differ: xp
 else
 	bad "view 3 did not show Slurm's gpu01 and differ (xpool gpu02) for 4 GPUs:"; cat pane.txt
 fi
-tmux -L "$s" kill-server 2>/dev/null
+# q: the console ends cleanly (under the sanitizers: nothing leaked, the question's thread included).
+quit_clean() { # quit_clean SOCK
+	tmux -L "$1" send-keys q
+	for _ in $(seq 1 400); do tmux -L "$1" has-session 2>/dev/null || break; sleep 0.05; done
+	if tmux -L "$1" has-session 2>/dev/null; then bad "$1: q did not end the console"
+	elif grep -q 'Sanitizer\|runtime error' "$scratch/$1.err"; then bad "$1: the sanitizers said:"; cat "$scratch/$1.err"
+	fi
+	tmux -L "$1" kill-server 2>/dev/null
+}
+quit_clean "$s"
 
 # A question held in flight: the keys answer meanwhile, Esc gives it up.
 h=xpool-slurm-console-held-$$
@@ -121,8 +130,11 @@ else
 	else
 		bad "Esc did not give the question up:"; cat pane.txt
 	fi
+	# Another question held in flight when the console quits: its thread is left to end.
+	tmux -L "$h" send-keys r
+	wait_for "$h" 'slurm: asking sbatch --test-only' || bad "r did not ask again (held)"
 fi
-tmux -L "$h" kill-server 2>/dev/null
+quit_clean "$h"
 
 echo "slurm-console: $fail failed"
 [ "$fail" = 0 ]

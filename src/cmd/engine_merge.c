@@ -333,6 +333,12 @@ struct xp_node *xp_engine_merge(const struct xp_node *eng, const struct xp_node 
 	if (!engine)
 		engine = eng->source ? eng->source : "engine";
 	struct xp_node *m = xp_node_clone(hw);
+	/* The engine's name: its jobs, its node lists and the requests written for it say that one
+	 * (a machine calling itself gpu01.example.org is Slurm's gpu01). */
+	if (eng->name && (!m->name || strcmp(m->name, eng->name) != 0)) {
+		free(m->name);
+		m->name = xp_strdup(eng->name);
+	}
 	/* The engine's word on the node: drained, down or cordoned there means no new work, whatever
 	 * the hardware says; up there leaves the hardware's own state (degraded by a failed device). */
 	if (eng->state != XP_NODE_UP)

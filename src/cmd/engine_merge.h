@@ -11,7 +11,7 @@
 
 /* The engine a node was read from ("slurm", "k8s"), NULL when it was read from its hardware. */
 const char *xp_engine_of(const struct xp_node *n);
-/* A new node (caller frees): hw's name, source, hardware (devices, topology, links, health,
+/* A new node (caller frees): eng's name; hw's source, hardware (devices, topology, links, health,
  * metrics) and warnings, with eng's node state when it is not up, its governance labels and
  * facts (hw's win on a clash), its zone/rack/switch where it has them, and its allocations
  * mapped onto hw's devices (by uuid, then by vendor index, then the first free device of the
