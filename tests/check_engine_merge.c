@@ -359,6 +359,37 @@ START_TEST(k8s_and_replay)
 }
 END_TEST
 
+/* An inventory snapshot of agents' nodes (what `xpool --agent URL --json inventory` saves, here
+ * the DGX replay's) gives the hardware as an agent would, the warnings naming the file. */
+START_TEST(slurm_and_inventory)
+{
+	char *rep = xp_replay_dgx(dir);
+	struct xp_run r;
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--replay", rep, "--json", "inventory", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	char *inv = xp_write_file(dir, "inv.json", r.out, 0644);
+	xp_run_free(&r);
+	free(rep);
+	struct xp_cluster *c = slurm_with("Gres=gpu:a100:2 GresDrain=N/A GresUsed=gpu:a100:1,");
+	struct xp_source_opts so = {.inventory = inv};
+	struct xp_err err = {{0}};
+	struct xp_cluster *hw = xp_source_load(&so, &err);
+	ck_assert_msg(hw != NULL, "%s", err.msg);
+	xp_engine_join(c, hw, false);
+	xp_cluster_free(hw);
+	const struct xp_node *n = xp_cluster_node(c, "dgx-a100-07");
+	dump_warnings(n);
+	ck_assert_uint_eq(n->n_devices, 1);
+	ck_assert_ptr_nonnull(n->devices[0].uuid);
+	ck_assert_uint_eq(held(n), 1);
+	char *w = xp_asprintf("slurm: Gres gpu:a100:2 but the inventory %s found 1 (A100 80GB)", inv);
+	ck_assert_msg(has_warning(n, w), "no warning %s", w);
+	free(w);
+	free(inv);
+	xp_cluster_free(c);
+}
+END_TEST
+
 /* 10,000 engine nodes and 10,000 hardware nodes of the same names join in one pass (a hash by
  * name): each ends merged, none left out, in the engine's order. Not timed: a quadratic join
  * would take minutes here and time out the case. */
@@ -400,4 +431,4 @@ XP_DEFINE_SUITE(engine_merge,
 		 .tests = {slurm_and_agent_one_node, slurm_count_disagrees, slurm_kind_missing, agent_down_engine_stays,
 			   no_engine_keeps_left_out}},
 		{"replays", .setup = setup, .teardown = teardown,
-		 .tests = {replay_full_name_and_drain, k8s_and_replay, ten_thousand_nodes}})
+		 .tests = {replay_full_name_and_drain, k8s_and_replay, slurm_and_inventory, ten_thousand_nodes}})

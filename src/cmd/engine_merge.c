@@ -369,9 +369,12 @@ static char *who_of(const struct xp_node *n, bool agents)
 {
 	if (agents)
 		return xp_asprintf("the agent %s", n->source ? n->source : "?");
+	/* A snapshot keeps each node's own source (an agent's URL, a replay): the file says more. */
+	if (n->from_file)
+		return xp_asprintf("the inventory %s", n->from_file);
 	if (n->source && strncmp(n->source, "replay:", 7) == 0)
 		return xp_asprintf("the replay %s", n->source + 7);
-	return xp_asprintf("the inventory %s", n->from_file ? n->from_file : n->source ? n->source : "?");
+	return xp_asprintf("the source %s", n->source ? n->source : "?");
 }
 
 /* The engine's node named n's name, or its short name ("gpu01" for "gpu01.example.org": Slurm
