@@ -780,10 +780,23 @@ START_TEST(inventory_end_to_end)
 	xp_run_free(&r);
 	unsetenv("KUBECONFIG");
 	free(kc);
-	/* --k8s with another source is a usage mistake. */
-	xp_run_xpool(&r, NULL, "--k8s-server", url, "--inventory", tok, "inventory", NULL);
+	/* --k8s with a replay of one of its nodes: that node's hardware is the replay's, its pods'
+	 * allocations Kubernetes', the count that differs a warning (a snapshot that is not one is
+	 * an error; a topology file alone names no node). */
+	char *rep = xp_replay_dgx(dir);
+	free(xp_write_file(rep, "hostname", "gpu-node-1\n", 0644));
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--k8s-token-file", tok, "--replay", rep, "--json", "inventory", NULL);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+	xp_want_parts(r.out, "\"gpu-node-1\"", "replay:", "\"engine\": \"k8s:http://127.0.0.1",
+		      "k8s: capacity 8 NVIDIA-A100-SXM4-80GB but the replay", "\"dcu-node-7\"", NULL);
+	xp_run_free(&r);
+	free(rep);
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--k8s-token-file", tok, "--inventory", tok, "inventory", NULL);
 	ck_assert_int_ne(r.status, 0);
-	xp_want_parts(r.err, "--k8s and --inventory", NULL);
+	xp_run_free(&r);
+	xp_run_xpool(&r, NULL, "--k8s-server", url, "--topology", tok, "inventory", NULL);
+	ck_assert_int_eq(r.status, 1);
+	xp_want_parts(r.err, "--k8s and --topology", NULL);
 	xp_run_free(&r);
 	free(tok);
 }

@@ -13,7 +13,13 @@
  * searched too) can still take seconds. So once run, the result follows the job and the data
  * (a field change reruns at once, a new cluster when the view is next drawn) only while a run
  * is quick; a slow one is marked stale instead and waits for r, and the other strategies of a
- * slow job wait for s or c. */
+ * slow job wait for s or c.
+ *
+ * With --compare and --slurm, the result's head also shows Slurm's own answer for the job
+ * (src/cmd/slurm_ask.h: sbatch --test-only on a thread of its own, so the keys never wait for
+ * slurmctld) and whether the shown strategy's placement agrees. The request does not name
+ * nodes: one answer serves every strategy and a rerun on new data (no sbatch per refresh);
+ * another job asks again, as r does; Esc gives up a question in flight. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 #include "place.h"
 #include "place_form.h"
 #include "place_text.h"
+#include "slurm_ask.h"
 #include "styled_doc.h"
 #include "theme.h"
 #include "view.h"
@@ -90,6 +97,10 @@ struct pv {
 	bool doc_dirty;
 	int doc_w;
 	struct xp_list pane; /* a pager over the result's lines under its head */
+	/* --compare: Slurm's answer for the job (see the top of the file) */
+	struct xp_slurm_ask *ask; /* the question asked for the job (in flight or answered), or NULL */
+	bool ask_shown;           /* its answer is in the doc */
+	char *slurm_note;         /* without a question: why not asked ("slurm: not asked: ..."), or NULL */
 	/* the last frame, for clicks */
 	int f_y, f_h, f_w;
 	const struct xp_glyphs *g;
@@ -123,6 +134,17 @@ static struct xp_task_group *cur_group(struct pv *v)
 }
 
 /* ---- running ---- */
+
+/* Drops Slurm's answer, and gives up a question in flight. */
+static void slurm_forget(struct pv *v)
+{
+	xp_slurm_ask_abandon(v->ask);
+	v->ask = NULL;
+	v->ask_shown = false;
+	free(v->slurm_note);
+	v->slurm_note = NULL;
+	v->doc_dirty = true;
+}
 
 static void results_free(struct pv *v)
 {
@@ -191,6 +213,8 @@ static bool run_one(struct pv *v, const struct xp_cluster *c, int s)
 	return !v->error;
 }
 
+static void slurm_ask(struct pv *v, struct xp_ui *ui, bool again);
+
 /* Runs the job against the cluster shown: the current strategy, and the other three too when
  * the first was quick (a huge job at 10,000 nodes can take seconds; then they wait for s or
  * c). loud says the outcome in the status line; a quiet rerun keeps the operator's place and
@@ -228,8 +252,38 @@ static void run(struct pv *v, struct xp_ui *ui, bool loud)
 		return;
 	}
 	const struct xp_place_result *r = v->res[v->strategy];
+	slurm_ask(v, ui, loud);
 	if (loud)
 		xp_ui_message(ui, r->placed ? XP_ROLE_OK : XP_ROLE_WARN, "%s", r->summary);
+}
+
+/* With --compare: asks Slurm about the job of the shown result, unless the question asked
+ * already is this job's (again: anew, as r wants). */
+static void slurm_ask(struct pv *v, struct xp_ui *ui, bool again)
+{
+	struct xp_ctx *ctx = xp_ui_ctx(ui);
+	const struct xp_place_result *r = v->res[v->strategy];
+	if (!ctx->compare || !r)
+		return;
+	struct xp_err err = {{0}};
+	if (!ctx->slurm) {
+		slurm_forget(v);
+		v->slurm_note = xp_strdup("slurm: not asked: --compare asks the live Slurm (start with --slurm)");
+		return;
+	}
+	char *req = xp_slurm_ask_request(r, v->job, xp_ui_cluster(ui), (const struct xp_manifest *const *)v->ms, v->nm,
+					 &err);
+	if (req && !again && v->ask && strcmp(req, xp_slurm_ask_text(v->ask)) == 0) {
+		free(req);
+		v->doc_dirty = true; /* the verdict is for the result shown now */
+		return;
+	}
+	slurm_forget(v);
+	if (req)
+		v->ask = xp_slurm_ask_start(ctx->slurm, req, &err);
+	if (!v->ask)
+		v->slurm_note = xp_asprintf("slurm: not asked: %s", err.msg);
+	free(req);
 }
 
 /* Something the result depends on changed: rerun at once when the last run was quick (new data:
@@ -358,6 +412,26 @@ static void add_head(struct pv *v)
 		l = xp_sdoc_line(d);
 		xp_sdoc_add(l, XP_ROLE_WARN, "%zu replica%s pending: the gang minimum is met, why the next waits is below",
 			    r->pending, r->pending == 1 ? "" : "s");
+	}
+	/* --compare: Slurm's answer beside this result, or that it is being asked. */
+	if (v->ask && !xp_slurm_ask_done(v->ask)) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_DIM, "slurm: asking sbatch --test-only ... (Esc gives up)");
+	} else if (v->ask) {
+		char *line, *verdict;
+		xp_slurm_ask_lines(v->ask, r, &line, &verdict);
+		v->ask_shown = true;
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, verdict ? XP_ROLE_NORMAL : XP_ROLE_FAIL, "%s", line);
+		if (verdict) {
+			l = xp_sdoc_line(d);
+			xp_sdoc_add(l, strcmp(verdict, "agree") == 0 ? XP_ROLE_OK : XP_ROLE_WARN, "%s", verdict);
+		}
+		free(line);
+		free(verdict);
+	} else if (v->slurm_note) {
+		l = xp_sdoc_line(d);
+		xp_sdoc_add(l, XP_ROLE_DIM, "%s", v->slurm_note);
 	}
 	xp_sdoc_line(d);
 	l = xp_sdoc_line(d);
@@ -816,6 +890,7 @@ static void set_strategy(struct pv *v, struct xp_ui *ui, int s)
 	v->doc_dirty = true;
 	v->pane.top = 0;
 	ensure(v, ui, v->strategy);
+	slurm_ask(v, ui, false);
 	if (v->ran && !v->error) {
 		char buf[256];
 		xp_pv_compare(v->prev_strategy, v->res[v->prev_strategy], v->strategy, v->res[v->strategy], buf,
@@ -855,6 +930,13 @@ static int pre_key(void *st, struct xp_ui *ui, int key)
 			finish_edit(v, ui);
 		else if (s == XP_LEDIT_CANCEL)
 			v->editing = false;
+		return XP_REACT_REDRAW;
+	}
+	if (key == 27 && v->ask && !xp_slurm_ask_done(v->ask)) {
+		/* Esc gives up the question to Slurm (the app's Esc has nothing to undo here). */
+		slurm_forget(v);
+		v->slurm_note = xp_strdup("slurm: not asked: given up (Esc); r asks again");
+		xp_ui_message(ui, XP_ROLE_WARN, "placement: gave up asking Slurm");
 		return XP_REACT_REDRAW;
 	}
 	if (key == 'r') {
@@ -930,6 +1012,7 @@ static int on_key(void *st, struct xp_ui *ui, int key)
 			v->file = NULL;
 			v->ran = false;
 			results_free(v);
+			slurm_forget(v);
 			xp_ui_message(ui, XP_ROLE_DIM, "new job: every field at its default");
 		}
 		break;
@@ -1002,6 +1085,19 @@ static void on_data(void *st, struct xp_ui *ui)
 	drop_index(v);
 }
 
+/* A question to Slurm that was answered since the doc was built: show it. */
+static int tick(void *st, struct xp_ui *ui)
+{
+	struct pv *v = st;
+	(void)ui;
+	if (v->ask && !v->ask_shown && xp_slurm_ask_done(v->ask)) {
+		v->doc_dirty = true;
+		v->ask_shown = true;
+		return XP_REACT_REDRAW;
+	}
+	return XP_REACT_NONE;
+}
+
 static const char *where(void *st)
 {
 	struct pv *v = st;
@@ -1032,6 +1128,7 @@ static void destroy(void *st)
 	if (!v)
 		return;
 	results_free(v);
+	slurm_forget(v);
 	drop_index(v);
 	xp_sdoc_free(&v->doc);
 	xp_place_manifests_free(v->ms, v->nm);
@@ -1054,6 +1151,7 @@ static const struct xp_view_key keys[] = {
 	{"J/K PgUp/PgDn Space", "scroll the result"},
 	{"Home/End", "top / bottom of the result"},
 	{"while editing", "Enter keeps, Esc cancels, Ctrl-U clears"},
+	{"Esc", "with --compare: give up asking Slurm"},
 	{NULL, NULL},
 };
 
@@ -1071,4 +1169,5 @@ const struct xp_view xp_view_placement = {
 	.on_wheel = on_wheel,
 	.on_data = on_data,
 	.where = where,
+	.tick = tick,
 };

@@ -77,6 +77,7 @@ const struct xp_opt xp_global_opts[] = {
 	{"ascii", 0, NULL, "console: draw with ASCII only, even in a UTF-8 locale"},
 	{"quiet", 'q', NULL, "print only errors"},
 	{"verbose", 'v', NULL, "say more (repeat for more)"},
+	{"compare", 0, NULL, "with --slurm: place --dry-run and the console's view 3 also ask Slurm (sbatch --test-only)"},
 	{NULL, 0, NULL, NULL},
 };
 /* ctx->touched has a bit per global option. */
@@ -350,6 +351,8 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 		ctx->quiet = true;
 	else if (strcmp(o->name, "verbose") == 0)
 		ctx->verbose++;
+	else if (strcmp(o->name, "compare") == 0)
+		ctx->compare = true;
 	return 0;
 }
 
@@ -546,6 +549,7 @@ struct saved {
 	bool json, no_color, quiet, ascii;
 	int verbose;
 	double delay;
+	bool compare;
 };
 
 static void save(const struct xp_ctx *ctx, struct saved *s)
@@ -571,6 +575,7 @@ static void save(const struct xp_ctx *ctx, struct saved *s)
 	s->ascii = ctx->ascii;
 	s->verbose = ctx->verbose;
 	s->delay = ctx->delay;
+	s->compare = ctx->compare;
 }
 
 static void put_back(char **slot, char **saved)
@@ -633,6 +638,8 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 			ctx->verbose = s->verbose;
 		else if (strcmp(n, "delay") == 0)
 			ctx->delay = s->delay;
+		else if (strcmp(n, "compare") == 0)
+			ctx->compare = s->compare;
 	}
 	/* Once, after every option is back: two source options on one line park once. */
 	if (source)

@@ -38,6 +38,7 @@ struct xp_ctx {
 	double delay;      /* --delay SECONDS: console refresh interval */
 	bool ascii;        /* --ascii: ASCII glyphs even in a UTF-8 locale */
 	char *theme;       /* --theme NAME|PATH */
+	bool compare;      /* --compare: with --slurm, place and view 3 also ask Slurm (slurm_ask.h) */
 	const char *where; /* "script:LINE" while a batch line runs, else NULL */
 	struct xp_cluster *cluster; /* loaded on first use, owned here */
 	/* Set while the console runs: applies a theme at once (`:theme NAME`); NULL otherwise. */

@@ -15,6 +15,7 @@
 #include "place.h"
 #include "place_export.h"
 #include "simgen.h"
+#include "slurm_ask.h"
 #include "slurm_compare.h"
 #include "store.h"
 #include "validate.h"
@@ -357,57 +358,6 @@ static const char **placed_nodes(const struct xp_place_result *r, size_t *n)
 	return v;
 }
 
-/* True when the two node lists hold the same set (each list's names are distinct). */
-static bool same_nodes(const char **x, size_t nx, char **y, size_t ny)
-{
-	if (nx != ny)
-		return false;
-	for (size_t i = 0; i < nx; i++) {
-		size_t j = 0;
-		while (j < ny && strcmp(x[i], y[j]))
-			j++;
-		if (j == ny)
-			return false;
-	}
-	return true;
-}
-
-/* The best score xpool gave a replica on node (what its strategy chose the node by). */
-static double node_score(const struct xp_place_result *r, const char *node)
-{
-	double best = -1e300;
-	for (size_t i = 0; i < r->n_replicas; i++)
-		if (!strcmp(r->replicas[i].node, node) && r->replicas[i].score > best)
-			best = r->replicas[i].score;
-	return best;
-}
-
-/* Why xpool's answer is not Slurm's, from xpool's side (caller frees); NULL when they agree. */
-static char *differ_reason(const struct xp_place_result *r, const char **xn, size_t nx,
-			   const struct xp_slurm_answer *s, bool now)
-{
-	if (!r->placed)
-		return xp_asprintf("xpool refuses it: %s", r->summary ? r->summary : "no node fits");
-	if (!s->will_run)
-		return xp_asprintf("xpool places it now on devices it sees free; Slurm refuses the request (%s)", s->error);
-	if (same_nodes(xn, nx, s->nodes, s->n_nodes) && now)
-		return NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!now)
-		fprintf(f, "xpool places it now on devices it sees free; Slurm would start it only at %s "
-			   "(it holds them for another job, or reserves them)", s->start_text);
-	else {
-		fprintf(f, "xpool's %s strategy chose", xp_strategy_name(r->strategy));
-		for (size_t i = 0; i < nx; i++)
-			fprintf(f, "%s %s (score %.1f)", i ? "," : "", xn[i], node_score(r, xn[i]));
-		fprintf(f, "; Slurm chose %s (it does not say why)", s->nodelist);
-	}
-	fclose(f);
-	return buf;
-}
-
 /* --compare: xpool's placement r beside Slurm's answer (sbatch --test-only) for the request
  * xpool's Slurm export writes for it, less the nodes it pinned. The exit status is the
  * dry-run's (0 placed, 3 not); Slurm's refusal is an answer, shown; failing to ask is 1. */
@@ -445,7 +395,7 @@ static int compare_slurm(struct xp_ctx *ctx, const struct xp_place_result *r, co
 		asked_ok = true;
 		now = xp_slurm_starts_now(&s, asked);
 	}
-	reason = differ_reason(r, xn, nx, &s, now);
+	reason = xp_slurm_ask_reason(r, &s, now);
 	/* Not asked (xpool placed nothing, so there is no request to write): no verdict. */
 	const char *verdict = !asked_ok ? NULL : reason ? "differ" : "agree";
 	FILE *f = ctx->out;
@@ -537,7 +487,8 @@ static int place_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "place: --export: unknown format %s (k8s, volcano, slurm)", ename);
 		return XP_EXIT_USAGE;
 	}
-	bool compare = xp_args_has(a, "compare");
+	/* The global --compare (before the command, or the console's) asks as place's own does. */
+	bool compare = xp_args_has(a, "compare") || ctx->compare;
 	if (compare && (ename || !ctx->slurm)) {
 		xp_ctx_error(ctx, ename ? "place: --compare asks Slurm itself: give --compare or --export"
 					: "place: --compare asks the live Slurm: give --slurm or --slurm-conf FILE");

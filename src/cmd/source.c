@@ -9,9 +9,9 @@
 
 #include "adapters.h"
 #include "agent_client.h"
+#include "engine_merge.h"
 #include "k8s_nodes.h"
 #include "local/local.h"
-#include "nameset.h"
 #include "normalize.h"
 #include "slurm.h"
 #include "snapshot.h"
@@ -110,6 +110,25 @@ static struct xp_node *load_replay(const struct xp_source_opts *o, struct xp_err
 	return n;
 }
 
+/* The engine's cluster with the hardware of a replay or an inventory snapshot joined in by node
+ * name (xp_engine_join): an engine knows what is held, the recorded outputs what is there. */
+static struct xp_cluster *engine_with_hardware(const struct xp_source_opts *o, struct xp_cluster *eng,
+					       struct xp_err *err)
+{
+	if (!eng || !(o->inventory || o->replay))
+		return eng;
+	struct xp_source_opts ho = {.inventory = o->inventory, .replay = o->replay, .topology = o->topology,
+				    .no_adapters = o->no_adapters};
+	struct xp_cluster *hw = xp_source_load(&ho, err);
+	if (!hw) {
+		xp_cluster_free(eng);
+		return NULL;
+	}
+	xp_engine_join(eng, hw, false);
+	xp_cluster_free(hw);
+	return eng;
+}
+
 struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err *err)
 {
 	if (o->inventory && (o->topology || o->replay)) {
@@ -120,21 +139,19 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 		xp_errf(err, "--slurm and --k8s both name a source; give one");
 		return NULL;
 	}
-	if (o->slurm && (o->inventory || o->topology || o->replay)) {
-		xp_errf(err, "--slurm and --%s both name a source; give one",
-			o->inventory ? "inventory" : o->topology ? "topology" : "replay");
+	/* With an engine, a replay (one node's recorded outputs, its --topology with it) or an
+	 * inventory snapshot gives the hardware of the nodes it names; a topology file alone names
+	 * no node of the engine. */
+	if ((o->slurm || xp_source_has_k8s(o)) && o->topology && !o->replay) {
+		xp_errf(err, "--%s and --topology: a topology file goes with --replay here (it names no node)",
+			o->slurm ? "slurm" : "k8s");
 		return NULL;
 	}
 	if (o->slurm)
-		return xp_slurm_load(o->slurm, err);
+		return engine_with_hardware(o, xp_slurm_load(o->slurm, err), err);
 	if (xp_source_has_k8s(o)) {
-		if (o->inventory || o->topology || o->replay) {
-			xp_errf(err, "--k8s and --%s both name a source; give one",
-				o->inventory ? "inventory" : o->topology ? "topology" : "replay");
-			return NULL;
-		}
 		struct xp_k8s_opts ko = {.server = o->k8s_server, .token_file = o->k8s_token_file, .ca_file = o->k8s_ca};
-		return xp_k8s_load(&ko, err);
+		return engine_with_hardware(o, xp_k8s_load(&ko, err), err);
 	}
 	if (o->inventory) {
 		struct xp_cluster *c = xp_snapshot_load(o->inventory, err);
@@ -231,28 +248,8 @@ void xp_source_merge_agents(struct xp_cluster *c, struct xp_agent_pool *p, time_
 	 * only changed ones are copied and rebased (the agent counted ECU with its own manifests;
 	 * this side's measured baselines win). */
 	struct xp_cluster *a = xp_agent_pool_cluster_kept(p, now, basis, xp_normalize_rebase);
-	/* By name through a hash: 10,000 agents' nodes, each looked up among the others. */
-	struct xp_nameset names = {0};
-	for (size_t i = 0; i < c->n_nodes; i++)
-		if (c->nodes[i]->name)
-			xp_nameset_put(&names, c->nodes[i]->name, c->nodes[i]);
-	for (size_t i = 0; i < a->n_nodes; i++) {
-		struct xp_node *n = a->nodes[i];
-		struct xp_node *had = xp_nameset_get(&names, n->name);
-		if (had) {
-			/* One name, two machines (or one machine seen twice): keep what the base
-			 * source said and say so, rather than let one silently replace the other. */
-			char *w = xp_asprintf("agent %s also serves a node named %s; left out", n->source, n->name);
-			xp_strv_add(&had->warnings, &had->n_warnings, w);
-			free(w);
-			xp_node_free(n);
-			continue;
-		}
-		xp_cluster_add(c, n);
-		xp_nameset_put(&names, n->name, n);
-	}
-	xp_nameset_clear(&names);
-	a->n_nodes = 0;
+	/* By name: an engine's node takes the agent's hardware, another base's keeps its own. */
+	xp_engine_join(c, a, true);
 	xp_cluster_free(a);
 	size_t down = 0;
 	xp_agent_pool_counts(p, NULL, &down);

@@ -32,7 +32,9 @@ struct xp_source_opts {
 
 struct xp_agent_pool;
 
-/* Loads the cluster from the chosen source; NULL with err set on failure. */
+/* Loads the cluster from the chosen source; NULL with err set on failure. With an engine
+ * (--slurm, --k8s), --replay or --inventory gives the hardware of the nodes it names
+ * (xp_engine_join); --topology then only goes with --replay. */
 struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err *err);
 /* True when the cluster comes from a Kubernetes API server (--k8s or any --k8s-* option). */
 bool xp_source_has_k8s(const struct xp_source_opts *o);
@@ -45,8 +47,10 @@ bool xp_source_has_base(const struct xp_source_opts *o);
 struct xp_agent_pool *xp_source_agent_pool(const struct xp_source_opts *o, struct xp_err *err);
 /* Adds the pool's nodes to c (see xp_agent_pool_cluster_kept: shared with the pool, made again
  * only for agents that changed), with this thread's stored baselines applied to their ECU
- * (basis names them: a new basis rebases every node); a node whose name c holds already is
- * left out with a warning on c's node. Sets c->sources_down to the agents that are down. */
+ * (basis names them: a new basis rebases every node), joined by name as xp_engine_join says: an
+ * engine's node (--slurm, --k8s) of the name takes the agent's hardware and keeps its state,
+ * labels and allocations; a node of another base source keeps its own, the agent's left out
+ * with a warning. Sets c->sources_down to the agents that are down. */
 void xp_source_merge_agents(struct xp_cluster *c, struct xp_agent_pool *p, time_t now, uint64_t basis);
 /* Loads the base source (when xp_source_has_base) and adds the pool's nodes (pool may be NULL),
  * with the stored baselines of the database at db applied to both (NULL, or a database not
