@@ -67,6 +67,11 @@ int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, st
  * read (GresUsed on the nodes says how many are held: see xp_slurm_load). */
 int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
 			struct xp_err *err);
+/* The environment entry "SLURM_CONF=FILE" (caller frees) for conf, else the caller's
+ * SLURM_CONF; *setting NULL when neither names one (the client's default file). -1 with err
+ * naming the file and why when it cannot be read, so that a bad name fails at once instead
+ * of after the client's own timeouts. */
+int xp_slurm_conf_setting(const char *conf, char **setting, struct xp_err *err);
 /* Reads the live cluster: runs scontrol with SLURM_CONF=conf (NULL or "" for the client's
  * own configuration: the caller's SLURM_CONF, else Slurm's default file). NULL with err set
  * when scontrol is missing, fails, times out or prints what cannot be read. */

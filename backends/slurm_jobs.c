@@ -285,9 +285,9 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 static int run_client(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
 		      struct xp_err *err)
 {
-	if (!conf || !*conf)
-		conf = getenv("SLURM_CONF");
-	char *setting = conf && *conf ? xp_asprintf("SLURM_CONF=%s", conf) : NULL;
+	char *setting;
+	if (xp_slurm_conf_setting(conf, &setting, err) < 0)
+		return -1;
 	/* squeue prints times in its local time: the caller's TZ, so that mktime here reads
 	 * them in the same zone. */
 	const char *tz = getenv("TZ");

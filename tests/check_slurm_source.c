@@ -511,6 +511,25 @@ START_TEST(partition_and_job_lines)
 }
 END_TEST
 
+START_TEST(conf_unreadable)
+{
+	/* A --slurm-conf that names no readable file fails at once naming it: the client itself
+	 * would fall back to DNS SRV records and wait out its timeouts (30 s) first. */
+	struct xp_err err = {{0}};
+	ck_assert_ptr_null(xp_slurm_load("/nonexistent/slurm.conf", &err));
+	ck_assert_str_eq(err.msg, "slurm: --slurm-conf /nonexistent/slurm.conf: No such file or directory");
+	struct xp_qset set = {0};
+	struct xp_qjob *j = NULL;
+	size_t n = 0;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(xp_slurm_load_queues("/", &set, &j, &n, &err), -1);
+	ck_assert_str_eq(err.msg, "slurm: --slurm-conf /: not a file");
+	xp_qset_clear(&set);
+	free(j);
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
-		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}})
+		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}},
+		{"engine", .tests = {conf_unreadable}})
