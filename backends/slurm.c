@@ -458,8 +458,21 @@ static struct xp_node *node_from(const struct field *f, size_t nf, struct xp_err
 		}
 	}
 	const char *parts = get(f, nf, "Partitions");
-	if (!absent(parts))
+	if (!absent(parts)) {
 		xp_labels_set(&n->governance, "slurm.partitions", parts);
+		/* One label a partition, the selector a Slurm job's group carries (slurm_jobs.c):
+		 * a partition's jobs go only to its nodes, and a label selector is one exact
+		 * value, not a list. */
+		for (const char *s = parts; *s;) {
+			size_t l = strcspn(s, ",");
+			if (l > 0 && l <= XP_QNAME_MAX) {
+				char *key = xp_asprintf("slurm.partition.%.*s", (int)l, s);
+				xp_labels_set(&n->governance, key, "true");
+				free(key);
+			}
+			s += l + (s[l] == ',');
+		}
+	}
 	if (gres_list(get(f, nf, "Gres"), add_devices, n, err) < 0) {
 		xp_err_prefix(err, "field Gres");
 		goto fail;

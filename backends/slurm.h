@@ -19,11 +19,12 @@
 struct xp_qset;
 struct xp_qjob;
 
-/* The squeue format xp_slurm_parse_jobs reads (`squeue -h -a -t all -o FORMAT`): id,
- * partition, state, priority, node count, time limit, GRES per node, reason, the nodes
- * (Slurm's compressed list), submit and start times (local time, as the client prints them),
- * and the name last (a name may hold '|'). */
-#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%j"
+/* The squeue format xp_slurm_parse_jobs reads (`squeue -h -a -t all -o FORMAT`): id as
+ * Slurm writes it ("7", "7_[2-5]", "8+1"), partitions, state, priority, node count, time
+ * limit, GRES per node, reason, the nodes (Slurm's compressed list), submit and start times
+ * (local time, as the client prints them), the job's own number (%A: one per array task and
+ * per heterogeneous component), QOS, account, user, and the name last (a name may hold '|'). */
+#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%A|%q|%a|%u|%j"
 
 /* Longest record line read (a node's record is about 1 KiB; its Reason may be long). */
 #define XP_SLURM_MAX_LINE (1 << 20)
@@ -67,6 +68,13 @@ int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, st
  * read (GresUsed on the nodes says how many are held: see xp_slurm_load). */
 int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
 			struct xp_err *err);
+/* xp_slurm_parse_jobs knowing the queues read so far (set; NULL: none): each job's id is %A,
+ * engine_id %i's text, tenant its account; its queue is the QOS's ("qos.NAME") when it pends
+ * for one of that QOS's limits and set has it, else the first of its partitions set has open
+ * (a job may ask several: "train,cpu"); its group selects that partition's nodes (label
+ * slurm.partition.NAME=true, which xp_slurm_parse_nodes sets from a node's Partitions=). */
+int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const struct xp_qset *set,
+			   struct xp_qjob **out, size_t *n_out, struct xp_err *err);
 /* The environment entry "SLURM_CONF=FILE" (caller frees) for conf, else the caller's
  * SLURM_CONF; *setting NULL when neither names one (the client's default file). -1 with err
  * naming the file and why when it cannot be read, so that a bad name fails at once instead
@@ -76,6 +84,11 @@ int xp_slurm_conf_setting(const char *conf, char **setting, struct xp_err *err);
  * own configuration: the caller's SLURM_CONF, else Slurm's default file). NULL with err set
  * when scontrol is missing, fails, times out or prints what cannot be read. */
 struct xp_cluster *xp_slurm_load(const char *conf, struct xp_err *err);
+/* Fits a Slurm job read by xp_slurm_parse_jobs to the cluster c read from the same Slurm: a
+ * group asking untyped GPUs ("gres/gpu:2") gets the vendor and model of its partition's GPUs
+ * when they are all one kind. NULL, or a note (caller frees) saying why xpool cannot simulate
+ * it: it asks no accelerator (a CPU-only job), or its partition's GPUs are of several kinds. */
+char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c);
 /* Reads the live Slurm's partitions into set (appended) and its jobs into *jobs (n_jobs; free
  * each with xp_qjob_clear, then *jobs): `scontrol show partition -o` and `squeue` with
  * SLURM_CONF=conf as xp_slurm_load. Read-only. -1 with err naming the command on failure

@@ -9,6 +9,7 @@
 
 #include "fakehost.h"
 #include "model.h"
+#include "place.h"
 #include "qjob.h"
 #include "qmodel.h"
 #include "slurm.h"
@@ -395,7 +396,7 @@ START_TEST(recorded_jobs)
 	ck_assert_str_eq(four->engine, "slurm");
 	ck_assert_str_eq(four->nodes, "gpu01");
 	ck_assert_ptr_null(pend->nodes);
-	ck_assert_int_eq(four->start - four->submit, 2); /* submitted 05:43:32, started 05:43:34 */
+	ck_assert_int_eq(four->start - four->submit, 3); /* submitted 07:22:31, started 07:22:34 */
 	ck_assert_int_eq(pend->start, -1);
 	ck_assert_int_eq(pend->submit, four->submit);
 	ck_assert_int_eq(pend->state, XP_JS_PENDING);
@@ -425,17 +426,20 @@ START_TEST(recorded_jobs)
 		/* The formats before the node list (%N) and the times (%V, %S) were read: short. */
 		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|a\n", "fields"},
 		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|n1|a\n", "fields"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|yesterday|N/A|a\n", "field 10"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-13-02T05:43:32|N/A|a\n", "field 10"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|2026-12-02T05:43:32Z|a\n", "field 11"},
-		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 1"},
-		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 3"},
-		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 4"},
-		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 4"},
-		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 5"},
-		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 6"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None||2026-12-02T05:43:32|N/A|a\n", "field 7"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None||2026-12-02T05:43:32|N/A|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|yesterday|N/A|3|(null)|(null)|root|a\n", "field 10"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-13-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 10"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|2026-12-02T05:43:32Z|3|(null)|(null)|root|a\n", "field 11"},
+		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 1"},
+		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 3"},
+		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 4"},
+		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 4"},
+		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 5"},
+		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 6"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 7"},
+		/* The format before %A, %q, %a, %u: short. */
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|N/A|a\n", "fields"},
+		{"3_1|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3_1|(null)|(null)|root|a\n", "field 12"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		memset(&err, 0, sizeof err);
@@ -447,7 +451,7 @@ START_TEST(recorded_jobs)
 	}
 	/* A job's name (any Slurm user picks it) and Slurm's words reach a terminal: their control
 	 * bytes are masked, so a name cannot retitle or recolour it (review). */
-	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|x\x1b]0;PWNED\x07\x1b[31mRED\n";
+	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|9|(null)|(null)|root|x\x1b]0;PWNED\x07\x1b[31mRED\n";
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(xp_slurm_parse_jobs(esc, strlen(esc), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
 	{
@@ -459,11 +463,14 @@ START_TEST(recorded_jobs)
 		jobs_free(j, n);
 	}
 	/* Other forms squeue prints: days in a limit, an array task, a job asking no device. */
-	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|n[1-2]|2026-12-02T05:43:32|2026-12-02T05:43:34|arr\n"
-			 "8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority||Unknown|2026-12-03T00:00:00|\n";
+	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|n[1-2]|2026-12-02T05:43:32|2026-12-02T05:43:34|9|normal|physics|ann|arr\n"
+			 "8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority||Unknown|2026-12-03T00:00:00|8|(null)|(null)|bob|\n";
 	ck_assert_msg(xp_slurm_parse_jobs(ok, strlen(ok), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(n, 2);
-	ck_assert_int_eq(j[0].id, 7);
+	ck_assert_int_eq(j[0].id, 9); /* %A: the task's own number; %i is Slurm's name for it */
+	ck_assert_str_eq(j[0].engine_id, "7_3");
+	ck_assert_str_eq(j[0].tenant, "physics");
+	ck_assert_ptr_null(j[1].tenant);
 	ck_assert_int_eq(j[0].est_s, 2 * 86400);
 	ck_assert_int_eq(j[0].spec->groups[0].devices, 0);
 	ck_assert_str_eq(j[0].nodes, "n[1-2]");
@@ -511,6 +518,145 @@ START_TEST(partition_and_job_lines)
 }
 END_TEST
 
+/* Recorded from slurm-wlm 22.05.8 on loopback (tests/fixtures/SOURCES.md, squeue-edge.txt):
+ * an array of 5 (two tasks started, three pending as one row), a heterogeneous job of two
+ * components, jobs asking two partitions, CPU-only jobs, untyped GPU jobs. */
+START_TEST(array_het_and_partitions)
+{
+	size_t len, n;
+	char *t = xp_fixture_text("slurm/squeue-edge.txt", &len);
+	struct xp_qset set = {0};
+	char *pt = xp_fixture_text("slurm/scontrol-show-partition-edge.txt", NULL);
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_partitions(pt, strlen(pt), PWHAT, &set, &err) == 0, "%s", err.msg);
+	struct xp_qjob *j;
+	ck_assert_msg(xp_slurm_parse_jobs_in(t, len, JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 11);
+	/* Eleven rows, eleven ids: %i's "1_1", "1_2", "1_[3-5]", "5+0", "5+1" no longer read as 1 and 5. */
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			ck_assert_msg(j[a].id != j[b].id, "rows %zu and %zu share id %lld", a, b, (long long)j[a].id);
+	const char *want[] = {"1_1", "1_2", "1_[3-5]", "5+0", "5+1"};
+	for (size_t w = 0; w < 5; w++) {
+		size_t k = 0;
+		while (k < n && strcmp(j[k].engine_id, want[w]) != 0)
+			k++;
+		ck_assert_msg(k < n, "no row %s", want[w]);
+		ck_assert_str_eq(j[k].queue, "train");
+		ck_assert_str_eq(xp_labels_get(&j[k].spec->groups[0].labels, "slurm.partition.train"), "true");
+	}
+	/* "train,cpu": the first of its partitions that is open names its queue and its nodes. */
+	struct xp_qjob *multi = job_by_id(j, n, 4);
+	ck_assert_str_eq(multi->engine_id, "4");
+	ck_assert_str_eq(multi->queue, "train");
+	ck_assert_str_eq(xp_labels_get(&multi->spec->groups[0].labels, "slurm.partition.train"), "true");
+	jobs_free(j, n);
+	/* With train down, cpu. */
+	set.queues[0].state = XP_QS_HOLD;
+	ck_assert_str_eq(set.queues[0].name, "train");
+	ck_assert_msg(xp_slurm_parse_jobs_in(t, len, JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(job_by_id(j, n, 4)->queue, "cpu");
+	jobs_free(j, n);
+	xp_qset_clear(&set);
+	free(pt);
+	free(t);
+}
+END_TEST
+
+/* The edge cluster's nodes (gpu01-02 h100 in train and mixed, gpu03 a100 in mixed, cpu01 in
+ * cpu) and jobs, read as `job list --slurm` reads them. */
+static struct xp_cluster *edge_cluster(struct xp_qjob **j, size_t *n)
+{
+	size_t len;
+	char *t = xp_fixture_text("slurm/scontrol-show-node-edge.txt", &len);
+	struct xp_cluster *c = parse_ok(t, len);
+	free(t);
+	t = xp_fixture_text("slurm/squeue-edge.txt", &len);
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_jobs(t, len, JWHAT, j, n, &err) == 0, "%s", err.msg);
+	free(t);
+	return c;
+}
+
+static struct xp_qjob *job_named(struct xp_qjob *j, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (j[i].name && strcmp(j[i].name, name) == 0)
+			return &j[i];
+	ck_abort_msg("no job %s", name);
+	return NULL;
+}
+
+START_TEST(untyped_and_cpu_only)
+{
+	struct xp_qjob *j;
+	size_t n;
+	struct xp_cluster *c = edge_cluster(&j, &n);
+	ck_assert_str_eq(xp_labels_get(&xp_cluster_node(c, "gpu03")->governance, "slurm.partition.mixed"), "true");
+	ck_assert_ptr_null(xp_labels_get(&xp_cluster_node(c, "gpu03")->governance, "slurm.partition.train"));
+	/* gres:gpu:4 in train, whose GPUs are all h100: NVIDIA h100. */
+	struct xp_qjob *tp = job_named(j, n, "trainpend");
+	ck_assert_ptr_null(tp->spec->groups[0].model);
+	ck_assert_ptr_null(xp_slurm_job_fit(tp, c));
+	ck_assert_str_eq(tp->spec->groups[0].vendor, "NVIDIA");
+	ck_assert_str_eq(tp->spec->groups[0].model, "h100");
+	/* gres:gpu:8 in mixed (h100 and a100): ambiguous, said, and not guessed. */
+	struct xp_qjob *mp = job_named(j, n, "mixedpend");
+	char *note = xp_slurm_job_fit(mp, c);
+	ck_assert_ptr_nonnull(note);
+	ck_assert_msg(strstr(note, "partition mixed") && strstr(note, "h100") && strstr(note, "a100") &&
+			      strstr(note, "ambiguous"), "%s", note);
+	ck_assert_ptr_null(mp->spec->groups[0].model);
+	free(note);
+	/* No GRES: a note, not AffinityUnsatisfiable from the placement. */
+	note = xp_slurm_job_fit(job_named(j, n, "cpuonly"), c);
+	ck_assert_ptr_nonnull(note);
+	ck_assert_msg(strstr(note, "no accelerator") != NULL, "%s", note);
+	free(note);
+	/* A typed request is left as asked. */
+	struct xp_qjob *npu = job_named(j, n, "arr");
+	ck_assert_ptr_null(xp_slurm_job_fit(npu, c));
+	jobs_free(j, n);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(partition_nodes_limit)
+{
+	/* gpu01 and gpu02 (train) are in use, gpu03 (mixed only) free: an untyped 8-GPU job of
+	 * train may not go to gpu03; the same request without the partition's selector would. */
+	struct xp_qjob *j;
+	size_t n;
+	struct xp_cluster *c = edge_cluster(&j, &n);
+	struct xp_node *g3 = xp_cluster_node(c, "gpu03");
+	for (size_t i = 0; i < g3->n_devices; i++) {
+		free(g3->devices[i].allocs);
+		g3->devices[i].allocs = NULL;
+		g3->devices[i].n_allocs = 0;
+	}
+	struct xp_qjob *arr = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(j[i].engine_id, "1_[3-5]") == 0)
+			arr = &j[i];
+	ck_assert_ptr_nonnull(arr);
+	struct xp_err err = {{0}};
+	struct xp_place_opts po = {.strategy = XP_STRAT_PACK};
+	struct xp_place_result *r = xp_place(c, arr->spec, NULL, 0, &po, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_msg(!r->placed, "placed outside partition train");
+	ck_assert_msg(r->summary && strstr(r->summary, "slurm.partition.train"), "%s", r->summary ? r->summary : "");
+	xp_place_result_free(r);
+	xp_labels_clear(&arr->spec->groups[0].labels);
+	r = xp_place(c, arr->spec, NULL, 0, &po, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_msg(r->placed && r->n_replicas == 1, "not placed: %s", r->summary ? r->summary : "");
+	ck_assert_str_eq(c->nodes[r->replicas[0].node_ix]->name, "gpu03");
+	xp_place_result_free(r);
+	jobs_free(j, n);
+	xp_cluster_free(c);
+}
+END_TEST
+
 START_TEST(conf_unreadable)
 {
 	/* A --slurm-conf that names no readable file fails at once naming it: the client itself
@@ -532,4 +678,4 @@ END_TEST
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
 		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}},
-		{"engine", .tests = {conf_unreadable}})
+		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit}})
