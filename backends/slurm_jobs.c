@@ -351,9 +351,11 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 	return rc;
 }
 
-/* Runs a Slurm client command with SLURM_CONF=conf (as xp_slurm_load): its output in *out. */
-static int run_client(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
-		      struct xp_err *err)
+/* Runs a Slurm client command with SLURM_CONF=conf (as xp_slurm_load): its output in *out.
+ * status NULL: a failure is an error; else its stderr is merged into *out and its exit
+ * status kept in *status (a refusal is an answer: no accounting). */
+static int run_client_st(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
+			 int *status, struct xp_err *err)
 {
 	char *setting;
 	if (xp_slurm_conf_setting(conf, &setting, err) < 0)
@@ -371,11 +373,54 @@ static int run_client(const char *const *argv, const char *conf, const char *wha
 	char msg[512];
 	*out = NULL;
 	*len = 0;
-	int rc = xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, msg, sizeof msg);
+	int rc = status ? xp_run_tool_answer(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, status, msg, sizeof msg)
+			: xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, msg, sizeof msg);
 	free(setting);
 	free(tzs);
 	if (rc < 0)
 		return xp_errf(err, "slurm: %s (%s)", msg, what);
+	return 0;
+}
+
+static int run_client(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
+		      struct xp_err *err)
+{
+	return run_client_st(argv, conf, what, out, len, NULL, err);
+}
+
+/* The first line of a client's answer, control bytes masked, at most 160 bytes (caller frees). */
+static char *first_line(const char *out, size_t len)
+{
+	size_t l = 0;
+	while (l < len && l < 160 && out[l] != '\n' && out[l] != '\0')
+		l++;
+	return xp_mask_controls(xp_strndup(out, l));
+}
+
+/* Asks a client that needs Slurm's accounting (sacctmgr, sshare): its answer in *out, or a
+ * note in set saying why there is none ("QOS not available (no accounting: ...)"); 0 when
+ * it answered. */
+static int accounting_ask(const char *const *argv, const char *conf, const char *what, const char *topic,
+			  struct xp_qset *set, char **out, size_t *len)
+{
+	struct xp_err e = {{0}};
+	int status = 0;
+	if (run_client_st(argv, conf, what, out, len, &status, &e) < 0) {
+		char *n = xp_asprintf("%s not available (%s)", topic, e.msg);
+		xp_strv_add(&set->notes, &set->n_notes, n);
+		free(n);
+		return -1;
+	}
+	if (status != 0) {
+		char *w = first_line(*out, *len);
+		char *n = xp_asprintf("%s not available (no accounting: %s: %s)", topic, what, *w ? w : "failed");
+		xp_strv_add(&set->notes, &set->n_notes, n);
+		free(n);
+		free(w);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -398,6 +443,28 @@ int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob *
 	if (rc < 0) {
 		xp_err_prefix(err, "slurm");
 		return -1;
+	}
+	/* QOS before the jobs: a job pending for its QOS's limit is in the QOS's queue. */
+	const char *qargv[] = {"sacctmgr", "-P", "-n", "show", "qos", "format=" XP_SLURM_QOS_FORMAT, NULL};
+	if (accounting_ask(qargv, conf, "sacctmgr", "QOS", set, &out, &len) == 0) {
+		struct xp_err e = {{0}};
+		if (xp_slurm_parse_qos(out, len, "sacctmgr show qos", set, &e) < 0) {
+			/* Read up to the bad line; what could not be read is said, not fatal. */
+			char *n = xp_asprintf("QOS partly read (%s)", e.msg);
+			xp_strv_add(&set->notes, &set->n_notes, n);
+			free(n);
+		}
+		free(out);
+	}
+	const char *sargv[] = {"sshare", "-a", "-P", "-l", NULL};
+	if (accounting_ask(sargv, conf, "sshare", "fair-share", set, &out, &len) == 0) {
+		struct xp_err e = {{0}};
+		if (xp_slurm_parse_sshare(out, len, "sshare -a -P -l", set, &e) < 0) {
+			char *n = xp_asprintf("fair-share not read (%s)", e.msg);
+			xp_strv_add(&set->notes, &set->n_notes, n);
+			free(n);
+		}
+		free(out);
 	}
 	if (run_client(jargv, conf, jwhat, &out, &len, err) < 0)
 		return -1;

@@ -657,6 +657,112 @@ START_TEST(partition_nodes_limit)
 }
 END_TEST
 
+/* sacctmgr's QOS lines, built from the documented format (no slurmdbd here: SOURCES.md). */
+START_TEST(qos_as_queues)
+{
+	size_t len;
+	char *t = xp_fixture_text("slurm/sacctmgr-show-qos.txt", &len);
+	struct xp_qset set = {0};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_qos(t, len, "sacctmgr", &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_queues, 3);
+	const struct xp_queue *high = xp_qset_queue(&set, "qos.high");
+	ck_assert_ptr_nonnull(high);
+	ck_assert_int_eq(high->priority, 100);
+	ck_assert_int_eq(high->state, XP_QS_OPEN);
+	/* GrpTRES gres/gpu=16: at most 16 devices of class gpu at once, a hard limit. */
+	ck_assert_int_eq(high->n_quotas, 1);
+	ck_assert_str_eq(high->quotas[0].rclass, "gpu");
+	ck_assert_int_eq(high->quotas[0].res, XP_RES_DEVICES);
+	ck_assert_int_eq(high->quotas[0].max, 16000);
+	ck_assert_int_eq(high->quotas[0].deserved, 16000);
+	ck_assert_int_eq(high->quotas[0].borrowing_limit, 0);
+	ck_assert_msg(strstr(high->engine_text, "GrpTRES also node=4") && strstr(high->engine_text, "MaxTRESPerUser gres/gpu=4") &&
+			      strstr(high->engine_text, "MaxWall 1-00:00:00") && strstr(high->engine_text, "preempts normal,scavenger"),
+		      "%s", high->engine_text);
+	const struct xp_queue *scav = xp_qset_queue(&set, "qos.scavenger");
+	ck_assert_int_eq(scav->n_quotas, 3);
+	ck_assert_str_eq(scav->quotas[0].rclass, "cpu");
+	ck_assert_int_eq(scav->quotas[0].max, 512000);
+	ck_assert_str_eq(scav->quotas[1].rclass, "mem");
+	ck_assert_int_eq(scav->quotas[1].max, 2048 * 1000); /* 2T in GiB */
+	ck_assert_str_eq(scav->quotas[2].rclass, "gpu.h100");
+	const struct xp_rclass *h100 = xp_qset_class(&set, "gpu.h100");
+	ck_assert_str_eq(h100->model, "h100");
+	ck_assert_str_eq(h100->vendor, "NVIDIA");
+	for (size_t i = 0; i < set.n_queues; i++)
+		for (size_t k = 0; k < set.queues[i].n_quotas; k++)
+			ck_assert_msg(xp_quota_check(&set.queues[i].quotas[k], xp_qset_class(&set, set.queues[i].quotas[k].rclass), &err) == 0,
+				      "%s", err.msg);
+	ck_assert_str_eq(xp_qset_queue(&set, "qos.normal")->engine_text, "Slurm QOS normal");
+	/* A job pending for its QOS's limit is in the QOS's queue; others in their partition. */
+	const char *jl = "11|train|PENDING|5|1|5|gres:gpu:4|QOSGrpGRES||2026-12-02T05:43:32|N/A|11|high|physics|ann|a\n"
+			 "12|train|PENDING|5|1|5|gres:gpu:4|Priority||2026-12-02T05:43:32|N/A|12|high|physics|ann|b\n"
+			 "13|train|PENDING|5|1|5|gres:gpu:4|QOSMaxGRESPerUser||2026-12-02T05:43:32|N/A|13|gone|physics|ann|c\n";
+	struct xp_qjob *j;
+	size_t n;
+	ck_assert_msg(xp_slurm_parse_jobs_in(jl, strlen(jl), JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(j[0].queue, "qos.high");
+	ck_assert_int_eq(j[0].reason, XP_R_QUOTA);
+	ck_assert_str_eq(xp_labels_get(&j[0].spec->groups[0].labels, "slurm.partition.train"), "true");
+	ck_assert_str_eq(j[1].queue, "train");
+	ck_assert_str_eq(j[2].queue, "train"); /* a QOS sacctmgr did not list */
+	jobs_free(j, n);
+	xp_qset_clear(&set);
+	free(t);
+	/* Spoiled lines: errors naming the line and the field. */
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"normal|0|||\n", "fields"},
+		{"normal|0|||||x\n", "fields"},
+		{"no/rmal|0||||\n", "QOS name"},
+		{"normal|-3||||\n", "field 2"},
+		{"normal|0|gres/gpu=lots|||\n", "GrpTRES"},
+		{"normal|0|gres/gpu|||\n", "GrpTRES"},
+		{"normal|0||||\nnormal|0||||\n", "twice"},
+		{"normal|0||||", "truncated"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(xp_slurm_parse_qos(bad[i].text, strlen(bad[i].text), "sacctmgr", &set, &err), -1);
+		ck_assert_msg(strstr(err.msg, "sacctmgr: line ") && strstr(err.msg, bad[i].want), "%s: %s", bad[i].text, err.msg);
+		xp_qset_clear(&set);
+	}
+}
+END_TEST
+
+START_TEST(fair_share_notes)
+{
+	/* With accounting (rows built from sshare's documented columns) and without (recorded:
+	 * the header alone). */
+	size_t len;
+	char *t = xp_fixture_text("slurm/sshare-a-P-l.txt", &len);
+	struct xp_qset set = {0};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_sshare(t, len, "sshare", &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_notes, 2);
+	ck_assert_str_eq(set.notes[0], "fair-share physics/ann: 0.500000 (NormShares 0.500000, EffectvUsage 0.666667)");
+	ck_assert_str_eq(set.notes[1], "fair-share physics/bob: 0.750000 (NormShares 0.500000, EffectvUsage 0.333333)");
+	xp_qset_clear(&set);
+	free(t);
+	t = xp_fixture_text("slurm/sshare-no-accounting.txt", &len);
+	ck_assert_msg(xp_slurm_parse_sshare(t, len, "sshare", &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_notes, 1);
+	ck_assert_msg(strstr(set.notes[0], "fair-share not available") != NULL, "%s", set.notes[0]);
+	xp_qset_clear(&set);
+	free(t);
+	const char *bad = "Account|User|RawShares\nx|y|1\n";
+	ck_assert_int_eq(xp_slurm_parse_sshare(bad, strlen(bad), "sshare", &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, "sshare: line 1: ") && strstr(err.msg, "FairShare"), "%s", err.msg);
+	xp_qset_clear(&set);
+	const char *short_row = "Account|User|FairShare\nx|y\n";
+	ck_assert_int_eq(xp_slurm_parse_sshare(short_row, strlen(short_row), "sshare", &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, "sshare: line 2: 2 fields"), "%s", err.msg);
+	xp_qset_clear(&set);
+}
+END_TEST
+
 START_TEST(conf_unreadable)
 {
 	/* A --slurm-conf that names no readable file fails at once naming it: the client itself
@@ -678,4 +784,5 @@ END_TEST
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
 		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}},
-		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit}})
+		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit, qos_as_queues,
+					     fair_share_notes}})

@@ -98,6 +98,11 @@ else
 		bad "train is not priority 10 with 2 running, 1 pending: $(cat ql.json)"
 	[ "$(jq -r '.queues[] | select(.name == "debug") | "\(.running) \(.pending)"' ql.json)" = "1 1" ] ||
 		bad "debug has not 1 running, 1 pending (held): $(cat ql.json)"
+	# No slurmdbd here: QOS and fair-share are notes saying why, not errors.
+	jq -r '.notes[]' ql.json | grep -q '^QOS not available (no accounting: sacctmgr: ' ||
+		bad "queue list does not note that QOS is not available: $(cat ql.json)"
+	jq -r '.notes[]' ql.json | grep -q '^fair-share not available' ||
+		bad "queue list does not note that fair-share is not available: $(cat ql.json)"
 fi
 "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" queue show train >qs.out 2>&1 &&
 	grep -q '^priority: *10$' qs.out && grep -q '^jobs: *2 running, 1 pending$' qs.out ||

@@ -80,6 +80,7 @@ void xp_qset_copy(struct xp_qset *dst, const struct xp_qset *src)
 		*b = *a;
 		b->name = xp_strdup(a->name);
 		b->parent = xp_strdup(a->parent);
+		b->engine_text = xp_strdup(a->engine_text);
 		b->tenants = xp_calloc(a->n_tenants + 1, sizeof *b->tenants);
 		for (size_t k = 0; k < a->n_tenants; k++)
 			b->tenants[k] = xp_strdup(a->tenants[k]);
@@ -90,6 +91,8 @@ void xp_qset_copy(struct xp_qset *dst, const struct xp_qset *src)
 		}
 	}
 	dst->n_queues = src->n_queues;
+	for (size_t i = 0; i < src->n_notes; i++)
+		xp_strv_add(&dst->notes, &dst->n_notes, src->notes[i]);
 }
 
 /* ---------------------------------------------------------------- changes */
