@@ -226,6 +226,13 @@ else
 fi
 "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" job list >je.out 2>&1 && grep -q 'slurm 1_\[3-5\]' je.out ||
 	{ bad "job list does not show Slurm's id 1_[3-5]:"; cat je.out; }
+# The what-if leaves out (and says) what it cannot simulate, as job list does, and fails on none.
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" whatif --jobs-from-store >we.out 2>&1; then
+	bad "whatif on the edge cluster failed:"; cat we.out
+elif ! grep -q '^not simulated: job 3 (slurm 3): asks no accelerator' we.out || ! grep -q '^not simulated: .*ambiguous' we.out ||
+	grep -q '^cpu .*AffinityUnsatisfiable' we.out; then
+	bad "whatif does not leave out the CPU-only and the ambiguous jobs:"; cat we.out
+fi
 
 echo "slurm-source: $fail failed"
 [ "$fail" = 0 ]
