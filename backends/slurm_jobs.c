@@ -496,9 +496,10 @@ char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c)
 	/* Untyped ("gres/gpu:2"): the kind of the partition's GPUs when they are all one. */
 	const char *part = group_partition(g);
 	char *key = part ? xp_asprintf("slurm.partition.%s", part) : NULL;
-	const char *vendor = NULL, *model = NULL;
+	const char *seen[8]; /* the kinds so far, by model (interned): a few are enough to say */
 	char kinds[256] = "";
 	size_t n_kinds = 0, kl = 0;
+	const char *vendor = NULL, *model = NULL;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		const struct xp_node *n = c->nodes[i];
 		const char *v = key ? xp_labels_get(&n->governance, key) : NULL;
@@ -508,16 +509,17 @@ char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c)
 			const struct xp_device *d = &n->devices[k];
 			if (!d->os_devices || strcmp(d->os_devices[0], "gpu") != 0 || !d->model)
 				continue;
-			if (model && strcmp(model, d->model) == 0 &&
-			    ((!vendor && !d->vendor) || (vendor && d->vendor && strcmp(vendor, d->vendor) == 0)))
-				continue;
-			/* A kind not seen yet: at most a few named. */
-			if (n_kinds && strstr(kinds, d->model))
+			bool known = false;
+			for (size_t s = 0; s < n_kinds && s < 8 && !known; s++)
+				known = strcmp(seen[s], d->model) == 0;
+			if (known || n_kinds == 8)
 				continue;
 			if (n_kinds == 0) {
 				vendor = d->vendor;
 				model = d->model;
 			}
+			if (n_kinds < 8)
+				seen[n_kinds] = d->model;
 			if (kl < sizeof kinds - 1)
 				kl += (size_t)snprintf(kinds + kl, sizeof kinds - kl, "%s%s", n_kinds ? ", " : "", d->model);
 			n_kinds++;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fakehost.h"
+#include "istr.h"
 #include "model.h"
 #include "place.h"
 #include "qjob.h"
@@ -607,6 +608,14 @@ START_TEST(untyped_and_cpu_only)
 	ck_assert_msg(strstr(note, "partition mixed") && strstr(note, "h100") && strstr(note, "a100") &&
 			      strstr(note, "ambiguous"), "%s", note);
 	ck_assert_ptr_null(mp->spec->groups[0].model);
+	free(note);
+	/* Kinds are told apart whole, not by prefix: h10 is not h100. */
+	struct xp_node *g3 = xp_cluster_node(c, "gpu03");
+	for (size_t i = 0; i < g3->n_devices; i++)
+		xp_istr_set(&g3->devices[i].model, "h10");
+	note = xp_slurm_job_fit(mp, c);
+	ck_assert_ptr_nonnull(note);
+	ck_assert_msg(strstr(note, "2 kinds (h100, h10)"), "%s", note);
 	free(note);
 	/* No GRES: a note, not AffinityUnsatisfiable from the placement. */
 	note = xp_slurm_job_fit(job_named(j, n, "cpuonly"), c);
