@@ -2,11 +2,15 @@
 #include "slurm.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "istr.h"
 #include "nameset.h"
@@ -454,8 +458,21 @@ static struct xp_node *node_from(const struct field *f, size_t nf, struct xp_err
 		}
 	}
 	const char *parts = get(f, nf, "Partitions");
-	if (!absent(parts))
+	if (!absent(parts)) {
 		xp_labels_set(&n->governance, "slurm.partitions", parts);
+		/* One label a partition, the selector a Slurm job's group carries (slurm_jobs.c):
+		 * a partition's jobs go only to its nodes, and a label selector is one exact
+		 * value, not a list. */
+		for (const char *s = parts; *s;) {
+			size_t l = strcspn(s, ",");
+			if (l > 0 && l <= XP_QNAME_MAX) {
+				char *key = xp_asprintf("slurm.partition.%.*s", (int)l, s);
+				xp_labels_set(&n->governance, key, "true");
+				free(key);
+			}
+			s += l + (s[l] == ',');
+		}
+	}
 	/* The site's own gres type names (gpu:h100_1g.10gb): what an export asks Slurm for. */
 	const char *gres = get(f, nf, "Gres");
 	if (!absent(gres))
@@ -635,15 +652,42 @@ int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, st
 	return rc;
 }
 
+int xp_slurm_conf_setting(const char *conf, char **setting, struct xp_err *err)
+{
+	*setting = NULL;
+	const char *from = "--slurm-conf";
+	/* The client's own configuration: the caller's SLURM_CONF when set, which the clean
+	 * environment of xp_run_tool would otherwise drop. */
+	if (!conf || !*conf) {
+		conf = getenv("SLURM_CONF");
+		from = "SLURM_CONF";
+	}
+	if (!conf || !*conf)
+		return 0;
+	/* A client given a file it cannot read does not say so: it falls back to DNS SRV
+	 * records and then waits for its timeouts (30 s here). Opened here first, it fails at
+	 * once naming the file. */
+	int fd = open(conf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0)
+		return xp_errf(err, "slurm: %s %s: %s", from, conf, strerror(errno));
+	int bad = fstat(fd, &st) < 0 ? errno : 0;
+	close(fd);
+	if (bad)
+		return xp_errf(err, "slurm: %s %s: %s", from, conf, strerror(bad));
+	if (!S_ISREG(st.st_mode))
+		return xp_errf(err, "slurm: %s %s: not a file", from, conf);
+	*setting = xp_asprintf("SLURM_CONF=%s", conf);
+	return 0;
+}
+
 struct xp_cluster *xp_slurm_load(const char *conf, struct xp_err *err)
 {
 	const char *argv[] = {"scontrol", "-d", "show", "node", "-o", NULL};
 	const char *what = "scontrol -d show node -o";
-	/* The client's own configuration: the caller's SLURM_CONF when set, which the clean
-	 * environment of xp_run_tool would otherwise drop. */
-	if (!conf || !*conf)
-		conf = getenv("SLURM_CONF");
-	char *setting = conf && *conf ? xp_asprintf("SLURM_CONF=%s", conf) : NULL;
+	char *setting;
+	if (xp_slurm_conf_setting(conf, &setting, err) < 0)
+		return NULL;
 	const char *env[] = {setting, NULL};
 	char *out = NULL, msg[512];
 	size_t len = 0;

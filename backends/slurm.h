@@ -5,9 +5,10 @@
  *
  * scontrol in Slurm 22.05 has no --json (only sinfo and squeue do, through the openapi
  * plugins), and the one-line records carry GresUsed, which sinfo --json does not: the
- * records are read. Partitions (xp_slurm_parse_partitions) and jobs (xp_slurm_parse_jobs)
- * are read into the queue model (xp_slurm_load_queues) for `queue`, `job` and `whatif`; QOS
- * and fair-share are not read. */
+ * records are read. Partitions (xp_slurm_parse_partitions), QOS (xp_slurm_parse_qos), jobs
+ * (xp_slurm_parse_jobs) and fair-share (xp_slurm_parse_sshare) are read into the queue model
+ * (xp_slurm_load_queues) for `queue`, `job` and `whatif`; without accounting (no slurmdbd)
+ * QOS and fair-share are notes of the queue set, not errors. */
 #ifndef XP_SLURM_H
 #define XP_SLURM_H
 
@@ -19,11 +20,12 @@
 struct xp_qset;
 struct xp_qjob;
 
-/* The squeue format xp_slurm_parse_jobs reads (`squeue -h -a -t all -o FORMAT`): id,
- * partition, state, priority, node count, time limit, GRES per node, reason, the nodes
- * (Slurm's compressed list), submit and start times (local time, as the client prints them),
- * and the name last (a name may hold '|'). */
-#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%j"
+/* The squeue format xp_slurm_parse_jobs reads (`squeue -h -a -t all -o FORMAT`): id as
+ * Slurm writes it ("7", "7_[2-5]", "8+1"), partitions, state, priority, node count, time
+ * limit, GRES per node, reason, the nodes (Slurm's compressed list), submit and start times
+ * (local time, as the client prints them), the job's own number (%A: one per array task and
+ * per heterogeneous component), QOS, account, user, and the name last (a name may hold '|'). */
+#define XP_SLURM_SQUEUE_FORMAT "%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%A|%q|%a|%u|%j"
 
 /* Longest record line read (a node's record is about 1 KiB; its Reason may be long). */
 #define XP_SLURM_MAX_LINE (1 << 20)
@@ -67,14 +69,48 @@ int xp_slurm_parse_partitions(const char *text, size_t len, const char *what, st
  * read (GresUsed on the nodes says how many are held: see xp_slurm_load). */
 int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
 			struct xp_err *err);
+/* xp_slurm_parse_jobs knowing the queues read so far (set; NULL: none): each job's id is %A,
+ * engine_id %i's text, tenant its account; its queue is the QOS's ("qos.NAME") when it pends
+ * for one of that QOS's limits and set has it, else the first of its partitions set has open
+ * (a job may ask several: "train,cpu"); its group selects that partition's nodes (label
+ * slurm.partition.NAME=true, which xp_slurm_parse_nodes sets from a node's Partitions=). */
+int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const struct xp_qset *set,
+			   struct xp_qjob **out, size_t *n_out, struct xp_err *err);
+/* The environment entry "SLURM_CONF=FILE" (caller frees) for conf, else the caller's
+ * SLURM_CONF; *setting NULL when neither names one (the client's default file). -1 with err
+ * naming the file and why when it cannot be read, so that a bad name fails at once instead
+ * of after the client's own timeouts. */
+int xp_slurm_conf_setting(const char *conf, char **setting, struct xp_err *err);
 /* Reads the live cluster: runs scontrol with SLURM_CONF=conf (NULL or "" for the client's
  * own configuration: the caller's SLURM_CONF, else Slurm's default file). NULL with err set
  * when scontrol is missing, fails, times out or prints what cannot be read. */
 struct xp_cluster *xp_slurm_load(const char *conf, struct xp_err *err);
-/* Reads the live Slurm's partitions into set (appended) and its jobs into *jobs (n_jobs; free
- * each with xp_qjob_clear, then *jobs): `scontrol show partition -o` and `squeue` with
- * SLURM_CONF=conf as xp_slurm_load. Read-only. -1 with err naming the command on failure
- * (what was read is kept for the caller to free). */
+/* The QOS fields xp_slurm_parse_qos reads (`sacctmgr -P -n show qos format=...`: '|'
+ * between fields, no header; man sacctmgr, "LIST/SHOW QOS FORMAT OPTIONS"). */
+#define XP_SLURM_QOS_FORMAT "Name,Priority,GrpTRES,MaxTRESPerUser,MaxWall,Preempt"
+/* Parses sacctmgr's QOS lines and appends one queue a QOS to set, named "qos.NAME": its
+ * Priority as priority, open, and its GrpTRES as hard quotas (deserved = max, nothing
+ * borrowed or lent) of the classes gpu, gpu.TYPE, npu, ... (devices), cpu and mem (GiB),
+ * added to set when new; what no field holds (other TRES, MaxTRESPerUser, MaxWall, the QOS
+ * it preempts) as the queue's engine_text. 0, or -1 with err naming what, the line and the
+ * field (set then holds the queues read before it). */
+int xp_slurm_parse_qos(const char *text, size_t len, const char *what, struct xp_qset *set, struct xp_err *err);
+/* Parses `sshare -a -P -l` (a header naming the columns, then '|'-separated rows) into
+ * set's notes: "fair-share ACCOUNT[/USER]: FACTOR (NormShares N, EffectvUsage U)" for each
+ * association with a factor (at most 200, then a count), or one note saying there is none
+ * (no accounting: sshare prints only its header). 0, or -1 with err naming what and the line. */
+int xp_slurm_parse_sshare(const char *text, size_t len, const char *what, struct xp_qset *set, struct xp_err *err);
+/* Fits a Slurm job read by xp_slurm_parse_jobs to the cluster c read from the same Slurm: a
+ * group asking untyped GPUs ("gres/gpu:2") gets the vendor and model of its partition's GPUs
+ * when they are all one kind. NULL, or a note (caller frees) saying why xpool cannot simulate
+ * it: it asks no accelerator (a CPU-only job), or its partition's GPUs are of several kinds. */
+char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c);
+/* Reads the live Slurm's partitions and QOS into set (appended), fair-share into set's notes,
+ * and its jobs into *jobs (n_jobs; free each with xp_qjob_clear, then *jobs): `scontrol show
+ * partition -o`, `sacctmgr -P -n show qos`, `sshare -a -P -l` and `squeue` with
+ * SLURM_CONF=conf as xp_slurm_load. Read-only. A sacctmgr or sshare that fails or is missing
+ * (no accounting) is a note in set ("QOS not available (...)"); the others failing is -1 with
+ * err naming the command (what was read is kept for the caller to free). */
 int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob **jobs, size_t *n_jobs,
 			 struct xp_err *err);
 

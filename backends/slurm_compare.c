@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "slurm.h"
 
 /* sbatch --test-only prints a few lines; more is not an answer. */
 #define MAX_OUTPUT ((size_t)64 << 10)
@@ -314,9 +315,12 @@ int xp_slurm_test_only(const char *conf, const char *script, struct xp_slurm_ans
 	}
 	/* The client's own configuration: the caller's SLURM_CONF when set (see xp_slurm_load).
 	 * TZ=UTC: the start time is printed in the client's zone, read back here as UTC. */
-	if (!conf || !*conf)
-		conf = getenv("SLURM_CONF");
-	char *setting = conf && *conf ? xp_asprintf("SLURM_CONF=%s", conf) : NULL;
+	char *setting;
+	if (xp_slurm_conf_setting(conf, &setting, err) < 0) {
+		unlink(path);
+		free(path);
+		return -1;
+	}
 	const char *env[] = {"TZ=UTC", setting, NULL};
 	const char *argv[] = {"sbatch", "--test-only", path, NULL};
 	char *out = NULL, msg[512];

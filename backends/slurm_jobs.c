@@ -15,7 +15,7 @@
 #include "run.h"
 #include "slurm.h"
 
-#define N_FIELDS 12 /* %i %P %T %Q %D %l %b %r %N %V %S, then %j (a name may hold '|': the rest of the line) */
+#define N_FIELDS 16 /* %i %P %T %Q %D %l %b %r %N %V %S %A %q %a %u, then %j (a name may hold '|': the rest of the line) */
 
 /* Slurm's job state (squeue %T) onto xpool's; -1 when not one Slurm prints. */
 static int job_state(const char *s, const char *reason)
@@ -133,10 +133,12 @@ static int64_t slurm_time(const char *s)
 }
 
 /* The devices per node a job asks (squeue %b: "gres:gpu:h100:4", "gres/gpu:4", "N/A", a list):
- * the first accelerator GRES, its type as the model. 0 when it asks none; -1 when malformed. */
-static int per_node(const char *b, char *model, size_t msize)
+ * the first accelerator GRES, its type as the model and its name's vendor when the name says
+ * one (npu, mlu, dcu). 0 when it asks none; -1 when malformed. */
+static int per_node(const char *b, char *model, size_t msize, const char **vendor)
 {
 	model[0] = '\0';
+	*vendor = NULL;
 	if (!*b || strcmp(b, "N/A") == 0 || strcmp(b, "(null)") == 0)
 		return 0;
 	for (const char *s = b; *s;) {
@@ -162,6 +164,7 @@ static int per_node(const char *b, char *model, size_t msize)
 		const char *num = np == 3 ? parts[2] : np == 2 && isdigit((unsigned char)parts[1][0]) ? parts[1] : "1";
 		if (np == 3 || (np == 2 && !isdigit((unsigned char)parts[1][0])))
 			snprintf(model, msize, "%s", parts[1]);
+		*vendor = xp_slurm_gres_vendor(parts[0], model);
 		char *end;
 		long v = strtol(num, &end, 10);
 		if (end == num || *end || v < 0 || v > XP_MAX_DEVICES)
@@ -171,8 +174,59 @@ static int per_node(const char *b, char *model, size_t msize)
 	return 0;
 }
 
+/* A word squeue prints for "none" in %q, %a, %u. */
+static bool none_word(const char *s)
+{
+	return !*s || strcmp(s, "(null)") == 0 || strcmp(s, "N/A") == 0;
+}
+
+/* The queue of a job asking partitions (squeue %P: "train" or "train,cpu", Slurm's order)
+ * with QOS qos (NULL: none) pending for reason: the QOS's queue ("qos.NAME") when the reason
+ * is one of the QOS's limits and set has it; else the first partition set has open (a job
+ * asking several starts in whichever takes it first), the first set has, or the first one.
+ * *part gets the partition (a copy). */
+static char *job_queue(const char *parts, const char *qos, const char *reason, const struct xp_qset *set,
+		       char **part)
+{
+	*part = NULL;
+	char *first = NULL, *present = NULL, *open = NULL;
+	for (const char *s = parts; *s;) {
+		size_t l = strcspn(s, ",");
+		char *p = xp_strndup(s, l);
+		s += l + (s[l] == ',');
+		const struct xp_queue *q = set ? xp_qset_queue(set, p) : NULL;
+		if (!first)
+			first = xp_strdup(p);
+		if (q && !present)
+			present = xp_strdup(p);
+		if (q && q->state == XP_QS_OPEN && !open)
+			open = xp_strdup(p);
+		free(p);
+	}
+	*part = open ? open : present ? present : first ? first : xp_strdup(parts);
+	if (*part != open)
+		free(open);
+	if (*part != present)
+		free(present);
+	if (*part != first)
+		free(first);
+	if (qos && set && strncmp(reason, "QOS", 3) == 0) {
+		char *qn = xp_asprintf("qos.%s", qos);
+		if (xp_qset_queue(set, qn))
+			return qn;
+		free(qn);
+	}
+	return xp_strdup(*part);
+}
+
 int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct xp_qjob **out, size_t *n_out,
 			struct xp_err *err)
+{
+	return xp_slurm_parse_jobs_in(text, len, what, NULL, out, n_out, err);
+}
+
+int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const struct xp_qset *set,
+			   struct xp_qjob **out, size_t *n_out, struct xp_err *err)
 {
 	*out = NULL;
 	*n_out = 0;
@@ -208,11 +262,14 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 		char *end;
 		long long id = 0, prio = 0, nodes = 0;
 		int per = 0;
+		const char *vendor = NULL;
 		int64_t est = 0, submit = 0, start = 0;
 		if (nf < N_FIELDS)
 			rc = xp_errf(err, "%zu fields, not %d ('|'-separated %s)", nf, N_FIELDS, XP_SLURM_SQUEUE_FORMAT);
-		else if ((id = strtoll(f[0], &end, 10)) <= 0 || (*end && *end != '_' && *end != '+'))
+		else if (strtoll(f[0], &end, 10) <= 0 || (*end && *end != '_' && *end != '+') || strlen(f[0]) > 64)
 			rc = xp_errf(err, "field 1 (job id): '%.40s' is not a job id", f[0]);
+		else if ((id = strtoll(f[11], &end, 10)) <= 0 || *end)
+			rc = xp_errf(err, "field 12 (job id, %%A): '%.40s' is not a job id", f[11]);
 		else if ((j.state = job_state(f[2], f[7])) < 0)
 			rc = xp_errf(err, "field 3 (state): '%.40s' is not a Slurm job state", f[2]);
 		else if ((prio = strtoll(f[3], &end, 10)) < 0 || *end || end == f[3] || prio > 4294967295LL)
@@ -221,20 +278,27 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 			rc = xp_errf(err, "field 5 (nodes): '%.40s' is not a node count", f[4]);
 		else if ((est = time_limit(f[5])) < 0)
 			rc = xp_errf(err, "field 6 (time limit): '%.40s' is not a time", f[5]);
-		else if ((per = per_node(f[6], model, sizeof model)) < 0)
+		else if ((per = per_node(f[6], model, sizeof model, &vendor)) < 0)
 			rc = xp_errf(err, "field 7 (GRES per node): '%.60s' is not a GRES list", f[6]);
 		else if ((submit = slurm_time(f[9])) == -1)
 			rc = xp_errf(err, "field 10 (submit time): '%.40s' is not a time", f[9]);
 		else if ((start = slurm_time(f[10])) == -1)
 			rc = xp_errf(err, "field 11 (start time): '%.40s' is not a time", f[10]);
 		if (rc == 0) {
+			/* %A: an array's tasks ("7_1", "7_[2-5]") and a heterogeneous job's
+			 * components ("8+0", "8+1") share %i's number but not %A; %i is kept as
+			 * Slurm's own id of the row. */
 			j.id = id;
+			j.engine_id = xp_mask_controls(xp_strdup(f[0]));
 			/* Words any Slurm user chooses (a job's name, and what Slurm echoes of them)
 			 * reach a terminal: their control bytes masked. */
-			j.name = *f[11] ? xp_mask_controls(xp_strndup(f[11], 255)) : NULL;
+			j.name = *f[15] ? xp_mask_controls(xp_strndup(f[15], 255)) : NULL;
 			j.engine = "slurm";
 			j.nodes = *f[8] ? xp_mask_controls(xp_strndup(f[8], 4096)) : NULL;
-			j.queue = xp_strndup(f[1], XP_SLURM_MAX_LINE);
+			/* The account is the tenant (fair-share's unit); none without accounting. */
+			j.tenant = none_word(f[13]) || xp_qname_check(f[13], "account", NULL) < 0 ? NULL : xp_strdup(f[13]);
+			char *part;
+			j.queue = job_queue(f[1], none_word(f[12]) ? NULL : f[12], f[7], set, &part);
 			/* Slurm's priority is a 32-bit unsigned number; one past INT_MAX (PriorityType=
 			 * priority/basic counts down from 2^32) is kept at INT_MAX. */
 			j.priority = prio > INT_MAX ? INT_MAX : (int)prio;
@@ -263,6 +327,12 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 			g->gang_min = g->replicas;
 			g->devices = per;
 			g->model = model[0] ? xp_strdup(model) : NULL;
+			g->vendor = vendor ? xp_strdup(vendor) : NULL;
+			/* Only the partition's nodes (their Partitions= field: see xp_slurm_parse_nodes). */
+			char *key = xp_asprintf("slurm.partition.%s", part);
+			xp_labels_set(&g->labels, key, "true");
+			free(key);
+			free(part);
 			g->memory_mib = 0;
 			g->host_memory_mib = 0;
 			g->min_ecu = 0;
@@ -281,13 +351,15 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 	return rc;
 }
 
-/* Runs a Slurm client command with SLURM_CONF=conf (as xp_slurm_load): its output in *out. */
-static int run_client(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
-		      struct xp_err *err)
+/* Runs a Slurm client command with SLURM_CONF=conf (as xp_slurm_load): its output in *out.
+ * status NULL: a failure is an error; else its stderr is merged into *out and its exit
+ * status kept in *status (a refusal is an answer: no accounting). */
+static int run_client_st(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
+			 int *status, struct xp_err *err)
 {
-	if (!conf || !*conf)
-		conf = getenv("SLURM_CONF");
-	char *setting = conf && *conf ? xp_asprintf("SLURM_CONF=%s", conf) : NULL;
+	char *setting;
+	if (xp_slurm_conf_setting(conf, &setting, err) < 0)
+		return -1;
 	/* squeue prints times in its local time: the caller's TZ, so that mktime here reads
 	 * them in the same zone. */
 	const char *tz = getenv("TZ");
@@ -301,11 +373,54 @@ static int run_client(const char *const *argv, const char *conf, const char *wha
 	char msg[512];
 	*out = NULL;
 	*len = 0;
-	int rc = xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, msg, sizeof msg);
+	int rc = status ? xp_run_tool_answer(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, status, msg, sizeof msg)
+			: xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, out, len, msg, sizeof msg);
 	free(setting);
 	free(tzs);
 	if (rc < 0)
 		return xp_errf(err, "slurm: %s (%s)", msg, what);
+	return 0;
+}
+
+static int run_client(const char *const *argv, const char *conf, const char *what, char **out, size_t *len,
+		      struct xp_err *err)
+{
+	return run_client_st(argv, conf, what, out, len, NULL, err);
+}
+
+/* The first line of a client's answer, control bytes masked, at most 160 bytes (caller frees). */
+static char *first_line(const char *out, size_t len)
+{
+	size_t l = 0;
+	while (l < len && l < 160 && out[l] != '\n' && out[l] != '\0')
+		l++;
+	return xp_mask_controls(xp_strndup(out, l));
+}
+
+/* Asks a client that needs Slurm's accounting (sacctmgr, sshare): its answer in *out, or a
+ * note in set saying why there is none ("QOS not available (no accounting: ...)"); 0 when
+ * it answered. */
+static int accounting_ask(const char *const *argv, const char *conf, const char *what, const char *topic,
+			  struct xp_qset *set, char **out, size_t *len)
+{
+	struct xp_err e = {{0}};
+	int status = 0;
+	if (run_client_st(argv, conf, what, out, len, &status, &e) < 0) {
+		char *n = xp_asprintf("%s not available (%s)", topic, e.msg);
+		xp_strv_add(&set->notes, &set->n_notes, n);
+		free(n);
+		return -1;
+	}
+	if (status != 0) {
+		char *w = first_line(*out, *len);
+		char *n = xp_asprintf("%s not available (no accounting: %s: %s)", topic, what, *w ? w : "failed");
+		xp_strv_add(&set->notes, &set->n_notes, n);
+		free(n);
+		free(w);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -329,11 +444,95 @@ int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob *
 		xp_err_prefix(err, "slurm");
 		return -1;
 	}
+	/* QOS before the jobs: a job pending for its QOS's limit is in the QOS's queue. */
+	const char *qargv[] = {"sacctmgr", "-P", "-n", "show", "qos", "format=" XP_SLURM_QOS_FORMAT, NULL};
+	if (accounting_ask(qargv, conf, "sacctmgr", "QOS", set, &out, &len) == 0) {
+		struct xp_err e = {{0}};
+		if (xp_slurm_parse_qos(out, len, "sacctmgr show qos", set, &e) < 0) {
+			/* Read up to the bad line; what could not be read is said, not fatal. */
+			char *n = xp_asprintf("QOS partly read (%s)", e.msg);
+			xp_strv_add(&set->notes, &set->n_notes, n);
+			free(n);
+		}
+		free(out);
+	}
+	const char *sargv[] = {"sshare", "-a", "-P", "-l", NULL};
+	if (accounting_ask(sargv, conf, "sshare", "fair-share", set, &out, &len) == 0) {
+		struct xp_err e = {{0}};
+		if (xp_slurm_parse_sshare(out, len, "sshare -a -P -l", set, &e) < 0) {
+			char *n = xp_asprintf("fair-share not read (%s)", e.msg);
+			xp_strv_add(&set->notes, &set->n_notes, n);
+			free(n);
+		}
+		free(out);
+	}
 	if (run_client(jargv, conf, jwhat, &out, &len, err) < 0)
 		return -1;
-	rc = xp_slurm_parse_jobs(out, len, jwhat, jobs, n_jobs, err);
+	rc = xp_slurm_parse_jobs_in(out, len, jwhat, set, jobs, n_jobs, err);
 	free(out);
 	if (rc < 0)
 		xp_err_prefix(err, "slurm");
 	return rc;
+}
+
+/* The partition a job's group selects (its slurm.partition.NAME label), or NULL. */
+static const char *group_partition(const struct xp_task_group *g)
+{
+	for (size_t i = 0; i < g->labels.n; i++)
+		if (strncmp(g->labels.keys[i], "slurm.partition.", 16) == 0)
+			return g->labels.keys[i] + 16;
+	return NULL;
+}
+
+char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c)
+{
+	if (!j->spec || !j->spec->n_groups || !c)
+		return NULL;
+	struct xp_task_group *g = &j->spec->groups[0];
+	if (!g->devices && !g->slice && g->share_pct <= 0)
+		return xp_strdup("asks no accelerator (no GRES): xpool places devices, Slurm places its CPUs");
+	if (g->vendor || g->model)
+		return NULL;
+	/* Untyped ("gres/gpu:2"): the kind of the partition's GPUs when they are all one. */
+	const char *part = group_partition(g);
+	char *key = part ? xp_asprintf("slurm.partition.%s", part) : NULL;
+	const char *seen[8]; /* the kinds so far, by model (interned): a few are enough to say */
+	char kinds[256] = "";
+	size_t n_kinds = 0, kl = 0;
+	const char *vendor = NULL, *model = NULL;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct xp_node *n = c->nodes[i];
+		const char *v = key ? xp_labels_get(&n->governance, key) : NULL;
+		if (key && (!v || strcmp(v, "true") != 0))
+			continue;
+		for (size_t k = 0; k < n->n_devices; k++) {
+			const struct xp_device *d = &n->devices[k];
+			if (!d->os_devices || strcmp(d->os_devices[0], "gpu") != 0 || !d->model)
+				continue;
+			bool known = false;
+			for (size_t s = 0; s < n_kinds && s < 8 && !known; s++)
+				known = strcmp(seen[s], d->model) == 0;
+			if (known || n_kinds == 8)
+				continue;
+			if (n_kinds == 0) {
+				vendor = d->vendor;
+				model = d->model;
+			}
+			if (n_kinds < 8)
+				seen[n_kinds] = d->model;
+			if (kl < sizeof kinds - 1)
+				kl += (size_t)snprintf(kinds + kl, sizeof kinds - kl, "%s%s", n_kinds ? ", " : "", d->model);
+			n_kinds++;
+		}
+	}
+	free(key);
+	if (n_kinds == 1) {
+		g->vendor = vendor ? xp_strdup(vendor) : NULL;
+		g->model = xp_strdup(model);
+		return NULL;
+	}
+	if (n_kinds > 1)
+		return xp_asprintf("asks untyped gres/gpu, and %s%s's GPUs are of %zu kinds (%s): ambiguous",
+				   part ? "partition " : "the cluster", part ? part : "", n_kinds, kinds);
+	return NULL;
 }

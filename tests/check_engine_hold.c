@@ -107,19 +107,19 @@ START_TEST(mismatches_change_nothing)
 	struct xp_cluster *c = nodes();
 	const char *text =
 		/* more than gpu01 shows in use */
-		"11|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:5|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|a\n"
+		"11|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:5|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|11|(null)|(null)|root|a\n"
 		/* a node Slurm did not list */
-		"12|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu09|2026-12-02T05:43:32|2026-12-02T05:43:34|b\n"
+		"12|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu09|2026-12-02T05:43:32|2026-12-02T05:43:34|12|(null)|(null)|root|b\n"
 		/* two nodes, one replica */
-		"13|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu[01-02]|2026-12-02T05:43:32|2026-12-02T05:43:34|c\n"
+		"13|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu[01-02]|2026-12-02T05:43:32|2026-12-02T05:43:34|13|(null)|(null)|root|c\n"
 		/* gpu02 shows none in use */
-		"14|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu02|2026-12-02T05:43:32|2026-12-02T05:43:34|d\n"
+		"14|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu02|2026-12-02T05:43:32|2026-12-02T05:43:34|14|(null)|(null)|root|d\n"
 		/* no device asked */
-		"15|train|RUNNING|1|1|UNLIMITED|N/A|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|e\n"
+		"15|train|RUNNING|1|1|UNLIMITED|N/A|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|15|(null)|(null)|root|e\n"
 		/* another model than gpu01's */
-		"16|train|RUNNING|1|1|UNLIMITED|gres:gpu:a100:1|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|f\n"
+		"16|train|RUNNING|1|1|UNLIMITED|gres:gpu:a100:1|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|16|(null)|(null)|root|f\n"
 		/* a node list that is not one */
-		"17|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu[01|2026-12-02T05:43:32|2026-12-02T05:43:34|g\n";
+		"17|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:1|None|gpu[01|2026-12-02T05:43:32|2026-12-02T05:43:34|17|(null)|(null)|root|g\n";
 	size_t n;
 	struct xp_qjob *j = jobs_of(text, &n);
 	ck_assert_int_eq(n, 7);
@@ -137,9 +137,9 @@ START_TEST(mismatches_change_nothing)
 
 	/* An untyped request takes any in-use unit; two jobs share gpu01's four; a fifth finds
 	 * none left. */
-	text = "21|train|RUNNING|1|1|UNLIMITED|gres:gpu:2|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|a\n"
-	       "22|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:2|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|b\n"
-	       "23|train|RUNNING|1|1|UNLIMITED|gres:gpu:1|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|c\n";
+	text = "21|train|RUNNING|1|1|UNLIMITED|gres:gpu:2|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|21|(null)|(null)|root|a\n"
+	       "22|train|RUNNING|1|1|UNLIMITED|gres:gpu:h100:2|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|22|(null)|(null)|root|b\n"
+	       "23|train|RUNNING|1|1|UNLIMITED|gres:gpu:1|None|gpu01|2026-12-02T05:43:32|2026-12-02T05:43:34|23|(null)|(null)|root|c\n";
 	j = jobs_of(text, &n);
 	ck_assert_int_eq(xp_engine_hold(s, j, n, held), 2);
 	ck_assert(held[0] && held[1] && !held[2]);

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "fakehost.h"
+#include "istr.h"
 #include "model.h"
+#include "place.h"
 #include "qjob.h"
 #include "qmodel.h"
 #include "slurm.h"
@@ -395,7 +397,7 @@ START_TEST(recorded_jobs)
 	ck_assert_str_eq(four->engine, "slurm");
 	ck_assert_str_eq(four->nodes, "gpu01");
 	ck_assert_ptr_null(pend->nodes);
-	ck_assert_int_eq(four->start - four->submit, 2); /* submitted 05:43:32, started 05:43:34 */
+	ck_assert_int_eq(four->start - four->submit, 3); /* submitted 07:22:31, started 07:22:34 */
 	ck_assert_int_eq(pend->start, -1);
 	ck_assert_int_eq(pend->submit, four->submit);
 	ck_assert_int_eq(pend->state, XP_JS_PENDING);
@@ -425,17 +427,20 @@ START_TEST(recorded_jobs)
 		/* The formats before the node list (%N) and the times (%V, %S) were read: short. */
 		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|a\n", "fields"},
 		{"3|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None|n1|a\n", "fields"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|yesterday|N/A|a\n", "field 10"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-13-02T05:43:32|N/A|a\n", "field 10"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|2026-12-02T05:43:32Z|a\n", "field 11"},
-		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 1"},
-		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 3"},
-		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 4"},
-		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 4"},
-		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 5"},
-		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|a\n", "field 6"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None||2026-12-02T05:43:32|N/A|a\n", "field 7"},
-		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None||2026-12-02T05:43:32|N/A|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|yesterday|N/A|3|(null)|(null)|root|a\n", "field 10"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-13-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 10"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|2026-12-02T05:43:32Z|3|(null)|(null)|root|a\n", "field 11"},
+		{"x|debug|CONFIGURING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 1"},
+		{"3|debug|DANCING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 3"},
+		{"3|debug|RUNNING|-1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 4"},
+		{"3|debug|RUNNING|99999999999|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 4"},
+		{"3|debug|RUNNING|1|x|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 5"},
+		{"3|debug|RUNNING|1|1|1:00:00:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 6"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:99999|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 7"},
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:t:x|None||2026-12-02T05:43:32|N/A|3|(null)|(null)|root|a\n", "field 7"},
+		/* The format before %A, %q, %a, %u: short. */
+		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|N/A|a\n", "fields"},
+		{"3_1|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3_1|(null)|(null)|root|a\n", "field 12"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		memset(&err, 0, sizeof err);
@@ -447,7 +452,7 @@ START_TEST(recorded_jobs)
 	}
 	/* A job's name (any Slurm user picks it) and Slurm's words reach a terminal: their control
 	 * bytes are masked, so a name cannot retitle or recolour it (review). */
-	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|x\x1b]0;PWNED\x07\x1b[31mRED\n";
+	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|9|(null)|(null)|root|x\x1b]0;PWNED\x07\x1b[31mRED\n";
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(xp_slurm_parse_jobs(esc, strlen(esc), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
 	{
@@ -459,11 +464,14 @@ START_TEST(recorded_jobs)
 		jobs_free(j, n);
 	}
 	/* Other forms squeue prints: days in a limit, an array task, a job asking no device. */
-	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|n[1-2]|2026-12-02T05:43:32|2026-12-02T05:43:34|arr\n"
-			 "8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority||Unknown|2026-12-03T00:00:00|\n";
+	const char *ok = "7_3|train|RUNNING|5|1|2-00:00:00|N/A|None|n[1-2]|2026-12-02T05:43:32|2026-12-02T05:43:34|9|normal|physics|ann|arr\n"
+			 "8|train|PENDING|6|1|5|gres/gpu:2,gres/shard:1|Priority||Unknown|2026-12-03T00:00:00|8|(null)|(null)|bob|\n";
 	ck_assert_msg(xp_slurm_parse_jobs(ok, strlen(ok), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(n, 2);
-	ck_assert_int_eq(j[0].id, 7);
+	ck_assert_int_eq(j[0].id, 9); /* %A: the task's own number; %i is Slurm's name for it */
+	ck_assert_str_eq(j[0].engine_id, "7_3");
+	ck_assert_str_eq(j[0].tenant, "physics");
+	ck_assert_ptr_null(j[1].tenant);
 	ck_assert_int_eq(j[0].est_s, 2 * 86400);
 	ck_assert_int_eq(j[0].spec->groups[0].devices, 0);
 	ck_assert_str_eq(j[0].nodes, "n[1-2]");
@@ -511,6 +519,279 @@ START_TEST(partition_and_job_lines)
 }
 END_TEST
 
+/* Recorded from slurm-wlm 22.05.8 on loopback (tests/fixtures/SOURCES.md, squeue-edge.txt):
+ * an array of 5 (two tasks started, three pending as one row), a heterogeneous job of two
+ * components, jobs asking two partitions, CPU-only jobs, untyped GPU jobs. */
+START_TEST(array_het_and_partitions)
+{
+	size_t len, n;
+	char *t = xp_fixture_text("slurm/squeue-edge.txt", &len);
+	struct xp_qset set = {0};
+	char *pt = xp_fixture_text("slurm/scontrol-show-partition-edge.txt", NULL);
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_partitions(pt, strlen(pt), PWHAT, &set, &err) == 0, "%s", err.msg);
+	struct xp_qjob *j;
+	ck_assert_msg(xp_slurm_parse_jobs_in(t, len, JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 11);
+	/* Eleven rows, eleven ids: %i's "1_1", "1_2", "1_[3-5]", "5+0", "5+1" no longer read as 1 and 5. */
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			ck_assert_msg(j[a].id != j[b].id, "rows %zu and %zu share id %lld", a, b, (long long)j[a].id);
+	const char *want[] = {"1_1", "1_2", "1_[3-5]", "5+0", "5+1"};
+	for (size_t w = 0; w < 5; w++) {
+		size_t k = 0;
+		while (k < n && strcmp(j[k].engine_id, want[w]) != 0)
+			k++;
+		ck_assert_msg(k < n, "no row %s", want[w]);
+		ck_assert_str_eq(j[k].queue, "train");
+		ck_assert_str_eq(xp_labels_get(&j[k].spec->groups[0].labels, "slurm.partition.train"), "true");
+	}
+	/* "train,cpu": the first of its partitions that is open names its queue and its nodes. */
+	struct xp_qjob *multi = job_by_id(j, n, 4);
+	ck_assert_str_eq(multi->engine_id, "4");
+	ck_assert_str_eq(multi->queue, "train");
+	ck_assert_str_eq(xp_labels_get(&multi->spec->groups[0].labels, "slurm.partition.train"), "true");
+	jobs_free(j, n);
+	/* With train down, cpu. */
+	set.queues[0].state = XP_QS_HOLD;
+	ck_assert_str_eq(set.queues[0].name, "train");
+	ck_assert_msg(xp_slurm_parse_jobs_in(t, len, JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(job_by_id(j, n, 4)->queue, "cpu");
+	jobs_free(j, n);
+	xp_qset_clear(&set);
+	free(pt);
+	free(t);
+}
+END_TEST
+
+/* The edge cluster's nodes (gpu01-02 h100 in train and mixed, gpu03 a100 in mixed, cpu01 in
+ * cpu) and jobs, read as `job list --slurm` reads them. */
+static struct xp_cluster *edge_cluster(struct xp_qjob **j, size_t *n)
+{
+	size_t len;
+	char *t = xp_fixture_text("slurm/scontrol-show-node-edge.txt", &len);
+	struct xp_cluster *c = parse_ok(t, len);
+	free(t);
+	t = xp_fixture_text("slurm/squeue-edge.txt", &len);
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_jobs(t, len, JWHAT, j, n, &err) == 0, "%s", err.msg);
+	free(t);
+	return c;
+}
+
+static struct xp_qjob *job_named(struct xp_qjob *j, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (j[i].name && strcmp(j[i].name, name) == 0)
+			return &j[i];
+	ck_abort_msg("no job %s", name);
+	return NULL;
+}
+
+START_TEST(untyped_and_cpu_only)
+{
+	struct xp_qjob *j;
+	size_t n;
+	struct xp_cluster *c = edge_cluster(&j, &n);
+	ck_assert_str_eq(xp_labels_get(&xp_cluster_node(c, "gpu03")->governance, "slurm.partition.mixed"), "true");
+	ck_assert_ptr_null(xp_labels_get(&xp_cluster_node(c, "gpu03")->governance, "slurm.partition.train"));
+	/* gres:gpu:4 in train, whose GPUs are all h100: NVIDIA h100. */
+	struct xp_qjob *tp = job_named(j, n, "trainpend");
+	ck_assert_ptr_null(tp->spec->groups[0].model);
+	ck_assert_ptr_null(xp_slurm_job_fit(tp, c));
+	ck_assert_str_eq(tp->spec->groups[0].vendor, "NVIDIA");
+	ck_assert_str_eq(tp->spec->groups[0].model, "h100");
+	/* gres:gpu:8 in mixed (h100 and a100): ambiguous, said, and not guessed. */
+	struct xp_qjob *mp = job_named(j, n, "mixedpend");
+	char *note = xp_slurm_job_fit(mp, c);
+	ck_assert_ptr_nonnull(note);
+	ck_assert_msg(strstr(note, "partition mixed") && strstr(note, "h100") && strstr(note, "a100") &&
+			      strstr(note, "ambiguous"), "%s", note);
+	ck_assert_ptr_null(mp->spec->groups[0].model);
+	free(note);
+	/* Kinds are told apart whole, not by prefix: h10 is not h100. */
+	struct xp_node *g3 = xp_cluster_node(c, "gpu03");
+	for (size_t i = 0; i < g3->n_devices; i++)
+		xp_istr_set(&g3->devices[i].model, "h10");
+	note = xp_slurm_job_fit(mp, c);
+	ck_assert_ptr_nonnull(note);
+	ck_assert_msg(strstr(note, "2 kinds (h100, h10)"), "%s", note);
+	free(note);
+	/* No GRES: a note, not AffinityUnsatisfiable from the placement. */
+	note = xp_slurm_job_fit(job_named(j, n, "cpuonly"), c);
+	ck_assert_ptr_nonnull(note);
+	ck_assert_msg(strstr(note, "no accelerator") != NULL, "%s", note);
+	free(note);
+	/* A typed request is left as asked. */
+	struct xp_qjob *npu = job_named(j, n, "arr");
+	ck_assert_ptr_null(xp_slurm_job_fit(npu, c));
+	jobs_free(j, n);
+	xp_cluster_free(c);
+}
+END_TEST
+
+START_TEST(partition_nodes_limit)
+{
+	/* gpu01 and gpu02 (train) are in use, gpu03 (mixed only) free: an untyped 8-GPU job of
+	 * train may not go to gpu03; the same request without the partition's selector would. */
+	struct xp_qjob *j;
+	size_t n;
+	struct xp_cluster *c = edge_cluster(&j, &n);
+	struct xp_node *g3 = xp_cluster_node(c, "gpu03");
+	for (size_t i = 0; i < g3->n_devices; i++) {
+		free(g3->devices[i].allocs);
+		g3->devices[i].allocs = NULL;
+		g3->devices[i].n_allocs = 0;
+	}
+	struct xp_qjob *arr = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(j[i].engine_id, "1_[3-5]") == 0)
+			arr = &j[i];
+	ck_assert_ptr_nonnull(arr);
+	struct xp_err err = {{0}};
+	struct xp_place_opts po = {.strategy = XP_STRAT_PACK};
+	struct xp_place_result *r = xp_place(c, arr->spec, NULL, 0, &po, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_msg(!r->placed, "placed outside partition train");
+	ck_assert_msg(r->summary && strstr(r->summary, "slurm.partition.train"), "%s", r->summary ? r->summary : "");
+	xp_place_result_free(r);
+	xp_labels_clear(&arr->spec->groups[0].labels);
+	r = xp_place(c, arr->spec, NULL, 0, &po, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_msg(r->placed && r->n_replicas == 1, "not placed: %s", r->summary ? r->summary : "");
+	ck_assert_str_eq(c->nodes[r->replicas[0].node_ix]->name, "gpu03");
+	xp_place_result_free(r);
+	jobs_free(j, n);
+	xp_cluster_free(c);
+}
+END_TEST
+
+/* sacctmgr's QOS lines, built from the documented format (no slurmdbd here: SOURCES.md). */
+START_TEST(qos_as_queues)
+{
+	size_t len;
+	char *t = xp_fixture_text("slurm/sacctmgr-show-qos.txt", &len);
+	struct xp_qset set = {0};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_qos(t, len, "sacctmgr", &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_queues, 3);
+	const struct xp_queue *high = xp_qset_queue(&set, "qos.high");
+	ck_assert_ptr_nonnull(high);
+	ck_assert_int_eq(high->priority, 100);
+	ck_assert_int_eq(high->state, XP_QS_OPEN);
+	/* GrpTRES gres/gpu=16: at most 16 devices of class gpu at once, a hard limit. */
+	ck_assert_int_eq(high->n_quotas, 1);
+	ck_assert_str_eq(high->quotas[0].rclass, "gpu");
+	ck_assert_int_eq(high->quotas[0].res, XP_RES_DEVICES);
+	ck_assert_int_eq(high->quotas[0].max, 16000);
+	ck_assert_int_eq(high->quotas[0].deserved, 16000);
+	ck_assert_int_eq(high->quotas[0].borrowing_limit, 0);
+	ck_assert_msg(strstr(high->engine_text, "GrpTRES also node=4") && strstr(high->engine_text, "MaxTRESPerUser gres/gpu=4") &&
+			      strstr(high->engine_text, "MaxWall 1-00:00:00") && strstr(high->engine_text, "preempts normal,scavenger"),
+		      "%s", high->engine_text);
+	const struct xp_queue *scav = xp_qset_queue(&set, "qos.scavenger");
+	ck_assert_int_eq(scav->n_quotas, 3);
+	ck_assert_str_eq(scav->quotas[0].rclass, "cpu");
+	ck_assert_int_eq(scav->quotas[0].max, 512000);
+	ck_assert_str_eq(scav->quotas[1].rclass, "mem");
+	ck_assert_int_eq(scav->quotas[1].max, 2048 * 1000); /* 2T in GiB */
+	ck_assert_str_eq(scav->quotas[2].rclass, "gpu.h100");
+	const struct xp_rclass *h100 = xp_qset_class(&set, "gpu.h100");
+	ck_assert_str_eq(h100->model, "h100");
+	ck_assert_str_eq(h100->vendor, "NVIDIA");
+	for (size_t i = 0; i < set.n_queues; i++)
+		for (size_t k = 0; k < set.queues[i].n_quotas; k++)
+			ck_assert_msg(xp_quota_check(&set.queues[i].quotas[k], xp_qset_class(&set, set.queues[i].quotas[k].rclass), &err) == 0,
+				      "%s", err.msg);
+	ck_assert_str_eq(xp_qset_queue(&set, "qos.normal")->engine_text, "Slurm QOS normal");
+	/* A job pending for its QOS's limit is in the QOS's queue; others in their partition. */
+	const char *jl = "11|train|PENDING|5|1|5|gres:gpu:4|QOSGrpGRES||2026-12-02T05:43:32|N/A|11|high|physics|ann|a\n"
+			 "12|train|PENDING|5|1|5|gres:gpu:4|Priority||2026-12-02T05:43:32|N/A|12|high|physics|ann|b\n"
+			 "13|train|PENDING|5|1|5|gres:gpu:4|QOSMaxGRESPerUser||2026-12-02T05:43:32|N/A|13|gone|physics|ann|c\n";
+	struct xp_qjob *j;
+	size_t n;
+	ck_assert_msg(xp_slurm_parse_jobs_in(jl, strlen(jl), JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(j[0].queue, "qos.high");
+	ck_assert_int_eq(j[0].reason, XP_R_QUOTA);
+	ck_assert_str_eq(xp_labels_get(&j[0].spec->groups[0].labels, "slurm.partition.train"), "true");
+	ck_assert_str_eq(j[1].queue, "train");
+	ck_assert_str_eq(j[2].queue, "train"); /* a QOS sacctmgr did not list */
+	jobs_free(j, n);
+	xp_qset_clear(&set);
+	free(t);
+	/* Spoiled lines: errors naming the line and the field. */
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"normal|0|||\n", "fields"},
+		{"normal|0|||||x\n", "fields"},
+		{"no/rmal|0||||\n", "QOS name"},
+		{"normal|-3||||\n", "field 2"},
+		{"normal|0|gres/gpu=lots|||\n", "GrpTRES"},
+		{"normal|0|gres/gpu|||\n", "GrpTRES"},
+		{"normal|0||||\nnormal|0||||\n", "twice"},
+		{"normal|0||||", "truncated"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(xp_slurm_parse_qos(bad[i].text, strlen(bad[i].text), "sacctmgr", &set, &err), -1);
+		ck_assert_msg(strstr(err.msg, "sacctmgr: line ") && strstr(err.msg, bad[i].want), "%s: %s", bad[i].text, err.msg);
+		xp_qset_clear(&set);
+	}
+}
+END_TEST
+
+START_TEST(fair_share_notes)
+{
+	/* With accounting (rows built from sshare's documented columns) and without (recorded:
+	 * the header alone). */
+	size_t len;
+	char *t = xp_fixture_text("slurm/sshare-a-P-l.txt", &len);
+	struct xp_qset set = {0};
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_sshare(t, len, "sshare", &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_notes, 2);
+	ck_assert_str_eq(set.notes[0], "fair-share physics/ann: 0.500000 (NormShares 0.500000, EffectvUsage 0.666667)");
+	ck_assert_str_eq(set.notes[1], "fair-share physics/bob: 0.750000 (NormShares 0.500000, EffectvUsage 0.333333)");
+	xp_qset_clear(&set);
+	free(t);
+	t = xp_fixture_text("slurm/sshare-no-accounting.txt", &len);
+	ck_assert_msg(xp_slurm_parse_sshare(t, len, "sshare", &set, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(set.n_notes, 1);
+	ck_assert_msg(strstr(set.notes[0], "fair-share not available") != NULL, "%s", set.notes[0]);
+	xp_qset_clear(&set);
+	free(t);
+	const char *bad = "Account|User|RawShares\nx|y|1\n";
+	ck_assert_int_eq(xp_slurm_parse_sshare(bad, strlen(bad), "sshare", &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, "sshare: line 1: ") && strstr(err.msg, "FairShare"), "%s", err.msg);
+	xp_qset_clear(&set);
+	const char *short_row = "Account|User|FairShare\nx|y\n";
+	ck_assert_int_eq(xp_slurm_parse_sshare(short_row, strlen(short_row), "sshare", &set, &err), -1);
+	ck_assert_msg(strstr(err.msg, "sshare: line 2: 2 fields"), "%s", err.msg);
+	xp_qset_clear(&set);
+}
+END_TEST
+
+START_TEST(conf_unreadable)
+{
+	/* A --slurm-conf that names no readable file fails at once naming it: the client itself
+	 * would fall back to DNS SRV records and wait out its timeouts (30 s) first. */
+	struct xp_err err = {{0}};
+	ck_assert_ptr_null(xp_slurm_load("/nonexistent/slurm.conf", &err));
+	ck_assert_str_eq(err.msg, "slurm: --slurm-conf /nonexistent/slurm.conf: No such file or directory");
+	struct xp_qset set = {0};
+	struct xp_qjob *j = NULL;
+	size_t n = 0;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(xp_slurm_load_queues("/", &set, &j, &n, &err), -1);
+	ck_assert_str_eq(err.msg, "slurm: --slurm-conf /: not a file");
+	xp_qset_clear(&set);
+	free(j);
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
-		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}})
+		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}},
+		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit, qos_as_queues,
+					     fair_share_notes}})

@@ -45,7 +45,7 @@ done
 if [ -n "$record" ]; then
 	scontrol -d show node -o >"$record/scontrol-show-node-d.txt"
 	scontrol show partition -o >"$record/scontrol-show-partition.txt"
-	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%j' >"$record/squeue.txt" # XP_SLURM_SQUEUE_FORMAT
+	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%A|%q|%a|%u|%j' >"$record/squeue.txt" # XP_SLURM_SQUEUE_FORMAT
 fi
 
 if ! "$bin" --slurm-conf "$scratch/slurm.conf" --json inventory >inv.json 2>inv.err; then
@@ -98,6 +98,11 @@ else
 		bad "train is not priority 10 with 2 running, 1 pending: $(cat ql.json)"
 	[ "$(jq -r '.queues[] | select(.name == "debug") | "\(.running) \(.pending)"' ql.json)" = "1 1" ] ||
 		bad "debug has not 1 running, 1 pending (held): $(cat ql.json)"
+	# No slurmdbd here: QOS and fair-share are notes saying why, not errors.
+	jq -r '.notes[]' ql.json | grep -q '^QOS not available (no accounting: sacctmgr: ' ||
+		bad "queue list does not note that QOS is not available: $(cat ql.json)"
+	jq -r '.notes[]' ql.json | grep -q '^fair-share not available' ||
+		bad "queue list does not note that fair-share is not available: $(cat ql.json)"
 fi
 "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" queue show train >qs.out 2>&1 &&
 	grep -q '^priority: *10$' qs.out && grep -q '^jobs: *2 running, 1 pending$' qs.out ||
@@ -165,6 +170,69 @@ fi
 sed "s/^SlurmctldPort=.*/SlurmctldPort=$slurm_d_port/" slurm.conf >gone.conf
 if "$bin" --slurm-conf "$scratch/gone.conf" inventory >gone.out 2>&1 || ! grep -q 'scontrol' gone.out; then
 	bad "an unreachable slurmctld was not an error naming scontrol:"; cat gone.out
+fi
+
+
+# A second slurmctld for the edge cases: an array (two tasks start, three pend as one row
+# "1_[3-5]"), a heterogeneous job ("5+0", "5+1"), jobs asking two partitions, CPU-only jobs,
+# and untyped GPU requests in a partition of one GPU kind (train: h100) and of two (mixed).
+slurm_ctld_stop
+slurm_ports
+{
+	slurm_conf_common
+	echo "SchedulerType=sched/backfill"
+	echo "PrivateData=cloud"
+	echo "GresTypes=gpu"
+	echo "NodeName=gpu[01-02] CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD"
+	echo "NodeName=gpu03 CPUs=64 RealMemory=512000 Gres=gpu:a100:8 State=CLOUD"
+	echo "NodeName=cpu01 CPUs=64 RealMemory=512000 State=CLOUD"
+	echo "PartitionName=train Nodes=gpu[01-02] Default=YES MaxTime=INFINITE State=UP PriorityTier=10"
+	echo "PartitionName=mixed Nodes=gpu[01-03] MaxTime=INFINITE State=UP"
+	echo "PartitionName=cpu Nodes=cpu01 MaxTime=INFINITE State=UP"
+} >slurm.conf
+slurm_ctld
+sbatch -Q -p train --array=1-5 --gres=gpu:8 -N1 --wrap 'sleep 1000' -J arr || bad "sbatch arr"
+sbatch -Q -p train,cpu -N1 -c 4 --wrap 'sleep 1000' -J multi || bad "sbatch multi"
+sbatch -Q -p cpu -N1 -c 64 --wrap 'sleep 1000' -J cpuonly || bad "sbatch cpuonly"
+sbatch -Q -p cpu,train -N1 -c 64 -t 10 --wrap 'sleep 1000' -J multipend || bad "sbatch multipend"
+sbatch -Q -p train -N1 --gres=gpu:8 : -p train --gres=gpu:2 --wrap 'sleep 1000' -J het || bad "sbatch het"
+sbatch -Q -p mixed -N1 --gres=gpu:8 --wrap 'sleep 1000' -J mixedrun || bad "sbatch mixedrun"
+sbatch -Q -p mixed -N1 --gres=gpu:8 --wrap 'sleep 1000' -J mixedpend || bad "sbatch mixedpend"
+sbatch -Q -p train -N1 --gres=gpu:4 --wrap 'sleep 1000' -J trainpend || bad "sbatch trainpend"
+# Four rows hold nodes (1_1, 1_2, multi on cpu01, mixedrun on gpu03); wait for that state.
+for _ in $(seq 1 300); do
+	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 4 ] && [ "$(squeue -h -n cpuonly -o %r)" != None ] && break
+	sleep 0.1
+done
+[ "$(squeue -h -t CF,R -o %i | wc -l)" = 4 ] || { squeue >&2; bad "the four edge jobs did not start"; }
+if [ -n "$record" ]; then
+	scontrol -d show node -o >"$record/scontrol-show-node-edge.txt"
+	scontrol show partition -o >"$record/scontrol-show-partition-edge.txt"
+	squeue -h -a -t all -o '%i|%P|%T|%Q|%D|%l|%b|%r|%N|%V|%S|%A|%q|%a|%u|%j' >"$record/squeue-edge.txt"
+fi
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" --json job list >je.json 2>je.err; then
+	bad "job list on the edge cluster failed:"; cat je.err
+else
+	je() { jq -r ".jobs[] | select(.name == \"$1\") | $2" je.json; }
+	[ "$(jq -r '[.jobs[].id] | unique | length' je.json)" = 11 ] || bad "11 rows have not 11 ids: $(jq -c '[.jobs[].id]' je.json)"
+	[ "$(jq -r '[.jobs[] | select(.name == "arr" or .name == "het") | .engine_id] | sort | join(" ")' je.json)" = \
+		"1_1 1_2 1_[3-5] 5+0 5+1" ] || bad "the array's and het job's Slurm ids are not kept: $(cat je.json)"
+	[ "$(je multipend .queue)" = train ] ||
+		bad "the job asking cpu,train has not its first open partition as its queue: $(je multipend .)"
+	[ "$(je cpuonly '.reason.name // "-"')" != AffinityUnsatisfiable ] && je cpuonly .note | grep -q 'no accelerator' ||
+		bad "the CPU-only job reads AffinityUnsatisfiable: $(je cpuonly .)"
+	je mixedpend .note | grep -q 'ambiguous' || bad "an untyped GPU job in a partition of two kinds is not ambiguous: $(je mixedpend .)"
+	[ "$(je trainpend '.spec.groups[0].vendor // .spec.vendor' )/$(je trainpend '.spec.groups[0].model // .spec.model')" = NVIDIA/h100 ] ||
+		bad "an untyped GPU job in train (all h100) did not get NVIDIA h100: $(je trainpend .spec)"
+fi
+"$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" job list >je.out 2>&1 && grep -q 'slurm 1_\[3-5\]' je.out ||
+	{ bad "job list does not show Slurm's id 1_[3-5]:"; cat je.out; }
+# The what-if leaves out (and says) what it cannot simulate, as job list does, and fails on none.
+if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" whatif --jobs-from-store >we.out 2>&1; then
+	bad "whatif on the edge cluster failed:"; cat we.out
+elif ! grep -q '^not simulated: job 3 (slurm 3): asks no accelerator' we.out || ! grep -q '^not simulated: .*ambiguous' we.out ||
+	grep -q '^cpu .*AffinityUnsatisfiable' we.out; then
+	bad "whatif does not leave out the CPU-only and the ambiguous jobs:"; cat we.out
 fi
 
 echo "slurm-source: $fail failed"

@@ -215,6 +215,7 @@ static json_t *row_json(const struct xp_jobrun *r, size_t i)
 		json_object_set_new(o, "engine", json_string(row->engine));
 		json_object_set_new(o, "engine_reason", reason_json(row->reason, row->reason_text));
 		json_object_set_new(o, "engine_nodes", row->nodes ? json_string(row->nodes) : json_null());
+		json_object_set_new(o, "engine_id", row->engine_id ? json_string(row->engine_id) : json_null());
 	}
 	return o;
 }
@@ -287,14 +288,18 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 		else
 			snprintf(reason, sizeof reason, "-");
 		const struct xp_qjob *row = &r.jobs[i];
-		char er[600];
+		char er[600], from[96];
+		/* An engine's job with its own id ("7_[2-5]", "8+1": array tasks and heterogeneous
+		 * components have numbers of their own, the ID column's). */
+		snprintf(from, sizeof from, "%s%s%.64s", row->engine ? row->engine : "xpool", row->engine_id ? " " : "",
+			 row->engine_id ? row->engine_id : "");
 		if (row->reason_text)
 			snprintf(er, sizeof er, "%s (%s)", row->reason_text, xp_reason_name(row->reason));
 		else
 			snprintf(er, sizeof er, "-");
 		const char *cells[] = {id, j->queue, j->tenant ? j->tenant : "-", xp_jstate_name(j->state), prio,
 				       xp_fmt_span(w, sizeof w, wait_of(j, r.now)), pos, iso(eta, eb, sizeof eb), reason,
-				       row->engine ? row->engine : "xpool", row->nodes ? row->nodes : "-", er};
+				       from, row->nodes ? row->nodes : "-", er};
 		xp_table_rowv(&t, cells);
 	}
 	if (arr)
@@ -419,7 +424,8 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, struct xp_store 
 			fprintf(f, "not scheduled: %s\n", r.note[i]);
 		const struct xp_qjob *row = &r.jobs[i];
 		if (row->engine) {
-			fprintf(f, "from:        %s (read-only)\nnodes:       %s\n", row->engine, row->nodes ? row->nodes : "-");
+			fprintf(f, "from:        %s%s%s (read-only)\nnodes:       %s\n", row->engine, row->engine_id ? ", its job " : "",
+				row->engine_id ? row->engine_id : "", row->nodes ? row->nodes : "-");
 			if (row->reason_text)
 				fprintf(f, "%s reason: %s (as %s)\n", row->engine, row->reason_text, xp_reason_name(row->reason));
 		}

@@ -243,7 +243,16 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg,
 		json_t *arr = json_array();
 		for (size_t i = 0; i < set->n_queues; i++)
 			json_array_append_new(arr, queue_usage_json(&r, i));
-		xp_print_json_list(ctx->out, "queues", arr);
+		if (set->n_notes) {
+			/* A live engine's words on its queues as a whole (what it could not say). */
+			json_t *o = json_object(), *notes = json_array();
+			json_object_set_new(o, "queues", arr);
+			for (size_t i = 0; i < set->n_notes; i++)
+				json_array_append_new(notes, json_string(set->notes[i]));
+			json_object_set_new(o, "notes", notes);
+			xp_print_json(ctx->out, o);
+		} else
+			xp_print_json_list(ctx->out, "queues", arr);
 	} else if (!set->n_queues) {
 		fprintf(ctx->out, "no queues (add one with `xpool queue add NAME`)\n");
 	} else {
@@ -269,6 +278,8 @@ static int do_list(struct xp_ctx *ctx, const struct xp_args *a, const char *arg,
 		xp_table_print(&t, ctx->out, "");
 		xp_table_free(&t);
 	}
+	for (size_t i = 0; !ctx->json && i < set->n_notes; i++)
+		fprintf(ctx->out, "note: %s\n", set->notes[i]);
 	xp_jobrun_free(&r);
 	return XP_EXIT_OK;
 }
@@ -343,6 +354,8 @@ static int do_show(struct xp_ctx *ctx, const struct xp_args *a, const char *arg,
 		size_t pending, running;
 		job_counts(&r, q->name, &pending, &running);
 		fprintf(ctx->out, "jobs:        %zu running, %zu pending\n", running, pending);
+		if (q->engine_text)
+			fprintf(ctx->out, "engine:      %s\n", q->engine_text);
 		print_quotas(ctx->out, &r, qi);
 	}
 	xp_jobrun_free(&r);
@@ -458,6 +471,7 @@ static void queue_copy(struct xp_queue *dst, const struct xp_queue *q)
 	*dst = *q;
 	dst->name = xp_strdup(q->name);
 	dst->parent = xp_strdup(q->parent);
+	dst->engine_text = xp_strdup(q->engine_text);
 	dst->tenants = q->n_tenants ? xp_calloc(q->n_tenants, sizeof *dst->tenants) : NULL;
 	for (size_t i = 0; i < q->n_tenants; i++)
 		dst->tenants[i] = xp_strdup(q->tenants[i]);

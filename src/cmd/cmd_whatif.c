@@ -266,6 +266,8 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	int rc = XP_EXIT_USAGE;
 	struct xp_trace t = {0};
 	struct xp_qset store_qs = {0};
+	char **skipped = NULL; /* an engine's waiting jobs not simulated, and why */
+	size_t n_skipped = 0;
 	struct xp_manifest *ms[XP_PLACE_MANIFESTS];
 	size_t n_ms = 0;
 	struct xp_cluster *c = NULL;
@@ -314,18 +316,29 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			bool *held = xp_calloc(n_all + 1, sizeof *held);
 			if (lrc == 0)
 				xp_engine_hold(c, all, n_all, held);
-			for (size_t i = 0; i < n_all; i++) {
+			for (size_t i = 0; i < n_all; i++)
 				lost[i] = (all[i].state == XP_JS_RUNNING || all[i].state == XP_JS_ADMITTED) && !held[i];
-				/* One job the engine files where no queue it shows is: said, and left
-				 * out, rather than no answer for all the others. */
-				if (lrc == 0 && !lost[i] && !xp_jstate_final(all[i].state) &&
-				    !xp_qset_queue(&store_qs, all[i].queue ? all[i].queue : "")) {
-					fprintf(ctx->err, "xpool: whatif: %s job %lld: no queue '%s' among %s's; left out\n",
-						source, (long long)all[i].id, all[i].queue ? all[i].queue : "", source);
+			free(held);
+			/* Slurm's waiting jobs fitted to its nodes as `job list` does (untyped GPUs
+			 * take their partition's kind); one xpool cannot simulate is left out, said. */
+			for (size_t i = 0; lrc == 0 && i < n_all; i++) {
+				bool waiting = !lost[i] && !xp_jstate_final(all[i].state) && all[i].state != XP_JS_RUNNING &&
+					       all[i].state != XP_JS_ADMITTED;
+				char *why = waiting && ctx->slurm ? xp_slurm_job_fit(&all[i], c) : NULL;
+				/* One the engine files where no queue it shows is: left out, rather than
+				 * no answer for all the others. */
+				if (!why && !lost[i] && !xp_jstate_final(all[i].state) &&
+				    !xp_qset_queue(&store_qs, all[i].queue ? all[i].queue : ""))
+					why = xp_asprintf("no queue '%s' among %s's", all[i].queue ? all[i].queue : "", source);
+				if (why) {
+					char *line = xp_asprintf("job %lld (%s %s): %s", (long long)all[i].id, all[i].engine,
+								 all[i].engine_id ? all[i].engine_id : "-", why);
+					xp_strv_add(&skipped, &n_skipped, line);
+					free(line);
+					free(why);
 					lost[i] = true;
 				}
 			}
-			free(held);
 		} else {
 			struct xp_store *s = xp_store_for_reading(ctx->db, NULL, &err);
 			lrc = s ? xp_qstore_load(s, &store_qs, &err) : -1;
@@ -396,9 +409,12 @@ static int whatif_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_print_json(ctx->out, xp_whatif_json(&res));
 	else
 		print_text(ctx, &res, source, t.n_jobs, xp_args_has(a, "horizon") ? xp_args_get(a, "horizon") : "24h");
+	for (size_t i = 0; !ctx->json && i < n_skipped; i++)
+		fprintf(ctx->out, "not simulated: %s\n", skipped[i]);
 	xp_whatif_result_clear(&res);
 	rc = XP_EXIT_OK;
 out:
+	xp_strv_free(skipped, n_skipped);
 	for (size_t i = 0; i < n_cs; i++)
 		xp_whatif_change_clear(&cs[i]);
 	free(cs);

@@ -119,6 +119,14 @@ int xp_jobrun_load(struct xp_jobrun *r, struct xp_ctx *ctx, struct xp_store *st,
 groups:
 	if (!r->c)
 		return 0;
+	if (ctx->slurm) {
+		/* Slurm's waiting jobs against its nodes: untyped GRES get their partition's kind;
+		 * what xpool cannot simulate (no accelerator, an ambiguous kind) is noted, not tried. */
+		r->note = xp_calloc(r->n ? r->n : 1, sizeof *r->note);
+		for (size_t i = 0; i < r->n; i++)
+			if (r->jobs[i].state == XP_JS_PENDING || r->jobs[i].state == XP_JS_HELD)
+				r->note[i] = xp_slurm_job_fit(&r->jobs[i], r->c);
+	}
 	r->nm = xp_place_manifests(r->ms);
 	/* An inventory written without affinity groups gets the groups discovery would give, as
 	 * `place` does, so that a job is judged here as there. */
@@ -163,7 +171,7 @@ static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **no
 	for (size_t i = 0; i < r->n; i++) {
 		six[i] = -1;
 		const struct xp_qjob *j = &r->jobs[i];
-		if (xp_jstate_final(j->state))
+		if (xp_jstate_final(j->state) || (r->note && r->note[i]))
 			continue;
 		if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED) && !j->alloc.n) {
 			/* Its nodes or their in-use counts did not add up (xp_engine_hold): the
@@ -204,7 +212,8 @@ int xp_jobrun_build(struct xp_jobrun *r, int strategy, struct xp_err *err)
 {
 	r->strategy = strategy;
 	r->six = xp_calloc(r->n ? r->n : 1, sizeof *r->six);
-	r->note = xp_calloc(r->n ? r->n : 1, sizeof *r->note);
+	if (!r->note) /* an engine's jobs may have notes from loading (xp_jobrun_load) */
+		r->note = xp_calloc(r->n ? r->n : 1, sizeof *r->note);
 	if (!r->c) {
 		for (size_t i = 0; i < r->n; i++)
 			r->six[i] = -1;

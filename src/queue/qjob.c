@@ -33,6 +33,7 @@ void xp_qjob_clear(struct xp_qjob *j)
 	xp_job_free(j->spec);
 	free(j->reason_text);
 	free(j->nodes);
+	free(j->engine_id);
 	free(j->alloc.slots);
 	memset(j, 0, sizeof *j);
 }

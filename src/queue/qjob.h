@@ -78,6 +78,7 @@ struct xp_qjob {
 	struct xp_qalloc alloc;  /* while admitted or running */
 	const char *engine;      /* the live engine it was read from ("slurm", static), NULL: xpool's own */
 	char *nodes;             /* an engine's job: the nodes it runs on in the engine's words, NULL: none */
+	char *engine_id;         /* an engine's job: its id in the engine's words ("7_[2-5]", "8+1"), NULL: none */
 };
 
 /* enum xp_jstate's names ("pending", "admitted", "running", "preempted", "completed",

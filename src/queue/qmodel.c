@@ -354,6 +354,8 @@ json_t *xp_queue_json(const struct xp_queue *q)
 		json_array_append_new(a, e);
 	}
 	json_object_set_new(o, "quotas", a);
+	if (q->engine_text)
+		json_object_set_new(o, "engine_text", json_string(q->engine_text));
 	return o;
 }
 
@@ -381,6 +383,7 @@ void xp_queue_clear(struct xp_queue *q)
 	free(q->parent);
 	xp_strv_free(q->tenants, q->n_tenants);
 	xp_quotas_free(q->quotas, q->n_quotas);
+	free(q->engine_text);
 	memset(q, 0, sizeof *q);
 }
 
@@ -401,5 +404,6 @@ void xp_qset_clear(struct xp_qset *set)
 	for (size_t i = 0; i < set->n_queues; i++)
 		xp_queue_clear(&set->queues[i]);
 	free(set->queues);
+	xp_strv_free(set->notes, set->n_notes);
 	memset(set, 0, sizeof *set);
 }

@@ -64,6 +64,8 @@ struct xp_queue {
 	struct xp_quota *quotas;
 	size_t n_quotas;
 	int64_t created;
+	char *engine_text;     /* a live engine's words on it that no field holds (a Slurm QOS's per-user
+				* limits and the QOS it preempts), NULL: none */
 };
 
 /* Every class and queue of one store, queues by name. */
@@ -72,6 +74,9 @@ struct xp_qset {
 	size_t n_classes;
 	struct xp_queue *queues;
 	size_t n_queues;
+	char **notes;          /* what a live engine said of its queues as a whole ("QOS not available
+				* (no accounting)", fair-share factors), none for the store's */
+	size_t n_notes;
 };
 
 /* enum xp_res's names ("devices", "ecu", "cpus", "memory") and back (-1 unknown). */

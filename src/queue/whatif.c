@@ -51,6 +51,7 @@ void xp_qjob_copy(struct xp_qjob *dst, const struct xp_qjob *src)
 	dst->tenant = xp_strdup(src->tenant);
 	dst->reason_text = xp_strdup(src->reason_text);
 	dst->nodes = xp_strdup(src->nodes);
+	dst->engine_id = xp_strdup(src->engine_id);
 	dst->spec = job_copy(src->spec);
 	if (src->alloc.n) {
 		dst->alloc.slots = xp_malloc(src->alloc.n * sizeof *dst->alloc.slots);
@@ -79,6 +80,7 @@ void xp_qset_copy(struct xp_qset *dst, const struct xp_qset *src)
 		*b = *a;
 		b->name = xp_strdup(a->name);
 		b->parent = xp_strdup(a->parent);
+		b->engine_text = xp_strdup(a->engine_text);
 		b->tenants = xp_calloc(a->n_tenants + 1, sizeof *b->tenants);
 		for (size_t k = 0; k < a->n_tenants; k++)
 			b->tenants[k] = xp_strdup(a->tenants[k]);
@@ -89,6 +91,8 @@ void xp_qset_copy(struct xp_qset *dst, const struct xp_qset *src)
 		}
 	}
 	dst->n_queues = src->n_queues;
+	for (size_t i = 0; i < src->n_notes; i++)
+		xp_strv_add(&dst->notes, &dst->n_notes, src->notes[i]);
 }
 
 /* ---------------------------------------------------------------- changes */
