@@ -210,9 +210,10 @@ bench: deps
 BENCH ?=
 BENCH_PICK = $(if $(BENCH),$(filter $(foreach n,$(subst $(comma), ,$(BENCH)),$(B)/bench/bench_$(n)),$(BENCH_BIN)),$(BENCH_BIN))
 comma := ,
+BENCH_BAD = $(filter-out slurm_compare $(BENCH_BIN:$(B)/bench/bench_%=%),$(subst $(comma), ,$(BENCH)))
 
 bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
-	@$(if $(BENCH),$(if $(strip $(BENCH_PICK))$(filter slurm_compare,$(subst $(comma), ,$(BENCH))),,echo "BENCH=$(BENCH): no such benchmark" >&2; exit 2))
+	@$(if $(BENCH_BAD),echo "BENCH=$(BENCH): no benchmark named $(BENCH_BAD)" >&2; exit 2)
 	@for b in $(BENCH_PICK); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
 	@$(if $(BENCH),$(if $(filter slurm_compare,$(subst $(comma), ,$(BENCH))),XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh,:),XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh)
 

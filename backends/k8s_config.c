@@ -4,9 +4,12 @@
 /* The deepest flow nesting a kubeconfig may have. */
 #define XP_K8S_MAX_NEST 64
 
+#include <arpa/inet.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -383,16 +386,29 @@ static int token_check(const struct xp_k8s_conf *c, struct xp_err *err)
 {
 	if (!c->token || strncmp(c->server, "http://", 7) != 0)
 		return 0;
-	const char *h = c->server + 7;
-	size_t l = strcspn(h, ":/");
-	if (h[0] == '[')
-		l = strcspn(h, "]") + 1;
-	bool loop = (l == 9 && strncmp(h, "localhost", 9) == 0) || (l == 5 && strncmp(h, "[::1]", 5) == 0);
-	if (l >= 7 && strncmp(h, "127.", 4) == 0) { /* 127.0.0.0/8 written as digits, not a name */
-		loop = true;
-		for (size_t i = 4; i < l; i++)
-			loop = loop && ((h[i] >= '0' && h[i] <= '9') || h[i] == '.');
+	/* The host as curl will connect to it (a user part before '@' is not the host). */
+	CURLU *u = curl_url();
+	char *host = NULL, *user = NULL;
+	bool loop = false;
+	if (u && curl_url_set(u, CURLUPART_URL, c->server, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host &&
+	    curl_url_get(u, CURLUPART_USER, &user, 0) != CURLUE_OK) {
+		unsigned char a[16];
+		const char *h = host;
+		char v6[64];
+		size_t hl = strlen(h);
+		if (hl > 2 && hl < sizeof v6 && h[0] == '[' && h[hl - 1] == ']') {
+			memcpy(v6, h + 1, hl - 2);
+			v6[hl - 2] = '\0';
+			loop = inet_pton(AF_INET6, v6, a) == 1 && memcmp(a, (unsigned char[16]){[15] = 1}, 16) == 0;
+		} else if (inet_pton(AF_INET, h, a) == 1)
+			loop = a[0] == 127;
+		else
+			loop = strcasecmp(h, "localhost") == 0;
 	}
+	curl_free(host);
+	curl_free(user);
+	curl_url_cleanup(u);
 	if (loop)
 		return 0;
 	return xp_errf(err, "%s: a bearer token would go to %.128s unencrypted; use https:// "

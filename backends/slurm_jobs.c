@@ -68,7 +68,8 @@ static int job_reason(const char *r)
 static int64_t time_limit(const char *s)
 {
 	if (strcmp(s, "UNLIMITED") == 0 || strcmp(s, "INFINITE") == 0 || strcmp(s, "NOT_SET") == 0)
-		return 365LL * 86400; /* no limit: a year, longer than any horizon */
+		return 100LL * 365 * 86400; /* no limit: a century, far past any horizon (a what-if's
+					     * is at most 366 days), so such a job never ends in a run */
 	int64_t d = 0, part[3] = {0};
 	int n = 0;
 	const char *p = s;
@@ -135,9 +136,10 @@ static int64_t slurm_time(const char *s)
 /* The devices per node a job asks (squeue %b: "gres:gpu:h100:4", "gres/gpu:4", "N/A", a list):
  * the first accelerator GRES, its type as the model and its name's vendor when the name says
  * one (npu, mlu, dcu). 0 when it asks none; -1 when malformed. */
-static int per_node(const char *b, char *model, size_t msize, const char **vendor)
+static int per_node(const char *b, char *model, size_t msize, const char **vendor, char *gres, size_t gsize)
 {
 	model[0] = '\0';
+	gres[0] = '\0';
 	*vendor = NULL;
 	if (!*b || strcmp(b, "N/A") == 0 || strcmp(b, "(null)") == 0)
 		return 0;
@@ -165,6 +167,7 @@ static int per_node(const char *b, char *model, size_t msize, const char **vendo
 		if (np == 3 || (np == 2 && !isdigit((unsigned char)parts[1][0])))
 			snprintf(model, msize, "%s", parts[1]);
 		*vendor = xp_slurm_gres_vendor(parts[0], model);
+		snprintf(gres, gsize, "%s", parts[0]);
 		char *end;
 		long v = strtol(num, &end, 10);
 		if (end == num || *end || v < 0 || v > XP_MAX_DEVICES)
@@ -258,7 +261,7 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 			p = bar + 1;
 		}
 		struct xp_qjob j = {0};
-		char model[128];
+		char model[128], gres[256];
 		char *end;
 		long long id = 0, prio = 0, nodes = 0;
 		int per = 0;
@@ -278,7 +281,7 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 			rc = xp_errf(err, "field 5 (nodes): '%.40s' is not a node count", f[4]);
 		else if ((est = time_limit(f[5])) < 0)
 			rc = xp_errf(err, "field 6 (time limit): '%.40s' is not a time", f[5]);
-		else if ((per = per_node(f[6], model, sizeof model, &vendor)) < 0)
+		else if ((per = per_node(f[6], model, sizeof model, &vendor, gres, sizeof gres)) < 0)
 			rc = xp_errf(err, "field 7 (GRES per node): '%.60s' is not a GRES list", f[6]);
 		else if ((submit = slurm_time(f[9])) == -1)
 			rc = xp_errf(err, "field 10 (submit time): '%.40s' is not a time", f[9]);
@@ -290,6 +293,7 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 			 * Slurm's own id of the row. */
 			j.id = id;
 			j.engine_id = xp_mask_controls(xp_strdup(f[0]));
+			j.engine_gres = gres[0] ? xp_strdup(gres) : NULL;
 			/* Words any Slurm user chooses (a job's name, and what Slurm echoes of them)
 			 * reach a terminal: their control bytes masked. */
 			j.name = *f[15] ? xp_mask_controls(xp_strndup(f[15], 255)) : NULL;

@@ -75,6 +75,9 @@ START_TEST(recorded_jobs_take_their_devices)
 	ck_assert_int_eq(xp_engine_hold(s, j, n, held), 3);
 	const struct xp_qjob *four = by_id(j, n, 1), *npu = by_id(j, n, 2), *mlu = by_id(j, n, 3);
 	ck_assert_int_eq(four->alloc.n, 4);
+	/* UNLIMITED (job 1's limit): it must not end within any run, and a what-if looks ahead
+	 * up to 366 days (review: a year's stand-in ended it inside a 366-day horizon). */
+	ck_assert_int_gt(four->est_s, 10 * 366LL * 86400);
 	ck_assert_int_eq(npu->alloc.n, 8);
 	ck_assert_int_eq(mlu->alloc.n, 2);
 	ck_assert_int_eq(by_id(j, n, 4)->alloc.n, 0);
@@ -153,4 +156,46 @@ START_TEST(mismatches_change_nothing)
 }
 END_TEST
 
-XP_DEFINE_SUITE(engine_hold, {"slurm", .tests = {recorded_jobs_take_their_devices, mismatches_change_nothing}});
+/* Kinds kept apart (review): a typed job takes only its own type, exactly as Slurm names it
+ * (an a10 job is not an a100 one, an h100 job not a MIG unit's), an untyped one only its GRES
+ * name's units (a gpu job never an npu), and typed jobs choose first whatever squeue's order. */
+START_TEST(kinds_kept_apart)
+{
+	static const char nodes_text[] =
+		"NodeName=n1 CPUTot=8 RealMemory=1000 State=MIXED Gres=gpu:a100:2,gpu:h100:2 GresUsed=gpu:a100:2,gpu:h100:2\n"
+		"NodeName=n2 CPUTot=8 RealMemory=1000 State=MIXED Gres=gpu:h100:2,npu:910b:2 GresUsed=gpu:h100:0,npu:910b:2\n"
+		"NodeName=n3 CPUTot=8 RealMemory=1000 State=MIXED Gres=gpu:h100_1g.10gb:2,gpu:h100:1 "
+		"GresUsed=gpu:h100_1g.10gb:1,gpu:h100:1\n"
+		"NodeName=n4 CPUTot=8 RealMemory=1000 State=MIXED Gres=gpu:a100:2 GresUsed=gpu:a100:2\n";
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_nodes(nodes_text, strlen(nodes_text), "nodes", c, &err) == 0, "%s", err.msg);
+#define RUN(id, gres, node) #id "|train|RUNNING|1|1|UNLIMITED|" gres "|None|" node \
+	"|2026-12-02T05:43:32|2026-12-02T05:43:34|" #id "|(null)|(null)|root|j" #id "\n"
+	const char *text = RUN(31, "gres:gpu:2", "n1") RUN(32, "gres:gpu:a100:2", "n1") RUN(33, "gres:gpu:h100:2", "n1")
+		RUN(34, "gres:gpu:2", "n2") RUN(35, "gres:gpu:a10:2", "n4") RUN(36, "gres:gpu:h100:1", "n3")
+			RUN(37, "gres:gpu:h100_1g.10gb:1", "n3");
+#undef RUN
+	size_t n;
+	struct xp_qjob *j = jobs_of(text, &n);
+	ck_assert_int_eq(n, 7);
+	struct xp_cluster *s = xp_engine_hold_share(c);
+	bool held[8];
+	ck_assert_int_eq(xp_engine_hold(s, j, n, held), 4);
+	ck_assert(!held[0] && held[1] && held[2] && !held[3] && !held[4] && held[5] && held[6]);
+	const struct xp_node *n1 = xp_cluster_node(s, "n1"), *n3 = xp_cluster_node(s, "n3");
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_str_eq(n1->devices[j[1].alloc.slots[i].pos].model, "a100");
+		ck_assert_str_eq(n1->devices[j[2].alloc.slots[i].pos].model, "h100");
+	}
+	ck_assert_str_eq(n3->devices[j[5].alloc.slots[0].pos].model, "h100");
+	ck_assert_str_eq(n3->devices[j[6].alloc.slots[0].pos].model, "h100_1g.10gb");
+	ck_assert_int_eq(in_use(s, "n2"), 2); /* the NPUs stay held by the node */
+	ck_assert_int_eq(in_use(s, "n4"), 2);
+	jobs_free(j, n);
+	xp_cluster_free(s);
+	xp_cluster_free(c);
+}
+END_TEST
+
+XP_DEFINE_SUITE(engine_hold, {"slurm", .tests = {recorded_jobs_take_their_devices, mismatches_change_nothing, kinds_kept_apart}});

@@ -647,6 +647,18 @@ START_TEST(slurm_gres_types_from_slurm)
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gres=gpu:h100:2\n"));
 	free(t);
+	/* The model's whole name first, then as a word: an A100 is not an a10. */
+	xp_labels_set(&a->facts, "slurm.gres", "gpu:h10:2,gpu:h100:2,gpu:h100_1g.10gb:7");
+	t = export_types(c, whole, NULL, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gres=gpu:h100:2\n"));
+	free(t);
+	/* A ')' before any '(' does not swallow the items after it. */
+	xp_labels_set(&a->facts, "slurm.gres", "shard:2),gpu:h100_1g.10gb:7");
+	t = export_types(c, slice, NULL, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(t, "#SBATCH --gres=gpu:h100_1g.10gb:2\n"));
+	free(t);
 	/* Untyped GPUs: untyped, as without Slurm's word. */
 	xp_labels_set(&a->facts, "slurm.gres", "gpu:4");
 	t = export_types(c, whole, NULL, &err);

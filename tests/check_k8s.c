@@ -712,7 +712,10 @@ START_TEST(token_not_over_http)
 {
 	char *tok = xp_write_file(dir, "tok-http", "secret-token\n", 0600);
 	const char *refused[] = {"http://api.example:8080", "http://10.0.0.1:6443/", "http://[fd00::1]:8080",
-				 "http://localhost.example/", "http://127.0.0.1.example.com/", "http://127.evil/"};
+				 "http://localhost.example/", "http://127.0.0.1.example.com/", "http://127.evil/",
+				 /* a user part: curl connects to the host after the '@' (review) */
+				 "http://localhost:8001@evil.example", "http://127.0.0.1:1@evil.example:8080",
+				 "http://[::1]@evil.example", "http://localhost:x@evil.example", "http://[::2]:8001"};
 	const char *allowed[] = {"http://127.0.0.1:8001", "http://localhost:8001/", "http://[::1]:8001",
 				 "https://api.example:6443"};
 	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {

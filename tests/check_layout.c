@@ -339,7 +339,7 @@ END_TEST
 START_TEST(test_cells_roles)
 {
 	struct xp_node *n = xp_node_new("r");
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		xp_node_add_device(n);
 	n->devices[0].health = XP_HEALTH_FAIL;
 	n->devices[0].utilization_pct = 5; /* health wins over an idle-looking utilization */
@@ -356,14 +356,20 @@ START_TEST(test_cells_roles)
 	n->devices[7].allocs = xp_calloc(1, sizeof *n->devices[7].allocs);
 	n->devices[7].n_allocs = 1;
 	n->devices[7].utilization_pct = 0;
+	/* devices[8]: a healthy GPU in MIG mode with an idle instance (an allocation without an
+	 * owner; MIG mode reports no utilization): not in use */
+	n->devices[8].health = XP_HEALTH_OK;
+	n->devices[8].allocs = xp_calloc(1, sizeof *n->devices[8].allocs);
+	n->devices[8].allocs[0].slice = xp_strdup("1g.10gb");
+	n->devices[8].n_allocs = 1;
 	struct xp_cells c;
 	const struct xp_glyphs *g = &xp_glyphs_ascii;
 	char want[32];
 	/* healthy with utilization unknown and nothing known are two glyphs, not one in two colours */
-	snprintf(want, sizeof want, "%s%s%s%s%s%s%s%s", g->fail, g->warn, g->level[xp_glyph_level(50)], g->unknown,
-		 g->level[8], g->nohealth, g->held, g->level[0]);
+	snprintf(want, sizeof want, "%s%s%s%s%s%s%s%s%s", g->fail, g->warn, g->level[xp_glyph_level(50)], g->unknown,
+		 g->level[8], g->nohealth, g->held, g->level[0], g->unknown);
 	ck_assert_str_eq(cells_str(n, 80, &c), want);
-	ck_assert_uint_eq(c.n_seg, 8);
+	ck_assert_uint_eq(c.n_seg, 9);
 	ck_assert_int_eq(c.seg[6].role, XP_ROLE_UTIL_80);
 	ck_assert_int_eq(c.seg[0].role, XP_ROLE_FAIL);
 	ck_assert_int_eq(c.seg[1].role, XP_ROLE_WARN);
@@ -375,7 +381,7 @@ START_TEST(test_cells_roles)
 
 	/* The UTF-8 set: one column per cell although each glyph takes several bytes. */
 	xp_map_cells(n, &xp_glyphs_utf8, 80, &c);
-	ck_assert_int_eq(c.cols, 8);
+	ck_assert_int_eq(c.cols, 9);
 	ck_assert_uint_eq(c.seg[5].col, 5);
 	ck_assert_int_eq(strncmp(c.text + c.seg[3].off, xp_glyphs_utf8.unknown, c.seg[3].len), 0);
 	ck_assert_int_eq(strncmp(c.text + c.seg[5].off, xp_glyphs_utf8.nohealth, c.seg[5].len), 0);

@@ -265,11 +265,14 @@ int xp_map_cell_role(const struct xp_node *n, const struct xp_device *d, const s
 		return xp_role_for_util(d->utilization_pct);
 	}
 	/* An engine (Slurm's GresUsed, a pod's request) says who holds it but not how busy it
-	 * is: in use must not look idle. */
-	if (d->n_allocs > 0) {
-		*glyph = g->held;
-		return XP_ROLE_UTIL_80;
-	}
+	 * is: in use must not look idle. A MIG instance that exists is an allocation without an
+	 * owner too, and a GPU in MIG mode reports no utilization: only an owner, or a whole
+	 * device held, says in use. */
+	for (size_t i = 0; i < d->n_allocs; i++)
+		if (d->allocs[i].owner || !d->allocs[i].slice) {
+			*glyph = g->held;
+			return XP_ROLE_UTIL_80;
+		}
 	if (d->health == XP_HEALTH_OK) {
 		*glyph = g->unknown;
 		return XP_ROLE_OK;

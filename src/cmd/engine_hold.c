@@ -5,23 +5,55 @@
  * (when the job ends, how many are free), so the job takes that many of them. */
 #include "engine_hold.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "nameset.h"
+#include "slurm.h"
 #include "slurm_compare.h"
 
-/* A device the engine marks in use for no one in particular, of the job's model. */
-static bool takeable(const struct xp_device *d, const char *model)
+/* A character inside a model's word: "a10" must not name an "A100", nor "h100" a MIG type
+ * "h100_1g.10gb". */
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '.';
+}
+
+/* Whether a job's GRES type (model, "h100") names a device model an agent reported ("NVIDIA H100
+ * 80GB HBM3"): the same, or one word of it. */
+static bool model_names(const char *dm, const char *model)
+{
+	if (strcasecmp(dm, model) == 0)
+		return true;
+	size_t ml = strlen(model);
+	for (const char *p = dm; ml && (p = strcasestr(p, model)); p++)
+		if ((p == dm || !word_char(p[-1])) && !word_char(p[ml]))
+			return true;
+	return false;
+}
+
+/* A device the engine marks in use for no one in particular, of what group g of job j asks. */
+static bool takeable(const struct xp_device *d, const struct xp_qjob *j, const struct xp_task_group *g)
 {
 	if (d->n_allocs != 1 || d->allocs[0].owner || d->allocs[0].slice)
 		return false;
-	if (!model || !*model)
-		return true;
-	/* Slurm's GRES type ("h100") beside a device an agent named ("NVIDIA H100 80GB HBM3"). */
-	return d->model && (strcasecmp(d->model, model) == 0 || strcasestr(d->model, model));
+	/* A device Slurm's Gres made carries its GRES name ("gpu") and its type as the model:
+	 * both are the site's words and must be the job's exactly. */
+	bool slurms = d->n_os_devices && xp_slurm_gres_is_device(d->os_devices[0]);
+	if (slurms && j->engine_gres && strcmp(d->os_devices[0], j->engine_gres) != 0)
+		return false;
+	if (g->model && *g->model)
+		return d->model && (slurms ? strcasecmp(d->model, g->model) == 0 : model_names(d->model, g->model));
+	/* Untyped: the vendor its GRES name says (npu: Huawei), else not another vendor's. */
+	if (g->vendor)
+		return d->vendor && strcasecmp(d->vendor, g->vendor) == 0;
+	if (!slurms && j->engine_gres && strcmp(j->engine_gres, "gpu") == 0 && d->vendor)
+		return strcasecmp(d->vendor, "Huawei") && strcasecmp(d->vendor, "Cambricon") &&
+		       strcasecmp(d->vendor, "Hygon");
+	return true;
 }
 
 /* The node at *slot, copied first when another cluster holds it too (it may be read from
@@ -64,7 +96,7 @@ static bool hold_one(struct xp_cluster *c, const struct xp_nameset *names, struc
 		ix[h] = k;
 		int found = 0;
 		for (size_t d = 0; d < n->n_devices && found < g->devices; d++)
-			found += takeable(&n->devices[d], g->model);
+			found += takeable(&n->devices[d], j, g);
 		ok = found == g->devices;
 		for (size_t e = 0; ok && e < h; e++) /* one node named twice: not a job's node list */
 			ok = ix[e] != k;
@@ -76,7 +108,7 @@ static bool hold_one(struct xp_cluster *c, const struct xp_nameset *names, struc
 			int left = g->devices;
 			for (size_t d = 0; d < n->n_devices && left > 0; d++) {
 				struct xp_device *dev = &n->devices[d];
-				if (!takeable(dev, g->model))
+				if (!takeable(dev, j, g))
 					continue;
 				free(dev->allocs[0].slice);
 				free(dev->allocs[0].owner);
@@ -104,15 +136,23 @@ size_t xp_engine_hold(struct xp_cluster *c, struct xp_qjob *jobs, size_t n, bool
 		if (c->nodes[i]->name)
 			xp_nameset_put(&names, c->nodes[i]->name, (void *)(uintptr_t)(i + 1));
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct xp_qjob *j = &jobs[i];
-		bool h = false;
-		if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED))
-			h = hold_one(c, &names, j);
-		if (held)
-			held[i] = h;
-		k += h;
-	}
+	if (held)
+		memset(held, 0, n * sizeof *held);
+	/* Typed jobs first: an untyped one takes any unit of its GRES, and taking first it could
+	 * leave a typed job none of its type. */
+	for (int typed = 1; typed >= 0; typed--)
+		for (size_t i = 0; i < n; i++) {
+			struct xp_qjob *j = &jobs[i];
+			const struct xp_task_group *g = j->spec && j->spec->n_groups ? &j->spec->groups[0] : NULL;
+			if (!g || (g->model && *g->model) != (typed == 1))
+				continue;
+			bool h = false;
+			if (j->engine && (j->state == XP_JS_RUNNING || j->state == XP_JS_ADMITTED))
+				h = hold_one(c, &names, j);
+			if (held)
+				held[i] = h;
+			k += h;
+		}
 	xp_nameset_clear(&names);
 	return k;
 }

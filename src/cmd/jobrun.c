@@ -178,7 +178,8 @@ static struct xp_sched *sched_build(struct xp_jobrun *r, int64_t *six, char **no
 			 * nodes hold its devices for as long as the run looks ahead. */
 			if (note)
 				note[i] = xp_asprintf(xs_demand(j) ? "runs on %s: its devices stay held by its nodes"
-								   : "runs on %s, on CPUs only",
+								   : "runs on %s: no GRES per node (a CPU job, or GPUs "
+								     "asked per job or task, which squeue's %%b does not show)",
 						      j->engine);
 			continue;
 		}

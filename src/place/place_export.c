@@ -795,12 +795,11 @@ static int declared_type(const char *decl, const char *gres, const char *slice, 
 		size_t l = 0;
 		int depth = 0;
 		while (s[l] && (s[l] != ',' || depth)) {
-			depth += s[l] == '(' ? 1 : s[l] == ')' ? -1 : 0;
+			depth += s[l] == '(' ? 1 : s[l] == ')' && depth > 0 ? -1 : 0;
 			l++;
 		}
-		size_t k = strcspn(s, "(");
-		if (k > l)
-			k = l;
+		const char *paren = memchr(s, '(', l);
+		size_t k = paren ? (size_t)(paren - s) : l;
 		if (k > gl + 1 && !strncmp(s, gres, gl) && s[gl] == ':') {
 			const char *t = s + gl + 1;
 			size_t tl = (size_t)(s + k - t);
@@ -831,19 +830,31 @@ static int declared_type(const char *decl, const char *gres, const char *slice, 
 		s += l + (s[l] == ',');
 	}
 	if (n > 1 && !slice && model) {
-		/* Whole devices of several types: the one the placed device is. */
-		int m = -1, hits = 0;
+		/* Whole devices of several types: the one the placed device is, by its whole name
+		 * first ("a100"), else as a word of it ("NVIDIA A100-SXM4-80GB" holds a100, not
+		 * a10). */
 		for (int i = 0; i < n; i++)
-			if (strcasestr(model, found[i]))
-				m = i, hits++;
+			if (!strcasecmp(model, found[i])) {
+				snprintf(out, len, "%.127s", found[i]);
+				return 0;
+			}
+		int m = -1, hits = 0;
+		for (int i = 0; i < n; i++) {
+			size_t fl = strlen(found[i]);
+			for (const char *p = model; (p = strcasestr(p, found[i])); p++)
+				if ((p == model || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[fl])) {
+					m = i, hits++;
+					break;
+				}
+		}
 		if (hits == 1) {
-			snprintf(out, len, "%s", found[m]);
+			snprintf(out, len, "%.127s", found[m]);
 			return 0;
 		}
 	}
 	if (n != 1)
 		return n ? 2 : 1;
-	snprintf(out, len, "%s", found[0]);
+	snprintf(out, len, "%.127s", found[0]);
 	return 0;
 }
 
@@ -857,8 +868,12 @@ static int slurm_site_type(const struct xp_cluster *c, const struct xp_place_res
 {
 	type[0] = 0;
 	*node = NULL;
+	const struct xp_node *last = NULL;
 	for (size_t i = 0; i < r->n_replicas; i++) {
 		const struct xp_node *n = xp_cluster_node(c, r->replicas[i].node);
+		if (n && n == last)
+			continue; /* replicas on one node ask one type */
+		last = n;
 		const char *decl = n ? xp_labels_get(&n->facts, "slurm.gres") : NULL;
 		if (!decl)
 			continue;

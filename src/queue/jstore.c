@@ -386,6 +386,7 @@ void xp_jstore_job_copy(struct xp_qjob *dst, const struct xp_qjob *j)
 	dst->reason_text = xp_strdup(j->reason_text);
 	dst->nodes = xp_strdup(j->nodes);
 	dst->engine_id = xp_strdup(j->engine_id);
+	dst->engine_gres = xp_strdup(j->engine_gres);
 	dst->spec = NULL;
 	if (j->spec) {
 		char *t = spec_text(j->spec);

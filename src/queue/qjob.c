@@ -34,6 +34,7 @@ void xp_qjob_clear(struct xp_qjob *j)
 	free(j->reason_text);
 	free(j->nodes);
 	free(j->engine_id);
+	free(j->engine_gres);
 	free(j->alloc.slots);
 	memset(j, 0, sizeof *j);
 }

@@ -79,6 +79,7 @@ struct xp_qjob {
 	const char *engine;      /* the live engine it was read from ("slurm", static), NULL: xpool's own */
 	char *nodes;             /* an engine's job: the nodes it runs on in the engine's words, NULL: none */
 	char *engine_id;         /* an engine's job: its id in the engine's words ("7_[2-5]", "8+1"), NULL: none */
+	char *engine_gres;       /* an engine's job: the GRES name it asks per node ("gpu", "npu"), NULL: none */
 };
 
 /* enum xp_jstate's names ("pending", "admitted", "running", "preempted", "completed",

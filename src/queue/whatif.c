@@ -52,6 +52,7 @@ void xp_qjob_copy(struct xp_qjob *dst, const struct xp_qjob *src)
 	dst->reason_text = xp_strdup(src->reason_text);
 	dst->nodes = xp_strdup(src->nodes);
 	dst->engine_id = xp_strdup(src->engine_id);
+	dst->engine_gres = xp_strdup(src->engine_gres);
 	dst->spec = job_copy(src->spec);
 	if (src->alloc.n) {
 		dst->alloc.slots = xp_malloc(src->alloc.n * sizeof *dst->alloc.slots);
