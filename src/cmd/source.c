@@ -10,6 +10,7 @@
 #include "adapters.h"
 #include "agent_client.h"
 #include "k8s_nodes.h"
+#include "k8s_watch.h"
 #include "local/local.h"
 #include "nameset.h"
 #include "normalize.h"
@@ -133,6 +134,9 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 				o->inventory ? "inventory" : o->topology ? "topology" : "replay");
 			return NULL;
 		}
+		/* The console keeps what it listed and watches for changes (live.c); a command lists. */
+		if (o->k8s_watch)
+			return xp_k8s_watch_cluster(o->k8s_watch, err);
 		struct xp_k8s_opts ko = {.server = o->k8s_server, .token_file = o->k8s_token_file, .ca_file = o->k8s_ca};
 		return xp_k8s_load(&ko, err);
 	}
