@@ -206,7 +206,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	MHD_stop_daemon(daemon_);
+	if (daemon_)
+		MHD_stop_daemon(daemon_);
 	json_decref(srv.items[0]);
 	json_decref(srv.items[1]);
 	json_decref(srv.log);
@@ -489,6 +490,70 @@ START_TEST(health_words)
 }
 END_TEST
 
+/* The console's source (live.c) over an engine: a Kubernetes server is listed once, then
+ * watched, and a refresh with no event says "unchanged" without building the cluster again;
+ * the health says so. A server that does not answer and a Slurm that cannot be read: the
+ * health holds the error. */
+START_TEST(live_engine_health)
+{
+	atomic_bool cancel;
+	atomic_init(&cancel, false);
+	struct xp_live *l = xp_live_new(&cancel);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	struct xp_source_opts so = {.k8s_server = url};
+	struct xp_err err = {{0}};
+	bool unchanged;
+	struct xp_cluster *c = xp_live_load(l, &so, NULL, NULL, 0, true, &unchanged, &err);
+	ck_assert_msg(c, "%s", err.msg);
+	ck_assert_uint_eq(c->n_nodes, 7);
+	xp_cluster_free(c);
+	struct xp_live_health h;
+	ck_assert(xp_live_health(l, &h));
+	ck_assert_str_eq(h.engine, "k8s");
+	ck_assert(h.ok);
+	ck_assert_str_eq(h.state, "listed");
+	ck_assert_uint_eq(h.lists, 2);
+	c = xp_live_load(l, &so, NULL, NULL, 0, false, &unchanged, &err);
+	ck_assert_ptr_null(c);
+	ck_assert(unchanged);
+	ck_assert(xp_live_health(l, &h));
+	ck_assert_str_eq(h.state, "watching");
+	ck_assert_uint_eq(h.watches, 2);
+	change(0, "DELETED", served(0, "cpu-node-5"));
+	c = xp_live_load(l, &so, NULL, NULL, 0, false, &unchanged, &err);
+	ck_assert_msg(c, "%s", err.msg);
+	ck_assert_uint_eq(c->n_nodes, 6);
+	xp_cluster_free(c);
+	ck_assert_int_eq(srv.lists[0] + srv.lists[1], 2);
+	/* The server goes away: the load fails and the health says why. */
+	MHD_stop_daemon(daemon_);
+	daemon_ = NULL;
+	c = xp_live_load(l, &so, NULL, NULL, 0, false, &unchanged, &err);
+	ck_assert_ptr_null(c);
+	ck_assert(!unchanged);
+	ck_assert(xp_live_health(l, &h));
+	ck_assert(!h.ok);
+	xp_want_parts(h.error, "GET /api/v1/nodes", NULL);
+	xp_live_free(l);
+	/* A Slurm whose client is not there (this test's own process: PATH is its own). */
+	l = xp_live_new(&cancel);
+	setenv("PATH", dir, 1);
+	struct xp_source_opts ss = {.slurm = ""};
+	c = xp_live_load(l, &ss, NULL, NULL, 0, true, &unchanged, &err);
+	ck_assert_ptr_null(c);
+	ck_assert(xp_live_health(l, &h));
+	ck_assert_str_eq(h.engine, "slurm");
+	ck_assert(!h.ok);
+	xp_want_parts(h.error, "scontrol", NULL);
+	xp_live_free(l);
+	/* No engine, no health. */
+	l = xp_live_new(&cancel);
+	ck_assert(!xp_live_health(l, &h));
+	xp_live_free(l);
+}
+END_TEST
+
 /* The console: the first refresh lists, the next ones watch; a node the server adds arrives
  * by a watch (the header counts it, view 1 lists it) while the server sees no second list;
  * the header says the watch's state, on an 80-column line too. */
@@ -531,7 +596,7 @@ END_TEST
 XP_DEFINE_SUITE(k8s_watch,
 		{"watch", .setup = setup, .teardown = teardown,
 		 .tests = {watch_applies_changes, watch_bookmarks_and_finished_pods, watch_gone_relists, watch_bad_streams,
-			   watch_cancel, watch_events_unit, health_words}},
+			   watch_cancel, watch_events_unit, health_words, live_engine_health}},
 		{"console", .timeout_s = 60, .setup = setup, .teardown = teardown,
 		 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
 		 .tests = {console_watches}});
