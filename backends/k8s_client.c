@@ -545,6 +545,8 @@ int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, 
 		}
 		curl_multi_cleanup(m);
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL); /* errbuf and w end with this loop */
+		curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
 		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cl->o.timeout_s * 1000));
 		curl_slist_free_all(h);
