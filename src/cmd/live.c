@@ -237,9 +237,12 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 		}
 	}
 	struct xp_source_opts own = *so;
-	if (so->slurm)
-		snprintf(l->health.engine, sizeof l->health.engine, "slurm");
-	if (xp_source_has_k8s(so) && !so->slurm && !so->inventory && !so->topology && !so->replay) {
+	bool k8s = xp_source_has_k8s(so) && !so->slurm && !so->inventory && !so->topology && !so->replay;
+	if (so->slurm && strcmp(l->health.engine, "slurm"))
+		l->health = (struct xp_live_health){.engine = "slurm"};
+	else if (!so->slurm && !k8s)
+		l->health = (struct xp_live_health){0}; /* no engine (any more): no health */
+	if (k8s) {
 		bool changed;
 		if (k8s_poll(l, so, &changed, err) < 0)
 			return NULL;
