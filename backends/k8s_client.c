@@ -501,15 +501,16 @@ int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, 
 		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_stream);
 		curl_easy_setopt(e, CURLOPT_WRITEDATA, &w);
 		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-		/* The server ends the stream after timeoutSeconds; a little more is the hard bound. */
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o.timeout_s * 1000L + 2000L);
+		/* The server ends the stream after timeoutSeconds, and the window ends a second later
+		 * in any case (below); libcurl's own bound is the last resort. */
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o.timeout_s * 1000L + 5000L);
 		cl->requests++;
 		/* Driven through a multi handle so that the window can end when the stream goes
 		 * quiet (everything after rv has come: the server sends what it holds at once) and
 		 * when the console is leaving (cancel), not only when the server closes it. */
 		CURLM *m = curl_multi_init();
 		CURLcode done = CURLE_OK;
-		bool finished = false, cancelled = false;
+		bool finished = false, cancelled = false, late = false;
 		struct timespec start, heads = {0};
 		clock_gettime(CLOCK_MONOTONIC, &start);
 		w.last = start;
@@ -539,6 +540,12 @@ int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, 
 				/* Quiet since the headers or the last bytes: what was waiting has come. */
 				if (code == 200 && ms_since(&heads) >= o.idle_ms && ms_since(&w.last) >= o.idle_ms)
 					break;
+				/* A busy cluster's stream is never quiet: the window ends anyway, its whole
+				 * events applied, and the next one goes on from the last of them. */
+				if (ms_since(&start) >= o.timeout_s * 1000L + 1000L) {
+					late = !code;
+					break;
+				}
 				curl_multi_poll(m, NULL, 0, 50, NULL);
 			}
 			curl_multi_remove_handle(m, e);
@@ -561,6 +568,8 @@ int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, 
 			; /* said above */
 		else if (cancelled) {
 			rc = xp_errf(err, "GET %s (watch): cancelled", path);
+		} else if (late) {
+			rc = xp_errf(err, "GET %s (watch): no answer in %ld s", path, o.timeout_s + 1);
 		} else if (w.failed) {
 			rc = w.failed;
 		} else if (code == 401 && cl->conf.token_file && attempt == 0) {

@@ -25,7 +25,7 @@
 #include "tmuxlib.h"
 #include "xp.h"
 
-enum wfault { W_NONE, W_MALFORMED, W_CUT, W_HUGE, W_HTTP410 };
+enum wfault { W_NONE, W_MALFORMED, W_CUT, W_HUGE, W_HTTP410, W_BUSY };
 
 /* What the server holds and what it saw; the tests run in their own processes, the server in
  * its own thread. */
@@ -97,6 +97,18 @@ static char *watch_body(int k, long from, bool bookmarks)
 	return text;
 }
 
+/* A busy cluster's (or a hostile server's) stream of Nodes: an event every 20 ms, never ending. */
+static ssize_t busy_events(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	long *n = cls;
+	usleep(20000);
+	int k = snprintf(buf, max, "{\"type\":\"%s\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
+			 "{\"name\":\"busy-node\",\"resourceVersion\":\"%ld\"}}}\n", *n == 1000 ? "ADDED" : "MODIFIED", *n);
+	++*n;
+	return k > 0 && (size_t)k < max ? k : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_len, void **state)
 {
@@ -116,7 +128,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		const char *rvs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
 		const char *bm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "allowWatchBookmarks");
 		long from = rvs ? strtol(rvs, NULL, 10) : 0;
-		if (from < srv.oldest && srv.fault == W_HTTP410)
+		if (k == 0 && srv.fault == W_BUSY) {
+			long *n = xp_malloc(sizeof *n);
+			*n = 1000;
+			struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, busy_events, n, free);
+			MHD_add_response_header(r, "Content-Type", "application/json");
+			rc = MHD_queue_response(c, 200, r);
+			MHD_destroy_response(r);
+		} else if (from < srv.oldest && srv.fault == W_HTTP410)
 			rc = reply(c, 410, GONE);
 		else if (from < srv.oldest) {
 			/* What an API server does: 200, then an ERROR event holding the Status. */
@@ -223,7 +242,7 @@ static struct xp_k8s_watch *watcher(size_t max_event, const atomic_bool *cancel)
 	struct xp_k8s_conf conf;
 	struct xp_err err = {{0}};
 	ck_assert_msg(xp_k8s_conf_load(&o, &conf, &err) == 0, "%s", err.msg);
-	struct xp_k8s_watch_opts wo = {.timeout_s = 5, .idle_ms = 100, .max_event = max_event, .cancel = cancel};
+	struct xp_k8s_watch_opts wo = {.timeout_s = 1, .idle_ms = 100, .max_event = max_event, .cancel = cancel};
 	return xp_k8s_watch_new(xp_k8s_client_new(&conf, NULL), &wo);
 }
 
@@ -283,7 +302,7 @@ START_TEST(watch_applies_changes)
 	ck_assert_int_eq(srv.lists[0] + srv.lists[1], 2);
 	ck_assert_int_eq(srv.watches[0], 1);
 	ck_assert_int_eq(srv.watches[1], 1);
-	xp_want_parts(srv.watch_args[0], "watch=1", "resourceVersion=100", "allowWatchBookmarks=true", "timeoutSeconds=5", NULL);
+	xp_want_parts(srv.watch_args[0], "watch=1", "resourceVersion=100", "allowWatchBookmarks=true", "timeoutSeconds=1", NULL);
 	xp_want_parts(srv.watch_args[1], "resourceVersion=100", "fieldSelector=status.phase!=Succeeded,status.phase!=Failed", NULL);
 	ck_assert_str_eq(xp_k8s_watch_rv(w, XP_K8S_NODES), "101");
 	ck_assert_str_eq(xp_k8s_watch_rv(w, XP_K8S_PODS), "103");
@@ -407,6 +426,27 @@ START_TEST(watch_cancel)
 	atomic_store(&cancel, false);
 	poll_ok(w, false);
 	ck_assert_int_eq(srv.lists[0] + srv.lists[1], 2);
+	xp_k8s_watch_free(w);
+}
+END_TEST
+
+/* A stream that never goes quiet nor ends (a busy cluster, or a hostile server): the window
+ * still ends (timeoutSeconds and a second), its events applied, and no list is made; the next
+ * window goes on from the last event. */
+START_TEST(watch_busy_stream)
+{
+	struct xp_k8s_watch *w = watcher(0, NULL);
+	poll_ok(w, true);
+	srv.fault = W_BUSY;
+	poll_ok(w, true);
+	ck_assert_uint_eq(xp_k8s_watch_count(w, XP_K8S_NODES), 8);
+	long rv = strtol(xp_k8s_watch_rv(w, XP_K8S_NODES), NULL, 10);
+	ck_assert_int_gt(rv, 1000);
+	ck_assert_int_eq(srv.lists[0] + srv.lists[1], 2);
+	struct xp_k8s_watch_health h;
+	xp_k8s_watch_health(w, &h);
+	ck_assert_str_eq(h.state, "watching");
+	srv.fault = W_NONE;
 	xp_k8s_watch_free(w);
 }
 END_TEST
@@ -596,7 +636,7 @@ END_TEST
 XP_DEFINE_SUITE(k8s_watch,
 		{"watch", .setup = setup, .teardown = teardown,
 		 .tests = {watch_applies_changes, watch_bookmarks_and_finished_pods, watch_gone_relists, watch_bad_streams,
-			   watch_cancel, watch_events_unit, health_words, live_engine_health}},
+			   watch_cancel, watch_busy_stream, watch_events_unit, health_words, live_engine_health}},
 		{"console", .timeout_s = 60, .setup = setup, .teardown = teardown,
 		 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
 		 .tests = {console_watches}});
