@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "format.h"
 
@@ -192,11 +193,27 @@ static char *escape(const char *s)
 	return o;
 }
 
-/* absent NULL: a 404 is an error like any other status. */
-static json_t *list(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent, struct xp_err *err)
+/* Reads the token file again after a 401 (bound service-account tokens rotate); -1 with err set. */
+static int reread_token(struct xp_k8s_client *cl, struct xp_err *err)
+{
+	char *t = xp_k8s_read_token(cl->conf.token_file, err);
+	if (!t)
+		return -1;
+	memset(cl->conf.token, 0, cl->conf.token ? strlen(cl->conf.token) : 0);
+	free(cl->conf.token);
+	cl->conf.token = t;
+	return 0;
+}
+
+/* absent NULL: a 404 is an error like any other status. rv (NULL: not wanted) takes the
+ * list's metadata.resourceVersion, where a watch of it starts. */
+static json_t *list(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent, char **rv,
+		    struct xp_err *err)
 {
 	if (absent)
 		*absent = false;
+	if (rv)
+		*rv = NULL;
 	json_t *items = json_array();
 	char *cont = NULL;
 	bool reread = false, restarted = false;
@@ -223,12 +240,8 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 			/* Bound service-account tokens rotate: the file holds the new one. Once. */
 			free(b.buf);
 			reread = true;
-			char *t = xp_k8s_read_token(cl->conf.token_file, err);
-			if (!t)
+			if (reread_token(cl, err) < 0)
 				goto fail;
-			memset(cl->conf.token, 0, cl->conf.token ? strlen(cl->conf.token) : 0);
-			free(cl->conf.token);
-			cl->conf.token = t;
 			continue;
 		}
 		if (code == 410 && cont && !restarted) {
@@ -294,12 +307,27 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 			json_array_extend(items, it);
 		free(cont);
 		cont = ct && *json_string_value(ct) ? xp_strdup(json_string_value(ct)) : NULL;
+		if (rv) {
+			/* Every page of one list is of the same version; after a restart, the new one. */
+			const char *v = json_string_value(json_object_get(md, "resourceVersion"));
+			free(*rv);
+			*rv = v && *v ? xp_strdup(v) : NULL;
+		}
 		json_decref(page);
 		if (!cont)
 			break;
 	}
+	if (rv && !*rv) {
+		/* A watch cannot start without it: a server that lists without one cannot be watched. */
+		xp_errf(err, "GET %s: the list has no metadata.resourceVersion", path);
+		goto fail;
+	}
 	return items;
 fail:
+	if (rv) {
+		free(*rv);
+		*rv = NULL;
+	}
 	free(cont);
 	json_decref(items);
 	return NULL;
@@ -307,11 +335,275 @@ fail:
 
 json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *query, struct xp_err *err)
 {
-	return list(cl, path, query, NULL, err);
+	return list(cl, path, query, NULL, NULL, err);
+}
+
+json_t *xp_k8s_list_rv(struct xp_k8s_client *cl, const char *path, const char *query, char **rv, struct xp_err *err)
+{
+	return list(cl, path, query, NULL, rv, err);
 }
 
 json_t *xp_k8s_list_opt(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent,
 			struct xp_err *err)
 {
-	return list(cl, path, query, absent, err);
+	return list(cl, path, query, absent, NULL, err);
+}
+
+/* ---- watches ---- */
+
+/* One watch window as it is read: whole lines are events, a partial one waits for the rest. */
+struct wstream {
+	CURL *e;
+	const struct xp_k8s_watch_opts *o;
+	xp_k8s_event_fn *fn;
+	void *arg;
+	const char *path;
+	struct xp_err *err;
+	char *buf;             /* the line being read, or the body of a status other than 200 */
+	size_t len, cap;
+	size_t events, bytes;  /* read in this window */
+	long code;             /* the HTTP status once the headers came; 0 before */
+	bool enough;           /* the window's caps were reached: it ends, what came is applied */
+	int failed;            /* 0, or the result (-1, XP_K8S_GONE) of an event that stopped it (err set) */
+	struct timespec last;  /* when bytes last came */
+};
+
+static long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+static void wappend(struct wstream *w, const char *p, size_t k)
+{
+	if (w->len + k + 1 > w->cap) {
+		size_t cap = w->cap ? w->cap : 4096;
+		while (cap < w->len + k + 1)
+			cap *= 2;
+		w->buf = xp_realloc(w->buf, cap);
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, p, k);
+	w->len += k;
+	w->buf[w->len] = '\0';
+}
+
+/* One whole line: a WatchEvent {"type":..., "object":{...}}. */
+static void event_line(struct wstream *w)
+{
+	if (w->len == 0)
+		return; /* a blank line between events is no event */
+	json_error_t je;
+	json_t *ev = json_loadb(w->buf, w->len, 0, &je);
+	w->len = 0;
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	json_t *obj = json_object_get(ev, "object");
+	if (!ev || !json_is_object(ev)) {
+		w->failed = xp_errf(w->err, "GET %s (watch): a malformed event: %s", w->path, ev ? "not an object" : je.text);
+	} else if (!type || !json_is_object(obj)) {
+		w->failed = xp_errf(w->err, "GET %s (watch): a malformed event: no type or no object", w->path);
+	} else if (!strcmp(type, "ERROR")) {
+		/* The object is a Status; 410 says the version asked for is older than the server
+		 * keeps (compacted): only a new list can go on. */
+		json_int_t code = json_integer_value(json_object_get(obj, "code"));
+		char msg[256];
+		const char *m = json_string_value(json_object_get(obj, "message"));
+		snprintf(msg, sizeof msg, "%.200s", m ? m : "no message");
+		xp_mask_controls(msg);
+		if (code == 410)
+			xp_errf(w->err, "GET %s (watch): 410 Gone: %s", w->path, msg);
+		else
+			xp_errf(w->err, "GET %s (watch): ERROR %lld: %s", w->path, (long long)code, msg);
+		w->failed = code == 410 ? XP_K8S_GONE : -1;
+	} else if (strcmp(type, "ADDED") && strcmp(type, "MODIFIED") && strcmp(type, "DELETED") && strcmp(type, "BOOKMARK")) {
+		char t[48];
+		snprintf(t, sizeof t, "%.40s", type);
+		xp_mask_controls(t);
+		w->failed = xp_errf(w->err, "GET %s (watch): an event of unknown type %s", w->path, t);
+	} else if (w->fn(w->arg, type, obj, w->err) < 0) {
+		w->failed = -1;
+	} else if (++w->events >= w->o->max_events) {
+		w->enough = true;
+	}
+	json_decref(ev);
+}
+
+static size_t on_stream(char *p, size_t size, size_t n, void *arg)
+{
+	struct wstream *w = arg;
+	size_t k = size * n;
+	clock_gettime(CLOCK_MONOTONIC, &w->last);
+	if (w->failed || w->enough)
+		return 0; /* stops the transfer */
+	if (!w->code)
+		curl_easy_getinfo(w->e, CURLINFO_RESPONSE_CODE, &w->code);
+	if (w->code != 200) {
+		/* A Status body: the first 64 KiB say why. */
+		if (w->len < 65536)
+			wappend(w, p, k < 65536 - w->len ? k : 65536 - w->len);
+		return k;
+	}
+	w->bytes += k;
+	size_t off = 0;
+	while (off < k && !w->failed && !w->enough) {
+		char *nl = memchr(p + off, '\n', k - off);
+		size_t seg = nl ? (size_t)(nl - (p + off)) : k - off;
+		if (w->len + seg > w->o->max_event) {
+			w->failed = xp_errf(w->err, "GET %s (watch): an event larger than %zu bytes", w->path, w->o->max_event);
+			break;
+		}
+		wappend(w, p + off, seg);
+		off += seg;
+		if (nl) {
+			off++;
+			event_line(w);
+		}
+	}
+	if (w->bytes > w->o->max_bytes)
+		w->enough = true;
+	return k;
+}
+
+int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, const char *rv,
+		 const struct xp_k8s_watch_opts *wo, xp_k8s_event_fn *fn, void *arg, struct xp_err *err)
+{
+	struct xp_k8s_watch_opts o = wo ? *wo : (struct xp_k8s_watch_opts){0};
+	if (o.timeout_s <= 0)
+		o.timeout_s = 5;
+	if (o.idle_ms <= 0)
+		o.idle_ms = 300;
+	if (!o.max_event)
+		o.max_event = (size_t)16 << 20;
+	if (!o.max_events)
+		o.max_events = 100000;
+	if (!o.max_bytes)
+		o.max_bytes = cl->o.max_bytes;
+	CURL *e = easy(cl);
+	if (!e)
+		return xp_errf(err, "GET %s (watch): cannot start libcurl", path);
+	char *esc = escape(rv);
+	char *url = xp_asprintf("%s%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%ld%s%s",
+				cl->conf.server, path, esc, o.timeout_s, query ? "&" : "", query ? query : "");
+	free(esc);
+	int rc = 0;
+	for (int attempt = 0;; attempt++) {
+		struct wstream w = {.e = e, .o = &o, .fn = fn, .arg = arg, .path = path, .err = err};
+		struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+		char *auth = NULL;
+		if (cl->conf.token) {
+			auth = xp_asprintf("Authorization: Bearer %s", cl->conf.token);
+			h = curl_slist_append(h, auth);
+		}
+		char errbuf[CURL_ERROR_SIZE] = "";
+		curl_easy_setopt(e, CURLOPT_URL, url);
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_stream);
+		curl_easy_setopt(e, CURLOPT_WRITEDATA, &w);
+		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+		/* The server ends the stream after timeoutSeconds, and the window ends a second later
+		 * in any case (below); libcurl's own bound is the last resort. */
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o.timeout_s * 1000L + 5000L);
+		cl->requests++;
+		/* Driven through a multi handle so that the window can end when the stream goes
+		 * quiet (everything after rv has come: the server sends what it holds at once) and
+		 * when the console is leaving (cancel), not only when the server closes it. */
+		CURLM *m = curl_multi_init();
+		CURLcode done = CURLE_OK;
+		bool finished = false, cancelled = false, late = false;
+		struct timespec start, heads = {0};
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		w.last = start;
+		if (!m || curl_multi_add_handle(m, e) != CURLM_OK) {
+			rc = xp_errf(err, "GET %s (watch): cannot start libcurl", path);
+		} else {
+			for (;;) {
+				int running = 0;
+				curl_multi_perform(m, &running);
+				CURLMsg *msg;
+				int left;
+				while ((msg = curl_multi_info_read(m, &left)))
+					if (msg->msg == CURLMSG_DONE) {
+						finished = true;
+						done = msg->data.result;
+					}
+				if (finished || !running || w.failed || w.enough)
+					break;
+				if (o.cancel && atomic_load(o.cancel)) {
+					cancelled = true;
+					break;
+				}
+				long code = 0;
+				curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+				if (code && !heads.tv_sec && !heads.tv_nsec)
+					clock_gettime(CLOCK_MONOTONIC, &heads);
+				/* Quiet since the headers or the last bytes: what was waiting has come. */
+				if (code == 200 && ms_since(&heads) >= o.idle_ms && ms_since(&w.last) >= o.idle_ms)
+					break;
+				/* A busy cluster's stream is never quiet: the window ends anyway, its whole
+				 * events applied, and the next one goes on from the last of them. */
+				if (ms_since(&start) >= o.timeout_s * 1000L + 1000L) {
+					late = !code;
+					break;
+				}
+				curl_multi_poll(m, NULL, 0, 50, NULL);
+			}
+			curl_multi_remove_handle(m, e);
+		}
+		curl_multi_cleanup(m);
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL); /* errbuf and w end with this loop */
+		curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
+		curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cl->o.timeout_s * 1000));
+		curl_slist_free_all(h);
+		if (auth) {
+			memset(auth, 0, strlen(auth));
+			free(auth);
+		}
+		long code = w.code;
+		if (!code)
+			curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+		if (rc < 0)
+			; /* said above */
+		else if (cancelled) {
+			rc = xp_errf(err, "GET %s (watch): cancelled", path);
+		} else if (late) {
+			rc = xp_errf(err, "GET %s (watch): no answer in %ld s", path, o.timeout_s + 1);
+		} else if (w.failed) {
+			rc = w.failed;
+		} else if (code == 401 && cl->conf.token_file && attempt == 0) {
+			free(w.buf);
+			if (reread_token(cl, err) < 0) {
+				rc = -1;
+				break;
+			}
+			continue;
+		} else if (code && code != 200) {
+			char msg[256];
+			status_message(w.buf, w.len, msg, sizeof msg);
+			xp_mask_controls(msg);
+			if (code == 410)
+				rc = XP_K8S_GONE, xp_errf(err, "GET %s (watch): 410 Gone%s", path, msg);
+			else if (code == 401)
+				rc = xp_errf(err, "GET %s (watch): 401 Unauthorized: the server refused the credentials from %s%s",
+					     path, cl->conf.origin ? cl->conf.origin : "the options", msg);
+			else if (code == 403)
+				rc = xp_errf(err, "GET %s (watch): 403 Forbidden: this account may not watch it (xpool needs watch on it)%s",
+					     path, msg);
+			else
+				rc = xp_errf(err, "GET %s (watch): HTTP %ld%s", path, code, msg);
+		} else if (finished && done != CURLE_OK && !w.enough) {
+			rc = xp_errf(err, "GET %s (watch): the stream broke: %s", path, errbuf[0] ? errbuf : curl_easy_strerror(done));
+		} else if (finished && !code) {
+			rc = xp_errf(err, "GET %s (watch): no answer", path);
+		} else if (finished && w.len) {
+			/* The server closed it inside an event: what came of that event is not one. */
+			rc = xp_errf(err, "GET %s (watch): the stream ended inside an event (%zu bytes of it)", path, w.len);
+		}
+		free(w.buf);
+		break;
+	}
+	free(url);
+	return rc;
 }

@@ -5,6 +5,7 @@
 #define XP_K8S_CLIENT_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -39,6 +40,34 @@ json_t *xp_k8s_list(struct xp_k8s_client *cl, const char *path, const char *quer
  * CRD's engine is not installed) sets *absent and returns NULL without an error. */
 json_t *xp_k8s_list_opt(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent,
 			struct xp_err *err);
+/* As xp_k8s_list, and *rv takes the list's metadata.resourceVersion (caller frees), where a
+ * watch of the same path goes on from; a list without one is an error. */
+json_t *xp_k8s_list_rv(struct xp_k8s_client *cl, const char *path, const char *query, char **rv, struct xp_err *err);
+
+/* What xp_k8s_watch returns when the server no longer holds the version asked for (410 Gone,
+ * as the HTTP status or as an ERROR event): only a new list goes on. */
+#define XP_K8S_GONE (-2)
+
+/* Bounds of one watch window; zero fields take the defaults. */
+struct xp_k8s_watch_opts {
+	long timeout_s;           /* timeoutSeconds asked of the server, default 5 */
+	long idle_ms;             /* the window ends this long after the last bytes (or the headers), default 300 */
+	size_t max_event;         /* most bytes of one event line, default 16 MiB: past it, an error */
+	size_t max_events;        /* most events read in one window, default 100000: the rest wait */
+	size_t max_bytes;         /* most bytes read in one window, default the client's max_bytes */
+	const atomic_bool *cancel; /* set: the window ends at once with an error */
+};
+/* One watch event: type ADDED, MODIFIED, DELETED or BOOKMARK and its object (borrowed);
+ * -1 with err set stops the watch with that error. */
+typedef int xp_k8s_event_fn(void *arg, const char *type, json_t *object, struct xp_err *err);
+/* One window of a watch of path from resourceVersion rv (GET path?watch=1&resourceVersion=rv
+ * &allowWatchBookmarks=true&timeoutSeconds=N, query added): each newline-ended WatchEvent
+ * goes to fn in order, until the server ends the stream, it stays quiet for idle_ms, or a cap
+ * is reached. 0 then; XP_K8S_GONE on 410; -1 with err set naming the path on a malformed or
+ * oversized event, an ERROR event, a stream cut inside an event or broken, another status,
+ * or a cancel. The events before a failure were given to fn. */
+int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, const char *rv,
+		 const struct xp_k8s_watch_opts *o, xp_k8s_event_fn *fn, void *arg, struct xp_err *err);
 /* Requests made so far (pages, retries): for the tests. */
 size_t xp_k8s_client_requests(const struct xp_k8s_client *cl);
 

@@ -478,7 +478,7 @@ struct xp_cluster *xp_k8s_cluster(struct xp_k8s_client *cl, struct xp_err *err)
 		return NULL;
 	}
 	/* Finished pods hold nothing: the server leaves them out. */
-	json_t *pods = xp_k8s_list(cl, "/api/v1/pods", "fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed", err);
+	json_t *pods = xp_k8s_list(cl, "/api/v1/pods", XP_K8S_POD_QUERY, err);
 	xp_k8s_client_trim(cl, NULL);
 	if (!pods) {
 		json_decref(nodes);
@@ -501,4 +501,14 @@ struct xp_cluster *xp_k8s_load(const struct xp_k8s_opts *o, struct xp_err *err)
 	struct xp_cluster *c = xp_k8s_cluster(cl, err);
 	xp_k8s_client_free(cl);
 	return c;
+}
+
+bool xp_k8s_trim_node(json_t *node)
+{
+	return trim_node(node);
+}
+
+bool xp_k8s_trim_pod(json_t *pod)
+{
+	return trim_pod(pod);
 }

@@ -20,6 +20,13 @@ int xp_k8s_quantity(const char *s, double *v);
 /* A cluster from Node objects and Pod objects (JSON arrays of API objects; pods may be NULL);
  * source names where they came from. NULL with err set when an object is not a Node or Pod. */
 struct xp_cluster *xp_k8s_build(json_t *nodes, json_t *pods, const char *source, struct xp_err *err);
+/* The query of the Pod list (and of its watch): finished pods hold nothing, the server leaves them out. */
+#define XP_K8S_POD_QUERY "fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
+/* Cuts a listed or watched Node to what xp_k8s_build reads; always true (kept). */
+bool xp_k8s_trim_node(json_t *node);
+/* Cuts a listed or watched Pod to what xp_k8s_build reads; false when it holds no accelerator
+ * (unbound, finished, asking for none): not kept. */
+bool xp_k8s_trim_pod(json_t *pod);
 /* Lists /api/v1/nodes and /api/v1/pods through cl and builds the cluster; NULL with err set. */
 struct xp_cluster *xp_k8s_cluster(struct xp_k8s_client *cl, struct xp_err *err);
 /* Connects as o says (xp_k8s_conf_load) and reads the cluster; NULL with err set. */

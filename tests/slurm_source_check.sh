@@ -142,7 +142,8 @@ if ! "$bin" --slurm-conf "$scratch/slurm.conf" --db "$db" whatif --jobs-from-sto
 else
 	grep -q '^5 jobs from Slurm' wi.out || { bad "the what-if did not simulate Slurm's 2 waiting and 3 running jobs:"; cat wi.out; }
 fi
-# The console reads the same cluster: its header names Slurm, its node list the four nodes
+# The console reads the same cluster: its header names Slurm and when it was last read, its
+# node list the four nodes
 # (a tmux server of our own socket, stopped at the end; skipped without tmux).
 if command -v tmux >/dev/null 2>&1; then
 	sock=xpool-slurm-source-$$
@@ -151,10 +152,10 @@ if command -v tmux >/dev/null 2>&1; then
 	seen=
 	for _ in $(seq 1 200); do
 		tmux -L "$sock" capture-pane -p >pane.txt 2>/dev/null
-		grep -q 'slurm slurm.conf' pane.txt && grep -q npu01 pane.txt && { seen=1; break; }
+		grep -q 'slurm slurm.conf read [0-9]*s ago' pane.txt && grep -q npu01 pane.txt && { seen=1; break; }
 		sleep 0.05
 	done
-	[ -n "$seen" ] || { bad "the console did not show Slurm's nodes under a 'slurm slurm.conf' header:"; cat pane.txt; }
+	[ -n "$seen" ] || { bad "the console did not show Slurm's nodes under a 'slurm slurm.conf read Ns ago' header:"; cat pane.txt; }
 	# View 2: Slurm's partitions as the queues, and its jobs saying they are Slurm's.
 	tmux -L "$sock" send-keys 2 2>/dev/null
 	seen=

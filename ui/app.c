@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "draw.h"
+#include "format.h"
 #include "layout.h"
 #include "poller.h"
 #include "prompt.h"
@@ -352,12 +353,14 @@ static const char *base_name(const char *path)
 	return b && b[1] ? b + 1 : path;
 }
 
-/* The source for the header; *alarm when some agent does not answer. */
-static const char *source_name(struct xp_ui *ui, char *buf, size_t len, bool *alarm)
+/* The source for the header, and an engine's health words in health ("" for none); *alarm
+ * when some agent does not answer or the engine could not be read. */
+static const char *source_name(struct xp_ui *ui, char *buf, size_t len, char *health, size_t hlen, bool *alarm)
 {
 	const struct xp_ctx *ctx = ui->ctx;
 	size_t up, down;
 	*alarm = false;
+	health[0] = '\0';
 	if (xp_poller_agent_counts(ui->poll, &up, &down)) {
 		*alarm = down > 0;
 		/* The first thing to see on a cluster console: how many nodes answer. */
@@ -374,6 +377,16 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, bool *al
 	}
 	else if (ctx->k8s || ctx->k8s_token || ctx->k8s_ca)
 		snprintf(buf, len, "k8s kubeconfig");
+	/* An engine's health follows where it is: reachable and when last listed, the watch. */
+	struct xp_live_health eh;
+	if ((ctx->slurm || ctx->k8s_server || ctx->k8s || ctx->k8s_token || ctx->k8s_ca) &&
+	    xp_poller_engine_health(ui->poll, &eh)) {
+		char words[640];
+		xp_live_health_words(&eh, time(NULL), words, sizeof words);
+		xp_mask_controls(words);
+		snprintf(health, hlen, "%s", words);
+		*alarm = !eh.ok;
+	}
 	else if (ctx->inventory)
 		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
 	else if (ctx->replay)
@@ -401,7 +414,7 @@ static void draw_header(struct xp_ui *ui)
 		ui->counted_gen = c->generation;
 	}
 	const size_t *h = ui->health;
-	char src[256], right[128], age[48], sage[48];
+	char src[1024], right[128], age[48], sage[48];
 	time_t now = time(NULL);
 	if (!ui->loaded)
 		snprintf(age, sizeof age, "loading");
@@ -421,7 +434,16 @@ static void draw_header(struct xp_ui *ui)
 						   XP_HEALTH_UNKNOWN};
 	char hs[XP_HEALTH_COUNT][32];
 	bool alarm;
-	source_name(ui, src, sizeof src, &alarm);
+	char health[640], brief[640] = "";
+	source_name(ui, src, sizeof src, health, sizeof health, &alarm);
+	if (health[0]) {
+		/* Too long for the line: the engine's kind and its health, without where it is
+		 * ("k8s watching, listed 12s ago"); the words themselves are cut at the end. */
+		size_t kl = strcspn(src, " ");
+		snprintf(brief, sizeof brief, "%.*s %s", (int)kl, src, health);
+		size_t sl0 = strlen(src);
+		snprintf(src + sl0, sizeof src - sl0, " %s", health);
+	}
 	/* What gives way on a short line, in turn, before the source is cut: the clock, the long
 	 * form of the age, the zero health counts, the second blank between fields, then the
 	 * word "devices" shortens to "dev". Non-zero counts and the age always stay, whole, with
@@ -430,8 +452,9 @@ static void draw_header(struct xp_ui *ui)
 	const char *brand = " xpool  ", *sep = "  ";
 	int bw = 0, cw = 0, sw = xp_draw_width(src), hw = 0, rw = 0;
 	const char *sp = strchr(src, ' ');
-	bool named = sp && !alarm && strncmp(src, "agents ", 7) != 0;
-	int nw = named ? xp_draw_width(sp + 1) : sw;
+	bool named = sp && (!alarm || brief[0]) && strncmp(src, "agents ", 7) != 0;
+	const char *shorter = brief[0] ? brief : sp ? sp + 1 : src;
+	int nw = named ? xp_draw_width(shorter) : sw;
 	for (int step = 0; step < STEPS; step++) {
 		bool tight = step >= 4;
 		sep = tight ? " " : "  ";
@@ -466,7 +489,7 @@ static void draw_header(struct xp_ui *ui)
 	int sl = (int)strlen(sep);
 	int room = r.w - bw - cw - hw - rw;
 	/* A file's name says more than its kind ("snapshot") when only one of them fits. */
-	const char *shown = sw > room && named ? sp + 1 : src;
+	const char *shown = sw > room && named ? shorter : src;
 	int x = xp_draw_clip(stdscr, r.y, r.x, r.w, brand);
 	/* Agents that do not answer are the header's alarm, as failed devices are. */
 	if (room >= 6) {

@@ -76,6 +76,8 @@ static void *poll_main(void *arg)
 		bool have_agents = xp_live_agent_counts(p->live, &up, &down);
 		char *text = xp_live_agent_list(p->live);
 		char **log = xp_live_take_log(p->live, &n_log);
+		struct xp_live_health health;
+		bool have_health = xp_live_health(p->live, &health);
 		free((char *)so.topology);
 		free((char *)so.inventory);
 		free((char *)so.replay);
@@ -98,6 +100,8 @@ static void *poll_main(void *arg)
 		p->unchanged = unchanged && !p->result;
 		p->have_result = true;
 		p->have_agents = have_agents;
+		p->health = health;
+		p->have_health = have_health;
 		p->agents_up = up;
 		p->agents_down = down;
 		free(p->agents_text);
@@ -226,6 +230,15 @@ bool xp_poller_agent_counts(struct xp_poller *p, size_t *up, size_t *down)
 	bool have = p->have_agents;
 	*up = p->agents_up;
 	*down = p->agents_down;
+	pthread_mutex_unlock(&p->mu);
+	return have;
+}
+
+bool xp_poller_engine_health(struct xp_poller *p, struct xp_live_health *h)
+{
+	pthread_mutex_lock(&p->mu);
+	bool have = p->have_health;
+	*h = p->health;
 	pthread_mutex_unlock(&p->mu);
 	return have;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "cmd.h"
+#include "live.h"
 #include "model.h"
 
 /* What the refresh thread and the key loop share; every field is private to poller.c. */
@@ -44,6 +45,8 @@ struct xp_poller {
 	char *agents_text;             /* `agent ls` of the last poll */
 	char **log;                    /* agent changes not yet taken */
 	size_t n_log, cap_log;
+	struct xp_live_health health;  /* the engine's, after the last poll */
+	bool have_health;              /* the source is an engine */
 };
 
 /* What xp_poller_take hands over. */
@@ -73,6 +76,8 @@ bool xp_poller_take(struct xp_poller *p, struct xp_poller_news *news);
 bool xp_poller_agent_counts(struct xp_poller *p, size_t *up, size_t *down);
 /* A copy of the last poll's agent listing (caller frees), NULL before one or without agents. */
 char *xp_poller_agents_text(struct xp_poller *p);
+/* The engine's health after the last poll (see xp_live_health); false when the source is no engine. */
+bool xp_poller_engine_health(struct xp_poller *p, struct xp_live_health *h);
 /* Stops the thread (a poll of agents is cancelled at once) and frees the poller; a load stuck for
  * more than 3 s (a hung vendor tool) is abandoned with its memory: the process is exiting. */
 void xp_poller_stop(struct xp_poller *p);

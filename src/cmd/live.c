@@ -10,6 +10,8 @@
 
 #include "agent_client.h"
 #include "agent_ctl.h"
+#include "k8s_config.h"
+#include "k8s_watch.h"
 
 /* What says a file changed without reading it: its identity, size and modification time
  * (all zero when it does not exist). A rewrite in place changes the time, a rename the inode. */
@@ -76,6 +78,10 @@ struct xp_live {
 	size_t n_log, cap_log;
 	struct file_sig base_sig[3]; /* the snapshot, the database and its WAL at the last load */
 	bool have_sig;               /* base_sig describes the cluster last returned */
+	struct xp_k8s_watch *kw;     /* --k8s: Nodes and Pods kept across loads, read by watches */
+	char *kw_key;                /* the options kw was made for */
+	bool kw_built;               /* the cluster last returned was built from kw as it is */
+	struct xp_live_health health;
 };
 
 struct xp_live *xp_live_new(const atomic_bool *cancel)
@@ -101,6 +107,8 @@ void xp_live_free(struct xp_live *l)
 	if (!l)
 		return;
 	xp_agent_pool_free(l->pool);
+	xp_k8s_watch_free(l->kw);
+	free(l->kw_key);
 	xp_strv_free(l->pending, l->n_pending);
 	xp_strv_free(l->log, l->n_log);
 	pthread_mutex_destroy(&l->mu);
@@ -146,6 +154,50 @@ static void apply_ops(struct xp_live *l, const struct xp_source_opts *so, char *
 	}
 }
 
+/* --k8s: the kept state made (again when the options changed), then one poll: a list the
+ * first time, a watch window of Nodes and Pods after. -1 with err set; *changed: an object
+ * changed. The health follows. */
+static int k8s_poll(struct xp_live *l, const struct xp_source_opts *so, bool *changed, struct xp_err *err)
+{
+	snprintf(l->health.engine, sizeof l->health.engine, "k8s");
+	char *key = xp_asprintf("%s\n%s\n%s\n", so->k8s_server ? so->k8s_server : "",
+				so->k8s_token_file ? so->k8s_token_file : "", so->k8s_ca ? so->k8s_ca : "");
+	if (!l->kw || strcmp(key, l->kw_key)) {
+		xp_k8s_watch_free(l->kw);
+		l->kw = NULL;
+		l->kw_built = false;
+		free(l->kw_key);
+		l->kw_key = NULL;
+		struct xp_k8s_opts ko = {.server = so->k8s_server, .token_file = so->k8s_token_file, .ca_file = so->k8s_ca};
+		struct xp_k8s_conf conf;
+		if (xp_k8s_conf_load(&ko, &conf, err) < 0) {
+			free(key);
+			l->health.ok = false;
+			snprintf(l->health.error, sizeof l->health.error, "%.500s", err->msg);
+			return -1;
+		}
+		/* Each refresh reads a short window of each watch: the server is asked to end it
+		 * within 5 s, and it ends 300 ms after the last bytes (the server sends what it holds
+		 * at once), so a refresh waits well under a second when nothing is happening. */
+		struct xp_k8s_watch_opts wo = {.timeout_s = 5, .idle_ms = 300, .cancel = l->cancel};
+		l->kw = xp_k8s_watch_new(xp_k8s_client_new(&conf, NULL), &wo);
+		l->kw_key = key;
+	} else
+		free(key);
+	int rc = xp_k8s_watch_poll(l->kw, changed, err);
+	struct xp_k8s_watch_health h;
+	xp_k8s_watch_health(l->kw, &h);
+	l->health.ok = h.ok;
+	l->health.listed = h.listed;
+	l->health.lists = h.lists;
+	l->health.watches = h.watches;
+	snprintf(l->health.state, sizeof l->health.state, "%s", h.state);
+	snprintf(l->health.error, sizeof l->health.error, "%s", h.error);
+	if (rc < 0)
+		l->kw_built = false;
+	return rc;
+}
+
 struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *so, const char *db, char **ops,
 				size_t n_ops, bool force, bool *unchanged, struct xp_err *err)
 {
@@ -184,6 +236,24 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 			return NULL;
 		}
 	}
+	struct xp_source_opts own = *so;
+	bool k8s = xp_source_has_k8s(so) && !so->slurm && !so->inventory && !so->topology && !so->replay;
+	if (so->slurm && strcmp(l->health.engine, "slurm"))
+		l->health = (struct xp_live_health){.engine = "slurm"};
+	else if (!so->slurm && !k8s)
+		l->health = (struct xp_live_health){0}; /* no engine (any more): no health */
+	if (k8s) {
+		bool changed;
+		if (k8s_poll(l, so, &changed, err) < 0)
+			return NULL;
+		if (!changed && !force && agents_same && l->kw_built) {
+			/* No event changed a kept object: the cluster shown is current. */
+			*unchanged = true;
+			return NULL;
+		}
+		own.k8s_watch = l->kw;
+		so = &own;
+	}
 	/* A snapshot file is read again only when it, or the database whose baselines its ECU
 	 * figures take, changed since the last load (or on a forced refresh): a console left on
 	 * a file that never changes parses it once. */
@@ -201,6 +271,15 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 	struct xp_cluster *c = xp_source_load_all(so, db, l->pool, err);
 	if (c && l->pool)
 		l->last_gen = xp_agent_pool_generation(l->pool);
+	l->kw_built = c && so->k8s_watch;
+	if (so->slurm) {
+		/* Slurm is read whole each time: its health is whether that worked, and when. */
+		l->health.ok = c != NULL;
+		if (c)
+			l->health.listed = time(NULL), l->health.error[0] = '\0';
+		else
+			snprintf(l->health.error, sizeof l->health.error, "%.500s", err->msg);
+	}
 	/* Kept only when nothing moved while it was read (sqlite may make the WAL on the first
 	 * open) and nothing was written too recently to tell (XP_LIVE_SETTLE_S): otherwise the
 	 * next load reads again rather than miss a change. */
@@ -269,4 +348,43 @@ char **xp_live_take_log(struct xp_live *l, size_t *n)
 	l->log = NULL;
 	l->n_log = l->cap_log = 0;
 	return out;
+}
+
+bool xp_live_health(const struct xp_live *l, struct xp_live_health *h)
+{
+	*h = l->health;
+	return l->health.engine[0] != '\0';
+}
+
+/* "12s", "3m", "5h", "2d": an age that fits a header. */
+static void age_words(long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 100)
+		snprintf(buf, len, "%lds", s);
+	else if (s < 100 * 60)
+		snprintf(buf, len, "%ldm", s / 60);
+	else if (s < 48 * 3600)
+		snprintf(buf, len, "%ldh", s / 3600);
+	else
+		snprintf(buf, len, "%ldd", s / 86400);
+}
+
+void xp_live_health_words(const struct xp_live_health *h, time_t now, char *buf, size_t len)
+{
+	char age[48] = "";
+	bool slurm = !strcmp(h->engine, "slurm");
+	if (h->listed) {
+		char a[24];
+		age_words((long)(now - h->listed), a, sizeof a);
+		snprintf(age, sizeof age, "%s %s ago", slurm ? "read" : "listed", a);
+	}
+	if (!h->ok)
+		/* The error first: on a narrow line the age is what gives way. */
+		snprintf(buf, len, "failed: %s%s%s", h->error[0] ? h->error : "not read yet", age[0] ? "; " : "", age);
+	else if (slurm || !h->state[0] || !strcmp(h->state, "listed"))
+		snprintf(buf, len, "%s", age[0] ? age : "not read yet");
+	else
+		snprintf(buf, len, "%s, %s", h->state, age);
 }

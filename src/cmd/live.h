@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "model.h"
 #include "source.h"
@@ -44,5 +45,20 @@ char *xp_live_agent_list(const struct xp_live *l);
 /* The agent changes logged since the last call (see xp_agent_pool_take_log), also those of
  * `:agent add|rm` that failed. */
 char **xp_live_take_log(struct xp_live *l, size_t *n);
+
+/* How an engine source (Kubernetes, Slurm) stands after the last load, for the console's header. */
+struct xp_live_health {
+	char engine[8];          /* "k8s" or "slurm"; "" when the source is no engine */
+	bool ok;                 /* the last load read it */
+	time_t listed;           /* k8s: the last whole list; slurm: the last read; 0 before one */
+	char state[256];         /* k8s: the watch ("listed", "watching", "re-listed after 410 Gone",
+				  * "watch failed: ...; re-listed"); "" for Slurm */
+	char error[512];         /* why the last load failed, "" when ok */
+	unsigned lists, watches; /* k8s: whole lists and watch windows read so far */
+};
+/* The engine's health after the last load; false when the source is no engine. */
+bool xp_live_health(const struct xp_live *l, struct xp_live_health *h);
+/* The header's words for h at now: "watching, listed 12s ago", "read 3s ago", "failed: ...". */
+void xp_live_health_words(const struct xp_live_health *h, time_t now, char *buf, size_t len);
 
 #endif

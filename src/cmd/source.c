@@ -11,6 +11,7 @@
 #include "agent_client.h"
 #include "engine_merge.h"
 #include "k8s_nodes.h"
+#include "k8s_watch.h"
 #include "local/local.h"
 #include "normalize.h"
 #include "slurm.h"
@@ -150,6 +151,9 @@ struct xp_cluster *xp_source_load(const struct xp_source_opts *o, struct xp_err 
 	if (o->slurm)
 		return engine_with_hardware(o, xp_slurm_load(o->slurm, err), err);
 	if (xp_source_has_k8s(o)) {
+		/* The console keeps what it listed and watches for changes (live.c); a command lists. */
+		if (o->k8s_watch)
+			return engine_with_hardware(o, xp_k8s_watch_cluster(o->k8s_watch, err), err);
 		struct xp_k8s_opts ko = {.server = o->k8s_server, .token_file = o->k8s_token_file, .ca_file = o->k8s_ca};
 		return engine_with_hardware(o, xp_k8s_load(&ko, err), err);
 	}

@@ -28,9 +28,12 @@ struct xp_source_opts {
 	const char *k8s_server;     /* a Kubernetes API server URL instead of the kubeconfig's */
 	const char *k8s_token_file; /* bearer token file for it */
 	const char *k8s_ca;         /* CA certificates for it */
+	struct xp_k8s_watch *k8s_watch; /* the console's kept Nodes and Pods (live.c): the cluster is
+					 * built from them, not listed again; NULL for a list */
 };
 
 struct xp_agent_pool;
+struct xp_k8s_watch;
 
 /* Loads the cluster from the chosen source; NULL with err set on failure. With an engine
  * (--slurm, --k8s), --replay or --inventory gives the hardware of the nodes it names
