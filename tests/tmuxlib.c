@@ -133,12 +133,12 @@ char *xp_tmux_wait_all(double seconds, const char *first, ...)
 
 void xp_tmux_expect(const char *text)
 {
-	free(xp_tmux_wait(text, false, 10));
+	free(xp_tmux_wait(text, false, 30));
 }
 
 void xp_tmux_expect_gone(const char *text)
 {
-	free(xp_tmux_wait(text, true, 10));
+	free(xp_tmux_wait(text, true, 30));
 }
 
 void xp_tmux_keys(const char *k)

@@ -27,9 +27,9 @@ char *xp_tmux_wait_all(double seconds, const char *first, ...) __attribute__((se
 #define xp_tmux_expect_all(...) free(xp_tmux_wait_all(10, __VA_ARGS__, (const char *)NULL))
 /* The last non-blank row of a captured screen, copied (caller frees). */
 char *xp_tmux_last_row(const char *screen);
-/* Waits up to 10 s for text on the screen. */
+/* Waits up to 30 s (10 s once ran out on a loaded two-core machine) for text on the screen. */
 void xp_tmux_expect(const char *text);
-/* Waits up to 10 s for text to leave the screen. */
+/* Waits up to 30 s for text to leave the screen. */
 void xp_tmux_expect_gone(const char *text);
 /* Sends a key (tmux key name) to session "t". */
 void xp_tmux_keys(const char *k);
