@@ -4,8 +4,8 @@
  * marked in use so that placement sees it. Read-only: nothing here changes Slurm.
  *
  * scontrol in Slurm 22.05 has no --json (only sinfo and squeue do, through the openapi
- * plugins), and the one-line records carry GresUsed, which sinfo --json does not: the
- * records are read. Partitions (xp_slurm_parse_partitions) and jobs (xp_slurm_parse_jobs)
+ * plugins): where this Slurm has JSON output, slurm_json.c turns it into these same records
+ * (xp_slurm_json_nodes, xp_slurm_json_jobs), else the records are read. Partitions (xp_slurm_parse_partitions) and jobs (xp_slurm_parse_jobs)
  * are read into the queue model (xp_slurm_load_queues) for `queue`, `job` and `whatif`; QOS
  * and fair-share are not read. */
 #ifndef XP_SLURM_H
