@@ -16,6 +16,7 @@
 #include "nameset.h"
 #include "qmodel.h"
 #include "run.h"
+#include "slurm_json.h"
 
 #define MAX_FIELDS 512 /* a 22.05 node record has about 50 */
 
@@ -691,7 +692,15 @@ struct xp_cluster *xp_slurm_load(const char *conf, struct xp_err *err)
 	const char *env[] = {setting, NULL};
 	char *out = NULL, msg[512];
 	size_t len = 0;
-	int rc = xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, &out, &len, msg, sizeof msg);
+	/* JSON first where this Slurm has it (slurm_json.c, XPOOL_SLURM_JSON): these records made
+	 * from it; 0: it has not, scontrol's own are read. */
+	int rc = xp_slurm_json_nodes(conf, &out, &len, &what, err);
+	if (rc < 0) {
+		free(setting);
+		return NULL;
+	}
+	if (rc == 0)
+		rc = xp_run_tool_env(argv, env, 30.0, XP_SLURM_MAX_OUTPUT, &out, &len, msg, sizeof msg);
 	free(setting);
 	if (rc < 0) {
 		xp_errf(err, "slurm: %s (%s)", msg, what);

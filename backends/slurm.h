@@ -4,11 +4,12 @@
  * marked in use so that placement sees it. Read-only: nothing here changes Slurm.
  *
  * scontrol in Slurm 22.05 has no --json (only sinfo and squeue do, through the openapi
- * plugins), and the one-line records carry GresUsed, which sinfo --json does not: the
- * records are read. Partitions (xp_slurm_parse_partitions), QOS (xp_slurm_parse_qos), jobs
- * (xp_slurm_parse_jobs) and fair-share (xp_slurm_parse_sshare) are read into the queue model
- * (xp_slurm_load_queues) for `queue`, `job` and `whatif`; without accounting (no slurmdbd)
- * QOS and fair-share are notes of the queue set, not errors. */
+ * plugins): where this Slurm has JSON output, slurm_json.c turns it into these same records
+ * (xp_slurm_json_nodes, xp_slurm_json_jobs), else the records are read. Partitions
+ * (xp_slurm_parse_partitions), QOS (xp_slurm_parse_qos), jobs (xp_slurm_parse_jobs) and
+ * fair-share (xp_slurm_parse_sshare) are read into the queue model (xp_slurm_load_queues) for
+ * `queue`, `job` and `whatif`; without accounting (no slurmdbd) QOS and fair-share are notes
+ * of the queue set, not errors. */
 #ifndef XP_SLURM_H
 #define XP_SLURM_H
 

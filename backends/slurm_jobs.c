@@ -14,6 +14,7 @@
 #include "qmodel.h"
 #include "run.h"
 #include "slurm.h"
+#include "slurm_json.h"
 
 #define N_FIELDS 16 /* %i %P %T %Q %D %l %b %r %N %V %S %A %q %a %u, then %j (a name may hold '|': the rest of the line) */
 
@@ -470,7 +471,12 @@ int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob *
 		}
 		free(out);
 	}
-	if (run_client(jargv, conf, jwhat, &out, &len, err) < 0)
+	/* squeue --json where this Slurm has it (slurm_json.c, XPOOL_SLURM_JSON): these lines made
+	 * from it; 0: it has not, squeue's own are read. */
+	rc = xp_slurm_json_jobs(conf, &out, &len, &jwhat, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 && run_client(jargv, conf, jwhat, &out, &len, err) < 0)
 		return -1;
 	rc = xp_slurm_parse_jobs_in(out, len, jwhat, set, jobs, n_jobs, err);
 	free(out);
