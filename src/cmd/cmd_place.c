@@ -342,22 +342,6 @@ static double mono_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* xpool's nodes in order of first use (pointers into r); *n of them (free the array). */
-static const char **placed_nodes(const struct xp_place_result *r, size_t *n)
-{
-	const char **v = xp_calloc(r->n_replicas + 1, sizeof *v);
-	size_t k = 0;
-	for (size_t i = 0; i < r->n_replicas; i++) {
-		size_t j = 0;
-		while (j < k && strcmp(v[j], r->replicas[i].node))
-			j++;
-		if (j == k)
-			v[k++] = r->replicas[i].node;
-	}
-	*n = k;
-	return v;
-}
-
 /* --compare: xpool's placement r beside Slurm's answer (sbatch --test-only) for the request
  * xpool's Slurm export writes for it, less the nodes it pinned. The exit status is the
  * dry-run's (0 placed, 3 not); Slurm's refusal is an answer, shown; failing to ask is 1. */
@@ -370,7 +354,7 @@ static int compare_slurm(struct xp_ctx *ctx, const struct xp_place_result *r, co
 	char *request = NULL, *reason = NULL;
 	time_t asked = 0;
 	size_t nx = 0;
-	const char **xn = placed_nodes(r, &nx);
+	const char **xn = xp_slurm_ask_nodes(r, &nx);
 	bool asked_ok = false, now = false;
 	int rc = r->placed ? XP_EXIT_OK : XP_EXIT_UNPLACEABLE;
 	if (r->placed) {

@@ -13,8 +13,7 @@
 #include "place_export.h"
 #include "slurm_compare.h"
 
-/* xpool's nodes in order of first use (pointers into r); *n of them (free the array). */
-static const char **placed_nodes(const struct xp_place_result *r, size_t *n)
+const char **xp_slurm_ask_nodes(const struct xp_place_result *r, size_t *n)
 {
 	const char **v = xp_calloc(r->n_replicas + 1, sizeof *v);
 	size_t k = 0;
@@ -61,7 +60,7 @@ char *xp_slurm_ask_reason(const struct xp_place_result *r, const struct xp_slurm
 	if (!s->will_run)
 		return xp_asprintf("xpool places it now on devices it sees free; Slurm refuses the request (%s)", s->error);
 	size_t nx = 0;
-	const char **xn = placed_nodes(r, &nx);
+	const char **xn = xp_slurm_ask_nodes(r, &nx);
 	if (same_nodes(xn, nx, s->nodes, s->n_nodes) && now) {
 		free(xn);
 		return NULL;

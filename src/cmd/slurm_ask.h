@@ -17,6 +17,9 @@
 
 struct xp_slurm_answer; /* slurm_compare.h */
 
+/* xpool's nodes in r in order of first use (pointers into r); *n of them (free the array). */
+const char **xp_slurm_ask_nodes(const struct xp_place_result *r, size_t *n);
+
 /* Why xpool's answer r is not Slurm's answer s (asked when now says it starts now), from
  * xpool's side (caller frees): xpool refused, Slurm refused, Slurm starts it later, or other
  * nodes with xpool's strategy and scores; NULL when they agree (same nodes, now). */
