@@ -597,8 +597,10 @@ int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, 
 			rc = xp_errf(err, "GET %s (watch): the stream broke: %s", path, errbuf[0] ? errbuf : curl_easy_strerror(done));
 		} else if (finished && !code) {
 			rc = xp_errf(err, "GET %s (watch): no answer", path);
-		} else if (finished && w.len) {
-			/* The server closed it inside an event: what came of that event is not one. */
+		} else if (finished && w.len && !w.enough) {
+			/* The server closed it inside an event: what came of that event is not one. (A
+			 * window xpool ended at its byte cap leaves its partial event to the next one,
+			 * which starts from the last whole event's version.) */
 			rc = xp_errf(err, "GET %s (watch): the stream ended inside an event (%zu bytes of it)", path, w.len);
 		}
 		free(w.buf);

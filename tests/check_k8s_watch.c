@@ -98,15 +98,39 @@ static char *watch_body(int k, long from, bool bookmarks)
 }
 
 /* A busy cluster's (or a hostile server's) stream of Nodes: an event every 20 ms, never ending. */
+/* A never-quiet stream: bursts of events, each sent in two halves (a window's byte cap may
+ * fall inside one). */
+struct busy {
+	long n;
+	bool second;
+	char line[256];
+	size_t len;
+};
+
 static ssize_t busy_events(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
-	long *n = cls;
-	usleep(20000);
-	int k = snprintf(buf, max, "{\"type\":\"%s\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
-			 "{\"name\":\"busy-node\",\"resourceVersion\":\"%ld\"}}}\n", *n == 1000 ? "ADDED" : "MODIFIED", *n);
-	++*n;
-	return k > 0 && (size_t)k < max ? k : MHD_CONTENT_READER_END_WITH_ERROR;
+	struct busy *b = cls;
+	/* In bursts: several writes reach the client at once, so one read may carry it past a
+	 * byte cap and on into the next event. */
+	if (b->n % 8 == 0 && !b->second)
+		usleep(40000);
+	if (!b->second) {
+		int k = snprintf(b->line, sizeof b->line,
+				 "{\"type\":\"%s\",\"object\":{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":"
+				 "{\"name\":\"busy-node\",\"resourceVersion\":\"%ld\"}}}\n",
+				 b->n == 1000 ? "ADDED" : "MODIFIED", b->n);
+		if (k <= 0 || (size_t)k >= sizeof b->line)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		b->len = (size_t)k;
+		++b->n;
+	}
+	size_t half = b->len / 2, from = b->second ? half : 0, k = b->second ? b->len - half : half;
+	b->second = !b->second;
+	if (k > max)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	memcpy(buf, b->line + from, k);
+	return (ssize_t)k;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -129,9 +153,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		const char *bm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "allowWatchBookmarks");
 		long from = rvs ? strtol(rvs, NULL, 10) : 0;
 		if (k == 0 && srv.fault == W_BUSY) {
-			long *n = xp_malloc(sizeof *n);
-			*n = 1000;
-			struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, busy_events, n, free);
+			struct busy *b = xp_calloc(1, sizeof *b);
+			b->n = 1000;
+			struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, busy_events, b, free);
 			MHD_add_response_header(r, "Content-Type", "application/json");
 			rc = MHD_queue_response(c, 200, r);
 			MHD_destroy_response(r);
@@ -233,6 +257,9 @@ static void teardown(void)
 	xp_rm_rf(dir);
 }
 
+/* Most bytes of one window (0: the default), for the test of that cap. */
+static size_t watch_max_bytes;
+
 /* Kept state over the loopback server; a window ends 100 ms after the stream goes quiet. */
 static struct xp_k8s_watch *watcher(size_t max_event, const atomic_bool *cancel)
 {
@@ -242,7 +269,8 @@ static struct xp_k8s_watch *watcher(size_t max_event, const atomic_bool *cancel)
 	struct xp_k8s_conf conf;
 	struct xp_err err = {{0}};
 	ck_assert_msg(xp_k8s_conf_load(&o, &conf, &err) == 0, "%s", err.msg);
-	struct xp_k8s_watch_opts wo = {.timeout_s = 1, .idle_ms = 100, .max_event = max_event, .cancel = cancel};
+	struct xp_k8s_watch_opts wo = {.timeout_s = 1, .idle_ms = 100, .max_event = max_event, .cancel = cancel,
+				       .max_bytes = watch_max_bytes};
 	return xp_k8s_watch_new(xp_k8s_client_new(&conf, NULL), &wo);
 }
 
@@ -451,6 +479,31 @@ START_TEST(watch_busy_stream)
 }
 END_TEST
 
+/* A window that reaches its byte cap inside an event ends there: the whole events before it
+ * are kept and the rest wait for the next window, with no error and no list again (review:
+ * the cut event read as a broken stream, and every busy window listed everything again). */
+START_TEST(watch_byte_cap)
+{
+	watch_max_bytes = 3000;
+	struct xp_k8s_watch *w = watcher(0, NULL);
+	watch_max_bytes = 0;
+	poll_ok(w, true);
+	srv.fault = W_BUSY;
+	poll_ok(w, true);
+	/* Some whole events came (the stream starts at 1000), and fewer than the byte cap lets. */
+	long rv = strtol(xp_k8s_watch_rv(w, XP_K8S_NODES), NULL, 10);
+	ck_assert_int_ge(rv, 1000);
+	ck_assert_int_lt(rv, 1000 + 3000 / 100);
+	poll_ok(w, true);
+	ck_assert_int_eq(srv.lists[0] + srv.lists[1], 2);
+	struct xp_k8s_watch_health h;
+	xp_k8s_watch_health(w, &h);
+	ck_assert_str_eq(h.state, "watching");
+	srv.fault = W_NONE;
+	xp_k8s_watch_free(w);
+}
+END_TEST
+
 /* The events themselves, without a server: kept by name, trimmed, the version followed; what
  * cannot be kept is an error that names why. */
 START_TEST(watch_events_unit)
@@ -636,7 +689,7 @@ END_TEST
 XP_DEFINE_SUITE(k8s_watch,
 		{"watch", .setup = setup, .teardown = teardown,
 		 .tests = {watch_applies_changes, watch_bookmarks_and_finished_pods, watch_gone_relists, watch_bad_streams,
-			   watch_cancel, watch_busy_stream, watch_events_unit, health_words, live_engine_health}},
+			   watch_cancel, watch_busy_stream, watch_byte_cap, watch_events_unit, health_words, live_engine_health}},
 		{"console", .timeout_s = 60, .setup = setup, .teardown = teardown,
 		 .setup_all = xp_tmux_runner_setup, .teardown_all = xp_tmux_runner_teardown,
 		 .tests = {console_watches}});
