@@ -239,7 +239,8 @@ int xp_slurm_parse_sshare(const char *text, size_t len, const char *what, struct
 			cn = column(h, nh, "NormShares");
 			ce = column(h, nh, "EffectvUsage");
 			if (ca < 0 || cu < 0 || cf < 0)
-				rc = xp_errf(err, "the header has no Account, User and FairShare columns: '%.60s'", s);
+				rc = xp_errf(err, "the header has no Account, User and FairShare columns: '%.*s'",
+					     (int)(l < 60 ? l : 60), s);
 			continue;
 		}
 		char *copy = xp_strndup(s, l);

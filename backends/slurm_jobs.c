@@ -410,23 +410,25 @@ static int accounting_ask(const char *const *argv, const char *conf, const char 
 {
 	struct xp_err e = {{0}};
 	int status = 0;
+	/* Its answer is stdout alone: a warning on stderr must not read as a line of it. */
+	if (run_client(argv, conf, what, out, len, &e) == 0)
+		return 0;
+	/* It failed: asked again with stderr kept, for the words of its refusal. */
+	memset(&e, 0, sizeof e);
 	if (run_client_st(argv, conf, what, out, len, &status, &e) < 0) {
 		char *n = xp_asprintf("%s not available (%s)", topic, e.msg);
 		xp_strv_add(&set->notes, &set->n_notes, n);
 		free(n);
 		return -1;
 	}
-	if (status != 0) {
-		char *w = first_line(*out, *len);
-		char *n = xp_asprintf("%s not available (no accounting: %s: %s)", topic, what, *w ? w : "failed");
-		xp_strv_add(&set->notes, &set->n_notes, n);
-		free(n);
-		free(w);
-		free(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
+	char *w = first_line(*out, *len);
+	char *n = xp_asprintf("%s not available (no accounting: %s: %s)", topic, what, *w ? w : "failed");
+	xp_strv_add(&set->notes, &set->n_notes, n);
+	free(n);
+	free(w);
+	free(*out);
+	*out = NULL;
+	return -1;
 }
 
 int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob **jobs, size_t *n_jobs,

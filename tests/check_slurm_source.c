@@ -790,8 +790,59 @@ START_TEST(conf_unreadable)
 }
 END_TEST
 
+/* The accounting clients' answer is their stdout: a warning they print on stderr (a
+ * slurmdbd that answers late, a deprecated option) must not read as a line of it and lose
+ * the QOS queues and fair-share (review). Faked clients on PATH print the recorded and
+ * documented answers, and one warning line on stderr each. */
+START_TEST(accounting_warnings_on_stderr)
+{
+	char dir[] = "/tmp/xpool-slurm-acct-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *tools[][2] = {{"scontrol", "slurm/scontrol-show-partition.txt"},
+				  {"squeue", "slurm/squeue.txt"},
+				  {"sacctmgr", "slurm/sacctmgr-show-qos.txt"},
+				  {"sshare", "slurm/sshare-a-P-l.txt"}};
+	for (size_t i = 0; i < 4; i++) {
+		char *fx = xp_asprintf("%s/%s", getenv("XP_FIXTURES"), tools[i][1]);
+		char *sh = xp_asprintf("#!/bin/sh\necho '%s: warning: something to say' >&2\ncat '%s'\n", tools[i][0], fx);
+		free(xp_write_file(dir, tools[i][0], sh, 0700));
+		free(sh);
+		free(fx);
+	}
+	char *conf = xp_write_file(dir, "slurm.conf", "ClusterName=x\n", 0600);
+	char *path = xp_asprintf("%s:%s", dir, getenv("PATH"));
+	char *old = xp_strdup(getenv("PATH"));
+	setenv("PATH", path, 1);
+	setenv("XPOOL_SLURM_JSON", "0", 1);
+	struct xp_qset set = {0};
+	struct xp_qjob *j = NULL;
+	size_t n = 0;
+	struct xp_err err = {{0}};
+	int rc = xp_slurm_load_queues(conf, &set, &j, &n, &err);
+	setenv("PATH", old, 1);
+	unsetenv("XPOOL_SLURM_JSON");
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(xp_qset_queue(&set, "qos.high"));
+	ck_assert_ptr_nonnull(xp_qset_queue(&set, "qos.scavenger"));
+	bool fair = false;
+	for (size_t i = 0; i < set.n_notes; i++) {
+		ck_assert_msg(!strstr(set.notes[i], "not read") && !strstr(set.notes[i], "partly"), "%s", set.notes[i]);
+		fair = fair || strncmp(set.notes[i], "fair-share ", 11) == 0;
+	}
+	ck_assert(fair);
+	for (size_t i = 0; i < n; i++)
+		xp_qjob_clear(&j[i]);
+	free(j);
+	xp_qset_clear(&set);
+	free(conf);
+	free(path);
+	free(old);
+	xp_rm_rf(dir);
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
 		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}},
 		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit, qos_as_queues,
-					     fair_share_notes}})
+					     fair_share_notes, accounting_warnings_on_stderr}})
