@@ -185,8 +185,8 @@ static bool none_word(const char *s)
 }
 
 /* The queue of a job asking partitions (squeue %P: "train" or "train,cpu", Slurm's order)
- * with QOS qos (NULL: none) pending for reason: the QOS's queue ("qos.NAME") when the reason
- * is one of the QOS's limits and set has it; else the first partition set has open (a job
+ * with QOS qos (NULL: none) and reason: the QOS's queue ("qos.NAME") when set has it with
+ * limits, or the reason is one of the QOS's limits; else the first partition set has open (a job
  * asking several starts in whichever takes it first), the first set has, or the first one.
  * *part gets the partition (a copy). */
 static char *job_queue(const char *parts, const char *qos, const char *reason, const struct xp_qset *set,
@@ -214,9 +214,14 @@ static char *job_queue(const char *parts, const char *qos, const char *reason, c
 		free(present);
 	if (*part != first)
 		free(first);
-	if (qos && set && strncmp(reason, "QOS", 3) == 0) {
+	/* A QOS with limits (GrpTRES as quotas) holds all its jobs, running ones included: what
+	 * they use counts against the limit, so one pending for it waits (review: only pending
+	 * ones were there, and the limit never held anything back). Without limits, the
+	 * partition is the queue, or the QOS when the reason names it. */
+	if (qos && set) {
 		char *qn = xp_asprintf("qos.%s", qos);
-		if (xp_qset_queue(set, qn))
+		const struct xp_queue *q = xp_qset_queue(set, qn);
+		if (q && (q->n_quotas > 0 || strncmp(reason, "QOS", 3) == 0))
 			return qn;
 		free(qn);
 	}

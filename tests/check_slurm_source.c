@@ -704,18 +704,24 @@ START_TEST(qos_as_queues)
 			ck_assert_msg(xp_quota_check(&set.queues[i].quotas[k], xp_qset_class(&set, set.queues[i].quotas[k].rclass), &err) == 0,
 				      "%s", err.msg);
 	ck_assert_str_eq(xp_qset_queue(&set, "qos.normal")->engine_text, "Slurm QOS normal");
-	/* A job pending for its QOS's limit is in the QOS's queue; others in their partition. */
+	/* A QOS with limits holds its jobs, running ones too (what they use counts against the
+	 * limit); a job of a QOS without limits is in its partition unless pending for the QOS. */
 	const char *jl = "11|train|PENDING|5|1|5|gres:gpu:4|QOSGrpGRES||2026-12-02T05:43:32|N/A|11|high|physics|ann|a\n"
 			 "12|train|PENDING|5|1|5|gres:gpu:4|Priority||2026-12-02T05:43:32|N/A|12|high|physics|ann|b\n"
-			 "13|train|PENDING|5|1|5|gres:gpu:4|QOSMaxGRESPerUser||2026-12-02T05:43:32|N/A|13|gone|physics|ann|c\n";
+			 "13|train|PENDING|5|1|5|gres:gpu:4|QOSMaxGRESPerUser||2026-12-02T05:43:32|N/A|13|gone|physics|ann|c\n"
+			 "14|train|RUNNING|5|1|5|gres:gpu:4|None|n1|2026-12-02T05:43:32|2026-12-02T05:43:34|14|high|physics|ann|d\n"
+			 "15|train|PENDING|5|1|5|gres:gpu:4|Priority||2026-12-02T05:43:32|N/A|15|normal|physics|ann|e\n";
 	struct xp_qjob *j;
 	size_t n;
 	ck_assert_msg(xp_slurm_parse_jobs_in(jl, strlen(jl), JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(j[0].queue, "qos.high");
 	ck_assert_int_eq(j[0].reason, XP_R_QUOTA);
 	ck_assert_str_eq(xp_labels_get(&j[0].spec->groups[0].labels, "slurm.partition.train"), "true");
-	ck_assert_str_eq(j[1].queue, "train");
+	ck_assert_str_eq(j[1].queue, "qos.high");
 	ck_assert_str_eq(j[2].queue, "train"); /* a QOS sacctmgr did not list */
+	ck_assert_str_eq(j[3].queue, "qos.high");
+	ck_assert_int_eq(xp_qset_queue(&set, "qos.normal")->n_quotas, 0);
+	ck_assert_str_eq(j[4].queue, "train");
 	jobs_free(j, n);
 	xp_qset_clear(&set);
 	free(t);
