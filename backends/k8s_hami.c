@@ -454,7 +454,8 @@ static void add_alloc(struct xp_device *d, struct xp_alloc a)
 	d->allocs[d->n_allocs++] = a;
 }
 
-/* HAMi's devices of one pod annotation onto n; false when it is malformed (a warning). */
+/* HAMi's devices of one pod annotation onto n; false when it is malformed (a warning) or
+ * names none (an emptied one: the pod's count is then held as without it). */
 static bool hami_uses(struct xp_node *n, const struct xp_hami_node *hn, const char *key, const char *val, const char *owner)
 {
 	struct xp_hami_use *u;
@@ -462,6 +463,10 @@ static bool hami_uses(struct xp_node *n, const struct xp_hami_node *hn, const ch
 	const char *why;
 	if (xp_hami_decode_pod(val, &u, &nu, &why) < 0) {
 		warn(n, xp_asprintf("pod %s: annotation %s left out: %s", owner, key, why));
+		return false;
+	}
+	if (nu == 0) {
+		xp_hami_uses_free(u, nu);
 		return false;
 	}
 	for (size_t i = 0; i < nu; i++) {

@@ -314,6 +314,33 @@ START_TEST(fixtures_to_model)
 }
 END_TEST
 
+/* An annotation that names no device (emptied, "") decides nothing: the pod's count is held
+ * as without it (review: the resource was marked handled and the pod held nothing). */
+START_TEST(empty_annotation_holds_by_count)
+{
+	json_t *pods = json_deep_copy(srv.pods);
+	size_t i;
+	json_t *p;
+	json_array_foreach(pods, i, p) {
+		json_t *md = json_object_get(p, "metadata");
+		if (strcmp(json_string_value(json_object_get(md, "name")), "vgpu-a") == 0)
+			json_object_set_new(json_object_get(md, "annotations"), "hami.io/vgpu-devices-to-allocate",
+					    json_string(""));
+	}
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_k8s_build(srv.nodes, pods, "k8s:test", &err);
+	ck_assert_msg(c, "%s", err.msg);
+	const struct xp_node *g1 = xp_cluster_node(c, "hami-gpu-1");
+	int held = 0;
+	for (size_t d = 0; d < g1->n_devices; d++)
+		for (size_t a = 0; a < g1->devices[d].n_allocs; a++)
+			held += g1->devices[d].allocs[a].owner && !strcmp(g1->devices[d].allocs[a].owner, "ml/vgpu-a");
+	ck_assert_int_ge(held, 1);
+	xp_cluster_free(c);
+	json_decref(pods);
+}
+END_TEST
+
 /* A client for the loopback server, page items a page. */
 static struct xp_k8s_client *client(size_t page)
 {
@@ -394,4 +421,5 @@ END_TEST
 
 XP_DEFINE_SUITE(k8s_hami, {"decode", .tests = {decode_register_forms, decode_malformed, resource_names}},
 		{"model", .setup = setup, .teardown = teardown,
-		 .tests = {fixtures_to_model, trims_keep_the_annotations, inventory_end_to_end}});
+		 .tests = {fixtures_to_model, empty_annotation_holds_by_count, trims_keep_the_annotations,
+			   inventory_end_to_end}});
