@@ -313,6 +313,38 @@ START_TEST(replay_full_name_and_drain)
 }
 END_TEST
 
+/* The other way round: the engine names the node by its full name, the machine calls itself
+ * by its short one; still one node (review: two, the devices counted twice). */
+START_TEST(engine_full_name_replay_short)
+{
+	char *t = xp_fixture_text(NODES, NULL);
+	char *a = replace(t, "NodeName=gpu02 ", "NodeName=dgx-a100-07.example.org ");
+	char *b = replace(a, "Gres=gpu:h100:8 GresDrain=N/A GresUsed=gpu:h100:0,", "Gres=gpu:a100:1 GresDrain=N/A GresUsed=gpu:a100:0,");
+	free(t);
+	free(a);
+	struct xp_cluster *c = xp_cluster_new();
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_slurm_parse_nodes(b, strlen(b), "scontrol", c, &err), 0);
+	free(b);
+	size_t before = c->n_nodes;
+	char *rep = xp_replay_dgx(dir);
+	free(xp_write_file(rep, "hostname", "dgx-a100-07\n", 0644));
+	struct xp_source_opts so = {.replay = rep};
+	struct xp_cluster *hw = xp_source_load(&so, &err);
+	ck_assert_msg(hw != NULL, "%s", err.msg);
+	xp_engine_join(c, hw, false);
+	xp_cluster_free(hw);
+	ck_assert_uint_eq(c->n_nodes, before);
+	ck_assert_ptr_null(xp_cluster_node(c, "dgx-a100-07"));
+	const struct xp_node *n = xp_cluster_node(c, "dgx-a100-07.example.org");
+	ck_assert_ptr_nonnull(n);
+	ck_assert(strncmp(n->source, "replay:", 7) == 0);
+	ck_assert_uint_eq(n->n_devices, 1);
+	xp_cluster_free(c);
+	free(rep);
+}
+END_TEST
+
 /* Kubernetes' node gpu-node-1 (capacity 8 nvidia.com/gpu, GPU feature discovery's product, pods
  * holding some) and the DGX replay named gpu-node-1: the replay's A100, held by a pod, the count
  * warning naming the capacity, the source URL kept as the fact "engine". */
@@ -431,4 +463,4 @@ XP_DEFINE_SUITE(engine_merge,
 		 .tests = {slurm_and_agent_one_node, slurm_count_disagrees, slurm_kind_missing, agent_down_engine_stays,
 			   no_engine_keeps_left_out}},
 		{"replays", .setup = setup, .teardown = teardown,
-		 .tests = {replay_full_name_and_drain, k8s_and_replay, slurm_and_inventory, ten_thousand_nodes}})
+		 .tests = {replay_full_name_and_drain, engine_full_name_replay_short, k8s_and_replay, slurm_and_inventory, ten_thousand_nodes}})

@@ -398,10 +398,23 @@ void xp_engine_join(struct xp_cluster *c, struct xp_cluster *hw, bool agents)
 	struct xp_nameset names = {0};
 	const char *engine = NULL;
 	size_t base = c->n_nodes;
+	/* An engine that names its nodes by full name ("gpu01.example.org") beside hardware that
+	 * calls itself by its short one: the short names too (held here, the set borrows them). */
+	char **shorts = NULL;
+	size_t n_shorts = 0;
 	for (size_t i = 0; i < base; i++) {
 		struct xp_node *n = c->nodes[i];
 		if (n->name)
 			xp_nameset_put(&names, n->name, (void *)(uintptr_t)(i + 1));
+		const char *dot = n->name && xp_engine_of(n) ? strchr(n->name, '.') : NULL;
+		if (dot && dot != n->name) {
+			char *sn = xp_strndup(n->name, (size_t)(dot - n->name));
+			if (!xp_nameset_get(&names, sn) && xp_nameset_put(&names, sn, (void *)(uintptr_t)(i + 1))) {
+				shorts = xp_realloc(shorts, (n_shorts + 1) * sizeof *shorts);
+				shorts[n_shorts++] = sn;
+			} else
+				free(sn);
+		}
 		/* An engine's node, or one merged already (a replay's before the agents'). */
 		if (!engine)
 			engine = xp_engine_of(n) ? xp_engine_of(n) : engine_name(xp_labels_get(&n->facts, "engine"));
@@ -449,6 +462,9 @@ void xp_engine_join(struct xp_cluster *c, struct xp_cluster *hw, bool agents)
 		xp_nameset_put(&names, n->name, (void *)(uintptr_t)c->n_nodes);
 	}
 	xp_nameset_clear(&names);
+	for (size_t i = 0; i < n_shorts; i++)
+		free(shorts[i]);
+	free(shorts);
 	for (size_t i = 0; i < n_gone; i++)
 		xp_node_free(gone[i]);
 	free(gone);
