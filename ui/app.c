@@ -361,11 +361,12 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, char *he
 	size_t up, down;
 	*alarm = false;
 	health[0] = '\0';
+	bool engine = ctx->slurm || ctx->k8s_server || ctx->k8s || ctx->k8s_token || ctx->k8s_ca;
+	char agents[64] = "";
 	if (xp_poller_agent_counts(ui->poll, &up, &down)) {
 		*alarm = down > 0;
 		/* The first thing to see on a cluster console: how many nodes answer. */
-		snprintf(buf, len, "agents %zu up %zu down", up, down);
-		return buf;
+		snprintf(agents, sizeof agents, "agents %zu up %zu down", up, down);
 	}
 	/* Base names: the header has room for what the file is, not where it lives. */
 	if (ctx->slurm)
@@ -374,19 +375,10 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, char *he
 		/* The server without any user:password@ a URL may carry. */
 		const char *at = strchr(ctx->k8s_server, '@'), *sl = strstr(ctx->k8s_server, "://");
 		snprintf(buf, len, "k8s %s", at && sl && at > sl ? at + 1 : ctx->k8s_server);
-	}
-	else if (ctx->k8s || ctx->k8s_token || ctx->k8s_ca)
+	} else if (engine)
 		snprintf(buf, len, "k8s kubeconfig");
-	/* An engine's health follows where it is: reachable and when last listed, the watch. */
-	struct xp_live_health eh;
-	if ((ctx->slurm || ctx->k8s_server || ctx->k8s || ctx->k8s_token || ctx->k8s_ca) &&
-	    xp_poller_engine_health(ui->poll, &eh)) {
-		char words[640];
-		xp_live_health_words(&eh, time(NULL), words, sizeof words);
-		xp_mask_controls(words);
-		snprintf(health, hlen, "%s", words);
-		*alarm = !eh.ok;
-	}
+	else if (agents[0])
+		snprintf(buf, len, "%s", agents);
 	else if (ctx->inventory)
 		snprintf(buf, len, "snapshot %s", base_name(ctx->inventory));
 	else if (ctx->replay)
@@ -398,6 +390,18 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, char *he
 		gethostname(host, sizeof host - 1);
 		snprintf(buf, len, "local %s", host);
 	}
+	/* An engine's health follows where it is: reachable and when last listed, the watch;
+	 * with agents beside it, how many answer. */
+	struct xp_live_health eh;
+	bool have = engine && xp_poller_engine_health(ui->poll, &eh);
+	if (have) {
+		char words[640];
+		xp_live_health_words(&eh, time(NULL), words, sizeof words);
+		xp_mask_controls(words);
+		snprintf(health, hlen, "%.560s%s%s", words, agents[0] ? ", " : "", agents);
+		*alarm = *alarm || !eh.ok;
+	} else if (engine && agents[0])
+		snprintf(health, hlen, "%s", agents);
 	return buf;
 }
 

@@ -237,7 +237,9 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 		}
 	}
 	struct xp_source_opts own = *so;
-	bool k8s = xp_source_has_k8s(so) && !so->slurm && !so->inventory && !so->topology && !so->replay;
+	/* Kubernetes is watched beside a replay or a snapshot of the same machines too (their
+	 * hardware joins its nodes: source.c). */
+	bool k8s = xp_source_has_k8s(so) && !so->slurm;
 	if (so->slurm && strcmp(l->health.engine, "slurm"))
 		l->health = (struct xp_live_health){.engine = "slurm"};
 	else if (!so->slurm && !k8s)
@@ -246,7 +248,7 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 		bool changed;
 		if (k8s_poll(l, so, &changed, err) < 0)
 			return NULL;
-		if (!changed && !force && agents_same && l->kw_built) {
+		if (!changed && !force && agents_same && l->kw_built && !so->inventory && !so->replay) {
 			/* No event changed a kept object: the cluster shown is current. */
 			*unchanged = true;
 			return NULL;
@@ -260,7 +262,7 @@ struct xp_cluster *xp_live_load(struct xp_live *l, const struct xp_source_opts *
 	struct file_sig sig[3] = {{0}};
 	struct timespec start;
 	clock_gettime(CLOCK_REALTIME, &start);
-	bool file_only = so->inventory && !so->topology && !so->replay;
+	bool file_only = so->inventory && !so->topology && !so->replay && !k8s;
 	if (file_only) {
 		sigs_of(so->inventory, db, sig);
 		if (!force && agents_same && l->have_sig && sigs_eq(sig, l->base_sig)) {
