@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +291,36 @@ char *xp_slurm_request(const char *export)
 	return r;
 }
 
+/* The scripts sbatch is reading now: a console that quits while a question to Slurm runs on
+ * its own thread (view 3) must not leave them behind. */
+#define MAX_LIVE 64
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *live[MAX_LIVE];
+static bool live_hooked;
+
+static void live_clean(void)
+{
+	pthread_mutex_lock(&live_mu);
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live[i])
+			unlink(live[i]);
+	pthread_mutex_unlock(&live_mu);
+}
+
+/* Records path (held, not copied) as live, or forgets it (on false). */
+static void live_set(char *path, bool on)
+{
+	pthread_mutex_lock(&live_mu);
+	if (!live_hooked)
+		live_hooked = atexit(live_clean) == 0;
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (on ? !live[i] : live[i] == path) {
+			live[i] = on ? path : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+}
+
 int xp_slurm_test_only(const char *conf, const char *script, struct xp_slurm_answer *a, time_t *asked,
 		       struct xp_err *err)
 {
@@ -302,6 +333,7 @@ int xp_slurm_test_only(const char *conf, const char *script, struct xp_slurm_ans
 		free(path);
 		return -1;
 	}
+	live_set(path, true);
 	size_t len = strlen(script);
 	FILE *f = fdopen(fd, "w");
 	bool ok = f && fwrite(script, 1, len, f) == len;
@@ -310,6 +342,7 @@ int xp_slurm_test_only(const char *conf, const char *script, struct xp_slurm_ans
 	if (!ok) {
 		xp_errf(err, "slurm: could not write the sbatch script %s", path);
 		unlink(path);
+		live_set(path, false);
 		free(path);
 		return -1;
 	}
@@ -318,6 +351,7 @@ int xp_slurm_test_only(const char *conf, const char *script, struct xp_slurm_ans
 	char *setting;
 	if (xp_slurm_conf_setting(conf, &setting, err) < 0) {
 		unlink(path);
+		live_set(path, false);
 		free(path);
 		return -1;
 	}
@@ -329,6 +363,7 @@ int xp_slurm_test_only(const char *conf, const char *script, struct xp_slurm_ans
 	*asked = time(NULL);
 	int rc = xp_run_tool_answer(argv, env, 30.0, MAX_OUTPUT, &out, &n, &status, msg, sizeof msg);
 	unlink(path);
+	live_set(path, false);
 	free(path);
 	free(setting);
 	if (rc < 0)

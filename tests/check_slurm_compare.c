@@ -4,11 +4,16 @@
  * hostlist expressions, and on lines cut, grown and spoiled: each must be an error or a
  * refusal read as Slurm's words, never a crash, a wrong node or a control byte shown. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fakehost.h"
+#include "slurm_ask.h"
 #include "slurm_compare.h"
 #include "suitelib.h"
 #include "testlib.h"
@@ -212,6 +217,60 @@ START_TEST(request_drops_nodelist)
 }
 END_TEST
 
+/* View 3 asks Slurm on a thread of its own, and gives a question up without waiting for it:
+ * a user pressing r again and again must not pile up sbatch runs (review: 40 at once), and
+ * the scripts of questions still running when the console quits are removed with it. A
+ * faked sbatch on PATH answers slowly. */
+START_TEST(asks_in_flight_bounded)
+{
+	char dir[] = "/tmp/xpool-ask-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	free(xp_write_file(dir, "sbatch", "#!/bin/sh\nsleep 3\necho 'sbatch: error: not now' >&2\nexit 1\n", 0700));
+	char *conf = xp_write_file(dir, "slurm.conf", "ClusterName=x\n", 0600);
+	char *path = xp_asprintf("%s:%s", dir, getenv("PATH"));
+	setenv("PATH", path, 1);
+	setenv("TMPDIR", dir, 1);
+	struct xp_slurm_ask *a[5] = {0};
+	struct xp_err err = {{0}};
+	for (int i = 0; i < 4; i++) {
+		a[i] = xp_slurm_ask_start(conf, "#!/bin/sh\n#SBATCH --nodes=1\n", &err);
+		ck_assert_msg(a[i] != NULL, "%s", err.msg);
+	}
+	a[4] = xp_slurm_ask_start(conf, "#!/bin/sh\n#SBATCH --nodes=1\n", &err);
+	ck_assert_ptr_null(a[4]);
+	ck_assert_msg(strstr(err.msg, "still being answered"), "%s", err.msg);
+	/* The scripts the four sbatch runs read are removed when the process exits, questions
+	 * running or not: a child, a copy of this process at this moment, exits, and they are
+	 * gone. */
+	size_t scripts = 0;
+	for (int k = 0; k < 250 && scripts < 4; k++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		scripts = 0;
+		DIR *d = opendir(dir);
+		for (struct dirent *e; d && (e = readdir(d));)
+			scripts += strncmp(e->d_name, "xpool-sbatch.", 13) == 0;
+		if (d)
+			closedir(d);
+	}
+	ck_assert_uint_eq(scripts, 4);
+	pid_t pid = fork();
+	if (pid == 0)
+		exit(0);
+	int st;
+	waitpid(pid, &st, 0);
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		ck_assert_msg(strncmp(e->d_name, "xpool-sbatch.", 13) != 0, "%s left behind", e->d_name);
+	if (d)
+		closedir(d);
+	for (int i = 0; i < 4; i++)
+		xp_slurm_ask_abandon(a[i]);
+	free(conf);
+	free(path);
+}
+END_TEST
+
 XP_DEFINE_SUITE(slurm_compare, {"answers", .tests = {recorded_will_run, recorded_refusals, hostlists,
 						     request_drops_nodelist}},
-		{"malformed", .tests = {malformed_and_hostile}})
+		{"malformed", .tests = {malformed_and_hostile}}, {"ask", .tests = {asks_in_flight_bounded}})

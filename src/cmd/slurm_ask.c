@@ -58,7 +58,7 @@ char *xp_slurm_ask_reason(const struct xp_place_result *r, const struct xp_slurm
 	if (!r->placed)
 		return xp_asprintf("xpool refuses it: %s", r->summary ? r->summary : "no node fits");
 	if (!s->will_run)
-		return xp_asprintf("xpool places it now on devices it sees free; Slurm refuses the request (%s)", s->error);
+		return xp_asprintf("xpool places it now on devices it sees free; Slurm refuses the request (%s)", s->error ? s->error : "no reason given");
 	size_t nx = 0;
 	const char **xn = xp_slurm_ask_nodes(r, &nx);
 	if (same_nodes(xn, nx, s->nodes, s->n_nodes) && now) {
@@ -103,6 +103,11 @@ static void ask_free(struct xp_slurm_ask *a)
 	free(a);
 }
 
+/* Questions whose thread still runs (given up or not): each may hold an sbatch for up to 30 s,
+ * and a user pressing r again and again must not pile them up. */
+#define MAX_IN_FLIGHT 4
+static atomic_int in_flight;
+
 static void *ask_thread(void *arg)
 {
 	struct xp_slurm_ask *a = arg;
@@ -115,6 +120,7 @@ static void *ask_thread(void *arg)
 	int expect = ASK_RUNNING;
 	if (!atomic_compare_exchange_strong(&a->state, &expect, ASK_DONE))
 		ask_free(a); /* abandoned while it ran: nobody else will */
+	atomic_fetch_sub(&in_flight, 1);
 	return NULL;
 }
 
@@ -136,6 +142,12 @@ char *xp_slurm_ask_request(const struct xp_place_result *r, const struct xp_job 
 
 struct xp_slurm_ask *xp_slurm_ask_start(const char *conf, const char *request, struct xp_err *err)
 {
+	if (atomic_fetch_add(&in_flight, 1) >= MAX_IN_FLIGHT) {
+		atomic_fetch_sub(&in_flight, 1);
+		xp_errf(err, "%d earlier questions to Slurm are still being answered; ask again (r) when they are",
+			MAX_IN_FLIGHT);
+		return NULL;
+	}
 	struct xp_slurm_ask *a = xp_calloc(1, sizeof *a);
 	a->request = xp_strdup(request);
 	a->conf = xp_strdup(conf);
@@ -150,6 +162,7 @@ struct xp_slurm_ask *xp_slurm_ask_start(const char *conf, const char *request, s
 	pthread_attr_destroy(&at);
 	if (rc != 0) {
 		ask_free(a);
+		atomic_fetch_sub(&in_flight, 1);
 		xp_errf(err, "cannot start a thread to ask Slurm");
 		return NULL;
 	}
