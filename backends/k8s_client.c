@@ -224,7 +224,8 @@ static int reread_token(struct xp_k8s_client *cl, struct xp_err *err)
  * no \u0000, depth 2048, numbers that fit) and only what keep names is built; the rest is
  * checked and skipped. Duplicate keys are allowed and the last value wins, as json_loadb
  * without JSON_REJECT_DUPLICATES has them, so the kept objects are those a whole decode and
- * the same cut would leave. */
+ * the same cut would leave. Only the tokenizer's own caps go further than jansson: a string
+ * over 4 MiB, a number over 512 characters; etcd stores no object over 1.5 MiB. */
 
 /* Checks and passes over a value whose start was t; no duplicate check, as json_loadb. */
 static int skip_value(struct xp_jp *jp, enum xp_jp_type t)

@@ -45,7 +45,8 @@ struct xp_k8s_keep {
 void xp_k8s_client_keep(struct xp_k8s_client *cl, const struct xp_k8s_keep *keep);
 /* Decodes one list page (len bytes at text) as xp_k8s_list does with keep: its items as keep
  * says, its metadata whole, nothing else; as strict as jansson's json_loadb (a duplicate key's
- * last value wins, as there). NULL with msg ("LINE:COLUMN: ...") set on malformed text. */
+ * last value wins, as there), and a string over 4 MiB or a number over 512 characters (no
+ * stored API object holds one) refused. NULL with msg ("LINE:COLUMN: ...") set when malformed. */
 json_t *xp_k8s_decode_list(const char *text, size_t len, const struct xp_k8s_keep *keep, char *msg, size_t msglen);
 /* The settings the client uses (server, origin...). */
 const struct xp_k8s_conf *xp_k8s_client_conf(const struct xp_k8s_client *cl);

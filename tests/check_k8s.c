@@ -311,6 +311,17 @@ START_TEST(malformed_bodies)
 	srv.fault = F_NONE;
 	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/secrets", NULL, &err));
 	xp_want_parts(err.msg, "GET /api/v1/secrets", "HTTP 404", NULL);
+	/* The same through the decode that builds only what a trim keeps (xp_k8s_cluster's). */
+	xp_k8s_client_keep(cl, xp_k8s_pod_keep);
+	srv.fault = F_MALFORMED;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", "malformed JSON: 1:", NULL);
+	srv.fault = F_TRUNCATED;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", NULL);
+	srv.fault = F_NOT_LIST;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", "not a list", NULL);
 	xp_k8s_client_free(cl);
 }
 END_TEST
@@ -582,6 +593,11 @@ START_TEST(keep_is_the_trim)
 		"\"spec\":{\"nodeName\":\"a\",\"containers\":{\"name\":\"c\"},\"initContainers\":[{\"name\":\"i\",\"image\":\"x\","
 		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"},\"claims\":[{\"name\":\"q\"}]}},\"s\",[1]]},"
 		"\"status\":{\"phase\":\"Running\",\"conditions\":[]}},{\"spec\":{\"nodeName\":\"a\"},\"spec\":{\"containers\":[]}}]}",
+		/* numbers at their edges, kept (labels are kept whole) and skipped */
+		"{\"items\":[{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":1e-400,\"b\":-0,\"c\":1.5e308,\"d\":9223372036854775807,"
+		"\"e\":-9223372036854775808,\"f\":0.12345678901234567890123,\"g\":2.2250738585072011e-308,\"h\":-0.0,\"i\":1E+2,"
+		"\"j\":123456789012345678,\"k\":0.1,\"l\":100000000000000000000000e-10}},"
+		"\"skipped\":[1e-400,-0,1.5e308,9223372036854775807,-9223372036854775808,0.12345678901234567890123]}]}",
 		"{\"items\":null,\"kind\":\"NodeList\"}",
 		"{\"items\":{\"metadata\":{\"name\":\"x\"}}}",
 		"{\"items\":\"x\"}",
@@ -602,6 +618,16 @@ START_TEST(keep_is_the_trim)
 		"{\"items\":[{\"managedFields\":[{\"f\":\"\xc3\x28\"}]}]}",
 		"{\"items\":[{\"managedFields\":[{\"f\":99999999999999999999}]}]}",
 		"{\"items\":[{\"managedFields\":[{\"f\":1e999}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":9223372036854775808}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":-9223372036854775809}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":1.}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":-}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":tru}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\\x\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\\udc00\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xed\xa0\x80\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xf4\x90\x80\x80\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xc0\xaf\"}]}]}",
 		"{\"items\":[{\"managedFields\":[{\"f\":01}]}]}",
 		"{\"items\":[{\"managedFields\":[{\"f\":\"tab\there\"}]}]}",
 		"{\"items\":[{\"managedFields\":[{\"f\" 1}]}]}",
@@ -618,10 +644,27 @@ START_TEST(keep_is_the_trim)
 		ck_assert_ptr_null(same_both_ways(what, bad[h], xp_k8s_node_keep, xp_k8s_trim_node));
 	}
 
+	/* Where the tokenizer is stricter than json_loadb: a string over 4 MiB and a number over
+	 * 512 characters, which no object an API server stores can hold (etcd takes at most
+	 * 1.5 MiB an object), are refused, saying so. */
+	char *big = times("a", (4 << 20) + 1);
+	char *text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":\"%s\"}}]}", big);
+	char msg[160] = "";
+	ck_assert_ptr_null(xp_k8s_decode_list(text, strlen(text), xp_k8s_node_keep, msg, sizeof msg));
+	xp_want_parts(msg, "a string longer than 4194304 bytes", NULL);
+	free(text);
+	free(big);
+	big = times("1", 600);
+	text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":0.%s}}]}", big);
+	ck_assert_ptr_null(xp_k8s_decode_list(text, strlen(text), xp_k8s_node_keep, msg, sizeof msg));
+	xp_want_parts(msg, "a number longer than 512 bytes", NULL);
+	free(text);
+	free(big);
+
 	/* Nesting inside a skipped subtree: jansson's depth (2048 in all) either way. */
 	for (int depth = 2040; depth <= 2050; depth += 5) {
 		char *open = times("[", depth - 4), *close = times("]", depth - 4);
-		char *text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":%s%s}}]}", open, close);
+		text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":%s%s}}]}", open, close);
 		char what[32];
 		snprintf(what, sizeof what, "depth %d", depth);
 		json_t *cut = same_both_ways(what, text, xp_k8s_node_keep, xp_k8s_trim_node);
