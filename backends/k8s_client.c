@@ -317,8 +317,10 @@ static json_t *kept(struct xp_jp *jp, const struct xp_k8s_keep *keep, bool (*wan
 		}
 		enum xp_jp_type t = xp_jp_value(jp);
 		if (!take) {
-			if (skip_value(jp, t) < 0)
+			if (skip_value(jp, t) < 0) {
+				r = -1;
 				break;
+			}
 			continue;
 		}
 		/* The key is the tokenizer's until the next one: the value's own keys come first. */

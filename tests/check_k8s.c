@@ -661,19 +661,23 @@ START_TEST(keep_is_the_trim)
 	free(text);
 	free(big);
 
-	/* Nesting inside a skipped subtree: jansson's depth (2048 in all) either way. */
-	for (int depth = 2040; depth <= 2050; depth += 5) {
-		char *open = times("[", depth - 4), *close = times("]", depth - 4);
-		text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":%s%s}}]}", open, close);
-		char what[32];
-		snprintf(what, sizeof what, "depth %d", depth);
-		json_t *cut = same_both_ways(what, text, xp_k8s_node_keep, xp_k8s_trim_node);
-		ck_assert_msg(!cut == (depth > 2048), "%s", what);
-		json_decref(cut);
-		free(text);
-		free(open);
-		free(close);
-	}
+	/* Nesting inside a skipped subtree and inside one kept whole (labels): jansson's depth
+	 * (2048 in all) either way. */
+	for (int labels = 0; labels < 2; labels++)
+		for (int depth = 2040; depth <= 2050; depth += 5) {
+			/* Around it: the page, items, the item, metadata (and labels). */
+			char *open = times("[", depth - 4 - labels), *close = times("]", depth - 4 - labels);
+			text = labels ? xp_asprintf("{\"items\":[{\"metadata\":{\"labels\":{\"a\":%s%s}}}]}", open, close)
+				      : xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":%s%s}}]}", open, close);
+			char what[32];
+			snprintf(what, sizeof what, "depth %d%s", depth, labels ? " (labels)" : "");
+			json_t *cut = same_both_ways(what, text, xp_k8s_node_keep, xp_k8s_trim_node);
+			ck_assert_msg(!cut == (depth > 2048), "%s", what);
+			json_decref(cut);
+			free(text);
+			free(open);
+			free(close);
+		}
 }
 END_TEST
 
