@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "format.h"
+#include "jsonpull.h"
 
 struct xp_k8s_client {
 	struct xp_k8s_conf conf;
@@ -15,6 +16,7 @@ struct xp_k8s_client {
 	CURL *easy;
 	size_t requests;
 	xp_k8s_trim_fn *trim; /* applied to each item as its page arrives; NULL: none */
+	const struct xp_k8s_keep *keep; /* what of each item is decoded; NULL: all of it */
 };
 
 struct body {
@@ -64,6 +66,11 @@ struct xp_k8s_client *xp_k8s_client_new(struct xp_k8s_conf *conf, const struct x
 void xp_k8s_client_trim(struct xp_k8s_client *cl, xp_k8s_trim_fn *trim)
 {
 	cl->trim = trim;
+}
+
+void xp_k8s_client_keep(struct xp_k8s_client *cl, const struct xp_k8s_keep *keep)
+{
+	cl->keep = keep;
 }
 
 void xp_k8s_client_free(struct xp_k8s_client *cl)
@@ -138,7 +145,9 @@ static void status_message(const char *buf, size_t len, char *out, size_t olen)
 	json_decref(j);
 }
 
-/* One GET; the HTTP status in *code and the body in *b. -1 with err set on a transport failure. */
+/* One GET; the HTTP status in *code and the body in *b (its buffer kept from the last GET:
+ * growing a new one for each page of a long list costs more than reading it). -1 with err
+ * set on a transport failure. */
 static int get(struct xp_k8s_client *cl, const char *url, const char *path, long *code, struct body *b,
 	       struct xp_err *err)
 {
@@ -151,7 +160,9 @@ static int get(struct xp_k8s_client *cl, const char *url, const char *path, long
 		auth = xp_asprintf("Authorization: Bearer %s", cl->conf.token);
 		h = curl_slist_append(h, auth);
 	}
-	*b = (struct body){.max = cl->o.max_bytes};
+	b->len = 0;
+	b->over = false;
+	b->max = cl->o.max_bytes;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
@@ -205,6 +216,152 @@ static int reread_token(struct xp_k8s_client *cl, struct xp_err *err)
 	return 0;
 }
 
+/* ---- pages decoded as a reader keeps them ----
+ *
+ * jansson decodes a page whole, and the trims then free most of it: for 50,000 Pods that is
+ * millions of allocations made only to be freed, and most of the time of a list. A page is
+ * read instead with the pull tokenizer (jsonpull.h, as strict as jansson: grammar, UTF-8,
+ * no \u0000, depth 2048, numbers that fit) and only what keep names is built; the rest is
+ * checked and skipped. Duplicate keys are allowed and the last value wins, as json_loadb
+ * without JSON_REJECT_DUPLICATES has them, so the kept objects are those a whole decode and
+ * the same cut would leave. Only the tokenizer's own caps go further than jansson: a string
+ * over 4 MiB, a number over 512 characters; etcd stores no object over 1.5 MiB. */
+
+/* Checks and passes over a value whose start was t; no duplicate check, as json_loadb. */
+static int skip_value(struct xp_jp *jp, enum xp_jp_type t)
+{
+	int r;
+	switch (t) {
+	case XP_JP_ERROR:
+		return -1;
+	case XP_JP_OBJECT:
+		while ((r = xp_jp_next_key_unchecked(jp)) == 1)
+			if (skip_value(jp, xp_jp_value(jp)) < 0)
+				return -1;
+		return r;
+	case XP_JP_ARRAY:
+		while ((r = xp_jp_next_elem(jp)) == 1)
+			if (skip_value(jp, xp_jp_value(jp)) < 0)
+				return -1;
+		return r;
+	default:
+		return 0;
+	}
+}
+
+static json_t *kept(struct xp_jp *jp, const struct xp_k8s_keep *keep, bool (*want)(const char *));
+
+/* The value whose start was t, as k says (NULL: whole); NULL on a syntax error. */
+static json_t *value(struct xp_jp *jp, enum xp_jp_type t, const struct xp_k8s_keep *k)
+{
+	switch (t) {
+	case XP_JP_OBJECT: {
+		if (k && k->want)
+			return kept(jp, NULL, k->want);
+		if (k && k->sub && !k->each)
+			return kept(jp, k->sub, NULL);
+		return kept(jp, NULL, NULL);
+	}
+	case XP_JP_ARRAY: {
+		json_t *a = json_array();
+		int r;
+		/* Each object of an "each" array cut by sub; anything else in it whole. */
+		const struct xp_k8s_keep *el = k && k->each ? &(const struct xp_k8s_keep){.sub = k->sub} : NULL;
+		while ((r = xp_jp_next_elem(jp)) == 1) {
+			json_t *v = value(jp, xp_jp_value(jp), el);
+			if (!v) {
+				json_decref(a);
+				return NULL;
+			}
+			json_array_append_new(a, v);
+		}
+		if (r < 0) {
+			json_decref(a);
+			return NULL;
+		}
+		return a;
+	}
+	case XP_JP_STRING:
+		return json_stringn_nocheck(jp->str, jp->str_len); /* UTF-8 checked by the tokenizer */
+	case XP_JP_INTEGER:
+		return json_integer((json_int_t)jp->ival);
+	case XP_JP_REAL:
+		return json_real(jp->dval);
+	case XP_JP_TRUE:
+		return json_true();
+	case XP_JP_FALSE:
+		return json_false();
+	case XP_JP_NULL:
+		return json_null();
+	default:
+		return NULL;
+	}
+}
+
+/* An object just entered: with keep, only the members it names (each as its entry says);
+ * with want, only the members want takes (whole); with neither, every member whole. */
+static json_t *kept(struct xp_jp *jp, const struct xp_k8s_keep *keep, bool (*want)(const char *))
+{
+	json_t *o = json_object();
+	char small[128];
+	int r;
+	while ((r = xp_jp_next_key_unchecked(jp)) == 1) {
+		const struct xp_k8s_keep *k = NULL;
+		bool take = true;
+		if (want)
+			take = want(jp->key);
+		else if (keep) {
+			for (k = keep; k->key && strcmp(k->key, jp->key); k++)
+				;
+			take = k->key != NULL;
+		}
+		enum xp_jp_type t = xp_jp_value(jp);
+		if (!take) {
+			if (skip_value(jp, t) < 0) {
+				r = -1;
+				break;
+			}
+			continue;
+		}
+		/* The key is the tokenizer's until the next one: the value's own keys come first. */
+		size_t klen = jp->key_len;
+		char *key = klen < sizeof small ? small : xp_malloc(klen + 1);
+		memcpy(key, jp->key, klen + 1);
+		json_t *v = value(jp, t, want ? NULL : k);
+		if (v)
+			json_object_setn_new_nocheck(o, key, klen, v);
+		if (key != small)
+			free(key);
+		if (!v) {
+			r = -1;
+			break;
+		}
+	}
+	if (r < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *xp_k8s_decode_list(const char *text, size_t len, const struct xp_k8s_keep *keep, char *msg, size_t msglen)
+{
+	const struct xp_k8s_keep page[] = {{.key = "items", .sub = keep, .each = true}, {.key = "metadata"}, {0}};
+	struct xp_jp jp;
+	xp_jp_init_mem(&jp, text, len);
+	enum xp_jp_type t = xp_jp_top(&jp);
+	/* A page that is not an object is kept whole, to be found "not a list" as before. */
+	json_t *v = t == XP_JP_OBJECT ? kept(&jp, page, NULL) : value(&jp, t, NULL);
+	if (v && xp_jp_end(&jp) < 0) {
+		json_decref(v);
+		v = NULL;
+	}
+	if (!v)
+		snprintf(msg, msglen, "%s", jp.failed ? jp.msg : "malformed");
+	xp_jp_free(&jp);
+	return v;
+}
+
 /* absent NULL: a 404 is an error like any other status. rv (NULL: not wanted) takes the
  * list's metadata.resourceVersion, where a watch of it starts. */
 static json_t *list(struct xp_k8s_client *cl, const char *path, const char *query, bool *absent, char **rv,
@@ -215,6 +372,7 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 	if (rv)
 		*rv = NULL;
 	json_t *items = json_array();
+	struct body b = {0}; /* one buffer for every page */
 	char *cont = NULL;
 	bool reread = false, restarted = false;
 	size_t pages = 0;
@@ -229,16 +387,12 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 					query ? "&" : "", query ? query : "", esc ? "&continue=" : "", esc ? esc : "");
 		free(esc);
 		long code;
-		struct body b;
 		int rc = get(cl, url, path, &code, &b, err);
 		free(url);
-		if (rc < 0) {
-			free(b.buf);
+		if (rc < 0)
 			goto fail;
-		}
 		if (code == 401 && cl->conf.token_file && !reread) {
 			/* Bound service-account tokens rotate: the file holds the new one. Once. */
-			free(b.buf);
 			reread = true;
 			if (reread_token(cl, err) < 0)
 				goto fail;
@@ -247,7 +401,6 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 		if (code == 410 && cont && !restarted) {
 			/* The continue token expired (the server compacted its history): the pages read
 			 * so far are of an older version, so the whole list starts again. Once. */
-			free(b.buf);
 			restarted = true;
 			free(cont);
 			cont = NULL;
@@ -256,14 +409,12 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 		}
 		if (code == 404 && absent && !cont) {
 			/* The API group is not served: that engine is not installed. */
-			free(b.buf);
 			*absent = true;
 			goto fail;
 		}
 		if (code != 200) {
 			char msg[256];
 			status_message(b.buf, b.len, msg, sizeof msg);
-			free(b.buf);
 			xp_mask_controls(msg);
 			if (code == 401)
 				xp_errf(err, "GET %s: 401 Unauthorized: the server refused the credentials from %s%s", path,
@@ -277,9 +428,12 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 				xp_errf(err, "GET %s: HTTP %ld%s", path, code, msg);
 			goto fail;
 		}
-		json_error_t je;
-		json_t *page = b.buf ? json_loadb(b.buf, b.len, 0, &je) : NULL;
-		free(b.buf);
+		json_error_t je = {.text = ""};
+		json_t *page = NULL;
+		if (b.len && cl->keep)
+			page = xp_k8s_decode_list(b.buf, b.len, cl->keep, je.text, sizeof je.text);
+		else if (b.len)
+			page = json_loadb(b.buf, b.len, 0, &je);
 		if (!page) {
 			xp_errf(err, "GET %s: malformed JSON%s%s", path, b.len ? ": " : " (an empty body)", b.len ? je.text : "");
 			goto fail;
@@ -317,6 +471,8 @@ static json_t *list(struct xp_k8s_client *cl, const char *path, const char *quer
 		if (!cont)
 			break;
 	}
+	free(b.buf);
+	b.buf = NULL;
 	if (rv && !*rv) {
 		/* A watch cannot start without it: a server that lists without one cannot be watched. */
 		xp_errf(err, "GET %s: the list has no metadata.resourceVersion", path);
@@ -329,6 +485,7 @@ fail:
 		*rv = NULL;
 	}
 	free(cont);
+	free(b.buf);
 	json_decref(items);
 	return NULL;
 }

@@ -30,6 +30,24 @@ typedef bool xp_k8s_trim_fn(json_t *item);
 /* Sets the trim xp_k8s_list applies to each item as its page arrives (NULL: none), so that
  * a long list holds only what its reader needs. */
 void xp_k8s_client_trim(struct xp_k8s_client *cl, xp_k8s_trim_fn *trim);
+/* What a reader keeps of each listed item, so that a page is decoded straight into small
+ * objects: one entry per member kept of an object, in a list ended by a NULL key; every other
+ * member is read (checked) and skipped, never built. A value of another type than the entry
+ * expects is kept whole, as a trim of the whole object would leave it. */
+struct xp_k8s_keep {
+	const char *key;               /* the member's name; NULL ends the list */
+	const struct xp_k8s_keep *sub; /* its value is an object: only these members of it (NULL: whole) */
+	bool each;                     /* its value is an array: sub applies to each object in it */
+	bool (*want)(const char *key); /* its value is an object: only the members whose names want takes */
+};
+/* Sets what xp_k8s_list keeps of each item (NULL: every item decoded whole); the trim, if
+ * any, then runs on what is kept. Both must read only what keep holds. */
+void xp_k8s_client_keep(struct xp_k8s_client *cl, const struct xp_k8s_keep *keep);
+/* Decodes one list page (len bytes at text) as xp_k8s_list does with keep: its items as keep
+ * says, its metadata whole, nothing else; as strict as jansson's json_loadb (a duplicate key's
+ * last value wins, as there), and a string over 4 MiB or a number over 512 characters (no
+ * stored API object holds one) refused. NULL with msg ("LINE:COLUMN: ...") set when malformed. */
+json_t *xp_k8s_decode_list(const char *text, size_t len, const struct xp_k8s_keep *keep, char *msg, size_t msglen);
 /* The settings the client uses (server, origin...). */
 const struct xp_k8s_conf *xp_k8s_client_conf(const struct xp_k8s_client *cl);
 /* Lists path ("/api/v1/nodes") page by page, query (NULL for none: "fieldSelector=...",

@@ -468,18 +468,42 @@ static bool trim_pod(json_t *pod)
 	return true;
 }
 
+/* What the trims keep, as the client decodes a page (xp_k8s_keep): the same members, so that
+ * the trims cut nothing more from them, and the cluster is the one whole objects make
+ * (check_k8s.c keep_is_the_trim). Keep them in step with the trims above. */
+static const struct xp_k8s_keep cond_keep[] = {{"type"}, {"status"}, {0}};
+static const struct xp_k8s_keep node_md_keep[] = {
+	{"name"}, {"labels"}, {"annotations", .want = xp_hami_node_annotation}, {0}};
+static const struct xp_k8s_keep node_spec_keep[] = {{"unschedulable"}, {"taints"}, {0}};
+static const struct xp_k8s_keep node_status_keep[] = {
+	{"capacity"}, {"allocatable"}, {"conditions", cond_keep, .each = true}, {0}};
+const struct xp_k8s_keep xp_k8s_node_keep[] = {
+	{"kind"}, {"metadata", node_md_keep}, {"spec", node_spec_keep}, {"status", node_status_keep}, {0}};
+static const struct xp_k8s_keep pod_md_keep[] = {
+	{"name"}, {"namespace"}, {"annotations", .want = xp_hami_pod_annotation}, {0}};
+static const struct xp_k8s_keep container_keep[] = {{"name"}, {"resources"}, {0}};
+static const struct xp_k8s_keep pod_spec_keep[] = {
+	{"nodeName"}, {"containers", container_keep, .each = true}, {"initContainers", container_keep, .each = true}, {0}};
+static const struct xp_k8s_keep pod_status_keep[] = {{"phase"}, {0}};
+const struct xp_k8s_keep xp_k8s_pod_keep[] = {
+	{"kind"}, {"metadata", pod_md_keep}, {"spec", pod_spec_keep}, {"status", pod_status_keep}, {0}};
+
 struct xp_cluster *xp_k8s_cluster(struct xp_k8s_client *cl, struct xp_err *err)
 {
 	xp_k8s_client_trim(cl, trim_node);
+	xp_k8s_client_keep(cl, xp_k8s_node_keep);
 	json_t *nodes = xp_k8s_list(cl, "/api/v1/nodes", NULL, err);
 	xp_k8s_client_trim(cl, trim_pod);
+	xp_k8s_client_keep(cl, xp_k8s_pod_keep);
 	if (!nodes) {
 		xp_k8s_client_trim(cl, NULL);
+		xp_k8s_client_keep(cl, NULL);
 		return NULL;
 	}
 	/* Finished pods hold nothing: the server leaves them out. */
 	json_t *pods = xp_k8s_list(cl, "/api/v1/pods", XP_K8S_POD_QUERY, err);
 	xp_k8s_client_trim(cl, NULL);
+	xp_k8s_client_keep(cl, NULL);
 	if (!pods) {
 		json_decref(nodes);
 		return NULL;

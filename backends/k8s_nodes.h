@@ -27,6 +27,10 @@ bool xp_k8s_trim_node(json_t *node);
 /* Cuts a listed or watched Pod to what xp_k8s_build reads; false when it holds no accelerator
  * (unbound, finished, asking for none): not kept. */
 bool xp_k8s_trim_pod(json_t *pod);
+/* What xp_k8s_trim_node keeps of a Node, for the client to decode no more (xp_k8s_client_keep). */
+extern const struct xp_k8s_keep xp_k8s_node_keep[];
+/* What xp_k8s_trim_pod keeps of a Pod (before it drops the Pods that hold no accelerator). */
+extern const struct xp_k8s_keep xp_k8s_pod_keep[];
 /* Lists /api/v1/nodes and /api/v1/pods through cl and builds the cluster; NULL with err set. */
 struct xp_cluster *xp_k8s_cluster(struct xp_k8s_client *cl, struct xp_err *err);
 /* Connects as o says (xp_k8s_conf_load) and reads the cluster; NULL with err set. */

@@ -20,9 +20,10 @@ struct kept {
 static const struct {
 	const char *path, *query, *kind;
 	xp_k8s_trim_fn *trim;
+	const struct xp_k8s_keep *keep; /* what the list decodes of each: what trim keeps */
 } kinds[2] = {
-	{"/api/v1/nodes", NULL, "Node", xp_k8s_trim_node},
-	{"/api/v1/pods", XP_K8S_POD_QUERY, "Pod", xp_k8s_trim_pod},
+	{"/api/v1/nodes", NULL, "Node", xp_k8s_trim_node, xp_k8s_node_keep},
+	{"/api/v1/pods", XP_K8S_POD_QUERY, "Pod", xp_k8s_trim_pod, xp_k8s_pod_keep},
 };
 
 struct xp_k8s_watch {
@@ -142,12 +143,14 @@ static int relist(struct xp_k8s_watch *w, struct xp_err *err)
 	int rc = 0;
 	for (int k = 0; k < 2 && rc == 0; k++) {
 		xp_k8s_client_trim(w->cl, kinds[k].trim);
+		xp_k8s_client_keep(w->cl, kinds[k].keep);
 		items[k] = xp_k8s_list_rv(w->cl, kinds[k].path, kinds[k].query, &rv[k], err);
 		w->h.lists++;
 		if (!items[k])
 			rc = -1;
 	}
 	xp_k8s_client_trim(w->cl, NULL);
+	xp_k8s_client_keep(w->cl, NULL);
 	for (int k = 0; k < 2 && rc == 0; k++) {
 		struct kept *kp = &w->kept[k];
 		kept_clear(kp);

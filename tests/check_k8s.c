@@ -311,6 +311,17 @@ START_TEST(malformed_bodies)
 	srv.fault = F_NONE;
 	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/secrets", NULL, &err));
 	xp_want_parts(err.msg, "GET /api/v1/secrets", "HTTP 404", NULL);
+	/* The same through the decode that builds only what a trim keeps (xp_k8s_cluster's). */
+	xp_k8s_client_keep(cl, xp_k8s_pod_keep);
+	srv.fault = F_MALFORMED;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", "malformed JSON: 1:", NULL);
+	srv.fault = F_TRUNCATED;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", NULL);
+	srv.fault = F_NOT_LIST;
+	ck_assert_ptr_null(xp_k8s_list(cl, "/api/v1/pods", NULL, &err));
+	xp_want_parts(err.msg, "GET /api/v1/pods", "not a list", NULL);
 	xp_k8s_client_free(cl);
 }
 END_TEST
@@ -417,6 +428,256 @@ START_TEST(trims_keep_what_is_read)
 	xp_cluster_free(whole);
 	xp_cluster_free(c);
 	xp_k8s_client_free(cl);
+}
+END_TEST
+
+/* ---- the filtered decode of a page is the whole decode cut by the trim ---- */
+
+/* text with ins put right after the first occurrence of at (a new heap string). */
+static char *splice(const char *text, const char *at, const char *ins)
+{
+	const char *p = strstr(text, at);
+	ck_assert_msg(p, "no '%s' to splice at", at);
+	p += strlen(at);
+	return xp_asprintf("%.*s%s%s", (int)(p - text), text, ins, p);
+}
+
+/* text repeated n times (a heap string). */
+static char *times(const char *text, int n)
+{
+	size_t l = strlen(text);
+	char *o = xp_malloc(l * (size_t)n + 1);
+	for (int i = 0; i < n; i++)
+		memcpy(o + l * (size_t)i, text, l);
+	o[l * (size_t)n] = '\0';
+	return o;
+}
+
+/* The items of page kept by trim, compact (the order of members kept: the build reads labels
+ * in order); NULL when page is. */
+static char *trimmed(json_t *page, xp_k8s_trim_fn *trim)
+{
+	if (!page)
+		return NULL;
+	json_t *kept = json_array(), *it = json_object_get(page, "items");
+	size_t i;
+	json_t *x;
+	json_array_foreach(it, i, x) if (trim(x)) json_array_append(kept, x);
+	json_t *out = json_pack("{s:O?,s:o,s:b}", "metadata", json_object_get(page, "metadata"), "items", kept, "list",
+				json_is_array(it) || json_is_null(it));
+	char *s = json_dumps(out, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(out);
+	return s;
+}
+
+/* The cluster of nodes and pods (pages), as JSON text; "error: ..." when it is refused. */
+static char *cluster_text(json_t *nodes, json_t *pods)
+{
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_k8s_build(json_object_get(nodes, "items"), json_object_get(pods, "items"), "k8s:test", &err);
+	if (!c)
+		return xp_asprintf("error: %s", err.msg);
+	json_t *j = xp_cluster_to_json(c);
+	char *s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(j);
+	xp_cluster_free(c);
+	return s;
+}
+
+/* Decodes text both ways: whole (json_loadb, as a list without keep) then trimmed, and cut as
+ * it is read (xp_k8s_decode_list with keep) then trimmed: the same page or the same refusal.
+ * Returns the kept decode (NULL when refused), for a cluster. */
+static json_t *same_both_ways(const char *what, const char *text, const struct xp_k8s_keep *keep, xp_k8s_trim_fn *trim)
+{
+	json_error_t je;
+	json_t *whole = json_loadb(text, strlen(text), 0, &je);
+	char msg[160] = "";
+	json_t *cut = xp_k8s_decode_list(text, strlen(text), keep, msg, sizeof msg);
+	ck_assert_msg(!whole == !cut, "%s: the whole decode %s (%s), the kept one %s (%s)", what, whole ? "takes it" : "refuses it",
+		      whole ? "" : je.text, cut ? "takes it" : "refuses it", msg);
+	if (!cut) {
+		ck_assert_msg(msg[0], "%s: refused without a reason", what);
+		return NULL;
+	}
+	char *a = trimmed(whole, trim), *b = trimmed(cut, trim);
+	size_t at = 0;
+	while (a[at] && a[at] == b[at])
+		at++;
+	ck_assert_msg(!a[at] && !b[at], "%s: the trims differ from byte %zu:\n%.300s\n%.300s", what, at, a + at, b + at);
+	free(a);
+	free(b);
+	json_decref(whole);
+	return cut;
+}
+
+START_TEST(keep_is_the_trim)
+{
+	/* xp_k8s_cluster decodes of each page only what the trims keep (xp_k8s_node_keep,
+	 * xp_k8s_pod_keep): on the recorded lists and on hostile ones the pages must be those a
+	 * whole decode and the trims make, kept keys inside skipped subtrees ignored, duplicate
+	 * keys taken as jansson takes them (the last wins, where the first stood), and the same
+	 * pages refused. */
+	static const char *const pairs[][2] = {{"k8s/nodes.json", "k8s/pods.json"}, {"k8s/hami_nodes.json", "k8s/hami_pods.json"}};
+	for (size_t f = 0; f < sizeof pairs / sizeof pairs[0]; f++) {
+		struct xp_err err = {{0}};
+		size_t len;
+		char *nt = xp_read_file(xp_fixture(pairs[f][0]), 1 << 24, &len, &err);
+		ck_assert_msg(nt, "%s", err.msg);
+		char *pt = xp_read_file(xp_fixture(pairs[f][1]), 1 << 24, &len, &err);
+		ck_assert_msg(pt, "%s", err.msg);
+		json_t *n = same_both_ways(pairs[f][0], nt, xp_k8s_node_keep, xp_k8s_trim_node);
+		json_t *p = same_both_ways(pairs[f][1], pt, xp_k8s_pod_keep, xp_k8s_trim_pod);
+		ck_assert_ptr_nonnull(n);
+		ck_assert_ptr_nonnull(p);
+		/* The cluster: the one the whole objects make, untrimmed. */
+		json_t *wn = json_loads(nt, 0, NULL), *wp = json_loads(pt, 0, NULL);
+		char *a = cluster_text(wn, wp);
+		size_t i;
+		json_t *x;
+		json_array_foreach(json_object_get(n, "items"), i, x) xp_k8s_trim_node(x);
+		json_t *pk = json_array();
+		json_array_foreach(json_object_get(p, "items"), i, x) if (xp_k8s_trim_pod(x)) json_array_append(pk, x);
+		json_object_set_new(p, "items", pk);
+		char *b = cluster_text(n, p);
+		ck_assert_msg(!strncmp(a, "{", 1), "%s", a);
+		ck_assert_msg(!strcmp(a, b), "%s: another cluster:\n%.300s\n%.300s", pairs[f][0], a, b);
+		free(a);
+		free(b);
+		json_decref(wn);
+		json_decref(wp);
+		json_decref(n);
+		json_decref(p);
+
+		/* Hostile variants of the recorded pages, put before the first item's own members
+		 * (so that its own, later, win duplicates) and before the page's. */
+		static const char *const hostile[] = {
+			/* kept names inside skipped subtrees */
+			"\"managedFields\":[{\"metadata\":{\"name\":\"evil\"},\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"64\"}}}],",
+			"\"apiVersion\":{\"spec\":{\"nodeName\":\"gpu-node-1\",\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"9\"}}}]}},",
+			/* duplicates of kept members: the item's own come later and win */
+			"\"metadata\":{\"name\":\"first\",\"labels\":{\"rack\":\"r0\"},\"annotations\":{\"hami.io/node-nvidia-register\":\"x\"}},",
+			"\"status\":{\"phase\":\"Running\",\"capacity\":{\"nvidia.com/gpu\":\"99\"}},\"kind\":\"Node\",",
+			/* kept members of other types than the trims read */
+			"\"zz\":1,\"kind\":[{\"metadata\":{}}],",
+			/* duplicates and numbers inside a skipped subtree */
+			"\"skipped\":{\"a\":1,\"a\":2.5e3,\"a\":-0,\"b\":[true,false,null,\"\\u00e9\\ud83d\\ude00\"]},",
+		};
+		for (size_t h = 0; h < sizeof hostile / sizeof hostile[0]; h++) {
+			for (int which = 0; which < 2; which++) {
+				const char *text = which ? pt : nt;
+				char *v1 = splice(text, "\"items\": [\n  {", hostile[h]);
+				char *v2 = splice(text, "{", hostile[h]);
+				char what[64];
+				snprintf(what, sizeof what, "%s hostile %zu", pairs[f][which], h);
+				json_decref(same_both_ways(what, v1, which ? xp_k8s_pod_keep : xp_k8s_node_keep,
+							   which ? xp_k8s_trim_pod : xp_k8s_trim_node));
+				json_decref(same_both_ways(what, v2, which ? xp_k8s_pod_keep : xp_k8s_node_keep,
+							   which ? xp_k8s_trim_pod : xp_k8s_trim_node));
+				free(v1);
+				free(v2);
+			}
+		}
+		free(nt);
+		free(pt);
+	}
+
+	/* Handmade pages: duplicates that stay (in a kept object), kept arrays of odd elements. */
+	static const char *const pages[] = {
+		"{\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\",\"labels\":{\"rack\":\"1\",\"zone\":\"z\",\"rack\":\"2\"},"
+		"\"annotations\":{\"hami.io/node-nvidia-register\":\"a\",\"x\":{\"name\":\"b\"},\"hami.io/node-nvidia-register\":\"c\"},"
+		"\"name\":\"a2\"},\"status\":{\"capacity\":{\"nvidia.com/gpu\":\"4\"},\"capacity\":{\"nvidia.com/gpu\":\"2\",\"cpu\":\"8\"},"
+		"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"x\"},\"odd\",[{\"type\":1}],7],"
+		"\"allocatable\":\"weird\",\"images\":[{\"capacity\":{}}]},\"spec\":[1,{\"taints\":[]}]},\"not an object\",5,null],"
+		"\"metadata\":{\"continue\":\"\",\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"},\"metadata\":{\"resourceVersion\":\"3\"}}",
+		"{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"annotations\":\"str\"},"
+		"\"spec\":{\"nodeName\":\"a\",\"containers\":{\"name\":\"c\"},\"initContainers\":[{\"name\":\"i\",\"image\":\"x\","
+		"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"},\"claims\":[{\"name\":\"q\"}]}},\"s\",[1]]},"
+		"\"status\":{\"phase\":\"Running\",\"conditions\":[]}},{\"spec\":{\"nodeName\":\"a\"},\"spec\":{\"containers\":[]}}]}",
+		/* numbers at their edges, kept (labels are kept whole) and skipped */
+		"{\"items\":[{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":1e-400,\"b\":-0,\"c\":1.5e308,\"d\":9223372036854775807,"
+		"\"e\":-9223372036854775808,\"f\":0.12345678901234567890123,\"g\":2.2250738585072011e-308,\"h\":-0.0,\"i\":1E+2,"
+		"\"j\":123456789012345678,\"k\":0.1,\"l\":100000000000000000000000e-10}},"
+		"\"skipped\":[1e-400,-0,1.5e308,9223372036854775807,-9223372036854775808,0.12345678901234567890123]}]}",
+		"{\"items\":null,\"kind\":\"NodeList\"}",
+		"{\"items\":{\"metadata\":{\"name\":\"x\"}}}",
+		"{\"items\":\"x\"}",
+		"[{\"items\":[]}]",
+		"{}",
+	};
+	for (size_t h = 0; h < sizeof pages / sizeof pages[0]; h++) {
+		char what[32];
+		snprintf(what, sizeof what, "page %zu", h);
+		json_decref(same_both_ways(what, pages[h], xp_k8s_node_keep, xp_k8s_trim_node));
+		json_decref(same_both_ways(what, pages[h], xp_k8s_pod_keep, xp_k8s_trim_pod));
+	}
+
+	/* Refused either way, however deep in a skipped subtree the fault lies. */
+	static const char *const bad[] = {
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\\u0000\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\\ud800\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xc3\x28\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":99999999999999999999}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":1e999}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":9223372036854775808}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":-9223372036854775809}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":1.}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":-}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":tru}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\\x\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\\udc00\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xed\xa0\x80\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xf4\x90\x80\x80\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"\xc0\xaf\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":01}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":\"tab\there\"}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\" 1}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":1,}]}]}",
+		"{\"items\":[{\"managedFields\":[{\"f\":1}]}]} x",
+		"{\"items\":[{\"managedFields\":[{\"f\":1}]}]",
+		"{\"items\":[{\"metadata\":{\"name\":\"a\"}},]}",
+		"\"items\"",
+		"",
+	};
+	for (size_t h = 0; h < sizeof bad / sizeof bad[0]; h++) {
+		char what[32];
+		snprintf(what, sizeof what, "bad %zu", h);
+		ck_assert_ptr_null(same_both_ways(what, bad[h], xp_k8s_node_keep, xp_k8s_trim_node));
+	}
+
+	/* Where the tokenizer is stricter than json_loadb: a string over 4 MiB and a number over
+	 * 512 characters, which no object an API server stores can hold (etcd takes at most
+	 * 1.5 MiB an object), are refused, saying so. */
+	char *big = times("a", (4 << 20) + 1);
+	char *text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":\"%s\"}}]}", big);
+	char msg[160] = "";
+	ck_assert_ptr_null(xp_k8s_decode_list(text, strlen(text), xp_k8s_node_keep, msg, sizeof msg));
+	xp_want_parts(msg, "a string longer than 4194304 bytes", NULL);
+	free(text);
+	free(big);
+	big = times("1", 600);
+	text = xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":0.%s}}]}", big);
+	ck_assert_ptr_null(xp_k8s_decode_list(text, strlen(text), xp_k8s_node_keep, msg, sizeof msg));
+	xp_want_parts(msg, "a number longer than 512 bytes", NULL);
+	free(text);
+	free(big);
+
+	/* Nesting inside a skipped subtree and inside one kept whole (labels): jansson's depth
+	 * (2048 in all) either way. */
+	for (int labels = 0; labels < 2; labels++)
+		for (int depth = 2040; depth <= 2050; depth += 5) {
+			/* Around it: the page, items, the item, metadata (and labels). */
+			char *open = times("[", depth - 4 - labels), *close = times("]", depth - 4 - labels);
+			text = labels ? xp_asprintf("{\"items\":[{\"metadata\":{\"labels\":{\"a\":%s%s}}}]}", open, close)
+				      : xp_asprintf("{\"items\":[{\"metadata\":{\"managedFields\":%s%s}}]}", open, close);
+			char what[32];
+			snprintf(what, sizeof what, "depth %d%s", depth, labels ? " (labels)" : "");
+			json_t *cut = same_both_ways(what, text, xp_k8s_node_keep, xp_k8s_trim_node);
+			ck_assert_msg(!cut == (depth > 2048), "%s", what);
+			json_decref(cut);
+			free(text);
+			free(open);
+			free(close);
+		}
 }
 END_TEST
 
@@ -832,7 +1093,7 @@ XP_DEFINE_SUITE(k8s,
 		{"client", .setup = setup, .teardown = teardown,
 		 .tests = {list_pages, token_reread_on_401, no_reread_without_file, forbidden, gone_restarts_once,
 			   list_trim, malformed_bodies, oversized_body}},
-		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, trims_keep_what_is_read, quantities}},
+		{"nodes", .setup = setup, .teardown = teardown, .tests = {nodes_to_model, trims_keep_what_is_read, keep_is_the_trim, quantities}},
 		{"kubeconfig", .setup = setup, .teardown = teardown,
 		 .tests = {kubeconfig_contexts, kubeconfig_errors, kubeconfig_hostile, https_server, in_cluster,
 			   token_not_over_http}},
