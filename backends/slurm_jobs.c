@@ -15,6 +15,7 @@
 #include "run.h"
 #include "slurm.h"
 #include "slurm_json.h"
+#include "whatif.h"
 
 #define N_FIELDS 16 /* %i %P %T %Q %D %l %b %r %N %V %S %A %q %a %u, then %j (a name may hold '|': the rest of the line) */
 
@@ -234,6 +235,129 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 	return xp_slurm_parse_jobs_in(text, len, what, NULL, out, n_out, err);
 }
 
+/* The tasks of an array's pending rest as squeue prints it ("1-3", "1,4,7-9", "1-8%2": at most
+ * 2 at once), into *tasks (*n of them, at most max); -1 when it is not such a list. */
+static int array_tasks(const char *s, size_t len, long **tasks, size_t *n, size_t max)
+{
+	*tasks = NULL;
+	*n = 0;
+	const char *end = s + len;
+	const char *pct = memchr(s, '%', len);
+	if (pct)
+		end = pct; /* the throttle: Slurm's to keep, not a task */
+	size_t cap = 0;
+	for (const char *p = s; p < end;) {
+		char *e;
+		long a = strtol(p, &e, 10), b = a;
+		if (e == p || a < 0 || e > end)
+			goto bad;
+		p = e;
+		if (p < end && *p == '-') {
+			b = strtol(p + 1, &e, 10);
+			if (e == p + 1 || b < a || e > end)
+				goto bad;
+			p = e;
+		}
+		/* A step ("1-9:2") is read as every task of the range: an upper bound. */
+		if (p < end && *p == ':') {
+			strtol(p + 1, &e, 10);
+			p = e;
+		}
+		for (long k = a; k <= b; k++) {
+			if (*n >= max)
+				goto bad;
+			xp_grow((void **)tasks, sizeof **tasks, *n, &cap);
+			(*tasks)[(*n)++] = k;
+		}
+		if (p < end && *p == ',')
+			p++;
+		else if (p < end)
+			goto bad;
+	}
+	return *n ? 0 : -1;
+bad:
+	free(*tasks);
+	*tasks = NULL;
+	*n = 0;
+	return -1;
+}
+
+/* Most tasks one pending array row stands for (Slurm's MaxArraySize is 1001 by default). */
+#define MAX_ARRAY_TASKS 100000
+
+/* squeue prints an array's tasks that have not started as one row ("7_[2-5]"): each is a job
+ * of its own to Slurm, and waits for devices of its own. They become one job each, named
+ * "7_2" ... (ids past Slurm's 32-bit ones: unique, and never one of Slurm's). The components
+ * of a heterogeneous job ("8+0", "8+1") start together: they become one job of one group a
+ * component. The rest stay as read. */
+static void arrays_and_het(struct xp_qjob **jobs, size_t *n)
+{
+	struct xp_qjob *in = *jobs;
+	size_t nin = *n, cap = nin + 1, k = 0;
+	struct xp_qjob *out = xp_calloc(cap, sizeof *out);
+	for (size_t i = 0; i < nin; i++) {
+		struct xp_qjob *j = &in[i];
+		const char *id = j->engine_id ? j->engine_id : "";
+		const char *us = strchr(id, '_'), *plus = strchr(id, '+');
+		size_t il = strlen(id);
+		long *tasks = NULL;
+		size_t nt = 0;
+		if (us && us[1] == '[' && il > 0 && id[il - 1] == ']' &&
+		    (j->state == XP_JS_PENDING || j->state == XP_JS_HELD) &&
+		    array_tasks(us + 2, (size_t)(id + il - 1 - (us + 2)), &tasks, &nt, MAX_ARRAY_TASKS) == 0 && nt > 1) {
+			for (size_t t = 0; t < nt; t++) {
+				xp_grow((void **)&out, sizeof *out, k, &cap);
+				xp_qjob_copy(&out[k], j);
+				free(out[k].engine_id);
+				out[k].engine_id = xp_asprintf("%.*s_%ld", (int)(us - id), id, tasks[t]);
+				if (t)
+					out[k].id = j->id + ((int64_t)t << 32);
+				k++;
+			}
+			free(tasks);
+			xp_qjob_clear(j);
+			continue;
+		}
+		free(tasks);
+		if (plus && j->spec && j->spec->n_groups == 1) {
+			/* A later component joins the first one read of its job as one more group. */
+			size_t base = (size_t)(plus - id);
+			struct xp_qjob *first = NULL;
+			for (size_t m = 0; m < k && !first; m++) {
+				const char *oid = out[m].engine_id ? out[m].engine_id : "";
+				if (strncmp(oid, id, base + 1) == 0 && out[m].spec)
+					first = &out[m];
+			}
+			if (first) {
+				struct xp_job *sp = first->spec;
+				sp->groups = xp_realloc(sp->groups, (sp->n_groups + 1) * sizeof *sp->groups);
+				sp->groups[sp->n_groups++] = j->spec->groups[0];
+				free(j->spec->groups);
+				j->spec->groups = NULL;
+				j->spec->n_groups = 0;
+				/* The job waits while any component does; it runs when all do. */
+				if (j->state == XP_JS_PENDING || j->state == XP_JS_HELD) {
+					first->state = j->state;
+					first->reason = j->reason;
+					free(first->reason_text);
+					first->reason_text = xp_strdup(j->reason_text);
+				}
+				char *eid = xp_asprintf("%.*s", (int)base, id);
+				free(first->engine_id);
+				first->engine_id = eid;
+				xp_qjob_clear(j);
+				continue;
+			}
+		}
+		xp_grow((void **)&out, sizeof *out, k, &cap);
+		out[k++] = *j;
+		memset(j, 0, sizeof *j);
+	}
+	free(in);
+	*jobs = out;
+	*n = k;
+}
+
 int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const struct xp_qset *set,
 			   struct xp_qjob **out, size_t *n_out, struct xp_err *err)
 {
@@ -358,6 +482,8 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 	}
 	if (rc < 0)
 		xp_err_prefix(err, "%s: line %zu", what, line_no);
+	else
+		arrays_and_het(out, n_out);
 	return rc;
 }
 

@@ -532,13 +532,15 @@ START_TEST(array_het_and_partitions)
 	ck_assert_msg(xp_slurm_parse_partitions(pt, strlen(pt), PWHAT, &set, &err) == 0, "%s", err.msg);
 	struct xp_qjob *j;
 	ck_assert_msg(xp_slurm_parse_jobs_in(t, len, JWHAT, &set, &j, &n, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(n, 11);
-	/* Eleven rows, eleven ids: %i's "1_1", "1_2", "1_[3-5]", "5+0", "5+1" no longer read as 1 and 5. */
+	/* Eleven rows, twelve jobs: the array's pending rest "1_[3-5]" is three jobs (each waits
+	 * for its own devices), and the heterogeneous job's components "5+0", "5+1" are one job of
+	 * two groups (they start together); each its own id, none read as 1 or 5 alone. */
+	ck_assert_int_eq(n, 12);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++)
 			ck_assert_msg(j[a].id != j[b].id, "rows %zu and %zu share id %lld", a, b, (long long)j[a].id);
-	const char *want[] = {"1_1", "1_2", "1_[3-5]", "5+0", "5+1"};
-	for (size_t w = 0; w < 5; w++) {
+	const char *want[] = {"1_1", "1_2", "1_3", "1_4", "1_5", "5"};
+	for (size_t w = 0; w < 6; w++) {
 		size_t k = 0;
 		while (k < n && strcmp(j[k].engine_id, want[w]) != 0)
 			k++;
@@ -546,6 +548,16 @@ START_TEST(array_het_and_partitions)
 		ck_assert_str_eq(j[k].queue, "train");
 		ck_assert_str_eq(xp_labels_get(&j[k].spec->groups[0].labels, "slurm.partition.train"), "true");
 	}
+	struct xp_qjob *het = NULL;
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(j[k].engine_id, "5"))
+			het = &j[k];
+	ck_assert_uint_eq(het->spec->n_groups, 2);
+	ck_assert_int_eq(het->spec->groups[0].devices, 8);
+	ck_assert_int_eq(het->spec->groups[1].devices, 2);
+	ck_assert_int_eq(het->state, XP_JS_PENDING);
+	for (size_t k = 0; k < n; k++)
+		ck_assert_msg(strcmp(j[k].engine_id, "5+1") && strcmp(j[k].engine_id, "1_[3-5]"), "%s", j[k].engine_id);
 	/* "train,cpu": the first of its partitions that is open names its queue and its nodes. */
 	struct xp_qjob *multi = job_by_id(j, n, 4);
 	ck_assert_str_eq(multi->engine_id, "4");
@@ -645,7 +657,7 @@ START_TEST(partition_nodes_limit)
 	}
 	struct xp_qjob *arr = NULL;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(j[i].engine_id, "1_[3-5]") == 0)
+		if (strcmp(j[i].engine_id, "1_3") == 0)
 			arr = &j[i];
 	ck_assert_ptr_nonnull(arr);
 	struct xp_err err = {{0}};
