@@ -273,30 +273,44 @@ START_TEST(no_engine_keeps_left_out)
 }
 END_TEST
 
-/* A replay whose host calls itself by its full name joins Slurm's short one, named as Slurm names
- * it; a drained node keeps
- * Slurm's state over the replay's; the fact "engine" says where the allocations came from. */
-START_TEST(replay_full_name_and_drain)
+/* The recorded Slurm nodes with the drained gpu02 named slurm_name and holding one A100, joined
+ * with the DGX replay whose hostname file says host; *before gets the count of Slurm's nodes. */
+static struct xp_cluster *slurm_dgx_join(const char *slurm_name, const char *host, size_t *before)
 {
 	char *t = xp_fixture_text(NODES, NULL);
-	/* gpu02 is the drained one: it becomes the DGX, with four A100s. */
-	char *a = replace(t, "NodeName=gpu02 ", "NodeName=dgx-a100-07 ");
+	char *from = xp_asprintf("NodeName=%s ", slurm_name);
+	char *a = replace(t, "NodeName=gpu02 ", from);
 	char *b = replace(a, "Gres=gpu:h100:8 GresDrain=N/A GresUsed=gpu:h100:0,", "Gres=gpu:a100:1 GresDrain=N/A GresUsed=gpu:a100:0,");
 	free(t);
 	free(a);
+	free(from);
 	struct xp_cluster *c = xp_cluster_new();
 	struct xp_err err = {{0}};
 	ck_assert_int_eq(xp_slurm_parse_nodes(b, strlen(b), "scontrol", c, &err), 0);
 	free(b);
+	*before = c->n_nodes;
 	char *rep = xp_replay_dgx(dir);
-	char *host = xp_write_file(rep, "hostname", "dgx-a100-07.example.org\n", 0644);
-	free(host);
+	char *line = xp_asprintf("%s\n", host);
+	free(xp_write_file(rep, "hostname", line, 0644));
+	free(line);
 	struct xp_source_opts so = {.replay = rep};
 	struct xp_cluster *hw = xp_source_load(&so, &err);
 	ck_assert_msg(hw != NULL, "%s", err.msg);
 	xp_engine_join(c, hw, false);
 	xp_cluster_free(hw);
+	free(rep);
+	return c;
+}
+
+/* A replay whose host calls itself by its full name joins Slurm's short one, named as Slurm names
+ * it; a drained node keeps Slurm's state over the replay's; the fact "engine" says where the
+ * allocations came from. */
+START_TEST(replay_full_name_and_drain)
+{
+	size_t before;
+	struct xp_cluster *c = slurm_dgx_join("dgx-a100-07", "dgx-a100-07.example.org", &before);
 	/* One node, under Slurm's name: its jobs and requests name that one. */
+	ck_assert_uint_eq(c->n_nodes, before);
 	ck_assert_ptr_null(xp_cluster_node(c, "dgx-a100-07.example.org"));
 	const struct xp_node *n = xp_cluster_node(c, "dgx-a100-07");
 	ck_assert_ptr_nonnull(n);
@@ -309,7 +323,6 @@ START_TEST(replay_full_name_and_drain)
 	ck_assert(has_warning(n, "slurm: IDLE+CLOUD+DRAIN+POWERED_DOWN: maintenance"));
 	ck_assert_str_eq(xp_labels_get(&n->facts, "engine"), "slurm");
 	xp_cluster_free(c);
-	free(rep);
 }
 END_TEST
 
@@ -317,23 +330,8 @@ END_TEST
  * by its short one; still one node (review: two, the devices counted twice). */
 START_TEST(engine_full_name_replay_short)
 {
-	char *t = xp_fixture_text(NODES, NULL);
-	char *a = replace(t, "NodeName=gpu02 ", "NodeName=dgx-a100-07.example.org ");
-	char *b = replace(a, "Gres=gpu:h100:8 GresDrain=N/A GresUsed=gpu:h100:0,", "Gres=gpu:a100:1 GresDrain=N/A GresUsed=gpu:a100:0,");
-	free(t);
-	free(a);
-	struct xp_cluster *c = xp_cluster_new();
-	struct xp_err err = {{0}};
-	ck_assert_int_eq(xp_slurm_parse_nodes(b, strlen(b), "scontrol", c, &err), 0);
-	free(b);
-	size_t before = c->n_nodes;
-	char *rep = xp_replay_dgx(dir);
-	free(xp_write_file(rep, "hostname", "dgx-a100-07\n", 0644));
-	struct xp_source_opts so = {.replay = rep};
-	struct xp_cluster *hw = xp_source_load(&so, &err);
-	ck_assert_msg(hw != NULL, "%s", err.msg);
-	xp_engine_join(c, hw, false);
-	xp_cluster_free(hw);
+	size_t before;
+	struct xp_cluster *c = slurm_dgx_join("dgx-a100-07.example.org", "dgx-a100-07", &before);
 	ck_assert_uint_eq(c->n_nodes, before);
 	ck_assert_ptr_null(xp_cluster_node(c, "dgx-a100-07"));
 	const struct xp_node *n = xp_cluster_node(c, "dgx-a100-07.example.org");
@@ -341,7 +339,6 @@ START_TEST(engine_full_name_replay_short)
 	ck_assert(strncmp(n->source, "replay:", 7) == 0);
 	ck_assert_uint_eq(n->n_devices, 1);
 	xp_cluster_free(c);
-	free(rep);
 }
 END_TEST
 
