@@ -237,6 +237,26 @@ elif ! grep -q '^not simulated: job 3 (slurm 3): asks no accelerator' we.out || 
 	grep -q '^cpu .*AffinityUnsatisfiable' we.out; then
 	bad "whatif does not leave out the CPU-only and the ambiguous jobs:"; cat we.out
 fi
+# View 2 names an array's tasks and the het job by Slurm's own ids, as job list does.
+if command -v tmux >/dev/null 2>&1; then
+	sock=xpool-slurm-edge-$$
+	TERM=xterm-256color tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 50 \
+		"$bin --no-color --slurm-conf $scratch/slurm.conf --db $scratch/console-edge.db" 2>/dev/null
+	for _ in $(seq 1 200); do
+		tmux -L "$sock" capture-pane -p >pane3.txt 2>/dev/null
+		grep -q gpu03 pane3.txt && break
+		sleep 0.05
+	done
+	tmux -L "$sock" send-keys 2 2>/dev/null
+	seen=
+	for _ in $(seq 1 200); do
+		tmux -L "$sock" capture-pane -p >pane3.txt 2>/dev/null
+		grep -q 'slurm 1_1 ' pane3.txt && grep -q 'slurm 1_4 ' pane3.txt && grep -q 'slurm 5 ' pane3.txt && { seen=1; break; }
+		sleep 0.05
+	done
+	tmux -L "$sock" kill-server 2>/dev/null
+	[ -n "$seen" ] || { bad "view 2 does not name the array's tasks and the het job by Slurm's ids:"; cat pane3.txt; }
+fi
 
 echo "slurm-source: $fail failed"
 [ "$fail" = 0 ]

@@ -327,8 +327,12 @@ struct job_ctx {
 
 static void job_cells(const struct qv *v, const struct xp_qjob *j, char cells[XP_QL_J_COUNT][512])
 {
-	/* A live engine's job says which engine it came from. */
-	snprintf(cells[XP_QL_J_ID], 512, "%s%s%lld", j->engine ? j->engine : "", j->engine ? " " : "", (long long)j->id);
+	/* A live engine's job says which engine it came from, by the engine's own id ("slurm 7_2"
+	 * for an array's task, as squeue and `job list` say). */
+	if (j->engine && j->engine_id)
+		snprintf(cells[XP_QL_J_ID], 512, "%s %.64s", j->engine, j->engine_id);
+	else
+		snprintf(cells[XP_QL_J_ID], 512, "%s%s%lld", j->engine ? j->engine : "", j->engine ? " " : "", (long long)j->id);
 	snprintf(cells[XP_QL_J_STATE], 512, "%s", xp_jstate_name(j->state) ? xp_jstate_name(j->state) : "?");
 	xp_fmt_span(cells[XP_QL_J_WAIT], 512, xp_ql_wait(j, v->d.now));
 	snprintf(cells[XP_QL_J_PRIO], 512, "%d", j->priority);
