@@ -112,6 +112,12 @@ char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c);
  * SLURM_CONF=conf as xp_slurm_load. Read-only. A sacctmgr or sshare that fails or is missing
  * (no accounting) is a note in set ("QOS not available (...)"); the others failing is -1 with
  * err naming the command (what was read is kept for the caller to free). */
+/* The label prefix of a job asking several partitions ("slurm.partset.train+cpu"): its group
+ * selects the nodes of any of them, once xp_slurm_partsets labelled them. */
+#define XP_SLURM_PARTSET "slurm.partset."
+/* Labels, in c (a run's own cluster: nodes shared with another are copied first), the nodes of
+ * each partition set jobs (n of them) ask with the set's label. */
+void xp_slurm_partsets(struct xp_cluster *c, const struct xp_qjob *jobs, size_t n);
 int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob **jobs, size_t *n_jobs,
 			 struct xp_err *err);
 

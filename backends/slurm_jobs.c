@@ -462,8 +462,15 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 			g->devices = per;
 			g->model = model[0] ? xp_strdup(model) : NULL;
 			g->vendor = vendor ? xp_strdup(vendor) : NULL;
-			/* Only the partition's nodes (their Partitions= field: see xp_slurm_parse_nodes). */
-			char *key = xp_asprintf("slurm.partition.%s", part);
+			/* Only the partition's nodes (their Partitions= field: see xp_slurm_parse_nodes);
+			 * a job asking several may go to any of theirs (Slurm starts it in whichever
+			 * takes it first): the nodes of the set carry its label in a run's cluster
+			 * (xp_slurm_partsets). */
+			char *key = strchr(f[1], ',') && strlen(f[1]) < 512 ? xp_asprintf("%s%s", XP_SLURM_PARTSET, f[1])
+									      : xp_asprintf("slurm.partition.%s", part);
+			for (char *c = key; *c; c++)
+				if (*c == ',') /* a selector's key holds no ',' (job specs refuse one) */
+					*c = '+';
 			xp_labels_set(&g->labels, key, "true");
 			free(key);
 			free(part);
@@ -618,13 +625,69 @@ int xp_slurm_load_queues(const char *conf, struct xp_qset *set, struct xp_qjob *
 	return rc;
 }
 
-/* The partition a job's group selects (its slurm.partition.NAME label), or NULL. */
-static const char *group_partition(const struct xp_task_group *g)
+/* The label a job's group selects its nodes with (slurm.partition.NAME, or a set of them
+ * XP_SLURM_PARTSET "A+B"), or NULL; *name what follows the prefix. */
+static const char *group_partition(const struct xp_task_group *g, const char **name)
 {
-	for (size_t i = 0; i < g->labels.n; i++)
-		if (strncmp(g->labels.keys[i], "slurm.partition.", 16) == 0)
-			return g->labels.keys[i] + 16;
+	size_t pl = strlen(XP_SLURM_PARTSET);
+	for (size_t i = 0; i < g->labels.n; i++) {
+		if (strncmp(g->labels.keys[i], "slurm.partition.", 16) == 0) {
+			*name = g->labels.keys[i] + 16;
+			return g->labels.keys[i];
+		}
+		if (strncmp(g->labels.keys[i], XP_SLURM_PARTSET, pl) == 0) {
+			*name = g->labels.keys[i] + pl;
+			return g->labels.keys[i];
+		}
+	}
 	return NULL;
+}
+
+/* Whether node n is in one of the partitions of set ("A+B"). */
+static bool in_partset(const struct xp_node *n, const char *set)
+{
+	for (const char *s = set; *s;) {
+		size_t l = strcspn(s, "+");
+		char *key = xp_asprintf("slurm.partition.%.*s", (int)l, s);
+		const char *v = xp_labels_get(&n->governance, key);
+		free(key);
+		if (v && strcmp(v, "true") == 0)
+			return true;
+		s += l + (s[l] == '+');
+	}
+	return false;
+}
+
+void xp_slurm_partsets(struct xp_cluster *c, const struct xp_qjob *jobs, size_t n)
+{
+	size_t pl = strlen(XP_SLURM_PARTSET);
+	char **sets = NULL;
+	size_t n_sets = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t g = 0; jobs[i].spec && g < jobs[i].spec->n_groups; g++) {
+			const struct xp_labels *l = &jobs[i].spec->groups[g].labels;
+			for (size_t k = 0; k < l->n; k++)
+				if (strncmp(l->keys[k], XP_SLURM_PARTSET, pl) == 0)
+					xp_strv_add_once(&sets, &n_sets, l->keys[k]);
+		}
+	for (size_t i = 0; n_sets && i < c->n_nodes; i++) {
+		bool own = false;
+		for (size_t k = 0; k < n_sets; k++) {
+			if (!in_partset(c->nodes[i], sets[k] + pl) || xp_labels_get(&c->nodes[i]->governance, sets[k]))
+				continue;
+			/* Another cluster (the context's) holds this node too: a copy changes. */
+			if (!own && __atomic_load_n(&c->nodes[i]->refs, __ATOMIC_ACQUIRE) != 0) {
+				struct xp_node *copy = xp_node_clone(c->nodes[i]);
+				xp_node_free(c->nodes[i]);
+				c->nodes[i] = copy;
+			}
+			own = true;
+			xp_labels_set(&c->nodes[i]->governance, sets[k], "true");
+		}
+	}
+	for (size_t k = 0; k < n_sets; k++)
+		free(sets[k]);
+	free(sets);
 }
 
 char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c)
@@ -637,8 +700,9 @@ char *xp_slurm_job_fit(struct xp_qjob *j, const struct xp_cluster *c)
 	if (g->vendor || g->model)
 		return NULL;
 	/* Untyped ("gres/gpu:2"): the kind of the partition's GPUs when they are all one. */
-	const char *part = group_partition(g);
-	char *key = part ? xp_asprintf("slurm.partition.%s", part) : NULL;
+	const char *part = NULL;
+	const char *label = group_partition(g, &part);
+	char *key = label ? xp_strdup(label) : NULL;
 	const char *seen[8]; /* the kinds so far, by model (interned): a few are enough to say */
 	char kinds[256] = "";
 	size_t n_kinds = 0, kl = 0;

@@ -562,7 +562,8 @@ START_TEST(array_het_and_partitions)
 	struct xp_qjob *multi = job_by_id(j, n, 4);
 	ck_assert_str_eq(multi->engine_id, "4");
 	ck_assert_str_eq(multi->queue, "train");
-	ck_assert_str_eq(xp_labels_get(&multi->spec->groups[0].labels, "slurm.partition.train"), "true");
+	/* Its nodes: those of either partition (xp_slurm_partsets labels them in a run). */
+	ck_assert_str_eq(xp_labels_get(&multi->spec->groups[0].labels, "slurm.partset.train+cpu"), "true");
 	jobs_free(j, n);
 	/* With train down, cpu. */
 	set.queues[0].state = XP_QS_HOLD;
@@ -599,6 +600,53 @@ static struct xp_qjob *job_named(struct xp_qjob *j, size_t n, const char *name)
 	ck_abort_msg("no job %s", name);
 	return NULL;
 }
+
+/* A job asking several partitions may start on the nodes of any of them, as Slurm starts it
+ * in whichever takes it first (review: it was judged against the first open one only, so a
+ * GPU job asking "cpu,mixed" could never start though mixed's gpu03 was free). */
+START_TEST(partition_sets)
+{
+	struct xp_qjob *j0;
+	size_t n0;
+	struct xp_cluster *c = edge_cluster(&j0, &n0);
+	jobs_free(j0, n0);
+	struct xp_node *g3 = xp_cluster_node(c, "gpu03");
+	for (size_t i = 0; i < g3->n_devices; i++) {
+		free(g3->devices[i].allocs);
+		g3->devices[i].allocs = NULL;
+		g3->devices[i].n_allocs = 0;
+	}
+	const char *jl = "20|cpu,mixed|PENDING|1|1|UNLIMITED|gres:gpu:8|Priority||2026-12-02T07:24:59|N/A|20|(null)|(null)|root|mp\n";
+	struct xp_qjob *j;
+	size_t n;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_slurm_parse_jobs(jl, strlen(jl), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(xp_labels_get(&j[0].spec->groups[0].labels, "slurm.partset.cpu+mixed"), "true");
+	/* A run's own cluster sharing c's nodes: the set's nodes get its label there, not in c. */
+	struct xp_cluster *s = xp_cluster_new();
+	for (size_t i = 0; i < c->n_nodes; i++)
+		xp_cluster_add(s, xp_node_ref(c->nodes[i]));
+	xp_slurm_partsets(s, j, n);
+	const char *in[] = {"gpu01", "gpu02", "gpu03", "cpu01"};
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_str_eq(xp_labels_get(&xp_cluster_node(s, in[i])->governance, "slurm.partset.cpu+mixed"), "true");
+		ck_assert_ptr_null(xp_labels_get(&xp_cluster_node(c, in[i])->governance, "slurm.partset.cpu+mixed"));
+	}
+	struct xp_place_opts po = {.strategy = XP_STRAT_PACK};
+	struct xp_place_result *r = xp_place(s, j[0].spec, NULL, 0, &po, &err);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_msg(r->placed, "not placed: %s", r->summary ? r->summary : "");
+	ck_assert_str_eq(s->nodes[r->replicas[0].node_ix]->name, "gpu03");
+	xp_place_result_free(r);
+	/* Without the labels (the first partition alone, cpu), nowhere. */
+	r = xp_place(c, j[0].spec, NULL, 0, &po, &err);
+	ck_assert_msg(r != NULL && !r->placed, "placed without the set's nodes labelled");
+	xp_place_result_free(r);
+	jobs_free(j, n);
+	xp_cluster_free(s);
+	xp_cluster_free(c);
+}
+END_TEST
 
 START_TEST(untyped_and_cpu_only)
 {
@@ -862,5 +910,5 @@ END_TEST
 XP_DEFINE_SUITE(slurm_source, {"nodes", .tests = {recorded_nodes, states_mapped, vendors_from_gres,
 						typed_gres_with_indices, free_text_cannot_add_fields, recorded_partitions, recorded_jobs}},
 		{"malformed", .tests = {malformed_records, hostile_input, partition_and_job_lines}},
-		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit, qos_as_queues,
+		{"engine", .tests = {conf_unreadable, array_het_and_partitions, untyped_and_cpu_only, partition_nodes_limit, partition_sets, qos_as_queues,
 					     fair_share_notes, accounting_warnings_on_stderr}})

@@ -18,15 +18,21 @@ skip() { echo "slurm-running: SKIPPED: $*" >&2; echo "slurm-running: SKIPPED: th
 slurm_need munged munge slurmctld sbatch scontrol squeue jq
 slurm_cloud gpu \
 	"NodeName=gpu01 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD" \
-	"PartitionName=train Nodes=gpu01 Default=YES MaxTime=INFINITE State=UP"
+	"NodeName=gpu02 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=CLOUD" \
+	"PartitionName=train Nodes=gpu01 Default=YES MaxTime=INFINITE State=UP" \
+	"PartitionName=other Nodes=gpu02 MaxTime=INFINITE State=UP"
 
 fail=0
 bad() { echo "slurm-running: FAIL: $*"; fail=$((fail + 1)); }
 
 sbatch -Q -p train -t 60 --gres=gpu:h100:8 --wrap 'sleep 1000' -J first || bad "sbatch first"
+sbatch -Q -p other -t 10 --gres=gpu:h100:8 --wrap 'sleep 1000' -J short || bad "sbatch short"
 sbatch -Q -p train -t 30 --gres=gpu:h100:8 --wrap 'sleep 1000' -J second || bad "sbatch second"
+# Asks either partition: Slurm starts it on gpu02 when short's 10 minutes are up.
+sbatch -Q -p train,other -t 30 --gres=gpu:h100:8 --wrap 'sleep 1000' -J multi || bad "sbatch multi"
 for _ in $(seq 1 300); do
-	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 1 ] && [ "$(squeue -h -n second -o %r)" != None ] && break
+	[ "$(squeue -h -t CF,R -o %i | wc -l)" = 2 ] && [ "$(squeue -h -n second -o %r)" != None ] &&
+		[ "$(squeue -h -n multi -o %r)" != None ] && break
 	sleep 0.1
 done
 [ "$(squeue -h -n first -t CF,R -o %i | wc -l)" = 1 ] || { squeue >&2; bad "the first job did not start"; }
@@ -43,6 +49,10 @@ else
 		bad "job list: the second job's estimated start is '$eta', not the first's start + 60 min ($((t0 + 3600)))"
 	[ "$(jq -r '.jobs[] | select(.name == "first") | .slots | length' jobs.json)" = 8 ] ||
 		bad "job list: the first job does not hold 8 devices"
+	short_start=$(date -d "$(squeue -h -n short -o %S)" +%s)
+	meta=$(jq -r '.jobs[] | select(.name == "multi") | .eta | fromdateiso8601' jobs.json)
+	[ "$meta" = "$((short_start + 600))" ] ||
+		bad "job list: the job asking train,other starts at '$meta', not when short ends on other ($((short_start + 600)))"
 fi
 if ! XPOOL_NOW=$now "$bin" --slurm-conf "$scratch/slurm.conf" --json whatif --jobs-from-store >wi.json 2>wi.err; then
 	bad "whatif failed:"; cat wi.err
@@ -51,7 +61,7 @@ else
 	never=$(jq -r '[.baseline.queues[] | .never_started] | add' wi.json)
 	wmax=$(jq -r '[.baseline.queues[] | .wait_max] | max' wi.json)
 	# Both start (the first already runs); the second waits until the first's limit.
-	[ "$started" = 2 ] && [ "$never" = 0 ] || bad "whatif: $started started, $never never (want 2 and 0)"
+	[ "$started" = 4 ] && [ "$never" = 0 ] || bad "whatif: $started started, $never never (want 4 and 0)"
 	want=$((t0 + 3600 - $(date -d "$(squeue -h -n second -o %V)" +%s)))
 	[ "$wmax" = "$want" ] || bad "whatif: the longest wait is '$wmax' s, not $want s (submit to the first's end)"
 fi

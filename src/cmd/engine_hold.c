@@ -154,6 +154,8 @@ size_t xp_engine_hold(struct xp_cluster *c, struct xp_qjob *jobs, size_t n, bool
 			k += h;
 		}
 	xp_nameset_clear(&names);
+	/* Jobs asking several partitions select the nodes of any: those carry the set's label. */
+	xp_slurm_partsets(c, jobs, n);
 	return k;
 }
 

@@ -14,7 +14,8 @@
  * the nodes' own use. c's node array must be the caller's own (nodes shared with another
  * cluster are copied before they change). held[i] (n entries, may be NULL) says which jobs
  * hold their devices now; the others stay as before: their devices held by the nodes for as
- * long as a run looks. Returns how many hold. */
+ * long as a run looks. The nodes of the partition sets jobs ask (several partitions) get the
+ * sets' labels too (xp_slurm_partsets). Returns how many hold. */
 size_t xp_engine_hold(struct xp_cluster *c, struct xp_qjob *jobs, size_t n, bool *held);
 
 /* A cluster that shares c's nodes (each referenced) in an array of its own: what
