@@ -298,7 +298,7 @@ static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *live[MAX_LIVE];
 static bool live_hooked;
 
-static void live_clean(void)
+void xp_slurm_test_only_clean(void)
 {
 	pthread_mutex_lock(&live_mu);
 	for (int i = 0; i < MAX_LIVE; i++)
@@ -312,7 +312,7 @@ static void live_set(char *path, bool on)
 {
 	pthread_mutex_lock(&live_mu);
 	if (!live_hooked)
-		live_hooked = atexit(live_clean) == 0;
+		live_hooked = atexit(xp_slurm_test_only_clean) == 0;
 	for (int i = 0; i < MAX_LIVE; i++)
 		if (on ? !live[i] : live[i] == path) {
 			live[i] = on ? path : NULL;

@@ -33,6 +33,10 @@ struct xp_slurm_answer {
 	char *error;      /* the refusal in Slurm's words (control bytes dropped), when !will_run */
 };
 
+/* Removes the scripts of sbatch --test-only questions still running (registered with atexit
+ * by the first question, so a console quitting mid-question leaves none behind). */
+void xp_slurm_test_only_clean(void);
+
 /* Frees what a holds and zeroes it. */
 void xp_slurm_answer_clear(struct xp_slurm_answer *a);
 /* Expands a Slurm hostlist ("gpu[01-03,7],npu01") into *nodes (n of them; free each, then

@@ -108,6 +108,11 @@ static void ask_free(struct xp_slurm_ask *a)
 #define MAX_IN_FLIGHT 4
 static atomic_int in_flight;
 
+int xp_slurm_ask_in_flight(void)
+{
+	return atomic_load(&in_flight);
+}
+
 static void *ask_thread(void *arg)
 {
 	struct xp_slurm_ask *a = arg;

@@ -17,6 +17,9 @@
 
 struct xp_slurm_answer; /* slurm_compare.h */
 
+/* Questions whose thread still runs, given up or not (at most 4 at once). */
+int xp_slurm_ask_in_flight(void);
+
 /* xpool's nodes in r in order of first use (pointers into r); *n of them (free the array). */
 const char **xp_slurm_ask_nodes(const struct xp_place_result *r, size_t *n);
 
