@@ -25,6 +25,22 @@ struct body {
 	bool over;
 };
 
+/* Appends k bytes at p to *buf (*len of them, room for *cap; first the room to start with),
+ * kept NUL-terminated: a body, a watch's partial event. */
+static void append(char **buf, size_t *len, size_t *cap, size_t first, const char *p, size_t k)
+{
+	if (*len + k + 1 > *cap) {
+		size_t c = *cap ? *cap : first;
+		while (c < *len + k + 1)
+			c *= 2;
+		*buf = xp_realloc(*buf, c);
+		*cap = c;
+	}
+	memcpy(*buf + *len, p, k);
+	*len += k;
+	(*buf)[*len] = '\0';
+}
+
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
 	struct body *b = arg;
@@ -34,16 +50,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 		b->over = true;
 		return 0;
 	}
-	if (b->len + k + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		while (cap < b->len + k + 1)
-			cap *= 2;
-		b->buf = xp_realloc(b->buf, cap);
-		b->cap = cap;
-	}
-	memcpy(b->buf + b->len, p, k);
-	b->len += k;
-	b->buf[b->len] = '\0';
+	append(&b->buf, &b->len, &b->cap, 65536, p, k);
 	return k;
 }
 
@@ -534,16 +541,7 @@ static long ms_since(const struct timespec *t)
 
 static void wappend(struct wstream *w, const char *p, size_t k)
 {
-	if (w->len + k + 1 > w->cap) {
-		size_t cap = w->cap ? w->cap : 4096;
-		while (cap < w->len + k + 1)
-			cap *= 2;
-		w->buf = xp_realloc(w->buf, cap);
-		w->cap = cap;
-	}
-	memcpy(w->buf + w->len, p, k);
-	w->len += k;
-	w->buf[w->len] = '\0';
+	append(&w->buf, &w->len, &w->cap, 4096, p, k);
 }
 
 /* One whole line: a WatchEvent {"type":..., "object":{...}}. */
