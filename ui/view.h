@@ -64,6 +64,14 @@ struct xp_view {
 	int (*tick)(void *st, struct xp_ui *ui);
 	/* The name of the node under the view's cursor, or NULL (xp_ui_selected_node asks). */
 	const char *(*selected_node)(void *st);
+	/* Applies one option of the view's command string (`:view topology --sort temp-`): key
+	 * without dashes ("sort", "group", "metric", "select", "mode"), its value; returns 0, or -1
+	 * with a message in err (unknown key, bad value). NULL: the view takes no options. */
+	int (*set_opt)(void *st, struct xp_ui *ui, const char *key, const char *value, char *err, size_t errlen);
+	/* Writes the view's own options as they are now (" --sort temp- --group rack"; "" for
+	 * none) into buf: with the view's name and the filter, the command string that brings the
+	 * view back (status line, bookmarks). NULL: none. */
+	void (*opts)(void *st, char *buf, size_t len);
 };
 
 #endif
