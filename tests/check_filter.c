@@ -185,6 +185,7 @@ START_TEST(errors)
 	E("'s'=x", "column 1: a field name is not quoted");
 	E("a=1 = 2", "column 5: unexpected '='");
 	E("s:", "column 3: a value must follow ':'");
+	E("a=1 modle:H100*", "column 5: unknown field 'modle'");
 	/* columns count characters, not bytes */
 	E("\xc3\xa9\xc3\xa9 & tmp>1", "column 6: unknown field 'tmp'");
 	/* a view that filters by words only names that */

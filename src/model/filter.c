@@ -254,6 +254,18 @@ static bool is_device_field(const char *name)
 
 static int parse_or(struct lex *lx);
 
+/* True for a name made like a field's (a letter, then letters, digits and '_'), which before a
+ * ':' is meant as one. */
+static bool looks_like_field(const char *s)
+{
+	if (!isalpha((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
 /* term := FIELD OP VALUE | FIELD ':' VALUE | WORD */
 static int parse_term(struct lex *lx)
 {
@@ -282,6 +294,16 @@ static int parse_term(struct lex *lx)
 				free(word);
 				return lex_err(lx, vat, "a value must follow ':'");
 			}
+		} else if (looks_like_field(name)) {
+			/* "modle:H100*" is a typo to name, not a word to look for; "0000:3b:00.0" is
+			 * a word. */
+			char list[512];
+			field_list(lx->fields, list, sizeof list);
+			int r = *list ? lex_err(lx, at, "unknown field '%s' (fields: %s)", name, list)
+				      : lex_err(lx, at, "unknown field '%s' (this view filters by words only)", name);
+			free(name);
+			free(word);
+			return r;
 		} else {
 			free(name);
 		}
@@ -596,6 +618,53 @@ const struct xp_filter_field xp_filter_node_fields[] = {
 	{"cpus", true, "the node's logical CPUs", NULL},
 	{NULL, false, NULL, NULL},
 };
+
+/* Appends s and a newline to the growing text *t of *len bytes (capacity *cap). */
+static void text_add(char **t, size_t *len, size_t *cap, const char *s)
+{
+	if (!s || !*s)
+		return;
+	size_t n = strlen(s);
+	xp_grow(t, 1, *len + n + 2, cap);
+	memcpy(*t + *len, s, n);
+	(*t)[*len + n] = '\n';
+	*len += n + 1;
+	(*t)[*len] = '\0';
+}
+
+static void text_labels(char **t, size_t *len, size_t *cap, const struct xp_labels *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		text_add(t, len, cap, l->values[i]);
+}
+
+char *xp_filter_node_text(const struct xp_node *n)
+{
+	char *t = NULL;
+	size_t len = 0, cap = 0;
+	xp_grow(&t, 1, 1, &cap);
+	t[0] = '\0';
+	text_add(&t, &len, &cap, n->name);
+	text_add(&t, &len, &cap, xp_node_state_name(n->state));
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct xp_device *d = &n->devices[i];
+		/* Devices of a node are mostly alike: a repeat of the previous one's is left out. */
+		if (i && d->vendor == n->devices[i - 1].vendor && d->model == n->devices[i - 1].model &&
+		    d->health == n->devices[i - 1].health)
+			continue;
+		text_add(&t, &len, &cap, d->vendor);
+		text_add(&t, &len, &cap, d->model);
+		if (d->health != XP_HEALTH_UNKNOWN)
+			text_add(&t, &len, &cap, xp_health_name(d->health));
+	}
+	text_add(&t, &len, &cap, n->zone);
+	text_add(&t, &len, &cap, n->rack);
+	text_add(&t, &len, &cap, n->sw);
+	text_labels(&t, &len, &cap, &n->facts);
+	text_labels(&t, &len, &cap, &n->governance);
+	text_labels(&t, &len, &cap, &n->validation);
+	return t;
+}
 
 size_t xp_node_free_devices(const struct xp_node *n)
 {

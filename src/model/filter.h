@@ -78,6 +78,9 @@ extern const struct xp_filter_field xp_filter_node_fields[];
  * expression true (`temp>85 & numa==0`: one device both hot and on NUMA 0). text is the node's
  * searchable text for bare words (NULL: its name). */
 bool xp_filter_node(const struct xp_filter *f, const struct xp_node *n, const char *text);
+/* The text a bare word looks in for node n, one field a line (name, state, device vendors,
+ * models and health, zone, rack, switch, label values): caller frees. */
+char *xp_filter_node_text(const struct xp_node *n);
 /* Devices of n free to place on now: the node up or degraded, the device without allocation
  * and not failed (the `free` field, and what the console counts as free). */
 size_t xp_node_free_devices(const struct xp_node *n);
