@@ -90,8 +90,10 @@ static struct slot *current(struct xp_filter_cache *fc, const struct xp_filter_f
 		xp_filter_free(s->f);
 		s->f = f;
 	} else {
-		strncpy(s->err, err.msg, sizeof s->err - 1);
-		s->err[sizeof s->err - 1] = '\0';
+		/* A long message (the field list) is cut: the status line shows its start. */
+		size_t n = strnlen(err.msg, sizeof s->err - 1);
+		memcpy(s->err, err.msg, n);
+		s->err[n] = '\0';
 	}
 	return s;
 }
