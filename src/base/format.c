@@ -16,6 +16,36 @@ const char *xp_fmt_mib(char *buf, size_t len, int64_t mib)
 	return buf;
 }
 
+const char *xp_fmt_mib_short(char *buf, size_t len, int64_t mib)
+{
+	if (mib < 0) {
+		snprintf(buf, len, "-");
+	} else if (mib < 1024) {
+		snprintf(buf, len, "%lldM", (long long)mib);
+	} else if (mib < 1024LL * 1024) {
+		double g = (double)mib / 1024.0;
+		/* 80 GiB reads "80G", an H100's 81559 MiB "79.6G": the decimal only where it says something. */
+		if (mib % 1024 == 0 || g >= 100)
+			snprintf(buf, len, "%.0fG", g);
+		else
+			snprintf(buf, len, "%.1fG", g);
+	} else {
+		snprintf(buf, len, "%.1fT", (double)mib / (1024.0 * 1024.0));
+	}
+	return buf;
+}
+
+const char *xp_fmt_link(char *buf, size_t len, int64_t mbps)
+{
+	if (mbps <= 0)
+		snprintf(buf, len, "-");
+	else if (mbps >= 1000)
+		snprintf(buf, len, "%g Gb/s", (double)mbps / 1000.0);
+	else
+		snprintf(buf, len, "%lld Mb/s", (long long)mbps);
+	return buf;
+}
+
 const char *xp_fmt_span(char *buf, size_t len, int64_t s)
 {
 	if (s < 0)
