@@ -620,7 +620,7 @@ static void draw_status(struct xp_ui *ui)
 			 view_string(ui, vs, sizeof vs));
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */
-	bool keep = cw && ui->filter[0];
+	bool keep = cw != 0; /* the hint (with the view's string) is cut first */
 	int hw = xp_draw_clip_cut(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint, XP_CUT_END, ui->g->ellipsis);
 	if (cw && (keep || hw + 2 + cw <= r.w))
 		xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);

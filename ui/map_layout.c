@@ -11,33 +11,90 @@
 
 /* ---- row list ---- */
 
-/* The sort of the rows: location at the grouping's level, then the sort column inside a
- * group, then the cluster index (qsort is not stable: the index keeps cluster order). */
-struct sort_ctx {
-	const struct xp_cluster *c;
-	const struct xp_map_opts *opt;
-};
-
 static int level_of(const struct xp_map_rows *r)
 {
 	return r->opt ? r->opt->group : XP_GROUP_SWITCH;
 }
 
+struct loc_ctx {
+	const struct xp_cluster *c;
+	int by;
+};
+
+static int loc_item_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct loc_ctx *l = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = xp_node_loc_cmp(l->c->nodes[a], l->c->nodes[b], l->by);
+	return c ? c : (a > b) - (a < b);
+}
+
+/* Ranks every node's group at level by (one location sort per data change or grouping). */
+static void group_ids(struct xp_map_rows *r, const struct xp_cluster *c, int by)
+{
+	size_t n = c->n_nodes;
+	if (r->gid && r->gid_c == c && r->gid_gen == c->generation && r->gid_by == by && r->n_gid == n)
+		return;
+	size_t *idx = xp_malloc(n * sizeof *idx);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	struct loc_ctx l = {c, by};
+	/* Clusters usually arrive grouped already (inventories are written rack by rack):
+	 * skip the sort when they are, which keeps a refresh of a big cluster cheap. */
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = xp_node_loc_cmp(c->nodes[i - 1], c->nodes[i], by) <= 0;
+	if (!sorted)
+		qsort_r(idx, n, sizeof *idx, loc_item_cmp, &l);
+	free(r->gid);
+	r->gid = xp_malloc((n ? n : 1) * sizeof *r->gid);
+	uint32_t g = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (k && xp_node_loc_cmp(c->nodes[idx[k - 1]], c->nodes[idx[k]], by) != 0)
+			g++;
+		r->gid[idx[k]] = g;
+	}
+	free(idx);
+	r->n_gid = n;
+	r->gid_c = c;
+	r->gid_gen = c->generation;
+	r->gid_by = by;
+}
+
+/* The sort of the rows: group rank, then the sort column inside a group (a figure known
+ * before one not known, either way), then the cluster index (qsort is not stable: the index
+ * keeps cluster order, and a tie costs no string compare). */
+struct sort_item {
+	uint32_t gid;
+	bool known;
+	double v;
+	size_t i;
+};
+
+struct sort_ctx {
+	const struct xp_cluster *c;
+	const struct xp_map_opts *opt;
+	bool text; /* a text column: compared through node_cols */
+};
+
 static int item_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct sort_ctx *s = arg;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	const struct xp_node *na = s->c->nodes[a], *nb = s->c->nodes[b];
-	int by = s->opt ? s->opt->group : XP_GROUP_SWITCH;
-	int c = xp_node_loc_cmp(na, nb, by);
-	if (c)
-		return c;
-	if (s->opt && s->opt->sort_col >= 0 && s->opt->sums) {
-		c = xp_ncol_cmp(s->opt->sort_col, s->opt->desc, na, &s->opt->sums[a], nb, &s->opt->sums[b]);
+	const struct sort_item *a = pa, *b = pb;
+	if (a->gid != b->gid)
+		return a->gid < b->gid ? -1 : 1;
+	if (s->text) {
+		int c = xp_ncol_cmp(s->opt->sort_col, s->opt->desc, s->c->nodes[a->i], &s->opt->sums[a->i],
+				    s->c->nodes[b->i], &s->opt->sums[b->i]);
 		if (c)
 			return c;
+	} else if (a->known != b->known) {
+		return a->known ? -1 : 1;
+	} else if (a->known && a->v != b->v) {
+		int c = a->v < b->v ? -1 : 1;
+		return s->opt->desc ? -c : c;
 	}
-	return (a > b) - (a < b);
+	return (a->i > b->i) - (a->i < b->i);
 }
 
 static void push_row(struct xp_map_rows *r, int kind, size_t index, int dev)
@@ -78,7 +135,7 @@ static void rows_walk(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_
 	for (size_t i = 0; i < n;) {
 		const struct xp_node *first = c->nodes[r->order[i]];
 		size_t j = i + 1;
-		while (j < n && xp_node_loc_cmp(first, c->nodes[r->order[j]], by) == 0)
+		while (j < n && r->gid[r->order[j]] == r->gid[r->order[i]])
 			j++;
 		struct xp_map_group g = {first->zone, first->rack, first->sw, 0, 0, j - i, first, by, false,
 					 0, XP_NA, XP_NA, XP_NA, 0};
@@ -117,24 +174,36 @@ static void rows_walk(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_
 
 void xp_map_rows_build(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg)
 {
-	const struct xp_map_opts *opt = r->opt;
-	xp_map_rows_free(r);
-	r->opt = opt;
+	free(r->rows);
+	free(r->groups);
+	free(r->order);
+	r->rows = NULL;
+	r->groups = NULL;
+	r->order = NULL;
+	r->n = r->cap = r->n_groups = r->n_nodes = r->n_match = r->n_order = 0;
 	size_t n = c ? c->n_nodes : 0;
 	if (!n)
 		return;
-	r->order = xp_malloc(n * sizeof *r->order);
-	for (size_t i = 0; i < n; i++)
-		r->order[i] = i;
-	r->n_order = n;
-	struct sort_ctx sc = {c, opt};
-	/* Clusters usually arrive grouped already (inventories are written rack by rack):
-	 * skip the sort when they are, which keeps a refresh of a big cluster cheap. */
+	const struct xp_map_opts *opt = r->opt;
+	group_ids(r, c, level_of(r));
+	struct sort_ctx sc = {c, opt, false};
+	int col = opt && opt->sums ? opt->sort_col : -1;
+	sc.text = col == XP_NCOL_NODE || col == XP_NCOL_MODEL;
+	struct sort_item *items = xp_malloc(n * sizeof *items);
+	for (size_t i = 0; i < n; i++) {
+		double v = col >= 0 && !sc.text ? xp_ncol_value(col, c->nodes[i], &opt->sums[i]) : 0;
+		items[i] = (struct sort_item){r->gid[i], XP_HAS(v), v, i};
+	}
 	bool sorted = true;
 	for (size_t i = 1; i < n && sorted; i++)
-		sorted = item_cmp(&r->order[i - 1], &r->order[i], &sc) <= 0;
+		sorted = item_cmp(&items[i - 1], &items[i], &sc) <= 0;
 	if (!sorted)
-		qsort_r(r->order, n, sizeof *r->order, item_cmp, &sc);
+		qsort_r(items, n, sizeof *items, item_cmp, &sc);
+	r->order = xp_malloc(n * sizeof *r->order);
+	for (size_t i = 0; i < n; i++)
+		r->order[i] = items[i].i;
+	r->n_order = n;
+	free(items);
 	rows_walk(r, c, pred, arg);
 }
 
@@ -150,6 +219,7 @@ void xp_map_rows_refilter(struct xp_map_rows *r, const struct xp_cluster *c, xp_
 
 void xp_map_rows_free(struct xp_map_rows *r)
 {
+	free(r->gid);
 	free(r->rows);
 	free(r->groups);
 	free(r->order);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "glyphs.h"
 #include "model.h"
@@ -66,6 +67,13 @@ struct xp_map_rows {
 	size_t n_order;
 	const struct xp_map_opts *opt; /* set by the caller before a build; NULL: switch groups,
 					* cluster order, no device rows, nothing folded */
+	/* Each node's group rank at the level gid_by, for the cluster gid_c at generation gid_gen:
+	 * made once per data change, so that a sort compares integers, not location strings. */
+	uint32_t *gid;
+	size_t n_gid;
+	const struct xp_cluster *gid_c;
+	uint64_t gid_gen;
+	int gid_by;
 };
 
 /* Decides whether a node (index i in the cluster) is shown: the filter; NULL keeps every node. */

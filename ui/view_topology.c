@@ -201,6 +201,7 @@ static void tnode_flatten(struct tnode *t, struct doc *d, const struct xp_glyphs
 struct ncache {
 	size_t hay;   /* offset in the view's hay buffer of the searchable fields, one a line */
 	unsigned char w[XP_NCOL_COUNT]; /* width of each column's text (node_cols.h) */
+	const struct xp_node *node;     /* the node they were counted for */
 };
 
 /* Columns of the map: node_cols.h's, then the device cells, which take what is left. */
@@ -235,6 +236,7 @@ struct topo {
 	char **folds;            /* labels of the groups whose fold differs from fold_all */
 	size_t n_folds;
 	bool fold_all;
+	bool reuse;              /* nc's figures hold for the nodes still in their places */
 	int redo;                /* 1: walk the rows again (fold, device rows), 2: sort them again */
 	int on_kind;             /* the kind of row under the cursor (enum xp_map_row_kind) */
 	int on_dev;              /* a device row's device */
@@ -344,6 +346,7 @@ static void cache_free(struct topo *t)
  * allocates nothing here. */
 static void cache_build(struct topo *t, const struct xp_cluster *c)
 {
+	size_t kept = t->reuse ? t->n_nc : 0;
 	t->n_nc = 0;
 	t->hay_len = 0;
 	size_t old_cap = t->cap_nc;
@@ -357,16 +360,22 @@ static void cache_build(struct topo *t, const struct xp_cluster *c)
 		const struct xp_node *n = c->nodes[i];
 		struct ncache *k = &t->nc[i];
 		k->hay = HAY_NONE;
+		if ((int)n->n_devices > t->max_dev)
+			t->max_dev = (int)n->n_devices;
+		/* A node the app says stayed in its place is the same node (shared nodes never
+		 * change, model.h): an agent's refresh counts only the nodes that did (on_data). */
+		if (i < kept && k->node == n)
+			continue;
+		k->node = n;
 		xp_node_sum(n, &t->sums[i]);
 		for (int col = 0; col < XP_NCOL_COUNT; col++) {
 			const char *txt = xp_ncol_text(col, n, &t->sums[i], buf, sizeof buf);
 			int w = col == XP_NCOL_NODE || col == XP_NCOL_MODEL ? xp_draw_cols(txt) : (int)strlen(txt);
 			k->w[col] = (unsigned char)(w > 255 ? 255 : w);
 		}
-		if ((int)n->n_devices > t->max_dev)
-			t->max_dev = (int)n->n_devices;
 	}
 	t->n_nc = c->n_nodes;
+	t->reuse = true;
 	t->opt.sums = t->sums;
 }
 
@@ -495,6 +504,10 @@ static void place_cursor(struct topo *t, const struct xp_cluster *c, size_t old_
 		char buf[512];
 		at = row_of_group(t, xp_group_label(c->nodes[ni], t->opt.group, buf, sizeof buf));
 	}
+	/* Nothing to go back to (the first frame): the nearest node, as the map always did, so that
+	 * Enter opens a node rather than folding a group. */
+	if (at < 0 && t->on_kind != XP_MAP_GROUP)
+		at = xp_map_snap_node(&t->rows, old_row, -1);
 	if (at < 0 && t->rows.n)
 		at = (long)(old_row < t->rows.n ? old_row : t->rows.n - 1);
 	xp_list_set_count(&t->map, t->rows.n, c->n_nodes);
@@ -1633,6 +1646,16 @@ static void on_data(void *st, struct xp_ui *ui)
 {
 	struct topo *t = st;
 	t->g = xp_ui_glyphs(ui);
+	/* What the figures may keep at the next build: the nodes the refresh did not replace
+	 * (a freed node's address may come back for another one, so only the app can say). */
+	struct xp_ui_moved m;
+	if (!xp_ui_moved(ui, &m)) {
+		t->reuse = false;
+		return;
+	}
+	for (size_t i = 0; i < m.n_changed; i++)
+		if (m.changed[i] < t->n_nc)
+			t->nc[m.changed[i]].node = NULL;
 }
 
 static const char *where(void *st)

@@ -4,6 +4,7 @@
 #include "xp.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *xp_fmt_mib(char *buf, size_t len, int64_t mib)
 {
@@ -25,10 +26,13 @@ const char *xp_fmt_mib_short(char *buf, size_t len, int64_t mib)
 	} else if (mib < 1024LL * 1024) {
 		double g = (double)mib / 1024.0;
 		/* 80 GiB reads "80G", an H100's 81559 MiB "79.6G": the decimal only where it says something. */
-		if (mib % 1024 == 0 || g >= 100)
+		if (g >= 100)
 			snprintf(buf, len, "%.0fG", g);
 		else
 			snprintf(buf, len, "%.1fG", g);
+		size_t n = strlen(buf);
+		if (n > 3 && buf[n - 3] == '.' && buf[n - 2] == '0')
+			memmove(buf + n - 3, buf + n - 1, 2);
 	} else {
 		snprintf(buf, len, "%.1fT", (double)mib / (1024.0 * 1024.0));
 	}

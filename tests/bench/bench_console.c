@@ -706,6 +706,14 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 }
 
 /* The same rule as app.c's: case-insensitive substring. */
+/* No refresh here says which nodes stayed: the view counts every node again. */
+bool xp_ui_moved(const struct xp_ui *ui, struct xp_ui_moved *m)
+{
+	(void)ui;
+	(void)m;
+	return false;
+}
+
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 {
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
