@@ -11,13 +11,14 @@
 #include "cmd.h"
 #include "filter.h"
 #include "node_cols.h"
+#include "node_filter.h"
 #include "table.h"
 #include "words.h"
 
 /* The options of a view, in the order they are applied: the filter first, the selection last
  * (it looks for its node in rows the others made). */
 static const struct xp_opt view_opts[] = {
-	{"filter", 0, "EXPR", "show the rows the filter expression keeps (as the console's /)"},
+	XP_NODE_FILTER_OPT,
 	{"sort", 0, "COL[-]", "sort by a column (node, state, health, free, util, mem, temp, power, ecc, model, net, cpu); - descending"},
 	{"group", 0, "G", "group by none, zone, rack or switch (the default)"},
 	{"mode", 0, "MODE", "expanded: a row per device under each node; compact: one per node"},
@@ -206,13 +207,8 @@ static int print_topology(struct xp_ctx *ctx, const struct xp_args *a, const cha
 	}
 	bool expanded = mode && strcmp(mode, "expanded") == 0;
 	struct xp_filter *f = NULL;
-	if (fexpr && *fexpr) {
-		struct xp_err err = {{0}};
-		if (!(f = xp_filter_compile(fexpr, xp_filter_node_fields, &err))) {
-			xp_ctx_error(ctx, "view: --filter: %s", err.msg);
-			return XP_EXIT_USAGE;
-		}
-	}
+	if (fexpr && *fexpr && xp_node_filter_compile(ctx, a, "view", &f) < 0)
+		return XP_EXIT_USAGE;
 	const struct xp_cluster *c = xp_ctx_cluster(ctx);
 	if (!c) {
 		xp_filter_free(f);
@@ -223,7 +219,7 @@ static int print_topology(struct xp_ctx *ctx, const struct xp_args *a, const cha
 	size_t *order = xp_malloc((n ? n : 1) * sizeof *order);
 	for (size_t i = 0; i < n; i++) {
 		xp_node_sum(c->nodes[i], &sums[i]);
-		if (!f || xp_filter_node(f, c->nodes[i], NULL))
+		if (xp_node_filter_match(f, c->nodes[i]))
 			order[k++] = i;
 	}
 	xp_filter_free(f);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "filter.h"
 #include "glyphs.h"
 #include "layout.h"
 #include "model.h"
@@ -76,6 +77,25 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ui->msg, sizeof ui->msg, fmt, ap);
 	va_end(ap);
+}
+
+/* The filter compiled for the view's fields, as app.c's cache gives it (kept until the text
+ * or the fields change). */
+const struct xp_filter *xp_ui_filter_expr(const struct xp_ui *ui, const struct xp_filter_field *fields)
+{
+	static struct xp_filter *f;
+	static char text[256];
+	static const struct xp_filter_field *for_fields;
+	if (!ui->filter[0])
+		return NULL;
+	if (!f || strcmp(text, ui->filter) != 0 || for_fields != fields) {
+		struct xp_err err = {{0}};
+		xp_filter_free(f);
+		f = xp_filter_compile(ui->filter, fields, &err);
+		snprintf(text, sizeof text, "%s", ui->filter);
+		for_fields = fields;
+	}
+	return f;
 }
 
 /* No refresh here says which nodes stayed: the view counts every node again. */
