@@ -204,6 +204,17 @@ START_TEST(view_command_string)
 	xp_tmux_command("view topology --filter h800 --sort temp- --group rack");
 	xp_tmux_expect_all("$view topology --filter 'h800' --sort temp- --group rack", "h800-00011", "!h100-00001",
 			   "zone zone00 / rack rack0001  4 nodes");
+	/* The filter language, at the prompt and in batch: the same rows. */
+	xp_tmux_command("view topology --filter 'temp>85' --group none");
+	xp_tmux_expect_all("$view topology --filter 'temp>85' --group none", "h100-00003", "mi300x-00032",
+			   "!h800-00011");
+	char *out = run(0, "--inventory", inv, "view", "topology", "--filter", "temp>85", NULL);
+	xp_want_parts(out, "h100-00003", "mi300x-00032", NULL);
+	ck_assert_ptr_null(strstr(out, "h800-00011"));
+	free(out);
+	out = run(2, "--inventory", inv, "view", "topology", "--filter", "tmp>85", NULL);
+	xp_want_parts(out, "column 1", "unknown field 'tmp'", NULL);
+	free(out);
 	/* A bad option says why and changes nothing. */
 	xp_tmux_command("view topology --sort tmp");
 	xp_tmux_expect("unknown column 'tmp'");

@@ -229,7 +229,7 @@ struct topo {
 	char *hay;               /* every node's search text, NUL-separated: one buffer, not 10,000 */
 	size_t hay_len, hay_cap;
 	int want[XP_NCOL_COUNT]; /* widest shown cell of each column */
-	int max_dev;             /* most devices of a node: the device cells' share of the width */
+	int max_dev;             /* widest device cells of a node: their share of the width */
 	/* rows: how they are made (sort, grouping, device rows, folds), kept across refreshes */
 	struct xp_map_opts opt;
 	struct xp_node_sum *sums; /* per node of built: the figures, counted once per data change */
@@ -361,8 +361,16 @@ static void cache_build(struct topo *t, const struct xp_cluster *c)
 		const struct xp_node *n = c->nodes[i];
 		struct ncache *k = &t->nc[i];
 		k->hay = HAY_NONE;
-		if ((int)n->n_devices > t->max_dev)
-			t->max_dev = (int)n->n_devices;
+		/* The cells' width: a glyph a device, two brackets an affinity group (counted where
+		 * the group changes from one device to the next, as they usually sit together). */
+		int cells = (int)n->n_devices;
+		for (size_t d = 0; d < n->n_devices; d++) {
+			const char *g = n->devices[d].affinity_group;
+			if (g && (!d || !n->devices[d - 1].affinity_group || strcmp(g, n->devices[d - 1].affinity_group) != 0))
+				cells += 2;
+		}
+		if (cells > t->max_dev)
+			t->max_dev = cells;
 		/* A node the app says stayed in its place is the same node (shared nodes never
 		 * change, model.h): an agent's refresh counts only the nodes that did (on_data). */
 		if (i < kept && k->node == n)
@@ -1219,8 +1227,8 @@ static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect
 	int maxx = r.x + r.w;
 	/* The column header: fixed at the top, the list scrolls under it. */
 	struct map_frame f = {t, ui, r, {{0}}, r.x + 2, {0}, 0};
-	/* The device cells keep room for a node's devices (with a bracket or two), at most 12. */
-	int cells = t->max_dev + 2 < 12 ? t->max_dev + 2 : 12;
+	/* The device cells keep room for a node's devices with their brackets, at most 16. */
+	int cells = t->max_dev < 16 ? t->max_dev : 16;
 	if (cells < (int)strlen(DEV_TITLE))
 		cells = (int)strlen(DEV_TITLE);
 	int widths[XP_NCOL_COUNT];
