@@ -206,7 +206,7 @@ START_TEST(view_command_string)
 			   "zone zone00 / rack rack0001  4 nodes");
 	/* The filter language, at the prompt and in batch: the same rows. */
 	xp_tmux_command("view topology --filter 'temp>85' --group none");
-	xp_tmux_expect_all("$view topology --filter 'temp>85' --group none", "h100-00003", "mi300x-00032",
+	xp_tmux_expect_all("$view topology --filter 'temp>85' --sort temp- --group none", "h100-00003", "mi300x-00032",
 			   "!h800-00011");
 	char *out = run(0, "--inventory", inv, "view", "topology", "--filter", "temp>85", NULL);
 	xp_want_parts(out, "h100-00003", "mi300x-00032", NULL);
