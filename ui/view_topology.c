@@ -548,6 +548,8 @@ static void rebuild(struct topo *t, struct xp_ui *ui)
 		cache_build(t, c);
 	t->ui = ui;
 	t->rows.opt = &t->opt;
+	/* No fold anywhere: no label to make per group. */
+	t->opt.folded = t->fold_all || t->n_folds ? is_folded : NULL;
 	if (fresh || t->redo >= 2)
 		xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, t);
 	else
@@ -1709,7 +1711,6 @@ static void *create(struct xp_ui *ui)
 	/* Every row is a stop: a group heading is where - and + fold it. */
 	t->opt.group = XP_GROUP_SWITCH;
 	t->opt.sort_col = -1;
-	t->opt.folded = is_folded;
 	t->opt.fold_arg = t;
 	t->on_kind = XP_MAP_NODE;
 	t->on_dev = -1;
