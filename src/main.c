@@ -55,6 +55,25 @@ static int run_one(struct xp_ctx *ctx, const char *name)
 	return xp_cmd_run(ctx, 1, v);
 }
 
+/* Runs `view STRING` for --view STRING. */
+static int run_view(struct xp_ctx *ctx)
+{
+	char *line = xp_asprintf("view %s", ctx->view);
+	int argc = 0;
+	char **argv = NULL;
+	struct xp_err err = {{0}};
+	int rc;
+	if (xp_cmd_split(line, &argc, &argv, &err) < 0) {
+		xp_ctx_error(ctx, "--view: %s", err.msg);
+		rc = XP_EXIT_USAGE;
+	} else {
+		rc = xp_cmd_run(ctx, argc, argv);
+	}
+	xp_cmd_split_free(argc, argv);
+	free(line);
+	return rc;
+}
+
 /* The process is about to end, and the kernel takes its memory back in one go: handing a
  * loaded cluster back to malloc first, node by node (a 10,000-node cluster is a million
  * allocations and as many interned-string releases), cost about a tenth of a one-shot
@@ -121,6 +140,9 @@ int main(int argc, char **argv)
 	} else if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		/* No command on a terminal: the console. */
 		rc = xp_ui_run(&ctx);
+	} else if (ctx.view && *ctx.view) {
+		/* --view without a terminal: the view's rows, as `xpool view` prints them. */
+		rc = run_view(&ctx);
 	} else {
 		/* No command and no terminal (a pipe, cron, CI): the summary, never a hang. */
 		rc = run_one(&ctx, "inventory");

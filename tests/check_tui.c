@@ -112,7 +112,7 @@ START_TEST(filter)
 	xp_tmux_keys("/");
 	xp_tmux_literal("cona");
 	xp_tmux_keys("Enter");
-	xp_tmux_expect("[cona]");
+	xp_tmux_expect("--filter 'cona'");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }
@@ -224,13 +224,13 @@ START_TEST(sizes_filter_wheel_legend)
 	xp_tmux_literal("h100-0000");
 	xp_tmux_expect_all("$/h100-0000", "$1 of 9 (1991 filtered from 2000)", "h100-00001 ", "h100-00009 ");
 	xp_tmux_keys("Enter");
-	xp_tmux_expect_all("$[h100-0000]", "$1 of 9", "h100-00001 ");
+	xp_tmux_expect_all("$--filter 'h100-0000'", "$1 of 9", "h100-00001 ");
 	xp_tmux_keys("Escape");
 
 	/* 80 columns: whole words in the header; the breadcrumb keeps its end. */
 	xp_tmux_resize(80, 24);
 	xp_tmux_expect_all("^ big.json ", "^2000 nodes", "^13600 dev ok", "^ warn ", "^ fail ", "^ n/a ", "^s old",
-			   "!h100-0000]");
+			   "!--filter");
 	xp_tmux_keys("3");
 	xp_tmux_keys("r");
 	xp_tmux_expect_all("placed 1 replica", "pack", "!ent \u203a pack");

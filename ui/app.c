@@ -571,6 +571,8 @@ static void draw_tabs(struct xp_ui *ui)
 	}
 }
 
+static const char *view_string(struct xp_ui *ui, char *buf, size_t len);
+
 static void draw_status(struct xp_ui *ui)
 {
 	struct xp_rect r = ui->lay.status;
@@ -631,15 +633,15 @@ static void draw_status(struct xp_ui *ui)
 		return;
 	}
 	ui->msg[0] = '\0';
-	char hint[512];
+	char hint[1800], vs[1024];
 	if (ui->out_open)
 		snprintf(hint, sizeof hint, " Up/Down PgUp/PgDn scroll the output   Esc/q close");
 	else
-		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
-			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
+		snprintf(hint, sizeof hint, " :view %s  q quit  ? help  : command  / filter  r refresh  1-5 views",
+			 view_string(ui, vs, sizeof vs));
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */
-	bool keep = cw && ui->filter[0];
+	bool keep = cw != 0; /* the hint (with the view's string) is cut first */
 	int hw = xp_draw_clip_cut(stdscr, r.y, 0, keep ? r.w - cw - 1 : r.w, hint, XP_CUT_END, ui->g->ellipsis);
 	if (cw && (keep || hw + 2 + cw <= r.w))
 		xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
@@ -1271,6 +1273,89 @@ static bool key(struct xp_ui *ui, int ch)
 	return true;
 }
 
+/* ---- views as command strings (`:view topology --sort temp-`, bookmarks, --view) ---- */
+
+/* A view by name, unique prefix or tab number; NULL when none or ambiguous. */
+static long find_view(const struct xp_ui *ui, const char *name)
+{
+	long hit = -1;
+	size_t len = strlen(name);
+	for (size_t i = 0; i < ui->nviews; i++) {
+		const struct xp_view *v = ui->views[i].v;
+		char num[8];
+		snprintf(num, sizeof num, "%d", v->order);
+		if (strcmp(v->name, name) == 0 || strcmp(num, name) == 0)
+			return (long)i;
+		if (len && strncmp(v->name, name, len) == 0)
+			hit = hit < 0 ? (long)i : -2;
+	}
+	return hit >= 0 ? hit : -1;
+}
+
+/* The shown view's command string: its name, the filter, the view's own options. */
+static const char *view_string(struct xp_ui *ui, char *buf, size_t len)
+{
+	const struct slot *s = &ui->views[ui->cur];
+	int n = snprintf(buf, len, "%s", s->v->name);
+	if (ui->filter[0] && n >= 0 && (size_t)n < len) {
+		/* Quoted for xp_cmd_split: a filter holds spaces and operators. */
+		bool dq = strchr(ui->filter, '\'') != NULL;
+		n += snprintf(buf + n, len - (size_t)n, dq ? " --filter \"%s\"" : " --filter '%s'", ui->filter);
+	}
+	if (s->v->opts && n >= 0 && (size_t)n < len)
+		s->v->opts(s->st, buf + n, len - (size_t)n);
+	return buf;
+}
+
+static void view_string_hook(struct xp_ctx *ctx, char *buf, size_t len)
+{
+	view_string(ctx->ui, buf, len);
+}
+
+static int view_hook(struct xp_ctx *ctx, const char *name, const char *const *keys, const char *const *vals, size_t n,
+		     struct xp_err *err)
+{
+	struct xp_ui *ui = ctx->ui;
+	long i = find_view(ui, name);
+	if (i < 0) {
+		char names[256] = "";
+		for (size_t k = 0; k < ui->nviews; k++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "",
+				 ui->views[k].v->name);
+		return xp_errf(err, "no view '%s' (views: %s)", name, names);
+	}
+	struct slot *s = &ui->views[i];
+	/* Every option is checked before any is applied: a typo changes nothing. */
+	for (size_t k = 0; k < n; k++)
+		if (strcmp(keys[k], "filter") != 0 && !s->v->set_opt)
+			return xp_errf(err, "view %s takes no --%s", s->v->name, keys[k]);
+	for (size_t k = 0; k < n; k++) {
+		if (strcmp(keys[k], "filter") == 0) {
+			snprintf(ui->filter, sizeof ui->filter, "%s", vals[k]);
+			filter_changed(ui);
+			continue;
+		}
+		char msg[512] = "";
+		if (s->v->set_opt(s->st, ui, keys[k], vals[k], msg, sizeof msg) < 0)
+			return xp_errf(err, "%s", msg[0] ? msg : "bad option");
+	}
+	switch_view(ui, (size_t)i);
+	/* Said back as the one line of output, which the prompt shows as its message. */
+	char vs[1024];
+	fprintf(ctx->out, "view %s\n", view_string(ui, vs, sizeof vs));
+	return 0;
+}
+
+/* --view STRING: the view the console opens on, as if typed at the prompt. */
+static void open_start_view(struct xp_ui *ui)
+{
+	if (!ui->ctx->view || !*ui->ctx->view)
+		return;
+	char *line = xp_asprintf("view %s", ui->ctx->view);
+	run_command(ui, line);
+	free(line);
+}
+
 /* ---- set-up ---- */
 
 static int cmp_order(const void *a, const void *b)
@@ -1355,6 +1440,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 	ctx->ui_theme = apply_theme_hook;
 	ctx->ui_agent = agent_hook;
 	ctx->ui_agent_list = agent_list_hook;
+	ctx->ui_view = view_hook;
+	ctx->ui_view_string = view_string_hook;
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->create)
 			ui->views[i].st = ui->views[i].v->create(ui);
@@ -1365,6 +1452,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 		xp_ui_message(ui, XP_ROLE_FAIL, "cannot start the refresh thread");
 		rc = XP_EXIT_ERROR;
 	}
+	if (rc == XP_EXIT_OK)
+		open_start_view(ui);
 	ui->dirty = true;
 	time_t last_draw = 0;
 	bool running = rc == XP_EXIT_OK;
@@ -1409,6 +1498,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 	ctx->ui_theme = NULL;
 	ctx->ui_agent = NULL;
 	ctx->ui_agent_list = NULL;
+	ctx->ui_view = NULL;
+	ctx->ui_view_string = NULL;
 	out_clear(ui);
 	xp_store_close(ui->store);
 	xp_event_log_free(&ui->events);

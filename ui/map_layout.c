@@ -11,47 +11,114 @@
 
 /* ---- row list ---- */
 
-/* Location parts compare in natural order ("rack2" before "rack10"); an unknown part
- * sorts after every known one, so "(no location)" ends the map. */
-static int part_cmp(const char *a, const char *b)
+static int level_of(const struct xp_map_rows *r)
 {
-	if (!a || !b)
-		return (a == NULL) - (b == NULL);
-	return strverscmp(a, b);
+	return r->opt ? r->opt->group : XP_GROUP_SWITCH;
 }
 
-static int loc_cmp(const struct xp_node *a, const struct xp_node *b)
-{
-	int c = part_cmp(a->zone, b->zone);
-	if (!c)
-		c = part_cmp(a->rack, b->rack);
-	if (!c)
-		c = part_cmp(a->sw, b->sw);
-	return c;
-}
-
-/* qsort is not stable, so the sort key carries the cluster index as the tie-break:
- * that keeps nodes in cluster order inside a group. */
-struct sort_item {
-	const struct xp_node *node;
-	size_t index;
+struct loc_ctx {
+	const struct xp_cluster *c;
+	int by;
 };
 
-static int item_cmp(const void *pa, const void *pb)
+static int loc_item_cmp(const void *pa, const void *pb, void *arg)
 {
-	const struct sort_item *a = pa, *b = pb;
-	int c = loc_cmp(a->node, b->node);
-	if (c)
-		return c;
-	return (a->index > b->index) - (a->index < b->index);
+	const struct loc_ctx *l = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = xp_node_loc_cmp(l->c->nodes[a], l->c->nodes[b], l->by);
+	return c ? c : (a > b) - (a < b);
 }
 
-static void push_row(struct xp_map_rows *r, int kind, size_t index)
+/* Ranks every node's group at level by (one location sort per data change or grouping). */
+static void group_ids(struct xp_map_rows *r, const struct xp_cluster *c, int by)
+{
+	size_t n = c->n_nodes;
+	if (r->gid && r->gid_c == c && r->gid_gen == c->generation && r->gid_by == by && r->n_gid == n)
+		return;
+	size_t *idx = xp_malloc(n * sizeof *idx);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	struct loc_ctx l = {c, by};
+	/* Clusters usually arrive grouped already (inventories are written rack by rack):
+	 * skip the sort when they are, which keeps a refresh of a big cluster cheap. */
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = xp_node_loc_cmp(c->nodes[i - 1], c->nodes[i], by) <= 0;
+	if (!sorted)
+		qsort_r(idx, n, sizeof *idx, loc_item_cmp, &l);
+	free(r->gid);
+	r->gid = xp_malloc((n ? n : 1) * sizeof *r->gid);
+	uint32_t g = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (k && xp_node_loc_cmp(c->nodes[idx[k - 1]], c->nodes[idx[k]], by) != 0)
+			g++;
+		r->gid[idx[k]] = g;
+	}
+	free(idx);
+	r->n_gid = n;
+	r->gid_c = c;
+	r->gid_gen = c->generation;
+	r->gid_by = by;
+}
+
+/* The sort of the rows: group rank, then the sort column inside a group (a figure known
+ * before one not known, either way), then the cluster index (qsort is not stable: the index
+ * keeps cluster order, and a tie costs no string compare). */
+struct sort_item {
+	uint32_t gid;
+	bool known;
+	double v;
+	size_t i;
+};
+
+struct sort_ctx {
+	const struct xp_cluster *c;
+	const struct xp_map_opts *opt;
+	bool text; /* a text column: compared through node_cols */
+};
+
+static int item_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_ctx *s = arg;
+	const struct sort_item *a = pa, *b = pb;
+	if (a->gid != b->gid)
+		return a->gid < b->gid ? -1 : 1;
+	if (s->text) {
+		int c = xp_ncol_cmp(s->opt->sort_col, s->opt->desc, s->c->nodes[a->i], &s->opt->sums[a->i],
+				    s->c->nodes[b->i], &s->opt->sums[b->i]);
+		if (c)
+			return c;
+	} else if (a->known != b->known) {
+		return a->known ? -1 : 1;
+	} else if (a->known && a->v != b->v) {
+		int c = a->v < b->v ? -1 : 1;
+		return s->opt->desc ? -c : c;
+	}
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+static void push_row(struct xp_map_rows *r, int kind, size_t index, int dev)
 {
 	xp_grow(&r->rows, sizeof *r->rows, r->n, &r->cap);
 	r->rows[r->n].kind = (unsigned char)kind;
+	r->rows[r->n].dev = dev;
 	r->rows[r->n].index = index;
 	r->n++;
+}
+
+/* Adds node i's figures to its group's totals. */
+static void group_add(struct xp_map_group *g, const struct xp_node_sum *s)
+{
+	g->n_free += (size_t)s->n_free;
+	if (s->n_util) {
+		g->util = g->n_util ? (g->util * (double)g->n_util + s->util * s->n_util) / (double)(g->n_util + s->n_util)
+				    : s->util;
+		g->n_util += (size_t)s->n_util;
+	}
+	if (XP_HAS(s->temp) && (!XP_HAS(g->temp) || s->temp > g->temp))
+		g->temp = s->temp;
+	if (XP_HAS(s->power))
+		g->power = XP_HAS(g->power) ? g->power + s->power : s->power;
 }
 
 /* Walks the sorted order into group headers and node rows, keeping what pred accepts. */
@@ -61,28 +128,45 @@ static void rows_walk(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_
 	free(r->groups);
 	r->rows = NULL;
 	r->groups = NULL;
-	r->n = r->cap = r->n_groups = r->n_nodes = 0;
+	r->n = r->cap = r->n_groups = r->n_nodes = r->n_match = 0;
+	const struct xp_map_opts *o = r->opt;
+	int by = level_of(r);
 	size_t n = r->n_order, gcap = 0;
 	for (size_t i = 0; i < n;) {
 		const struct xp_node *first = c->nodes[r->order[i]];
 		size_t j = i + 1;
-		while (j < n && loc_cmp(first, c->nodes[r->order[j]]) == 0)
+		while (j < n && r->gid[r->order[j]] == r->gid[r->order[i]])
 			j++;
-		struct xp_map_group g = {first->zone, first->rack, first->sw, 0, 0, j - i};
+		struct xp_map_group g = {first->zone, first->rack, first->sw, 0, 0, j - i, first, by, false,
+					 0, XP_NA, XP_NA, XP_NA, 0};
+		if (o && o->folded && by != XP_GROUP_NONE) {
+			char label[512];
+			g.folded = o->folded(xp_group_label(first, by, label, sizeof label), o->fold_arg);
+		}
 		for (size_t k = i; k < j; k++) {
-			const struct xp_node *node = c->nodes[r->order[k]];
-			if (pred && !pred(node, r->order[k], arg))
+			size_t ni = r->order[k];
+			const struct xp_node *node = c->nodes[ni];
+			if (pred && !pred(node, ni, arg))
 				continue;
-			if (!g.n_nodes)
-				push_row(r, XP_MAP_GROUP, r->n_groups);
+			/* Without grouping there is no heading to rest on: the list is the nodes. */
+			if (!g.n_nodes && by != XP_GROUP_NONE)
+				push_row(r, XP_MAP_GROUP, r->n_groups, -1);
 			g.n_nodes++;
 			g.n_devices += node->n_devices;
-			push_row(r, XP_MAP_NODE, r->order[k]);
+			if (o && o->sums)
+				group_add(&g, &o->sums[ni]);
+			if (g.folded)
+				continue;
+			push_row(r, XP_MAP_NODE, ni, -1);
+			r->n_nodes++;
+			if (o && o->expanded)
+				for (size_t d = 0; d < node->n_devices; d++)
+					push_row(r, XP_MAP_DEVICE, ni, (int)d);
 		}
 		if (g.n_nodes) {
 			xp_grow(&r->groups, sizeof *r->groups, r->n_groups, &gcap);
 			r->groups[r->n_groups++] = g;
-			r->n_nodes += g.n_nodes;
+			r->n_match += g.n_nodes;
 		}
 		i = j;
 	}
@@ -90,25 +174,34 @@ static void rows_walk(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_
 
 void xp_map_rows_build(struct xp_map_rows *r, const struct xp_cluster *c, xp_map_pred pred, void *arg)
 {
-	xp_map_rows_free(r);
+	free(r->rows);
+	free(r->groups);
+	free(r->order);
+	r->rows = NULL;
+	r->groups = NULL;
+	r->order = NULL;
+	r->n = r->cap = r->n_groups = r->n_nodes = r->n_match = r->n_order = 0;
 	size_t n = c ? c->n_nodes : 0;
 	if (!n)
 		return;
+	const struct xp_map_opts *opt = r->opt;
+	group_ids(r, c, level_of(r));
+	struct sort_ctx sc = {c, opt, false};
+	int col = opt && opt->sums ? opt->sort_col : -1;
+	sc.text = col == XP_NCOL_NODE || col == XP_NCOL_MODEL;
 	struct sort_item *items = xp_malloc(n * sizeof *items);
 	for (size_t i = 0; i < n; i++) {
-		items[i].node = c->nodes[i];
-		items[i].index = i;
+		double v = col >= 0 && !sc.text ? xp_ncol_value(col, c->nodes[i], &opt->sums[i]) : 0;
+		items[i] = (struct sort_item){r->gid[i], XP_HAS(v), v, i};
 	}
-	/* Clusters usually arrive grouped already (inventories are written rack by rack):
-	 * skip the sort when they are, which keeps a refresh of a big cluster cheap. */
 	bool sorted = true;
 	for (size_t i = 1; i < n && sorted; i++)
-		sorted = loc_cmp(items[i - 1].node, items[i].node) <= 0;
+		sorted = item_cmp(&items[i - 1], &items[i], &sc) <= 0;
 	if (!sorted)
-		qsort(items, n, sizeof *items, item_cmp);
+		qsort_r(items, n, sizeof *items, item_cmp, &sc);
 	r->order = xp_malloc(n * sizeof *r->order);
 	for (size_t i = 0; i < n; i++)
-		r->order[i] = items[i].index;
+		r->order[i] = items[i].i;
 	r->n_order = n;
 	free(items);
 	rows_walk(r, c, pred, arg);
@@ -126,6 +219,7 @@ void xp_map_rows_refilter(struct xp_map_rows *r, const struct xp_cluster *c, xp_
 
 void xp_map_rows_free(struct xp_map_rows *r)
 {
+	free(r->gid);
 	free(r->rows);
 	free(r->groups);
 	free(r->order);
@@ -134,15 +228,11 @@ void xp_map_rows_free(struct xp_map_rows *r)
 
 const char *xp_map_group_label(const struct xp_map_group *g, char *buf, size_t len)
 {
-	if (!g->zone && !g->rack && !g->sw) {
+	if (!g->first) {
 		snprintf(buf, len, "(no location)");
 		return buf;
 	}
-	/* Unknown parts are written as "-", as every unknown value, so that "rack -" still says a
-	 * rack was expected. */
-	snprintf(buf, len, "zone %s / rack %s / switch %s", g->zone ? g->zone : "-", g->rack ? g->rack : "-",
-		 g->sw ? g->sw : "-");
-	return buf;
+	return xp_group_label(g->first, g->by, buf, len);
 }
 
 long xp_map_next_node(const struct xp_map_rows *r, size_t from, int dir)
@@ -397,43 +487,11 @@ size_t xp_scroll_page(size_t cursor, size_t height, size_t n, int dir)
 
 /* ---- text columns ---- */
 
-/* Memory as the map's short form: "512M", "64G", "1.5T". */
-static void short_mib(char *buf, size_t len, int64_t mib)
-{
-	if (mib < 0)
-		snprintf(buf, len, "-");
-	else if (mib < 1024)
-		snprintf(buf, len, "%lldM", (long long)mib);
-	else if (mib < 1024LL * 1024)
-		snprintf(buf, len, "%.0fG", (double)mib / 1024.0);
-	else
-		snprintf(buf, len, "%.1fT", (double)mib / (1024.0 * 1024.0));
-}
-
 const char *xp_map_cpu_summary(const struct xp_node *n, char *buf, size_t len)
 {
-	/* Not known (0: no topology) is "-", as everywhere else. */
-	char c[24], t[24], m[24], numa[24];
-	if (n->cores > 0)
-		snprintf(c, sizeof c, "%d", n->cores);
-	else
-		snprintf(c, sizeof c, "-");
-	if (n->pus > 0)
-		snprintf(t, sizeof t, "%d", n->pus);
-	else
-		snprintf(t, sizeof t, "-");
-	if (n->n_numa)
-		snprintf(numa, sizeof numa, "%zu", n->n_numa);
-	else
-		snprintf(numa, sizeof numa, "-");
-	short_mib(m, sizeof m, n->memory_mib);
-	/* No topology at all (an agent's or a replayed node): one "-", or the memory alone,
-	 * rather than "-c/-t -N -". */
-	if (n->cores <= 0 && n->pus <= 0 && !n->n_numa)
-		snprintf(buf, len, "%s", m);
-	else
-		snprintf(buf, len, "%sc/%st %sN %s", c, t, numa, m);
-	return buf;
+	struct xp_node_sum none;
+	memset(&none, 0, sizeof none);
+	return xp_ncol_text(XP_NCOL_CPU, n, &none, buf, len);
 }
 
 const char *xp_map_age(long long s, char *buf, size_t len)
@@ -453,14 +511,9 @@ const char *xp_map_age(long long s, char *buf, size_t len)
 
 const char *xp_map_state_str(const struct xp_node *n, char *buf, size_t len)
 {
-	if (n->state == XP_NODE_UNREACHABLE) {
-		/* How long it has been silent is what the operator asks next. */
-		char age[16];
-		snprintf(buf, len, "unreachable %s", xp_map_age(n->age_s, age, sizeof age));
-	} else {
-		snprintf(buf, len, "%s", xp_node_state_name(n->state));
-	}
-	return buf;
+	struct xp_node_sum none;
+	memset(&none, 0, sizeof none);
+	return xp_ncol_text(XP_NCOL_STATE, n, &none, buf, len);
 }
 
 int xp_map_state_role(int state)

@@ -6,27 +6,53 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "glyphs.h"
 #include "model.h"
+#include "node_cols.h"
 
 /* What a map row shows. */
 enum xp_map_row_kind {
 	XP_MAP_GROUP, /* a location group's header */
-	XP_MAP_NODE   /* one node */
+	XP_MAP_NODE,  /* one node */
+	XP_MAP_DEVICE /* one device of the node above (expanded mode) */
 };
 
-/* One row of the map: a group header (index into groups) or a node (index into the cluster's nodes). */
+/* One row of the map: a group header (index into groups), a node (index into the cluster's
+ * nodes) or a device (index: its node's, dev: the device's). */
 struct xp_map_row {
 	unsigned char kind; /* enum xp_map_row_kind */
+	int dev;            /* XP_MAP_DEVICE: device index in the node, else -1 */
 	size_t index;
 };
 
-/* A network location group: nodes with the same zone, rack and switch. */
+/* A group of nodes (network location, at the grouping's level) with its totals. */
 struct xp_map_group {
 	const char *zone, *rack, *sw; /* borrowed from the group's first node; NULL when not known */
 	size_t n_nodes, n_devices;    /* nodes and devices shown (those the filter kept) */
 	size_t n_total;               /* nodes of the group before filtering */
+	const struct xp_node *first;  /* its first node (for the label) */
+	int by;                       /* enum xp_group_by it was made with */
+	bool folded;                  /* its nodes are hidden under the heading */
+	/* Totals over the shown nodes (when the rows were given sums; else unknown). */
+	size_t n_free;                /* free devices */
+	double util;                  /* mean utilization of the devices reporting one */
+	double temp;                  /* hottest device */
+	double power;                 /* sum of power draws */
+	size_t n_util;                /* devices behind util */
+};
+
+/* How the rows are made: grouping, order inside a group, device rows, folding. */
+struct xp_map_opts {
+	int group;        /* enum xp_group_by */
+	int sort_col;     /* enum xp_ncol, -1 for cluster order */
+	bool desc;        /* that column descending */
+	bool expanded;    /* a row per device under each node */
+	const struct xp_node_sum *sums; /* per cluster index (sorting by figures, totals); NULL: none */
+	/* True when the group labelled label is folded; NULL: none is. */
+	bool (*folded)(const char *label, void *arg);
+	void *fold_arg;
 };
 
 /* The map's rows: group headers followed by their nodes, groups sorted by location. */
@@ -36,8 +62,18 @@ struct xp_map_rows {
 	struct xp_map_group *groups;
 	size_t n_groups;
 	size_t n_nodes; /* node rows */
+	size_t n_match; /* nodes the filter kept (folded ones too) */
 	size_t *order;  /* cluster indexes sorted by location, kept for xp_map_rows_refilter */
 	size_t n_order;
+	const struct xp_map_opts *opt; /* set by the caller before a build; NULL: switch groups,
+					* cluster order, no device rows, nothing folded */
+	/* Each node's group rank at the level gid_by, for the cluster gid_c at generation gid_gen:
+	 * made once per data change, so that a sort compares integers, not location strings. */
+	uint32_t *gid;
+	size_t n_gid;
+	const struct xp_cluster *gid_c;
+	uint64_t gid_gen;
+	int gid_by;
 };
 
 /* Decides whether a node (index i in the cluster) is shown: the filter; NULL keeps every node. */

@@ -16,6 +16,7 @@
 #include "list.h"
 #include "list_draw.h"
 #include "map_layout.h"
+#include "node_cols.h"
 #include "pci_class.h"
 #include "theme.h"
 #include "view.h"
@@ -199,18 +200,13 @@ static void tnode_flatten(struct tnode *t, struct doc *d, const struct xp_glyphs
  * a filter keystroke on 10,000 nodes is one substring search per node. */
 struct ncache {
 	size_t hay;   /* offset in the view's hay buffer of the searchable fields, one a line */
-	int name_w, state_w, cpu_w;
+	unsigned char w[XP_NCOL_COUNT]; /* width of each column's text (node_cols.h) */
+	const struct xp_node *node;     /* the node they were counted for */
 };
 
-/* The map's columns. */
-enum { COL_NODE, COL_STATE, COL_CPU, COL_DEVICES, N_COLS };
-
-static const struct xp_list_col columns[N_COLS] = {
-	[COL_NODE] = {.title = "NODE", .max = 32, .min = 12},
-	[COL_STATE] = {.title = "STATE"},
-	[COL_CPU] = {.title = "CPU", .min = 7},
-	[COL_DEVICES] = {.title = "DEVICES", .fill = true},
-};
+/* Columns of the map: node_cols.h's, then the device cells, which take what is left. */
+#define N_COLS (XP_NCOL_COUNT + 1)
+#define DEV_TITLE "DEVICES"
 
 enum mode {
 	MODE_MAP,
@@ -232,7 +228,19 @@ struct topo {
 	size_t n_nc, cap_nc;
 	char *hay;               /* every node's search text, NUL-separated: one buffer, not 10,000 */
 	size_t hay_len, hay_cap;
-	int want[N_COLS];        /* widest shown cell of each column */
+	int want[XP_NCOL_COUNT]; /* widest shown cell of each column */
+	int max_dev;             /* widest device cells of a node: their share of the width */
+	/* rows: how they are made (sort, grouping, device rows, folds), kept across refreshes */
+	struct xp_map_opts opt;
+	struct xp_node_sum *sums; /* per node of built: the figures, counted once per data change */
+	char **folds;            /* labels of the groups whose fold differs from fold_all */
+	size_t n_folds;
+	bool fold_all;
+	bool reuse;              /* nc's figures hold for the nodes still in their places */
+	int redo;                /* 1: walk the rows again (fold, device rows), 2: sort them again */
+	int on_kind;             /* the kind of row under the cursor (enum xp_map_row_kind) */
+	int on_dev;              /* a device row's device */
+	char *on_group;          /* a group row's label */
 	char *name;              /* node under the cursor, or opened: names survive a refresh */
 	size_t node;             /* its index in the current cluster (valid after sync) */
 	/* node detail: a pager over its lines, with a device cursor of its own */
@@ -326,6 +334,8 @@ static bool node_matches(const struct xp_node *n, size_t i, void *arg)
 
 static void cache_free(struct topo *t)
 {
+	free(t->sums);
+	t->sums = NULL;
 	free(t->nc);
 	free(t->hay);
 	t->nc = NULL;
@@ -337,20 +347,45 @@ static void cache_free(struct topo *t)
  * allocates nothing here. */
 static void cache_build(struct topo *t, const struct xp_cluster *c)
 {
+	size_t kept = t->reuse ? t->n_nc : 0;
 	t->n_nc = 0;
 	t->hay_len = 0;
+	size_t old_cap = t->cap_nc;
 	if (c->n_nodes)
 		xp_grow(&t->nc, sizeof *t->nc, c->n_nodes - 1, &t->cap_nc);
-	char buf[64];
+	if (t->cap_nc != old_cap || !t->sums)
+		t->sums = xp_realloc(t->sums, (t->cap_nc ? t->cap_nc : 1) * sizeof *t->sums);
+	char buf[256];
+	t->max_dev = 0;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		const struct xp_node *n = c->nodes[i];
 		struct ncache *k = &t->nc[i];
 		k->hay = HAY_NONE;
-		k->name_w = xp_draw_cols(n->name);
-		k->state_w = (int)strlen(xp_map_state_str(n, buf, sizeof buf));
-		k->cpu_w = (int)strlen(xp_map_cpu_summary(n, buf, sizeof buf));
+		/* The cells' width: a glyph a device, two brackets an affinity group (counted where
+		 * the group changes from one device to the next, as they usually sit together). */
+		int cells = (int)n->n_devices;
+		for (size_t d = 0; d < n->n_devices; d++) {
+			const char *g = n->devices[d].affinity_group;
+			if (g && (!d || !n->devices[d - 1].affinity_group || strcmp(g, n->devices[d - 1].affinity_group) != 0))
+				cells += 2;
+		}
+		if (cells > t->max_dev)
+			t->max_dev = cells;
+		/* A node the app says stayed in its place is the same node (shared nodes never
+		 * change, model.h): an agent's refresh counts only the nodes that did (on_data). */
+		if (i < kept && k->node == n)
+			continue;
+		k->node = n;
+		xp_node_sum(n, &t->sums[i]);
+		for (int col = 0; col < XP_NCOL_COUNT; col++) {
+			const char *txt = xp_ncol_text(col, n, &t->sums[i], buf, sizeof buf);
+			int w = col == XP_NCOL_NODE || col == XP_NCOL_MODEL ? xp_draw_cols(txt) : (int)strlen(txt);
+			k->w[col] = (unsigned char)(w > 255 ? 255 : w);
+		}
 	}
 	t->n_nc = c->n_nodes;
+	t->reuse = true;
+	t->opt.sums = t->sums;
 }
 
 /* ---- building ---- */
@@ -376,40 +411,118 @@ static void measure_columns(struct topo *t)
 		if (t->rows.rows[i].kind != XP_MAP_NODE)
 			continue;
 		const struct ncache *k = &t->nc[t->rows.rows[i].index];
-		int w[] = {k->name_w, k->state_w, k->cpu_w};
-		for (size_t j = 0; j < sizeof w / sizeof *w; j++)
-			if (w[j] > t->want[j])
-				t->want[j] = w[j];
+		for (int j = 0; j < XP_NCOL_COUNT; j++)
+			if (k->w[j] > t->want[j])
+				t->want[j] = k->w[j];
+	}
+	/* Device rows: "  ACC12" in the node column. */
+	if (t->opt.expanded && t->want[XP_NCOL_NODE] < 7)
+		t->want[XP_NCOL_NODE] = 7;
+}
+
+/* ---- folds ---- */
+
+static long fold_find(const struct topo *t, const char *label)
+{
+	for (size_t i = 0; i < t->n_folds; i++)
+		if (strcmp(t->folds[i], label) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* A group is folded when fold_all says so, unless it is listed (the exceptions). */
+static bool is_folded(const char *label, void *arg)
+{
+	const struct topo *t = arg;
+	return t->fold_all != (fold_find(t, label) >= 0);
+}
+
+static void set_fold(struct topo *t, const char *label, bool fold)
+{
+	if (is_folded(label, t) == fold)
+		return;
+	long i = fold_find(t, label);
+	if (i >= 0) {
+		free(t->folds[i]);
+		t->folds[i] = t->folds[--t->n_folds];
+	} else {
+		t->folds = xp_realloc(t->folds, (t->n_folds + 1) * sizeof *t->folds);
+		t->folds[t->n_folds++] = xp_strdup(label);
 	}
 }
 
-/* The map's cursor may rest on node rows only, not on the group headings. */
-static bool is_node_row(size_t pos, void *arg)
+static void folds_clear(struct topo *t)
 {
-	const struct topo *t = arg;
-	return t->rows.rows[pos].kind == XP_MAP_NODE;
+	for (size_t i = 0; i < t->n_folds; i++)
+		free(t->folds[i]);
+	free(t->folds);
+	t->folds = NULL;
+	t->n_folds = 0;
 }
 
 /* Puts the map cursor on a node row: the first match for a new filter (with the window at
  * the top, so no match hides above it), else the named node, else near the old row. */
+static long row_of_group(const struct topo *t, const char *label)
+{
+	char buf[512];
+	for (size_t i = 0; label && i < t->rows.n; i++)
+		if (t->rows.rows[i].kind == XP_MAP_GROUP &&
+		    strcmp(xp_map_group_label(&t->rows.groups[t->rows.rows[i].index], buf, sizeof buf), label) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Remembers what is under the cursor (a node, one of its devices, a group heading), so that
+ * a refresh, a sort or a fold puts the cursor back on it. */
+static void note_cursor(struct topo *t, const struct xp_cluster *c)
+{
+	if (!t->rows.n || t->map.cursor >= t->rows.n)
+		return;
+	const struct xp_map_row *r = &t->rows.rows[t->map.cursor];
+	t->on_kind = r->kind;
+	if (r->kind == XP_MAP_GROUP) {
+		char buf[512];
+		free(t->on_group);
+		t->on_group = xp_strdup(xp_map_group_label(&t->rows.groups[r->index], buf, sizeof buf));
+		return;
+	}
+	t->node = r->index;
+	t->on_dev = r->dev;
+	set_name(t, c->nodes[t->node]->name);
+}
+
 static void place_cursor(struct topo *t, const struct xp_cluster *c, size_t old_row, bool first)
 {
 	long at = -1, ni = first ? -1 : find_node(c, t->name);
 	if (first) {
 		at = xp_map_snap_node(&t->rows, 0, 1);
 		t->map.top = 0;
+	} else if (t->on_kind == XP_MAP_GROUP) {
+		at = row_of_group(t, t->on_group);
 	}
-	if (ni >= 0)
+	if (at < 0 && ni >= 0) {
 		at = xp_map_row_of_node(&t->rows, (size_t)ni);
-	if (at < 0)
+		/* Back on the device row it was on, when the device rows are still there. */
+		if (at >= 0 && t->on_kind == XP_MAP_DEVICE && t->on_dev >= 0 &&
+		    (size_t)at + 1 + (size_t)t->on_dev < t->rows.n &&
+		    t->rows.rows[at + 1 + t->on_dev].kind == XP_MAP_DEVICE)
+			at += 1 + t->on_dev;
+	}
+	/* The node left the rows (folded away, filtered out): its group's heading, else near. */
+	if (at < 0 && ni >= 0 && t->rows.n_groups) {
+		char buf[512];
+		at = row_of_group(t, xp_group_label(c->nodes[ni], t->opt.group, buf, sizeof buf));
+	}
+	/* Nothing to go back to (the first frame): the nearest node, as the map always did, so that
+	 * Enter opens a node rather than folding a group. */
+	if (at < 0 && t->on_kind != XP_MAP_GROUP)
 		at = xp_map_snap_node(&t->rows, old_row, -1);
+	if (at < 0 && t->rows.n)
+		at = (long)(old_row < t->rows.n ? old_row : t->rows.n - 1);
 	xp_list_set_count(&t->map, t->rows.n, c->n_nodes);
 	t->map.cursor = at >= 0 ? (size_t)at : 0;
-	if (at >= 0 && t->rows.rows[at].kind == XP_MAP_NODE) {
-		t->node = t->rows.rows[at].index;
-		if (t->mode == MODE_MAP)
-			set_name(t, c->nodes[t->node]->name);
-	}
+	if (at >= 0 && t->mode == MODE_MAP)
+		note_cursor(t, c);
 }
 
 static void back_to_map(struct topo *t)
@@ -434,10 +547,14 @@ static void rebuild(struct topo *t, struct xp_ui *ui)
 	if (fresh)
 		cache_build(t, c);
 	t->ui = ui;
-	if (fresh)
+	t->rows.opt = &t->opt;
+	/* No fold anywhere: no label to make per group. */
+	t->opt.folded = t->fold_all || t->n_folds ? is_folded : NULL;
+	if (fresh || t->redo >= 2)
 		xp_map_rows_build(&t->rows, c, f && *f ? node_matches : NULL, t);
 	else
 		xp_map_rows_refilter(&t->rows, c, f && *f ? node_matches : NULL, t);
+	t->redo = 0;
 	/* A filter typed (not cleared) jumps to its first match. */
 	bool first = f && *f && (!t->filter || strcmp(t->filter, f) != 0);
 	free(t->filter);
@@ -482,7 +599,8 @@ static void sync(struct topo *t, struct xp_ui *ui)
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	const char *f = xp_ui_filter(ui);
 	t->g = xp_ui_glyphs(ui);
-	if (c != t->built || c->generation != t->built_gen || !t->filter || strcmp(t->filter, f ? f : "") != 0)
+	if (t->redo || c != t->built || c->generation != t->built_gen || !t->filter ||
+	    strcmp(t->filter, f ? f : "") != 0)
 		rebuild(t, ui);
 }
 
@@ -557,6 +675,16 @@ static void add_device(struct tnode *parent, const struct xp_node *n, const stru
 		line_add(&k->line, XP_ROLE_NORMAL, "  ");
 		line_add(&k->line, xp_role_for_util(d->utilization_pct), "%.0f%%", d->utilization_pct);
 	}
+	/* The figures of the map's columns, as the map writes them (node_cols.h). */
+	struct xp_node_sum ds;
+	xp_device_sum(n, d, &ds);
+	char fig[64];
+	if (d->memory_used_mib >= 0)
+		line_add(&k->line, XP_ROLE_DIM, "  mem %s", xp_ncol_dev_text(XP_NCOL_MEM, n, d, &ds, fig, sizeof fig));
+	if (XP_HAS(d->temperature_c))
+		line_add(&k->line, XP_ROLE_DIM, "  %s", xp_ncol_dev_text(XP_NCOL_TEMP, n, d, &ds, fig, sizeof fig));
+	if (XP_HAS(d->power_w))
+		line_add(&k->line, XP_ROLE_DIM, "  %s", xp_ncol_dev_text(XP_NCOL_POWER, n, d, &ds, fig, sizeof fig));
 	if (d->health == XP_HEALTH_WARN || d->health == XP_HEALTH_FAIL) {
 		line_add(&k->line, XP_ROLE_NORMAL, "  ");
 		line_add(&k->line, health_role(d->health), "%s", xp_health_name(d->health));
@@ -621,8 +749,9 @@ static void add_locals(struct tnode *parent, const struct xp_node *n, int numa)
 		line_add(&x->line, XP_ROLE_NORMAL, "  %s", c->pci_bus_id ? c->pci_bus_id : "virtual");
 		if (c->numa >= 0)
 			line_add(&x->line, XP_ROLE_DIM, "  NUMA %d", c->numa);
+		char sp[32];
 		if (c->speed_mbps > 0)
-			line_add(&x->line, XP_ROLE_DIM, "  %lld Mb/s", (long long)c->speed_mbps);
+			line_add(&x->line, XP_ROLE_DIM, "  %s", xp_fmt_link(sp, sizeof sp, c->speed_mbps));
 	}
 }
 
@@ -949,53 +1078,76 @@ struct map_frame {
 	struct xp_rect r;
 	struct xp_list_fit fit;
 	int x0;
+	int cols[XP_NCOL_COUNT]; /* the node_cols columns shown, in order; fit has one more: the cells */
+	size_t ncols;
 };
 
-static void draw_group_row(const struct topo *t, WINDOW *w, int y, struct xp_rect r, const struct xp_map_group *gr)
+/* Power as a heading's total: watts, kilowatts from 10 kW. */
+static const char *power_str(double w, char *buf, size_t len)
 {
-	int maxx = r.x + r.w;
-	char label[512], counts[96];
-	xp_map_group_label(gr, label, sizeof label);
-	if (gr->n_nodes < gr->n_total)
-		snprintf(counts, sizeof counts, "  %zu of %zu nodes, %zu devices", gr->n_nodes, gr->n_total,
-			 gr->n_devices);
+	if (!XP_HAS(w))
+		snprintf(buf, len, "-");
+	else if (w >= 10000)
+		snprintf(buf, len, "%.1f kW", w / 1000.0);
 	else
-		snprintf(counts, sizeof counts, "  %zu node%s, %zu device%s", gr->n_nodes, gr->n_nodes == 1 ? "" : "s",
-			 gr->n_devices, gr->n_devices == 1 ? "" : "s");
-	int x = xp_draw_put(w, y, r.x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
-	x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
-	x = xp_draw_put(w, y, x, maxx, XP_ROLE_TITLE, label, 0);
-	x = xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, counts, 0);
-	x = xp_draw_put(w, y, x, maxx, XP_ROLE_NORMAL, " ", 0);
-	while (x < maxx)
-		x = xp_draw_put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
+		snprintf(buf, len, "%.0f W", w);
+	return buf;
 }
 
-static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
+static void draw_group_row(const struct topo *t, WINDOW *w, int y, struct xp_rect r, const struct xp_map_group *gr,
+			   bool sel)
 {
-	const struct map_frame *f = arg;
-	const struct topo *t = f->t;
-	const struct xp_map_row *mr = &t->rows.rows[row];
-	int maxx = f->r.x + f->r.w;
-	if (mr->kind == XP_MAP_GROUP) {
-		draw_group_row(t, w, y, f->r, &t->rows.groups[mr->index]);
-		return;
-	}
-	const struct xp_node *n = xp_ui_cluster(f->ui)->nodes[mr->index];
+	int maxx = r.x + r.w;
+	char label[512], counts[256], pw[32];
+	xp_map_group_label(gr, label, sizeof label);
+	int n = 0;
+	if (gr->n_nodes < gr->n_total)
+		n = snprintf(counts, sizeof counts, "  %zu of %zu nodes", gr->n_nodes, gr->n_total);
+	else
+		n = snprintf(counts, sizeof counts, "  %zu node%s", gr->n_nodes, gr->n_nodes == 1 ? "" : "s");
+	/* The group's totals: what an operator compares racks by. */
+	snprintf(counts + n, sizeof counts - (size_t)n, "  free %zu/%zu", gr->n_free, gr->n_devices);
+	n = (int)strlen(counts);
+	if (XP_HAS(gr->util))
+		n += snprintf(counts + n, sizeof counts - (size_t)n, "  util %.0f%%", gr->util);
+	if (XP_HAS(gr->temp))
+		n += snprintf(counts + n, sizeof counts - (size_t)n, "  max %.0fC", gr->temp);
+	if (XP_HAS(gr->power))
+		snprintf(counts + n, sizeof counts - (size_t)n, "  %s", power_str(gr->power, pw, sizeof pw));
 	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
-	char state[64], cpu[64];
-	/* A search by words marks the names it found; an expression marks nothing (every row
-	 * shown is a match). */
-	const struct xp_filter *fx = t->filter && *t->filter ? xp_ui_filter_expr(f->ui, xp_filter_node_fields) : NULL;
-	bool hit = !sel && fx && xp_filter_is_text(fx) && xp_filter_eval(fx, NULL, NULL, n->name);
-	const char *text[] = {n->name, xp_map_state_str(n, state, sizeof state), xp_map_cpu_summary(n, cpu, sizeof cpu)};
-	int roles[] = {hit ? XP_ROLE_MATCH : base, sel ? base : xp_map_state_role(n->state), base};
-	xp_draw_fill(w, y, f->r.x, maxx, base);
-	for (size_t j = 0; j < COL_DEVICES && j < f->fit.n; j++)
-		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, roles[j], columns[j].align, text[j]);
-	int x = f->x0 + f->fit.x[COL_DEVICES];
-	if (f->fit.n <= COL_DEVICES || x >= maxx)
-		return;
+	const char *mark = gr->folded ? (t->g->utf8 ? "\xe2\x96\xb8" : "+") : (t->g->utf8 ? "\xe2\x96\xbe" : "-");
+	int x = xp_draw_put(w, y, r.x, maxx, sel ? base : XP_ROLE_BORDER, mark, 0);
+	x = xp_draw_put(w, y, x, maxx, base, " ", 0);
+	x = xp_draw_put(w, y, x, maxx, sel ? base : XP_ROLE_TITLE, label, 0);
+	x = xp_draw_put(w, y, x, maxx, sel ? base : XP_ROLE_DIM, counts, 0);
+	x = xp_draw_put(w, y, x, maxx, base, " ", 0);
+	while (x < maxx)
+		x = xp_draw_put(w, y, x, maxx, sel ? base : XP_ROLE_BORDER, t->g->hline, 0);
+}
+
+/* The role of a figure: health and utilization colour their cells. */
+static int cell_role(int col, const struct xp_node *n, const struct xp_node_sum *s, bool hit, int base)
+{
+	if (base == XP_ROLE_SELECTED)
+		return base;
+	switch (col) {
+	case XP_NCOL_NODE:
+		return hit ? XP_ROLE_MATCH : base;
+	case XP_NCOL_STATE:
+		return xp_map_state_role(n->state);
+	case XP_NCOL_HEALTH:
+		return health_role(s->health);
+	case XP_NCOL_UTIL:
+		return XP_HAS(s->util) ? xp_role_for_util(s->util) : XP_ROLE_DIM;
+	case XP_NCOL_FREE:
+		return s->n_free ? XP_ROLE_OK : base;
+	default:
+		return base;
+	}
+}
+
+static void draw_cells(const struct topo *t, WINDOW *w, int y, int x, int maxx, const struct xp_node *n)
+{
 	struct xp_cells cells;
 	xp_map_cells(n, t->g, maxx - x, &cells);
 	for (size_t i = 0; i < cells.n_seg; i++) {
@@ -1008,13 +1160,100 @@ static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 	}
 }
 
+static void draw_dev_row(const struct map_frame *f, WINDOW *w, int y, const struct xp_node *n, int dev, bool sel)
+{
+	int maxx = f->r.x + f->r.w, base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
+	const struct xp_device *d = &n->devices[dev];
+	struct xp_node_sum s;
+	xp_device_sum(n, d, &s);
+	xp_draw_fill(w, y, f->r.x, maxx, base);
+	char buf[256];
+	for (size_t j = 0; j < f->ncols && j < f->fit.n; j++) {
+		int col = f->cols[j];
+		const char *txt = xp_ncol_dev_text(col, n, d, &s, buf, sizeof buf);
+		char ind[300];
+		if (col == XP_NCOL_NODE) {
+			snprintf(ind, sizeof ind, "  %s", txt);
+			txt = ind;
+		}
+		int role = col == XP_NCOL_NODE && !sel ? XP_ROLE_DIM : cell_role(col, n, &s, false, base);
+		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, role, xp_ncols[col].right, txt);
+	}
+	if (f->fit.n <= f->ncols)
+		return;
+	int x = f->x0 + f->fit.x[f->ncols];
+	const char *glyph;
+	int role = xp_map_cell_role(n, d, f->t->g, &glyph);
+	x = xp_draw_put(w, y, x, maxx, sel ? base : role, glyph, 0);
+	snprintf(buf, sizeof buf, " %s", d->pci_bus_id ? d->pci_bus_id : "");
+	xp_draw_put(w, y, x, maxx, sel ? base : XP_ROLE_DIM, buf, 0);
+}
+
+static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
+{
+	const struct map_frame *f = arg;
+	const struct topo *t = f->t;
+	const struct xp_map_row *mr = &t->rows.rows[row];
+	int maxx = f->r.x + f->r.w;
+	if (mr->kind == XP_MAP_GROUP) {
+		draw_group_row(t, w, y, f->r, &t->rows.groups[mr->index], sel);
+		return;
+	}
+	const struct xp_node *n = xp_ui_cluster(f->ui)->nodes[mr->index];
+	if (mr->kind == XP_MAP_DEVICE) {
+		draw_dev_row(f, w, y, n, mr->dev, sel);
+		return;
+	}
+	const struct xp_node_sum *s = &t->sums[mr->index];
+	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
+	char buf[256];
+	/* A search by words marks the names it found; an expression marks nothing (every row
+	 * shown is a match). */
+	const struct xp_filter *fx = t->filter && *t->filter ? xp_ui_filter_expr(f->ui, xp_filter_node_fields) : NULL;
+	bool hit = !sel && fx && xp_filter_is_text(fx) && xp_filter_eval(fx, NULL, NULL, n->name);
+	xp_draw_fill(w, y, f->r.x, maxx, base);
+	for (size_t j = 0; j < f->ncols && j < f->fit.n; j++) {
+		int col = f->cols[j];
+		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, cell_role(col, n, s, hit, base),
+				  xp_ncols[col].right, xp_ncol_text(col, n, s, buf, sizeof buf));
+	}
+	if (f->fit.n <= f->ncols)
+		return;
+	int x = f->x0 + f->fit.x[f->ncols];
+	if (x < maxx)
+		draw_cells(t, w, y, x, maxx, n);
+}
+
 static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 {
 	int maxx = r.x + r.w;
 	/* The column header: fixed at the top, the list scrolls under it. */
-	struct map_frame f = {t, ui, r, {{0}}, r.x + 2};
-	xp_list_fit(columns, t->want, N_COLS, maxx - f.x0, 2, &f.fit);
-	xp_list_draw_header(w, r.y, r.x, f.x0, maxx, columns, &f.fit, NULL, t->g);
+	struct map_frame f = {t, ui, r, {{0}}, r.x + 2, {0}, 0};
+	/* The device cells keep room for a node's devices with their brackets, at most 16. */
+	int cells = t->max_dev < 16 ? t->max_dev : 16;
+	if (cells < (int)strlen(DEV_TITLE))
+		cells = (int)strlen(DEV_TITLE);
+	int widths[XP_NCOL_COUNT];
+	f.ncols = xp_ncol_fit(t->want, maxx - f.x0, 2, cells + 2, f.cols, widths);
+	struct xp_list_col cols[N_COLS];
+	int want[N_COLS];
+	for (size_t j = 0; j < f.ncols; j++) {
+		const struct xp_ncol_def *d = &xp_ncols[f.cols[j]];
+		cols[j] = (struct xp_list_col){.title = d->title, .max = widths[j], .min = j ? 0 : d->min,
+					       .align = d->right ? XP_ALIGN_RIGHT : XP_ALIGN_LEFT};
+		want[j] = widths[j];
+	}
+	cols[f.ncols] = (struct xp_list_col){.title = DEV_TITLE, .fill = true};
+	want[f.ncols] = 0;
+	xp_list_fit(cols, want, f.ncols + 1, maxx - f.x0, 2, &f.fit);
+	/* The sorted column's heading carries the arrow. */
+	struct xp_list hl = XP_LIST_INIT;
+	for (size_t j = 0; j < f.ncols; j++)
+		if (f.cols[j] == t->opt.sort_col) {
+			hl.sort_col = (int)j;
+			hl.sort_desc = t->opt.desc;
+		}
+	xp_list_draw_header(w, r.y, r.x, f.x0, maxx, cols, &f.fit, &hl, t->g);
 	struct xp_rect body = {r.y + 1, r.x, r.h - 1, r.w};
 	xp_list_frame(&t->map, body.h);
 	if (body.h <= 0)
@@ -1073,7 +1312,7 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 
 static void open_node(struct topo *t, struct xp_ui *ui)
 {
-	if (!t->rows.n || t->rows.rows[t->map.cursor].kind != XP_MAP_NODE)
+	if (!t->rows.n || t->rows.rows[t->map.cursor].kind == XP_MAP_GROUP)
 		return;
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	t->node = t->rows.rows[t->map.cursor].index;
@@ -1103,10 +1342,7 @@ static void open_device(struct topo *t, struct xp_ui *ui)
 /* The map cursor moved: the node under it is the one to come back to after a refresh. */
 static void map_moved(struct topo *t, struct xp_ui *ui)
 {
-	if (!t->rows.n || t->rows.rows[t->map.cursor].kind != XP_MAP_NODE)
-		return;
-	t->node = t->rows.rows[t->map.cursor].index;
-	set_name(t, xp_ui_cluster(ui)->nodes[t->node]->name);
+	note_cursor(t, xp_ui_cluster(ui));
 }
 
 static int map_next_match(struct topo *t, struct xp_ui *ui, int dir)
@@ -1131,24 +1367,137 @@ static int map_next_match(struct topo *t, struct xp_ui *ui, int dir)
 	return XP_REACT_REDRAW;
 }
 
+/* The group row of the row under the cursor (itself for a heading), or -1. */
+static long cursor_group_row(const struct topo *t)
+{
+	for (long i = (long)t->map.cursor; i >= 0 && (size_t)i < t->rows.n; i--)
+		if (t->rows.rows[i].kind == XP_MAP_GROUP)
+			return i;
+	return -1;
+}
+
+static const char *sort_desc_name(const struct topo *t)
+{
+	return t->opt.desc ? "descending" : "ascending";
+}
+
+/* Figures sort largest first on their first press (the hottest node on top); names, states
+ * and models alphabetically. */
+static bool first_desc(int col)
+{
+	return col != XP_NCOL_NODE && col != XP_NCOL_STATE && col != XP_NCOL_MODEL;
+}
+
+static void set_sort(struct topo *t, struct xp_ui *ui, int col, bool desc)
+{
+	t->opt.sort_col = col;
+	t->opt.desc = desc;
+	t->redo = 2;
+	if (col < 0)
+		xp_ui_message(ui, XP_ROLE_DIM, "sort: the map's own order");
+	else
+		xp_ui_message(ui, XP_ROLE_DIM, "sorted by %s, %s", xp_ncols[col].name, sort_desc_name(t));
+}
+
+static int sort_key(struct topo *t, struct xp_ui *ui, int key)
+{
+	int col = t->opt.sort_col;
+	if (key == '>' || key == KEY_F(6)) {
+		col = col + 1 >= XP_NCOL_COUNT ? -1 : col + 1;
+		set_sort(t, ui, col, col >= 0 && first_desc(col));
+	} else if (key == '<') {
+		col = col < 0 ? XP_NCOL_COUNT - 1 : col - 1;
+		set_sort(t, ui, col, col >= 0 && first_desc(col));
+	} else if (key == 'I') {
+		if (col < 0) {
+			xp_ui_message(ui, XP_ROLE_DIM, "no sort to invert: > or a Shift-letter sorts");
+			return XP_REACT_REDRAW;
+		}
+		set_sort(t, ui, col, !t->opt.desc);
+	} else {
+		for (int c = 0; c < XP_NCOL_COUNT; c++)
+			if (xp_ncols[c].key == key) {
+				/* Again: the other way round (k9s). */
+				set_sort(t, ui, c, c == col ? !t->opt.desc : first_desc(c));
+				return XP_REACT_REDRAW;
+			}
+		return XP_REACT_UNHANDLED;
+	}
+	return XP_REACT_REDRAW;
+}
+
+static int fold_key(struct topo *t, struct xp_ui *ui, int key)
+{
+	if (t->opt.group == XP_GROUP_NONE) {
+		xp_ui_message(ui, XP_ROLE_DIM, "no groups to fold: = groups the nodes");
+		return XP_REACT_REDRAW;
+	}
+	char buf[512];
+	if (key == '*') {
+		/* All folded: unfold all; else fold all. */
+		bool all = true;
+		for (size_t i = 0; i < t->rows.n_groups && all; i++)
+			all = t->rows.groups[i].folded;
+		folds_clear(t);
+		t->fold_all = !all;
+		xp_ui_message(ui, XP_ROLE_DIM, "%s every group", all ? "unfolded" : "folded");
+	} else {
+		long g = cursor_group_row(t);
+		if (g < 0)
+			return XP_REACT_REDRAW;
+		const struct xp_map_group *gr = &t->rows.groups[t->rows.rows[g].index];
+		bool fold = key == '-' ? true : key == '+' ? false : !gr->folded;
+		set_fold(t, xp_map_group_label(gr, buf, sizeof buf), fold);
+		/* The cursor goes to the heading: its node may be folded away. */
+		t->map.cursor = (size_t)g;
+		note_cursor(t, xp_ui_cluster(ui));
+	}
+	if (t->redo < 1)
+		t->redo = 1;
+	return XP_REACT_REDRAW;
+}
+
 static int map_key(struct topo *t, struct xp_ui *ui, int key)
 {
 	if (xp_list_key(&t->map, key)) {
 		map_moved(t, ui);
 		return XP_REACT_REDRAW;
 	}
+	const struct xp_map_row *cur = t->rows.n ? &t->rows.rows[t->map.cursor] : NULL;
 	switch (key) {
 	case '\n':
 	case '\r':
 	case KEY_ENTER:
+		if (cur && cur->kind == XP_MAP_GROUP)
+			return fold_key(t, ui, 0);
 		open_node(t, ui);
+		if (cur && cur->kind == XP_MAP_DEVICE && t->mode == MODE_NODE) {
+			t->dev = cur->dev;
+			open_device(t, ui);
+		}
+		break;
+	case '-':
+	case '+':
+	case '*':
+		return fold_key(t, ui, key);
+	case 'e':
+		t->opt.expanded = !t->opt.expanded;
+		t->redo = t->redo < 1 ? 1 : t->redo;
+		xp_ui_message(ui, XP_ROLE_DIM, "%s", t->opt.expanded ? "a row per device (e: one per node)"
+								     : "one row per node (e: a row per device)");
+		break;
+	case '=':
+		/* switch (the default) -> none -> zone -> rack -> switch */
+		t->opt.group = t->opt.group == XP_GROUP_SWITCH ? XP_GROUP_NONE : t->opt.group + 1;
+		t->redo = 2;
+		xp_ui_message(ui, XP_ROLE_DIM, "grouped by %s", xp_group_name(t->opt.group));
 		break;
 	case 'n':
 		return map_next_match(t, ui, 1);
 	case 'N':
 		return map_next_match(t, ui, -1);
 	default:
-		return XP_REACT_UNHANDLED;
+		return sort_key(t, ui, key);
 	}
 	return XP_REACT_REDRAW;
 }
@@ -1311,6 +1660,16 @@ static void on_data(void *st, struct xp_ui *ui)
 {
 	struct topo *t = st;
 	t->g = xp_ui_glyphs(ui);
+	/* What the figures may keep at the next build: the nodes the refresh did not replace
+	 * (a freed node's address may come back for another one, so only the app can say). */
+	struct xp_ui_moved m;
+	if (!xp_ui_moved(ui, &m)) {
+		t->reuse = false;
+		return;
+	}
+	for (size_t i = 0; i < m.n_changed; i++)
+		if (m.changed[i] < t->n_nc)
+			t->nc[m.changed[i]].node = NULL;
 }
 
 static const char *where(void *st)
@@ -1349,8 +1708,12 @@ static void *create(struct xp_ui *ui)
 	struct topo *t = xp_calloc(1, sizeof *t);
 	t->dev = -1;
 	t->map = (struct xp_list)XP_LIST_INIT;
-	t->map.stop = is_node_row;
-	t->map.stop_arg = t;
+	/* Every row is a stop: a group heading is where - and + fold it. */
+	t->opt.group = XP_GROUP_SWITCH;
+	t->opt.sort_col = -1;
+	t->opt.fold_arg = t;
+	t->on_kind = XP_MAP_NODE;
+	t->on_dev = -1;
 	t->nlist = t->dlist = (struct xp_list)XP_LIST_INIT;
 	t->nlist.pager = t->dlist.pager = true;
 	t->g = xp_ui_glyphs(ui);
@@ -1369,6 +1732,8 @@ static void destroy(void *st)
 	free(t->filter);
 	free(t->name);
 	free(t->dev_bus);
+	free(t->on_group);
+	folds_clear(t);
 	free(t);
 }
 
@@ -1376,7 +1741,97 @@ static void destroy(void *st)
 static const char *selected_node(void *st)
 {
 	const struct topo *t = st;
+	if (t->mode == MODE_MAP && t->on_kind == XP_MAP_GROUP)
+		return NULL;
 	return t->rows.n ? t->name : NULL;
+}
+
+/* ---- the view as a command string (`:view topology --sort temp- --group rack`) ---- */
+
+static int set_opt(void *st, struct xp_ui *ui, const char *key, const char *value, char *err, size_t errlen)
+{
+	struct topo *t = st;
+	if (strcmp(key, "sort") == 0) {
+		char name[64];
+		snprintf(name, sizeof name, "%s", value);
+		size_t n = strlen(name);
+		bool desc = false;
+		if (n && (name[n - 1] == '-' || name[n - 1] == '+')) {
+			desc = name[n - 1] == '-';
+			name[--n] = '\0';
+		}
+		if (!n || strcmp(name, "none") == 0) {
+			t->opt.sort_col = -1;
+			t->opt.desc = false;
+			t->redo = 2;
+			return 0;
+		}
+		int col = xp_ncol_find(name);
+		if (col < 0) {
+			char names[256] = "";
+			for (int c = 0; c < XP_NCOL_COUNT; c++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "", xp_ncols[c].name);
+			snprintf(err, errlen, "--sort: unknown column '%s' (columns: %s; a trailing - sorts descending)", name, names);
+			return -1;
+		}
+		t->opt.sort_col = col;
+		t->opt.desc = desc;
+		t->redo = 2;
+	} else if (strcmp(key, "group") == 0) {
+		int g = xp_group_parse(value);
+		if (g < 0) {
+			snprintf(err, errlen, "--group: '%s' is not none, zone, rack or switch", value);
+			return -1;
+		}
+		t->opt.group = g;
+		t->redo = 2;
+	} else if (strcmp(key, "mode") == 0) {
+		if (strcmp(value, "expanded") != 0 && strcmp(value, "compact") != 0) {
+			snprintf(err, errlen, "--mode: '%s' is not expanded or compact", value);
+			return -1;
+		}
+		t->opt.expanded = value[0] == 'e';
+		if (t->redo < 1)
+			t->redo = 1;
+	} else if (strcmp(key, "select") == 0) {
+		if (!*value) {
+			snprintf(err, errlen, "--select needs a node name");
+			return -1;
+		}
+		const struct xp_cluster *c = xp_ui_cluster(ui);
+		if (c && c->n_nodes && find_node(c, value) < 0) {
+			snprintf(err, errlen, "--select: no node named '%s'", value);
+			return -1;
+		}
+		back_to_map(t);
+		set_name(t, value);
+		t->on_kind = XP_MAP_NODE;
+		t->on_dev = -1;
+		if (t->redo < 1)
+			t->redo = 1;
+	} else {
+		snprintf(err, errlen, "view topology takes --sort, --group, --mode and --select, not --%s", key);
+		return -1;
+	}
+	return 0;
+}
+
+static void opts(void *st, char *buf, size_t len)
+{
+	const struct topo *t = st;
+	size_t n = 0;
+	buf[0] = '\0';
+	if (t->opt.sort_col >= 0)
+		n += (size_t)snprintf(buf + n, len - n, " --sort %s%s", xp_ncols[t->opt.sort_col].name, t->opt.desc ? "-" : "");
+	if (n < len && t->opt.group != XP_GROUP_SWITCH)
+		n += (size_t)snprintf(buf + n, len - n, " --group %s", xp_group_name(t->opt.group));
+	if (n < len && t->opt.expanded)
+		n += (size_t)snprintf(buf + n, len - n, " --mode expanded");
+	/* The node under the cursor: a name with a quote or a space is quoted (xp_cmd_split). */
+	if (n < len && t->name && t->on_kind != XP_MAP_GROUP && t->rows.n) {
+		bool plain = strcspn(t->name, " \t'\"\\#") == strlen(t->name);
+		snprintf(buf + n, len - n, plain ? " --select %s" : " --select '%s'", t->name);
+	}
 }
 
 static const struct xp_view_key keys[] = {
@@ -1386,6 +1841,12 @@ static const struct xp_view_key keys[] = {
 	{"Esc", "back"},
 	{"Left/Right h/l", "scroll a wide diagram sideways"},
 	{"n / N", "next / previous match"},
+	{"< > F6", "sort by the previous / next column"},
+	{"I", "invert the sort"},
+	{"T P M U F H O E", "sort by temp, power, mem, util, free, health, name, state (again: reverse)"},
+	{"e", "a row per device (expanded) / one per node"},
+	{"=", "group by switch, none, zone, rack"},
+	{"- + *", "fold / unfold the group (Enter on a heading too), all groups"},
 	{NULL, NULL},
 };
 
@@ -1405,5 +1866,7 @@ const struct xp_view xp_view_topology = {
 	.count = count,
 	.nested = nested,
 	.selected_node = selected_node,
+	.set_opt = set_opt,
+	.opts = opts,
 	.filter_fields = xp_filter_node_fields,
 };

@@ -4,6 +4,7 @@
 #include "xp.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *xp_fmt_mib(char *buf, size_t len, int64_t mib)
 {
@@ -13,6 +14,39 @@ const char *xp_fmt_mib(char *buf, size_t len, int64_t mib)
 		snprintf(buf, len, "%.1f GiB", (double)mib / 1024.0);
 	else
 		snprintf(buf, len, "%lld MiB", (long long)mib);
+	return buf;
+}
+
+const char *xp_fmt_mib_short(char *buf, size_t len, int64_t mib)
+{
+	if (mib < 0) {
+		snprintf(buf, len, "-");
+	} else if (mib < 1024) {
+		snprintf(buf, len, "%lldM", (long long)mib);
+	} else if (mib < 1024LL * 1024) {
+		double g = (double)mib / 1024.0;
+		/* 80 GiB reads "80G", an H100's 81559 MiB "79.6G": the decimal only where it says something. */
+		if (g >= 100)
+			snprintf(buf, len, "%.0fG", g);
+		else
+			snprintf(buf, len, "%.1fG", g);
+		size_t n = strlen(buf);
+		if (n > 3 && buf[n - 3] == '.' && buf[n - 2] == '0')
+			memmove(buf + n - 3, buf + n - 1, 2);
+	} else {
+		snprintf(buf, len, "%.1fT", (double)mib / (1024.0 * 1024.0));
+	}
+	return buf;
+}
+
+const char *xp_fmt_link(char *buf, size_t len, int64_t mbps)
+{
+	if (mbps <= 0)
+		snprintf(buf, len, "-");
+	else if (mbps >= 1000)
+		snprintf(buf, len, "%g Gb/s", (double)mbps / 1000.0);
+	else
+		snprintf(buf, len, "%lld Mb/s", (long long)mbps);
 	return buf;
 }
 

@@ -7,6 +7,12 @@
 
 /* Formats MiB as "512 MiB" or "63.9 GiB" (from 10 GiB up); "-" when negative (unknown). */
 const char *xp_fmt_mib(char *buf, size_t len, int64_t mib);
+/* Formats MiB in the short form of tables: "512M", "64G", "79.6G", "1.5T" (binary units, one
+ * decimal below 100 unless whole); "-" when negative (unknown). */
+const char *xp_fmt_mib_short(char *buf, size_t len, int64_t mib);
+/* Formats a link speed given in Mb/s as operators read it: "400 Gb/s", "2.5 Gb/s", "100 Mb/s";
+ * "-" when not positive (unknown). */
+const char *xp_fmt_link(char *buf, size_t len, int64_t mbps);
 /* Formats a span of seconds as operators read waits: "45s", "12m", "3h05m", "2d4h"; "-" when
  * negative (unknown). */
 const char *xp_fmt_span(char *buf, size_t len, int64_t s);

@@ -30,6 +30,8 @@ extern const struct xp_cmd_entry xp_cmd_theme_entry;
 extern const struct xp_cmd_entry xp_cmd_topo_entry;
 extern const struct xp_cmd_entry xp_cmd_validate_entry;
 extern const struct xp_cmd_entry xp_cmd_version_entry;
+extern const struct xp_cmd_entry xp_cmd_view_entry;
+extern const struct xp_cmd_entry xp_cmd_bookmark_entry;
 extern const struct xp_cmd_entry xp_cmd_whatif_entry;
 
 const struct xp_cmd_entry *const xp_cmd_table[] = {
@@ -49,6 +51,8 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_sim_entry,
 	&xp_cmd_whatif_entry,
 	&xp_cmd_theme_entry,
+	&xp_cmd_view_entry,
+	&xp_cmd_bookmark_entry,
 	&xp_cmd_help_entry,
 	&xp_cmd_version_entry,
 	NULL,
@@ -75,6 +79,7 @@ const struct xp_opt xp_global_opts[] = {
 	{"delay", 'd', "SECONDS", "console: refresh the data every SECONDS (default 2)"},
 	{"theme", 0, "NAME|PATH", "console: colour theme (see 'xpool theme')"},
 	{"ascii", 0, NULL, "console: draw with ASCII only, even in a UTF-8 locale"},
+	{"view", 0, "STRING", "console: open on this view ('topology --sort temp-'; see 'xpool help view')"},
 	{"quiet", 'q', NULL, "print only errors"},
 	{"verbose", 'v', NULL, "say more (repeat for more)"},
 	{"compare", 0, NULL, "with --slurm: place --dry-run and the console's view 3 also ask Slurm (sbatch --test-only)"},
@@ -119,6 +124,7 @@ void xp_ctx_free(struct xp_ctx *ctx)
 	xp_ctx_place_drop(ctx);
 	free(ctx->db);
 	free(ctx->theme);
+	free(ctx->view);
 	xp_cluster_free(ctx->cluster);
 	xp_cluster_free(ctx->parked);
 	xp_agent_pool_free(ctx->parked_pool);
@@ -334,6 +340,8 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 		replace(&ctx->db, val);
 	else if (strcmp(o->name, "theme") == 0)
 		replace(&ctx->theme, val);
+	else if (strcmp(o->name, "view") == 0)
+		replace(&ctx->view, val);
 	else if (strcmp(o->name, "delay") == 0) {
 		char *end;
 		double d = strtod(val, &end);

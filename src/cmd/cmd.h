@@ -57,6 +57,15 @@ struct xp_ctx {
 	/* The placement index `place` built on cluster, kept for the next `place` (batch lines and
 	 * prompt commands) until the cluster goes or changes; NULL when none (cmd_place.c). */
 	struct xp_place_keep *place_keep;
+	/* --view STRING: the view the console opens on ("topology --sort temp-"); NULL for none. */
+	char *view;
+	/* Set while the console runs: shows view name with options keys[i] = vals[i] (without dashes:
+	 * "filter", "sort", ...) as `:view` asks; -1 with err set (unknown view or option). */
+	int (*ui_view)(struct xp_ctx *ctx, const char *name, const char *const *keys, const char *const *vals,
+		       size_t n, struct xp_err *err);
+	/* Set while the console runs: writes the shown view's command string ("topology --sort
+	 * temp-") into buf (`:bookmark save`). */
+	void (*ui_view_string)(struct xp_ctx *ctx, char *buf, size_t len);
 };
 
 /* Default console refresh interval, seconds. */

@@ -38,6 +38,7 @@
 #include <curses.h>
 
 #include "events.h"
+#include "filter.h"
 #include "glyphs.h"
 #include "layout.h"
 #include "model.h"
@@ -706,6 +707,33 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 }
 
 /* The same rule as app.c's: case-insensitive substring. */
+/* The filter compiled for the view's fields, as app.c's cache gives it (kept until the text
+ * or the fields change). */
+const struct xp_filter *xp_ui_filter_expr(const struct xp_ui *ui, const struct xp_filter_field *fields)
+{
+	static struct xp_filter *f;
+	static char text[256];
+	static const struct xp_filter_field *for_fields;
+	if (!ui->filter[0])
+		return NULL;
+	if (!f || strcmp(text, ui->filter) != 0 || for_fields != fields) {
+		struct xp_err err = {{0}};
+		xp_filter_free(f);
+		f = xp_filter_compile(ui->filter, fields, &err);
+		snprintf(text, sizeof text, "%s", ui->filter);
+		for_fields = fields;
+	}
+	return f;
+}
+
+/* No refresh here says which nodes stayed: the view counts every node again. */
+bool xp_ui_moved(const struct xp_ui *ui, struct xp_ui_moved *m)
+{
+	(void)ui;
+	(void)m;
+	return false;
+}
+
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 {
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
