@@ -266,6 +266,7 @@ static void take_result(struct xp_ui *ui)
 		free(nw.log[i]);
 	}
 	free(nw.log);
+	xp_app_history_batches(ui->history, nw.hist, nw.n_hist);
 	if (nw.n_log)
 		ui->dirty = true;
 	if (nw.failed) {

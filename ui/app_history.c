@@ -32,6 +32,15 @@ static void fill(struct xp_history *h, const struct xp_cluster *c, time_t now)
 		}
 }
 
+void xp_app_history_batches(struct xp_history *h, struct xp_hist_batch *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		xp_hist_batch_apply(&b[i], h);
+		xp_hist_batch_free(&b[i]);
+	}
+	free(b);
+}
+
 void xp_app_history_take(struct xp_ui *ui, struct xp_history *h, bool *loaded, time_t now)
 {
 	const struct xp_cluster *c = xp_ui_cluster(ui);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "history.h"
+#include "history_json.h"
 #include "ui.h"
 
 /* Records the shown cluster into h at now (the key loop calls it after taking a poll). On the
@@ -14,5 +15,8 @@
  * and, when XPOOL_HISTORY_FILL=SECONDS is set (tests, benchmarks), that many seconds of made-up
  * samples per device before now. */
 void xp_app_history_take(struct xp_ui *ui, struct xp_history *h, bool *loaded, time_t now);
+
+/* Adds the agents' samples a poll brought to h and frees them (the array too). */
+void xp_app_history_batches(struct xp_history *h, struct xp_hist_batch *b, size_t n);
 
 #endif
