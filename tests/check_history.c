@@ -2,13 +2,24 @@
  * the sparkline and graph renderers. */
 #include <check.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "agent_client.h"
+#include "dev_graph.h"
 #include "history.h"
+#include "history_json.h"
 #include "model.h"
 #include "spark.h"
+#include "store.h"
+#include "store_history.h"
 #include "suitelib.h"
+#include "testlib.h"
 #include "xp.h"
 
 /* A sample with every metric set. */
@@ -239,6 +250,310 @@ START_TEST(test_graph)
 }
 END_TEST
 
+/* A node of n devices whose metrics are base + device index. */
+static struct xp_node *node_with(const char *name, int n, double base)
+{
+	struct xp_node *nd = xp_node_new(name);
+	for (int i = 0; i < n; i++) {
+		struct xp_device *d = xp_node_add_device(nd);
+		d->utilization_pct = base + i;
+		d->memory_used_mib = (int64_t)(1000 * (base + i));
+		d->temperature_c = 30 + base + i;
+		d->power_w = i == 1 ? XP_NA : 100 + base + i;
+		char bus[32];
+		snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x10 + i);
+		d->pci_bus_id = xp_strdup(bus);
+	}
+	return nd;
+}
+
+/* An agent's ring: kept in order, bounded, sent as JSON and read back into a history. */
+START_TEST(test_ring_roundtrip)
+{
+	struct xp_hist_ring *r = xp_hist_ring_new(10, 2); /* 5 samples */
+	time_t t0 = 7000000;
+	for (int k = 0; k < 8; k++) {
+		struct xp_node *n = node_with("ag", 2, k * 10);
+		xp_hist_ring_add(r, n, t0 + 2 * k);
+		xp_node_free(n);
+	}
+	ck_assert_uint_eq(xp_hist_ring_count(r), 5);
+	json_t *j = xp_hist_ring_json(r, t0 + 10); /* of the 5 kept (t0 + 6 on), the last 3 */
+	char *txt = json_dumps(j, JSON_COMPACT);
+	ck_assert_msg(strstr(txt, "\"times\":[7000010,7000012,7000014]"), "%s", txt);
+	ck_assert_msg(strstr(txt, "\"power\":[null,null,null]"), "%s", txt);
+	struct xp_hist_batch b;
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_hist_batch_parse(j, "ag", &b, &err), 0);
+	ck_assert_uint_eq(b.n_times, 3);
+	ck_assert_uint_eq(b.n_dev, 2);
+	struct xp_history *h = xp_history_new(2);
+	xp_hist_batch_apply(&b, h);
+	double out[30];
+	ck_assert_uint_eq(xp_history_series(h, "ag", 1, XP_HIST_UTIL, 60, t0 + 14, out, 30), 3);
+	ck_assert(fabs(out[29] - 71) < 0.01);
+	ck_assert_uint_eq(xp_history_series(h, "ag", 1, XP_HIST_POWER, 60, t0 + 14, out, 30), 0);
+	xp_hist_batch_free(&b);
+	xp_history_free(h);
+	json_decref(j);
+	free(txt);
+	/* A device that appears starts the ring over: old samples would not line up. */
+	struct xp_node *n3 = node_with("ag", 3, 0);
+	xp_hist_ring_add(r, n3, t0 + 100);
+	xp_node_free(n3);
+	ck_assert_uint_eq(xp_hist_ring_count(r), 1);
+	xp_hist_ring_free(r);
+}
+END_TEST
+
+/* Hostile history members: each is refused with a message naming the field; nothing leaks. */
+START_TEST(test_hostile_history)
+{
+	static const struct {
+		const char *json, *err;
+	} bad[] = {
+		{"[]", "history: expected an object"},
+		{"{\"devices\":[]}", "history.times: expected an array"},
+		{"{\"times\":[1],\"devices\":{}}", "history.devices: expected an array"},
+		{"{\"times\":[1,\"x\"],\"devices\":[]}", "history.times[1]: expected a time"},
+		{"{\"times\":[-1],\"devices\":[]}", "history.times[0]: expected a time"},
+		{"{\"times\":[5,4],\"devices\":[]}", "history.times[1]: older than"},
+		{"{\"times\":[1],\"devices\":[7]}", "history.devices[0]: expected an object"},
+		{"{\"times\":[1],\"devices\":[{}]}", "history.devices[0].index"},
+		{"{\"times\":[1],\"devices\":[{\"index\":4096}]}", "history.devices[0].index"},
+		{"{\"times\":[1],\"devices\":[{\"index\":0,\"util\":[1,2]}]}", "history.devices[0].util: expected an array of 1"},
+		{"{\"times\":[1],\"devices\":[{\"index\":0,\"temp\":\"hot\"}]}", "history.devices[0].temp: expected an array"},
+		{"{\"times\":[1],\"devices\":[{\"index\":0,\"mem\":[true]}]}", "history.devices[0].mem[0]: expected a number"},
+		{"{\"times\":[1],\"devices\":[{\"index\":0,\"mem\":[{}]}]}", "history.devices[0].mem[0]: expected a number"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		json_error_t je;
+		json_t *j = json_loads(bad[i].json, JSON_DECODE_ANY, &je);
+		ck_assert_msg(j, "%s: %s", bad[i].json, je.text);
+		struct xp_hist_batch b;
+		struct xp_err err = {{0}};
+		ck_assert_msg(xp_hist_batch_parse(j, "n", &b, &err) < 0, "%s accepted", bad[i].json);
+		ck_assert_msg(strstr(err.msg, bad[i].err), "%s: %s", bad[i].json, err.msg);
+		json_decref(j);
+	}
+	/* Huge: more times than accepted, more devices, more values (checked before reading them). */
+	json_t *times = json_array(), *devs = json_array(), *dev = json_object();
+	for (int i = 0; i < XP_HIST_JSON_MAX_TIMES + 1; i++)
+		json_array_append_new(times, json_integer(i));
+	json_object_set_new(dev, "index", json_integer(0));
+	for (int i = 0; i < XP_MAX_DEVICES + 1; i++)
+		json_array_append(devs, dev);
+	json_t *j = json_pack("{s:O,s:O}", "times", times, "devices", devs);
+	struct xp_hist_batch b;
+	struct xp_err err = {{0}};
+	ck_assert_int_lt(xp_hist_batch_parse(j, "n", &b, &err), 0);
+	ck_assert_msg(strstr(err.msg, "samples, more than"), "%s", err.msg);
+	json_array_remove(times, 0);
+	json_decref(j);
+	j = json_pack("{s:O,s:O}", "times", times, "devices", devs);
+	ck_assert_int_lt(xp_hist_batch_parse(j, "n", &b, &err), 0);
+	ck_assert_msg(strstr(err.msg, "devices, more than"), "%s", err.msg);
+	json_array_remove(devs, 0);
+	json_decref(j);
+	j = json_pack("{s:O,s:O}", "times", times, "devices", devs);
+	ck_assert_int_lt(xp_hist_batch_parse(j, "n", &b, &err), 0);
+	ck_assert_msg(strstr(err.msg, "values, more than"), "%s", err.msg);
+	json_decref(j);
+	json_decref(times);
+	json_decref(devs);
+	json_decref(dev);
+}
+END_TEST
+
+/* The store's samples read back: two `db snapshot`s are two samples per device in the history,
+ * found by PCI bus id or ACC index; nodes the cluster does not have are left out. */
+START_TEST(test_store_readback)
+{
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(":memory:", &err);
+	ck_assert_msg(s, "%s", err.msg);
+	struct xp_cluster *c = xp_cluster_new();
+	xp_cluster_add(c, node_with("s1", 2, 10));
+	struct xp_node *nobus = node_with("s2", 1, 50);
+	free(nobus->devices[0].pci_bus_id);
+	nobus->devices[0].pci_bus_id = NULL; /* saved as ACC0 */
+	xp_cluster_add(c, nobus);
+	time_t now = time(NULL);
+	ck_assert_int_eq(xp_store_snapshot(s, c, now - 120, &err), 0);
+	c->nodes[0]->devices[1].utilization_pct = 90;
+	ck_assert_int_eq(xp_store_snapshot(s, c, now - 60, &err), 0);
+	struct xp_cluster *only = xp_cluster_new();
+	xp_cluster_add(only, node_with("s1", 2, 0));
+	xp_cluster_add(only, node_with("s2", 1, 0));
+	free(only->nodes[1]->devices[0].pci_bus_id);
+	only->nodes[1]->devices[0].pci_bus_id = NULL;
+	struct xp_history *h = xp_history_new(2);
+	size_t added = 0;
+	ck_assert_int_eq(xp_store_history_load(s, h, only, now - 3600, &added, &err), 0);
+	ck_assert_uint_eq(added, 6);
+	double out[60];
+	ck_assert_uint_eq(xp_history_series(h, "s1", 1, XP_HIST_UTIL, 600, now, out, 60), 2);
+	ck_assert(fabs(out[59 - 6] - 90) < 0.01 || fabs(out[60 - 6] - 90) < 0.01);
+	ck_assert_uint_eq(xp_history_series(h, "s2", 0, XP_HIST_TEMP, 600, now, out, 60), 2);
+	/* since: only the newer snapshot. */
+	struct xp_history *h2 = xp_history_new(2);
+	ck_assert_int_eq(xp_store_history_load(s, h2, only, now - 90, &added, &err), 0);
+	ck_assert_uint_eq(added, 3);
+	/* A cluster without the nodes: nothing to place. */
+	struct xp_cluster *other = xp_cluster_new();
+	xp_cluster_add(other, node_with("elsewhere", 2, 0));
+	ck_assert_int_eq(xp_store_history_load(s, h2, other, 0, &added, &err), 0);
+	ck_assert_uint_eq(added, 0);
+	xp_history_free(h);
+	xp_history_free(h2);
+	xp_cluster_free(c);
+	xp_cluster_free(only);
+	xp_cluster_free(other);
+	xp_store_close(s);
+}
+END_TEST
+
+/* The device graph: title with now/min/max, the scale's ends, the time axis, gaps when empty. */
+START_TEST(test_dev_graph)
+{
+	struct xp_history *h = xp_history_new(2);
+	struct xp_node *n = node_with("g", 1, 0);
+	n->devices[0].memory_mib = 81920;
+	time_t now = 9000000;
+	for (int k = 0; k < 30; k++)
+		add4(h, "g", 0, now - 58 + 2 * k, 10 + k, 1024 * k, 40, 300);
+	struct xp_dev_graph g;
+	xp_dev_graph_build(h, n, 0, XP_HIST_UTIL, 60, now, 60, false, &g);
+	ck_assert(!g.empty);
+	ck_assert_msg(strstr(g.title, "utilization, last 1 min: now 39.0 %, min 10.0 %, max 39.0 %"), "%s", g.title);
+	ck_assert_str_eq(g.axis[0], "100.0 %");
+	ck_assert_str_eq(g.axis[XP_DEV_GRAPH_ROWS - 1], "0.0 %");
+	ck_assert_msg(strncmp(g.time_axis, "-1 min", 6) == 0 && strstr(g.time_axis, "now"), "%s", g.time_axis);
+	xp_dev_graph_free(&g);
+	xp_dev_graph_build(h, n, 0, XP_HIST_MEM, 600, now, 60, true, &g);
+	ck_assert_str_eq(g.axis[0], "80.0 GiB");
+	ck_assert_msg(strstr(g.title, "memory used, last 10 min"), "%s", g.title);
+	xp_dev_graph_free(&g);
+	xp_dev_graph_build(h, n, 0, XP_HIST_TEMP, 3600, now + 7200, 60, false, &g);
+	ck_assert(g.empty);
+	ck_assert_msg(strstr(g.title, "no samples yet"), "%s", g.title);
+	xp_dev_graph_free(&g);
+	xp_node_free(n);
+	xp_history_free(h);
+}
+END_TEST
+
+static char agdir[128];
+static pid_t agpid[2];
+
+static void agent_setup(void)
+{
+	snprintf(agdir, sizeof agdir, "/tmp/xpool-history-%d", (int)getpid());
+	mkdir(agdir, 0755);
+	agpid[0] = agpid[1] = 0;
+}
+
+static void agent_teardown(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (agpid[i] > 0) {
+			kill(agpid[i], SIGKILL);
+			waitpid(agpid[i], NULL, 0);
+		}
+	xp_rm_rf(agdir);
+}
+
+/* A real agent over loopback keeps its samples and serves them with ?history=; a console's pool
+ * asks once, at the first good answer, and the samples land in its history. */
+START_TEST(test_agent_history)
+{
+	char *rep = xp_assemble(agdir, "mi100-h", "amd/mi100-x4_rocm602.rocm-smi.json", "rocm-smi.json", NULL);
+	char url[256];
+	agpid[0] = xp_agent_start(url, sizeof url, "--replay", rep, "--interval", "0.2", NULL);
+	ck_assert_msg(agpid[0] > 0, "agent did not start: %s", url);
+	usleep(1500 * 1000); /* several discoveries */
+	struct xp_agent_pool *p = xp_agent_pool_new(NULL);
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(p, url, NULL, &err), 0);
+	xp_agent_pool_want_history(p, 600);
+	ck_assert_uint_eq(xp_agent_pool_poll(p, true), 0);
+	size_t n = 0;
+	struct xp_hist_batch *b = xp_agent_pool_take_history(p, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_ge(b[0].n_times, 3);
+	ck_assert_uint_eq(b[0].n_dev, 4);
+	struct xp_history *h = xp_history_new(1);
+	xp_hist_batch_apply(&b[0], h);
+	double out[60];
+	ck_assert_uint_ge(xp_history_series(h, b[0].node, 0, XP_HIST_TEMP, 60, time(NULL), out, 60), 2);
+	xp_hist_batch_free(&b[0]);
+	free(b);
+	/* Once: the next poll asks for the node alone (a 304). */
+	xp_agent_pool_poll(p, true);
+	ck_assert_ptr_null(xp_agent_pool_take_history(p, &n));
+	struct xp_agent_status st;
+	xp_agent_pool_status(p, 0, &st);
+	ck_assert_uint_eq(st.not_modified, 1);
+	xp_agent_pool_free(p);
+	/* A pool that does not want it gets none. */
+	p = xp_agent_pool_new(NULL);
+	ck_assert_int_eq(xp_agent_pool_add(p, url, NULL, &err), 0);
+	xp_agent_pool_poll(p, true);
+	ck_assert_ptr_null(xp_agent_pool_take_history(p, &n));
+	xp_agent_pool_free(p);
+	/* The agent refuses a bad window. */
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "%s/v1/node?history=99999", url);
+	char *argv[] = {"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", cmd, NULL};
+	struct xp_run r;
+	xp_run_argv(&r, argv, NULL);
+	ck_assert_str_eq(r.out, "400");
+	xp_run_free(&r);
+	xp_history_free(h);
+	free(rep);
+}
+END_TEST
+
+/* An agent whose history is garbage: the history is refused (logged), the node is kept. */
+START_TEST(test_agent_bad_history)
+{
+	const char *body = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"fk\"}],"
+			   "\"history\":{\"times\":[1,2],\"devices\":[{\"index\":0,\"util\":[1]}]}}";
+	char *reply = xp_asprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+				  "Connection: close\r\n\r\n%s",
+				  strlen(body), body);
+	int port = 0;
+	agpid[1] = xp_fake_http(&port, reply, strlen(reply));
+	ck_assert_int_gt(agpid[1], 0);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	struct xp_agent_pool *p = xp_agent_pool_new(NULL);
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(p, url, NULL, &err), 0);
+	xp_agent_pool_want_history(p, 600);
+	ck_assert_uint_eq(xp_agent_pool_poll(p, true), 0);
+	size_t n = 0;
+	ck_assert_ptr_null(xp_agent_pool_take_history(p, &n));
+	char **log = xp_agent_pool_take_log(p, &n);
+	bool said = false;
+	for (size_t i = 0; i < n; i++) {
+		said = said || strstr(log[i], "history rejected: history.devices[0].util: expected an array of 2");
+		free(log[i]);
+	}
+	free(log);
+	ck_assert_msg(said, "no history rejected line");
+	struct xp_agent_status st;
+	xp_agent_pool_status(p, 0, &st);
+	ck_assert(st.up);
+	ck_assert_str_eq(st.node, "fk");
+	xp_agent_pool_free(p);
+	free(reply);
+}
+END_TEST
+
 XP_DEFINE_SUITE(history,
 	{"rings", .tests = {test_series_places, test_tiers, test_feed, test_clock_and_junk, test_quantize}},
-	{"spark", .tests = {test_spark, test_graph}})
+	{"spark", .tests = {test_spark, test_graph, test_dev_graph}},
+	{"json", .tests = {test_ring_roundtrip, test_hostile_history}},
+	{"store", .tests = {test_store_readback}},
+	{"agent", .setup = agent_setup, .teardown = agent_teardown, .tests = {test_agent_history, test_agent_bad_history}})
