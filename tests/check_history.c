@@ -82,7 +82,7 @@ START_TEST(test_tiers)
 	double one[1];
 	ck_assert_uint_eq(xp_history_series(m, "n", 0, XP_HIST_UTIL, 600, t0 + 9, one, 1), 1);
 	ck_assert_msg(fabs(one[0] - 20) < 0.01, "%g", one[0]);
-	/* The finest tier spans 60 x 2 s: a minute window holds only that tier's samples. */
+	/* The finest tier spans 30 x 2 s: a minute window holds only that tier's samples. */
 	double fine[30];
 	ck_assert_uint_eq(xp_history_series(m, "n", 0, XP_HIST_UTIL, 60, t0 + 9, fine, 30), 5);
 	xp_history_free(m);

@@ -13,6 +13,13 @@ static const int coarse_period[XP_HIST_TIERS - 1] = {10, 60};
 #define NA8 0xFF
 #define NA16 0xFFFF
 
+/* One slot: the four metrics side by side, so that a refresh touches one cache line per tier
+ * (a metric-major layout touched four, and a feed of 80,000 devices waited on memory). */
+struct slot {
+	uint16_t mem, power;
+	uint8_t util, temp;
+};
+
 /* One device's rings. last[k] is the newest slot number of tier k plus one (0: empty); the
  * newest bucket of each coarse tier is a running mean kept exactly in sum/cnt, so that a
  * bucket of six samples is not six roundings of roundings. */
@@ -20,8 +27,7 @@ struct dev_hist {
 	uint32_t last[XP_HIST_TIERS];
 	uint8_t cnt[XP_HIST_TIERS - 1][XP_HIST_METRICS];
 	float sum[XP_HIST_TIERS - 1][XP_HIST_METRICS];
-	uint8_t b8[XP_HIST_TIERS][2][XP_HIST_SLOTS];   /* utilization, temperature */
-	uint16_t b16[XP_HIST_TIERS][2][XP_HIST_SLOTS]; /* memory, power */
+	struct slot b[]; /* every tier's slots, tier k from xp_history.off[k] */
 };
 
 /* One node's devices. */
@@ -29,11 +35,14 @@ struct hnode {
 	char *name;
 	uint32_t hash;
 	uint16_t n_dev;
-	struct dev_hist *dev;
+	char *dev; /* n_dev records of xp_history.dev_size bytes */
 };
 
 struct xp_history {
 	int period[XP_HIST_TIERS];
+	size_t nslot[XP_HIST_TIERS]; /* slots of each tier */
+	size_t off[XP_HIST_TIERS];   /* where each tier's slots start in dev_hist.b */
+	size_t dev_size;             /* bytes of one device's record */
 	struct hnode *nodes; /* open addressing, cap a power of two; name NULL: free */
 	size_t cap, n;
 	size_t devices;
@@ -103,43 +112,67 @@ double xp_hist_quantize(int metric, double v)
 	return dec16(enc16(v));
 }
 
-/* Where a metric's slots are: b8[..][row] or b16[..][row]. */
-static bool is8(int metric)
+static double slot_get(const struct slot *q, int metric)
 {
-	return metric == XP_HIST_UTIL || metric == XP_HIST_TEMP;
-}
-
-static int row_of(int metric)
-{
-	return metric == XP_HIST_UTIL || metric == XP_HIST_MEM ? 0 : 1;
-}
-
-static double slot_get(const struct dev_hist *d, int tier, int metric, size_t i)
-{
-	if (is8(metric))
-		return dec8(metric, d->b8[tier][row_of(metric)][i]);
-	return dec16(d->b16[tier][row_of(metric)][i]);
-}
-
-static void slot_set(struct dev_hist *d, int tier, int metric, size_t i, double v)
-{
-	if (is8(metric))
-		d->b8[tier][row_of(metric)][i] = enc8(metric, v);
-	else
-		d->b16[tier][row_of(metric)][i] = enc16(v);
-}
-
-static bool slot_empty(const struct dev_hist *d, int tier, int metric, size_t i)
-{
-	return is8(metric) ? d->b8[tier][row_of(metric)][i] == NA8 : d->b16[tier][row_of(metric)][i] == NA16;
-}
-
-static void slot_clear(struct dev_hist *d, int tier, size_t i)
-{
-	for (int r = 0; r < 2; r++) {
-		d->b8[tier][r][i] = NA8;
-		d->b16[tier][r][i] = NA16;
+	switch (metric) {
+	case XP_HIST_UTIL:
+		return dec8(metric, q->util);
+	case XP_HIST_TEMP:
+		return dec8(metric, q->temp);
+	case XP_HIST_MEM:
+		return dec16(q->mem);
+	default:
+		return dec16(q->power);
 	}
+}
+
+static void slot_set(struct slot *q, int metric, double v)
+{
+	switch (metric) {
+	case XP_HIST_UTIL:
+		q->util = enc8(metric, v);
+		break;
+	case XP_HIST_TEMP:
+		q->temp = enc8(metric, v);
+		break;
+	case XP_HIST_MEM:
+		q->mem = enc16(v);
+		break;
+	default:
+		q->power = enc16(v);
+		break;
+	}
+}
+
+static bool slot_empty(const struct slot *q, int metric)
+{
+	switch (metric) {
+	case XP_HIST_UTIL:
+		return q->util == NA8;
+	case XP_HIST_TEMP:
+		return q->temp == NA8;
+	case XP_HIST_MEM:
+		return q->mem == NA16;
+	default:
+		return q->power == NA16;
+	}
+}
+
+static void slot_clear(struct slot *q)
+{
+	*q = (struct slot){NA16, NA16, NA8, NA8};
+}
+
+/* Tier k's slots of d. */
+static struct slot *tier_slots(const struct xp_history *h, const struct dev_hist *d, int k)
+{
+	return (struct slot *)&d->b[h->off[k]];
+}
+
+/* Device i of a node's records. */
+static struct dev_hist *dev_at(const struct xp_history *h, const char *devs, size_t i)
+{
+	return (struct dev_hist *)(devs + i * h->dev_size);
 }
 
 /* ---- the table ---- */
@@ -156,8 +189,21 @@ struct xp_history *xp_history_new(int period_s)
 {
 	struct xp_history *h = xp_calloc(1, sizeof *h);
 	h->period[0] = period_s < 1 ? 1 : period_s > 60 ? 60 : period_s;
-	for (int k = 1; k < XP_HIST_TIERS; k++)
+	/* The finest tier keeps the shortest window (a minute) and no more: at 2 s, 30 slots. */
+	h->nslot[0] = (size_t)((XP_HIST_FINE_SPAN + h->period[0] - 1) / h->period[0]);
+	if (h->nslot[0] < 2)
+		h->nslot[0] = 2;
+	for (int k = 1; k < XP_HIST_TIERS; k++) {
 		h->period[k] = coarse_period[k - 1];
+		h->nslot[k] = XP_HIST_SLOTS;
+	}
+	size_t n = 0;
+	for (int k = 0; k < XP_HIST_TIERS; k++) {
+		h->off[k] = n;
+		n += h->nslot[k];
+	}
+	h->dev_size = sizeof(struct dev_hist) + n * sizeof(struct slot);
+	h->dev_size = (h->dev_size + _Alignof(struct dev_hist) - 1) / _Alignof(struct dev_hist) * _Alignof(struct dev_hist);
 	h->cap = 64;
 	h->nodes = xp_calloc(h->cap, sizeof *h->nodes);
 	return h;
@@ -236,12 +282,12 @@ static struct dev_hist *device(struct xp_history *h, struct hnode *e, int dev)
 {
 	if ((size_t)dev >= e->n_dev) {
 		size_t n = (size_t)dev + 1;
-		e->dev = xp_realloc(e->dev, n * sizeof *e->dev);
-		memset(e->dev + e->n_dev, 0, (n - e->n_dev) * sizeof *e->dev);
+		e->dev = xp_realloc(e->dev, n * h->dev_size);
+		memset(e->dev + e->n_dev * h->dev_size, 0, (n - e->n_dev) * h->dev_size);
 		h->devices += n - e->n_dev;
 		e->n_dev = (uint16_t)n;
 	}
-	return &e->dev[dev];
+	return dev_at(h, e->dev, (size_t)dev);
 }
 
 /* ---- recording ---- */
@@ -252,24 +298,26 @@ static void tier_add(struct xp_history *h, struct dev_hist *d, int k, time_t t, 
 	uint64_t s = (uint64_t)t / (uint64_t)h->period[k] + 1;
 	if (s > UINT32_MAX)
 		return; /* past 2106: not placeable in 32 bits */
-	size_t i = (size_t)(s % XP_HIST_SLOTS);
+	size_t ns = h->nslot[k];
+	struct slot *q = tier_slots(h, d, k);
+	size_t i = (size_t)(s % ns);
 	bool newest;
-	if (d->last[k] == 0 || s >= (uint64_t)d->last[k] + XP_HIST_SLOTS) {
+	if (d->last[k] == 0 || s >= (uint64_t)d->last[k] + ns) {
 		/* Empty, or every kept slot is older than the ring: start over. */
-		for (size_t j = 0; j < XP_HIST_SLOTS; j++)
-			slot_clear(d, k, j);
+		for (size_t j = 0; j < ns; j++)
+			slot_clear(&q[j]);
 		d->last[k] = (uint32_t)s;
 		newest = true;
 		if (k > 0)
 			memset(d->cnt[k - 1], 0, sizeof d->cnt[k - 1]);
 	} else if (s > d->last[k]) {
 		for (uint64_t j = (uint64_t)d->last[k] + 1; j <= s; j++)
-			slot_clear(d, k, (size_t)(j % XP_HIST_SLOTS));
+			slot_clear(&q[j % ns]);
 		d->last[k] = (uint32_t)s;
 		newest = true;
 		if (k > 0)
 			memset(d->cnt[k - 1], 0, sizeof d->cnt[k - 1]);
-	} else if (s + XP_HIST_SLOTS <= d->last[k]) {
+	} else if (s + ns <= d->last[k]) {
 		return; /* older than the ring */
 	} else {
 		newest = s == d->last[k];
@@ -278,7 +326,7 @@ static void tier_add(struct xp_history *h, struct dev_hist *d, int k, time_t t, 
 		if (isnan(v[m]))
 			continue;
 		if (k == 0) {
-			slot_set(d, k, m, i, v[m]);
+			slot_set(&q[i], m, v[m]);
 		} else if (newest) {
 			uint8_t *c = &d->cnt[k - 1][m];
 			float *sum = &d->sum[k - 1][m];
@@ -288,11 +336,11 @@ static void tier_add(struct xp_history *h, struct dev_hist *d, int k, time_t t, 
 				*sum += (float)v[m];
 				(*c)++;
 			}
-			slot_set(d, k, m, i, *sum / *c);
-		} else if (slot_empty(d, k, m, i)) {
+			slot_set(&q[i], m, *sum / *c);
+		} else if (slot_empty(&q[i], m)) {
 			/* A late sample for a past bucket (an agent's ring, the store): fills a gap, never
 			 * skews a mean it cannot weigh. */
-			slot_set(d, k, m, i, v[m]);
+			slot_set(&q[i], m, v[m]);
 		}
 	}
 }
@@ -368,7 +416,7 @@ static const struct dev_hist *dev_find(const struct xp_history *h, const char *n
 	const struct hnode *e = find(h, node);
 	if (!e || (size_t)dev >= e->n_dev)
 		return NULL;
-	return &e->dev[dev];
+	return dev_at(h, e->dev, (size_t)dev);
 }
 
 /* The finest tier that covers window_s and is no finer than the refresh period. */
@@ -378,7 +426,7 @@ static int pick_tier(const struct xp_history *h, int window_s)
 	for (int k = 0; k < XP_HIST_TIERS; k++) {
 		if (k > 0 && h->period[k] < h->period[0])
 			continue;
-		if (h->period[k] * XP_HIST_SLOTS >= window_s)
+		if ((size_t)h->period[k] * h->nslot[k] >= (size_t)window_s)
 			return k;
 		best = k;
 	}
@@ -398,7 +446,9 @@ size_t xp_history_series(const struct xp_history *h, const char *node, int dev, 
 		return 0;
 	int64_t p = h->period[k];
 	int64_t last = (int64_t)d->last[k] - 1;
-	int64_t first = last - XP_HIST_SLOTS + 1;
+	int64_t ns = (int64_t)h->nslot[k];
+	int64_t first = last - ns + 1;
+	const struct slot *q = tier_slots(h, d, k);
 	/* The window is (now - window_s, now]: a sample taken at now is in it. */
 	int64_t start = (int64_t)now + 1 - window_s;
 	double width = (double)window_s / (double)n;
@@ -414,7 +464,7 @@ size_t xp_history_series(const struct xp_history *h, const char *node, int dev, 
 		int *cnt = n <= 256 ? cnt_small : xp_calloc(n, sizeof *cnt);
 		memset(cnt, 0, (n <= 256 ? n : 0) * sizeof *cnt);
 		for (int64_t s = lo; s <= hi; s++) {
-			double v = slot_get(d, k, metric, (size_t)((s + 1) % XP_HIST_SLOTS));
+			double v = slot_get(&q[(s + 1) % ns], metric);
 			if (isnan(v))
 				continue;
 			int64_t r = s * p < start ? start : s * p;
@@ -440,7 +490,7 @@ size_t xp_history_series(const struct xp_history *h, const char *node, int dev, 
 		int64_t s = (int64_t)floor(((double)start + width * ((double)b + 0.5)) / (double)p);
 		if (s < lo || s > hi)
 			continue;
-		out[b] = slot_get(d, k, metric, (size_t)((s + 1) % XP_HIST_SLOTS));
+		out[b] = slot_get(&q[(s + 1) % ns], metric);
 		if (!isnan(out[b]))
 			filled++;
 	}
@@ -453,9 +503,10 @@ double xp_history_last(const struct xp_history *h, const char *node, int dev, in
 	if (!d || d->last[0] == 0 || metric < 0 || metric >= XP_HIST_METRICS)
 		return XP_NA;
 	/* The finest tier's newest sample, if it is from the last minute. */
-	int64_t p = h->period[0], last = (int64_t)d->last[0] - 1;
-	for (int64_t s = last; s > last - XP_HIST_SLOTS && (s + 1) * p > (int64_t)now - 60; s--) {
-		double x = slot_get(d, 0, metric, (size_t)((s + 1) % XP_HIST_SLOTS));
+	int64_t p = h->period[0], last = (int64_t)d->last[0] - 1, ns = (int64_t)h->nslot[0];
+	const struct slot *q = tier_slots(h, d, 0);
+	for (int64_t s = last; s > last - ns && (s + 1) * p > (int64_t)now - 60; s--) {
+		double x = slot_get(&q[(s + 1) % ns], metric);
 		if (!isnan(x))
 			return x;
 	}
@@ -469,7 +520,7 @@ size_t xp_history_devices(const struct xp_history *h)
 
 size_t xp_history_bytes(const struct xp_history *h)
 {
-	size_t b = sizeof *h + h->cap * sizeof *h->nodes + h->devices * sizeof(struct dev_hist);
+	size_t b = sizeof *h + h->cap * sizeof *h->nodes + h->devices * h->dev_size;
 	for (size_t i = 0; i < h->cap; i++)
 		if (h->nodes[i].name)
 			b += strlen(h->nodes[i].name) + 1;

@@ -2,14 +2,15 @@
  * compact rings, for sparklines and the device view's graph.
  *
  * Keyed by node name + device index (a hash table of nodes, each with its devices' rings).
- * Three tiers per device: XP_HIST_SLOTS slots at the refresh period (the finest), XP_HIST_SLOTS
- * ten-second buckets and XP_HIST_SLOTS one-minute buckets (one hour). A bucket keeps the mean of
+ * Three tiers per device: one minute of slots at the refresh period (the finest: 30 at 2 s),
+ * XP_HIST_SLOTS ten-second buckets and XP_HIST_SLOTS one-minute buckets (one hour). A bucket keeps the mean of
  * the samples that fell in it (no max: the graph shows level, the problems view shows peaks).
  * Slots are aligned to the clock (slot = time / period), so samples from several sources (the
  * store at start, an agent's own ring, each refresh) land in the same places; a slot nobody
  * filled is XP_NA. Values are quantized: utilization in half percents and temperature in whole
  * degrees (one byte each), memory (MiB) and power (W) in a 16-bit float-like code (0.1 %
- * relative, any size): 6 bytes per sample, about 1.1 KiB per device for all three tiers.
+ * relative, any size), a sample's four side by side (one cache line per tier and refresh):
+ * 6 bytes per sample, about 950 bytes per device for all three tiers at a 2 s refresh.
  *
  * Not thread-safe: the console's key loop thread owns it (it feeds it after taking a poll, and
  * the views read it while drawing); other threads hand it samples through the poller. */
@@ -23,8 +24,10 @@
 #include "model.h"
 #include "xp.h"
 
-/* Slots per tier. */
+/* Slots of each coarse tier (10 s and 1 min buckets). */
 #define XP_HIST_SLOTS 60
+/* Seconds the finest tier keeps (60 / period slots, at least 2): the shortest window. */
+#define XP_HIST_FINE_SPAN 60
 /* Tiers per device. */
 #define XP_HIST_TIERS 3
 /* The coarsest tier's span, s: what the history can show at most (one hour). */
