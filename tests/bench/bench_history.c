@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,23 @@ static long drain(int m, int ms)
 	}
 }
 
+/* CPU seconds pid has used (user + system), -1 when not readable. */
+static double cpu_s(pid_t pid)
+{
+	char p[64], line[1024];
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	char *ok = fgets(line, sizeof line, f);
+	fclose(f);
+	char *rp = ok ? strrchr(line, ')') : NULL;
+	unsigned long ut = 0, st = 0;
+	if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static int console(void)
 {
 	const char *bin = xp_bin();
@@ -237,15 +255,19 @@ static int console(void)
 		fprintf(stderr, "bench_history: cannot start the console: %s\n", strerror(errno));
 		return 1;
 	}
-	/* Loaded, filled, refreshed: RSS holds still for 3 samples of a second. */
-	double t0 = xp_now_ms(), last = -1, rss = -1;
+	/* Loaded and filled: the console idles (under a tenth of a core; loading and filling keep
+	 * one busy) and its RSS holds still, for 3 samples of a second. */
+	double t0 = xp_now_ms(), last = -1, rss = -1, cpu0 = cpu_s(con_pid);
 	int still = 0;
-	while (still < 3 && xp_now_ms() - t0 < 240e3) {
+	while (still < 3 && xp_now_ms() - t0 < 600e3) {
 		if (drain(m, 1000) < 0)
 			break;
+		double cpu = cpu_s(con_pid);
 		rss = status_mib(con_pid, "VmRSS");
-		still = rss > 100 && last > 0 && rss - last < 1 && rss - last > -1 ? still + 1 : 0;
+		bool idle = cpu >= 0 && cpu - cpu0 < 0.1;
+		still = idle && rss > 100 && last > 0 && rss - last < 1 && rss - last > -1 ? still + 1 : 0;
 		last = rss;
+		cpu0 = cpu;
 	}
 	double peak = status_mib(con_pid, "VmHWM");
 	printf("bench_history: console %s --inventory (%d nodes x 8 devices) -d 2, XPOOL_HISTORY_FILL=3600, settled after %.0f s\n",
