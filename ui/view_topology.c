@@ -247,6 +247,7 @@ struct topo {
 	int hist_metric;         /* the device graph's metric (enum xp_hist_metric): `m` */
 	int hist_win;            /* its window, an index into xp_dev_graph_windows: `w` */
 	int graph_w;             /* its columns, from the last frame's width (0: none drawn yet) */
+	uint64_t graph_gen;      /* the history's generation it was made at */
 	char where[512];
 };
 
@@ -852,6 +853,7 @@ static void dev_graph_lines(struct topo *t, struct doc *o, const struct xp_node 
 		return;
 	struct xp_dev_graph g;
 	int width = t->graph_w > 0 ? t->graph_w : XP_HIST_SLOTS;
+	t->graph_gen = xp_history_generation(h);
 	xp_dev_graph_build(h, n, (int)(d - n->devices), t->hist_metric, xp_dev_graph_windows[t->hist_win], time(NULL),
 			   width, !t->g || !t->g->utf8, &g);
 	struct line *l = doc_line(o);
@@ -882,12 +884,14 @@ static void dev_graph_rebuild(struct topo *t)
 		build_dev_doc(t, n, &n->devices[t->dev]);
 }
 
-/* The graph takes the frame's width less its scale; a new width builds the page again. */
+/* The graph takes the frame's width less its scale; a new width, or samples added since (a
+ * refresh that brought no new cluster still adds one), build the page again. */
 static void dev_graph_fit(struct topo *t, int frame_w)
 {
 	int w = frame_w - 16;
 	w = w < 20 ? 20 : w > 240 ? 240 : w;
-	if (w != t->graph_w) {
+	const struct xp_history *h = t->ui ? xp_ui_history(t->ui) : NULL;
+	if (w != t->graph_w || (h && xp_history_generation(h) != t->graph_gen)) {
 		t->graph_w = w;
 		dev_graph_rebuild(t);
 	}

@@ -47,6 +47,7 @@ struct xp_history {
 	size_t cap, n;
 	size_t devices;
 	time_t last_feed;
+	uint64_t generation;
 };
 
 /* ---- quantization ---- */
@@ -358,6 +359,7 @@ void xp_history_add(struct xp_history *h, const char *node, int dev, time_t t, c
 {
 	if (!node || dev < 0 || dev >= XP_MAX_DEVICES || t < 0)
 		return;
+	h->generation++;
 	struct hnode *e = find_or_add(h, node);
 	dev_add(h, device(h, e, dev), t, values);
 }
@@ -383,6 +385,7 @@ void xp_history_feed(struct xp_history *h, const struct xp_cluster *c, time_t no
 	if (h->last_feed && now + 60 < h->last_feed)
 		clear_all(h);
 	h->last_feed = now;
+	h->generation++;
 	if (!c || now < 0)
 		return;
 	for (size_t i = 0; i < c->n_nodes; i++) {
@@ -511,6 +514,11 @@ double xp_history_last(const struct xp_history *h, const char *node, int dev, in
 			return x;
 	}
 	return XP_NA;
+}
+
+uint64_t xp_history_generation(const struct xp_history *h)
+{
+	return h->generation;
 }
 
 size_t xp_history_devices(const struct xp_history *h)

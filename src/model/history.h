@@ -66,6 +66,8 @@ size_t xp_history_series(const struct xp_history *h, const char *node, int dev, 
 			 time_t now, double *out, size_t n);
 /* The newest sample of metric (XP_NA when none in the last minute). */
 double xp_history_last(const struct xp_history *h, const char *node, int dev, int metric, time_t now);
+/* Bumped by every feed and add: a view whose graph was made at another generation makes it again. */
+uint64_t xp_history_generation(const struct xp_history *h);
 /* Devices with history. */
 size_t xp_history_devices(const struct xp_history *h);
 /* Bytes the history holds (rings, table, names): for the benchmark and `:agent ls`-style notes. */
