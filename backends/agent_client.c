@@ -29,6 +29,8 @@
 struct agent {
 	char *url;       /* as given, without a trailing '/' */
 	char *node_url;  /* url + "/v1/node" */
+	bool hist_done;  /* the history was asked for with a good answer (or is not wanted) */
+	bool hist_asked; /* the request in flight asks for it */
 	char *token;     /* bearer token, NULL for none; never printed */
 	CURL *easy;      /* kept between polls, so the connection is reused */
 	struct curl_slist *headers;
@@ -95,6 +97,9 @@ struct xp_agent_pool {
 	uint64_t basis;        /* the kept nodes were fixed under this basis */
 	uint64_t n_decoded;    /* replies decoded (200s) */
 	uint64_t n_built;      /* nodes made for clusters (xp_agent_pool_cluster_kept) */
+	int history_s;         /* seconds of samples to ask a new agent for, 0: none */
+	struct xp_hist_batch *hist; /* samples received, not yet taken */
+	size_t n_hist, cap_hist;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -296,6 +301,9 @@ void xp_agent_pool_free(struct xp_agent_pool *p)
 	for (size_t i = 0; i < p->n_log; i++)
 		free(p->log[i]);
 	free(p->log);
+	for (size_t i = 0; i < p->n_hist; i++)
+		xp_hist_batch_free(&p->hist[i]);
+	free(p->hist);
 	free(p->ca_file);
 	free(p);
 }
@@ -622,6 +630,32 @@ static const struct agent *claimed_by(struct xp_agent_pool *p, const struct agen
 	return o != self ? o : NULL;
 }
 
+/* The "history" member of a reply that asked for it (an agent that does not keep one sends
+ * none: nothing to take). A bad one is logged and left out; the node stands. */
+static void take_history(struct agent *a)
+{
+	a->hist_done = true;
+	json_error_t je;
+	json_t *doc = json_loadb(a->body ? a->body : "", a->len, 0, &je);
+	const json_t *h = json_object_get(doc, "history");
+	if (h) {
+		struct xp_hist_batch b;
+		struct xp_err err = {{0}};
+		if (xp_hist_batch_parse(h, a->node, &b, &err) < 0) {
+			a->rejected++;
+			char buf[1100];
+			snprintf(buf, sizeof buf, "%s", err.msg);
+			xp_mask_controls(buf);
+			plog(a->pool, "agent %s (%s): history rejected: %s", a->url, a->node, buf);
+		} else {
+			struct xp_agent_pool *p = a->pool;
+			xp_grow(&p->hist, sizeof *p->hist, p->n_hist, &p->cap_hist);
+			p->hist[p->n_hist++] = b;
+		}
+	}
+	json_decref(doc);
+}
+
 /* A 200: the body must be one node of the inventory schema, the node this agent has always served. */
 static void take_body(struct agent *a)
 {
@@ -669,6 +703,8 @@ static void take_body(struct agent *a)
 	a->pool->generation++;
 	a->version++;
 	set_up(a);
+	if (a->hist_asked)
+		take_history(a);
 }
 
 static void finish(struct agent *a)
@@ -741,6 +777,14 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 		}
 		a->headers = curl_slist_append(a->headers, "Accept: application/json");
 		curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
+		/* Until the first good answer, the recent past too (once: the console keeps it). */
+		bool ask = p->history_s > 0 && !a->hist_done && !a->data;
+		if (ask != a->hist_asked) {
+			char *u = ask ? xp_asprintf("%s?history=%d", a->node_url, p->history_s) : NULL;
+			curl_easy_setopt(a->easy, CURLOPT_URL, u ? u : a->node_url);
+			free(u); /* curl keeps its own copy */
+			a->hist_asked = ask;
+		}
 		a->new_etag[0] = '\0';
 		a->errbuf[0] = '\0';
 		a->too_big = false;
@@ -982,6 +1026,22 @@ void xp_agent_pool_work(const struct xp_agent_pool *p, uint64_t *decoded, uint64
 {
 	*decoded = p->n_decoded;
 	*built = p->n_built;
+}
+
+void xp_agent_pool_want_history(struct xp_agent_pool *p, int secs)
+{
+	p->history_s = secs < 0 ? 0 : secs;
+}
+
+struct xp_hist_batch *xp_agent_pool_take_history(struct xp_agent_pool *p, size_t *n)
+{
+	*n = p->n_hist;
+	if (!p->n_hist)
+		return NULL;
+	struct xp_hist_batch *b = p->hist;
+	p->hist = NULL;
+	p->n_hist = p->cap_hist = 0;
+	return b;
 }
 
 char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n)

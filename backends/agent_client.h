@@ -16,9 +16,12 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "history_json.h"
 #include "model.h"
 #include "xp.h"
 
+/* Seconds of samples a console asks a new agent for: all an agent keeps (XP_AGENT_HISTORY_S). */
+#define XP_AGENT_HISTORY_ASK_S 600
 /* Largest /v1/node reply accepted: a node at the 1,024-device cap is about 2 MiB. */
 #define XP_AGENT_MAX_BODY ((size_t)8 << 20)
 /* Longest agent URL. */
@@ -110,5 +113,13 @@ void xp_agent_pool_work(const struct xp_agent_pool *p, uint64_t *decoded, uint64
 /* Takes the pool's log of what changed since the last call (agents going down, coming back,
  * replies rejected): an array of *n lines (caller frees each and the array); NULL when none. */
 char **xp_agent_pool_take_log(struct xp_agent_pool *p, size_t *n);
+/* Makes the pool ask each agent, until its first good answer, for the last secs seconds of its
+ * samples too (GET /v1/node?history=SECS; 0: never, the default): a console that starts late
+ * still sees the recent past. */
+void xp_agent_pool_want_history(struct xp_agent_pool *p, int secs);
+/* Takes the samples agents sent since the last call: an array of *n batches (caller frees each
+ * with xp_hist_batch_free and the array); NULL when none. A history that does not parse is left
+ * out and logged (xp_agent_pool_take_log); the node itself is kept. */
+struct xp_hist_batch *xp_agent_pool_take_history(struct xp_agent_pool *p, size_t *n);
 
 #endif

@@ -58,6 +58,7 @@ struct xp_agent {
 	double discovery_s;       /* how long the last discovery took */
 	char *error;              /* the last discovery's error, NULL when it worked */
 	uint64_t discovery_errors;
+	struct xp_hist_ring *ring; /* the node's samples of the last XP_AGENT_HISTORY_S (?history=) */
 	struct xpa_count counts[XPA_MAX_COUNTS];
 	size_t n_counts;
 	pthread_t probe_thread;   /* the last probe's thread, until joined */

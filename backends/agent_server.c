@@ -36,6 +36,7 @@
 #include "agent_int.h"
 #include "agent_token.h"
 #include "format.h"
+#include "history_json.h"
 #include "model_json.h"
 #include "validate.h"
 
@@ -166,6 +167,7 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 	}
 	a->config = o->config;
 	a->started = time(NULL);
+	a->ring = xp_hist_ring_new(XP_AGENT_HISTORY_S, a->interval_s > 0 ? a->interval_s : 5);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_mutex_init(&a->conn_mu, NULL);
 	pthread_condattr_t ca;
@@ -226,6 +228,7 @@ void xp_agent_publish(struct xp_agent *a, struct xp_node *n, double discovery_s,
 	c->generation = a->generation;
 	a->discovered = when;
 	a->discovery_s = discovery_s;
+	xp_hist_ring_add(a->ring, n, when);
 	free(a->error);
 	a->error = NULL;
 	build_body(a);
@@ -540,10 +543,37 @@ static bool etag_matches(const char *inm, const char *etag)
 	return false;
 }
 
+/* ?history=SECONDS: -1 when absent, -2 when not a number of seconds 1 to XP_AGENT_HISTORY_S. */
+static long history_arg(struct MHD_Connection *conn)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "history");
+	if (!v)
+		return -1;
+	char *end;
+	long s = strtol(v, &end, 10);
+	return end == v || *end || s < 1 || s > XP_AGENT_HISTORY_S ? -2 : s;
+}
+
+/* The node body with the ring's samples of the last secs seconds as member "history"; a->mu held. */
+static char *body_with_history(struct xp_agent *a, long secs, size_t *len)
+{
+	json_t *h = xp_hist_ring_json(a->ring, time(NULL) - secs);
+	char *hs = json_dumps(h, JSON_COMPACT);
+	json_decref(h);
+	/* The body is one object: its closing brace makes way for the member. */
+	char *b = xp_asprintf("%.*s,\"history\":%s}", (int)(a->body_len - 1), a->body, hs);
+	free(hs);
+	*len = strlen(b);
+	return b;
+}
+
 static enum MHD_Result get_node(struct req *r)
 {
 	struct xp_agent *a = r->a;
 	const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	long hist = history_arg(r->conn);
+	if (hist == -2)
+		return fail(r, 400, "history: expected a number of seconds from 1 to 600", NULL, false);
 	pthread_mutex_lock(&a->mu);
 	if (!a->body) {
 		pthread_mutex_unlock(&a->mu);
@@ -552,8 +582,9 @@ static enum MHD_Result get_node(struct req *r)
 	char etag[sizeof a->etag];
 	memcpy(etag, a->etag, sizeof etag);
 	bool same = inm && etag_matches(inm, etag);
-	char *body = xp_strndup(a->body, a->body_len);
 	size_t len = a->body_len;
+	/* The ETag is the node's: a 304 says the node did not change (and sends no history). */
+	char *body = hist > 0 && !same ? body_with_history(a, hist, &len) : xp_strndup(a->body, a->body_len);
 	pthread_mutex_unlock(&a->mu);
 	struct hdrs h = {.ctype = "application/json", .etag = etag};
 	/* A 304 carries the body too: libmicrohttpd sends a 304 like a HEAD, headers only, with the
@@ -972,6 +1003,7 @@ void xp_agent_free(struct xp_agent *a)
 		fclose(a->log);
 	pthread_mutex_destroy(&a->mu);
 	xp_cluster_free(a->cluster);
+	xp_hist_ring_free(a->ring);
 	free(a->node_json);
 	free(a->body);
 	free(a->error);

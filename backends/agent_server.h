@@ -26,6 +26,8 @@
 /* Most output a probe may print (more is cut and fails it) and how much of its end a reply keeps. */
 #define XP_AGENT_PROBE_MAX_OUT ((size_t)1 << 20)
 #define XP_AGENT_PROBE_TAIL ((size_t)64 << 10)
+/* Seconds of samples the agent keeps for GET /v1/node?history=SECONDS (at its interval). */
+#define XP_AGENT_HISTORY_S 600
 /* Largest request body accepted (probes take none). */
 #define XP_AGENT_MAX_REQUEST_BODY 4096
 

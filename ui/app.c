@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "app_history.h"
 #include "draw.h"
 #include "filter_cache.h"
 #include "format.h"
@@ -106,6 +107,8 @@ struct xp_ui {
 	struct xp_ui_moved moved;
 	bool moved_valid;
 	size_t health[XP_HEALTH_COUNT], devices;
+	struct xp_history *history;    /* every device's recent past (app_history.h); fed here */
+	bool history_loaded;           /* the store's samples are in it */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -159,6 +162,11 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 	ui->msg_role = role;
 	ui->msg_time = time(NULL);
 	ui->dirty = true;
+}
+
+struct xp_history *xp_ui_history(const struct xp_ui *ui)
+{
+	return ui->history;
 }
 
 struct xp_store *xp_ui_store(struct xp_ui *ui)
@@ -272,6 +280,7 @@ static void take_result(struct xp_ui *ui)
 		free(nw.log[i]);
 	}
 	free(nw.log);
+	xp_app_history_batches(ui->history, nw.hist, nw.n_hist);
 	if (nw.n_log)
 		ui->dirty = true;
 	if (nw.failed) {
@@ -293,6 +302,7 @@ static void take_result(struct xp_ui *ui)
 	ui->last_ok = now;
 	if (!nw.cluster) {
 		/* Nothing changed (every agent said 304): the data shown is current. */
+		xp_app_history_take(ui, ui->history, &ui->history_loaded, now);
 		ui->dirty = true;
 		return;
 	}
@@ -328,6 +338,7 @@ static void take_result(struct xp_ui *ui)
 #endif
 	ui->ctx->cluster = c;
 	ui->loaded = true;
+	xp_app_history_take(ui, ui->history, &ui->history_loaded, now);
 	ui->moved_valid = follow;
 	views_data_changed(ui);
 	ui->moved_valid = false;
@@ -1447,6 +1458,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 			ui->views[i].st = ui->views[i].v->create(ui);
 
 	int rc = XP_EXIT_OK;
+	ui->history = xp_history_new((int)(ctx->delay + 0.5));
 	ui->poll = xp_poller_new();
 	if (xp_poller_start(ui->poll, ctx) < 0) {
 		xp_ui_message(ui, XP_ROLE_FAIL, "cannot start the refresh thread");
@@ -1502,6 +1514,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	ctx->ui_view_string = NULL;
 	out_clear(ui);
 	xp_store_close(ui->store);
+	xp_history_free(ui->history);
 	xp_event_log_free(&ui->events);
 	xp_filter_cache_free(ui->fcache);
 	free(ui);

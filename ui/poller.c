@@ -76,6 +76,8 @@ static void *poll_main(void *arg)
 		bool have_agents = xp_live_agent_counts(p->live, &up, &down);
 		char *text = xp_live_agent_list(p->live);
 		char **log = xp_live_take_log(p->live, &n_log);
+		size_t n_hist = 0;
+		struct xp_hist_batch *hist = xp_live_take_history(p->live, &n_hist);
 		struct xp_live_health health;
 		bool have_health = xp_live_health(p->live, &health);
 		free((char *)so.topology);
@@ -111,6 +113,11 @@ static void *poll_main(void *arg)
 			p->log[p->n_log++] = log[i];
 		}
 		free(log);
+		for (size_t i = 0; i < n_hist; i++) {
+			xp_grow(&p->hist, sizeof *p->hist, p->n_hist, &p->cap_hist);
+			p->hist[p->n_hist++] = hist[i];
+		}
+		free(hist);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -220,6 +227,10 @@ bool xp_poller_take(struct xp_poller *p, struct xp_poller_news *news)
 	news->n_log = p->n_log;
 	p->log = NULL;
 	p->n_log = p->cap_log = 0;
+	news->hist = p->hist;
+	news->n_hist = p->n_hist;
+	p->hist = NULL;
+	p->n_hist = p->cap_hist = 0;
 	pthread_mutex_unlock(&p->mu);
 	return any;
 }
@@ -287,6 +298,9 @@ void xp_poller_stop(struct xp_poller *p)
 	free(p->agents_text);
 	xp_strv_free(p->ops, p->n_ops);
 	xp_strv_free(p->log, p->n_log);
+	for (size_t i = 0; i < p->n_hist; i++)
+		xp_hist_batch_free(&p->hist[i]);
+	free(p->hist);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

@@ -45,6 +45,8 @@ struct xp_poller {
 	char *agents_text;             /* `agent ls` of the last poll */
 	char **log;                    /* agent changes not yet taken */
 	size_t n_log, cap_log;
+	struct xp_hist_batch *hist;    /* agents' recent samples not yet taken */
+	size_t n_hist, cap_hist;
 	struct xp_live_health health;  /* the engine's, after the last poll */
 	bool have_health;              /* the source is an engine */
 };
@@ -57,6 +59,8 @@ struct xp_poller_news {
 	char error[1024];
 	char **log;                 /* agent changes (caller frees each and the array), n_log of them */
 	size_t n_log;
+	struct xp_hist_batch *hist; /* agents' recent samples (caller frees each and the array), n_hist */
+	size_t n_hist;
 };
 
 /* A new poller, not started (heap-allocated: a thread stuck in a vendor tool may outlive the

@@ -9,6 +9,7 @@
 #include "events.h"
 #include "filter.h"
 #include "glyphs.h"
+#include "history.h"
 #include "model.h"
 #include "store.h"
 
@@ -42,6 +43,8 @@ const struct xp_glyphs *xp_ui_glyphs(const struct xp_ui *ui);
 const struct xp_event_log *xp_ui_events(const struct xp_ui *ui);
 /* Shows a one-line message in the status line in a theme role (XP_ROLE_FAIL for errors). */
 void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Every device's recent past (history.h), fed on each refresh; never NULL while views draw. */
+struct xp_history *xp_ui_history(const struct xp_ui *ui);
 /* The database (opened read-only on first use from --db or the default path); NULL when there is
  * none yet, or after a message when it cannot be opened. */
 struct xp_store *xp_ui_store(struct xp_ui *ui);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dev_graph.h"
 #include "draw.h"
 #include "format.h"
 #include "list.h"
@@ -251,6 +252,10 @@ struct topo {
 	struct doc dd;
 	struct xp_list dlist;
 	char *dev_bus;           /* the opened device's bus id: indexes may move on a refresh */
+	int hist_metric;         /* the device graph's metric (enum xp_hist_metric): `m` */
+	int hist_win;            /* its window, an index into xp_dev_graph_windows: `w` */
+	int graph_w;             /* its columns, from the last frame's width (0: none drawn yet) */
+	uint64_t graph_gen;      /* the history's generation it was made at */
 	char where[512];
 };
 
@@ -968,6 +973,73 @@ static void kv_list(struct doc *d, const char *key, char *const *v, size_t n)
 		kv(d, i ? "" : key, XP_ROLE_NORMAL, "%s", v[i]);
 }
 
+/* ---- device history graph (w: window, m: metric) ---- */
+
+/* The graph of the device's history, its scale on the left, the time axis under it. */
+static void dev_graph_lines(struct topo *t, struct doc *o, const struct xp_node *n, const struct xp_device *d)
+{
+	const struct xp_history *h = t->ui ? xp_ui_history(t->ui) : NULL;
+	if (!h)
+		return;
+	struct xp_dev_graph g;
+	int width = t->graph_w > 0 ? t->graph_w : XP_HIST_SLOTS;
+	t->graph_gen = xp_history_generation(h);
+	xp_dev_graph_build(h, n, (int)(d - n->devices), t->hist_metric, xp_dev_graph_windows[t->hist_win], time(NULL),
+			   width, !t->g || !t->g->utf8, &g);
+	struct line *l = doc_line(o);
+	line_add(l, XP_ROLE_TITLE, "  %-18s", "history");
+	line_add(l, g.empty ? XP_ROLE_DIM : XP_ROLE_NORMAL, "%s", g.title);
+	line_add(l, XP_ROLE_DIM, "   (w window, m metric)");
+	for (int r = 0; r < XP_DEV_GRAPH_ROWS; r++) {
+		l = doc_line(o);
+		line_add(l, XP_ROLE_DIM, "  %*s %s", g.axis_w, g.axis[r], t->g ? t->g->vline : "|");
+		line_add(l, t->hist_metric == XP_HIST_UTIL ? XP_ROLE_OK : XP_ROLE_LINK_FABRIC, "%s", g.rows[r]);
+	}
+	l = doc_line(o);
+	line_add(l, XP_ROLE_DIM, "  %*s %s", g.axis_w, "", g.time_axis);
+	doc_line(o);
+	xp_dev_graph_free(&g);
+}
+
+/* Builds the open device's page again (the graph's window, metric or width changed). */
+static void dev_graph_rebuild(struct topo *t)
+{
+	if (t->mode != MODE_DEVICE || !t->ui)
+		return;
+	const struct xp_cluster *c = xp_ui_cluster(t->ui);
+	if (t->node >= c->n_nodes)
+		return;
+	const struct xp_node *n = c->nodes[t->node];
+	if (t->dev >= 0 && t->dev < (int)n->n_devices)
+		build_dev_doc(t, n, &n->devices[t->dev]);
+}
+
+/* The graph takes the frame's width less its scale; a new width, or samples added since (a
+ * refresh that brought no new cluster still adds one), build the page again. */
+static void dev_graph_fit(struct topo *t, int frame_w)
+{
+	int w = frame_w - 16;
+	w = w < 20 ? 20 : w > 240 ? 240 : w;
+	const struct xp_history *h = t->ui ? xp_ui_history(t->ui) : NULL;
+	if (w != t->graph_w || (h && xp_history_generation(h) != t->graph_gen)) {
+		t->graph_w = w;
+		dev_graph_rebuild(t);
+	}
+}
+
+/* `w` cycles 1 min / 10 min / 1 h, `m` util / mem / temp / power. */
+static int dev_graph_key(struct topo *t, int key)
+{
+	if (key == 'w')
+		t->hist_win = (t->hist_win + 1) % XP_DEV_GRAPH_WINDOWS;
+	else if (key == 'm')
+		t->hist_metric = (t->hist_metric + 1) % XP_HIST_METRICS;
+	else
+		return XP_REACT_UNHANDLED;
+	dev_graph_rebuild(t);
+	return XP_REACT_REDRAW;
+}
+
 static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct xp_device *d)
 {
 	doc_free(&t->dd);
@@ -977,6 +1049,7 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 	char vm[256];
 	line_add(l, XP_ROLE_TITLE, "  %s on %s", vendor_model(d, vm, sizeof vm), n->name);
 	doc_line(o);
+	dev_graph_lines(t, o, n, d);
 	kv_int(o, "index", d->index);
 	kv_str(o, "vendor", d->vendor);
 	kv_str(o, "model", d->model);
@@ -1304,8 +1377,11 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		draw_map(t, ui, w, r);
 	else if (t->mode == MODE_NODE)
 		draw_doc(w, r, &t->nd, &t->nlist, t->dev);
-	else
+	else {
+		t->ui = ui;
+		dev_graph_fit(t, r.w);
 		draw_doc(w, r, &t->dd, &t->dlist, -1);
+	}
 }
 
 /* ---- keys ---- */
@@ -1590,6 +1666,8 @@ static int dev_key(struct topo *t, int key)
 		t->dev_bus = NULL;
 		return XP_REACT_REDRAW;
 	}
+	if (key == 'w' || key == 'm')
+		return dev_graph_key(t, key);
 	return xp_list_key(doc_list(&t->dlist, &t->dd), key) ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
 }
 
@@ -1717,6 +1795,7 @@ static void *create(struct xp_ui *ui)
 	t->nlist = t->dlist = (struct xp_list)XP_LIST_INIT;
 	t->nlist.pager = t->dlist.pager = true;
 	t->g = xp_ui_glyphs(ui);
+	t->hist_win = 1; /* 10 min */
 	return t;
 }
 
@@ -1847,6 +1926,7 @@ static const struct xp_view_key keys[] = {
 	{"e", "a row per device (expanded) / one per node"},
 	{"=", "group by switch, none, zone, rack"},
 	{"- + *", "fold / unfold the group (Enter on a heading too), all groups"},
+	{"w / m", "device graph: window (1m 10m 1h) / metric"},
 	{NULL, NULL},
 };
 

@@ -99,6 +99,9 @@ static void set_pool(struct xp_live *l, struct xp_agent_pool *pool)
 	struct xp_agent_pool *old = l->pool;
 	l->pool = pool;
 	pthread_mutex_unlock(&l->mu);
+	/* A console that starts late still sees the agents' recent past (taken once per agent). */
+	if (pool)
+		xp_agent_pool_want_history(pool, XP_AGENT_HISTORY_ASK_S);
 	xp_agent_pool_free(old);
 }
 
@@ -336,6 +339,12 @@ char *xp_live_agent_list(const struct xp_live *l)
 	xp_agent_list_print(l->pool, f, false, time(NULL));
 	fclose(f);
 	return text;
+}
+
+struct xp_hist_batch *xp_live_take_history(struct xp_live *l, size_t *n)
+{
+	*n = 0;
+	return l->pool ? xp_agent_pool_take_history(l->pool, n) : NULL;
 }
 
 char **xp_live_take_log(struct xp_live *l, size_t *n)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "history_json.h"
 #include "model.h"
 #include "source.h"
 #include "xp.h"
@@ -45,6 +46,10 @@ char *xp_live_agent_list(const struct xp_live *l);
 /* The agent changes logged since the last call (see xp_agent_pool_take_log), also those of
  * `:agent add|rm` that failed. */
 char **xp_live_take_log(struct xp_live *l, size_t *n);
+
+/* The agents' samples received since the last call (see xp_agent_pool_take_history): *n
+ * batches, caller frees each (xp_hist_batch_free) and the array; NULL when none. */
+struct xp_hist_batch *xp_live_take_history(struct xp_live *l, size_t *n);
 
 /* How an engine source (Kubernetes, Slurm) stands after the last load, for the console's header. */
 struct xp_live_health {

@@ -932,6 +932,38 @@ int xp_store_set_setting(struct xp_store *s, const char *key, const char *value,
 	return xp_store_commit(s, err);
 }
 
+static double col_num(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? XP_NA : sqlite3_column_double(st, i);
+}
+
+int xp_store_samples(struct xp_store *s, time_t since, int (*fn)(void *arg, const struct xp_sample_row *r),
+		     void *arg, struct xp_err *err)
+{
+	sqlite3_stmt *st;
+	if (xp_store_prep(s,
+			  "SELECT time, node, device, utilization, memory_used_mib, temperature_c, power_w"
+			  " FROM samples WHERE time >= ? ORDER BY time, id",
+			  &st, err, "reading metric samples") < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
+	int rc, stop = 0;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *node = (const char *)sqlite3_column_text(st, 1);
+		const char *dev = (const char *)sqlite3_column_text(st, 2);
+		if (!node || !dev)
+			continue;
+		struct xp_sample_row r = {(time_t)sqlite3_column_int64(st, 0), node, dev, col_num(st, 3), col_num(st, 4),
+					  col_num(st, 5), col_num(st, 6)};
+		stop = fn(arg, &r);
+	}
+	if (stop) {
+		sqlite3_finalize(st);
+		return stop;
+	}
+	return xp_store_finish(s, st, rc, err, "reading metric samples");
+}
+
 /* The retention setting, or the default when unset (or not a number of days); -1 with err
  * set when the settings cannot be read: a damaged table must not silently mean "default". */
 static int retention_days(struct xp_store *s, struct xp_err *err)

@@ -148,6 +148,17 @@ void xp_store_use_baselines(struct xp_store *s);
 /* Saves each node's inventory and a metric sample per device, then drops what is older than
  * the retention (one transaction). */
 int xp_store_snapshot(struct xp_store *s, const struct xp_cluster *c, time_t now, struct xp_err *err);
+/* One metric sample as `db snapshot` saved it (xp_store_samples): XP_NA where it was not known. */
+struct xp_sample_row {
+	time_t time;
+	const char *node;   /* valid during the call only */
+	const char *device; /* the device's PCI bus id, or "ACC<index>" when it has none */
+	double util_pct, mem_used_mib, temp_c, power_w;
+};
+/* Calls fn for each sample with time >= since, oldest first, until fn returns non-zero (which
+ * it returns); 0 when all were read, -1 with err set on a read failure. Only reads. */
+int xp_store_samples(struct xp_store *s, time_t since, int (*fn)(void *arg, const struct xp_sample_row *r),
+		     void *arg, struct xp_err *err);
 /* Reads a setting into *value (NULL when unset; caller frees). -1 with err set when the
  * database cannot be read (corruption is an error, never "unset"). */
 int xp_store_setting(struct xp_store *s, const char *key, char **value, struct xp_err *err);

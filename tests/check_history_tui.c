@@ -1,0 +1,150 @@
+/* check_history_tui.c: the console's device history end to end in tmux: the device view's graph
+ * fills with each refresh and follows `w` (window) and `m` (metric); a console started after two
+ * `db snapshot`s shows their samples. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "simgen.h"
+#include "suitelib.h"
+#include "testlib.h"
+#include "tmuxlib.h"
+#include "xp.h"
+
+static char statedir[128], inv[192], db[192];
+
+static void setup_all(void)
+{
+	xp_tmux_suite_setup("history_tui");
+}
+
+static void setup(void)
+{
+	xp_tmux_test_dir(statedir, sizeof statedir);
+	snprintf(inv, sizeof inv, "%s/inv.json", statedir);
+	snprintf(db, sizeof db, "%s/h.db", statedir);
+}
+
+static void teardown(void)
+{
+	xp_tmux_test_dir_done(statedir);
+}
+
+/* Writes the one-node `sim gen` cluster with device 0 at util percent, by a new file (rename),
+ * so the console sees a changed snapshot. */
+static void write_inv(double util)
+{
+	struct xp_err err = {{0}};
+	struct xp_cluster *c = xp_sim_generate(1, NULL, 1, &err);
+	ck_assert_msg(c, "%s", err.msg);
+	c->nodes[0]->devices[0].utilization_pct = util;
+	char tmp[256];
+	snprintf(tmp, sizeof tmp, "%s.tmp", inv);
+	FILE *f = fopen(tmp, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(xp_sim_write(c, f, &err) == 0, "%s", err.msg);
+	fclose(f);
+	ck_assert_int_eq(rename(tmp, inv), 0);
+	xp_cluster_free(c);
+}
+
+static void start(const char *extra)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --inventory %s "
+		 "--delay 1 %s; echo $? > %s/rc",
+		 statedir, xp_bin(), db, inv, extra ? extra : "", statedir);
+	xp_tmux_start(cmd, 140, 40);
+}
+
+/* Opens the first device of the first node and shows its graph over one minute. */
+static void open_device_minute(void)
+{
+	xp_tmux_expect("h100-00001");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect("ACC0");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect("utilization, last 10 min");
+	xp_tmux_keys("w");
+	xp_tmux_expect("utilization, last 1 h");
+	xp_tmux_keys("w");
+	xp_tmux_expect("utilization, last 1 min");
+}
+
+START_TEST(graph_follows_refreshes_and_keys)
+{
+	write_inv(50);
+	start(NULL);
+	open_device_minute();
+	xp_tmux_expect_all("now 50.0 %, min 50.0 %, max 50.0 %", "100.0 %", "-1 min", "(w window, m metric)");
+	/* The next refreshes bring another value: the graph holds both. */
+	write_inv(90);
+	free(xp_tmux_wait_all(15, "now 90.0 %, min 50.0 %, max 90.0 %", "\u2588", NULL));
+	xp_tmux_keys("m");
+	xp_tmux_expect_all("memory used, last 1 min: now 62.5 GiB", "80.0 GiB");
+	xp_tmux_keys("m");
+	xp_tmux_expect("temperature, last 1 min");
+	xp_tmux_keys("m");
+	xp_tmux_expect_all("power, last 1 min", "700 W");
+	xp_tmux_keys("m");
+	xp_tmux_expect("utilization, last 1 min");
+	xp_tmux_keys("w");
+	xp_tmux_expect_all("utilization, last 10 min", "-10 min");
+	/* Back to the node and in again: the window and metric are kept. */
+	xp_tmux_keys("Escape");
+	xp_tmux_expect_gone("(w window, m metric)");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect("utilization, last 10 min");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
+/* ASCII: the graph's columns are '#' and '.', never a block glyph. */
+START_TEST(graph_ascii)
+{
+	write_inv(100);
+	start("--ascii");
+	open_device_minute();
+	char *s = xp_tmux_wait_all(10, "now 100.0 %", "####", NULL);
+	ck_assert_msg(!strstr(s, "\u2588"), "a block glyph in ASCII mode:\n%s", s);
+	free(s);
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
+/* Two `db snapshot`s, then a console: it starts with their samples (read, never written). */
+START_TEST(store_history_at_start)
+{
+	struct xp_run r;
+	write_inv(20);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", inv, "db", "snapshot", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	sleep(2); /* another second-long slot */
+	write_inv(80);
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", inv, "db", "snapshot", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_run_free(&r);
+	start(NULL);
+	open_device_minute();
+	/* 20 % only ever was in the store. */
+	xp_tmux_expect("now 80.0 %, min 20.0 %, max 80.0 %");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+	/* Looking wrote nothing: still two snapshots' samples. */
+	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "db", "info", "--json", NULL), 0);
+	ck_assert_msg(strstr(r.out, "\"samples\": 16,"), "%s", r.out);
+	xp_run_free(&r);
+}
+END_TEST
+
+XP_DEFINE_SUITE(history_tui,
+	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
+	 .teardown_all = xp_tmux_suite_teardown,
+	 .tests = {graph_follows_refreshes_and_keys, graph_ascii, store_history_at_start}})
