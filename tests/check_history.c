@@ -129,7 +129,11 @@ START_TEST(test_feed)
 		snprintf(name, sizeof name, "node-%05d", i);
 		ck_assert(fabs(xp_history_last(h, name, i % 8, XP_HIST_UTIL, now) - i % 100) < 0.01);
 	}
-	ck_assert_uint_gt(xp_history_bytes(h), 3000 * 1000);
+	ck_assert_uint_gt(xp_history_bytes(h), 3000 * 500);
+	/* An unreachable node's last report is not a sample of now. */
+	c->nodes[0]->state = XP_NODE_UNREACHABLE;
+	xp_history_feed(h, c, now + 5);
+	ck_assert_uint_eq(xp_history_series(h, "gpu-1", 3, XP_HIST_UTIL, 60, now + 5, out, 60), 5);
 	xp_history_free(h);
 	xp_cluster_free(c);
 }

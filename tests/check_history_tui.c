@@ -2,9 +2,12 @@
  * fills with each refresh and follows `w` (window) and `m` (metric); a console started after two
  * `db snapshot`s shows their samples. */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -15,6 +18,7 @@
 #include "xp.h"
 
 static char statedir[128], inv[192], db[192];
+static pid_t fake = -1; /* a stand-in agent, stopped in teardown whatever the test did */
 
 static void setup_all(void)
 {
@@ -30,6 +34,11 @@ static void setup(void)
 
 static void teardown(void)
 {
+	if (fake > 0) {
+		kill(fake, SIGKILL);
+		waitpid(fake, NULL, 0);
+		fake = -1;
+	}
 	xp_tmux_test_dir_done(statedir);
 }
 
@@ -144,7 +153,48 @@ START_TEST(store_history_at_start)
 }
 END_TEST
 
+/* A console started late over an agent: the agent's ring (here a stand-in's, 77 % for the half
+ * minute before) shows beside what the console sees itself (10 %), through the poller. */
+START_TEST(agent_history_at_start)
+{
+	time_t now = time(NULL);
+	char times[512] = "", util[512] = "";
+	for (int i = 0; i < 10; i++) {
+		snprintf(times + strlen(times), sizeof times - strlen(times), "%s%lld", i ? "," : "",
+			 (long long)(now - 40 + 2 * i));
+		snprintf(util + strlen(util), sizeof util - strlen(util), "%s77", i ? "," : "");
+	}
+	char *body = xp_asprintf("{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"late-1\",\"devices\":"
+				 "[{\"index\":0,\"vendor\":\"NVIDIA\",\"model\":\"X\",\"utilization_pct\":10}]}],"
+				 "\"history\":{\"interval_s\":2,\"times\":[%s],\"devices\":[{\"index\":0,\"util\":[%s]}]}}",
+				 times, util);
+	char *reply = xp_asprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+				  "Connection: close\r\n\r\n%s",
+				  strlen(body), body);
+	int port = 0;
+	fake = xp_fake_http(&port, reply, strlen(reply));
+	ck_assert_int_gt(fake, 0);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s "
+		 "--agent http://127.0.0.1:%d --delay 1; echo $? > %s/rc",
+		 statedir, xp_bin(), db, port, statedir);
+	xp_tmux_start(cmd, 140, 40);
+	xp_tmux_expect("late-1");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect("ACC0");
+	xp_tmux_keys("Enter");
+	xp_tmux_keys("w");
+	xp_tmux_keys("w");
+	xp_tmux_expect("utilization, last 1 min: now 10.0 %, min 10.0 %, max 77.0 %");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+	free(reply);
+	free(body);
+}
+END_TEST
+
 XP_DEFINE_SUITE(history_tui,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
-	 .tests = {graph_follows_refreshes_and_keys, graph_ascii, store_history_at_start}})
+	 .tests = {graph_follows_refreshes_and_keys, graph_ascii, store_history_at_start, agent_history_at_start}})

@@ -390,7 +390,8 @@ void xp_history_feed(struct xp_history *h, const struct xp_cluster *c, time_t no
 		return;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		const struct xp_node *n = c->nodes[i];
-		if (!n->n_devices || !n->name)
+		/* An unreachable node's figures are its last report's, not now's: a gap, not a copy. */
+		if (!n->n_devices || !n->name || n->state == XP_NODE_UNREACHABLE)
 			continue;
 		struct hnode *e = find_or_add(h, n->name);
 		for (size_t k = 0; k < n->n_devices && k < XP_MAX_DEVICES; k++) {

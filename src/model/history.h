@@ -51,7 +51,8 @@ struct xp_history *xp_history_new(int period_s);
 void xp_history_free(struct xp_history *h);
 /* The finest tier's period, s. */
 int xp_history_period(const struct xp_history *h);
-/* Records every device of c at time now (each refresh). A clock that went back more than a
+/* Records every device of c at time now (each refresh); an unreachable node's (its figures are
+ * its last report's) is left a gap. A clock that went back more than a
  * minute since the last feed makes the past unplaceable: the history is cleared first. */
 void xp_history_feed(struct xp_history *h, const struct xp_cluster *c, time_t now);
 /* Records one sample of device dev of node at time t: values[XP_HIST_METRICS], XP_NA for a
