@@ -2,6 +2,7 @@
  * fills with each refresh and follows `w` (window) and `m` (metric); a console started after two
  * `db snapshot`s shows their samples. */
 #include <check.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +195,75 @@ START_TEST(agent_history_at_start)
 }
 END_TEST
 
+/* The screen line holding text (a copy, caller frees), or NULL. */
+static char *line_of(const char *screen, const char *text)
+{
+	const char *p = strstr(screen, text);
+	if (!p)
+		return NULL;
+	const char *b = p, *e = p;
+	while (b > screen && b[-1] != '\n')
+		b--;
+	while (*e && *e != '\n')
+		e++;
+	return strndup(b, (size_t)(e - b));
+}
+
+/* Waits up to seconds for the screen line holding key to hold want as well. */
+static bool line_gets(const char *key, const char *want, double seconds)
+{
+	for (double t = 0; t < seconds; t += 0.25) {
+		char *s = xp_tmux_capture();
+		char *l = line_of(s, key);
+		bool ok = l && strstr(l, want);
+		free(l);
+		free(s);
+		if (ok)
+			return true;
+		usleep(250000);
+	}
+	return false;
+}
+
+/* View 1's sparklines: from 120 columns a UTIL 2m column, the node's mean and in expanded rows
+ * each device's own, filling in as refreshes bring new values. */
+START_TEST(map_sparklines)
+{
+	write_inv(0);
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd,
+		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --inventory %s "
+		 "--delay 1; echo $? > %s/rc",
+		 statedir, xp_bin(), db, inv, statedir);
+	xp_tmux_start(cmd, 200, 50);
+	xp_tmux_expect_all("UTIL 2m", "h100-00001");
+	xp_tmux_keys("e");
+	/* ACC0 idle: its sparkline's bar is the lowest (a gap would be blank), its cell the idle dot */
+	ck_assert_msg(line_gets("    ACC0", "\u2581  \u00b7 0000:", 10), "no idle sparkline for ACC0");
+	write_inv(100);
+	/* a later bucket at 100 %: the sparkline ends in a full bar, beside the full cell */
+	ck_assert_msg(line_gets("    ACC0", "\u2588  \u2588 0000:", 30), "the sparkline did not follow");
+	char *s = xp_tmux_capture();
+	char *l = line_of(s, "    ACC0");
+	/* the bucket of the idle samples stays lower than full (it may hold some at 100 % too) */
+	bool lower = false;
+	for (unsigned c = 0x2581; l && c < 0x2588; c++) {
+		char glyph[4] = {(char)0xe2, (char)0x96, (char)(0x80 | (c & 0x3f)), 0};
+		lower = lower || strstr(l, glyph);
+	}
+	ck_assert_msg(lower, "the idle past is gone: %s", l ? l : s);
+	free(l);
+	free(s);
+	/* below 120 columns the column gives its room back */
+	xp_tmux_resize(100, 30);
+	xp_tmux_expect_gone("UTIL 2m");
+	xp_tmux_command("q");
+	xp_tmux_expect_exit(statedir, 0);
+}
+END_TEST
+
 XP_DEFINE_SUITE(history_tui,
 	{"tmux", .timeout_s = 120, .setup = setup, .teardown = teardown, .setup_all = setup_all,
 	 .teardown_all = xp_tmux_suite_teardown,
-	 .tests = {graph_follows_refreshes_and_keys, graph_ascii, store_history_at_start, agent_history_at_start}})
+	 .tests = {graph_follows_refreshes_and_keys, graph_ascii, store_history_at_start, agent_history_at_start,
+		   map_sparklines}})

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "dev_graph.h"
 #include "draw.h"
@@ -19,6 +20,7 @@
 #include "map_layout.h"
 #include "node_cols.h"
 #include "pci_class.h"
+#include "spark.h"
 #include "theme.h"
 #include "view.h"
 #include "xp.h"
@@ -206,7 +208,7 @@ struct ncache {
 };
 
 /* Columns of the map: node_cols.h's, then the device cells, which take what is left. */
-#define N_COLS (XP_NCOL_COUNT + 1)
+#define N_COLS (XP_NCOL_COUNT + 2) /* the node_cols columns, the sparklines, the device cells */
 #define DEV_TITLE "DEVICES"
 
 enum mode {
@@ -1153,7 +1155,53 @@ struct map_frame {
 	int x0;
 	int cols[XP_NCOL_COUNT]; /* the node_cols columns shown, in order; fit has one more: the cells */
 	size_t ncols;
+	size_t cell_col;         /* the fit column of the device cells: ncols, or ncols + 1 after the
+				  * sparklines */
+	bool spark;              /* the sparkline column is shown (fit column ncols) */
+	const struct xp_history *h;
+	time_t now;
 };
+
+/* The sparkline column: two minutes of utilization in 12 columns of 10 s, the node's the mean of
+ * its devices'. Shown from 120 columns wide, where it takes none of the columns an 80-column
+ * terminal needs. */
+#define SPARK_W 12
+#define SPARK_WINDOW 120
+#define SPARK_MIN_WIDTH 120
+#define SPARK_TITLE "UTIL 2m"
+
+/* Draws the sparkline of device dev of n (-1: the node's mean over its devices) at x. */
+static void draw_spark(const struct map_frame *f, WINDOW *w, int y, int x, int maxx, const struct xp_node *n,
+		       int dev, int role)
+{
+	double v[SPARK_W], sum[SPARK_W];
+	int cnt[SPARK_W] = {0};
+	for (int i = 0; i < SPARK_W; i++)
+		sum[i] = 0;
+	size_t from = dev >= 0 ? (size_t)dev : 0, to = dev >= 0 ? (size_t)dev + 1 : n->n_devices;
+	bool any = false;
+	for (size_t d = from; d < to; d++) {
+		if (!xp_history_series(f->h, n->name, n->devices[d].index, XP_HIST_UTIL, SPARK_WINDOW, f->now, v,
+				       SPARK_W))
+			continue;
+		any = true;
+		for (int i = 0; i < SPARK_W; i++)
+			if (XP_HAS(v[i])) {
+				sum[i] += v[i];
+				cnt[i]++;
+			}
+	}
+	if (!any) {
+		xp_draw_put(w, y, x, maxx, XP_ROLE_DIM, "-", 0);
+		return;
+	}
+	for (int i = 0; i < SPARK_W; i++)
+		v[i] = cnt[i] ? sum[i] / cnt[i] : XP_NA;
+	char buf[XP_SPARK_BYTES(SPARK_W)];
+	/* Utilization is drawn on its own scale, 0 to 100 %: rows compare by height. */
+	xp_spark(v, SPARK_W, 0, 100, !f->t->g->utf8, buf, sizeof buf);
+	xp_draw_put(w, y, x, maxx, role, buf, 0);
+}
 
 /* Power as a heading's total: watts, kilowatts from 10 kW. */
 static const char *power_str(double w, char *buf, size_t len)
@@ -1252,9 +1300,11 @@ static void draw_dev_row(const struct map_frame *f, WINDOW *w, int y, const stru
 		int role = col == XP_NCOL_NODE && !sel ? XP_ROLE_DIM : cell_role(col, n, &s, false, base);
 		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, role, xp_ncols[col].right, txt);
 	}
-	if (f->fit.n <= f->ncols)
+	if (f->spark && f->fit.n > f->ncols)
+		draw_spark(f, w, y, f->x0 + f->fit.x[f->ncols], maxx, n, dev, sel ? base : XP_ROLE_DIM);
+	if (f->fit.n <= f->cell_col)
 		return;
-	int x = f->x0 + f->fit.x[f->ncols];
+	int x = f->x0 + f->fit.x[f->cell_col];
 	const char *glyph;
 	int role = xp_map_cell_role(n, d, f->t->g, &glyph);
 	x = xp_draw_put(w, y, x, maxx, sel ? base : role, glyph, 0);
@@ -1290,9 +1340,11 @@ static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, cell_role(col, n, s, hit, base),
 				  xp_ncols[col].right, xp_ncol_text(col, n, s, buf, sizeof buf));
 	}
-	if (f->fit.n <= f->ncols)
+	if (f->spark && f->fit.n > f->ncols)
+		draw_spark(f, w, y, f->x0 + f->fit.x[f->ncols], maxx, n, -1, sel ? base : XP_ROLE_NORMAL);
+	if (f->fit.n <= f->cell_col)
 		return;
-	int x = f->x0 + f->fit.x[f->ncols];
+	int x = f->x0 + f->fit.x[f->cell_col];
 	if (x < maxx)
 		draw_cells(t, w, y, x, maxx, n);
 }
@@ -1301,13 +1353,14 @@ static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect
 {
 	int maxx = r.x + r.w;
 	/* The column header: fixed at the top, the list scrolls under it. */
-	struct map_frame f = {t, ui, r, {{0}}, r.x + 2, {0}, 0};
+	struct map_frame f = {t, ui, r, {{0}}, r.x + 2, {0}, 0, 0, false, xp_ui_history(ui), time(NULL)};
 	/* The device cells keep room for a node's devices with their brackets, at most 16. */
 	int cells = t->max_dev < 16 ? t->max_dev : 16;
 	if (cells < (int)strlen(DEV_TITLE))
 		cells = (int)strlen(DEV_TITLE);
 	int widths[XP_NCOL_COUNT];
-	f.ncols = xp_ncol_fit(t->want, maxx - f.x0, 2, cells + 2, f.cols, widths);
+	f.spark = f.h && xp_history_devices(f.h) && r.w >= SPARK_MIN_WIDTH;
+	f.ncols = xp_ncol_fit(t->want, maxx - f.x0, 2, cells + 2 + (f.spark ? SPARK_W + 2 : 0), f.cols, widths);
 	struct xp_list_col cols[N_COLS];
 	int want[N_COLS];
 	for (size_t j = 0; j < f.ncols; j++) {
@@ -1316,9 +1369,15 @@ static void draw_map(struct topo *t, struct xp_ui *ui, WINDOW *w, struct xp_rect
 					       .align = d->right ? XP_ALIGN_RIGHT : XP_ALIGN_LEFT};
 		want[j] = widths[j];
 	}
-	cols[f.ncols] = (struct xp_list_col){.title = DEV_TITLE, .fill = true};
-	want[f.ncols] = 0;
-	xp_list_fit(cols, want, f.ncols + 1, maxx - f.x0, 2, &f.fit);
+	f.cell_col = f.ncols;
+	if (f.spark) {
+		cols[f.ncols] = (struct xp_list_col){.title = SPARK_TITLE, .max = SPARK_W, .min = SPARK_W};
+		want[f.ncols] = SPARK_W;
+		f.cell_col++;
+	}
+	cols[f.cell_col] = (struct xp_list_col){.title = DEV_TITLE, .fill = true};
+	want[f.cell_col] = 0;
+	xp_list_fit(cols, want, f.cell_col + 1, maxx - f.x0, 2, &f.fit);
 	/* The sorted column's heading carries the arrow. */
 	struct xp_list hl = XP_LIST_INIT;
 	for (size_t j = 0; j < f.ncols; j++)
