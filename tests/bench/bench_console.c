@@ -705,6 +705,13 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* No device history here: the device page draws no graph (the map does not read it). */
+struct xp_history *xp_ui_history(const struct xp_ui *ui)
+{
+	(void)ui;
+	return NULL;
+}
+
 /* The same rule as app.c's: case-insensitive substring. */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 {
