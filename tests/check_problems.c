@@ -352,7 +352,7 @@ START_TEST(console_unknown_is_dash)
 		 "echo $? > %s/rc",
 		 dir, xp_bin(), db, rd, dir);
 	xp_tmux_start(cmd, 80, 24);
-	xp_tmux_expect_all("^1 node", "  amd   up     -  ", "!-c/-t");
+	xp_tmux_expect_all("^1 node", "  amd           up     ok", " 53W    -  ", "!-c/-t");
 	xp_tmux_keys("Enter");
 	xp_tmux_expect_all("Machine amd", "ACC0");
 	xp_tmux_keys("Enter");
@@ -410,7 +410,7 @@ START_TEST(console_events_filter_first)
 	xp_tmux_literal("warn");
 	xp_tmux_expect_all("$/warn", "$ 1 of ");
 	xp_tmux_keys("Enter");
-	xp_tmux_expect_all("$[warn]", "$ 1 of ");
+	xp_tmux_expect_all("$--filter 'warn'", "$ 1 of ");
 	/* Moving under the same filter, then a refresh (r) keeps the cursor where it is. */
 	xp_tmux_keys("j");
 	xp_tmux_keys("j");

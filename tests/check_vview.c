@@ -316,7 +316,7 @@ START_TEST(filter_first_match)
 	xp_tmux_expect_all("$/AMD", "$ 1 of 4");
 	xp_tmux_keys("Enter");
 	xp_tmux_keys("j");
-	xp_tmux_expect_all("$[AMD]", "$ 2 of 4");
+	xp_tmux_expect_all("$--filter 'AMD'", "$ 2 of 4");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);
 }

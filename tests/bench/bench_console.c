@@ -706,6 +706,13 @@ void xp_ui_message(struct xp_ui *ui, int role, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* No device history here: the device page draws no graph (the map does not read it). */
+struct xp_history *xp_ui_history(const struct xp_ui *ui)
+{
+	(void)ui;
+	return NULL;
+}
+
 /* The same rule as app.c's: case-insensitive substring. */
 /* The filter compiled for the view's fields, as app.c's cache gives it (kept until the text
  * or the fields change). */
