@@ -323,7 +323,7 @@ static void processes(const xmlNode *list, struct xp_raw_device *d, struct xp_ra
 			continue;
 		struct xp_raw_proc *p = xp_raw_add_proc(node, d, "GPU");
 		if (!p)
-			return;
+			continue; /* counted in procs_left_out */
 		int64_t pid = count(child(c, "pid"));
 		p->pid = pid > 0 && pid <= INT32_MAX ? pid : -1;
 		set_text(p->type, sizeof p->type, child(c, "type"));
