@@ -245,6 +245,39 @@ START_TEST(test_npusmi_hostile_rows)
 }
 END_TEST
 
+/* Every prefix of both samples: the processes a cut table gives are the whole table's, in its
+ * order; "none" only where the whole table says none (a row cut inside "NPU 1" of a 12 is no
+ * idle NPU 1). */
+START_TEST(test_npusmi_truncated)
+{
+	const char *files[] = {F910A, F910B};
+	for (size_t f = 0; f < 2; f++) {
+		struct xp_raw_node *full = npu_fixture(files[f]), *n = xp_fake_node();
+		size_t len;
+		char *text = xp_fixture_text(files[f], &len), err[256];
+		for (size_t cut = 0; cut <= len; cut++) {
+			char *copy = xp_malloc(cut ? cut : 1);
+			memcpy(copy, text, cut);
+			xp_raw_node_init(n);
+			if (xp_npusmi_parse_info(copy, cut, n, err, sizeof err) == 0)
+				for (int i = 0; i < n->n_devices; i++) {
+					const struct xp_raw_device *d = &n->devices[i], *fd = &full->devices[i];
+					ck_assert_int_le(d->n_procs, fd->n_procs);
+					ck_assert_msg(d->n_procs != 0 || fd->n_procs == 0, "%s cut at %zu: NPU %d idle", files[f],
+						      cut, d->index);
+					for (int k = 0; k < d->n_procs; k++)
+						ck_assert_msg(memcmp(&d->procs[k], &fd->procs[k], sizeof d->procs[k]) == 0,
+							      "%s cut at %zu: NPU %d process %d", files[f], cut, d->index, k);
+				}
+			free(copy);
+		}
+		free(text);
+		free(n);
+		free(full);
+	}
+}
+END_TEST
+
 /* ---- live: /proc ---- */
 
 START_TEST(test_proc_owner_live)
@@ -551,7 +584,7 @@ END_TEST
 XP_DEFINE_SUITE(procs,
 	{"parsers", .tests = {test_nvsmi_t4, test_nvsmi_rtx4000, test_nvsmi_none_and_unknown, test_nvsmi_many_and_bad,
 			      test_npusmi_910a, test_npusmi_910b_idle_rows, test_npusmi_no_table,
-			      test_npusmi_hostile_rows, test_proc_owner_live}},
+			      test_npusmi_hostile_rows, test_npusmi_truncated, test_proc_owner_live}},
 	{"model", .tests = {test_model_clone_clean, test_json_round_trip, test_json_hostile}},
 	{"end to end", .setup = setup, .teardown = teardown, .timeout_s = 120,
 	 .tests = {test_replay_inventory, test_agent_serves}})

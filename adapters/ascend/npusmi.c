@@ -567,7 +567,8 @@ static void read_processes(const char *text, size_t len, size_t pos, int lineno,
 		const struct span *w0 = row.words[0];
 		if (row.n_cells == 1 && n0 >= 2 && span_is(w0[0], "No")) {
 			int npu;
-			if (parse_int(w0[n0 - 1], &npu) && span_is(w0[1], "running"))
+			/* Without its closing bar the row may be cut inside the number ("NPU 1" of 12). */
+			if (!row.open && parse_int(w0[n0 - 1], &npu) && span_is(w0[1], "running"))
 				no_processes(node, npu);
 			else
 				xp_raw_warn(node, "npu-smi info line %d: unexpected row \"%s\"; skipped", lineno,
@@ -576,7 +577,8 @@ static void read_processes(const char *text, size_t len, size_t pos, int lineno,
 		}
 		int npu, chip = 0;
 		int64_t pid;
-		if (row.open || row.n_cells <= pt.pid || pt.npu >= row.n_cells || row.n_words[pt.npu] < 1 ||
+		/* Every cell of the header, closed: a row cut after an inner bar is no process. */
+		if (row.open || row.n_cells < hdr->n_cells || pt.npu >= row.n_cells || row.n_words[pt.npu] < 1 ||
 		    !parse_int(row.words[pt.npu][0], &npu) ||
 		    (row.n_words[pt.npu] > 1 && !parse_int(row.words[pt.npu][1], &chip)) ||
 		    row.n_words[pt.pid] != 1 || !parse_i64(row.words[pt.pid][0], &pid) || pid <= 0 ||
