@@ -146,9 +146,11 @@ struct xp_raw_slice *xp_raw_add_slice(struct xp_raw_node *node, struct xp_raw_de
  * known (n_procs from -1 to 0) either way. */
 struct xp_raw_proc *xp_raw_add_proc(struct xp_raw_node *node, struct xp_raw_device *d, const char *unit);
 /* Live only (never on replayed text): fills each process's user from /proc/PID/status's real
- * uid and, where /proc/PID/cmdline reads, its name with the command line. A pid /proc does not
- * have (gone, or another PID namespace) keeps the tool's name and no user. */
-void xp_raw_procs_from_proc(struct xp_raw_node *node);
+ * uid and, where /proc/PID/cmdline reads, its name with the command line, for the processes
+ * /proc shows to be the ones the tool listed: /proc/PID/comm agrees with the tool's name, or,
+ * the tool naming none, the process holds a file under dev_prefix ("/dev/nvidia") open. Any
+ * other pid (gone, reused, another PID namespace's) keeps the tool's name and no user. */
+void xp_raw_procs_from_proc(struct xp_raw_node *node, const char *dev_prefix);
 /* Copies what a re-read refreshes from f onto d: the metrics and processes (metrics true) or
  * the health and its reasons, and the error counters either way. */
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics);

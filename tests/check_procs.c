@@ -302,7 +302,15 @@ START_TEST(test_proc_owner_live)
 	struct xp_raw_proc *r = xp_raw_add_proc(n, d, "GPU");
 	r->pid = 0x7ffffff0; /* no such process */
 	snprintf(r->name, sizeof r->name, "python");
-	xp_raw_procs_from_proc(n);
+	struct xp_raw_proc *u = xp_raw_add_proc(n, d, "GPU");
+	u->pid = getpid(); /* no name (NVML): this process holds no /dev/nvidia file open */
+	FILE *held = fopen("/dev/null", "r"); /* but it holds /dev/null */
+	ck_assert_ptr_nonnull(held);
+	struct xp_raw_node *n2 = xp_fake_node();
+	memcpy(n2, n, sizeof *n);
+	xp_raw_procs_from_proc(n, "/dev/nvidia");
+	xp_raw_procs_from_proc(n2, "/dev/null");
+	fclose(held);
 	struct passwd *pw = getpwuid(getuid());
 	ck_assert_ptr_nonnull(pw);
 	ck_assert_str_eq(d->procs[0].user, pw->pw_name);
@@ -318,6 +326,11 @@ START_TEST(test_proc_owner_live)
 	ck_assert_str_eq(d->procs[1].name, "not-this-process");
 	ck_assert_str_eq(d->procs[2].user, "");
 	ck_assert_str_eq(d->procs[2].name, "python");
+	ck_assert_str_eq(d->procs[3].user, "");
+	ck_assert_str_eq(d->procs[3].name, "");
+	ck_assert_str_eq(n2->devices[0].procs[3].user, pw->pw_name); /* it does hold /dev/null */
+	ck_assert_msg(strncmp(n2->devices[0].procs[3].name, cmd, strlen(cmd)) == 0, "%s", n2->devices[0].procs[3].name);
+	free(n2);
 	free(n);
 }
 END_TEST

@@ -87,7 +87,7 @@ static int read_info(struct ascend *a, struct xp_raw_node *node, bool absent_ok)
 		return -1;
 	}
 	if (!a->host->replay_dir)
-		xp_raw_procs_from_proc(node);
+		xp_raw_procs_from_proc(node, "/dev/davinci");
 	return 0;
 }
 

@@ -2,7 +2,9 @@
  * adapter and the core). Vendor tools give a pid and at best a short name; the owner and the
  * whole command line are the kernel's to say, and only live: a replayed record is another
  * machine's, whose pids mean nothing here. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,14 +74,42 @@ static void command(int64_t pid, char *name, size_t size)
 	xp_raw_set(name, size, buf, (size_t)n);
 }
 
-/* True when /proc/PID/comm names the process the tool named: the kernel's name (cut to 15
- * bytes) and the base name of the tool's first word agree as far as the shorter goes. A pid
- * under another name here is another PID namespace's (the tool runs on the host, xpool in a
- * container, or the reverse) or a pid reused since: its owner would be someone else's. */
-static bool same_process(int64_t pid, const char *tool_name)
+/* True when the process holds a file whose path starts with prefix open (at most 4096 of its
+ * descriptors looked at). Reading another user's descriptors needs root: false then. */
+static bool holds_device(int64_t pid, const char *prefix)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%lld/fd", (long long)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	bool found = false;
+	size_t pl = strlen(prefix);
+	struct dirent *e;
+	for (int seen = 0; !found && seen < 4096 && (e = readdir(d)) != NULL; seen++) {
+		if (e->d_name[0] == '.')
+			continue;
+		char link[PATH_MAX], target[256];
+		snprintf(link, sizeof link, "%s/%s", dir, e->d_name);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		found = (size_t)n >= pl && strncmp(target, prefix, pl) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* True when /proc/PID is the process the tool listed. With a name: the kernel's (/proc/PID/comm,
+ * cut to 15 bytes) and the base name of the tool's first word agree as far as the shorter goes.
+ * Without one (NVML names none; npu-smi may print none): the process holds one of the vendor's
+ * device files open. Otherwise the pid is another PID namespace's (the tool sees the host's,
+ * xpool runs in a container, or the reverse) or reused since: its owner would be someone else's. */
+static bool same_process(int64_t pid, const char *tool_name, const char *dev_prefix)
 {
 	if (!tool_name[0])
-		return true; /* NVML names no process: nothing to compare */
+		return dev_prefix && holds_device(pid, dev_prefix);
 	char comm[64];
 	ssize_t n = proc_read(pid, "comm", comm, sizeof comm);
 	while (n > 0 && (comm[n - 1] == '\n' || comm[n - 1] == '\0'))
@@ -96,13 +126,13 @@ static bool same_process(int64_t pid, const char *tool_name)
 	return l > 0 && strncmp(base, comm, l) == 0;
 }
 
-void xp_raw_procs_from_proc(struct xp_raw_node *node)
+void xp_raw_procs_from_proc(struct xp_raw_node *node, const char *dev_prefix)
 {
 	for (int i = 0; i < node->n_devices; i++) {
 		struct xp_raw_device *d = &node->devices[i];
 		for (int k = 0; k < d->n_procs; k++) {
 			struct xp_raw_proc *p = &d->procs[k];
-			if (p->pid <= 0 || !same_process(p->pid, p->name))
+			if (p->pid <= 0 || !same_process(p->pid, p->name, dev_prefix))
 				continue;
 			owner(p->pid, p->user, sizeof p->user);
 			command(p->pid, p->name, sizeof p->name);
