@@ -27,10 +27,12 @@ DEB_PKGS = gcc libc6-dev pkg-config libncurses-dev libcurl4-openssl-dev libjanss
 # munged and slurmctld and sbatch --test-only, tests/slurm_backfill_check.sh the same daemons
 # with sched/backfill, tests/schema_check.sh runs node with npm's
 # kubernetes-models and Debian's python3 with jsonschema), installed by `make check` and not by
-# `make run`. TEST_PY_MODULES: what /usr/bin/python3 must import.
-TEST_TOOLS    = promtool openssl jq curl munged slurmctld sbatch node npm
+# `make run`, each as TOOL:PACKAGE (only the packages of missing tools are installed: a machine
+# whose node and npm come from elsewhere, as NodeSource's nodejs that holds npm and conflicts
+# with Debian's, keeps them). TEST_PY_MODULES: what /usr/bin/python3 must import.
+TEST_TOOLS    = promtool:prometheus openssl:openssl jq:jq curl:curl munged:munge slurmctld:slurmctld \
+                sbatch:slurm-client node:nodejs npm:npm
 TEST_PY_MODULES = jsonschema yaml
-DEB_TEST_PKGS = prometheus openssl jq curl munge slurmctld slurm-client nodejs npm python3-jsonschema python3-yaml
 
 ifeq ($(SANITIZE),1)
 B        = build/san
@@ -251,9 +253,11 @@ deps:
 
 # After deps: two apt-gets at once (make -j) would fight over apt's lock.
 test-deps: deps
-	@missing=""; for t in $(TEST_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
-	for m in $(TEST_PY_MODULES); do /usr/bin/python3 -c "import $$m" >/dev/null 2>&1 || missing="$$missing python3-$$m"; done; \
-	$(call apt_install,tests need,$(DEB_TEST_PKGS))
+	@missing=""; pkgs=""; for tp in $(TEST_TOOLS); do t=$${tp%%:*}; \
+	  command -v $$t >/dev/null 2>&1 || { missing="$$missing $$t"; pkgs="$$pkgs $${tp#*:}"; }; done; \
+	for m in $(TEST_PY_MODULES); do /usr/bin/python3 -c "import $$m" >/dev/null 2>&1 || \
+	  { missing="$$missing python3-$$m"; pkgs="$$pkgs python3-$$m"; }; done; \
+	$(call apt_install,tests need,$$pkgs)
 
 # The tail of deps and test-deps: when $$missing names something, install the Debian packages
 # $(2) as root, otherwise print the exact command and fail. $(1) says what was looked for.

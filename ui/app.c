@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "draw.h"
+#include "filter_cache.h"
 #include "format.h"
 #include "layout.h"
 #include "poller.h"
@@ -72,6 +73,7 @@ struct xp_ui {
 	/* the `/` filter */
 	char filter[256];
 	bool filtering;
+	struct xp_filter_cache *fcache; /* the filter compiled per kind of row */
 	/* the `:` prompt and what its commands printed */
 	struct xp_prompt *prompt;
 	char **out_lines;
@@ -187,7 +189,19 @@ int xp_ui_sync(struct xp_ui *ui, const struct xp_cluster *c, struct xp_err *err)
 
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 {
-	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
+	return xp_filter_eval(xp_filter_cache_get(ui->fcache, NULL), NULL, NULL, text);
+}
+
+const struct xp_filter *xp_ui_filter_expr(const struct xp_ui *ui, const struct xp_filter_field *fields)
+{
+	return xp_filter_cache_get(ui->fcache, fields);
+}
+
+/* Why the filter does not parse for the rows of the view shown, or NULL. */
+static const char *filter_error(struct xp_ui *ui)
+{
+	const struct slot *s = &ui->views[ui->cur];
+	return ui->filter[0] ? xp_filter_cache_error(ui->fcache, s->v->filter_fields) : NULL;
 }
 
 struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
@@ -578,7 +592,14 @@ static void draw_status(struct xp_ui *ui)
 			xp_draw_clip(stdscr, r.y, r.w - cw, cw, c);
 		wmove(stdscr, r.y, 0);
 		xp_draw_clip(stdscr, r.y, 0, r.w - 1, "/");
-		xp_draw_clip(stdscr, r.y, 1, r.w - 2 - cw, ui->filter);
+		int fw = xp_draw_clip(stdscr, r.y, 1, r.w - 2 - cw, ui->filter);
+		/* A half-typed expression says what is wrong beside it; the rows keep the last one
+		 * that parsed. */
+		const char *e = filter_error(ui);
+		if (e && 1 + fw + 3 < r.w - cw) {
+			wattrset(stdscr, xp_theme_attr(XP_ROLE_FAIL));
+			xp_draw_clip_cut(stdscr, r.y, 1 + fw + 2, r.w - cw - fw - 4, e, XP_CUT_END, ui->g->ellipsis);
+		}
 		return;
 	}
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_STATUS));
@@ -1027,8 +1048,10 @@ static bool prompt_key(struct xp_ui *ui, int ch)
 
 static void filter_changed(struct xp_ui *ui)
 {
+	xp_filter_cache_text(ui->fcache, ui->filter);
 	views_data_changed(ui);
 }
+
 
 static void filter_key(struct xp_ui *ui, int ch)
 {
@@ -1039,6 +1062,9 @@ static void filter_key(struct xp_ui *ui, int ch)
 		filter_changed(ui);
 	} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
 		ui->filtering = false;
+		const char *e = filter_error(ui);
+		if (e)
+			xp_ui_message(ui, XP_ROLE_FAIL, "filter: %s", e);
 	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
 		if (len) {
 			/* Remove a whole UTF-8 character. */
@@ -1283,6 +1309,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 {
 	struct xp_ui *ui = xp_calloc(1, sizeof *ui);
 	ui->ctx = ctx;
+	ui->fcache = xp_filter_cache_new();
 	xp_event_log_init(&ui->events, EVENT_LOG_CAP);
 	ui->g = xp_glyphs_pick(ctx->ascii);
 	xp_draw_set_ellipsis(ui->g->ellipsis);
@@ -1304,6 +1331,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	if (!initscr()) {
 		fprintf(stderr, "xpool: cannot start the console on this terminal\n");
 		xp_event_log_free(&ui->events);
+		xp_filter_cache_free(ui->fcache);
 		free(ui);
 		return XP_EXIT_ERROR;
 	}
@@ -1384,6 +1412,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	out_clear(ui);
 	xp_store_close(ui->store);
 	xp_event_log_free(&ui->events);
+	xp_filter_cache_free(ui->fcache);
 	free(ui);
 	return rc;
 }

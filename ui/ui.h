@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "events.h"
+#include "filter.h"
 #include "glyphs.h"
 #include "model.h"
 #include "store.h"
@@ -58,7 +59,11 @@ const char *xp_ui_selected_node(struct xp_ui *ui);
  * may have changed (a write shows at once) without showing anything itself; returns the exit
  * code. */
 int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs);
-/* True when text matches the filter (case-insensitive substring; always true without a filter). */
+/* True when text matches the filter's words (each a case-insensitive substring; always true
+ * without a filter, or while it holds only an expression no word-only view can read). */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text);
+/* The filter compiled for rows with these fields (filter.h; NULL: words only), NULL when there is
+ * none; while the text does not parse, the last expression that did (the status line says why). */
+const struct xp_filter *xp_ui_filter_expr(const struct xp_ui *ui, const struct xp_filter_field *fields);
 
 #endif

@@ -72,6 +72,8 @@ struct xp_view {
 	 * none) into buf: with the view's name and the filter, the command string that brings the
 	 * view back (status line, bookmarks). NULL: none. */
 	void (*opts)(void *st, char *buf, size_t len);
+	/* The fields its rows offer to the `/` filter (filter.h), NULL: words only. */
+	const struct xp_filter_field *filter_fields;
 };
 
 #endif

@@ -56,12 +56,28 @@ static bool same_event(const struct xp_event *a, const struct xp_event *b)
 	       strcmp(a->msg, b->msg) == 0;
 }
 
+/* The fields of an event row for the `/` filter. */
+static const struct xp_filter_field event_fields[] = {
+	{"severity", false, "info, warn, fail", NULL},
+	{"node", false, "the node it is about", NULL},
+	{NULL, false, NULL, NULL},
+};
+
+static bool event_get(void *row, const char *field, struct xp_fval *out)
+{
+	const struct xp_event *e = row;
+	const char *s = !strcmp(field, "severity") ? xp_severity_name(e->severity) : e->node[0] ? e->node : NULL;
+	*out = (struct xp_fval){s ? XP_FV_STR : XP_FV_NONE, 0, s};
+	return s != NULL;
+}
+
 static bool event_matches(size_t id, void *arg)
 {
 	const struct evs *v = arg;
 	const struct xp_event *e = event_of(v, id);
-	return xp_ui_matches(v->ui, e->node) || xp_ui_matches(v->ui, e->msg) ||
-	       xp_ui_matches(v->ui, xp_severity_name(e->severity));
+	char text[320];
+	snprintf(text, sizeof text, "%s\n%s\n%s", e->node, e->msg, xp_severity_name(e->severity));
+	return xp_filter_eval(xp_ui_filter_expr(v->ui, event_fields), event_get, (void *)e, text);
 }
 
 static int event_cmp(size_t a, size_t b, int col, void *arg)
@@ -312,4 +328,5 @@ const struct xp_view xp_view_events = {
 	.on_wheel = on_wheel,
 	.on_data = on_data,
 	.count = count,
+	.filter_fields = event_fields,
 };

@@ -102,16 +102,50 @@ static const struct xp_qjob *job_at(const struct qv *v, size_t id)
 	return &v->d.jobs[v->qjobs[id]];
 }
 
+/* The fields of a job row for the `/` filter. */
+static const struct xp_filter_field job_fields[] = {
+	{"id", true, "the job's id", NULL},
+	{"name", false, "the job's name", NULL},
+	{"state", false, "pending, admitted, running, preempted, completed, failed, held, cancelled", NULL},
+	{"queue", false, "its queue", NULL},
+	{"tenant", false, "its tenant", NULL},
+	{"reason", false, "why it waits: Resources, Priority, QuotaExceeded, ...", NULL},
+	{"prio", true, "its priority", NULL},
+	{NULL, false, NULL, NULL},
+};
+
+static bool job_get(void *row, const char *field, struct xp_fval *out)
+{
+	const struct xp_qjob *j = row;
+	const char *s = NULL;
+	if (!strcmp(field, "id") || !strcmp(field, "prio")) {
+		*out = (struct xp_fval){XP_FV_NUM, field[0] == 'i' ? (double)j->id : j->priority, NULL};
+		return true;
+	}
+	if (!strcmp(field, "name"))
+		s = j->name;
+	else if (!strcmp(field, "state"))
+		s = xp_jstate_name(j->state);
+	else if (!strcmp(field, "queue"))
+		s = j->queue;
+	else if (!strcmp(field, "tenant"))
+		s = j->tenant;
+	else if (!strcmp(field, "reason"))
+		s = j->reason != XP_R_NONE ? xp_reason_name(j->reason) : NULL;
+	*out = (struct xp_fval){s ? XP_FV_STR : XP_FV_NONE, 0, s};
+	return s != NULL;
+}
+
 static bool job_matches(size_t id, void *arg)
 {
 	const struct qv *v = arg;
 	const struct xp_qjob *j = job_at(v, id);
-	char num[32], reason[512];
-	snprintf(num, sizeof num, "%lld", (long long)j->id);
+	/* Words look in the id, name, state, tenant and the reason as the view words it. */
+	char text[1024], reason[512];
 	xp_ql_reason(j, reason, sizeof reason);
-	return xp_ui_matches(v->ui, num) || xp_ui_matches(v->ui, j->name) ||
-	       xp_ui_matches(v->ui, xp_jstate_name(j->state)) || xp_ui_matches(v->ui, j->tenant) ||
-	       xp_ui_matches(v->ui, reason);
+	snprintf(text, sizeof text, "%lld\n%s\n%s\n%s\n%s", (long long)j->id, j->name ? j->name : "",
+		 xp_jstate_name(j->state), j->tenant ? j->tenant : "", reason);
+	return xp_filter_eval(xp_ui_filter_expr(v->ui, job_fields), job_get, (void *)j, text);
 }
 
 static int job_cmp(size_t a, size_t b, int col, void *arg)
@@ -898,4 +932,5 @@ const struct xp_view xp_view_queues = {
 	.nested = nested,
 	.count = count,
 	.tick = tick,
+	.filter_fields = job_fields,
 };

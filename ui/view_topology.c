@@ -320,7 +320,8 @@ static bool node_matches(const struct xp_node *n, size_t i, void *arg)
 	struct topo *t = arg;
 	if (t->nc[i].hay == HAY_NONE)
 		t->nc[i].hay = node_hay(t, n);
-	return xp_ui_matches(t->ui, t->hay + t->nc[i].hay);
+	/* Fields per device (`temp>85 & numa==0`), words against the node's text. */
+	return xp_filter_node(xp_ui_filter_expr(t->ui, xp_filter_node_fields), n, t->hay + t->nc[i].hay);
 }
 
 static void cache_free(struct topo *t)
@@ -1012,7 +1013,10 @@ static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 	const struct xp_node *n = xp_ui_cluster(f->ui)->nodes[mr->index];
 	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
 	char state[64], cpu[64];
-	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(f->ui, n->name);
+	/* A search by words marks the names it found; an expression marks nothing (every row
+	 * shown is a match). */
+	const struct xp_filter *fx = t->filter && *t->filter ? xp_ui_filter_expr(f->ui, xp_filter_node_fields) : NULL;
+	bool hit = !sel && fx && xp_filter_is_text(fx) && xp_filter_eval(fx, NULL, NULL, n->name);
 	const char *text[] = {n->name, xp_map_state_str(n, state, sizeof state), xp_map_cpu_summary(n, cpu, sizeof cpu)};
 	int roles[] = {hit ? XP_ROLE_MATCH : base, sel ? base : xp_map_state_role(n->state), base};
 	xp_draw_fill(w, y, f->r.x, maxx, base);
@@ -1430,4 +1434,5 @@ const struct xp_view xp_view_topology = {
 	.count = count,
 	.nested = nested,
 	.selected_node = selected_node,
+	.filter_fields = xp_filter_node_fields,
 };

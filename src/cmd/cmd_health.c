@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "node_filter.h"
 #include "model_json.h"
 #include "problems.h"
 #include "table.h"
@@ -23,6 +24,7 @@ static const char *fail_on_value(int i)
 static const struct xp_opt health_opts[] = {
 	{"fail-on", 0, "LEVEL", "exit 5 when a problem of LEVEL or worse is listed: fail (default), warn, never",
 	 fail_on_value},
+	XP_NODE_FILTER_OPT,
 	{NULL, 0, NULL, NULL},
 };
 
@@ -44,12 +46,18 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			return XP_EXIT_USAGE;
 		}
 	}
+	struct xp_filter *f;
+	if (xp_node_filter_compile(ctx, a, "health", &f) < 0)
+		return XP_EXIT_USAGE;
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
-	if (!c)
+	if (!c) {
+		xp_filter_free(f);
 		return XP_EXIT_ERROR;
+	}
 	for (int i = 0; i < a->argc; i++)
 		if (!xp_cluster_node(c, a->argv[i])) {
 			xp_ctx_error(ctx, "health: no node named %s", a->argv[i]);
+			xp_filter_free(f);
 			return XP_EXIT_ERROR;
 		}
 	struct xp_problem *p = NULL;
@@ -58,7 +66,7 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		bool want = a->argc == 0;
 		for (int j = 0; j < a->argc && !want; j++)
 			want = strcmp(a->argv[j], c->nodes[i]->name) == 0;
-		if (!want)
+		if (!want || !xp_node_filter_match(f, c->nodes[i]))
 			continue;
 		xp_node_problems(c->nodes[i], &p, &k, &unknown);
 		devices += c->nodes[i]->n_devices;
@@ -100,13 +108,14 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		if (p[i].level >= gate)
 			rc = XP_EXIT_PROBLEMS;
 	free(p);
+	xp_filter_free(f);
 	return rc;
 }
 
 const struct xp_cmd_entry xp_cmd_health_entry = {
 	.name = "health",
 	.alias = NULL,
-	.usage = "[--json] [--fail-on LEVEL] [NODE...]",
+	.usage = "[--json] [--fail-on LEVEL] [--filter EXPR] [NODE...]",
 	.summary = "list every health problem (nodes, devices, discovery warnings) with its reason",
 	.opts = health_opts,
 	.min_args = 0,

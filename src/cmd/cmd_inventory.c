@@ -1,14 +1,16 @@
-/* cmd_inventory.c: `xpool inventory [--json] [--processes] [NODE...]`: what the cluster has. */
+/* cmd_inventory.c: `xpool inventory [--json] [--processes] [--filter EXPR] [NODE...]`: what the cluster has. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "format.h"
 #include "model_json.h"
+#include "node_filter.h"
 #include "table.h"
 
 static const struct xp_opt inventory_opts[] = {
 	{"processes", 0, NULL, "list the processes using each device (pid, user, type, memory, utilization, command)", NULL},
+	XP_NODE_FILTER_OPT,
 	{NULL, 0, NULL, NULL},
 };
 
@@ -172,9 +174,15 @@ static void print_summary(FILE *f, struct xp_node *const *nodes, size_t k)
 
 static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
+	/* A bad expression is a usage error found before any discovery. */
+	struct xp_filter *f;
+	if (xp_node_filter_compile(ctx, a, "inventory", &f) < 0)
+		return XP_EXIT_USAGE;
 	struct xp_cluster *c = xp_ctx_cluster(ctx);
-	if (!c)
+	if (!c) {
+		xp_filter_free(f);
 		return XP_EXIT_ERROR;
+	}
 	struct xp_node **sel = c->nodes;
 	size_t k = c->n_nodes;
 	struct xp_node **picked = NULL;
@@ -186,6 +194,7 @@ static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			if (!n) {
 				xp_ctx_error(ctx, "inventory: no node named %s", a->argv[i]);
 				free(picked);
+				xp_filter_free(f);
 				return XP_EXIT_ERROR;
 			}
 			/* Naming a node twice shows it once: a snapshot must not hold duplicates. */
@@ -196,6 +205,17 @@ static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 				picked[k++] = n;
 		}
 		sel = picked;
+	}
+	if (f) {
+		/* Named nodes and the expression: the nodes named that it matches. */
+		struct xp_node **kept = xp_calloc(k ? k : 1, sizeof *kept);
+		size_t m = 0;
+		for (size_t i = 0; i < k; i++)
+			if (xp_node_filter_match(f, sel[i]))
+				kept[m++] = sel[i];
+		free(picked);
+		sel = picked = kept;
+		k = m;
 	}
 	int rc = XP_EXIT_OK;
 	if (ctx->json) {
@@ -208,19 +228,20 @@ static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		}
 	} else if (xp_args_has(a, "processes")) {
 		print_processes(ctx->out, sel, k);
-	} else if (k == 1) {
+	} else if (k == 1 && !f) {
 		print_node(ctx->out, sel[0]);
 	} else {
 		print_summary(ctx->out, sel, k);
 	}
 	free(picked);
+	xp_filter_free(f);
 	return rc;
 }
 
 const struct xp_cmd_entry xp_cmd_inventory_entry = {
 	.name = "inventory",
 	.alias = "inv",
-	.usage = "[--json] [--processes] [NODE...]",
+	.usage = "[--json] [--processes] [--filter EXPR] [NODE...]",
 	.summary = "show nodes: CPUs, NUMA, memory, NICs and accelerators",
 	.opts = inventory_opts,
 	.min_args = 0,

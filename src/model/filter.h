@@ -50,6 +50,8 @@ struct xp_filter_field {
 	const char *name;   /* "temp"; a name ending in '.' takes any suffix ("label.") */
 	bool numeric;       /* compared as a number (a value with a unit suffix is scaled) */
 	const char *help;   /* one line for the manual and errors */
+	const char *unit;   /* what a numeric value is counted in: "MiB" (takes K M G T suffixes),
+			     * "%", "C", "W" (takes kW); NULL: a plain number */
 };
 
 /* Looks up field (a name of the table the expression was compiled with, or "label.KEY") on
@@ -76,6 +78,12 @@ extern const struct xp_filter_field xp_filter_node_fields[];
  * expression true (`temp>85 & numa==0`: one device both hot and on NUMA 0). text is the node's
  * searchable text for bare words (NULL: its name). */
 bool xp_filter_node(const struct xp_filter *f, const struct xp_node *n, const char *text);
+/* The text a bare word looks in for node n, one field a line (name, state, device vendors,
+ * models and health, zone, rack, switch, label values): caller frees. */
+char *xp_filter_node_text(const struct xp_node *n);
+/* Devices of n free to place on now: the node up or degraded, the device without allocation
+ * and not failed (the `free` field, and what the console counts as free). */
+size_t xp_node_free_devices(const struct xp_node *n);
 /* True when device d of node n makes the expression true (device rows, the device view). */
 bool xp_filter_device(const struct xp_filter *f, const struct xp_node *n, const struct xp_device *d,
 		      const char *text);
