@@ -89,8 +89,17 @@ START_TEST(processes_view)
 	xp_tmux_expect_gone("python");
 	xp_tmux_keys("Escape");
 	xp_tmux_expect("python");
+	/* Or its fields: device memory over 100 MiB is python's 1005 MiB alone. */
+	xp_tmux_keys("/");
+	xp_tmux_literal("mem>100 & type=C");
+	xp_tmux_keys("Enter");
+	xp_tmux_expect("1 of 1 (1 filtered from 2)");
+	xp_tmux_expect("python");
+	xp_tmux_expect_gone("/usr/lib/xorg/Xorg");
+	xp_tmux_keys("Escape");
+	xp_tmux_expect("/usr/lib/xorg/Xorg");
 	xp_tmux_keys("?");
-	xp_tmux_expect("filter by node, command, user or pid");
+	xp_tmux_expect("fields node acc pid user type mem util command");
 	xp_tmux_keys("Escape");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(statedir, 0);

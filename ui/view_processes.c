@@ -1,6 +1,7 @@
 /* view_processes.c: view 9, the processes using the devices of every node (as nvitop and
  * k9s list them): one row per process with its node, device, pid, owner, type, device memory,
- * utilization and command; "-" for what the vendor does not say. Filtered by the `/` text,
+ * utilization and command; "-" for what the vendor does not say. Filtered by the `/` expression
+ * (words, or its fields: mem>1G & user=alice),
  * sorted by a column (s, S; the memory and utilization columns sort largest first), the
  * cursor kept on its process across refreshes. The list is the console's list widget. */
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "draw.h"
+#include "filter.h"
 #include "format.h"
 #include "list.h"
 #include "list_draw.h"
@@ -67,14 +69,67 @@ static const struct xp_proc *proc_of(const struct procs *v, size_t id)
 	return &dev_of(v, id)->procs[v->refs[id].proc];
 }
 
+/* The fields of a process row for the `/` filter (`mem>1G & user=alice`, `node:gpu-0*`). */
+static const struct xp_filter_field proc_fields[] = {
+	{"node", false, "the node", NULL},
+	{"acc", true, "the device's index in its node", NULL},
+	{"pid", true, "the process id", NULL},
+	{"user", false, "its owner", NULL},
+	{"type", false, "C, G or C+G", NULL},
+	{"mem", true, "its device memory", "MiB"},
+	{"util", true, "its utilization of the device", "%"},
+	{"command", false, "its command line or name", NULL},
+	{NULL, false, NULL, NULL},
+};
+
+struct prow {
+	const struct procs *v;
+	size_t id;
+};
+
+static bool proc_get(void *row, const char *field, struct xp_fval *out)
+{
+	const struct prow *r = row;
+	const struct xp_proc *p = proc_of(r->v, r->id);
+	const char *s = NULL;
+	double num = XP_NA;
+	if (!strcmp(field, "node"))
+		s = node_of(r->v, r->id)->name;
+	else if (!strcmp(field, "acc"))
+		num = dev_of(r->v, r->id)->index;
+	else if (!strcmp(field, "pid"))
+		num = p->pid >= 0 ? (double)p->pid : XP_NA;
+	else if (!strcmp(field, "user"))
+		s = p->user;
+	else if (!strcmp(field, "type"))
+		s = p->type[0] ? p->type : NULL;
+	else if (!strcmp(field, "mem"))
+		num = p->memory_mib >= 0 ? (double)p->memory_mib : XP_NA;
+	else if (!strcmp(field, "util"))
+		num = p->util_pct;
+	else if (!strcmp(field, "command"))
+		s = p->command;
+	if (s) {
+		*out = (struct xp_fval){XP_FV_STR, 0, s};
+		return true;
+	}
+	if (XP_HAS(num)) {
+		*out = (struct xp_fval){XP_FV_NUM, num, NULL};
+		return true;
+	}
+	*out = (struct xp_fval){XP_FV_NONE, 0, NULL};
+	return false;
+}
+
 static bool proc_matches(size_t id, void *arg)
 {
 	const struct procs *v = arg;
 	const struct xp_proc *p = proc_of(v, id);
-	char pid[24];
-	snprintf(pid, sizeof pid, "%lld", (long long)p->pid);
-	return xp_ui_matches(v->ui, node_of(v, id)->name) || (p->command && xp_ui_matches(v->ui, p->command)) ||
-	       (p->user && xp_ui_matches(v->ui, p->user)) || (p->pid >= 0 && xp_ui_matches(v->ui, pid));
+	char text[600];
+	snprintf(text, sizeof text, "%s\n%s\n%s\n%lld", node_of(v, id)->name, p->command ? p->command : "",
+		 p->user ? p->user : "", (long long)p->pid);
+	struct prow r = {v, id};
+	return xp_filter_eval(xp_ui_filter_expr(v->ui, proc_fields), proc_get, &r, text);
 }
 
 static int cmp_i64(int64_t a, int64_t b)
@@ -378,7 +433,7 @@ static const struct xp_view_key keys[] = {
 	{"Up/Down j/k", "move"},
 	{"PgUp/PgDn Home/End", "page, first, last"},
 	{"s / S", "sort by the next column (memory, util: largest first) / reverse it"},
-	{"/", "filter by node, command, user or pid"},
+	{"/", "filter: words in node, command, user, pid; fields node acc pid user type mem util command"},
 	{NULL, NULL},
 };
 
@@ -398,4 +453,5 @@ const struct xp_view xp_view_processes = {
 	.selected_node = selected_node,
 	.set_opt = set_opt,
 	.opts = opts,
+	.filter_fields = proc_fields,
 };
