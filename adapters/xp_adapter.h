@@ -127,7 +127,7 @@ struct xp_adapter {
 	void (*close)(void *st);
 };
 
-/* Sets every field of a device to "unknown". */
+/* Sets every field of a device to "unknown" (its process slots beyond n_procs are left as they were). */
 void xp_raw_device_init(struct xp_raw_device *d);
 /* Empties a node (no devices, no links, no warnings). */
 void xp_raw_node_init(struct xp_raw_node *n);

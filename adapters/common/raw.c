@@ -1,6 +1,7 @@
 /* raw.c: helpers for the raw records every adapter fills (compiled into each adapter). */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,10 @@
 
 void xp_raw_device_init(struct xp_raw_device *d)
 {
-	memset(d, 0, sizeof *d);
+	/* The process slots (most of the record) are cleared one by one as they are taken
+	 * (xp_raw_add_proc): `sim gen` inits millions of devices. */
+	memset(d, 0, offsetof(struct xp_raw_device, procs));
+	d->procs_left_out = 0;
 	d->index = -1;
 	d->memory_total_mib = d->memory_used_mib = -1;
 	d->temperature_c = d->power_w = d->power_limit_w = d->utilization_pct = NAN;
