@@ -15,12 +15,13 @@
 #include <stdint.h>
 
 /* Bumped whenever a struct below changes; the loader refuses other versions. */
-#define XP_ADAPTER_ABI 1
+#define XP_ADAPTER_ABI 2 /* 2: processes per device */
 
 #define XP_RAW_MAX_DEVICES 64 /* devices one adapter reports on one node */
 #define XP_RAW_MAX_REASONS 8  /* vendor health reasons kept per device */
 #define XP_RAW_MAX_SLICES 56  /* MIG instances / vNPUs per device (7 x 8 is the most MIG allows) */
 #define XP_RAW_MAX_WARNINGS 16
+#define XP_RAW_MAX_PROCS 64   /* processes kept per device (the rest are counted in a warning) */
 
 /* A partition of a device: a MIG instance or a vNPU. */
 struct xp_raw_slice {
@@ -29,6 +30,16 @@ struct xp_raw_slice {
 	int compute_instance; /* MIG compute instance id; -1 when not known */
 	int64_t memory_mib;  /* -1 when not known */
 	char uuid[96];       /* "" when not known */
+};
+
+/* A process using a device. Unknown: "" for text, -1 for numbers, NAN for utilization. */
+struct xp_raw_proc {
+	int64_t pid;         /* as the vendor reports it (the host's PID namespace) */
+	char type[4];        /* "C" compute, "G" graphics, "C+G" (nvidia-smi's words) */
+	char name[192];      /* the tool's process name, or the command line read from /proc live */
+	char user[32];       /* the owner's name, read from /proc live (no vendor tool gives it) */
+	int64_t memory_mib;  /* device memory it uses */
+	double util_pct;     /* its share of the device's compute, when the vendor reports it */
 };
 
 /* One device as the vendor tool reports it. Unknown: "" for text, -1 for counts
@@ -55,6 +66,9 @@ struct xp_raw_device {
 	int n_slices;
 	int numa;            /* NUMA node the tool reports, -1 when it does not */
 	char group[64];      /* affinity group the tool reports (XGMI hive id), "" when none */
+	int n_procs;         /* processes listed in procs; -1 when the tool does not list processes */
+	struct xp_raw_proc procs[XP_RAW_MAX_PROCS];
+	int procs_left_out;  /* processes listed beyond XP_RAW_MAX_PROCS (a warning said so once) */
 };
 
 /* What one adapter reports for the node it runs on. */
@@ -113,7 +127,7 @@ struct xp_adapter {
 	void (*close)(void *st);
 };
 
-/* Sets every field of a device to "unknown". */
+/* Sets every field of a device to "unknown" (its process slots beyond n_procs are left as they were). */
 void xp_raw_device_init(struct xp_raw_device *d);
 /* Empties a node (no devices, no links, no warnings). */
 void xp_raw_node_init(struct xp_raw_node *n);
@@ -127,8 +141,18 @@ void xp_raw_add_reason(struct xp_raw_device *d, const char *reason);
 /* The next slice of d (MIG device, vNPU), cleared, its ids and memory unknown (-1); NULL with
  * the warning "GPU N: more than XP_RAW_MAX_SLICES <what>; the rest are left out" when d is full. */
 struct xp_raw_slice *xp_raw_add_slice(struct xp_raw_node *node, struct xp_raw_device *d, const char *what);
-/* Copies what a re-read refreshes from f onto d: the metrics (metrics true) or the health
- * and its reasons, and the error counters either way. */
+/* The next process of d, cleared, its numbers unknown; NULL with the warning "<unit> N: more
+ * than XP_RAW_MAX_PROCS processes; the rest are left out" (once, counted in procs_left_out) when d is full. Sets d's list
+ * known (n_procs from -1 to 0) either way. */
+struct xp_raw_proc *xp_raw_add_proc(struct xp_raw_node *node, struct xp_raw_device *d, const char *unit);
+/* Live only (never on replayed text): fills each process's user from /proc/PID/status's real
+ * uid and, where /proc/PID/cmdline reads, its name with the command line, for the processes
+ * /proc shows to be the ones the tool listed: /proc/PID/comm agrees with the tool's name, or,
+ * the tool naming none, the process holds a file under dev_prefix ("/dev/nvidia") open. Any
+ * other pid (gone, reused, another PID namespace's) keeps the tool's name and no user. */
+void xp_raw_procs_from_proc(struct xp_raw_node *node, const char *dev_prefix);
+/* Copies what a re-read refreshes from f onto d: the metrics and processes (metrics true) or
+ * the health and its reasons, and the error counters either way. */
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics);
 /* Re-reads the node with read(st, fresh) and copies what changed onto node's devices, matched
  * by index (xp_raw_copy_fresh); a device no longer listed gets the warning "<unit><index> is no

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,10 +326,16 @@ START_TEST(test_truncated_everywhere)
 			ck_assert(r == 0 || r == -1);
 			ck_assert_int_le(n->n_devices, full_count[f]);
 			for (int i = 0; i < n->n_devices; i++) {
-				const struct xp_raw_device *d = &n->devices[i];
-				ck_assert_msg(memcmp(d, dev(full, d->index, d->chip), sizeof *d) == 0,
+				const struct xp_raw_device *d = &n->devices[i], *fd = dev(full, d->index, d->chip);
+				ck_assert_msg(memcmp(d, fd, offsetof(struct xp_raw_device, n_procs)) == 0,
 					      "%s cut at %zu: NPU %d chip %d differs", infos[f], cut,
 					      d->index, d->chip);
+				/* The process table (after the devices) cut short: fewer processes, or
+				 * none known, but never a half-read one. */
+				ck_assert_int_le(d->n_procs, fd->n_procs);
+				for (int k = 0; k < d->n_procs; k++)
+					ck_assert_msg(memcmp(&d->procs[k], &fd->procs[k], sizeof d->procs[k]) == 0,
+						      "%s cut at %zu: NPU %d process %d differs", infos[f], cut, d->index, k);
 			}
 			if (r == 0 && n->n_devices < full_count[f] && cut && text[cut - 1] != '\n' &&
 			    text[cut - 1] != '+' && text[cut - 1] != '=' && text[cut - 1] != '-')

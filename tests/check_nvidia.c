@@ -1052,7 +1052,24 @@ static const char fake_nvml_src[] =
 	"R nvmlDeviceGetNvLinkRemotePciInfo_v2(D d, unsigned l, struct pci *p) { (void)l; memset(p, 0, sizeof *p);"
 	" p->bus = d->idx < 2 ? 16 * (2 - d->idx) : 0xA0; return 0; }\n"
 	"R nvmlDeviceGetNvLinkRemoteDeviceType(D d, unsigned l, int *t) { (void)l; *t = d->idx < 2 ? 0 : 2;"
-	" return 0; }\n";
+	" return 0; }\n"
+	/* Processes (nvmlProcessInfo_t as the _v3 queries fill it): GPU 0 runs 4242 (compute and
+	 * graphics, 1000 MiB) and 4243 (memory not available); GPU 1 none; GPU 2 more than the
+	 * caller's room; GPU 3's graphics list is not supported. */
+	"struct proc { unsigned pid; unsigned long long mem; unsigned gi, ci; };\n"
+	"R nvmlDeviceGetComputeRunningProcesses_v3(D d, unsigned *n, struct proc *p) {"
+	" if (d->idx == 2) { *n = 500; return 7; }"
+	" if (d->idx != 0) { *n = 0; return 0; } if (*n < 2) { *n = 2; return 7; }"
+	" p[0] = (struct proc){4242, 1000ull << 20, ~0u, ~0u}; p[1] = (struct proc){4243, ~0ull, ~0u, ~0u};"
+	" *n = 2; return 0; }\n"
+	"R nvmlDeviceGetGraphicsRunningProcesses_v3(D d, unsigned *n, struct proc *p) {"
+	" if (d->idx == 3) return 3; if (d->idx != 0) { *n = 0; return 0; }"
+	" p[0] = (struct proc){4242, 1000ull << 20, ~0u, ~0u}; *n = 1; return 0; }\n"
+	"struct sample { unsigned pid; unsigned long long ts; unsigned sm, mem, enc, dec; };\n"
+	"R nvmlDeviceGetProcessUtilization(D d, struct sample *s, unsigned *n, unsigned long long last) {"
+	" (void)last; if (d->idx != 0) return 6; if (*n < 3) { *n = 3; return 7; }"
+	" s[0] = (struct sample){4242, 5, 30, 0, 0, 0}; s[1] = (struct sample){4242, 9, 55, 0, 0, 0};"
+	" s[2] = (struct sample){4243, 1, 200, 0, 0, 0}; *n = 3; return 0; }\n";
 
 START_TEST(nvml_stand_in)
 {
@@ -1115,6 +1132,23 @@ START_TEST(nvml_stand_in)
 	d = &n->devices[4];
 	ck_assert_int_eq(d->index, 4);
 	ck_assert_str_eq(d->reasons[0], "NVML: GPU is lost");
+	ck_assert_int_eq(d->n_procs, -1); /* never opened */
+	/* Processes: both lists merged by pid (C+G), the newest utilization sample, memory the
+	 * driver does not know as unknown, an impossible 200 % dropped. */
+	d = &n->devices[0];
+	ck_assert_int_eq(d->n_procs, 2);
+	ck_assert_int_eq(d->procs[0].pid, 4242);
+	ck_assert_str_eq(d->procs[0].type, "C+G");
+	ck_assert_int_eq(d->procs[0].memory_mib, 1000);
+	ck_assert_double_eq_tol(d->procs[0].util_pct, 55, 1e-9);
+	ck_assert_int_eq(d->procs[1].pid, 4243);
+	ck_assert_str_eq(d->procs[1].type, "C");
+	ck_assert_int_eq(d->procs[1].memory_mib, -1);
+	ck_assert(isnan(d->procs[1].util_pct));
+	ck_assert_int_eq(n->devices[1].n_procs, 0); /* listed: none */
+	ck_assert_int_eq(n->devices[2].n_procs, -1); /* too many to list: not known */
+	ck_assert(xp_fake_warned(n, "GPU 2: more than 64 C processes; none are listed"));
+	ck_assert_int_eq(n->devices[3].n_procs, -1); /* one of the two lists failed */
 
 	ck_assert_int_eq(xp_nvml_topology(h, n, err, sizeof err), 0);
 	ck_assert(n->has_links);

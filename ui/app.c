@@ -44,7 +44,7 @@ static const struct xp_view *const all_views[] = {
 
 /* Keys every view shares, for the `?` overlay. */
 static const struct xp_view_key global_keys[] = {
-	{"1-5  Tab  Shift-Tab", "switch view"},
+	{"1-9  Tab  Shift-Tab", "switch view"},
 	{"/", "filter (Enter keeps it, Esc clears it)"},
 	{":", "command prompt (Tab completes, Up/Down history)"},
 	{"r", "refresh the data now"},
@@ -648,7 +648,7 @@ static void draw_status(struct xp_ui *ui)
 	if (ui->out_open)
 		snprintf(hint, sizeof hint, " Up/Down PgUp/PgDn scroll the output   Esc/q close");
 	else
-		snprintf(hint, sizeof hint, " :view %s  q quit  ? help  : command  / filter  r refresh  1-5 views",
+		snprintf(hint, sizeof hint, " :view %s  q quit  ? help  : command  / filter  r refresh  1-9 views",
 			 view_string(ui, vs, sizeof vs));
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */

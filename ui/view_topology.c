@@ -1042,6 +1042,34 @@ static int dev_graph_key(struct topo *t, int key)
 	return XP_REACT_REDRAW;
 }
 
+/* The device's processes, one line each under a heading (nvitop's lower half); "-" for a vendor
+ * that does not list processes, "none" for one that lists none. */
+static void dev_doc_processes(struct doc *o, const struct xp_device *d)
+{
+	if (!d->procs_known) {
+		kv(o, "processes", XP_ROLE_DIM, "-");
+		return;
+	}
+	if (!d->n_procs) {
+		kv(o, "processes", XP_ROLE_DIM, "none");
+		return;
+	}
+	kv(o, "processes", XP_ROLE_TITLE, "%7s  %-12s %-4s %9s %5s  %s", "PID", "USER", "TYPE", "MEMORY", "UTIL",
+	   "COMMAND");
+	for (size_t i = 0; i < d->n_procs; i++) {
+		const struct xp_proc *p = &d->procs[i];
+		char pid[24], mem[32], util[16];
+		xp_fmt_int(pid, sizeof pid, p->pid);
+		xp_fmt_mib(mem, sizeof mem, p->memory_mib);
+		if (XP_HAS(p->util_pct))
+			snprintf(util, sizeof util, "%.0f%%", p->util_pct);
+		else
+			snprintf(util, sizeof util, "-");
+		kv(o, "", XP_ROLE_NORMAL, "%7s  %-12.12s %-4s %9s %5s  %s", pid, p->user ? p->user : "-",
+		   p->type[0] ? p->type : "-", mem, util, p->command ? p->command : "-");
+	}
+}
+
 static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct xp_device *d)
 {
 	doc_free(&t->dd);
@@ -1125,6 +1153,7 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 		kv(o, i ? "" : "allocations", XP_ROLE_NORMAL, "%s  %s%s%s", a->slice ? a->slice : "whole",
 		   a->owner ? a->owner : "?", mem, share);
 	}
+	dev_doc_processes(o, d);
 	/* Not a device field, but what the next question about a device usually is. */
 	size_t idx = (size_t)(d - n->devices);
 	if (n->links && n->n_devices > 1) {

@@ -86,6 +86,8 @@ static int read_info(struct ascend *a, struct xp_raw_node *node, bool absent_ok)
 			 why);
 		return -1;
 	}
+	if (!a->host->replay_dir)
+		xp_raw_procs_from_proc(node, "/dev/davinci");
 	return 0;
 }
 
@@ -219,6 +221,10 @@ static int ascend_refresh(void *st, struct xp_raw_node *node)
 		d->temperature_c = f->temperature_c;
 		d->power_w = f->power_w;
 		d->utilization_pct = f->utilization_pct;
+		d->n_procs = f->n_procs;
+		d->procs_left_out = f->procs_left_out;
+		if (f->n_procs > 0)
+			memcpy(d->procs, f->procs, (size_t)f->n_procs * sizeof d->procs[0]);
 	}
 	free(fresh);
 	return 0;

@@ -488,6 +488,126 @@ static bool read_version(struct span line, char *out, size_t size)
 	return true;
 }
 
+/* The process table's columns: which cell holds what (-1 when absent). */
+struct ptable {
+	int npu, pid, name, mem;
+	int64_t mem_scale;
+};
+
+/* Finds the columns in the header "| NPU Chip | Process id | Process name | Process memory(MB) |"
+ * (newer versions add "| Process id in container |", which is not the host's pid). False when
+ * the pid or NPU column is missing. */
+static bool ptable_header(const struct row *h, struct xp_raw_node *node, struct ptable *pt)
+{
+	pt->npu = pt->pid = pt->name = pt->mem = -1;
+	pt->mem_scale = 1;
+	for (int c = 0; c < h->n_cells; c++) {
+		const struct span *w = h->words[c];
+		int n = h->n_words[c];
+		if (n >= 1 && span_is(w[0], "NPU"))
+			pt->npu = c;
+		else if (n == 2 && span_is(w[0], "Process") && span_is(w[1], "id"))
+			pt->pid = c;
+		else if (n == 2 && span_is(w[0], "Process") && span_is(w[1], "name"))
+			pt->name = c;
+		else if (n == 2 && span_is(w[0], "Process")) {
+			struct span unit;
+			if (!header_names(w[1], "memory", &unit))
+				continue;
+			if (unit.n && !span_is(unit, "MB") && !span_is(unit, "GB")) {
+				char buf[40];
+				xp_raw_warn(node, "npu-smi info: process memory in unknown unit \"%s\"; unread",
+					    shown(unit, buf, sizeof buf));
+				continue;
+			}
+			pt->mem = c;
+			pt->mem_scale = span_is(unit, "GB") ? 1024 : 1;
+		}
+	}
+	return pt->npu >= 0 && pt->pid >= 0;
+}
+
+/* The whole text of a cell (its first value to its last, blanks inside kept), or empty. */
+static struct span cell_text(const struct row *r, int c)
+{
+	if (c < 0 || c >= r->n_cells || r->n_words[c] == 0)
+		return (struct span){"", 0};
+	struct span a = r->words[c][0], b = r->words[c][r->n_words[c] - 1];
+	return (struct span){a.s, (size_t)(b.s + b.n - a.s)};
+}
+
+/* Marks every chip of NPU npu as running no process. */
+static void no_processes(struct xp_raw_node *node, int npu)
+{
+	for (int i = 0; i < node->n_devices; i++)
+		if (node->devices[i].index == npu && node->devices[i].n_procs < 0)
+			node->devices[i].n_procs = 0;
+}
+
+/* Reads the process table after its header row: "| 0 0 | 37656 | hlt_host_devmm_ | 686 |" per
+ * process, "| No running processes found in NPU 3 |" for an idle NPU. A chip the table does not
+ * mention keeps its list unknown. */
+static void read_processes(const char *text, size_t len, size_t pos, int lineno, const struct row *hdr,
+			   struct xp_raw_node *node)
+{
+	struct ptable pt;
+	if (!ptable_header(hdr, node, &pt)) {
+		xp_raw_warn(node, "npu-smi info line %d: process table without NPU and Process id columns; unread",
+			    hdr->line);
+		return;
+	}
+	struct span line;
+	struct row row;
+	while (next_line(text, len, &pos, &line)) {
+		lineno++;
+		if (!split_row(line, lineno, &row) || row.n_cells == 0)
+			continue;
+		char buf[40];
+		int n0 = row.n_words[0];
+		const struct span *w0 = row.words[0];
+		if (row.n_cells == 1 && n0 >= 2 && span_is(w0[0], "No")) {
+			int npu;
+			/* Without its closing bar the row may be cut inside the number ("NPU 1" of 12). */
+			if (!row.open && parse_int(w0[n0 - 1], &npu) && span_is(w0[1], "running"))
+				no_processes(node, npu);
+			else
+				xp_raw_warn(node, "npu-smi info line %d: unexpected row \"%s\"; skipped", lineno,
+					    shown(trim(line), buf, sizeof buf));
+			continue;
+		}
+		int npu, chip = 0;
+		int64_t pid;
+		/* Every cell of the header, closed: a row cut after an inner bar is no process. */
+		if (row.open || row.n_cells < hdr->n_cells || pt.npu >= row.n_cells || row.n_words[pt.npu] < 1 ||
+		    !parse_int(row.words[pt.npu][0], &npu) ||
+		    (row.n_words[pt.npu] > 1 && !parse_int(row.words[pt.npu][1], &chip)) ||
+		    row.n_words[pt.pid] != 1 || !parse_i64(row.words[pt.pid][0], &pid) || pid <= 0 ||
+		    pid > INT32_MAX) {
+			xp_raw_warn(node, "npu-smi info line %d: process row \"%s\" unread", lineno,
+				    shown(trim(line), buf, sizeof buf));
+			continue;
+		}
+		struct xp_raw_device *d = NULL;
+		for (int i = 0; i < node->n_devices && !d; i++)
+			if (node->devices[i].index == npu && node->devices[i].chip == chip)
+				d = &node->devices[i];
+		if (!d) {
+			xp_raw_warn(node, "npu-smi info line %d: a process on NPU %d chip %d, which the device table "
+				    "does not list", lineno, npu, chip);
+			continue;
+		}
+		struct xp_raw_proc *p = xp_raw_add_proc(node, d, "NPU");
+		if (!p)
+			continue;
+		p->pid = pid;
+		set_field(p->name, sizeof p->name, cell_text(&row, pt.name));
+		int64_t mem;
+		struct span mv = cell_text(&row, pt.mem);
+		if (pt.mem >= 0 && !is_na(mv) && parse_i64(mv, &mem) && mem < ((int64_t)1 << 40))
+			p->memory_mib = mem * pt.mem_scale;
+	}
+}
+
 static int fail(char *err, size_t errlen, const char *msg)
 {
 	if (errlen)
@@ -579,6 +699,7 @@ int xp_npusmi_parse_info(const char *text, size_t len, struct xp_raw_node *node,
 		if (!numeric) {
 			if (row_has_word(&row, "Process")) {
 				state = DONE; /* the process table follows the devices */
+				read_processes(text, len, pos, lineno, &row, node);
 				break;
 			}
 			char buf[40];

@@ -1,6 +1,7 @@
 /* raw.c: helpers for the raw records every adapter fills (compiled into each adapter). */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,17 @@
 
 void xp_raw_device_init(struct xp_raw_device *d)
 {
-	memset(d, 0, sizeof *d);
+	/* The process slots (most of the record) are cleared one by one as they are taken
+	 * (xp_raw_add_proc): `sim gen` inits millions of devices. */
+	memset(d, 0, offsetof(struct xp_raw_device, procs));
+	d->procs_left_out = 0;
 	d->index = -1;
 	d->memory_total_mib = d->memory_used_mib = -1;
 	d->temperature_c = d->power_w = d->power_limit_w = d->utilization_pct = NAN;
 	d->ecc_corrected = d->ecc_uncorrected = d->retired_pages = -1;
 	d->mig_mode = -1;
 	d->numa = -1;
+	d->n_procs = -1;
 }
 
 void xp_raw_node_init(struct xp_raw_node *n)
@@ -77,9 +82,32 @@ struct xp_raw_slice *xp_raw_add_slice(struct xp_raw_node *node, struct xp_raw_de
 	return s;
 }
 
+struct xp_raw_proc *xp_raw_add_proc(struct xp_raw_node *node, struct xp_raw_device *d, const char *unit)
+{
+	if (d->n_procs < 0)
+		d->n_procs = 0;
+	if (d->n_procs >= XP_RAW_MAX_PROCS) {
+		if (d->procs_left_out++ == 0)
+			xp_raw_warn(node, "%s %d: more than %d processes; the rest are left out", unit, d->index,
+				    XP_RAW_MAX_PROCS);
+		return NULL;
+	}
+	struct xp_raw_proc *p = &d->procs[d->n_procs++];
+	memset(p, 0, sizeof *p);
+	p->pid = -1;
+	p->memory_mib = -1;
+	p->util_pct = NAN;
+	return p;
+}
+
 void xp_raw_copy_fresh(struct xp_raw_device *d, const struct xp_raw_device *f, bool metrics)
 {
 	if (metrics) {
+		/* Processes come and go between reads: the fresh list replaces the old one. */
+		d->n_procs = f->n_procs;
+		d->procs_left_out = f->procs_left_out;
+		if (f->n_procs > 0)
+			memcpy(d->procs, f->procs, (size_t)f->n_procs * sizeof d->procs[0]);
 		d->memory_total_mib = f->memory_total_mib;
 		d->memory_used_mib = f->memory_used_mib;
 		d->temperature_c = f->temperature_c;

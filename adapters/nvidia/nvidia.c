@@ -136,6 +136,8 @@ static int load_devices(struct nv_state *s, struct xp_raw_node *node, bool names
 	}
 	if (rc == 0 && !s->nvml && names)
 		name_instances(s, node);
+	if (rc == 0 && !s->host->replay_dir)
+		xp_raw_procs_from_proc(node, "/dev/nvidia");
 	memcpy(node->hostname, hostname, sizeof hostname);
 	return rc;
 }

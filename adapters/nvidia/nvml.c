@@ -55,6 +55,20 @@ struct nv_memory_v2 {
 	unsigned long long total, reserved, free, used;
 };
 
+/* nvmlProcessInfo_t as the _v3 process queries fill it (NVML's public API reference) */
+struct nv_proc {
+	unsigned int pid;
+	unsigned long long used_memory; /* bytes; NVML_VALUE_NOT_AVAILABLE (all ones) when not known */
+	unsigned int gpu_instance, compute_instance;
+};
+
+/* nvmlProcessUtilizationSample_t, in percent of the sampling period */
+struct nv_proc_util {
+	unsigned int pid;
+	unsigned long long timestamp; /* microseconds */
+	unsigned int sm, mem, enc, dec;
+};
+
 /* nvmlUtilization_t, in percent */
 struct nv_util {
 	unsigned int gpu, memory;
@@ -95,6 +109,9 @@ struct nvml {
 	nvret (*link_state)(nvdev, unsigned int, int *);
 	nvret (*link_remote_pci)(nvdev, unsigned int, struct nv_pci *);
 	nvret (*link_remote_type)(nvdev, unsigned int, int *);
+	nvret (*compute_procs)(nvdev, unsigned int *, struct nv_proc *);
+	nvret (*graphics_procs)(nvdev, unsigned int *, struct nv_proc *);
+	nvret (*proc_util)(nvdev, struct nv_proc_util *, unsigned int *, unsigned long long);
 };
 
 static const struct {
@@ -134,6 +151,9 @@ static const struct {
 	{"nvmlDeviceGetNvLinkState", offsetof(struct nvml, link_state), false},
 	{"nvmlDeviceGetNvLinkRemotePciInfo_v2", offsetof(struct nvml, link_remote_pci), false},
 	{"nvmlDeviceGetNvLinkRemoteDeviceType", offsetof(struct nvml, link_remote_type), false},
+	{"nvmlDeviceGetComputeRunningProcesses_v3", offsetof(struct nvml, compute_procs), false},
+	{"nvmlDeviceGetGraphicsRunningProcesses_v3", offsetof(struct nvml, graphics_procs), false},
+	{"nvmlDeviceGetProcessUtilization", offsetof(struct nvml, proc_util), false},
 };
 
 /* Clock event reason bits (nvmlClocksEventReason*) worth reporting, in nvidia-smi's words;
@@ -288,6 +308,71 @@ static void mig_slices(const struct nvml *nv, nvdev dev, struct xp_raw_device *d
 	}
 }
 
+/* Adds the processes one query lists (type "C" or "G"); a pid already listed by the other
+ * query becomes "C+G", as nvidia-smi prints it. False when the query failed. */
+static bool list_procs(nvret (*query)(nvdev, unsigned int *, struct nv_proc *), nvdev dev, const char *type,
+		       struct xp_raw_device *d, struct xp_raw_node *node)
+{
+	struct nv_proc buf[XP_RAW_MAX_PROCS];
+	unsigned int n = XP_RAW_MAX_PROCS;
+	nvret rc = query(dev, &n, buf);
+	if (rc == NV_ERROR_INSUFFICIENT_SIZE) {
+		xp_raw_warn(node, "GPU %d: more than %d %s processes; none are listed", d->index, XP_RAW_MAX_PROCS,
+			    type);
+		return false;
+	}
+	if (rc != NV_SUCCESS || n > XP_RAW_MAX_PROCS)
+		return false;
+	if (d->n_procs < 0)
+		d->n_procs = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		struct xp_raw_proc *p = NULL;
+		for (int k = 0; k < d->n_procs && !p; k++)
+			if (d->procs[k].pid == (int64_t)buf[i].pid)
+				p = &d->procs[k];
+		if (p) {
+			snprintf(p->type, sizeof p->type, "C+G");
+			continue;
+		}
+		if (!(p = xp_raw_add_proc(node, d, "GPU")))
+			break;
+		p->pid = buf[i].pid;
+		snprintf(p->type, sizeof p->type, "%s", type);
+		p->memory_mib = buf[i].used_memory == ~0ULL ? -1 : (int64_t)(buf[i].used_memory >> 20);
+	}
+	return true;
+}
+
+/* Each process's SM utilization over the driver's last samples (the newest sample of each pid). */
+static void procs_util(const struct nvml *nv, nvdev dev, struct xp_raw_device *d)
+{
+	struct nv_proc_util buf[XP_RAW_MAX_PROCS * 2];
+	unsigned int n = sizeof buf / sizeof buf[0];
+	if (!nv->proc_util || d->n_procs <= 0 || nv->proc_util(dev, buf, &n, 0) != NV_SUCCESS ||
+	    n > sizeof buf / sizeof buf[0])
+		return;
+	for (int k = 0; k < d->n_procs; k++) {
+		unsigned long long newest = 0;
+		for (unsigned int i = 0; i < n; i++)
+			if ((int64_t)buf[i].pid == d->procs[k].pid && buf[i].timestamp >= newest && buf[i].sm <= 100) {
+				newest = buf[i].timestamp;
+				d->procs[k].util_pct = buf[i].sm;
+			}
+	}
+}
+
+static void read_procs(const struct nvml *nv, nvdev dev, struct xp_raw_device *d, struct xp_raw_node *node)
+{
+	bool c = nv->compute_procs && list_procs(nv->compute_procs, dev, "C", d, node);
+	bool g = nv->graphics_procs && list_procs(nv->graphics_procs, dev, "G", d, node);
+	/* One list without the other would say "none" of what was not asked. */
+	if (!c || !g) {
+		d->n_procs = -1;
+		return;
+	}
+	procs_util(nv, dev, d);
+}
+
 static void read_device(const struct nvml *nv, nvdev dev, struct xp_raw_device *d, struct xp_raw_node *node)
 {
 	char buf[128];
@@ -345,6 +430,7 @@ static void read_device(const struct nvml *nv, nvdev dev, struct xp_raw_device *
 		if (cur)
 			mig_slices(nv, dev, d, node);
 	}
+	read_procs(nv, dev, d, node);
 }
 
 int xp_nvml_enumerate(void *h, struct xp_raw_node *node, char *err, size_t errlen)

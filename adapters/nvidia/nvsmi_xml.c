@@ -304,6 +304,36 @@ static void mig_devices(const xmlNode *list, struct xp_raw_device *d, struct xp_
 	}
 }
 
+/* <processes>: one <process_info> per process (pid, type C/G/C+G, process_name, used_memory
+ * "22 MiB"). An empty <processes/> lists none; a missing one, or one holding only a word
+ * ("N/A", a GeForce's "Not Supported" in older drivers), leaves the list unknown. */
+static void processes(const xmlNode *list, struct xp_raw_device *d, struct xp_raw_node *node)
+{
+	if (!list)
+		return;
+	char buf[64];
+	bool any = false;
+	for (const xmlNode *c = list->children; c && !any; c = c->next)
+		any = c->type == XML_ELEMENT_NODE;
+	if (!any && text(list, buf, sizeof buf)[0])
+		return;
+	d->n_procs = 0;
+	for (const xmlNode *c = list->children; c; c = c->next) {
+		if (!is_elem(c, "process_info"))
+			continue;
+		struct xp_raw_proc *p = xp_raw_add_proc(node, d, "GPU");
+		if (!p)
+			continue; /* counted in procs_left_out */
+		int64_t pid = count(child(c, "pid"));
+		p->pid = pid > 0 && pid <= INT32_MAX ? pid : -1;
+		set_text(p->type, sizeof p->type, child(c, "type"));
+		if (strcmp(p->type, "C") != 0 && strcmp(p->type, "G") != 0 && strcmp(p->type, "C+G") != 0)
+			p->type[0] = '\0';
+		set_text(p->name, sizeof p->name, child(c, "process_name"));
+		p->memory_mib = count(child(c, "used_memory"));
+	}
+}
+
 static void parse_gpu(const xmlNode *g, const char *driver, const char *cuda, struct xp_raw_node *node)
 {
 	struct xp_raw_device *d = &node->devices[node->n_devices];
@@ -374,6 +404,7 @@ static void parse_gpu(const xmlNode *g, const char *driver, const char *cuda, st
 	text(path(g, "mig_mode/current_mig"), buf, sizeof buf);
 	d->mig_mode = strcasecmp(buf, "Enabled") == 0 ? 1 : strcasecmp(buf, "Disabled") == 0 ? 0 : -1;
 	mig_devices(child(g, "mig_devices"), d, node);
+	processes(child(g, "processes"), d, node);
 }
 
 int xp_nvsmi_parse_xml(const char *text_in, size_t len, struct xp_raw_node *node, char *err, size_t errlen)

@@ -1,4 +1,4 @@
-/* cmd_inventory.c: `xpool inventory [--json] [NODE...]`: what the cluster has. */
+/* cmd_inventory.c: `xpool inventory [--json] [--processes] [--filter EXPR] [NODE...]`: what the cluster has. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,9 +9,49 @@
 #include "table.h"
 
 static const struct xp_opt inventory_opts[] = {
+	{"processes", 0, NULL, "list the processes using each device (pid, user, type, memory, utilization, command)", NULL},
 	XP_NODE_FILTER_OPT,
 	{NULL, 0, NULL, NULL},
 };
+
+/* One line per process of the nodes' devices; "-" for what the vendor does not say. Devices that
+ * list no processes are counted apart from those whose vendor tool does not list them. */
+static void print_processes(FILE *f, struct xp_node *const *nodes, size_t k)
+{
+	struct xp_table t;
+	xp_table_init(&t, 8);
+	xp_table_row(&t, "NODE", "ACC", "PID", "USER", "TYPE", "MEMORY", "UTIL", "COMMAND");
+	size_t procs = 0, idle = 0, unknown = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct xp_node *n = nodes[i];
+		for (size_t j = 0; j < n->n_devices; j++) {
+			const struct xp_device *d = &n->devices[j];
+			if (!d->procs_known) {
+				unknown++;
+				continue;
+			}
+			idle += d->n_procs == 0;
+			for (size_t q = 0; q < d->n_procs; q++) {
+				const struct xp_proc *p = &d->procs[q];
+				char acc[16], pid[24], mem[32], util[16];
+				snprintf(acc, sizeof acc, "%d", d->index);
+				xp_fmt_int(pid, sizeof pid, p->pid);
+				if (XP_HAS(p->util_pct))
+					snprintf(util, sizeof util, "%.0f%%", p->util_pct);
+				else
+					snprintf(util, sizeof util, "-");
+				xp_table_row(&t, n->name, acc, pid, p->user ? p->user : "-", p->type[0] ? p->type : "-",
+					     xp_fmt_mib(mem, sizeof mem, p->memory_mib), util, p->command ? p->command : "-");
+				procs++;
+			}
+		}
+	}
+	if (procs)
+		xp_table_print(&t, f, "");
+	xp_table_free(&t);
+	fprintf(f, "%zu process%s; %zu device%s with none; %zu device%s not reporting processes\n", procs,
+		procs == 1 ? "" : "es", idle, idle == 1 ? "" : "s", unknown, unknown == 1 ? "" : "s");
+}
 
 static void print_node(FILE *f, const struct xp_node *n)
 {
@@ -186,6 +226,8 @@ static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			xp_ctx_error(ctx, "inventory: %s", err.msg);
 			rc = XP_EXIT_ERROR;
 		}
+	} else if (xp_args_has(a, "processes")) {
+		print_processes(ctx->out, sel, k);
 	} else if (k == 1 && !f) {
 		print_node(ctx->out, sel[0]);
 	} else {
@@ -199,7 +241,7 @@ static int inventory_exec(struct xp_ctx *ctx, const struct xp_args *a)
 const struct xp_cmd_entry xp_cmd_inventory_entry = {
 	.name = "inventory",
 	.alias = "inv",
-	.usage = "[--json] [--filter EXPR] [NODE...]",
+	.usage = "[--json] [--processes] [--filter EXPR] [NODE...]",
 	.summary = "show nodes: CPUs, NUMA, memory, NICs and accelerators",
 	.opts = inventory_opts,
 	.min_args = 0,

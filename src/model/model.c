@@ -230,7 +230,21 @@ static void device_free(struct xp_device *d)
 		free(d->allocs[i].uuid);
 	}
 	free(d->allocs);
+	xp_device_procs_clear(d);
 }
+
+void xp_device_procs_clear(struct xp_device *d)
+{
+	for (size_t i = 0; i < d->n_procs; i++) {
+		free(d->procs[i].user);
+		free(d->procs[i].command);
+	}
+	free(d->procs);
+	d->procs = NULL;
+	d->n_procs = 0;
+	d->procs_known = false;
+}
+
 
 struct xp_node *xp_node_ref(struct xp_node *n)
 {
@@ -343,6 +357,11 @@ static void device_dup(struct xp_device *d)
 		d->allocs[i].owner = xp_strdup(d->allocs[i].owner);
 		d->allocs[i].uuid = xp_strdup(d->allocs[i].uuid);
 	}
+	d->procs = dup_array(d->procs, d->n_procs, sizeof *d->procs);
+	for (size_t i = 0; i < d->n_procs; i++) {
+		d->procs[i].user = xp_strdup(d->procs[i].user);
+		d->procs[i].command = xp_strdup(d->procs[i].command);
+	}
 }
 
 struct xp_node *xp_node_clone(const struct xp_node *src)
@@ -401,6 +420,16 @@ static void *append(void *arr, size_t *n, size_t sz)
 	char *p = (char *)*a + k * sz;
 	memset(p, 0, sz);
 	(*n)++;
+	return p;
+}
+
+struct xp_proc *xp_device_add_proc(struct xp_device *d)
+{
+	struct xp_proc *p = append(&d->procs, &d->n_procs, sizeof *p);
+	p->pid = -1;
+	p->memory_mib = -1;
+	p->util_pct = XP_NA;
+	d->procs_known = true;
 	return p;
 }
 
@@ -622,6 +651,14 @@ void xp_node_clean(struct xp_node *n)
 			clean_str(d->allocs[k].slice, XP_MAX_STRING);
 			clean_str(d->allocs[k].owner, XP_MAX_STRING);
 			clean_str(d->allocs[k].uuid, XP_MAX_STRING);
+		}
+		for (size_t k = 0; k < d->n_procs; k++) {
+			clean_str(d->procs[k].user, XP_MAX_STRING);
+			clean_str(d->procs[k].command, XP_MAX_STRING);
+			/* A type is one of three words; anything else is not known. */
+			const char *t = d->procs[k].type;
+			if (strcmp(t, "C") != 0 && strcmp(t, "G") != 0 && strcmp(t, "C+G") != 0)
+				d->procs[k].type[0] = '\0';
 		}
 	}
 }

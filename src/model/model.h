@@ -27,6 +27,7 @@
 #define XP_MAX_NUMA 1024    /* NUMA domains per node */
 #define XP_MAX_STRING 65536 /* bytes in one string: a cpu list of a 4096-PU machine fits */
 #define XP_MAX_NODES 1000000 /* nodes in one document: what `sim gen` may write */
+#define XP_MAX_PROCS 1024   /* processes per device in a document: the rest are refused */
 
 /* Node state, as shown in every view. */
 enum xp_node_state {
@@ -109,6 +110,16 @@ struct xp_alloc {
 	char *uuid;         /* an existing instance's own UUID (MIG-...), NULL when not known */
 };
 
+/* A process using a device, as the vendor tool or library reports it. */
+struct xp_proc {
+	int64_t pid;         /* the vendor's pid (the host's PID namespace), -1 when not known */
+	char *user;          /* owner's user name (from /proc when read live), NULL when not known */
+	char *command;       /* the command line when read live, else the tool's process name; NULL when not known */
+	int64_t memory_mib;  /* device memory it uses, -1 when not known */
+	double util_pct;     /* its share of the device's compute, XP_NA when the vendor does not say */
+	char type[4];        /* "C" compute, "G" graphics, "C+G" both (nvidia-smi's words); "" when not known */
+};
+
 /* An accelerator. */
 struct xp_device {
 	int index;          /* index within the node, 0.. */
@@ -148,6 +159,11 @@ struct xp_device {
 				  * first), -1 not known or not MIG-capable */
 	struct xp_alloc *allocs;
 	size_t n_allocs;
+	/* Processes using the device now; procs_known false when no source lists them (then
+	 * n_procs is 0 and views show "-"), true with n_procs 0 when the vendor lists none. */
+	struct xp_proc *procs;
+	size_t n_procs;
+	bool procs_known;
 };
 
 /* A NUMA domain. */
@@ -280,6 +296,10 @@ void xp_node_free(struct xp_node *n);
 struct xp_node *xp_node_ref(struct xp_node *n);
 /* Appends a zeroed device (metrics unknown) and returns it; pointers to earlier devices may move. */
 struct xp_device *xp_node_add_device(struct xp_node *n);
+/* Appends a process to d (pid, memory and utilization unknown) and marks d's processes known. */
+struct xp_proc *xp_device_add_proc(struct xp_device *d);
+/* Frees d's processes and marks them not known. */
+void xp_device_procs_clear(struct xp_device *d);
 /* Sets *d to a device at index with every metric unknown (what xp_node_add_device appends). */
 void xp_device_init(struct xp_device *d, int index);
 /* Sets *p to a PCI function with nothing known (what xp_node_add_pci appends). */

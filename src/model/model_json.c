@@ -152,6 +152,18 @@ static const struct field alloc_uuid_field[] = {
 	{0},
 };
 
+/* A process's fields after its "pid" and before its "type" (both read by the decoder's own
+ * code: a pid is bounded, a type is one of three words). */
+static const struct field proc_fields[] = {
+	FSTR(struct xp_proc, "user", user, true),
+	FSTR(struct xp_proc, "command", command, true),
+	FI64(struct xp_proc, "memory_mib", memory_mib, true),
+	FNUM(struct xp_proc, "util_pct", util_pct, 0, 100),
+	{0},
+};
+#define PROC_PID_MAX 4194304 /* Linux's PID_MAX_LIMIT: a larger pid is no process */
+#define PROC_COMMAND_MAX 4096 /* bytes of a command line kept (a view shows far fewer) */
+
 static void alloc_uuids_to_json(json_t *allocs, const struct xp_device *d)
 {
 	for (size_t i = 0; i < d->n_allocs; i++)
@@ -403,6 +415,20 @@ static json_t *device_to_json(const struct xp_device *d)
 	json_t *allocs = objects_to_json(d->allocs, d->n_allocs, sizeof *d->allocs, alloc_fields);
 	alloc_uuids_to_json(allocs, d);
 	put(o, "allocations", allocs);
+	/* Written only where a source lists them (as an allocation's uuid), so that inventories
+	 * without processes read and print as before (xpool(1), INVENTORY JSON). */
+	if (d->procs_known) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < d->n_procs; i++) {
+			const struct xp_proc *pr = &d->procs[i];
+			json_t *po = json_object();
+			put(po, "pid", jint(pr->pid));
+			put_fields(po, pr, proc_fields);
+			put(po, "type", jstr(pr->type[0] ? pr->type : NULL));
+			json_array_append_new(a, po);
+		}
+		put(o, "processes", a);
+	}
 	return o;
 }
 
@@ -1057,6 +1083,22 @@ static void w_device(struct wr *w, const struct xp_device *d)
 		w_close(w, '}');
 	}
 	w_close(w, ']');
+	if (d->procs_known) {
+		w_key(w, "processes");
+		w_open(w, '[');
+		for (size_t i = 0; i < d->n_procs; i++) {
+			const struct xp_proc *pr = &d->procs[i];
+			w_elem(w);
+			w_open(w, '{');
+			w_key(w, "pid");
+			w_int_or_null(w, pr->pid);
+			w_fields(w, pr, proc_fields);
+			w_key(w, "type");
+			w_str(w, pr->type[0] ? pr->type : NULL);
+			w_close(w, '}');
+		}
+		w_close(w, ']');
+	}
 	w_close(w, '}');
 }
 
@@ -1861,6 +1903,51 @@ static int alloc_from(struct dec *d, const struct jpath *p, void *ctx)
 	return r;
 }
 
+enum { PROC_PID, PROC_TYPE };
+static const struct field proc_own_fields[] = {
+	[PROC_PID] = {.key = "pid", .klen = 3, .kind = F_OWN},
+	[PROC_TYPE] = {.key = "type", .klen = 4, .kind = F_OWN},
+	{0},
+};
+
+static int proc_from(struct dec *d, const struct jpath *p, void *ctx)
+{
+	struct xp_proc *pr = xp_device_add_proc(ctx);
+	struct fmatch m = FMATCH2(proc_fields, proc_own_fields);
+	const struct field *k;
+	int r;
+	while ((r = next_field(d, &m, &k)) == 1) {
+		if (!k) {
+			if (skip_value(d))
+				return -1;
+		} else if (k->kind != F_OWN) {
+			if (rd_field(d, p, pr, k))
+				return -1;
+			if (k->off == offsetof(struct xp_proc, command) && pr->command &&
+			    strlen(pr->command) > PROC_COMMAND_MAX)
+				return bad(d->err, p, "command", "a string of %zu bytes, more than the %d allowed",
+					   strlen(pr->command), PROC_COMMAND_MAX);
+		} else if (k == &proc_own_fields[PROC_PID]) {
+			if (rd_int(d, p, "pid", 0, PROC_PID_MAX, true, &pr->pid))
+				return -1;
+		} else {
+			enum xp_jp_type t = xp_jp_value(&d->jp);
+			if (t == XP_JP_ERROR)
+				return -1;
+			if (t == XP_JP_NULL) {
+				pr->type[0] = '\0';
+				continue;
+			}
+			const char *v = t == XP_JP_STRING && strlen(d->jp.str) == d->jp.str_len ? d->jp.str : "";
+			if (strcmp(v, "C") != 0 && strcmp(v, "G") != 0 && strcmp(v, "C+G") != 0)
+				return bad(d->err, p, "type", "expected \"C\", \"G\", \"C+G\" or null, got %s",
+					   t == XP_JP_STRING ? "another string" : tname(t));
+			snprintf(pr->type, sizeof pr->type, "%s", v);
+		}
+	}
+	return r;
+}
+
 static int rd_partition(struct dec *d, const struct jpath *path, unsigned *out)
 {
 	if (rd_array(d, path, "partition"))
@@ -1888,7 +1975,7 @@ static int rd_partition(struct dec *d, const struct jpath *path, unsigned *out)
 }
 
 /* A device's keys its own code reads, in the order writers put them. */
-enum { DEV_INDEX, DEV_VENDOR_INDEX, DEV_PEAK, DEV_PARTITION, DEV_MIG_MODE, DEV_ALLOCATIONS };
+enum { DEV_INDEX, DEV_VENDOR_INDEX, DEV_PEAK, DEV_PARTITION, DEV_MIG_MODE, DEV_ALLOCATIONS, DEV_PROCESSES };
 static const struct field device_own_fields[] = {
 	[DEV_INDEX] = {.key = "index", .klen = 5, .kind = F_OWN},
 	[DEV_VENDOR_INDEX] = {.key = "vendor_index", .klen = 12, .kind = F_OWN},
@@ -1896,6 +1983,7 @@ static const struct field device_own_fields[] = {
 	[DEV_PARTITION] = {.key = "partition", .klen = 9, .kind = F_OWN},
 	[DEV_MIG_MODE] = {.key = "mig_mode", .klen = 8, .kind = F_OWN},
 	[DEV_ALLOCATIONS] = {.key = "allocations", .klen = 11, .kind = F_OWN},
+	[DEV_PROCESSES] = {.key = "processes", .klen = 9, .kind = F_OWN},
 	{0},
 };
 
@@ -1961,10 +2049,37 @@ static int device_from(struct dec *d, const struct jpath *p, void *ctx)
 			dv->mig_mode = t == XP_JP_NULL ? -1 : t == XP_JP_TRUE;
 			break;
 		}
-		default: /* DEV_ALLOCATIONS */
+		case DEV_ALLOCATIONS:
 			if (rd_objects(d, p, "allocations", SIZE_MAX, alloc_from, dv))
 				return -1;
 			break;
+		default: { /* DEV_PROCESSES: null (or absent) is "not known", [] is "none" */
+			enum xp_jp_type t = xp_jp_value(&d->jp);
+			if (t == XP_JP_ERROR)
+				return -1;
+			if (t == XP_JP_NULL)
+				break;
+			if (t != XP_JP_ARRAY)
+				return bad(d->err, p, "processes", "expected an array or null, got %s", tname(t));
+			dv->procs_known = true;
+			struct jpath pp = {p, "processes", 0};
+			int rr;
+			for (size_t i = 0; (rr = xp_jp_next_elem(&d->jp)) == 1; i++) {
+				struct jpath ep = {&pp, NULL, i};
+				if (i >= XP_MAX_PROCS)
+					return bad(d->err, p, "processes", "more than the %d entries allowed", XP_MAX_PROCS);
+				enum xp_jp_type et = xp_jp_value(&d->jp);
+				if (et == XP_JP_ERROR)
+					return -1;
+				if (et != XP_JP_OBJECT)
+					return bad(d->err, &ep, NULL, "expected an object, got %s", tname(et));
+				if (proc_from(d, &ep, dv))
+					return -1;
+			}
+			if (rr)
+				return -1;
+			break;
+		}
 		}
 	}
 	return r;

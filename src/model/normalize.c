@@ -464,6 +464,26 @@ static void apply_device(struct xp_node *n, size_t idx, const struct xp_raw_devi
 	if (r->n_slices > 0)
 		slices_to_allocs(d, r);
 
+	/* Processes now: replaced by every read (they come and go); unknown when the tool does
+	 * not list them. The strings are cleaned with the rest of the node (xp_node_clean). */
+	xp_device_procs_clear(d);
+	int np = r->n_procs < XP_RAW_MAX_PROCS ? r->n_procs : XP_RAW_MAX_PROCS;
+	if (np >= 0) {
+		d->procs_known = true;
+		if (np)
+			d->procs = xp_calloc((size_t)np, sizeof *d->procs);
+		for (int i = 0; i < np; i++) {
+			const struct xp_raw_proc *rp = &r->procs[i];
+			struct xp_proc *p = &d->procs[d->n_procs++];
+			p->pid = rp->pid > 0 ? rp->pid : -1;
+			p->user = rp->user[0] ? xp_strndup(rp->user, sizeof rp->user) : NULL;
+			p->command = rp->name[0] ? xp_strndup(rp->name, sizeof rp->name) : NULL;
+			p->memory_mib = rp->memory_mib >= 0 ? rp->memory_mib : -1;
+			p->util_pct = isfinite(rp->util_pct) && rp->util_pct >= 0 && rp->util_pct <= 100 ? rp->util_pct : XP_NA;
+			snprintf(p->type, sizeof p->type, "%.3s", rp->type);
+		}
+	}
+
 	/* Health: the vendor's word first, then our thresholds on what it measured. */
 	xp_strv_free(d->health_reasons, d->n_health_reasons);
 	d->health_reasons = NULL;
