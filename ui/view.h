@@ -72,6 +72,9 @@ struct xp_view {
 	 * none) into buf: with the view's name and the filter, the command string that brings the
 	 * view back (status line, bookmarks). NULL: none. */
 	void (*opts)(void *st, char *buf, size_t len);
+	/* The keys to list in `?` now, when they depend on the state (view 1 hides its action
+	 * keys in read-only); NULL: keys. */
+	const struct xp_view_key *(*keys_now)(void *st);
 };
 
 #endif

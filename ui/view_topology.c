@@ -16,6 +16,7 @@
 #include "list.h"
 #include "list_draw.h"
 #include "map_layout.h"
+#include "node_actions.h"
 #include "pci_class.h"
 #include "theme.h"
 #include "view.h"
@@ -244,6 +245,7 @@ struct topo {
 	struct xp_list dlist;
 	char *dev_bus;           /* the opened device's bus id: indexes may move on a refresh */
 	char where[512];
+	struct xp_nact *act;     /* tags, drain/undrain, ssh (node_actions.h) */
 };
 
 static void set_name(struct topo *t, const char *name)
@@ -970,6 +972,15 @@ static void draw_group_row(const struct topo *t, WINDOW *w, int y, struct xp_rec
 		x = xp_draw_put(w, y, x, maxx, XP_ROLE_BORDER, t->g->hline, 0);
 }
 
+/* A tagged node's mark in the row's first column (drawn again over the row's fill). */
+static void draw_tag_mark(const struct topo *t, WINDOW *w, int y, int x, int base, const char *name)
+{
+	if (!xp_nact_tagged(t->act, name))
+		return;
+	xp_draw_fill(w, y, x, x + 2, base);
+	xp_draw_put(w, y, x, x + 1, base == XP_ROLE_SELECTED ? base : XP_ROLE_WARN, "*", 0);
+}
+
 static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 {
 	const struct map_frame *f = arg;
@@ -982,11 +993,13 @@ static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 	}
 	const struct xp_node *n = xp_ui_cluster(f->ui)->nodes[mr->index];
 	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
+
 	char state[64], cpu[64];
 	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(f->ui, n->name);
 	const char *text[] = {n->name, xp_map_state_str(n, state, sizeof state), xp_map_cpu_summary(n, cpu, sizeof cpu)};
 	int roles[] = {hit ? XP_ROLE_MATCH : base, sel ? base : xp_map_state_role(n->state), base};
 	xp_draw_fill(w, y, f->r.x, maxx, base);
+	draw_tag_mark(t, w, y, f->r.x, base, n->name);
 	for (size_t j = 0; j < COL_DEVICES && j < f->fit.n; j++)
 		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, roles[j], columns[j].align, text[j]);
 	int x = f->x0 + f->fit.x[COL_DEVICES];
@@ -1063,6 +1076,7 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		draw_doc(w, r, &t->nd, &t->nlist, t->dev);
 	else
 		draw_doc(w, r, &t->dd, &t->dlist, -1);
+	xp_nact_draw(t->act, w, r);
 }
 
 /* ---- keys ---- */
@@ -1127,6 +1141,8 @@ static int map_next_match(struct topo *t, struct xp_ui *ui, int dir)
 	return XP_REACT_REDRAW;
 }
 
+static const char *selected_node(void *st);
+
 static int map_key(struct topo *t, struct xp_ui *ui, int key)
 {
 	if (xp_list_key(&t->map, key)) {
@@ -1144,7 +1160,7 @@ static int map_key(struct topo *t, struct xp_ui *ui, int key)
 	case 'N':
 		return map_next_match(t, ui, -1);
 	default:
-		return XP_REACT_UNHANDLED;
+		return xp_nact_key(t->act, ui, key, selected_node(t), true);
 	}
 	return XP_REACT_REDRAW;
 }
@@ -1214,6 +1230,10 @@ static int node_key(struct topo *t, struct xp_ui *ui, int key)
 	case 27:
 		back_to_map(t);
 		return XP_REACT_REDRAW;
+	case 's':
+	case 'd':
+	case 'u':
+		return xp_nact_key(t->act, ui, key, t->name, false);
 	default:
 		break;
 	}
@@ -1238,6 +1258,13 @@ static int dev_key(struct topo *t, int key)
 		return XP_REACT_REDRAW;
 	}
 	return xp_list_key(doc_list(&t->dlist, &t->dd), key) ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
+}
+
+/* A question of the actions (a reason, y/N) takes every key while it is asked. */
+static int pre_key(void *st, struct xp_ui *ui, int key)
+{
+	struct topo *t = st;
+	return xp_nact_pre_key(t->act, ui, key);
 }
 
 static int on_key(void *st, struct xp_ui *ui, int key)
@@ -1322,6 +1349,19 @@ static const char *where(void *st)
 	return t->where;
 }
 
+/* The status line's count with how many nodes are tagged for an action. */
+static const char *tagged_count(const struct topo *t, const char *c, char *buf, size_t len)
+{
+	size_t n = xp_nact_count(t->act);
+	if (!n || !c)
+		return c;
+	if (c != buf)
+		snprintf(buf, len, "%s", c);
+	size_t l = strlen(buf);
+	snprintf(buf + l, len - l, ", %zu tagged", n);
+	return buf;
+}
+
 /* The map counts nodes, not rows: the group headings are not among them. */
 static const char *count(void *st, char *buf, size_t len)
 {
@@ -1331,7 +1371,7 @@ static const char *count(void *st, char *buf, size_t len)
 	size_t k = 0;
 	for (size_t i = 0; i <= t->map.cursor && i < t->rows.n; i++)
 		k += t->rows.rows[i].kind == XP_MAP_NODE;
-	return xp_list_count_of(k ? k - 1 : 0, t->rows.n_nodes, t->map.total, buf, len);
+	return tagged_count(t, xp_list_count_of(k ? k - 1 : 0, t->rows.n_nodes, t->map.total, buf, len), buf, len);
 }
 
 static bool nested(void *st)
@@ -1350,6 +1390,7 @@ static void *create(struct xp_ui *ui)
 	t->nlist = t->dlist = (struct xp_list)XP_LIST_INIT;
 	t->nlist.pager = t->dlist.pager = true;
 	t->g = xp_ui_glyphs(ui);
+	t->act = xp_nact_new(ui);
 	return t;
 }
 
@@ -1365,6 +1406,7 @@ static void destroy(void *st)
 	free(t->filter);
 	free(t->name);
 	free(t->dev_bus);
+	xp_nact_free(t->act);
 	free(t);
 }
 
@@ -1385,6 +1427,13 @@ static const struct xp_view_key keys[] = {
 	{NULL, NULL},
 };
 
+/* The view's keys for `?`: the action keys only where nodes may be changed. */
+static const struct xp_view_key *keys_now(void *st)
+{
+	struct topo *t = st;
+	return xp_nact_keys(t->act, keys);
+}
+
 const struct xp_view xp_view_topology = {
 	.name = "topology",
 	.title = "Topology",
@@ -1401,4 +1450,6 @@ const struct xp_view xp_view_topology = {
 	.count = count,
 	.nested = nested,
 	.selected_node = selected_node,
+	.pre_key = pre_key,
+	.keys_now = keys_now,
 };
