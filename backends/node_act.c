@@ -113,7 +113,7 @@ int xp_slurm_may_update(const char *conf, char *why, size_t len, struct xp_err *
 int xp_k8s_node_cordon(struct xp_k8s_client *cl, const char *name, bool on, struct xp_err *err)
 {
 	if (!xp_node_act_name_ok(name))
-		return xp_errf(err, "%s: not a Kubernetes node name", name);
+		return xp_errf(err, "not a Kubernetes node name");
 	char *path = xp_asprintf("/api/v1/nodes/%s", name);
 	const char *body = on ? "{\"spec\":{\"unschedulable\":true}}" : "{\"spec\":{\"unschedulable\":false}}";
 	long code;
@@ -128,12 +128,12 @@ int xp_k8s_node_cordon(struct xp_k8s_client *cl, const char *name, bool on, stru
 	if (code == 200)
 		return 0;
 	if (code == 404)
-		return xp_errf(err, "%s: 404 Not Found: no such node%s", name, msg);
+		return xp_errf(err, "404 Not Found: no such node%s", msg);
 	if (code == 403)
-		return xp_errf(err, "%s: 403 Forbidden: this account may not patch nodes%s", name, msg);
+		return xp_errf(err, "403 Forbidden: this account may not patch nodes%s", msg);
 	if (code == 401)
-		return xp_errf(err, "%s: 401 Unauthorized: the server refused the credentials%s", name, msg);
-	return xp_errf(err, "%s: HTTP %ld%s", name, code, msg);
+		return xp_errf(err, "401 Unauthorized: the server refused the credentials%s", msg);
+	return xp_errf(err, "HTTP %ld%s", code, msg);
 }
 
 int xp_k8s_may_patch_nodes(struct xp_k8s_client *cl, char *why, size_t len, struct xp_err *err)

@@ -27,8 +27,8 @@ char *xp_slurm_config_user(const char *text, size_t len);
  * names; 0 with why set when not; -1 with err set when scontrol cannot say. */
 int xp_slurm_may_update(const char *conf, char *why, size_t len, struct xp_err *err);
 /* Cordons (on) or uncordons node name: PATCH /api/v1/nodes/NAME with
- * {"spec":{"unschedulable":ON}} as application/merge-patch+json. 0, or -1 with err set
- * naming the node and the server's answer (404: no such node, 403: not allowed). */
+ * {"spec":{"unschedulable":ON}} as application/merge-patch+json. 0, or -1 with err set to
+ * the server's answer (404: no such node, 403: not allowed); the caller names the node. */
 int xp_k8s_node_cordon(struct xp_k8s_client *cl, const char *name, bool on, struct xp_err *err);
 /* 1 when a SelfSubjectAccessReview says the caller may patch nodes, 0 with why set when it
  * says not (with the server's reason), -1 with err set when it cannot be asked. */
