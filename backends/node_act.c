@@ -91,7 +91,7 @@ int xp_slurm_may_update(const char *conf, char *why, size_t len, struct xp_err *
 	const char *env[] = {setting, NULL};
 	char *out = NULL, msg[512];
 	size_t olen = 0;
-	int rc = xp_run_tool_env(argv, env, 30.0, 4 << 20, &out, &olen, msg, sizeof msg);
+	int rc = xp_run_tool_env(argv, env, 10.0, 4 << 20, &out, &olen, msg, sizeof msg);
 	free(setting);
 	if (rc < 0)
 		return xp_errf(err, "slurm: %s (scontrol show config)", msg);

@@ -993,7 +993,6 @@ static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 	}
 	const struct xp_node *n = xp_ui_cluster(f->ui)->nodes[mr->index];
 	int base = sel ? XP_ROLE_SELECTED : XP_ROLE_NORMAL;
-
 	char state[64], cpu[64];
 	bool hit = !sel && t->filter && *t->filter && xp_ui_matches(f->ui, n->name);
 	const char *text[] = {n->name, xp_map_state_str(n, state, sizeof state), xp_map_cpu_summary(n, cpu, sizeof cpu)};

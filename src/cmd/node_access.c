@@ -38,7 +38,7 @@ int xp_node_access(const struct xp_source_opts *so, bool read_only, char *why, s
 		if (xp_k8s_conf_load(&ko, &conf, &err) < 0) {
 			ok = -1;
 		} else {
-			struct xp_k8s_client_opts o = {.timeout_s = 10};
+			struct xp_k8s_client_opts o = {.timeout_s = 5}; /* the console waits for it at exit */
 			struct xp_k8s_client *cl = xp_k8s_client_new(&conf, &o);
 			ok = xp_k8s_may_patch_nodes(cl, w, sizeof w, &err);
 			xp_k8s_client_free(cl);
