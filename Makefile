@@ -196,6 +196,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_compare_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_running_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_console_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_node_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_json_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/schema_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \

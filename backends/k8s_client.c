@@ -513,6 +513,86 @@ json_t *xp_k8s_list_opt(struct xp_k8s_client *cl, const char *path, const char *
 	return list(cl, path, query, absent, NULL, err);
 }
 
+/* ---- writes ---- */
+
+int xp_k8s_send(struct xp_k8s_client *cl, const char *method, const char *path, const char *ctype, const char *body,
+		long *code, char **resp, struct xp_err *err)
+{
+	*code = 0;
+	*resp = NULL;
+	CURL *e = easy(cl);
+	if (!e)
+		return xp_errf(err, "%s %s: cannot start libcurl", method, path);
+	char *url = xp_asprintf("%s%s", cl->conf.server, path);
+	char *ct = xp_asprintf("Content-Type: %s", ctype);
+	struct body b = {.max = cl->o.max_bytes};
+	bool reread = false;
+	int rc = 0;
+	for (;;) {
+		struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+		h = curl_slist_append(h, ct);
+		char *auth = NULL;
+		if (cl->conf.token) {
+			auth = xp_asprintf("Authorization: Bearer %s", cl->conf.token);
+			h = curl_slist_append(h, auth);
+		}
+		b.len = 0;
+		b.over = false;
+		char errbuf[CURL_ERROR_SIZE] = "";
+		curl_easy_setopt(e, CURLOPT_URL, url);
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		cl->requests++;
+		CURLcode cr = curl_easy_perform(e);
+		/* The handle goes back to what the GETs of lists and watches expect. */
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+		curl_slist_free_all(h);
+		if (auth) {
+			memset(auth, 0, strlen(auth));
+			free(auth);
+		}
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, code);
+		if (b.over) {
+			rc = xp_errf(err, "%s %s: the response is larger than %zu bytes", method, path, b.max);
+			break;
+		}
+		if (cr != CURLE_OK) {
+			rc = xp_errf(err, "%s %s: %s", method, path, errbuf[0] ? errbuf : curl_easy_strerror(cr));
+			break;
+		}
+		if (*code == 401 && cl->conf.token_file && !reread) {
+			/* As for lists: a rotated service-account token is in its file. Once. */
+			reread = true;
+			if (reread_token(cl, err) < 0) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		break;
+	}
+	free(url);
+	free(ct);
+	if (rc < 0) {
+		free(b.buf);
+		return -1;
+	}
+	*resp = b.buf ? b.buf : xp_strdup("");
+	return 0;
+}
+
+void xp_k8s_status_text(const char *body, char *out, size_t len)
+{
+	status_message(body, body ? strlen(body) : 0, out, len);
+	xp_mask_controls(out);
+}
+
 /* ---- watches ---- */
 
 /* One watch window as it is read: whole lines are events, a partial one waits for the rest. */

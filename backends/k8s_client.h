@@ -1,4 +1,4 @@
-/* k8s_client.h: read-only list calls to a Kubernetes API server (libcurl + jansson): paging
+/* k8s_client.h: list calls to a Kubernetes API server, and one write call for actions (libcurl + jansson): paging
  * with limit and continue, bearer tokens read again on a 401, CA and client certificates,
  * and a cap on what one response may weigh. */
 #ifndef XP_K8S_CLIENT_H
@@ -86,6 +86,15 @@ typedef int xp_k8s_event_fn(void *arg, const char *type, json_t *object, struct 
  * or a cancel. The events before a failure were given to fn. */
 int xp_k8s_watch(struct xp_k8s_client *cl, const char *path, const char *query, const char *rv,
 		 const struct xp_k8s_watch_opts *o, xp_k8s_event_fn *fn, void *arg, struct xp_err *err);
+/* One write: method ("PATCH", "POST") on path with body of content type ctype, with the
+ * client's credentials (a 401 reads a token file again, once). The HTTP status in *code and
+ * the response body in *resp (caller frees); -1 with err set naming the method and path on a
+ * transport failure or an oversized answer. */
+int xp_k8s_send(struct xp_k8s_client *cl, const char *method, const char *path, const char *ctype, const char *body,
+		long *code, char **resp, struct xp_err *err);
+/* The message of a Status object in body as ": MESSAGE" (cut short, control bytes masked),
+ * "" when body holds none. */
+void xp_k8s_status_text(const char *body, char *out, size_t len);
 /* Requests made so far (pages, retries): for the tests. */
 size_t xp_k8s_client_requests(const struct xp_k8s_client *cl);
 

@@ -48,6 +48,7 @@ static const struct xp_view_key global_keys[] = {
 	{"/", "filter (Enter keeps it, Esc clears it)"},
 	{":", "command prompt (Tab completes, Up/Down history)"},
 	{"r", "refresh the data now"},
+	{"Z", "pause the display (refresh goes on behind; Z again shows the newest)"},
 	{"?", "this help"},
 	{"q  :q  Ctrl-C", "quit"},
 	{NULL, NULL},
@@ -94,6 +95,7 @@ struct xp_ui {
 	bool loaded;
 	struct xp_poller *poll;        /* the refresh thread (its own allocation, see xp_poller_new) */
 	bool dirty;
+	bool paused;                   /* Z: the data shown stays; the poller's news waits for Z again */
 	/* Header figures, counted once per new cluster rather than on every frame. */
 	struct xp_store *store;        /* opened on first use */
 	bool store_failed;
@@ -268,7 +270,7 @@ static void audit_events(struct xp_ui *ui)
 static void take_result(struct xp_ui *ui)
 {
 	struct xp_poller_news nw;
-	if (!xp_poller_take(ui->poll, &nw))
+	if (ui->paused || !xp_poller_take(ui->poll, &nw))
 		return;
 	time_t now = time(NULL);
 	for (size_t i = 0; i < nw.n_log; i++) {
@@ -430,6 +432,29 @@ static const char *source_name(struct xp_ui *ui, char *buf, size_t len, char *he
 	return buf;
 }
 
+/* Z: the age says PAUSED before it (drawn in the warn role by paused_mark). */
+static void paused_age(const struct xp_ui *ui, char *age, size_t alen, char *sage, size_t slen)
+{
+	if (!ui->paused)
+		return;
+	char a[64];
+	snprintf(a, sizeof a, "%s", age);
+	snprintf(age, alen, "PAUSED %.40s", a);
+	snprintf(a, sizeof a, "%s", sage);
+	snprintf(sage, slen, "PAUSED %.40s", a);
+}
+
+/* The word PAUSED in the header's right part (drawn at column x0), in the warn role. */
+static void paused_mark(const struct xp_ui *ui, const char *right, int y, int x0, int attr)
+{
+	const char *p = ui->paused ? strstr(right, "PAUSED") : NULL;
+	if (!p)
+		return;
+	wattrset(stdscr, xp_theme_attr_on(XP_ROLE_WARN, XP_ROLE_HEADER) | A_BOLD);
+	mvwaddstr(stdscr, y, x0 + (int)(p - right), "PAUSED");
+	wattrset(stdscr, attr);
+}
+
 static void draw_header(struct xp_ui *ui)
 {
 	struct xp_rect r = ui->lay.header;
@@ -453,6 +478,7 @@ static void draw_header(struct xp_ui *ui)
 		snprintf(age, sizeof age, "data %lds old", (long)(now - ui->last_ok));
 	/* The short form for a narrow line keeps what matters: stale or not, and how old. */
 	snprintf(sage, sizeof sage, "%s", ui->loaded && !ui->load_error[0] ? age + 5 : age);
+	paused_age(ui, age, sizeof age, sage, sizeof sage);
 	char counts[64];
 	struct tm tm;
 	localtime_r(&now, &tm);
@@ -544,8 +570,10 @@ static void draw_header(struct xp_ui *ui)
 		x += xp_draw_clip(stdscr, r.y, x, r.w - rw - x, sep);
 	}
 	wattrset(stdscr, attr);
-	if (r.w > rw)
+	if (r.w > rw) {
 		xp_draw_clip(stdscr, r.y, r.w - rw, rw, right);
+		paused_mark(ui, right, r.y, r.w - rw, attr);
+	}
 }
 
 static void draw_tabs(struct xp_ui *ui)
@@ -697,7 +725,8 @@ static int help_lines(const struct xp_ui *ui, char ***out)
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s view", v->title);
 	xp_strv_add(&lines, &n, buf);
-	for (const struct xp_view_key *k = v->keys; k && k->keys; k++) {
+	const struct xp_view_key *vk = v->keys_now ? v->keys_now(ui->views[ui->cur].st) : v->keys;
+	for (const struct xp_view_key *k = vk; k && k->keys; k++) {
 		snprintf(buf, sizeof buf, "  %-22s %s", k->keys, k->help);
 		xp_strv_add(&lines, &n, buf);
 	}
@@ -1260,6 +1289,12 @@ static bool key(struct xp_ui *ui, int ch)
 	case '?':
 		ui->help_open = true;
 		ui->help_top = 0;
+		ui->dirty = true;
+		return true;
+	case 'Z':
+		/* htop's pause: what is shown stays until Z again, which shows the newest at once. */
+		ui->paused = !ui->paused;
+		xp_ui_message(ui, XP_ROLE_DIM, "%s", ui->paused ? "paused: Z resumes" : "resumed");
 		ui->dirty = true;
 		return true;
 	case 'r':

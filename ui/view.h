@@ -74,6 +74,9 @@ struct xp_view {
 	void (*opts)(void *st, char *buf, size_t len);
 	/* The fields its rows offer to the `/` filter (filter.h), NULL: words only. */
 	const struct xp_filter_field *filter_fields;
+	/* The keys to list in `?` now, when they depend on the state (view 1 hides its action
+	 * keys in read-only); NULL: keys. */
+	const struct xp_view_key *(*keys_now)(void *st);
 };
 
 #endif

@@ -18,6 +18,7 @@
 #include "list.h"
 #include "list_draw.h"
 #include "map_layout.h"
+#include "node_actions.h"
 #include "node_cols.h"
 #include "pci_class.h"
 #include "spark.h"
@@ -259,6 +260,7 @@ struct topo {
 	int graph_w;             /* its columns, from the last frame's width (0: none drawn yet) */
 	uint64_t graph_gen;      /* the history's generation it was made at */
 	char where[512];
+	struct xp_nact *act;     /* tags, drain/undrain, ssh (node_actions.h) */
 };
 
 static void set_name(struct topo *t, const char *name)
@@ -1275,6 +1277,15 @@ static void draw_group_row(const struct topo *t, WINDOW *w, int y, struct xp_rec
 		x = xp_draw_put(w, y, x, maxx, sel ? base : XP_ROLE_BORDER, t->g->hline, 0);
 }
 
+/* A tagged node's mark in the row's first column (drawn again over the row's fill). */
+static void draw_tag_mark(const struct topo *t, WINDOW *w, int y, int x, int base, const char *name)
+{
+	if (!xp_nact_tagged(t->act, name))
+		return;
+	xp_draw_fill(w, y, x, x + 2, base);
+	xp_draw_put(w, y, x, x + 1, base == XP_ROLE_SELECTED ? base : XP_ROLE_WARN, "*", 0);
+}
+
 /* The role of a figure: health and utilization colour their cells. */
 static int cell_role(int col, const struct xp_node *n, const struct xp_node_sum *s, bool hit, int base)
 {
@@ -1364,6 +1375,7 @@ static void draw_map_row(void *arg, WINDOW *w, int y, size_t row, bool sel)
 	const struct xp_filter *fx = t->filter && *t->filter ? xp_ui_filter_expr(f->ui, xp_filter_node_fields) : NULL;
 	bool hit = !sel && fx && xp_filter_is_text(fx) && xp_filter_eval(fx, NULL, NULL, n->name);
 	xp_draw_fill(w, y, f->r.x, maxx, base);
+	draw_tag_mark(t, w, y, f->r.x, base, n->name);
 	for (size_t j = 0; j < f->ncols && j < f->fit.n; j++) {
 		int col = f->cols[j];
 		xp_list_draw_cell(w, y, f->x0 + f->fit.x[j], f->fit.w[j], maxx, cell_role(col, n, s, hit, base),
@@ -1469,6 +1481,7 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		t->ui = ui;
 		dev_graph_fit(t, r.w);
 		draw_doc(w, r, &t->dd, &t->dlist, -1);
+	xp_nact_draw(t->act, w, r);
 	}
 }
 
@@ -1621,6 +1634,8 @@ static int fold_key(struct topo *t, struct xp_ui *ui, int key)
 	return XP_REACT_REDRAW;
 }
 
+static const char *selected_node(void *st);
+
 static int map_key(struct topo *t, struct xp_ui *ui, int key)
 {
 	if (xp_list_key(&t->map, key)) {
@@ -1660,8 +1675,11 @@ static int map_key(struct topo *t, struct xp_ui *ui, int key)
 		return map_next_match(t, ui, 1);
 	case 'N':
 		return map_next_match(t, ui, -1);
-	default:
-		return sort_key(t, ui, key);
+	default: {
+		/* Sorting's keys, then the actions' (Space, d, u, s). */
+		int r = sort_key(t, ui, key);
+		return r == XP_REACT_UNHANDLED ? xp_nact_key(t->act, ui, key, selected_node(t), true) : r;
+	}
 	}
 	return XP_REACT_REDRAW;
 }
@@ -1731,6 +1749,10 @@ static int node_key(struct topo *t, struct xp_ui *ui, int key)
 	case 27:
 		back_to_map(t);
 		return XP_REACT_REDRAW;
+	case 's':
+	case 'd':
+	case 'u':
+		return xp_nact_key(t->act, ui, key, t->name, false);
 	default:
 		break;
 	}
@@ -1757,6 +1779,13 @@ static int dev_key(struct topo *t, int key)
 	if (key == 'w' || key == 'm')
 		return dev_graph_key(t, key);
 	return xp_list_key(doc_list(&t->dlist, &t->dd), key) ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
+}
+
+/* A question of the actions (a reason, y/N) takes every key while it is asked. */
+static int pre_key(void *st, struct xp_ui *ui, int key)
+{
+	struct topo *t = st;
+	return xp_nact_pre_key(t->act, ui, key);
 }
 
 static int on_key(void *st, struct xp_ui *ui, int key)
@@ -1851,6 +1880,19 @@ static const char *where(void *st)
 	return t->where;
 }
 
+/* The status line's count with how many nodes are tagged for an action. */
+static const char *tagged_count(const struct topo *t, const char *c, char *buf, size_t len)
+{
+	size_t n = xp_nact_count(t->act);
+	if (!n || !c)
+		return c;
+	if (c != buf)
+		snprintf(buf, len, "%s", c);
+	size_t l = strlen(buf);
+	snprintf(buf + l, len - l, ", %zu tagged", n);
+	return buf;
+}
+
 /* The map counts nodes, not rows: the group headings are not among them. */
 static const char *count(void *st, char *buf, size_t len)
 {
@@ -1860,7 +1902,7 @@ static const char *count(void *st, char *buf, size_t len)
 	size_t k = 0;
 	for (size_t i = 0; i <= t->map.cursor && i < t->rows.n; i++)
 		k += t->rows.rows[i].kind == XP_MAP_NODE;
-	return xp_list_count_of(k ? k - 1 : 0, t->rows.n_nodes, t->map.total, buf, len);
+	return tagged_count(t, xp_list_count_of(k ? k - 1 : 0, t->rows.n_nodes, t->map.total, buf, len), buf, len);
 }
 
 static bool nested(void *st)
@@ -1884,6 +1926,7 @@ static void *create(struct xp_ui *ui)
 	t->nlist.pager = t->dlist.pager = true;
 	t->g = xp_ui_glyphs(ui);
 	t->hist_win = 1; /* 10 min */
+	t->act = xp_nact_new(ui);
 	return t;
 }
 
@@ -1901,6 +1944,7 @@ static void destroy(void *st)
 	free(t->dev_bus);
 	free(t->on_group);
 	folds_clear(t);
+	xp_nact_free(t->act);
 	free(t);
 }
 
@@ -2018,6 +2062,13 @@ static const struct xp_view_key keys[] = {
 	{NULL, NULL},
 };
 
+/* The view's keys for `?`: the action keys only where nodes may be changed. */
+static const struct xp_view_key *keys_now(void *st)
+{
+	struct topo *t = st;
+	return xp_nact_keys(t->act, keys);
+}
+
 const struct xp_view xp_view_topology = {
 	.name = "topology",
 	.title = "Topology",
@@ -2034,6 +2085,8 @@ const struct xp_view xp_view_topology = {
 	.count = count,
 	.nested = nested,
 	.selected_node = selected_node,
+	.keys_now = keys_now,
+	.pre_key = pre_key,
 	.set_opt = set_opt,
 	.opts = opts,
 	.filter_fields = xp_filter_node_fields,

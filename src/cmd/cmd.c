@@ -23,6 +23,7 @@ extern const struct xp_cmd_entry xp_cmd_help_entry;
 extern const struct xp_cmd_entry xp_cmd_place_entry;
 extern const struct xp_cmd_entry xp_cmd_queue_entry;
 extern const struct xp_cmd_entry xp_cmd_job_entry;
+extern const struct xp_cmd_entry xp_cmd_node_entry;
 extern const struct xp_cmd_entry xp_cmd_record_entry;
 extern const struct xp_cmd_entry xp_cmd_sim_entry;
 extern const struct xp_cmd_entry xp_cmd_inventory_entry;
@@ -48,6 +49,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_place_entry,
 	&xp_cmd_queue_entry,
 	&xp_cmd_job_entry,
+	&xp_cmd_node_entry,
 	&xp_cmd_sim_entry,
 	&xp_cmd_whatif_entry,
 	&xp_cmd_theme_entry,
@@ -83,6 +85,8 @@ const struct xp_opt xp_global_opts[] = {
 	{"quiet", 'q', NULL, "print only errors"},
 	{"verbose", 'v', NULL, "say more (repeat for more)"},
 	{"compare", 0, NULL, "with --slurm: place --dry-run and the console's view 3 also ask Slurm (sbatch --test-only)"},
+	{"read-only", 0, NULL, "change nothing in the engine: 'node drain|undrain' refuse, the console hides them"},
+	{"ssh-command", 0, "CMD", "console: what 's' runs on a node, {node} replaced (default $XPOOL_SSH, else 'ssh {node}')"},
 	{NULL, 0, NULL, NULL},
 };
 /* ctx->touched has a bit per global option. */
@@ -125,6 +129,7 @@ void xp_ctx_free(struct xp_ctx *ctx)
 	free(ctx->db);
 	free(ctx->theme);
 	free(ctx->view);
+	free(ctx->ssh_command);
 	xp_cluster_free(ctx->cluster);
 	xp_cluster_free(ctx->parked);
 	xp_agent_pool_free(ctx->parked_pool);
@@ -361,6 +366,10 @@ int xp_ctx_set_global(struct xp_ctx *ctx, const struct xp_opt *o, const char *va
 		ctx->verbose++;
 	else if (strcmp(o->name, "compare") == 0)
 		ctx->compare = true;
+	else if (strcmp(o->name, "read-only") == 0)
+		ctx->read_only = true;
+	else if (strcmp(o->name, "ssh-command") == 0)
+		replace(&ctx->ssh_command, val);
 	return 0;
 }
 
@@ -558,6 +567,8 @@ struct saved {
 	int verbose;
 	double delay;
 	bool compare;
+	bool read_only;
+	char *ssh_command;
 };
 
 static void save(const struct xp_ctx *ctx, struct saved *s)
@@ -584,6 +595,8 @@ static void save(const struct xp_ctx *ctx, struct saved *s)
 	s->verbose = ctx->verbose;
 	s->delay = ctx->delay;
 	s->compare = ctx->compare;
+	s->read_only = ctx->read_only;
+	s->ssh_command = xp_strdup(ctx->ssh_command);
 }
 
 static void put_back(char **slot, char **saved)
@@ -646,6 +659,10 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 			ctx->verbose = s->verbose;
 		else if (strcmp(n, "delay") == 0)
 			ctx->delay = s->delay;
+		else if (strcmp(n, "read-only") == 0)
+			ctx->read_only = s->read_only;
+		else if (strcmp(n, "ssh-command") == 0)
+			put_back(&ctx->ssh_command, &s->ssh_command);
 		else if (strcmp(n, "compare") == 0)
 			ctx->compare = s->compare;
 	}
@@ -665,6 +682,7 @@ static void restore(struct xp_ctx *ctx, struct saved *s)
 	free(s->k8s_ca);
 	free(s->db);
 	free(s->theme);
+	free(s->ssh_command);
 }
 
 /* Runs e with its output going to out (or nowhere with -q); reports a failed write. */

@@ -39,6 +39,8 @@ struct xp_ctx {
 	bool ascii;        /* --ascii: ASCII glyphs even in a UTF-8 locale */
 	char *theme;       /* --theme NAME|PATH */
 	bool compare;      /* --compare: with --slurm, place and view 3 also ask Slurm (slurm_ask.h) */
+	bool read_only;    /* --read-only: no command changes an engine's nodes (cmd_node.c) */
+	char *ssh_command; /* --ssh-command 'ssh -t {node}': the console's `s`; NULL: $XPOOL_SSH, else ssh */
 	const char *where; /* "script:LINE" while a batch line runs, else NULL */
 	struct xp_cluster *cluster; /* loaded on first use, owned here */
 	/* Set while the console runs: applies a theme at once (`:theme NAME`); NULL otherwise. */

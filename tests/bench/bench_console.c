@@ -675,6 +675,7 @@ struct xp_ui {
 	char filter[256];
 	struct xp_event_log events;
 	char msg[512];
+	struct xp_ctx ctx; /* no source options: view 1's actions know at once they are off */
 };
 
 const struct xp_cluster *xp_ui_cluster(const struct xp_ui *ui)
@@ -711,6 +712,20 @@ struct xp_history *xp_ui_history(const struct xp_ui *ui)
 {
 	(void)ui;
 	return NULL;
+}
+
+struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
+{
+	return &ui->ctx;
+}
+
+/* View 1's actions run commands through the app; nothing here runs one. */
+int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs)
+{
+	(void)ui, (void)line;
+	*out = xp_strdup("");
+	*errs = xp_strdup("xpool: no commands in the benchmark\n");
+	return XP_EXIT_ERROR;
 }
 
 /* The same rule as app.c's: case-insensitive substring. */
@@ -782,6 +797,7 @@ static struct inproc run_inproc(struct xp_cluster *c)
 	static struct xp_ui ui;
 	ui.c = c;
 	ui.g = xp_glyphs_pick(false);
+	xp_ctx_init(&ui.ctx, stdout, stderr);
 	xp_event_log_init(&ui.events, 16);
 	struct xp_rect body = xp_layout_frame(ROWS, COLS).body;
 	const struct xp_view *v = &xp_view_topology;
