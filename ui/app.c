@@ -20,6 +20,7 @@
 
 #include "draw.h"
 #include "format.h"
+#include "jobrun.h"
 #include "layout.h"
 #include "poller.h"
 #include "prompt.h"
@@ -42,7 +43,7 @@ static const struct xp_view *const all_views[] = {
 
 /* Keys every view shares, for the `?` overlay. */
 static const struct xp_view_key global_keys[] = {
-	{"1-5  Tab  Shift-Tab", "switch view"},
+	{"1-9  Tab  Shift-Tab", "switch view"},
 	{"/", "filter (Enter keeps it, Esc clears it)"},
 	{":", "command prompt (Tab completes, Up/Down history)"},
 	{"r", "refresh the data now"},
@@ -104,6 +105,10 @@ struct xp_ui {
 	struct xp_ui_moved moved;
 	bool moved_valid;
 	size_t health[XP_HEALTH_COUNT], devices;
+	/* Acknowledged problems (xp_ui_acks): read again when acks_stale; acks_gen counts reads. */
+	struct xp_acks acks;
+	bool acks_stale;
+	uint64_t acks_gen;
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -190,6 +195,54 @@ bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
 }
 
+const struct xp_acks *xp_ui_acks(struct xp_ui *ui, uint64_t *gen)
+{
+	if (ui->acks_stale) {
+		ui->acks_stale = false;
+		xp_acks_free(&ui->acks);
+		struct xp_store *s = xp_ui_store(ui);
+		struct xp_err err = {{0}};
+		if (s && xp_acks_load(s, &ui->acks, &err) < 0)
+			xp_ui_message(ui, XP_ROLE_FAIL, "database: %s", err.msg);
+		ui->acks_gen++;
+		/* The header's counts leave acknowledged devices out: count again. */
+		ui->counted = NULL;
+	}
+	if (gen)
+		*gen = ui->acks_gen;
+	return &ui->acks;
+}
+
+time_t xp_ui_now(void)
+{
+	int64_t now;
+	struct xp_err err = {{0}};
+	return xp_jobrun_now(&now, &err) < 0 ? time(NULL) : (time_t)now;
+}
+
+/* The event log's quiet hook: an acknowledged problem is logged as info, not as a warning. */
+static bool problem_quiet(const struct xp_problem *p, void *arg)
+{
+	struct xp_ui *ui = arg;
+	return xp_ack_state(xp_ui_acks(ui, NULL), p, xp_ui_now(), NULL) != XP_ACK_OPEN;
+}
+
+static void switch_view(struct xp_ui *ui, size_t i);
+
+bool xp_ui_open_node(struct xp_ui *ui, const char *name)
+{
+	for (size_t i = 0; i < ui->nviews; i++) {
+		const struct slot *s = &ui->views[i];
+		if (s->v->open_node && s->v->open_node(s->st, ui, name)) {
+			switch_view(ui, i);
+			return true;
+		}
+	}
+	xp_ui_message(ui, XP_ROLE_WARN, "%s: not shown in the topology view (a filter hides it, or it is gone)",
+		      name);
+	return false;
+}
+
 struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
 {
 	return ui->ctx;
@@ -235,6 +288,9 @@ static void audit_events(struct xp_ui *ui)
 	if (xp_audit_list_after(s, ui->audit_seen, 1000, &rows, &n, &err) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
+		/* Acknowledged here or by another process on the same database: read them again. */
+		if (strncmp(rows[i].action, "problem.", 8) == 0)
+			ui->acks_stale = true;
 		xp_event_add(&ui->events, rows[i].time, XP_SEV_INFO, "", "audit: %s %s %s", rows[i].actor,
 			     rows[i].action, rows[i].target);
 		ui->audit_seen = rows[i].id;
@@ -330,9 +386,29 @@ static void fill_row(WINDOW *w, struct xp_rect r, int attr)
 		waddch(w, ' ');
 }
 
-static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT])
+/* Whether every problem of device d of node n is acknowledged at now (it stops shouting). */
+static bool device_quiet(const struct xp_node *n, const struct xp_device *d, const struct xp_acks *acks, time_t now)
+{
+	char what[16];
+	snprintf(what, sizeof what, "ACC%d", d->index);
+	struct xp_problem p = {.node = n->name, .level = d->health};
+	snprintf(p.what, sizeof p.what, "%s", what);
+	if (!d->n_health_reasons) {
+		p.reason = "no reason given";
+		return xp_ack_state(acks, &p, now, NULL) != XP_ACK_OPEN;
+	}
+	for (size_t r = 0; r < d->n_health_reasons; r++) {
+		p.reason = d->health_reasons[r];
+		if (xp_ack_state(acks, &p, now, NULL) == XP_ACK_OPEN)
+			return false;
+	}
+	return true;
+}
+
+static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT], const struct xp_acks *acks)
 {
 	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
+	time_t now = xp_ui_now();
 	/* 10,000 nodes x 8 devices is 80,000 steps: once per cluster, not per frame. */
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		/* A down or unreachable node's devices are not known to be fine: count them with the
@@ -340,7 +416,11 @@ static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT
 		int st = c->nodes[i]->state;
 		bool gone = st == XP_NODE_DOWN || st == XP_NODE_UNREACHABLE;
 		for (size_t j = 0; j < c->nodes[i]->n_devices; j++) {
-			int h = gone ? XP_HEALTH_UNKNOWN : c->nodes[i]->devices[j].health;
+			const struct xp_device *d = &c->nodes[i]->devices[j];
+			int h = gone ? XP_HEALTH_UNKNOWN : d->health;
+			/* An acknowledged device does not shout: the problems view (tab 6) lists it. */
+			if (acks->n && (h == XP_HEALTH_WARN || h == XP_HEALTH_FAIL) && device_quiet(c->nodes[i], d, acks, now))
+				continue;
 			if (h >= 0 && h < XP_HEALTH_COUNT)
 				cnt[h]++;
 		}
@@ -412,7 +492,7 @@ static void draw_header(struct xp_ui *ui)
 	fill_row(stdscr, r, attr);
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	if (c != ui->counted || c->generation != ui->counted_gen) {
-		health_counts(c, ui->health);
+		health_counts(c, ui->health, xp_ui_acks(ui, NULL));
 		ui->devices = xp_cluster_device_count(c);
 		ui->counted = c;
 		ui->counted_gen = c->generation;
@@ -614,7 +694,7 @@ static void draw_status(struct xp_ui *ui)
 	if (ui->out_open)
 		snprintf(hint, sizeof hint, " Up/Down PgUp/PgDn scroll the output   Esc/q close");
 	else
-		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-5 views",
+		snprintf(hint, sizeof hint, " q quit  ? help  : command  / filter%s%s%s  r refresh  1-9 views",
 			 ui->filter[0] ? " [" : "", ui->filter, ui->filter[0] ? "]" : "");
 	wattrset(stdscr, xp_theme_attr(XP_ROLE_STATUS));
 	/* Where the view's list cursor is, right-aligned; under a filter it comes before the hint. */
@@ -1284,6 +1364,9 @@ int xp_ui_run(struct xp_ctx *ctx)
 	struct xp_ui *ui = xp_calloc(1, sizeof *ui);
 	ui->ctx = ctx;
 	xp_event_log_init(&ui->events, EVENT_LOG_CAP);
+	ui->events.quiet = problem_quiet;
+	ui->events.quiet_arg = ui;
+	ui->acks_stale = true;
 	ui->g = xp_glyphs_pick(ctx->ascii);
 	xp_draw_set_ellipsis(ui->g->ellipsis);
 	for (size_t i = 0; i < N_VIEWS; i++)
@@ -1304,6 +1387,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	if (!initscr()) {
 		fprintf(stderr, "xpool: cannot start the console on this terminal\n");
 		xp_event_log_free(&ui->events);
+	xp_acks_free(&ui->acks);
 		free(ui);
 		return XP_EXIT_ERROR;
 	}
@@ -1384,6 +1468,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	out_clear(ui);
 	xp_store_close(ui->store);
 	xp_event_log_free(&ui->events);
+	xp_acks_free(&ui->acks);
 	free(ui);
 	return rc;
 }

@@ -72,6 +72,9 @@ struct xp_view {
 	 * none) into buf: with the view's name and the filter, the command string that brings the
 	 * view back (status line, bookmarks). NULL: none. */
 	void (*opts)(void *st, char *buf, size_t len);
+	/* Opens the node called name as Enter on it would (xp_ui_open_node asks; the fleet and
+	 * problems views use it); false when the view cannot show it now (filtered out, gone). */
+	bool (*open_node)(void *st, struct xp_ui *ui, const char *name);
 };
 
 #endif
