@@ -213,6 +213,11 @@ const struct xp_acks *xp_ui_acks(struct xp_ui *ui, uint64_t *gen)
 	return &ui->acks;
 }
 
+bool xp_ui_agent_snaps(struct xp_ui *ui, uint64_t *gen, struct xp_agent_snap **out, size_t *n)
+{
+	return xp_poller_agent_snaps(ui->poll, gen, out, n);
+}
+
 time_t xp_ui_now(void)
 {
 	int64_t now;
