@@ -109,6 +109,7 @@ struct xp_ui {
 	struct xp_acks acks;
 	bool acks_stale;
 	uint64_t acks_gen;
+	time_t acks_next_end;          /* the next snooze to end after the last count, 0 none */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -496,8 +497,18 @@ static void draw_header(struct xp_ui *ui)
 	int attr = xp_theme_attr(XP_ROLE_HEADER);
 	fill_row(stdscr, r, attr);
 	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const struct xp_acks *acks = xp_ui_acks(ui, NULL);
+	time_t tnow = xp_ui_now();
+	/* A snooze that ended shouts again without new data: count again then. */
+	if (ui->acks_next_end && tnow >= ui->acks_next_end)
+		ui->counted = NULL;
 	if (c != ui->counted || c->generation != ui->counted_gen) {
-		health_counts(c, ui->health, xp_ui_acks(ui, NULL));
+		health_counts(c, ui->health, acks);
+		ui->acks_next_end = 0;
+		for (size_t i = 0; i < acks->n; i++)
+			if (acks->a[i].kind == XP_ACK_SNOOZE && acks->a[i].until > tnow &&
+			    (!ui->acks_next_end || acks->a[i].until < ui->acks_next_end))
+				ui->acks_next_end = acks->a[i].until;
 		ui->devices = xp_cluster_device_count(c);
 		ui->counted = c;
 		ui->counted_gen = c->generation;

@@ -45,7 +45,6 @@ struct av {
 	int sort_col;
 	bool sort_desc;
 	char *cur_url;     /* the agent under the cursor, found again after each poll */
-	time_t now;        /* for the age sort */
 };
 
 static const char *state_word(const struct xp_agent_snap *s)
@@ -296,18 +295,6 @@ static int on_click(void *st, struct xp_ui *ui, int y, int x)
 	return XP_REACT_REDRAW;
 }
 
-/* Ages and the copy move without a key: draw again each second or when a poll ended. */
-static int tick(void *st, struct xp_ui *ui)
-{
-	struct av *v = st;
-	uint64_t before = v->gen;
-	time_t now = time(NULL);
-	sync(v, ui);
-	bool moved = v->gen != before || now != v->now;
-	v->now = now;
-	return moved ? XP_REACT_REDRAW : XP_REACT_NONE;
-}
-
 static const char *count(void *st, char *buf, size_t len)
 {
 	const struct av *v = st;
@@ -354,6 +341,5 @@ const struct xp_view xp_view_agents = {
 	.on_key = on_key,
 	.on_click = on_click,
 	.on_wheel = on_wheel,
-	.tick = tick,
 	.count = count,
 };
