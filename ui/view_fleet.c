@@ -213,36 +213,10 @@ static const char *cur_name(const struct fv *v, const struct xp_cluster *c)
 	return v->n ? c->nodes[v->node[v->cursor]]->name : NULL;
 }
 
-/* The values and levels of every shown node, then the layout for width w. */
-static void rebuild(struct fv *v, struct xp_ui *ui, int w)
+/* Each shown node's value and level of the current metric (the layout does not depend on it:
+ * m costs only this). */
+static void levels(struct fv *v, const struct xp_cluster *c)
 {
-	const struct xp_cluster *c = xp_ui_cluster(ui);
-	v->g = xp_ui_glyphs(ui);
-	free(v->node);
-	free(v->level);
-	free(v->value);
-	free(v->cy);
-	free(v->cx);
-	free(v->segs);
-	free(v->row_first);
-	v->row_first = NULL;
-	size_t cap = c->n_nodes ? c->n_nodes : 1;
-	v->node = xp_calloc(cap, sizeof *v->node);
-	v->level = xp_calloc(cap, sizeof *v->level);
-	v->value = xp_calloc(cap, sizeof *v->value);
-	v->cy = xp_calloc(cap, sizeof *v->cy);
-	v->cx = xp_calloc(cap, sizeof *v->cx);
-	v->segs = NULL;
-	v->n_segs = 0;
-	v->n = 0;
-	v->total = c->n_nodes;
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		const struct xp_node *n = c->nodes[i];
-		if (xp_ui_matches(ui, n->name) || xp_ui_matches(ui, n->rack))
-			v->node[v->n++] = i;
-	}
-	sort_c = c;
-	qsort(v->node, v->n, sizeof *v->node, node_cmp);
 	/* Power without limits is judged against the fleet's top node, so its scale is relative. */
 	double top_power = 0;
 	double *lims = xp_calloc(v->n + 1, sizeof *lims);
@@ -273,6 +247,40 @@ static void rebuild(struct fv *v, struct xp_ui *ui, int w)
 		v->level[i] = (signed char)lv;
 	}
 	free(lims);
+	v->built_metric = v->metric;
+}
+
+/* The values and levels of every shown node, then the layout for width w. */
+static void rebuild(struct fv *v, struct xp_ui *ui, int w)
+{
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	v->g = xp_ui_glyphs(ui);
+	free(v->node);
+	free(v->level);
+	free(v->value);
+	free(v->cy);
+	free(v->cx);
+	free(v->segs);
+	free(v->row_first);
+	v->row_first = NULL;
+	size_t cap = c->n_nodes ? c->n_nodes : 1;
+	v->node = xp_calloc(cap, sizeof *v->node);
+	v->level = xp_calloc(cap, sizeof *v->level);
+	v->value = xp_calloc(cap, sizeof *v->value);
+	v->cy = xp_calloc(cap, sizeof *v->cy);
+	v->cx = xp_calloc(cap, sizeof *v->cx);
+	v->segs = NULL;
+	v->n_segs = 0;
+	v->n = 0;
+	v->total = c->n_nodes;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct xp_node *n = c->nodes[i];
+		if (xp_ui_matches(ui, n->name) || xp_ui_matches(ui, n->rack))
+			v->node[v->n++] = i;
+	}
+	sort_c = c;
+	qsort(v->node, v->n, sizeof *v->node, node_cmp);
+	levels(v, c);
 	/* Layout: each rack a run "NAME cells", runs side by side with two blanks between while
 	 * they fit; a run longer than the width wraps under its own heading. */
 	int maxlab = 0;
@@ -344,9 +352,11 @@ static void sync(struct fv *v, struct xp_ui *ui, int w)
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	if (w <= 0)
 		w = v->width > 0 ? v->width : 80;
-	if (!v->filter || c != v->built || c->generation != v->gen || w != v->width || v->metric != v->built_metric ||
+	if (!v->filter || c != v->built || c->generation != v->gen || w != v->width ||
 	    strcmp(v->filter, xp_ui_filter(ui)) != 0)
 		rebuild(v, ui, w);
+	else if (v->metric != v->built_metric)
+		levels(v, c);
 }
 
 /* A cell's glyph and role. */
