@@ -255,7 +255,11 @@ static void rebuild(struct fv *v, struct xp_ui *ui, int w)
 {
 	const struct xp_cluster *c = xp_ui_cluster(ui);
 	v->g = xp_ui_glyphs(ui);
-	free(v->node);
+	/* A refresh usually brings the same nodes in the same places: the last order, when it
+	 * still covers every shown node and is still sorted, saves the sort. */
+	size_t *old = v->node, n_old = v->n;
+	bool same_set = old && v->filter && strcmp(v->filter, xp_ui_filter(ui)) == 0 && !xp_ui_filter(ui)[0] &&
+			n_old == c->n_nodes;
 	free(v->level);
 	free(v->value);
 	free(v->cy);
@@ -273,13 +277,23 @@ static void rebuild(struct fv *v, struct xp_ui *ui, int w)
 	v->n_segs = 0;
 	v->n = 0;
 	v->total = c->n_nodes;
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		const struct xp_node *n = c->nodes[i];
-		if (xp_ui_matches(ui, n->name) || xp_ui_matches(ui, n->rack))
-			v->node[v->n++] = i;
-	}
 	sort_c = c;
-	qsort(v->node, v->n, sizeof *v->node, node_cmp);
+	bool sorted = same_set;
+	for (size_t i = 1; sorted && i < n_old; i++)
+		sorted = node_cmp(&old[i - 1], &old[i]) <= 0;
+	if (sorted) {
+		/* No filter and as many nodes: old is a permutation of all of them. */
+		memcpy(v->node, old, n_old * sizeof *old);
+		v->n = n_old;
+	} else {
+		for (size_t i = 0; i < c->n_nodes; i++) {
+			const struct xp_node *n = c->nodes[i];
+			if (xp_ui_matches(ui, n->name) || xp_ui_matches(ui, n->rack))
+				v->node[v->n++] = i;
+		}
+		qsort(v->node, v->n, sizeof *v->node, node_cmp);
+	}
+	free(old);
 	levels(v, c);
 	/* Layout: each rack a run "NAME cells", runs side by side with two blanks between while
 	 * they fit; a run longer than the width wraps under its own heading. */
@@ -631,6 +645,7 @@ static int on_wheel(void *st, struct xp_ui *ui, int dir)
 static const char *count(void *st, char *buf, size_t len)
 {
 	const struct fv *v = st;
+	/* built is NULL from a refresh until the next draw: nothing of the old cluster is read. */
 	if (!v->n || !v->built)
 		return "";
 	const struct xp_node *n = v->built->nodes[v->node[v->cursor]];
@@ -643,9 +658,10 @@ static const char *count(void *st, char *buf, size_t len)
 static void on_data(void *st, struct xp_ui *ui)
 {
 	struct fv *v = st;
-	/* The old cluster is gone: the layout is made again from the new one (same width). */
+	(void)ui;
+	/* The old cluster is gone: the layout is made again from the new one when the view is
+	 * next drawn or sent a key, not on every refresh while another view is shown. */
 	v->built = NULL;
-	sync(v, ui, 0);
 }
 
 static int set_opt(void *st, struct xp_ui *ui, const char *key, const char *value, char *err, size_t errlen)
