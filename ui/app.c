@@ -625,18 +625,29 @@ static void draw_tabs(struct xp_ui *ui)
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_TAB));
 	char labels[N_VIEWS][48];
 	const char *lp[N_VIEWS];
-	for (size_t i = 0; i < ui->nviews; i++) {
-		snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
-		lp[i] = labels[i];
+	const struct slot *s = &ui->views[ui->cur];
+	const char *where = s->v->where ? s->v->where(s->st) : NULL;
+	/* Nine tabs and a breadcrumb do not share a narrow row: the other tabs then show their
+	 * number only, so that the path of the view in use keeps its room. */
+	int need = where && *where ? xp_draw_cols(where) + 3 : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ui->nviews; i++) {
+			if (pass && i != ui->cur)
+				snprintf(labels[i], sizeof labels[i], "%d", ui->views[i].v->order);
+			else
+				snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
+			lp[i] = labels[i];
+		}
+		ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
+		int used = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
+		if (used + need <= r.w && ui->ntabs == (int)ui->nviews)
+			break;
 	}
-	ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
 	for (int i = 0; i < ui->ntabs; i++) {
 		wattrset(stdscr, xp_theme_attr((size_t)i == ui->cur ? XP_ROLE_TAB_ACTIVE : XP_ROLE_TAB));
 		mvwprintw(stdscr, r.y, ui->tabs[i].x, " %s ", lp[i]);
 	}
 	/* The breadcrumb of the current view, right-aligned when it fits. */
-	const struct slot *s = &ui->views[ui->cur];
-	const char *where = s->v->where ? s->v->where(s->st) : NULL;
 	int end = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
 	if (where && *where && end < r.w - 2) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
