@@ -22,6 +22,7 @@
 static char dir[96];
 static char db[160];
 static pid_t agents[2];
+static bool started; /* this test started a console already (its session "t" remains) */
 
 static void setup_all(void)
 {
@@ -32,6 +33,7 @@ static void setup(void)
 {
 	xp_tmux_test_dir(dir, sizeof dir);
 	snprintf(db, sizeof db, "%s/x.db", dir);
+	started = false;
 	unsetenv("XPOOL_ADAPTER_PATH");
 	unsetenv("XPOOL_ADAPTER_PATH_ONLY");
 	unsetenv("XPOOL_ADAPTERS");
@@ -86,8 +88,13 @@ static const char *sim(const char *name, int n, bool problems)
 static void start(const char *file, const char *env)
 {
 	char cmd[2048];
-	/* A console of this test that quit still holds session "t" (remain-on-exit). */
-	xp_tmux_kill_server();
+	/* A console of this test that quit still holds session "t" (remain-on-exit); the first
+	 * start needs no kill (setup's), and a kill just before it may race the new server. */
+	if (started) {
+		xp_tmux_kill_server();
+		usleep(200 * 1000);
+	}
+	started = true;
 	snprintf(cmd, sizeof cmd,
 		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s XPOOL_ACTOR=tester %s %s --db %s"
 		 " --inventory %s; echo $? > %s/rc",
@@ -308,6 +315,7 @@ START_TEST(fleet_heatmap_ascii)
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(dir, 0);
 	xp_tmux_kill_server();
+	usleep(200 * 1000);
 	char cmd[2048];
 	snprintf(cmd, sizeof cmd,
 		 "env LANG=C LC_ALL=C TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --ascii --inventory %s;"
