@@ -50,6 +50,10 @@ struct agent {
 	int64_t generation;
 	unsigned fails;
 	uint64_t polls, not_modified, rejected;
+	/* The agent's clock: from the reply in flight (X-Xpool-Time, else Date; 0 for none), when
+	 * the reply came by ours, and the last skew measured (agent minus console, seconds). */
+	double new_clock, recv_real, skew_s;
+	bool have_skew;
 	struct xp_agent_pool *pool;
 	struct shard *shard; /* whose multi handle runs its transfers */
 	/* The node as clusters show it (xp_agent_pool_cluster_kept), shared by every cluster built
@@ -423,10 +427,41 @@ static size_t body_cb(char *data, size_t size, size_t nmemb, void *user)
 	return n;
 }
 
+static double now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The agent's clock from a header line: X-Xpool-Time (seconds since 1970 with a fraction, which
+ * xpool agents send) wins over the HTTP Date (whole seconds, which any server sends). */
+static void clock_header(struct agent *a, const char *data, size_t n)
+{
+	char line[128];
+	if (n >= sizeof line)
+		return;
+	memcpy(line, data, n);
+	line[n] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strncasecmp(line, "x-xpool-time:", 13) == 0) {
+		char *end;
+		double t = strtod(line + 13, &end);
+		if (end != line + 13 && t > 0 && t < 253402300799.0)
+			a->new_clock = t;
+	} else if (strncasecmp(line, "date:", 5) == 0 && a->new_clock == 0) {
+		time_t t = curl_getdate(line + 5, NULL);
+		/* Whole seconds: the middle of the second it names is the best guess. */
+		if (t > 0)
+			a->new_clock = (double)t + 0.5;
+	}
+}
+
 static size_t header_cb(char *data, size_t size, size_t nmemb, void *user)
 {
 	struct agent *a = user;
 	size_t n = size * nmemb;
+	clock_header(a, data, n);
 	if (n > 5 && strncasecmp(data, "etag:", 5) == 0) {
 		const char *v = data + 5;
 		size_t l = n - 5;
@@ -713,6 +748,12 @@ static void finish(struct agent *a)
 	a->polls++;
 	long code = 0;
 	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &code);
+	/* The clock skew against ours: the agent read its clock about half the round trip
+	 * before the reply reached us. */
+	if (res == CURLE_OK && (code == 200 || code == 304) && a->new_clock > 0 && a->recv_real > 0) {
+		a->skew_s = a->new_clock - (a->recv_real - (a->latency_ms > 0 ? a->latency_ms / 2000 : 0));
+		a->have_skew = true;
+	}
 	if (a->too_big || res == CURLE_FILESIZE_EXCEEDED) {
 		a->rejected++;
 		set_error(a, "rejected: reply larger than %zu bytes", a->pool->o.max_body);
@@ -786,6 +827,8 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 			a->hist_asked = ask;
 		}
 		a->new_etag[0] = '\0';
+		a->new_clock = 0;
+		a->recv_real = 0;
 		a->errbuf[0] = '\0';
 		a->too_big = false;
 		a->len = 0;
@@ -822,6 +865,7 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 				struct agent *a = NULL;
 				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
 				a->res = m->data.result;
+				a->recv_real = now_real();
 				/* The request's own time, not the cycle's: a slow agent shows as slow. */
 				curl_off_t us = 0;
 				if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
@@ -934,6 +978,8 @@ void xp_agent_pool_status(const struct xp_agent_pool *p, size_t i, struct xp_age
 		.polls = a->polls,
 		.not_modified = a->not_modified,
 		.rejected = a->rejected,
+		.skew_s = a->skew_s,
+		.have_skew = a->have_skew,
 	};
 }
 

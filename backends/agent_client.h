@@ -53,6 +53,8 @@ struct xp_agent_status {
 	unsigned fails;        /* failures in a row */
 	time_t next_try;       /* when a failing agent is asked again */
 	uint64_t polls, not_modified, rejected; /* counts since it was added */
+	double skew_s;         /* the agent's clock minus the console's at the last good reply, seconds */
+	bool have_skew;        /* skew_s was measured (the reply carried X-Xpool-Time or Date) */
 };
 
 struct xp_agent_pool;

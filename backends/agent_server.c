@@ -472,6 +472,24 @@ struct hdrs {
 	bool auth, no_cache;
 };
 
+/* The agent's clock as its replies say it (X-Xpool-Time), so that a console can show how far
+ * this node's clock is from its own: seconds since 1970 with milliseconds. $XPOOL_CLOCK_OFFSET
+ * (seconds) shifts it, for tests of a node whose clock is wrong. */
+static void clock_text(char *buf, size_t len)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	const char *off = getenv("XPOOL_CLOCK_OFFSET");
+	if (off && *off) {
+		char *end;
+		double o = strtod(off, &end);
+		if (!*end && o > -1e9 && o < 1e9)
+			t += o;
+	}
+	snprintf(buf, len, "%.3f", t);
+}
+
 /* Queues a reply (the body is copied) and counts it. */
 static enum MHD_Result reply(struct req *r, unsigned code, const char *body, size_t len, const struct hdrs *h)
 {
@@ -488,6 +506,9 @@ static enum MHD_Result reply(struct req *r, unsigned code, const char *body, siz
 	if (h && h->auth)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"xpool\"");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	char now[48];
+	clock_text(now, sizeof now);
+	MHD_add_response_header(resp, "X-Xpool-Time", now);
 	enum MHD_Result ret = MHD_queue_response(r->conn, code, resp);
 	MHD_destroy_response(resp);
 	r->code = code;

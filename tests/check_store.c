@@ -529,11 +529,12 @@ START_TEST(migration_mismatch)
 	const struct {
 		const char *pragma, *want;
 	} cases[] = {
-		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 4"},
-		{"PRAGMA user_version = 2", "says schema version 2, but its tables are those of version 4"},
-		{"PRAGMA user_version = 3", "says schema version 3, but its tables are those of version 4"},
+		{"PRAGMA user_version = 1", "says schema version 1, but its tables are those of version 5"},
+		{"PRAGMA user_version = 2", "says schema version 2, but its tables are those of version 5"},
+		{"PRAGMA user_version = 3", "says schema version 3, but its tables are those of version 5"},
+		{"PRAGMA user_version = 4", "says schema version 4, but its tables are those of version 5"},
 		{"PRAGMA user_version = -1", "schema version -1 is not one xpool writes (expected 0"},
-		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 4"},
+		{"PRAGMA user_version = 0", "says schema version 0, but its tables are those of version 5"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		sqlite3 *raw;
@@ -555,7 +556,7 @@ START_TEST(migration_mismatch)
 	ck_assert_msg(strstr(err.msg, "schema version -1 is not one xpool writes"), "%s", err.msg);
 	/* Set back, the file opens and still holds its data. */
 	ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(raw, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(raw);
 	struct xp_store *s = xp_store_open(db, &err);
 	ck_assert_msg(s != NULL, "%s", err.msg);
@@ -599,7 +600,7 @@ START_TEST(read_version_mismatch)
 			      v, r.status, r.out, r.err);
 		xp_run_free(&r);
 	}
-	const int bad[] = {-1, 0, 1, 2, 3, XP_STORE_VERSION + 1};
+	const int bad[] = {-1, 0, 1, 2, 3, 4, XP_STORE_VERSION + 1};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		set_user_version(db, bad[i]);
 		char want[64];
@@ -665,7 +666,7 @@ START_TEST(migration_to_jobs)
 	s = xp_store_open(old, &err);
 	ck_assert_msg(s != NULL, "%s", err.msg);
 	ck_assert_int_eq(s->version, 3);
-	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), 4);
+	ck_assert_int_eq(table_has(s, "PRAGMA user_version"), XP_STORE_VERSION);
 	const char *objs[] = {"jobs", "jobs_queue_state", "job_events", "job_events_job"};
 	for (size_t i = 0; i < 4; i++) {
 		char q[128];

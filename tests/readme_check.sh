@@ -76,6 +76,7 @@ mask() {
 		-e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2})?/<TIME>/g' \
 		-e 's/[0-9]{8}T[0-9]{6}Z/<TIME>/g' \
 		-e 's/^Date: .*/Date: <TIME>/' \
+		-e 's/^X-Xpool-Time: .*/X-Xpool-Time: <TIME>/' \
 		-e 's/\b[0-9]{2}:[0-9]{2}:[0-9]{2}\b/<TIME>/g' \
 		-e 's/"(discovered|started|time|last_ok|age_s|next_try)": ?[0-9]+/"\1":<N>/g' \
 		-e 's/"(discovery_ms|duration_s|latency_ms)": ?[-0-9.eE+]+/"\1":<N>/g' \

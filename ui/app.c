@@ -22,6 +22,7 @@
 #include "draw.h"
 #include "filter_cache.h"
 #include "format.h"
+#include "jobrun.h"
 #include "layout.h"
 #include "poller.h"
 #include "prompt.h"
@@ -111,6 +112,11 @@ struct xp_ui {
 	size_t health[XP_HEALTH_COUNT], devices;
 	struct xp_history *history;    /* every device's recent past (app_history.h); fed here */
 	bool history_loaded;           /* the store's samples are in it */
+	/* Acknowledged problems (xp_ui_acks): read again when acks_stale; acks_gen counts reads. */
+	struct xp_acks acks;
+	bool acks_stale;
+	uint64_t acks_gen;
+	time_t acks_next_end;          /* the next snooze to end after the last count, 0 none */
 };
 
 static volatile sig_atomic_t quit_signal;
@@ -214,6 +220,59 @@ static const char *filter_error(struct xp_ui *ui)
 	return ui->filter[0] ? xp_filter_cache_error(ui->fcache, s->v->filter_fields) : NULL;
 }
 
+const struct xp_acks *xp_ui_acks(struct xp_ui *ui, uint64_t *gen)
+{
+	if (ui->acks_stale) {
+		ui->acks_stale = false;
+		xp_acks_free(&ui->acks);
+		struct xp_store *s = xp_ui_store(ui);
+		struct xp_err err = {{0}};
+		if (s && xp_acks_load(s, &ui->acks, &err) < 0)
+			xp_ui_message(ui, XP_ROLE_FAIL, "database: %s", err.msg);
+		ui->acks_gen++;
+		/* The header's counts leave acknowledged devices out: count again. */
+		ui->counted = NULL;
+	}
+	if (gen)
+		*gen = ui->acks_gen;
+	return &ui->acks;
+}
+
+bool xp_ui_agent_snaps(struct xp_ui *ui, uint64_t *gen, struct xp_agent_snap **out, size_t *n)
+{
+	return xp_poller_agent_snaps(ui->poll, gen, out, n);
+}
+
+time_t xp_ui_now(void)
+{
+	int64_t now;
+	struct xp_err err = {{0}};
+	return xp_jobrun_now(&now, &err) < 0 ? time(NULL) : (time_t)now;
+}
+
+/* The event log's quiet hook: an acknowledged problem is logged as info, not as a warning. */
+static bool problem_quiet(const struct xp_problem *p, void *arg)
+{
+	struct xp_ui *ui = arg;
+	return xp_ack_state(xp_ui_acks(ui, NULL), p, xp_ui_now(), NULL) != XP_ACK_OPEN;
+}
+
+static void switch_view(struct xp_ui *ui, size_t i);
+
+bool xp_ui_open_node(struct xp_ui *ui, const char *name)
+{
+	for (size_t i = 0; i < ui->nviews; i++) {
+		const struct slot *s = &ui->views[i];
+		if (s->v->open_node && s->v->open_node(s->st, ui, name)) {
+			switch_view(ui, i);
+			return true;
+		}
+	}
+	xp_ui_message(ui, XP_ROLE_WARN, "%s: not shown in the topology view (a filter hides it, or it is gone)",
+		      name);
+	return false;
+}
+
 struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
 {
 	return ui->ctx;
@@ -259,6 +318,9 @@ static void audit_events(struct xp_ui *ui)
 	if (xp_audit_list_after(s, ui->audit_seen, 1000, &rows, &n, &err) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
+		/* Acknowledged here or by another process on the same database: read them again. */
+		if (strncmp(rows[i].action, "problem.", 8) == 0)
+			ui->acks_stale = true;
 		xp_event_add(&ui->events, rows[i].time, XP_SEV_INFO, "", "audit: %s %s %s", rows[i].actor,
 			     rows[i].action, rows[i].target);
 		ui->audit_seen = rows[i].id;
@@ -357,9 +419,29 @@ static void fill_row(WINDOW *w, struct xp_rect r, int attr)
 		waddch(w, ' ');
 }
 
-static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT])
+/* Whether every problem of device d of node n is acknowledged at now (it stops shouting). */
+static bool device_quiet(const struct xp_node *n, const struct xp_device *d, const struct xp_acks *acks, time_t now)
+{
+	char what[16];
+	snprintf(what, sizeof what, "ACC%d", d->index);
+	struct xp_problem p = {.node = n->name, .level = d->health};
+	snprintf(p.what, sizeof p.what, "%s", what);
+	if (!d->n_health_reasons) {
+		p.reason = "no reason given";
+		return xp_ack_state(acks, &p, now, NULL) != XP_ACK_OPEN;
+	}
+	for (size_t r = 0; r < d->n_health_reasons; r++) {
+		p.reason = d->health_reasons[r];
+		if (xp_ack_state(acks, &p, now, NULL) == XP_ACK_OPEN)
+			return false;
+	}
+	return true;
+}
+
+static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT], const struct xp_acks *acks)
 {
 	memset(cnt, 0, sizeof(size_t) * XP_HEALTH_COUNT);
+	time_t now = xp_ui_now();
 	/* 10,000 nodes x 8 devices is 80,000 steps: once per cluster, not per frame. */
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		/* A down or unreachable node's devices are not known to be fine: count them with the
@@ -367,7 +449,11 @@ static void health_counts(const struct xp_cluster *c, size_t cnt[XP_HEALTH_COUNT
 		int st = c->nodes[i]->state;
 		bool gone = st == XP_NODE_DOWN || st == XP_NODE_UNREACHABLE;
 		for (size_t j = 0; j < c->nodes[i]->n_devices; j++) {
-			int h = gone ? XP_HEALTH_UNKNOWN : c->nodes[i]->devices[j].health;
+			const struct xp_device *d = &c->nodes[i]->devices[j];
+			int h = gone ? XP_HEALTH_UNKNOWN : d->health;
+			/* An acknowledged device does not shout: the problems view (tab 6) lists it. */
+			if (acks->n && (h == XP_HEALTH_WARN || h == XP_HEALTH_FAIL) && device_quiet(c->nodes[i], d, acks, now))
+				continue;
 			if (h >= 0 && h < XP_HEALTH_COUNT)
 				cnt[h]++;
 		}
@@ -461,8 +547,18 @@ static void draw_header(struct xp_ui *ui)
 	int attr = xp_theme_attr(XP_ROLE_HEADER);
 	fill_row(stdscr, r, attr);
 	const struct xp_cluster *c = xp_ui_cluster(ui);
+	const struct xp_acks *acks = xp_ui_acks(ui, NULL);
+	time_t tnow = xp_ui_now();
+	/* A snooze that ended shouts again without new data: count again then. */
+	if (ui->acks_next_end && tnow >= ui->acks_next_end)
+		ui->counted = NULL;
 	if (c != ui->counted || c->generation != ui->counted_gen) {
-		health_counts(c, ui->health);
+		health_counts(c, ui->health, acks);
+		ui->acks_next_end = 0;
+		for (size_t i = 0; i < acks->n; i++)
+			if (acks->a[i].kind == XP_ACK_SNOOZE && acks->a[i].until > tnow &&
+			    (!ui->acks_next_end || acks->a[i].until < ui->acks_next_end))
+				ui->acks_next_end = acks->a[i].until;
 		ui->devices = xp_cluster_device_count(c);
 		ui->counted = c;
 		ui->counted_gen = c->generation;
@@ -582,18 +678,29 @@ static void draw_tabs(struct xp_ui *ui)
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_TAB));
 	char labels[N_VIEWS][48];
 	const char *lp[N_VIEWS];
-	for (size_t i = 0; i < ui->nviews; i++) {
-		snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
-		lp[i] = labels[i];
+	const struct slot *s = &ui->views[ui->cur];
+	const char *where = s->v->where ? s->v->where(s->st) : NULL;
+	/* Nine tabs and a breadcrumb do not share a narrow row: the other tabs then show their
+	 * number only, so that the path of the view in use keeps its room. */
+	int need = where && *where ? xp_draw_cols(where) + 3 : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ui->nviews; i++) {
+			if (pass && i != ui->cur)
+				snprintf(labels[i], sizeof labels[i], "%d", ui->views[i].v->order);
+			else
+				snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
+			lp[i] = labels[i];
+		}
+		ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
+		int used = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
+		if (used + need <= r.w && ui->ntabs == (int)ui->nviews)
+			break;
 	}
-	ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
 	for (int i = 0; i < ui->ntabs; i++) {
 		wattrset(stdscr, xp_theme_attr((size_t)i == ui->cur ? XP_ROLE_TAB_ACTIVE : XP_ROLE_TAB));
 		mvwprintw(stdscr, r.y, ui->tabs[i].x, " %s ", lp[i]);
 	}
 	/* The breadcrumb of the current view, right-aligned when it fits. */
-	const struct slot *s = &ui->views[ui->cur];
-	const char *where = s->v->where ? s->v->where(s->st) : NULL;
 	int end = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
 	if (where && *where && end < r.w - 2) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
@@ -1442,6 +1549,9 @@ int xp_ui_run(struct xp_ctx *ctx)
 	ui->ctx = ctx;
 	ui->fcache = xp_filter_cache_new();
 	xp_event_log_init(&ui->events, EVENT_LOG_CAP);
+	ui->events.quiet = problem_quiet;
+	ui->events.quiet_arg = ui;
+	ui->acks_stale = true;
 	ui->g = xp_glyphs_pick(ctx->ascii);
 	xp_draw_set_ellipsis(ui->g->ellipsis);
 	for (size_t i = 0; i < N_VIEWS; i++)
@@ -1463,6 +1573,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 		fprintf(stderr, "xpool: cannot start the console on this terminal\n");
 		xp_event_log_free(&ui->events);
 		xp_filter_cache_free(ui->fcache);
+	xp_acks_free(&ui->acks);
 		free(ui);
 		return XP_EXIT_ERROR;
 	}
@@ -1552,6 +1663,7 @@ int xp_ui_run(struct xp_ctx *ctx)
 	xp_history_free(ui->history);
 	xp_event_log_free(&ui->events);
 	xp_filter_cache_free(ui->fcache);
+	xp_acks_free(&ui->acks);
 	free(ui);
 	return rc;
 }

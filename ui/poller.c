@@ -75,6 +75,8 @@ static void *poll_main(void *arg)
 		size_t up = 0, down = 0, n_log = 0;
 		bool have_agents = xp_live_agent_counts(p->live, &up, &down);
 		char *text = xp_live_agent_list(p->live);
+		struct xp_agent_snap *snaps;
+		size_t n_snaps = xp_live_agent_snaps(p->live, &snaps);
 		char **log = xp_live_take_log(p->live, &n_log);
 		size_t n_hist = 0;
 		struct xp_hist_batch *hist = xp_live_take_history(p->live, &n_hist);
@@ -108,6 +110,10 @@ static void *poll_main(void *arg)
 		p->agents_down = down;
 		free(p->agents_text);
 		p->agents_text = text;
+		xp_agent_snaps_free(p->snaps, p->n_snaps);
+		p->snaps = snaps;
+		p->n_snaps = n_snaps;
+		p->snaps_gen++;
 		for (size_t i = 0; i < n_log; i++) {
 			xp_grow(&p->log, sizeof *p->log, p->n_log, &p->cap_log);
 			p->log[p->n_log++] = log[i];
@@ -254,6 +260,22 @@ bool xp_poller_engine_health(struct xp_poller *p, struct xp_live_health *h)
 	return have;
 }
 
+bool xp_poller_agent_snaps(struct xp_poller *p, uint64_t *gen, struct xp_agent_snap **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	/* The thread holds the lock only to hand results over; a key never waits on a poll. */
+	pthread_mutex_lock(&p->mu);
+	bool changed = p->snaps_gen != *gen;
+	if (changed) {
+		*gen = p->snaps_gen;
+		*n = p->n_snaps;
+		*out = xp_agent_snaps_copy(p->snaps, p->n_snaps);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return changed;
+}
+
 char *xp_poller_agents_text(struct xp_poller *p)
 {
 	pthread_mutex_lock(&p->mu);
@@ -296,6 +318,7 @@ void xp_poller_stop(struct xp_poller *p)
 	free(p->k8s_token);
 	free(p->k8s_ca);
 	free(p->agents_text);
+	xp_agent_snaps_free(p->snaps, p->n_snaps);
 	xp_strv_free(p->ops, p->n_ops);
 	xp_strv_free(p->log, p->n_log);
 	for (size_t i = 0; i < p->n_hist; i++)

@@ -43,6 +43,9 @@ struct xp_poller {
 	bool have_agents;
 	size_t agents_up, agents_down;
 	char *agents_text;             /* `agent ls` of the last poll */
+	struct xp_agent_snap *snaps;   /* each agent's status after the last poll (agents view) */
+	size_t n_snaps;
+	uint64_t snaps_gen;            /* moves with each poll that copied them */
 	char **log;                    /* agent changes not yet taken */
 	size_t n_log, cap_log;
 	struct xp_hist_batch *hist;    /* agents' recent samples not yet taken */
@@ -80,6 +83,10 @@ bool xp_poller_take(struct xp_poller *p, struct xp_poller_news *news);
 bool xp_poller_agent_counts(struct xp_poller *p, size_t *up, size_t *down);
 /* A copy of the last poll's agent listing (caller frees), NULL before one or without agents. */
 char *xp_poller_agents_text(struct xp_poller *p);
+/* When the agents' statuses changed since *gen (a poll ended): a copy of them in *out (caller
+ * frees with xp_agent_snaps_free), *n of them, *gen moved, and true; false, nothing copied,
+ * otherwise. Holds the lock only to copy: the poll itself runs without it. */
+bool xp_poller_agent_snaps(struct xp_poller *p, uint64_t *gen, struct xp_agent_snap **out, size_t *n);
 /* The engine's health after the last poll (see xp_live_health); false when the source is no engine. */
 bool xp_poller_engine_health(struct xp_poller *p, struct xp_live_health *h);
 /* Stops the thread (a poll of agents is cancelled at once) and frees the poller; a load stuck for

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "acks.h"
 #include "cmd.h"
 #include "events.h"
 #include "filter.h"
@@ -62,6 +63,19 @@ const char *xp_ui_selected_node(struct xp_ui *ui);
  * may have changed (a write shows at once) without showing anything itself; returns the exit
  * code. */
 int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs);
+/* Opens node name in the first view (by order) that can (view 1's node page) and switches to
+ * it; false, after a message in the status line, when none could. */
+bool xp_ui_open_node(struct xp_ui *ui, const char *name);
+/* The acknowledged and snoozed problems of the database (acks.h), read again after a command
+ * or an audit row that may have changed them; *gen (when not NULL) moves each time they are. */
+const struct xp_acks *xp_ui_acks(struct xp_ui *ui, uint64_t *gen);
+struct xp_agent_snap;
+/* The node agents' statuses as the refresh thread copied them after its last poll: when they
+ * changed since *gen, a copy in *out (caller frees with xp_agent_snaps_free), *n of them, and
+ * true; false otherwise. Never waits on a poll. */
+bool xp_ui_agent_snaps(struct xp_ui *ui, uint64_t *gen, struct xp_agent_snap **out, size_t *n);
+/* The clock problems are judged at (snooze ends): $XPOOL_NOW when set (tests), else now. */
+time_t xp_ui_now(void);
 /* True when text matches the filter's words (each a case-insensitive substring; always true
  * without a filter, or while it holds only an expression no word-only view can read). */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text);

@@ -77,6 +77,9 @@ struct xp_view {
 	/* The keys to list in `?` now, when they depend on the state (view 1 hides its action
 	 * keys in read-only); NULL: keys. */
 	const struct xp_view_key *(*keys_now)(void *st);
+	/* Opens the node called name as Enter on it would (xp_ui_open_node asks; the fleet and
+	 * problems views use it); false when the view cannot show it now (filtered out, gone). */
+	bool (*open_node)(void *st, struct xp_ui *ui, const char *name);
 };
 
 #endif

@@ -1522,6 +1522,24 @@ static void map_moved(struct topo *t, struct xp_ui *ui)
 	note_cursor(t, xp_ui_cluster(ui));
 }
 
+/* The open_node hook (xp_ui_open_node: Enter on a fleet cell or a problem): the map's cursor
+ * goes to the node, then Enter's own opening runs; false when the map does not show it. */
+static bool open_named(void *st, struct xp_ui *ui, const char *name)
+{
+	struct topo *t = st;
+	sync(t, ui);
+	const struct xp_cluster *c = xp_ui_cluster(ui);
+	for (size_t i = 0; i < t->rows.n; i++)
+		if (t->rows.rows[i].kind == XP_MAP_NODE && strcmp(c->nodes[t->rows.rows[i].index]->name, name) == 0) {
+			t->mode = MODE_MAP;
+			xp_list_move_to(&t->map, (long)i, 1);
+			map_moved(t, ui);
+			open_node(t, ui);
+			return t->mode == MODE_NODE;
+		}
+	return false;
+}
+
 static int map_next_match(struct topo *t, struct xp_ui *ui, int dir)
 {
 	const char *f = xp_ui_filter(ui);
@@ -2090,4 +2108,5 @@ const struct xp_view xp_view_topology = {
 	.set_opt = set_opt,
 	.opts = opts,
 	.filter_fields = xp_filter_node_fields,
+	.open_node = open_named,
 };

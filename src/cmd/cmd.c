@@ -21,6 +21,7 @@ extern const struct xp_cmd_entry xp_cmd_db_entry;
 extern const struct xp_cmd_entry xp_cmd_health_entry;
 extern const struct xp_cmd_entry xp_cmd_help_entry;
 extern const struct xp_cmd_entry xp_cmd_place_entry;
+extern const struct xp_cmd_entry xp_cmd_problem_entry;
 extern const struct xp_cmd_entry xp_cmd_queue_entry;
 extern const struct xp_cmd_entry xp_cmd_job_entry;
 extern const struct xp_cmd_entry xp_cmd_node_entry;
@@ -39,6 +40,7 @@ const struct xp_cmd_entry *const xp_cmd_table[] = {
 	&xp_cmd_inventory_entry,
 	&xp_cmd_topo_entry,
 	&xp_cmd_health_entry,
+	&xp_cmd_problem_entry,
 	&xp_cmd_adapters_entry,
 	&xp_cmd_record_entry,
 	&xp_cmd_validate_entry,

@@ -3,10 +3,13 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "acks.h"
 #include "cmd.h"
 #include "node_filter.h"
+#include "jobrun.h"
 #include "model_json.h"
 #include "problems.h"
+#include "store_open.h"
 #include "table.h"
 
 /* --fail-on's levels and the health level each gates on (never: past every level). */
@@ -60,6 +63,19 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			xp_filter_free(f);
 			return XP_EXIT_ERROR;
 		}
+	/* Acknowledged and snoozed problems are listed, marked, and do not set the exit status:
+	 * a known bad device must not keep a monitoring check red (`xpool problem`). */
+	struct xp_err err = {{0}};
+	int64_t now;
+	struct xp_acks acks = {0};
+	struct xp_store *s = NULL;
+	if (xp_jobrun_now(&now, &err) < 0 || !(s = xp_store_for_reading(ctx->db, NULL, &err)) ||
+	    xp_acks_load(s, &acks, &err) < 0) {
+		xp_store_close(s);
+		xp_ctx_error(ctx, "health: %s", err.msg);
+		return XP_EXIT_ERROR;
+	}
+	xp_store_close(s);
 	struct xp_problem *p = NULL;
 	size_t k = 0, unknown = 0, devices = 0;
 	for (size_t i = 0; i < c->n_nodes; i++) {
@@ -71,6 +87,13 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_node_problems(c->nodes[i], &p, &k, &unknown);
 		devices += c->nodes[i]->n_devices;
 	}
+	int *state = xp_calloc(k ? k : 1, sizeof *state);
+	bool any_acked = false;
+	for (size_t i = 0; i < k; i++) {
+		state[i] = xp_ack_state(&acks, &p[i], (time_t)now, NULL);
+		any_acked |= state[i] != XP_ACK_OPEN;
+	}
+	xp_acks_free(&acks);
 	if (ctx->json) {
 		json_t *list = json_array();
 		for (size_t i = 0; i < k; i++) {
@@ -79,6 +102,7 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			json_object_set_new(o, "what", xp_json_str(p[i].what));
 			json_object_set_new(o, "level", xp_json_str(xp_health_name(p[i].level)));
 			json_object_set_new(o, "reason", xp_json_str(p[i].reason));
+			json_object_set_new(o, "state", xp_json_str(xp_ack_state_name(state[i])));
 			json_array_append_new(list, o);
 		}
 		json_t *doc = json_object();
@@ -93,10 +117,12 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		fputc('\n', ctx->out);
 	} else {
 		struct xp_table t;
-		xp_table_init(&t, 4);
-		xp_table_row(&t, "NODE", "WHAT", "LEVEL", "REASON");
+		/* The STATE column only when something is acknowledged: the usual table stays as it was. */
+		xp_table_init(&t, any_acked ? 5 : 4);
+		xp_table_row(&t, "NODE", "WHAT", "LEVEL", "REASON", "STATE");
 		for (size_t i = 0; i < k; i++)
-			xp_table_row(&t, p[i].node, p[i].what, xp_health_name(p[i].level), p[i].reason);
+			xp_table_row(&t, p[i].node, p[i].what, xp_health_name(p[i].level), p[i].reason,
+				     xp_ack_state_name(state[i]));
 		xp_table_print(&t, ctx->out, "");
 		xp_table_free(&t);
 		if (unknown)
@@ -105,10 +131,11 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	int rc = XP_EXIT_OK;
 	for (size_t i = 0; i < k; i++)
-		if (p[i].level >= gate)
+		if (p[i].level >= gate && state[i] == XP_ACK_OPEN)
 			rc = XP_EXIT_PROBLEMS;
 	free(p);
 	xp_filter_free(f);
+	free(state);
 	return rc;
 }
 

@@ -327,6 +327,50 @@ bool xp_live_agent_work(const struct xp_live *l, uint64_t *decoded, uint64_t *bu
 	return true;
 }
 
+size_t xp_live_agent_snaps(const struct xp_live *l, struct xp_agent_snap **out)
+{
+	*out = NULL;
+	size_t n = l->pool ? xp_agent_pool_size(l->pool) : 0;
+	if (!n)
+		return 0;
+	*out = xp_calloc(n, sizeof **out);
+	for (size_t i = 0; i < n; i++) {
+		struct xp_agent_status st;
+		xp_agent_pool_status(l->pool, i, &st);
+		(*out)[i] = (struct xp_agent_snap){
+			.url = xp_strdup(st.url), .node = xp_strdup(st.node), .error = xp_strdup(st.error),
+			.up = st.up, .ever = st.ever, .last_ok = st.last_ok, .latency_ms = st.latency_ms,
+			.skew_s = st.skew_s, .have_skew = st.have_skew, .fails = st.fails, .polls = st.polls,
+			.not_modified = st.not_modified, .rejected = st.rejected,
+		};
+	}
+	return n;
+}
+
+struct xp_agent_snap *xp_agent_snaps_copy(const struct xp_agent_snap *s, size_t n)
+{
+	if (!n)
+		return NULL;
+	struct xp_agent_snap *d = xp_calloc(n, sizeof *d);
+	for (size_t i = 0; i < n; i++) {
+		d[i] = s[i];
+		d[i].url = xp_strdup(s[i].url);
+		d[i].node = xp_strdup(s[i].node);
+		d[i].error = xp_strdup(s[i].error);
+	}
+	return d;
+}
+
+void xp_agent_snaps_free(struct xp_agent_snap *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(s[i].url);
+		free(s[i].node);
+		free(s[i].error);
+	}
+	free(s);
+}
+
 char *xp_live_agent_list(const struct xp_live *l)
 {
 	if (!l->pool)

@@ -16,6 +16,19 @@
 #include "source.h"
 #include "xp.h"
 
+/* A copy of one agent's status (xp_agent_status) that outlives the pool: the console's agents
+ * view reads these, copied by the refresh thread, so that drawing never waits on a poll. */
+struct xp_agent_snap {
+	char *url, *node, *error; /* owned; node and error NULL when none */
+	bool up, ever;            /* answered last time; ever answered */
+	time_t last_ok;           /* when good data last came, 0 never */
+	double latency_ms;        /* the last poll's round trip, -1 before any */
+	double skew_s;            /* its clock minus the console's, seconds, when have_skew */
+	bool have_skew;
+	unsigned fails;           /* failures in a row */
+	uint64_t polls, not_modified, rejected;
+};
+
 struct xp_live;
 
 /* A live source with no pool yet; a poll in progress gives up when *cancel is set. */
@@ -41,6 +54,13 @@ void xp_live_wake(struct xp_live *l);
 bool xp_live_agent_counts(const struct xp_live *l, size_t *up, size_t *down);
 /* The pool's work so far (see xp_agent_pool_work); false when there is no pool. */
 bool xp_live_agent_work(const struct xp_live *l, uint64_t *decoded, uint64_t *built);
+/* Copies of the pool's agent statuses, in the order added, into *out (caller frees with
+ * xp_agent_snaps_free); returns how many, 0 without a pool. */
+size_t xp_live_agent_snaps(const struct xp_live *l, struct xp_agent_snap **out);
+/* A copy of n snaps (deep). */
+struct xp_agent_snap *xp_agent_snaps_copy(const struct xp_agent_snap *s, size_t n);
+/* Frees n snaps and the array. */
+void xp_agent_snaps_free(struct xp_agent_snap *s, size_t n);
 /* `agent ls` of the last load (caller frees), NULL without a pool. */
 char *xp_live_agent_list(const struct xp_live *l);
 /* The agent changes logged since the last call (see xp_agent_pool_take_log), also those of

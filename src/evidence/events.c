@@ -117,8 +117,9 @@ static size_t diff_problems(const struct xp_node *o, const struct xp_node *n, ti
 	xp_node_problems(n, &is, &n_is, NULL);
 	for (size_t i = 0; i < n_is; i++)
 		if (!has_problem(was, n_was, &is[i])) {
-			xp_event_add(log, now, health_sev(is[i].level), n->name, "%s",
-				     xp_problem_text(&is[i], text, sizeof text));
+			bool quiet = log->quiet && log->quiet(&is[i], log->quiet_arg);
+			xp_event_add(log, now, quiet ? XP_SEV_INFO : health_sev(is[i].level), n->name, "%s%s",
+				     xp_problem_text(&is[i], text, sizeof text), quiet ? " (acknowledged)" : "");
 			k++;
 		}
 	for (size_t i = 0; i < n_was; i++)

@@ -24,9 +24,14 @@ struct xp_event {
 };
 
 /* A ring of the most recent events; the oldest are dropped first. */
+struct xp_problem;
 struct xp_event_log {
 	struct xp_event *ring;
 	size_t cap, start, n;
+	/* When set: true for a problem that should not shout (acknowledged, acks.h): its
+	 * appearing is logged as info with "(acknowledged)", not at its level. */
+	bool (*quiet)(const struct xp_problem *p, void *arg);
+	void *quiet_arg;
 };
 
 /* Returns "info", "warn" or "fail". */

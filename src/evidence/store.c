@@ -82,6 +82,13 @@ static const char *const migrations[XP_STORE_VERSION] = {
 	" from_state TEXT, to_state TEXT NOT NULL, reason INTEGER NOT NULL DEFAULT 0, detail TEXT,"
 	" actor TEXT NOT NULL);"
 	"CREATE INDEX job_events_job ON job_events(job, id);",
+	/* 5: acknowledged and snoozed health problems (acks.c): one row per problem as it was
+	 * when acknowledged (node, what, reason and level), so that the same problem stops
+	 * shouting and a changed one shouts again; a snooze ends at `until`. Only an addition:
+	 * readers of older files see nothing acknowledged. */
+	"CREATE TABLE acks(node TEXT NOT NULL, what TEXT NOT NULL, reason TEXT NOT NULL,"
+	" level TEXT NOT NULL, kind TEXT NOT NULL CHECK(kind IN ('ack','snooze')), time INTEGER NOT NULL,"
+	" until INTEGER, actor TEXT NOT NULL, note TEXT, PRIMARY KEY(node, what, reason));",
 };
 
 /* The message of a failed call whose result code is rc and text msg: a read-only database
@@ -242,6 +249,7 @@ static const char *const migration_objects[XP_STORE_VERSION][12] = {
 	{"results_cell", "audit_time", NULL},
 	{"rclasses", "queues", "quotas", "quotas_class", NULL},
 	{"jobs", "jobs_queue_state", "job_events", "job_events_job", NULL},
+	{"acks", NULL},
 };
 
 /* Sets *has to whether the database has a table or index called name; -1 with err set

@@ -18,7 +18,7 @@
 #include "xp.h"
 
 /* The schema version this xpool writes (PRAGMA user_version). */
-#define XP_STORE_VERSION 4
+#define XP_STORE_VERSION 5
 /* How long a writer waits for another process's lock before giving up, ms. */
 #define XP_STORE_BUSY_MS 10000
 /* Default retention of metric samples and snapshots, days (setting "retention_days"). */
