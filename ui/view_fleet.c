@@ -114,12 +114,6 @@ static int node_cmp(const void *x, const void *y)
 	return c;
 }
 
-static bool device_free(const struct xp_node *n, const struct xp_device *d)
-{
-	return (n->state == XP_NODE_UP || n->state == XP_NODE_DEGRADED) && d->n_allocs == 0 &&
-	       d->health != XP_HEALTH_FAIL;
-}
-
 /* The node's value of metric m (NAN when not known) and, through lim, the power limits. */
 static double node_value(const struct xp_node *n, int m, double *lim)
 {
@@ -157,7 +151,7 @@ static double node_value(const struct xp_node *n, int m, double *lim)
 			}
 			break;
 		case M_FREE:
-			free_n += device_free(n, d);
+			free_n += xp_device_is_free(n, d);
 			break;
 		default:
 			break;

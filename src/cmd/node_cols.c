@@ -1,6 +1,8 @@
 /* node_cols.c: the node row's columns: figures, text, order and fitting (node_cols.h). */
 #include "node_cols.h"
 
+#include "filter.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -24,9 +26,7 @@ const struct xp_ncol_def xp_ncols[XP_NCOL_COUNT] = {
 
 bool xp_device_free(const struct xp_node *n, const struct xp_device *d)
 {
-	if (n->state != XP_NODE_UP && n->state != XP_NODE_DEGRADED)
-		return false;
-	return d->n_allocs == 0 && d->health != XP_HEALTH_FAIL;
+	return xp_device_is_free(n, d); /* the filter's `free` and this column count alike */
 }
 
 /* Health ranked by how bad: unknown below ok, so that any known value wins over it. */

@@ -666,14 +666,16 @@ char *xp_filter_node_text(const struct xp_node *n)
 	return t;
 }
 
+bool xp_device_is_free(const struct xp_node *n, const struct xp_device *d)
+{
+	return (n->state == XP_NODE_UP || n->state == XP_NODE_DEGRADED) && !d->n_allocs && d->health != XP_HEALTH_FAIL;
+}
+
 size_t xp_node_free_devices(const struct xp_node *n)
 {
-	if (n->state != XP_NODE_UP && n->state != XP_NODE_DEGRADED)
-		return 0;
 	size_t k = 0;
 	for (size_t i = 0; i < n->n_devices; i++)
-		if (!n->devices[i].n_allocs && n->devices[i].health != XP_HEALTH_FAIL)
-			k++;
+		k += xp_device_is_free(n, &n->devices[i]);
 	return k;
 }
 

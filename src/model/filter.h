@@ -84,6 +84,9 @@ char *xp_filter_node_text(const struct xp_node *n);
 /* Devices of n free to place on now: the node up or degraded, the device without allocation
  * and not failed (the `free` field, and what the console counts as free). */
 size_t xp_node_free_devices(const struct xp_node *n);
+/* True when device d of n is free in that sense (one rule for the filter, the map's FREE column
+ * and the fleet view). */
+bool xp_device_is_free(const struct xp_node *n, const struct xp_device *d);
 /* True when device d of node n makes the expression true (device rows, the device view). */
 bool xp_filter_device(const struct xp_filter *f, const struct xp_node *n, const struct xp_device *d,
 		      const char *text);

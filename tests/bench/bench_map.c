@@ -1,6 +1,7 @@
 /* bench_map.c: key to frame in view 1 with every figure column on, at 10,000 nodes x 8
  * devices (a `sim gen` cluster of H100 servers, with utilization, memory, temperature and
- * power), in this process on a 200x50 ncurses screen that writes to /dev/null:
+ * power), with an hour of history behind every device (so the UTIL 2m sparklines are drawn at
+ * 200 wide), in this process on a 200x50 ncurses screen that writes to /dev/null:
  *
  *   down        Down + draw + doupdate, every column shown (200 wide)
  *   down-80     the same at 80 wide (fewer columns)
@@ -21,11 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "events.h"
 #include "filter.h"
 #include "glyphs.h"
+#include "history.h"
 #include "layout.h"
 #include "model.h"
 #include "model_json.h"
@@ -48,7 +51,28 @@ struct xp_ui {
 	char filter[256];
 	struct xp_event_log events;
 	char msg[512];
+	struct xp_history *h;
+	struct xp_ctx ctx; /* no source options: view 1's actions know at once they are off */
 };
+
+struct xp_history *xp_ui_history(const struct xp_ui *ui)
+{
+	return ui->h;
+}
+
+struct xp_ctx *xp_ui_ctx(struct xp_ui *ui)
+{
+	return &ui->ctx;
+}
+
+/* View 1's actions run commands through the app; no key here runs one. */
+int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs)
+{
+	(void)ui, (void)line;
+	*out = xp_strdup("");
+	*errs = xp_strdup("xpool: no commands in the benchmark\n");
+	return XP_EXIT_ERROR;
+}
 
 const struct xp_cluster *xp_ui_cluster(const struct xp_ui *ui)
 {
@@ -180,6 +204,14 @@ int main(void)
 	xp_theme_apply(&th, true);
 	static struct xp_ui ui;
 	ui.c = c;
+	/* An hour at 1 min, then the last two minutes at the 2 s refresh: every tier the
+	 * sparklines and the device graph read holds samples. */
+	ui.h = xp_history_new(2);
+	time_t now = time(NULL);
+	for (time_t t = now - 3600; t < now - 120; t += 60)
+		xp_history_feed(ui.h, c, t);
+	for (time_t t = now - 120; t <= now; t += 2)
+		xp_history_feed(ui.h, c, t);
 	ui.g = xp_glyphs_pick(false);
 	xp_event_log_init(&ui.events, 16);
 	struct xp_rect body = xp_layout_frame(50, 200).body, narrow = xp_layout_frame(24, 80).body;
@@ -237,9 +269,10 @@ int main(void)
 	fclose(out);
 	fclose(in);
 	xp_event_log_free(&ui.events);
+	xp_history_free(ui.h);
 	xp_cluster_free(c);
 
-	printf("bench_map: view 1, %s nodes x 8 devices, every column, in process (ms)\n", N_NODES);
+	printf("bench_map: view 1, %s nodes x 8 devices, every column and the sparklines, in process (ms)\n", N_NODES);
 	printf("%-36s %8s %8s\n", "", "median", "p90");
 	int rc = 0;
 	for (size_t i = 0; i < nr; i++) {
