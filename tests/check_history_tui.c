@@ -68,7 +68,7 @@ static void start(const char *extra)
 		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s --inventory %s "
 		 "--delay 1 %s; echo $? > %s/rc",
 		 statedir, xp_bin(), db, inv, extra ? extra : "", statedir);
-	xp_tmux_start(cmd, 140, 40);
+	xp_tmux_start(cmd, 140, 60);
 }
 
 /* Opens the first device of the first node and shows its graph over one minute. */
@@ -180,7 +180,7 @@ START_TEST(agent_history_at_start)
 		 "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s %s --db %s "
 		 "--agent http://127.0.0.1:%d --delay 1; echo $? > %s/rc",
 		 statedir, xp_bin(), db, port, statedir);
-	xp_tmux_start(cmd, 140, 40);
+	xp_tmux_start(cmd, 140, 60);
 	xp_tmux_expect("late-1");
 	xp_tmux_keys("Enter");
 	xp_tmux_expect("ACC0");

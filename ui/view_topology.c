@@ -1081,7 +1081,6 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 	char vm[256];
 	line_add(l, XP_ROLE_TITLE, "  %s on %s", vendor_model(d, vm, sizeof vm), n->name);
 	doc_line(o);
-	dev_graph_lines(t, o, n, d);
 	kv_int(o, "index", d->index);
 	kv_str(o, "vendor", d->vendor);
 	kv_str(o, "model", d->model);
@@ -1130,6 +1129,9 @@ static void build_dev_doc(struct topo *t, const struct xp_node *n, const struct 
 		kv(o, "utilization", xp_role_for_util(d->utilization_pct), "%.1f %%", d->utilization_pct);
 	else
 		kv(o, "utilization", XP_ROLE_DIM, "-");
+	/* Below the figures it draws, not above the identity (an 80x24 page shows that first). */
+	doc_line(o);
+	dev_graph_lines(t, o, n, d);
 	kv_int(o, "ecc corrected", d->ecc_corrected);
 	kv_int(o, "ecc uncorrected", d->ecc_uncorrected);
 	kv_int(o, "retired pages", d->retired_pages);
