@@ -543,19 +543,29 @@ static void draw_tabs(struct xp_ui *ui)
 	fill_row(stdscr, r, xp_theme_attr(XP_ROLE_TAB));
 	char labels[N_VIEWS][48];
 	const char *lp[N_VIEWS];
-	for (size_t i = 0; i < ui->nviews; i++) {
-		snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
-		lp[i] = labels[i];
+	const struct slot *s = &ui->views[ui->cur];
+	const char *where = s->v->where ? s->v->where(s->st) : NULL;
+	int end = 1;
+	/* Nine tabs fill 80 columns: when the breadcrumb does not fit beside them, the other
+	 * views' tabs shrink to their numbers (the keys that open them). */
+	for (int compact = 0; compact < 2; compact++) {
+		for (size_t i = 0; i < ui->nviews; i++) {
+			if (compact && i != ui->cur)
+				snprintf(labels[i], sizeof labels[i], "%d", ui->views[i].v->order);
+			else
+				snprintf(labels[i], sizeof labels[i], "%d %s", ui->views[i].v->order, ui->views[i].v->title);
+			lp[i] = labels[i];
+		}
+		ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
+		end = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
+		if (!where || !*where || end + xp_draw_cols(where) < r.w - 1)
+			break;
 	}
-	ui->ntabs = xp_layout_tabs(lp, (int)ui->nviews, r.w, ui->tabs);
 	for (int i = 0; i < ui->ntabs; i++) {
 		wattrset(stdscr, xp_theme_attr((size_t)i == ui->cur ? XP_ROLE_TAB_ACTIVE : XP_ROLE_TAB));
 		mvwprintw(stdscr, r.y, ui->tabs[i].x, " %s ", lp[i]);
 	}
 	/* The breadcrumb of the current view, right-aligned when it fits. */
-	const struct slot *s = &ui->views[ui->cur];
-	const char *where = s->v->where ? s->v->where(s->st) : NULL;
-	int end = ui->ntabs ? ui->tabs[ui->ntabs - 1].x + ui->tabs[ui->ntabs - 1].w + 2 : 1;
 	if (where && *where && end < r.w - 2) {
 		wattrset(stdscr, xp_theme_attr(XP_ROLE_TITLE));
 		int avail = r.w - end - 1;

@@ -774,7 +774,10 @@ static const char *where(void *st)
 	}
 	if (!env || !kase)
 		return NULL;
-	snprintf(v->where, sizeof v->where, "Validation %s %s %s %s", v->g->arrow, env, v->g->arrow, kase);
+	/* The id as the rows show it: an empty firmware or runtime field reads "-". */
+	char *shown = xp_env_id_show(env);
+	snprintf(v->where, sizeof v->where, "Validation %s %s %s %s", v->g->arrow, shown, v->g->arrow, kase);
+	free(shown);
 	/* Ids come from devices and files: nothing in them may move the app's cursor. */
 	for (char *p = v->where; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
