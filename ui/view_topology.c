@@ -1483,8 +1483,9 @@ static void draw(void *st, struct xp_ui *ui, WINDOW *w, struct xp_rect r)
 		t->ui = ui;
 		dev_graph_fit(t, r.w);
 		draw_doc(w, r, &t->dd, &t->dlist, -1);
-	xp_nact_draw(t->act, w, r);
 	}
+	/* An action's question (a reason, y/N) over the last row, whatever the page. */
+	xp_nact_draw(t->act, w, r);
 }
 
 /* ---- keys ---- */
