@@ -165,6 +165,12 @@ START_TEST(test_clock_and_junk)
 	xp_history_add(h, "a", 0, -5, v);
 	xp_history_add(h, "a", 0, (time_t)1 << 40, v); /* beyond what 32-bit slots place */
 	ck_assert_uint_eq(xp_history_devices(h), 1);
+	/* A sample a year ahead (a skewed or hostile agent) is dropped: the refreshes after it
+	 * still land. */
+	xp_history_add(h, "a", 0, now - 600 + 365 * 86400, v);
+	xp_history_feed(h, c, now - 598);
+	ck_assert_uint_eq(xp_history_series(h, "a", 0, XP_HIST_UTIL, 60, now - 598, out, 30), 2);
+	ck_assert(xp_history_last(h, "a", 0, XP_HIST_UTIL, now - 598) == 70);
 	/* Bad arguments to series: nothing, never a crash. */
 	ck_assert_uint_eq(xp_history_series(h, "a", 0, 99, 60, now, out, 30), 0);
 	ck_assert_uint_eq(xp_history_series(h, "a", 0, XP_HIST_UTIL, 0, now, out, 30), 0);

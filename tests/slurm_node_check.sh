@@ -3,7 +3,8 @@
 # munged and slurmctld on loopback (slurm_lib.sh), four State=CLOUD nodes gpu[01-04], no slurmd.
 #   cli:       drain gpu01 gpu02 with a reason; scontrol shows both DRAIN with it; undrain; the
 #              audit log has a row per node with the reason and Slurm's answer; an unknown node
-#              is an error naming it (exit 1) while the known one is drained; no reason, no
+#              (and `all`, Slurm's word for every node) is an error naming it (exit 1) before
+#              anything is drained; no reason, no
 #              engine and --read-only are refused (exit 2) with nothing changed; a user who is
 #              neither root nor SlurmUser is read-only by default (when setpriv can be one).
 #   console:   Space on gpu01, Down, Space on gpu02 (the status line counts 2 tagged), d, a
@@ -62,10 +63,18 @@ else
 fi
 x node drain gpu03 gpu09 --reason "bad" >mixed.out 2>mixed.err
 rc=$?
-if [ $rc = 1 ] && grep -q 'gpu09: .*Invalid node name' mixed.err && grep -q '^gpu03: drained' mixed.out && drained gpu03; then
-	ok "unknown node: exit 1, $(cat mixed.err)"
+if [ $rc = 1 ] && grep -q 'slurm lists no node named gpu09' mixed.err && ! drained gpu03; then
+	ok "unknown node: exit 1 before anything changed, $(cat mixed.err)"
 else
-	bad "drain gpu03 gpu09: exit $rc, not the error naming gpu09 with gpu03 drained:"; cat mixed.out mixed.err
+	bad "drain gpu03 gpu09: exit $rc, not the error naming gpu09 with nothing drained:"; cat mixed.out mixed.err
+fi
+# Slurm reads NodeName=ALL as every node: refused, nothing drained.
+x node drain all --reason "one node" >all.out 2>all.err
+rc=$?
+if [ $rc = 1 ] && grep -q 'no node named all' all.err && ! drained gpu01 && ! drained gpu04; then
+	ok "all: exit 1, nothing drained"
+else
+	bad "drain all: exit $rc:"; cat all.out all.err; scontrol show node | grep State=
 fi
 x node undrain gpu03 >/dev/null 2>&1
 x node drain gpu04 >noreason.out 2>&1; rc=$?

@@ -31,6 +31,7 @@
 #include "theme.h"
 #include "ui.h"
 #include "view.h"
+#include "words.h"
 
 #define XP_VIEW(name) extern const struct xp_view xp_view_##name;
 #include "views.inc"
@@ -1451,9 +1452,10 @@ static const char *view_string(struct xp_ui *ui, char *buf, size_t len)
 	const struct slot *s = &ui->views[ui->cur];
 	int n = snprintf(buf, len, "%s", s->v->name);
 	if (ui->filter[0] && n >= 0 && (size_t)n < len) {
-		/* Quoted for xp_cmd_split: a filter holds spaces and operators. */
-		bool dq = strchr(ui->filter, '\'') != NULL;
-		n += snprintf(buf + n, len - (size_t)n, dq ? " --filter \"%s\"" : " --filter '%s'", ui->filter);
+		/* Quoted for xp_cmd_split: a filter holds spaces, operators and quotes. */
+		char *q = xp_cmd_quote(ui->filter);
+		n += snprintf(buf + n, len - (size_t)n, " --filter %s", q);
+		free(q);
 	}
 	if (s->v->opts && n >= 0 && (size_t)n < len)
 		s->v->opts(s->st, buf + n, len - (size_t)n);
@@ -1478,19 +1480,37 @@ static int view_hook(struct xp_ctx *ctx, const char *name, const char *const *ke
 		return xp_errf(err, "no view '%s' (views: %s)", name, names);
 	}
 	struct slot *s = &ui->views[i];
-	/* Every option is checked before any is applied: a typo changes nothing. */
-	for (size_t k = 0; k < n; k++)
-		if (strcmp(keys[k], "filter") != 0 && !s->v->set_opt)
-			return xp_errf(err, "view %s takes no --%s", s->v->name, keys[k]);
+	/* What can be checked first is: an option the view does not take, a filter too long for
+	 * the console's line or that does not parse for the view's rows. The view's own options
+	 * are applied in order (one it refuses stops there, the earlier ones stay); the filter
+	 * only once they all were. */
+	const char *filter = NULL;
 	for (size_t k = 0; k < n; k++) {
-		if (strcmp(keys[k], "filter") == 0) {
-			snprintf(ui->filter, sizeof ui->filter, "%s", vals[k]);
-			filter_changed(ui);
+		if (strcmp(keys[k], "filter") != 0) {
+			if (!s->v->set_opt)
+				return xp_errf(err, "view %s takes no --%s", s->v->name, keys[k]);
 			continue;
 		}
+		if (strlen(vals[k]) >= sizeof ui->filter)
+			return xp_errf(err, "--filter: longer than the console's %zu bytes", sizeof ui->filter - 1);
+		struct xp_filter *f = xp_filter_compile(vals[k], s->v->filter_fields, err);
+		if (!f) {
+			xp_err_prefix(err, "--filter");
+			return -1;
+		}
+		xp_filter_free(f);
+		filter = vals[k];
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (strcmp(keys[k], "filter") == 0)
+			continue;
 		char msg[512] = "";
 		if (s->v->set_opt(s->st, ui, keys[k], vals[k], msg, sizeof msg) < 0)
 			return xp_errf(err, "%s", msg[0] ? msg : "bad option");
+	}
+	if (filter) {
+		snprintf(ui->filter, sizeof ui->filter, "%s", filter);
+		filter_changed(ui);
 	}
 	switch_view(ui, (size_t)i);
 	/* Said back as the one line of output, which the prompt shows as its message. */

@@ -18,6 +18,10 @@ int xp_ssh_argv(const char *tmpl, const char *node, int *argc, char ***argv, str
 {
 	*argc = 0;
 	*argv = NULL;
+	/* A name from an inventory or an agent that starts with '-' would be an option of the
+	 * command (ssh's -oProxyCommand=... runs anything): no node is called that. */
+	if (!node || !*node || *node == '-')
+		return xp_errf(err, "'%s' is not a host name to connect to", node ? node : "");
 	int n;
 	char **w;
 	if (xp_cmd_split_argv(tmpl, &n, &w, err) < 0) {

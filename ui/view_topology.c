@@ -24,6 +24,7 @@
 #include "spark.h"
 #include "theme.h"
 #include "view.h"
+#include "words.h"
 #include "xp.h"
 
 /* ---- detail documents: lines of coloured segments ---- */
@@ -2061,8 +2062,9 @@ static void opts(void *st, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, " --mode expanded");
 	/* The node under the cursor: a name with a quote or a space is quoted (xp_cmd_split). */
 	if (n < len && t->name && t->on_kind != XP_MAP_GROUP && t->rows.n) {
-		bool plain = strcspn(t->name, " \t'\"\\#") == strlen(t->name);
-		snprintf(buf + n, len - n, plain ? " --select %s" : " --select '%s'", t->name);
+		char *q = xp_cmd_quote(t->name);
+		snprintf(buf + n, len - n, " --select %s", q);
+		free(q);
 	}
 }
 

@@ -75,3 +75,22 @@ static int split(const char *line, bool comments, int *argc_out, char ***argv_ou
 	return 0;
 }
 
+
+char *xp_cmd_quote(const char *s)
+{
+	if (*s && strcspn(s, " \t'\"\\#|&!()<>=;") == strlen(s))
+		return xp_strdup(s);
+	size_t n = 2;
+	for (const char *p = s; *p; p++)
+		n += (*p == '"' || *p == '\\') ? 2 : 1;
+	char *q = xp_malloc(n + 1), *o = q;
+	*o++ = '"';
+	for (const char *p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	*o++ = '"';
+	*o = '\0';
+	return q;
+}

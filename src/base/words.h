@@ -11,6 +11,9 @@
 int xp_cmd_split(const char *line, int *argc, char ***argv, struct xp_err *err);
 /* xp_cmd_split without comments: for a command line given as one argument (`--entry "grep #x"`). */
 int xp_cmd_split_argv(const char *line, int *argc, char ***argv, struct xp_err *err);
+/* s as one word of a command line (caller frees): as it is when it needs no quotes, else in
+ * double quotes with '"' and '\\' escaped, so that xp_cmd_split gives s back. */
+char *xp_cmd_quote(const char *s);
 /* Frees what xp_cmd_split returned. */
 void xp_cmd_split_free(int argc, char **argv);
 

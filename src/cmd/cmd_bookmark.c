@@ -73,7 +73,15 @@ static int bookmark_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			}
 			int argc = 0;
 			char **argv = NULL;
-			if (xp_cmd_split(view, &argc, &argv, &err) < 0 || !argc) {
+			bool ctl = false;
+			for (const unsigned char *p = (const unsigned char *)view; *p && !ctl; p++)
+				ctl = *p < 0x20 || *p == 0x7f;
+			if (ctl) {
+				/* A newline would be a line of its own in the file: another bookmark,
+				 * or one that breaks the file for every later command. */
+				xp_ctx_error(ctx, "bookmark save: the view holds a control character");
+				rc = XP_EXIT_USAGE;
+			} else if (xp_cmd_split(view, &argc, &argv, &err) < 0 || !argc) {
 				xp_ctx_error(ctx, "bookmark save: %s", argc ? err.msg : "an empty view");
 				rc = XP_EXIT_USAGE;
 			} else {

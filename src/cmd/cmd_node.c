@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd.h"
 #include "k8s_client.h"
@@ -133,6 +134,16 @@ static int node_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			xp_ctx_error(ctx, "node %s: '%s' is not a node name (letters, digits, '.', '_', '-')", words,
 				     names[i]);
 			return XP_EXIT_USAGE;
+		}
+	/* Only nodes the engine lists: Slurm reads NodeName=ALL (any case) as every node and a
+	 * NodeSet's name as all of its nodes, which a name check alone lets through. */
+	struct xp_cluster *c = xp_ctx_cluster(ctx);
+	if (!c)
+		return XP_EXIT_ERROR;
+	for (int i = 0; i < n; i++)
+		if (!strcasecmp(names[i], "all") || !xp_cluster_node(c, names[i])) {
+			xp_ctx_error(ctx, "node %s: %s lists no node named %s", words, engine, names[i]);
+			return XP_EXIT_ERROR;
 		}
 	if (drain && engine[0] == 's' && (!reason || !*reason)) {
 		xp_ctx_error(ctx, "node drain: Slurm requires a reason: --reason TEXT");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "words.h"
 #include "filter.h"
 #include "node_cols.h"
 #include "node_filter.h"
@@ -115,12 +116,14 @@ struct line {
 
 static void heading_text(char *buf, size_t len, const char *label, size_t nodes, const struct xp_node_sum *t)
 {
+	/* A label near the buffer's size (a long rack name from an inventory) leaves no room:
+	 * each part is added only while the text so far fits. */
 	int n = snprintf(buf, len, "%s: %zu node%s, free %d/%d", label, nodes, nodes == 1 ? "" : "s", t->n_free, t->n_dev);
-	if (XP_HAS(t->util))
+	if (n >= 0 && (size_t)n < len && XP_HAS(t->util))
 		n += snprintf(buf + n, len - (size_t)n, ", util %.0f%%", t->util);
-	if (XP_HAS(t->temp))
+	if (n >= 0 && (size_t)n < len && XP_HAS(t->temp))
 		n += snprintf(buf + n, len - (size_t)n, ", max %.0fC", t->temp);
-	if (XP_HAS(t->power))
+	if (n >= 0 && (size_t)n < len && XP_HAS(t->power))
 		snprintf(buf + n, len - (size_t)n, ", %.0f W", t->power);
 }
 
@@ -294,8 +297,9 @@ static char *view_string(const struct xp_args *a)
 		const char *v = xp_args_get(a, o->name);
 		if (!v)
 			continue;
-		bool plain = *v && strcspn(v, " \t'\"\\#|&!()<>=;") == strlen(v);
-		char *t = plain ? xp_asprintf("%s --%s %s", s, o->name, v) : xp_asprintf("%s --%s '%s'", s, o->name, v);
+		char *q = xp_cmd_quote(v);
+		char *t = xp_asprintf("%s --%s %s", s, o->name, q);
+		free(q);
 		free(s);
 		s = t;
 	}

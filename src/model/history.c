@@ -359,6 +359,13 @@ void xp_history_add(struct xp_history *h, const char *node, int dev, time_t t, c
 {
 	if (!node || dev < 0 || dev >= XP_MAX_DEVICES || t < 0)
 		return;
+	/* A sample from the future (an agent whose clock runs ahead, a hostile reply) would move
+	 * its ring's newest slot past now, and every sample of now would then be refused as older:
+	 * a device's history stopped until the clock caught up. More than two minutes past the
+	 * last refresh (the clock before the first one) is dropped. */
+	time_t ahead = (h->last_feed ? h->last_feed : time(NULL)) + 120;
+	if (t > ahead)
+		return;
 	h->generation++;
 	struct hnode *e = find_or_add(h, node);
 	dev_add(h, device(h, e, dev), t, values);
