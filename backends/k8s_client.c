@@ -552,6 +552,9 @@ int xp_k8s_send(struct xp_k8s_client *cl, const char *method, const char *path, 
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+		/* errbuf and b live on this stack: a later transfer must not write into them. */
+		curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL);
+		curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
 		curl_slist_free_all(h);
 		if (auth) {
 			memset(auth, 0, strlen(auth));

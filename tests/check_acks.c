@@ -297,5 +297,34 @@ START_TEST(problem_command)
 }
 END_TEST
 
+/* A node's rows share WHAT ("node"): --reason acknowledges one of them, so quieting a warning
+ * of a down node leaves the node down shouting (health still exits 5). */
+START_TEST(ack_one_reason)
+{
+	const char *inv = inventory();
+	json_error_t e;
+	json_t *doc = json_load_file(inv, 0, &e);
+	ck_assert_ptr_nonnull(doc);
+	json_t *n = json_array_get(json_object_get(doc, "nodes"), 1);
+	json_object_set_new(n, "state", json_string("down"));
+	json_object_set_new(n, "warnings", json_pack("[s]", "nvidia-smi line 3: unexpected row"));
+	ck_assert_int_eq(json_dump_file(doc, inv, 0), 0);
+	json_decref(doc);
+	struct xp_run r;
+	XP(&r, "problem", "ack", "h100-00002", "node", "--reason", "nvidia-smi line 3: unexpected row");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	xp_want_parts(r.out, "h100-00002 node: acknowledged (1 problem)", NULL);
+	xp_run_free(&r);
+	XP(&r, "health");
+	ck_assert_int_eq(r.status, XP_EXIT_PROBLEMS);
+	xp_want_parts(r.out, "h100-00002  node  fail   down", NULL);
+	xp_run_free(&r);
+	XP(&r, "problem", "ack", "h100-00002", "node", "--reason", "no such reason");
+	ck_assert_int_eq(r.status, XP_EXIT_ERROR);
+	xp_want_parts(r.err, "h100-00002 has no problem node \"no such reason\" now", NULL);
+	xp_run_free(&r);
+}
+END_TEST
+
 XP_DEFINE_SUITE(acks, {"all", .timeout_s = 120, .setup = setup, .teardown = teardown,
-		       .tests = {ack_snooze_expiry, durations, migration_to_acks, problem_command}})
+		       .tests = {ack_snooze_expiry, durations, migration_to_acks, problem_command, ack_one_reason}})

@@ -63,6 +63,7 @@ struct pv {
 	struct xp_ledit ed;
 	char *snooze_node;
 	char snooze_what[16];
+	char *snooze_reason;
 };
 
 static char *key_of(const struct xp_problem *p)
@@ -377,10 +378,11 @@ static int pre_key(void *st, struct xp_ui *ui, int key)
 	if (r == XP_LEDIT_DONE) {
 		v->editing = false;
 		stay(v);
-		char *q = quote(v->ed.text[0] ? v->ed.text : "1h");
-		char *extra = xp_asprintf("--for %s", q);
+		char *q = quote(v->ed.text[0] ? v->ed.text : "1h"), *qr = quote(v->snooze_reason ? v->snooze_reason : "");
+		char *extra = xp_asprintf("--for %s --reason %s", q, qr);
 		run(ui, "snooze", v->snooze_node, v->snooze_what, extra);
 		free(q);
+		free(qr);
 		free(extra);
 	} else if (r == XP_LEDIT_CANCEL) {
 		v->editing = false;
@@ -406,10 +408,17 @@ static int on_key(void *st, struct xp_ui *ui, int key)
 		return key == 'a' || key == 'z' || key == 'A' ? XP_REACT_REDRAW : XP_REACT_UNHANDLED;
 	const struct xp_problem *p = &v->p[id];
 	switch (key) {
-	case 'a':
+	case 'a': {
+		/* This row only: a node's rows share WHAT ("node"), and acknowledging a warning
+		 * must not quiet the node being down. */
 		stay(v);
-		run(ui, "ack", p->node, p->what, NULL);
+		char *q = quote(p->reason ? p->reason : "");
+		char *extra = xp_asprintf("--reason %s", q);
+		run(ui, "ack", p->node, p->what, extra);
+		free(q);
+		free(extra);
 		return XP_REACT_REDRAW;
+	}
 	case 'A':
 		run(ui, "unack", p->node, p->what, NULL);
 		return XP_REACT_REDRAW;
@@ -417,6 +426,8 @@ static int on_key(void *st, struct xp_ui *ui, int key)
 		free(v->snooze_node);
 		v->snooze_node = xp_strdup(p->node);
 		snprintf(v->snooze_what, sizeof v->snooze_what, "%s", p->what);
+		free(v->snooze_reason);
+		v->snooze_reason = xp_strdup(p->reason ? p->reason : "");
 		xp_ledit_start(&v->ed, "1h");
 		v->editing = true;
 		return XP_REACT_REDRAW;
@@ -493,6 +504,7 @@ static void destroy(void *st)
 	free(v->filter);
 	free(v->cur_key);
 	free(v->snooze_node);
+	free(v->snooze_reason);
 	free(v);
 }
 

@@ -69,11 +69,17 @@ static int health_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	int64_t now;
 	struct xp_acks acks = {0};
 	struct xp_store *s = NULL;
-	if (xp_jobrun_now(&now, &err) < 0 || !(s = xp_store_for_reading(ctx->db, NULL, &err)) ||
-	    xp_acks_load(s, &acks, &err) < 0) {
-		xp_store_close(s);
+	if (xp_jobrun_now(&now, &err) < 0) {
 		xp_ctx_error(ctx, "health: %s", err.msg);
-		return XP_EXIT_ERROR;
+		xp_filter_free(f);
+		return XP_EXIT_USAGE;
+	}
+	if (!(s = xp_store_for_reading(ctx->db, NULL, &err)) || xp_acks_load(s, &acks, &err) < 0) {
+		/* A database that cannot be read must not turn a health check into an error: the
+		 * problems are the hardware's; only their acknowledgements are not known. */
+		xp_ctx_error(ctx, "health: acknowledgements not read (%s); every problem counts", err.msg);
+		xp_acks_free(&acks);
+		acks = (struct xp_acks){0};
 	}
 	xp_store_close(s);
 	struct xp_problem *p = NULL;

@@ -17,11 +17,13 @@
 static const struct xp_opt problem_opts[] = {
 	{"note", 0, "TEXT", "ack, snooze: why (kept with the acknowledgement and in the audit log)"},
 	{"for", 0, "DURATION", "snooze: how long, a number and s, m, h or d (30m, 4h, 1d; default 1h)"},
+	{"reason", 0, "TEXT", "ack, snooze: only the problem of WHAT with this reason (as `problem list` words it)"},
 	{NULL, 0, NULL, NULL},
 };
 
 #define PROBLEM_USAGE                                                                              \
-	"list [--json] | ack NODE WHAT [--note TEXT] | snooze NODE WHAT [--for DURATION] [--note TEXT] | " \
+	"list [--json] | ack NODE WHAT [--reason TEXT] [--note TEXT] | snooze NODE WHAT [--for DURATION] [--reason TEXT] " \
+	"[--note TEXT] | " \
 	"unack NODE WHAT"
 
 /* "2026-12-02 10:00" of t in local time. */
@@ -105,7 +107,7 @@ static int list(struct xp_ctx *ctx, const struct xp_cluster *c, const struct xp_
 
 /* The problems of NODE's WHAT now (the rows an ack covers); 0 after a message when none. */
 static size_t problems_of(struct xp_ctx *ctx, const struct xp_cluster *c, const char *sub, const char *node,
-			  const char *what, struct xp_problem **p)
+			  const char *what, const char *reason, struct xp_problem **p)
 {
 	*p = NULL;
 	size_t n = 0, k = 0;
@@ -117,8 +119,14 @@ static size_t problems_of(struct xp_ctx *ctx, const struct xp_cluster *c, const 
 	struct xp_problem *all = NULL;
 	xp_node_problems(nd, &all, &n, NULL);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(all[i].what, what) == 0)
+		if (strcmp(all[i].what, what) == 0 && (!reason || (all[i].reason && !strcmp(all[i].reason, reason))))
 			all[k++] = all[i];
+	if (!k && reason) {
+		xp_ctx_error(ctx, "problem %s: %s has no problem %s \"%s\" now (`xpool problem list` shows them)", sub,
+			     node, what, reason);
+		free(all);
+		return 0;
+	}
 	if (!k) {
 		xp_ctx_error(ctx, "problem %s: %s has no problem %s now (`xpool problem list` shows them)", sub, node, what);
 		free(all);
@@ -189,7 +197,7 @@ static int problem_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return rc;
 	}
 	struct xp_problem *p;
-	size_t n = problems_of(ctx, c, sub, a->argv[1], a->argv[2], &p);
+	size_t n = problems_of(ctx, c, sub, a->argv[1], a->argv[2], xp_args_get(a, "reason"), &p);
 	if (!n)
 		return XP_EXIT_ERROR;
 	struct xp_store *s = xp_store_open(ctx->db, &err);
