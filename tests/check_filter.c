@@ -78,6 +78,8 @@ START_TEST(operators)
 	T("s==*sxm", 1);
 	T("s:H100?SXM", 1);
 	T("s='H100 SXM'", 1);
+	T("s:'H100 SXM'", 1);
+	T("s:\"h100 s*\" & a=1.5", 1);
 	T("s=\"h100 sxm\"", 1);
 	T("s=H100", 0);
 	T("s!=A100*", 1);

@@ -123,8 +123,10 @@ static void heading_text(char *buf, size_t len, const char *label, size_t nodes,
 		n += snprintf(buf + n, len - (size_t)n, ", util %.0f%%", t->util);
 	if (n >= 0 && (size_t)n < len && XP_HAS(t->temp))
 		n += snprintf(buf + n, len - (size_t)n, ", max %.0fC", t->temp);
+	/* As the console's headings: kilowatts from 10 kW. */
 	if (n >= 0 && (size_t)n < len && XP_HAS(t->power))
-		snprintf(buf + n, len - (size_t)n, ", %.0f W", t->power);
+		snprintf(buf + n, len - (size_t)n, t->power >= 10000 ? ", %.1f kW" : ", %.0f W",
+			 t->power >= 10000 ? t->power / 1000.0 : t->power);
 }
 
 struct out {

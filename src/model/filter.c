@@ -288,11 +288,22 @@ static int parse_term(struct lex *lx)
 			field = name;
 			value = xp_strdup(colon + 1);
 			vat = at + (size_t)(colon - word) + 1;
-			if (!*value) {
+			/* model:'H100 SXM*': the quoted value is the next token (a quote ends a
+			 * word). */
+			if (!*value && lx->s[lx->pos] != '\'' && lx->s[lx->pos] != '"') {
 				free(field);
 				free(value);
 				free(word);
 				return lex_err(lx, vat, "a value must follow ':'");
+			}
+			if (!*value) {
+				if (next(lx) < 0) {
+					free(field), free(value), free(word);
+					return -1;
+				}
+				free(value);
+				value = lx->text;
+				lx->text = NULL;
 			}
 		} else if (looks_like_field(name)) {
 			/* "modle:H100*" is a typo to name, not a word to look for; "0000:3b:00.0" is
