@@ -10,6 +10,7 @@
 #include "filter.h"
 #include "model.h"
 #include "suitelib.h"
+#include "words.h"
 #include "xp.h"
 
 /* A row of plain fields for the grammar tests: a=1.5 b=-2 s="H100 SXM" t unset. */
@@ -425,5 +426,29 @@ START_TEST(token_soup)
 }
 END_TEST
 
+/* A filter (or a node name) in a view string comes back whole from the command line's split,
+ * whatever quotes and backslashes it holds: bookmarks and `view --json`'s command rely on it. */
+START_TEST(quote_roundtrip)
+{
+	static const char *const v[] = {"h800", "temp>85 & numa==0", "model='H100 SXM*'",
+					"model=\"H100 SXM*\" & label.pool='train'", "a\\b \"c\" 'd'", "x\\",
+					"", "#not a comment", NULL};
+	for (int i = 0; v[i]; i++)
+		for (int always = 0; always < 2; always++) {
+			char *q = always ? xp_cmd_quote_always(v[i]) : xp_cmd_quote(v[i]);
+			char *line = xp_asprintf("view --filter %s", q);
+			int argc = 0;
+			char **argv = NULL;
+			struct xp_err e;
+			ck_assert_msg(xp_cmd_split(line, &argc, &argv, &e) == 0, "%s: %s", line, e.msg);
+			ck_assert_msg(argc == 3 && !strcmp(argv[2], v[i]), "%s: %d words, '%s'", line, argc,
+				      argc > 2 ? argv[2] : "");
+			xp_cmd_split_free(argc, argv);
+			free(line);
+			free(q);
+		}
+}
+END_TEST
+
 XP_DEFINE_SUITE(filter, {"grammar", .tests = {operators, logic, words, unknown_values, errors}},
-		{"hostile", .tests = {hostile, token_soup}}, {"nodes", .tests = {nodes, devices}});
+		{"hostile", .tests = {hostile, token_soup}}, {"nodes", .tests = {nodes, devices, quote_roundtrip}});

@@ -1453,7 +1453,7 @@ static const char *view_string(struct xp_ui *ui, char *buf, size_t len)
 	int n = snprintf(buf, len, "%s", s->v->name);
 	if (ui->filter[0] && n >= 0 && (size_t)n < len) {
 		/* Quoted for xp_cmd_split: a filter holds spaces, operators and quotes. */
-		char *q = xp_cmd_quote(ui->filter);
+		char *q = xp_cmd_quote_always(ui->filter);
 		n += snprintf(buf + n, len - (size_t)n, " --filter %s", q);
 		free(q);
 	}

@@ -76,10 +76,24 @@ static int split(const char *line, bool comments, int *argc_out, char ***argv_ou
 }
 
 
+static char *dquote(const char *s);
+
 char *xp_cmd_quote(const char *s)
 {
 	if (*s && strcspn(s, " \t'\"\\#|&!()<>=;") == strlen(s))
 		return xp_strdup(s);
+	return dquote(s);
+}
+
+char *xp_cmd_quote_always(const char *s)
+{
+	if (!strchr(s, '\''))
+		return xp_asprintf("'%s'", s);
+	return dquote(s);
+}
+
+static char *dquote(const char *s)
+{
 	size_t n = 2;
 	for (const char *p = s; *p; p++)
 		n += (*p == '"' || *p == '\\') ? 2 : 1;

@@ -14,6 +14,9 @@ int xp_cmd_split_argv(const char *line, int *argc, char ***argv, struct xp_err *
 /* s as one word of a command line (caller frees): as it is when it needs no quotes, else in
  * double quotes with '"' and '\\' escaped, so that xp_cmd_split gives s back. */
 char *xp_cmd_quote(const char *s);
+/* s quoted always (an expression reads as one value): in single quotes when it holds none,
+ * else as xp_cmd_quote quotes it. Caller frees. */
+char *xp_cmd_quote_always(const char *s);
 /* Frees what xp_cmd_split returned. */
 void xp_cmd_split_free(int argc, char **argv);
 

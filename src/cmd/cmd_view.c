@@ -299,7 +299,7 @@ static char *view_string(const struct xp_args *a)
 		const char *v = xp_args_get(a, o->name);
 		if (!v)
 			continue;
-		char *q = xp_cmd_quote(v);
+		char *q = strcmp(o->name, "filter") == 0 ? xp_cmd_quote_always(v) : xp_cmd_quote(v);
 		char *t = xp_asprintf("%s --%s %s", s, o->name, q);
 		free(q);
 		free(s);
