@@ -49,7 +49,7 @@ static long at(const char *screen, const char *text)
 
 START_TEST(device_view_section)
 {
-	xp_tmux_expect("t4-node  up"); /* the map's row: the header names the replay before it loads */
+	xp_tmux_expect("  t4-node       up"); /* the map's row: the header names the replay before it loads */
 	xp_tmux_keys("Enter");
 	xp_tmux_expect("ACC0  NVIDIA Tesla T4");
 	xp_tmux_keys("Down");
