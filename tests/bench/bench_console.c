@@ -728,7 +728,6 @@ int xp_ui_command(struct xp_ui *ui, const char *line, char **out, char **errs)
 	return XP_EXIT_ERROR;
 }
 
-/* The same rule as app.c's: case-insensitive substring. */
 /* The filter compiled for the view's fields, as app.c's cache gives it (kept until the text
  * or the fields change). */
 const struct xp_filter *xp_ui_filter_expr(const struct xp_ui *ui, const struct xp_filter_field *fields)
@@ -756,6 +755,7 @@ bool xp_ui_moved(const struct xp_ui *ui, struct xp_ui_moved *m)
 	return false;
 }
 
+/* The words-only rule of app.c's filter for a plain word: a case-insensitive substring. */
 bool xp_ui_matches(const struct xp_ui *ui, const char *text)
 {
 	return !ui->filter[0] || (text && strcasestr(text, ui->filter) != NULL);
