@@ -104,7 +104,7 @@ void xp_ui_ssh(struct xp_ui *ui, const char *node)
 	def_prog_mode();
 	endwin();
 	/* Ctrl-C and Ctrl-\ are the command's while it runs (its process group has the terminal
-	 * with ours): the console ignores them meanwhile, as system(3) does. */
+	 * with ours): the console ignores them meanwhile, as a shell does for its foreground job. */
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGINT, &ign, &old_int);
