@@ -190,6 +190,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/readme_check.sh
 	@sh tests/layers.sh $(B)/obj
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/internals_check.sh
+	@sh tests/security_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) RUNNER=$(abspath $(B)/tests/runner) bash tests/slurm_backfill_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_source_check.sh
@@ -228,6 +229,7 @@ install: $(PROG) $(ADAPTER_SO)
 	install -m 0644 man/xpool.1 $(DESTDIR)$(MANDIR)/man1/xpool.1
 	install -m 0644 man/xpool.conf.5 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5
 	install -m 0644 man/xpool-internals.7 $(DESTDIR)$(MANDIR)/man7/xpool-internals.7
+	install -m 0644 man/xpool-security.7 $(DESTDIR)$(MANDIR)/man7/xpool-security.7
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/xpool/themes/
 	$(if $(ADAPTER_SO),install -m 0755 $(ADAPTER_SO) $(DESTDIR)$(PREFIX)/lib/xpool/adapters/)
 	$(if $(ADAPTER_NAMES),install -m 0644 $(foreach a,$(ADAPTER_NAMES),$(wildcard adapters/$(a)/*.adapter)) \
@@ -235,7 +237,7 @@ install: $(PROG) $(ADAPTER_SO)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/xpool $(DESTDIR)$(MANDIR)/man1/xpool.1 $(DESTDIR)$(MANDIR)/man5/xpool.conf.5 \
-	    $(DESTDIR)$(MANDIR)/man7/xpool-internals.7
+	    $(DESTDIR)$(MANDIR)/man7/xpool-internals.7 $(DESTDIR)$(MANDIR)/man7/xpool-security.7
 	rm -rf $(DESTDIR)$(PREFIX)/share/xpool $(DESTDIR)$(PREFIX)/lib/xpool
 
 clean:

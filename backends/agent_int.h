@@ -38,7 +38,12 @@ struct xpa_conn {
 
 struct xp_agent {
 	/* Settings, owned copies. */
-	char *listen, *read_token, *write_token, *tls_cert, *tls_key;
+	char *listen, *tls_cert, *tls_key;
+	/* The tokens change on SIGHUP (xp_agent_set_tokens) while handlers compare them: tok_mu
+	 * guards the strings; whether there is one of each never changes after xp_agent_new. */
+	pthread_mutex_t tok_mu;
+	char *read_token, *write_token;
+	bool has_read_token, has_write_token;
 	double interval_s;
 	unsigned max_connections;
 	int verbose;

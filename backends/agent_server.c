@@ -133,8 +133,11 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 {
 	struct xp_agent *a = xp_calloc(1, sizeof *a);
 	a->listen = xp_strdup(o->listen ? o->listen : XP_AGENT_DEFAULT_LISTEN);
+	pthread_mutex_init(&a->tok_mu, NULL);
 	a->read_token = xp_strdup(o->read_token);
 	a->write_token = xp_strdup(o->write_token);
+	a->has_read_token = a->read_token != NULL;
+	a->has_write_token = a->write_token != NULL;
 	a->tls_cert = xp_strdup(o->tls_cert_pem);
 	a->tls_key = xp_strdup(o->tls_key_pem);
 	a->interval_s = o->interval_s;
@@ -529,8 +532,9 @@ static enum MHD_Result fail(struct req *r, unsigned code, const char *msg, const
 	return ret;
 }
 
-/* True when the request carries "Authorization: Bearer <token>" for this token. */
-static bool bearer_ok(struct MHD_Connection *conn, const char *token)
+/* True when the request carries "Authorization: Bearer <token>" for the agent's write token
+ * (write) or read token, as they are now (SIGHUP may have rotated them). */
+static bool bearer_ok(struct xp_agent *a, struct MHD_Connection *conn, bool write)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!v || strncasecmp(v, "Bearer ", 7) != 0)
@@ -538,7 +542,29 @@ static bool bearer_ok(struct MHD_Connection *conn, const char *token)
 	v += 7;
 	while (*v == ' ')
 		v++;
-	return xp_token_equal(token, v);
+	pthread_mutex_lock(&a->tok_mu);
+	const char *token = write ? a->write_token : a->read_token;
+	bool ok = token && xp_token_equal(token, v);
+	pthread_mutex_unlock(&a->tok_mu);
+	return ok;
+}
+
+/* Replaces one token with a copy of t, the old one wiped: nothing when t is NULL. */
+static void token_swap(char **slot, const char *t)
+{
+	if (!t || !*slot)
+		return;
+	explicit_bzero(*slot, strlen(*slot));
+	free(*slot);
+	*slot = xp_strdup(t);
+}
+
+void xp_agent_set_tokens(struct xp_agent *a, const char *read_token, const char *write_token)
+{
+	pthread_mutex_lock(&a->tok_mu);
+	token_swap(&a->read_token, read_token);
+	token_swap(&a->write_token, write_token);
+	pthread_mutex_unlock(&a->tok_mu);
 }
 
 /* True when an If-None-Match list names etag (or is "*"). */
@@ -705,7 +731,7 @@ static enum MHD_Result start_probe(struct req *r)
 /* True when the request may read: the agent has no read token, or the request carries it. */
 static bool may_read(const struct req *r)
 {
-	return !r->a->read_token || bearer_ok(r->conn, r->a->read_token);
+	return !r->a->has_read_token || bearer_ok(r->a, r->conn, false);
 }
 
 /* The answer to a request that may not read: 401, the same everywhere. */
@@ -720,13 +746,13 @@ static enum MHD_Result post_probe_head(struct req *r, const char *url)
 	struct xp_agent *a = r->a;
 	/* The token first: how the agent is configured (probes off) is only told to a caller
 	 * who may read it, the read token's holder (anyone, on an agent without one). */
-	if (!a->write_token) {
+	if (!a->has_write_token) {
 		if (!may_read(r))
 			return need_token(r);
 		return fail(r, 403, "probes are disabled: the agent was started without --write-token-file", NULL,
 			    false);
 	}
-	if (!bearer_ok(r->conn, a->write_token))
+	if (!bearer_ok(a, r->conn, true))
 		return fail(r, 401, "a probe needs the write token (Authorization: Bearer)", NULL, true);
 	const char *name = url + strlen("/v1/probe/");
 	const struct xp_agent_probe *p = xp_agent_probe_name_ok(name) ? xp_agent_config_find(a->config, name) : NULL;
@@ -1038,6 +1064,7 @@ void xp_agent_free(struct xp_agent *a)
 		explicit_bzero(a->tls_key, strlen(a->tls_key));
 	free(a->read_token);
 	free(a->write_token);
+	pthread_mutex_destroy(&a->tok_mu);
 	free(a->tls_cert);
 	free(a->tls_key);
 	free(a);

@@ -84,6 +84,10 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o);
 void xp_agent_publish(struct xp_agent *a, struct xp_node *n, double discovery_s, time_t when);
 /* Records a failed rediscovery: the last good node stays served, health turns degraded. */
 void xp_agent_fail(struct xp_agent *a, const char *why, double discovery_s);
+/* Rotates the tokens (SIGHUP read the files again): each non-NULL one replaces the token of
+ * its kind, the old one wiped. A kind the agent started without stays absent: rotation never
+ * opens or closes the agent, it only changes the secret. Safe while requests are served. */
+void xp_agent_set_tokens(struct xp_agent *a, const char *read_token, const char *write_token);
 /* Starts listening; url (at most urllen bytes) gets "http[s]://ADDR:PORT" with the real port. */
 int xp_agent_serve(struct xp_agent *a, char *url, size_t urllen, struct xp_err *err);
 /* Stops serving (a running probe is killed) and frees the server; NULL is fine. */

@@ -1230,8 +1230,89 @@ START_TEST(inventory_source)
 }
 END_TEST
 
+/* Waits up to 5 s for the agent's stderr to hold what. */
+static bool err_says(const struct agent *a, const char *what)
+{
+	double end = now_s() + 5;
+	do {
+		char *e = agent_err(a);
+		bool yes = e && strstr(e, what);
+		free(e);
+		if (yes)
+			return true;
+		usleep(20000);
+	} while (now_s() < end);
+	return false;
+}
+
+/* A stolen read token is revoked without a restart: the file is rewritten and SIGHUP read it
+ * again. A file that cannot be read then keeps the tokens in use; the old ones stop working. */
+START_TEST(token_rotation)
+{
+	char *rtok = xp_write_file(dir, "rot-read.token", "first-read\n", 0600);
+	char *wtok = xp_write_file(dir, "rot-write.token", "first-write\n", 0600);
+	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--token-file", rtok,
+				"--write-token-file", wtok);
+	expect_code("GET", a, "/v1/node", "first-read", 200);
+	write_text(rtok, "second-read\n", 0600);
+	write_text(wtok, "second-write\n", 0600);
+	/* Nothing changes until SIGHUP. */
+	expect_code("GET", a, "/v1/node", "first-read", 200);
+	kill(a->pid, SIGHUP);
+	ck_assert_msg(err_says(a, "token files read again"), "no rotation line");
+	expect_code("GET", a, "/v1/node", "first-read", 401);
+	expect_code("GET", a, "/v1/node", "second-read", 200);
+	/* The write token rotated too: the old one is no longer a write token, the new one is
+	 * (a probe the config lacks is 404 only past the token check). */
+	expect_code("POST", a, "/v1/probe/nothing", "first-write", 401);
+	expect_code("POST", a, "/v1/probe/nothing", "second-write", 404);
+	/* A token file others may read is refused at SIGHUP as at start: both tokens stay. */
+	write_text(rtok, "third-read\n", 0644);
+	kill(a->pid, SIGHUP);
+	ck_assert_msg(err_says(a, "the tokens in use stay"), "no refusal line");
+	expect_code("GET", a, "/v1/node", "second-read", 200);
+	expect_code("GET", a, "/v1/node", "third-read", 401);
+	char *e = agent_err(a);
+	ck_assert_msg(strstr(e, "rot-read.token") != NULL, "%s", e);
+	ck_assert_msg(strstr(e, "read") && !strstr(e, "second-") && !strstr(e, "third-") && !strstr(e, "first-"),
+		      "a token reached the log: %s", e);
+	free(e);
+	ck_assert_int_eq(agent_stop(a), 0);
+	free(rtok);
+	free(wtok);
+}
+END_TEST
+
+/* --hide-args: a reader (with a stolen read token, say) sees each process's program, never
+ * the arguments that may hold a secret. */
+START_TEST(hide_args)
+{
+	const char *doc = "{\"schema\":\"xpool.inventory/v1\",\"nodes\":[{\"name\":\"n1\",\"devices\":[{\"index\":0,"
+			  "\"processes\":[{\"pid\":5762,\"user\":\"alice\",\"command\":\"python train.py "
+			  "--api-key=hunter2\",\"memory_mib\":1005}]}]}]}";
+	char *snap = xp_write_file(dir, "procs.json", doc, 0644);
+	for (int hide = 0; hide < 2; hide++) {
+		struct agent *a = hide ? AGENT("--inventory", snap, "agent", "--listen", "127.0.0.1:0", "--hide-args")
+				       : AGENT("--inventory", snap, "agent", "--listen", "127.0.0.1:0");
+		struct http h = http("GET", a, "/v1/node", NULL, NULL, NULL);
+		ck_assert_int_eq(h.code, 200);
+		json_t *j = http_json(&h);
+		json_t *pr = json_array_get(json_object_get(json_array_get(json_object_get(json_array_get(
+			json_object_get(j, "nodes"), 0), "devices"), 0), "processes"), 0);
+		ck_assert_str_eq(json_string_value(json_object_get(pr, "command")),
+				 hide ? "python" : "python train.py --api-key=hunter2");
+		ck_assert_str_eq(json_string_value(json_object_get(pr, "user")), "alice");
+		ck_assert_msg(hide == !strstr(h.body, "hunter2"), "%s", h.body);
+		json_decref(j);
+		free(h.body);
+		ck_assert_int_eq(agent_stop(a), 0);
+	}
+	free(snap);
+}
+END_TEST
+
 XP_DEFINE_SUITE(agent_server,
 	{"agent", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {node_etag_health, rediscovery, metrics_promtool, read_token, bind_rules, probes, token_first,
 		   config_errors, slow_and_oversized_clients, slow_clients_bounded, crowded_slots, one_address_shared, tool_signals,
-		   https, inventory_source}})
+		   https, inventory_source, token_rotation, hide_args}})

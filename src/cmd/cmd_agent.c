@@ -33,6 +33,7 @@ static const struct xp_opt agent_opts[] = {
 	{"tls-cert", 0, "FILE", "serve HTTPS with this PEM certificate (chain); needs --tls-key"},
 	{"tls-key", 0, "FILE", "the PEM private key of --tls-cert"},
 	{"max-connections", 0, "N", "at most N connections at once (default 64; a quarter, at least 8, per client address)"},
+	{"hide-args", 0, NULL, "serve each process's program without its arguments (they may hold secrets)"},
 	{"case", 0, "CASE", "agent probe: record the result as evidence for this workload case (with --layer)"},
 	{"layer", 0, "LAYER", "agent probe: the layer the agent's config gives the probe (checked before it runs)"},
 	{"timeout", 0, "SECONDS", "agent probe: wait at most SECONDS for the reply (default 660)"},
@@ -81,6 +82,19 @@ static struct xp_node *discover(const struct xp_ctx *ctx, const char *name, stru
 	return n;
 }
 
+/* Cuts each process's command line to its program (the first word): --hide-args, for nodes
+ * whose jobs pass secrets as arguments, which every holder of the read token would see. */
+static void hide_args(struct xp_node *n)
+{
+	for (size_t i = 0; i < n->n_devices; i++)
+		for (size_t j = 0; j < n->devices[i].n_procs; j++) {
+			char *c = n->devices[i].procs[j].command;
+			char *sp = c ? strchr(c, ' ') : NULL;
+			if (sp)
+				memset(sp, 0, strlen(sp)); /* wiped, not only cut: the string is freed later */
+		}
+}
+
 /* Reads a token file; NULL after printing why (the message names the file, never the token). */
 static char *token(struct xp_ctx *ctx, const char *path, bool *bad)
 {
@@ -102,6 +116,26 @@ static void token_free(char *t)
 		explicit_bzero(t, strlen(t));
 		free(t);
 	}
+}
+
+/* SIGHUP: reads the token files again, so that a token can be rotated (a stolen one revoked)
+ * without a restart. Both or neither: when one file cannot be read, the tokens in use stay and
+ * the reason is said (naming the file, never the token). */
+static void rotate_tokens(struct xp_ctx *ctx, struct xp_agent *ag, const char *rf, const char *wf)
+{
+	if (!rf && !wf)
+		return;
+	bool bad = false;
+	char *r = token(ctx, rf, &bad);
+	char *w = token(ctx, wf, &bad);
+	if (bad)
+		xp_ctx_error(ctx, "agent: SIGHUP: the tokens in use stay");
+	else {
+		xp_agent_set_tokens(ag, r, w);
+		xp_ctx_error(ctx, "agent: SIGHUP: token files read again");
+	}
+	token_free(r);
+	token_free(w);
 }
 
 static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
@@ -188,6 +222,9 @@ static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	/* The first discovery must work: an agent that serves nothing is a configuration error. */
 	double t0 = mono_s();
 	struct xp_node *n = rc == XP_EXIT_OK ? discover(ctx, name, &err) : NULL;
+	bool hide = xp_args_has(a, "hide-args");
+	if (n && hide)
+		hide_args(n);
 	if (rc == XP_EXIT_OK && !n) {
 		xp_ctx_error(ctx, "agent: %s", err.msg);
 		rc = XP_EXIT_ERROR;
@@ -237,9 +274,13 @@ static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 			break;
 		if (sig < 0 && errno == EINTR)
 			continue;
+		if (sig == SIGHUP)
+			rotate_tokens(ctx, ag, tf, xp_args_get(a, "write-token-file"));
 		/* The interval passed, or SIGHUP: rediscover. */
 		t0 = mono_s();
 		struct xp_node *fresh = discover(ctx, name, &err);
+		if (fresh && hide)
+			hide_args(fresh);
 		if (fresh)
 			xp_agent_publish(ag, fresh, mono_s() - t0, time(NULL));
 		else {
@@ -263,7 +304,7 @@ const struct xp_cmd_entry xp_cmd_agent_entry = {
 	.name = "agent",
 	.alias = NULL,
 	.usage = "[--listen ADDR:PORT] [--token-file F] [--write-token-file F] [--interval S] [--name NAME] "
-		 "[--config FILE] [--tls-cert F --tls-key F] [--max-connections N] | ls | add URL... | rm URL... | "
+		 "[--config FILE] [--tls-cert F --tls-key F] [--max-connections N] [--hide-args] | ls | add URL... | rm URL... | "
 		 "probe URL NAME [--case CASE --layer L] [--timeout S] --write-token-file F",
 	.summary = "serve this node to consoles (inventory, health, metrics, probes); ls|add|rm|probe: the console's agents",
 	.opts = agent_opts,
