@@ -908,7 +908,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 }
 
 /* libmicrohttpd's own errors (a failed accept, a TLS handshake gone wrong): only with -v. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct xp_agent *a = cls;
 	if (a->verbose <= 0)
