@@ -449,8 +449,9 @@ double xp_agent_clock_header(const char *data, size_t n, double clock)
 			return t;
 	} else if (strncasecmp(line, "date:", 5) == 0 && clock == 0) {
 		time_t t = curl_getdate(line + 5, NULL);
-		/* Whole seconds: the middle of the second it names is the best guess. */
-		if (t > 0)
+		/* Whole seconds: the middle of the second it names is the best guess. Bounded as
+		 * X-Xpool-Time is: a year past 9999 is no clock, it would only make a skew. */
+		if (t > 0 && (double)t < 253402300799.0)
 			return (double)t + 0.5;
 	}
 	return clock;

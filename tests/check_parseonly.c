@@ -167,6 +167,8 @@ START_TEST(reply_headers)
 	ck_assert(xp_agent_clock_header(date, sizeof date - 1, 0) == 1796216801.5);
 	/* The agent's own clock wins over the HTTP Date, in either order. */
 	ck_assert(xp_agent_clock_header(date, sizeof date - 1, 7.0) == 7.0);
+	static const char far[] = "Date: Wed, 02 Dec 202250\r\n"; /* found by fuzz_agent_reply */
+	ck_assert(xp_agent_clock_header(far, sizeof far - 1, 0) == 0);
 	static const char neg[] = "X-Xpool-Time: -5\r\n";
 	ck_assert(xp_agent_clock_header(neg, sizeof neg - 1, 3.0) == 3.0);
 }
