@@ -6,6 +6,7 @@
 #   make bench      run the benchmarks under tests/bench
 #   make install    PREFIX=/usr/local DESTDIR= honoured
 #   make deps       check the libraries with pkg-config, apt-get them when root
+#   make fuzz       run every libFuzzer harness (tests/fuzz) FUZZ_SECONDS each (default 20)
 #
 # Options: WERROR=1 adds -Werror; SANITIZE=1 builds with ASan+UBSan into build/san
 # (the program is then build/san/xpool, ./xpool is left alone).
@@ -34,7 +35,13 @@ TEST_TOOLS    = promtool:prometheus openssl:openssl jq:jq curl:curl munged:munge
                 sbatch:slurm-client node:nodejs npm:npm
 TEST_PY_MODULES = jsonschema yaml
 
-ifeq ($(SANITIZE),1)
+ifeq ($(FUZZ),1)
+# `make fuzz` builds everything again with clang for libFuzzer, into build/fuzz.
+B        = build/fuzz
+CC       = clang
+SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+PROG     = $(B)/xpool
+else ifeq ($(SANITIZE),1)
 B        = build/san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 PROG     = $(B)/xpool
@@ -83,10 +90,24 @@ ADAPTER_LIBS   = $(shell $(PKG_CONFIG) --libs jansson libxml-2.0 2>/dev/null) -l
 TEST_SRC = $(sort $(wildcard tests/check_*.c))
 TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/tmuxlib.o $(B)/obj/tests/fakehost.o \
            $(B)/obj/tests/cluster.o $(B)/obj/tests/suitelib.o $(B)/obj/tests/checklib.o $(B)/obj/tests/k8slib.o $(B)/obj/tests/runner.o
+# Fuzz harnesses: tests/fuzz/fuzz_NAME.c, one per input xpool reads (tests/fuzz/fuzz.h). Built
+# with libFuzzer by `make fuzz`; in every other build with fuzz_main.c instead, so that `make
+# check` replays their regression inputs and seeds under that build's compiler and sanitizers.
+FUZZ_SRC  = $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+ifeq ($(FUZZ),1)
+FUZZ_LINK = -fsanitize=fuzzer
+FUZZ_MAIN =
+else
+FUZZ_LINK =
+FUZZ_MAIN = $(B)/obj/tests/fuzz/fuzz_main.o
+endif
+FUZZ_SECONDS ?= 20
+FUZZ_JOBS    ?= 2
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
-.PHONY: all run check test bench bench-run install uninstall clean deps test-deps
+.PHONY: all run check test bench bench-run install uninstall clean deps test-deps fuzz fuzz-run fuzz-deps
 .DEFAULT_GOAL := all
 
 all: $(PROG) $(ADAPTER_SO)
@@ -175,6 +196,12 @@ $(B)/bench/%: tests/bench/%.c $(B)/obj/tests/testlib.o $(B)/obj/tests/k8slib.o $
 	$(CC) $(XCFLAGS) -Itests -MF $@.d $(CFLAGS) -o $@ $< $(B)/obj/tests/testlib.o $(B)/obj/tests/k8slib.o $(B)/libxpool.a $(B)/libadapters.a \
 	    $(LIB_LIBS) -ldl -lm
 
+$(B)/fuzz/%: tests/fuzz/%.c $(B)/obj/tests/fuzz/fuzz_lib.o $(FUZZ_MAIN) $(B)/libxpool.a $(B)/libadapters.a $(FLAGS_STAMP) \
+		| $(B)/gen/adapter_names.inc
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -Itests -Itests/fuzz $(FUZZ_LINK) -MF $@.d $(CFLAGS) -o $@ $< $(B)/obj/tests/fuzz/fuzz_lib.o $(FUZZ_MAIN) \
+	    $(B)/libxpool.a $(B)/libadapters.a $(LIB_LIBS) -ldl -lm
+
 # `make check`: deps first (in its own make so pkg-config sees fresh installs), then tests.
 check: deps test-deps
 	@$(MAKE) --no-print-directory test
@@ -185,7 +212,8 @@ check: deps test-deps
 export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp):print_suppressions=0
 
 # The benchmarks are built (not run) too, so that -Werror and the sanitizers see their code.
-test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
+test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN) $(FUZZ_BIN)
+	@sh tests/fuzz/replay.sh $(FUZZ_BIN)
 	@XPOOL_BIN=$(abspath $(PROG)) sh tests/man_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/readme_check.sh
 	@sh tests/layers.sh $(B)/obj
@@ -202,6 +230,21 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN)
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/schema_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
+
+# `make fuzz`: clang and its libFuzzer runtime first, then every harness in build/fuzz.
+fuzz: deps fuzz-deps
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-run
+
+fuzz-run: $(FUZZ_BIN)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) sh tests/fuzz/run.sh $(B) $(FUZZ_BIN)
+
+# libFuzzer is in clang's runtime package, not in clang itself: link a one-line fuzzer to know.
+fuzz-deps: deps
+	@missing=""; t=$$(mktemp -d); \
+	printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' > $$t/f.c; \
+	clang -fsanitize=fuzzer,address,undefined -o $$t/f $$t/f.c >/dev/null 2>&1 || missing=" clang+libFuzzer"; \
+	rm -rf $$t; \
+	$(call apt_install,make fuzz needs,clang libclang-rt-dev)
 
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -276,4 +319,4 @@ if [ -n "$$missing" ]; then \
 	fi
 endef
 
--include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(ADAPTER_OBJ:.o=.d) $(BENCH_BIN:=.d)
+-include $(CORE_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(ADAPTER_OBJ:.o=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)

@@ -434,13 +434,11 @@ static double now_real(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The agent's clock from a header line: X-Xpool-Time (seconds since 1970 with a fraction, which
- * xpool agents send) wins over the HTTP Date (whole seconds, which any server sends). */
-static void clock_header(struct agent *a, const char *data, size_t n)
+double xp_agent_clock_header(const char *data, size_t n, double clock)
 {
 	char line[128];
 	if (n >= sizeof line)
-		return;
+		return clock;
 	memcpy(line, data, n);
 	line[n] = '\0';
 	line[strcspn(line, "\r\n")] = '\0';
@@ -448,37 +446,45 @@ static void clock_header(struct agent *a, const char *data, size_t n)
 		char *end;
 		double t = strtod(line + 13, &end);
 		if (end != line + 13 && t > 0 && t < 253402300799.0)
-			a->new_clock = t;
-	} else if (strncasecmp(line, "date:", 5) == 0 && a->new_clock == 0) {
+			return t;
+	} else if (strncasecmp(line, "date:", 5) == 0 && clock == 0) {
 		time_t t = curl_getdate(line + 5, NULL);
-		/* Whole seconds: the middle of the second it names is the best guess. */
-		if (t > 0)
-			a->new_clock = (double)t + 0.5;
+		/* Whole seconds: the middle of the second it names is the best guess. Bounded as
+		 * X-Xpool-Time is: a year past 9999 is no clock, it would only make a skew. */
+		if (t > 0 && (double)t < 253402300799.0)
+			return (double)t + 0.5;
 	}
+	return clock;
+}
+
+bool xp_agent_etag_header(const char *data, size_t n, char *out, size_t cap)
+{
+	if (n <= 5 || strncasecmp(data, "etag:", 5) != 0)
+		return false;
+	const char *v = data + 5;
+	size_t l = n - 5;
+	while (l && (*v == ' ' || *v == '\t'))
+		v++, l--;
+	while (l && (v[l - 1] == '\r' || v[l - 1] == '\n' || v[l - 1] == ' '))
+		l--;
+	/* It goes back in our next request's header: printable ASCII only, or no cache key
+	 * (a CR in it would let the agent write headers into our requests). */
+	bool ok = l < cap;
+	for (size_t i = 0; ok && i < l; i++)
+		ok = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f;
+	if (ok) {
+		memcpy(out, v, l);
+		out[l] = '\0';
+	}
+	return ok;
 }
 
 static size_t header_cb(char *data, size_t size, size_t nmemb, void *user)
 {
 	struct agent *a = user;
 	size_t n = size * nmemb;
-	clock_header(a, data, n);
-	if (n > 5 && strncasecmp(data, "etag:", 5) == 0) {
-		const char *v = data + 5;
-		size_t l = n - 5;
-		while (l && (*v == ' ' || *v == '\t'))
-			v++, l--;
-		while (l && (v[l - 1] == '\r' || v[l - 1] == '\n' || v[l - 1] == ' '))
-			l--;
-		/* It goes back in our next request's header: printable ASCII only, or no cache key
-		 * (a CR in it would let the agent write headers into our requests). */
-		bool ok = l <= MAX_ETAG;
-		for (size_t i = 0; ok && i < l; i++)
-			ok = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f;
-		if (ok) {
-			memcpy(a->new_etag, v, l);
-			a->new_etag[l] = '\0';
-		}
-	}
+	a->new_clock = xp_agent_clock_header(data, n, a->new_clock);
+	(void)xp_agent_etag_header(data, n, a->new_etag, sizeof a->new_etag);
 	return n;
 }
 

@@ -67,6 +67,13 @@ CURL *xp_agent_easy_new(const char *ca_file, double connect_s, double total_s, c
 struct xp_agent_pool *xp_agent_pool_new(const struct xp_agent_pool_opts *opts);
 /* Frees a pool and closes its connections; NULL is fine. */
 void xp_agent_pool_free(struct xp_agent_pool *p);
+/* The agent's clock from one reply header line (n bytes, not NUL-terminated): X-Xpool-Time
+ * (seconds since 1970 with a fraction, which xpool agents send) wins over the HTTP Date (whole
+ * seconds, which any server sends, used only while clock is 0); clock unchanged otherwise. */
+double xp_agent_clock_header(const char *data, size_t n, double clock);
+/* When the header line (n bytes) is an ETag of printable ASCII shorter than cap, copies its
+ * value into out and returns true (it goes back in our next request: no CR may get in). */
+bool xp_agent_etag_header(const char *data, size_t n, char *out, size_t cap);
 /* Checks an agent URL: http or https, a host, no user:password (secrets go in token files),
  * no spaces or control bytes. 0 or -1 with err set. */
 int xp_agent_url_check(const char *url, struct xp_err *err);

@@ -43,7 +43,6 @@ struct xp_agent {
 	 * guards the strings; whether there is one of each never changes after xp_agent_new. */
 	pthread_mutex_t tok_mu;
 	char *read_token, *write_token;
-	bool has_read_token, has_write_token;
 	double interval_s;
 	unsigned max_connections;
 	int verbose;
@@ -82,6 +81,46 @@ struct xp_agent {
 	atomic_int cancel;        /* set when stopping: the running probe is killed */
 	struct MHD_Daemon *daemon;
 };
+
+/* What a request's head holds, as libmicrohttpd parsed it (NULL: absent). */
+struct xpa_head {
+	const char *method, *url;
+	const char *authorization, *content_length, *if_none_match; /* headers */
+	const char *history, *layer;                                 /* query arguments */
+};
+/* What the decision depends on of the agent's settings. */
+struct xpa_policy {
+	const char *read_token, *write_token; /* NULL: none */
+	const struct xp_agent_config *config; /* probe whitelist, may be NULL */
+};
+/* What to do with a request. */
+enum xpa_act {
+	XPA_CONTINUE,   /* early: nothing to say yet, read the rest of the request */
+	XPA_ANSWER,     /* reply code with {"error": msg} (allow: the Allow header; auth: WWW-Authenticate) */
+	XPA_SERVE_NODE, /* the /v1/node reply, with history seconds of samples when >= 0 */
+	XPA_SERVE_TEXT, /* /v1/health or /metrics */
+	XPA_RUN_PROBE   /* run probe once the (empty) body has arrived */
+};
+/* xpa_route's answer; msg may point into buf. */
+struct xpa_verdict {
+	int route; /* enum xpa_route */
+	int act;   /* enum xpa_act */
+	unsigned code;
+	const char *msg, *allow;
+	bool auth;
+	long history;
+	const struct xp_agent_probe *probe;
+	char buf[160];
+};
+/* The route label of a path (enum xpa_route). */
+int xpa_route_of(const char *url);
+/* True when an Authorization header value is "Bearer <token>" for this token. */
+bool xpa_bearer_ok(const char *authorization, const char *token);
+/* True when an If-None-Match list names etag (or is "*"). */
+bool xpa_etag_matches(const char *inm, const char *etag);
+/* Decides what the agent does with a request from its head alone. early: the head has just
+ * arrived (only a body announced too large is refused then); else the request is complete. */
+void xpa_route(const struct xpa_policy *p, const struct xpa_head *h, bool early, struct xpa_verdict *v);
 
 /* Route label names ("/v1/node", ...). */
 extern const char *const xpa_route_names[XPA_ROUTE_COUNT];

@@ -136,8 +136,6 @@ struct xp_agent *xp_agent_new(const struct xp_agent_opts *o)
 	pthread_mutex_init(&a->tok_mu, NULL);
 	a->read_token = xp_strdup(o->read_token);
 	a->write_token = xp_strdup(o->write_token);
-	a->has_read_token = a->read_token != NULL;
-	a->has_write_token = a->write_token != NULL;
 	a->tls_cert = xp_strdup(o->tls_cert_pem);
 	a->tls_key = xp_strdup(o->tls_key_pem);
 	a->interval_s = o->interval_s;
@@ -532,24 +530,38 @@ static enum MHD_Result fail(struct req *r, unsigned code, const char *msg, const
 	return ret;
 }
 
-/* True when the request carries "Authorization: Bearer <token>" for the agent's write token
- * (write) or read token, as they are now (SIGHUP may have rotated them). */
-static bool bearer_ok(struct xp_agent *a, struct MHD_Connection *conn, bool write)
+/* The head of a request, as xpa_route takes it. */
+static void head_of(struct MHD_Connection *conn, const char *method, const char *url, struct xpa_head *h)
 {
-	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!v || strncasecmp(v, "Bearer ", 7) != 0)
-		return false;
-	v += 7;
-	while (*v == ' ')
-		v++;
-	pthread_mutex_lock(&a->tok_mu);
-	const char *token = write ? a->write_token : a->read_token;
-	bool ok = token && xp_token_equal(token, v);
-	pthread_mutex_unlock(&a->tok_mu);
-	return ok;
+	*h = (struct xpa_head){
+		.method = method,
+		.url = url,
+		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+		.content_length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
+		.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
+		.history = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "history"),
+		.layer = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "layer"),
+	};
 }
 
-/* Replaces one token with a copy of t, the old one wiped: nothing when t is NULL. */
+/* What the agent's settings say of requests. */
+static struct xpa_policy policy_of(const struct xp_agent *a)
+{
+	return (struct xpa_policy){.read_token = a->read_token, .write_token = a->write_token, .config = a->config};
+}
+
+/* xpa_route with the tokens as they are now: SIGHUP may rotate them (xp_agent_set_tokens)
+ * while requests are judged, so the policy is read and used under tok_mu. */
+static void route_now(struct xp_agent *a, const struct xpa_head *h, bool early, struct xpa_verdict *v)
+{
+	pthread_mutex_lock(&a->tok_mu);
+	struct xpa_policy pol = policy_of(a);
+	xpa_route(&pol, h, early, v);
+	pthread_mutex_unlock(&a->tok_mu);
+}
+
+/* Replaces one token with a copy of t, the old one wiped: nothing when t is NULL or the agent
+ * has no token of that kind (rotation changes a secret, never whether there is one). */
 static void token_swap(char **slot, const char *t)
 {
 	if (!t || !*slot)
@@ -567,41 +579,6 @@ void xp_agent_set_tokens(struct xp_agent *a, const char *read_token, const char 
 	pthread_mutex_unlock(&a->tok_mu);
 }
 
-/* True when an If-None-Match list names etag (or is "*"). */
-static bool etag_matches(const char *inm, const char *etag)
-{
-	size_t el = strlen(etag);
-	const char *p = inm;
-	while (*p) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (p[0] == 'W' && p[1] == '/')
-			p += 2;
-		const char *e = p;
-		while (*e && *e != ',')
-			e++;
-		const char *t = e;
-		while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
-			t--;
-		if (((size_t)(t - p) == el && memcmp(p, etag, el) == 0) || (t - p == 1 && *p == '*'))
-			return true;
-		p = e;
-	}
-	return false;
-}
-
-/* ?history=SECONDS: -1 when absent, -2 when not a number of seconds 1 to XP_AGENT_HISTORY_S. */
-static long history_arg(struct MHD_Connection *conn)
-{
-	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "history");
-	if (!v)
-		return -1;
-	char *end;
-	long s = strtol(v, &end, 10);
-	return end == v || *end || s < 1 || s > XP_AGENT_HISTORY_S ? -2 : s;
-}
-
-/* The node body with the ring's samples of the last secs seconds as member "history"; a->mu held. */
 static char *body_with_history(struct xp_agent *a, long secs, size_t *len)
 {
 	json_t *h = xp_hist_ring_json(a->ring, time(NULL) - secs);
@@ -614,13 +591,10 @@ static char *body_with_history(struct xp_agent *a, long secs, size_t *len)
 	return b;
 }
 
-static enum MHD_Result get_node(struct req *r)
+/* The /v1/node reply (hist: seconds of history asked, -1 none); a 304 when inm names its ETag. */
+static enum MHD_Result get_node(struct req *r, const char *inm, long hist)
 {
 	struct xp_agent *a = r->a;
-	const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-	long hist = history_arg(r->conn);
-	if (hist == -2)
-		return fail(r, 400, "history: expected a number of seconds from 1 to 600", NULL, false);
 	pthread_mutex_lock(&a->mu);
 	if (!a->body) {
 		pthread_mutex_unlock(&a->mu);
@@ -628,7 +602,7 @@ static enum MHD_Result get_node(struct req *r)
 	}
 	char etag[sizeof a->etag];
 	memcpy(etag, a->etag, sizeof etag);
-	bool same = inm && etag_matches(inm, etag);
+	bool same = inm && xpa_etag_matches(inm, etag);
 	size_t len = a->body_len;
 	/* The ETag is the node's: a 304 says the node did not change (and sends no history). */
 	char *body = hist > 0 && !same ? body_with_history(a, hist, &len) : xp_strndup(a->body, a->body_len);
@@ -728,72 +702,6 @@ static enum MHD_Result start_probe(struct req *r)
 	return MHD_YES;
 }
 
-/* True when the request may read: the agent has no read token, or the request carries it. */
-static bool may_read(const struct req *r)
-{
-	return !r->a->has_read_token || bearer_ok(r->a, r->conn, false);
-}
-
-/* The answer to a request that may not read: 401, the same everywhere. */
-static enum MHD_Result need_token(struct req *r)
-{
-	return fail(r, 401, "this agent needs a token (Authorization: Bearer)", NULL, true);
-}
-
-/* First call of a POST: everything but the body is known; refuse early what will be refused. */
-static enum MHD_Result post_probe_head(struct req *r, const char *url)
-{
-	struct xp_agent *a = r->a;
-	/* The token first: how the agent is configured (probes off) is only told to a caller
-	 * who may read it, the read token's holder (anyone, on an agent without one). */
-	if (!a->has_write_token) {
-		if (!may_read(r))
-			return need_token(r);
-		return fail(r, 403, "probes are disabled: the agent was started without --write-token-file", NULL,
-			    false);
-	}
-	if (!bearer_ok(a, r->conn, true))
-		return fail(r, 401, "a probe needs the write token (Authorization: Bearer)", NULL, true);
-	const char *name = url + strlen("/v1/probe/");
-	const struct xp_agent_probe *p = xp_agent_probe_name_ok(name) ? xp_agent_config_find(a->config, name) : NULL;
-	if (!p)
-		return fail(r, 404, "no such probe in the agent's config", NULL, false);
-	/* ?layer=L: the caller will record the result as L evidence; when the config gives the
-	 * probe another layer, say so before running it rather than have the run thrown away. */
-	const char *want = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "layer");
-	if (want) {
-		int l = xp_layer_parse(want);
-		char msg[160];
-		if (l < 0)
-			return fail(r, 400, "layer: not a layer (discovered, schedulable, launches, executes, accepted)", NULL,
-				    false);
-		if (l != p->layer) {
-			snprintf(msg, sizeof msg, "probe %s gives %s evidence (its config's layer=), not %s: nothing run",
-				 p->name, xp_layer_name(p->layer), xp_layer_name(l));
-			return fail(r, 409, msg, NULL, false);
-		}
-	}
-	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY)
-		return fail(r, 413, "request body too large (probes take none)", NULL, false);
-	r->probe = p;
-	r->is_probe = true;
-	return MHD_YES;
-}
-
-static int route_of(const char *url)
-{
-	if (strcmp(url, "/v1/node") == 0)
-		return XPA_NODE;
-	if (strcmp(url, "/v1/health") == 0)
-		return XPA_HEALTH;
-	if (strcmp(url, "/metrics") == 0)
-		return XPA_METRICS;
-	if (strncmp(url, "/v1/probe/", 10) == 0)
-		return XPA_PROBE;
-	return XPA_OTHER;
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			      const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
@@ -801,6 +709,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	(void)upload_data;
 	struct xp_agent *a = cls;
 	struct req *r = *con_cls;
+	struct xpa_head head;
+	head_of(conn, method, url, &head);
+	struct xpa_verdict v;
 	if (!r) {
 		r = xp_calloc(1, sizeof *r);
 		r->a = a;
@@ -808,21 +719,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		r->cc = conn_ctx(conn);
 		atomic_fetch_add(&a->inflight, 1);
 		r->t0 = mono_s();
-		r->route = route_of(url);
+		r->route = xpa_route_of(url);
 		snprintf(r->method, sizeof r->method, "%s", method);
 		snprintf(r->path, sizeof r->path, "%s", url);
 		*con_cls = r;
 		/* GETs are answered on the next call, once the request is complete: a reply queued
 		 * before that makes libmicrohttpd close the connection instead of keeping it alive. */
 		if (r->route != XPA_PROBE) {
-			/* Except a body announced too large: refused now rather than read, and a caller
-			 * without the read token learns only that it needs one (401 before 413). */
-			const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-			if (cl && strtoull(cl, NULL, 10) > XP_AGENT_MAX_REQUEST_BODY) {
+			/* Except a body announced too large: refused now rather than read. */
+			route_now(a, &head, true, &v);
+			if (v.act == XPA_ANSWER) {
 				r->answered = true;
-				if (!may_read(r))
-					return need_token(r);
-				return fail(r, 413, "request body too large", NULL, false);
+				return fail(r, v.code, v.msg, v.allow, v.auth);
 			}
 			return MHD_YES;
 		}
@@ -835,28 +743,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		r->answered = true;
 		return fail(r, 413, "request body too large", NULL, false);
 	}
-	if (!r->answered && r->route != XPA_PROBE && !*upload_data_size) {
+	if (!r->answered && (r->route == XPA_PROBE || !*upload_data_size)) {
+		/* A GET once it is complete, a probe's POST as soon as its head is in. */
 		r->answered = true;
-		bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-		/* The read token guards everything else, unknown paths included: without it
-		 * nothing about the agent is revealed. */
-		if (!may_read(r))
-			return need_token(r);
-		if (r->route == XPA_OTHER)
-			return fail(r, 404, "not found (try /v1/node, /v1/health, /metrics)", NULL, false);
-		if (!get)
-			return fail(r, 405, "use GET", "GET, HEAD", false);
-		return r->route == XPA_NODE ? get_node(r) : get_text(r);
-	}
-	if (r->route == XPA_PROBE && !r->answered) {
-		r->answered = true;
-		bool post = strcmp(method, "POST") == 0;
-		/* Anything but a POST is a read: the read token first, as everywhere. */
-		if (!post && !may_read(r))
-			return need_token(r);
-		if (!post)
-			return fail(r, 405, "use POST", "POST", false);
-		return post_probe_head(r, url);
+		route_now(a, &head, false, &v);
+		if (v.act == XPA_ANSWER)
+			return fail(r, v.code, v.msg, v.allow, v.auth);
+		if (v.act == XPA_RUN_PROBE) {
+			r->probe = v.probe;
+			r->is_probe = true;
+			return MHD_YES;
+		}
+		return v.act == XPA_SERVE_NODE ? get_node(r, head.if_none_match, v.history) : get_text(r);
 	}
 	if (*upload_data_size) {
 		/* Bodies are not used; count them (chunked ones have no Content-Length) and drop them. */
@@ -934,7 +832,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 }
 
 /* libmicrohttpd's own errors (a failed accept, a TLS handshake gone wrong): only with -v. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct xp_agent *a = cls;
 	if (a->verbose <= 0)

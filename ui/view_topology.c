@@ -65,7 +65,7 @@ static void doc_free(struct doc *d)
 
 /* Appends text to a line; runs of one role merge into one segment, which keeps a big
  * link matrix to a handful of segments per row. */
-static void line_addv(struct line *l, int role, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void line_addv(struct line *l, int role, const char *fmt, va_list ap)
 {
 	char *s;
 	if (vasprintf(&s, fmt, ap) < 0)

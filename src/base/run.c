@@ -53,7 +53,7 @@ static void child(const char *prog, const char *const *argv, const char *const *
 	/* A clean environment: the tool's output must not depend on the caller's locale
 	 * or settings, and nothing secret in our environment reaches it; only the few
 	 * settings the caller names (a Slurm client's SLURM_CONF) join it. */
-	const char *env[16] = {"PATH=" SAFE_PATH, "LANG=C", "LC_ALL=C"};
+	const char *env[16] = {("PATH=" SAFE_PATH), "LANG=C", "LC_ALL=C"};
 	size_t k = 3;
 	for (size_t i = 0; extra && extra[i] && k + 1 < sizeof env / sizeof env[0]; i++)
 		env[k++] = extra[i];

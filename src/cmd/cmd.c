@@ -763,6 +763,58 @@ static bool asks_help(const struct xp_cmd_entry *e, int argc, char **argv)
 	return false;
 }
 
+/* Everything xp_cmd_run does before running a command: the global options in front of it,
+ * the command's name, its options and arguments, --json against what it prints. Sets *ep and
+ * fills *args (cleared by the caller, as *lead, whose argv args may point into), or sets *help
+ * when the line asks for the command's help (args then untouched). -1 with err set: the
+ * message xp_cmd_run prints. Runs nothing and reads no file. */
+static int prepare(struct xp_ctx *ctx, int argc, char **argv, struct xp_args *lead, const struct xp_cmd_entry **ep,
+		   struct xp_args *args, bool *help, struct xp_err *err)
+{
+	const struct xp_cmd_entry *e = NULL;
+	*ep = NULL;
+	*help = false;
+	if (argv[0][0] == '-' && argv[0][1]) {
+		/* `--inventory F inventory`: the options last for this command, as those after it. */
+		char **v = xp_calloc((size_t)argc + 2, sizeof *v);
+		v[0] = (char *)lead_entry.name;
+		memcpy(v + 1, argv, (size_t)argc * sizeof *v);
+		int rc = xp_cmd_parse(ctx, &lead_entry, argc + 1, v, lead, err);
+		free(v);
+		if (rc < 0) {
+			char m[sizeof err->msg];
+			snprintf(m, sizeof m, "%s", err->msg);
+			return xp_errf(err, "%s (try 'xpool help')", m);
+		}
+		if (lead->argc == 0)
+			return xp_errf(err, "options but no command (try 'xpool help')");
+		argc = lead->argc;
+		argv = lead->argv;
+	}
+	if (!(e = xp_cmd_find(argv[0], err)))
+		return -1;
+	*ep = e;
+	if (asks_help(e, argc, argv)) {
+		*help = true;
+		return 0;
+	}
+	if (xp_cmd_parse(ctx, e, argc, argv, args, err) < 0)
+		return -1;
+	if (ctx->json && !xp_cmd_speaks_json(e, args->argc, args->argv)) {
+		/* Text where a script asked for JSON would break the script later, and quietly. */
+		const struct xp_subcmd *u = e->subs ? find_sub(e, args->argc, args->argv) : NULL;
+		if (e->subs && args->argc && !u)
+			xp_errf(err, "%s %s: --json: not a subcommand that prints JSON (leave --json out)", e->name,
+				args->argv[0]);
+		else
+			xp_errf(err, "%s%s%s: --json: this command prints no JSON (leave --json out)", e->name,
+				u ? " " : "", u ? u->words : "");
+		xp_args_clear(args);
+		return -1;
+	}
+	return 0;
+}
+
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 {
 	struct xp_err err = {{0}};
@@ -773,49 +825,41 @@ int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv)
 	unsigned outer = ctx->touched;
 	ctx->touched = 0;
 	struct xp_args lead = {0};
-	const struct xp_cmd_entry *e = NULL;
-	int rc = XP_EXIT_USAGE;
-	if (argv[0][0] == '-' && argv[0][1]) {
-		/* `--inventory F inventory`: the options last for this command, as those after it. */
-		char **v = xp_calloc((size_t)argc + 2, sizeof *v);
-		v[0] = (char *)lead_entry.name;
-		memcpy(v + 1, argv, (size_t)argc * sizeof *v);
-		if (xp_cmd_parse(ctx, &lead_entry, argc + 1, v, &lead, &err) < 0)
-			xp_ctx_error(ctx, "%s (try 'xpool help')", err.msg);
-		else if (lead.argc == 0)
-			xp_ctx_error(ctx, "options but no command (try 'xpool help')");
-		else {
-			argc = lead.argc;
-			argv = lead.argv;
-			if (!(e = xp_cmd_find(argv[0], &err)))
-				xp_ctx_error(ctx, "%s", err.msg);
-		}
-		free(v);
-	} else if (!(e = xp_cmd_find(argv[0], &err)))
-		xp_ctx_error(ctx, "%s", err.msg);
 	struct xp_args args;
-	if (!e) {
-		/* rc stays a usage error */
-	} else if (asks_help(e, argc, argv)) {
+	const struct xp_cmd_entry *e;
+	bool help;
+	int rc = XP_EXIT_USAGE;
+	if (prepare(ctx, argc, argv, &lead, &e, &args, &help, &err) < 0) {
+		xp_ctx_error(ctx, "%s", err.msg);
+	} else if (help) {
 		/* `xpool place --help`, as every other tool takes it: the command's help. */
 		char *h[] = {"help", (char *)e->name, NULL};
 		rc = xp_cmd_run(ctx, strcmp(e->name, "help") == 0 ? 1 : 2, h);
-	} else if (xp_cmd_parse(ctx, e, argc, argv, &args, &err) < 0) {
-		xp_ctx_error(ctx, "%s", err.msg);
 	} else {
-		if (ctx->json && !xp_cmd_speaks_json(e, args.argc, args.argv)) {
-			/* Text where a script asked for JSON would break the script later, and quietly. */
-			const struct xp_subcmd *u = e->subs ? find_sub(e, args.argc, args.argv) : NULL;
-			if (e->subs && args.argc && !u)
-				xp_ctx_error(ctx, "%s %s: --json: not a subcommand that prints JSON (leave --json out)",
-					     e->name, args.argv[0]);
-			else
-				xp_ctx_error(ctx, "%s%s%s: --json: this command prints no JSON (leave --json out)",
-					     e->name, u ? " " : "", u ? u->words : "");
-		} else
-			rc = exec_to(ctx, e, &args);
+		rc = exec_to(ctx, e, &args);
 		xp_args_clear(&args);
 	}
+	xp_args_clear(&lead);
+	restore(ctx, &s);
+	ctx->touched = outer;
+	return rc;
+}
+
+int xp_cmd_check(struct xp_ctx *ctx, int argc, char **argv, struct xp_err *err)
+{
+	if (argc < 1)
+		return 0;
+	struct saved s;
+	save(ctx, &s);
+	unsigned outer = ctx->touched;
+	ctx->touched = 0;
+	struct xp_args lead = {0};
+	struct xp_args args;
+	const struct xp_cmd_entry *e;
+	bool help;
+	int rc = prepare(ctx, argc, argv, &lead, &e, &args, &help, err);
+	if (rc == 0 && !help)
+		xp_args_clear(&args);
 	xp_args_clear(&lead);
 	restore(ctx, &s);
 	ctx->touched = outer;

@@ -187,6 +187,10 @@ bool xp_cmd_speaks_json(const struct xp_cmd_entry *e, int argc, char *const *arg
 /* Finds, parses and runs one command (global options may stand before its name, as on the
  * command line); returns its exit code (2 for usage errors). */
 int xp_cmd_run(struct xp_ctx *ctx, int argc, char **argv);
+/* What xp_cmd_run does up to running the command, and no further (the fuzz harness of the
+ * command line): 0 when it would run one, -1 with err set to the message it would print.
+ * Global options the line gives are undone as after a run. */
+int xp_cmd_check(struct xp_ctx *ctx, int argc, char **argv, struct xp_err *err);
 /* Runs a batch script from f (named name in messages): one command a line, `#` comments.
  * Stops at the first failing line unless keep_going; returns the first non-zero exit code. */
 int xp_batch_run(struct xp_ctx *ctx, FILE *f, const char *name, bool keep_going);

@@ -640,7 +640,9 @@ static int key_add(struct xp_jp *jp, struct xp_jp_keys *k)
 		k->cap = k->cap ? k->cap * 2 : 32;
 		k->ents = xp_realloc(k->ents, k->cap * sizeof *k->ents);
 	}
-	if (k->alen + jp->key_len > k->acap) {
+	/* "" as the first key still gets an arena: memcpy into a null pointer is undefined even
+	 * for no bytes. */
+	if (!k->arena || k->alen + jp->key_len > k->acap) {
 		size_t c = k->acap ? k->acap : 512;
 		while (c < k->alen + jp->key_len)
 			c *= 2;

@@ -2132,10 +2132,12 @@ static void links_free(struct dec *d)
 /* One cell: its name is checked now (the message kept), its place in the matrix later. */
 static int link_cell_read(struct dec *d, struct link_row *row, const struct jpath *rp)
 {
-	size_t c = row->len++;
 	enum xp_jp_type t = xp_jp_value(&d->jp);
 	if (t == XP_JP_ERROR || xp_jp_skip(&d->jp, t))
 		return -1;
+	/* Counted only once it is read: a cell counted but never stored would be freed by
+	 * links_clear from memory the row does not have. */
+	size_t c = row->len++;
 	if (c >= LINK_KEEP)
 		return 0;
 	if (c == row->cap) {

@@ -1,0 +1,68 @@
+#!/bin/sh
+# run.sh: `make fuzz`: runs every libFuzzer harness for FUZZ_SECONDS (default 20), FUZZ_JOBS at
+# a time (default 2), each on its own corpus under DIR/corpus/NAME, seeded from
+# tests/fuzz/seeds.txt and tests/fuzz/regress/NAME. A crash, leak, timeout or out-of-memory
+# fails the run and leaves the input as DIR/crashes/NAME-*: copy it to tests/fuzz/regress/NAME/
+# (then `make check` replays it in every build) before fixing what it found.
+#
+#   sh tests/fuzz/run.sh DIR BINARY...
+set -u
+dir=$1; shift
+secs=${FUZZ_SECONDS:-20}
+jobs=${FUZZ_JOBS:-2}
+case $secs in ''|*[!0-9]*) echo "make fuzz: FUZZ_SECONDS must be a whole number of seconds, not '$secs'" >&2; exit 2;; esac
+case $jobs in ''|*[!0-9]*|0) echo "make fuzz: FUZZ_JOBS must be a positive number, not '$jobs'" >&2; exit 2;; esac
+mkdir -p "$dir/corpus" "$dir/seeds" "$dir/crashes" "$dir/logs"
+
+# Copies NAME's seeds (globs from seeds.txt, and its regression inputs) into DIR/seeds/NAME.
+seed() {
+	name=$1
+	rm -rf "$dir/seeds/$name"; mkdir -p "$dir/seeds/$name"
+	globs=$(sed -n "s/^$name[[:space:]][[:space:]]*//p" tests/fuzz/seeds.txt)
+	for g in $globs tests/fuzz/regress/$name/*; do
+		for f in $g; do
+			[ -f "$f" ] && cp "$f" "$dir/seeds/$name/$(echo "$f" | tr / _)"
+		done
+	done
+	[ -n "$(ls "$dir/seeds/$name")" ] || { echo "make fuzz: $name has no seeds (tests/fuzz/seeds.txt)" >&2; return 1; }
+}
+
+# Runs one harness; prints one line; returns non-zero on a finding.
+one() {
+	bin=$1; name=$(basename "$bin"); name=${name#fuzz_}
+	seed "$name" || return 1
+	mkdir -p "$dir/corpus/$name"
+	log="$dir/logs/$name.log"
+	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+		-print_final_stats=1 -artifact_prefix="$dir/crashes/$name-" \
+		"$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+	files=$(ls "$dir/corpus/$name" | wc -l)
+	if [ $rc -ne 0 ]; then
+		echo "FAIL fuzz $name: exit $rc after ${runs:-?} runs; log $log; input:" \
+			$(grep -o "$dir/crashes/$name-[^ ]*" "$log" | sort -u)
+		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$log" | head -n 5
+		return 1
+	fi
+	echo "ok   fuzz $name: ${secs} s, ${runs:-?} runs, ${cov:-cov: ?}, corpus $files"
+}
+
+fail=0; running=0; pids=""
+for bin in "$@"; do
+	one "$bin" >"$dir/logs/$(basename "$bin").line" 2>&1 &
+	pids="$pids $!"; running=$((running + 1))
+	if [ $running -ge "$jobs" ]; then
+		for p in $pids; do wait "$p" || fail=1; done
+		pids=""; running=0
+		cat "$dir"/logs/*.line 2>/dev/null; rm -f "$dir"/logs/*.line
+	fi
+done
+for p in $pids; do wait "$p" || fail=1; done
+cat "$dir"/logs/*.line 2>/dev/null; rm -f "$dir"/logs/*.line
+if [ $fail -ne 0 ]; then
+	echo "make fuzz: a harness found a crash: copy its input to tests/fuzz/regress/NAME/ and fix it" >&2
+	exit 1
+fi
+echo "make fuzz: $# harnesses, ${secs} s each, nothing found"
