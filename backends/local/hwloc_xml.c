@@ -93,6 +93,16 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 			snprintf(why, len, "line %ld: a CDATA section (hwloc's reader cannot read it)", xmlGetLineNo(n));
 			return n;
 		}
+		/* hwloc's reader reads text only as the whole content of the elements that hold
+		 * data (<userdata>, a distance matrix's <indexes> and <u64values>); text anywhere
+		 * else, as between an object's children, leaks the object libhwloc 2.9 was reading
+		 * (tests/fuzz/regress/hwloc_xml). */
+		if (n->type == XML_TEXT_NODE && !xmlIsBlankNode(n) && n->parent && !is_elem(n->parent, "userdata") &&
+		    !is_elem(n->parent, "indexes") && !is_elem(n->parent, "u64values")) {
+			snprintf(why, len, "line %ld: text inside <%.40s> (hwloc's reader cannot read it)", xmlGetLineNo(n),
+				 n->parent->name ? (const char *)n->parent->name : "?");
+			return n;
+		}
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
 		if (n->nsDef) {
