@@ -26,9 +26,9 @@ START_TEST(test_slurm_user_not_a_name)
 }
 END_TEST
 
-/* Text between an object's children: libhwloc leaks the object it was importing; the check
- * refuses it naming the line, and still passes every recorded topology (whose distance
- * matrices hold text where hwloc reads it). */
+/* Text, or an element hwloc does not know, between an object's children: libhwloc leaks the
+ * object it was importing; the check refuses both naming the line, and still passes every
+ * recorded topology (whose distance matrices hold text where hwloc reads it). */
 START_TEST(test_hwloc_text_in_object)
 {
 	static const char doc[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -44,6 +44,15 @@ START_TEST(test_hwloc_text_in_object)
 	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", doc, sizeof doc - 1, &out, &n, &err), -1);
 	ck_assert_msg(strncmp(err.msg, "t.xml: line ", 12) == 0 && strstr(err.msg, ": text inside <object>"), "%s", err.msg);
 	ck_assert_ptr_null(out);
+	/* An element hwloc does not know among an object's children: the same leak. */
+	static const char other[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+				    "<topology version=\"2.0\">\n"
+				    "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\">\n"
+				    "    <orject type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+				    "  </object>\n"
+				    "</topology>\n";
+	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", other, sizeof other - 1, &out, &n, &err), -1);
+	ck_assert_msg(strstr(err.msg, "t.xml: line 4: <orject> inside an object"), "%s", err.msg);
 	DIR *d = opendir(xp_fixture("hwloc"));
 	ck_assert_ptr_nonnull(d);
 	int seen = 0;

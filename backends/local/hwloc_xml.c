@@ -105,6 +105,15 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 		}
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
+		/* An object holds only what hwloc's DTDs allow in it (page_type, info, userdata,
+		 * objects, and v1's distances): libhwloc 2.9 refuses any other child, leaking the
+		 * object it was reading (tests/fuzz/regress/hwloc_xml). */
+		if (n->parent && is_elem(n->parent, "object") && !is_elem(n, "object") && !is_elem(n, "page_type") &&
+		    !is_elem(n, "info") && !is_elem(n, "userdata") && !is_elem(n, "distances")) {
+			snprintf(why, len, "line %ld: <%.40s> inside an object (hwloc cannot import it)", xmlGetLineNo(n),
+				 n->name ? (const char *)n->name : "?");
+			return n;
+		}
 		if (n->nsDef) {
 			snprintf(why, len, "line %ld: <%.40s> declares a namespace (hwloc's reader cannot read it)",
 				 xmlGetLineNo(n), (const char *)n->name);
