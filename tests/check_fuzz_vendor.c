@@ -26,9 +26,9 @@ START_TEST(test_slurm_user_not_a_name)
 }
 END_TEST
 
-/* Text, or an element hwloc does not know, between an object's children: libhwloc leaks the
- * object it was importing; the check refuses both naming the line, and still passes every
- * recorded topology (whose distance matrices hold text where hwloc reads it). */
+/* Text, an element hwloc does not know, or an info without a value among an object's children:
+ * libhwloc leaks the object it was importing; the check refuses each naming the line, and still
+ * passes every recorded topology (whose distance matrices hold text where hwloc reads it). */
 START_TEST(test_hwloc_text_in_object)
 {
 	static const char doc[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -53,6 +53,16 @@ START_TEST(test_hwloc_text_in_object)
 				    "</topology>\n";
 	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", other, sizeof other - 1, &out, &n, &err), -1);
 	ck_assert_msg(strstr(err.msg, "t.xml: line 4: <orject> inside an object"), "%s", err.msg);
+	/* An <info> without its value: the same leak. */
+	static const char info[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+				   "<topology version=\"2.0\">\n"
+				   "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\">\n"
+				   "    <info name=\"Backend\" valoue=\"OpenCL\"/>\n"
+				   "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+				   "  </object>\n"
+				   "</topology>\n";
+	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", info, sizeof info - 1, &out, &n, &err), -1);
+	ck_assert_msg(strstr(err.msg, "t.xml: line 4: <info> without a name or a value"), "%s", err.msg);
 	DIR *d = opendir(xp_fixture("hwloc"));
 	ck_assert_ptr_nonnull(d);
 	int seen = 0;

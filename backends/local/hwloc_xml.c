@@ -114,6 +114,12 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 				 n->name ? (const char *)n->name : "?");
 			return n;
 		}
+		/* An info without its name or value: libhwloc refuses it the same leaking way. */
+		if (is_elem(n, "info") && (!xmlHasNsProp(n, BAD_CAST "name", NULL) || !xmlHasNsProp(n, BAD_CAST "value", NULL))) {
+			snprintf(why, len, "line %ld: <info> without a name or a value (hwloc cannot import it)",
+				 xmlGetLineNo(n));
+			return n;
+		}
 		if (n->nsDef) {
 			snprintf(why, len, "line %ld: <%.40s> declares a namespace (hwloc's reader cannot read it)",
 				 xmlGetLineNo(n), (const char *)n->name);
