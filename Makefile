@@ -93,7 +93,7 @@ TEST_OBJ = $(TEST_SRC:%.c=$(B)/obj/%.o) $(B)/obj/tests/testlib.o $(B)/obj/tests/
 # Fuzz harnesses: tests/fuzz/fuzz_NAME.c, one per input xpool reads (tests/fuzz/fuzz.h). Built
 # with libFuzzer by `make fuzz`; in every other build with fuzz_main.c instead, so that `make
 # check` replays their regression inputs and seeds under that build's compiler and sanitizers.
-FUZZ_SRC  = $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SRC  = $(filter-out tests/fuzz/fuzz_lib.c tests/fuzz/fuzz_main.c,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 ifeq ($(FUZZ),1)
 FUZZ_LINK = -fsanitize=fuzzer

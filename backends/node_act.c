@@ -1,6 +1,7 @@
 /* node_act.c: drain and resume through scontrol, cordon through the Kubernetes API. */
 #include "node_act.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -74,6 +75,11 @@ char *xp_slurm_config_user(const char *text, size_t len)
 			u++;
 		if (u == v)
 			return NULL;
+		/* A user name, nothing else: a NUL byte made it "" and control bytes would reach
+		 * the console in the refusal that quotes it (tests/fuzz/regress/slurm_config). */
+		for (const char *c = v; c < u; c++)
+			if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-' && *c != '$')
+				return NULL;
 		return xp_strndup(v, (size_t)(u - v));
 	}
 	return NULL;

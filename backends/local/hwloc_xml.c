@@ -93,8 +93,33 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 			snprintf(why, len, "line %ld: a CDATA section (hwloc's reader cannot read it)", xmlGetLineNo(n));
 			return n;
 		}
+		/* hwloc's reader reads text only as the whole content of the elements that hold
+		 * data (<userdata>, a distance matrix's <indexes> and <u64values>); text anywhere
+		 * else, as between an object's children, leaks the object libhwloc 2.9 was reading
+		 * (tests/fuzz/regress/hwloc_xml). */
+		if (n->type == XML_TEXT_NODE && !xmlIsBlankNode(n) && n->parent && !is_elem(n->parent, "userdata") &&
+		    !is_elem(n->parent, "indexes") && !is_elem(n->parent, "u64values")) {
+			snprintf(why, len, "line %ld: text inside <%.40s> (hwloc's reader cannot read it)", xmlGetLineNo(n),
+				 n->parent->name ? (const char *)n->parent->name : "?");
+			return n;
+		}
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
+		/* An object holds only what hwloc's DTDs allow in it (page_type, info, userdata,
+		 * objects, and v1's distances): libhwloc 2.9 refuses any other child, leaking the
+		 * object it was reading (tests/fuzz/regress/hwloc_xml). */
+		if (n->parent && is_elem(n->parent, "object") && !is_elem(n, "object") && !is_elem(n, "page_type") &&
+		    !is_elem(n, "info") && !is_elem(n, "userdata") && !is_elem(n, "distances")) {
+			snprintf(why, len, "line %ld: <%.40s> inside an object (hwloc cannot import it)", xmlGetLineNo(n),
+				 n->name ? (const char *)n->name : "?");
+			return n;
+		}
+		/* An info without its name or value: libhwloc refuses it the same leaking way. */
+		if (is_elem(n, "info") && (!xmlHasNsProp(n, BAD_CAST "name", NULL) || !xmlHasNsProp(n, BAD_CAST "value", NULL))) {
+			snprintf(why, len, "line %ld: <info> without a name or a value (hwloc cannot import it)",
+				 xmlGetLineNo(n));
+			return n;
+		}
 		if (n->nsDef) {
 			snprintf(why, len, "line %ld: <%.40s> declares a namespace (hwloc's reader cannot read it)",
 				 xmlGetLineNo(n), (const char *)n->name);
