@@ -243,6 +243,13 @@ START_TEST(db_backup_modes_and_links)
 	ck_assert_msg(strstr(r.err, "c.db"), "%s", r.err);
 	xp_run_free(&r);
 	victim_unchanged();
+	/* sqlite writes b.db-journal beside a backup: not where others may plant it. */
+	ck_assert_int_eq(mkdir(at("tmp"), 0777), 0);
+	ck_assert_int_eq(chmod(at("tmp"), 01777), 0);
+	ck_assert_int_eq(run(&r, "--db", at("d/x.db"), "db", "backup", at("tmp/b.db"), NULL), 1);
+	ck_assert_msg(strstr(r.err, "/tmp: other users may write"), "%s", r.err);
+	xp_run_free(&r);
+	ck_assert_int_eq(access(at("tmp/b.db"), F_OK), -1);
 }
 END_TEST
 
