@@ -1670,6 +1670,9 @@ int xp_ui_run(struct xp_ctx *ctx)
 	for (size_t i = 0; i < ui->nviews; i++)
 		if (ui->views[i].v->destroy)
 			ui->views[i].v->destroy(ui->views[i].st);
+	struct xp_err herr = {{0}};
+	if (xp_prompt_save(ui->prompt, &herr) < 0)
+		fprintf(stderr, "xpool: history not saved: %s\n", herr.msg);
 	xp_prompt_free(ui->prompt);
 	node_names(ui, NULL);
 	ctx->ui = NULL;

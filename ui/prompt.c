@@ -20,6 +20,7 @@
 #include <readline/readline.h>
 
 #include "cmd.h"
+#include "files.h"
 #include "xp.h"
 
 /* History lines kept in memory and in the file. */
@@ -49,6 +50,7 @@ struct unit {
 
 struct xp_prompt {
 	char *history_path;       /* NULL: no persistent history */
+	bool saved;               /* xp_prompt_save ran (it runs once) */
 	xp_prompt_names_fn names; /* node names for completion, or NULL */
 	void *names_arg;
 	FILE *devnull;            /* readline's output stream */
@@ -828,19 +830,24 @@ bool xp_prompt_esc_pending(const struct xp_prompt *p)
 
 /* ---- life cycle ---- */
 
-/* Creates the directories above path (0700) that do not exist yet. */
-static void make_parents(const char *path)
+int xp_prompt_save(struct xp_prompt *p, struct xp_err *err)
 {
-	char *d = xp_strdup(path);
-	for (char *s = d + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(d, 0700) < 0 && errno != EEXIST)
-			break;
-		*s = '/';
-	}
-	free(d);
+	if (!p || !p->history_path || p->saved)
+		return 0;
+	p->saved = true;
+	/* xpool's own state folder (0700, the user's alone), and a whole new file renamed into
+	 * place: never written through a link (readline's write_history follows one, and names its
+	 * temporary in advance), 0600 whatever the umask. The history is stifled to its limit. */
+	char *dir = xp_dir_of(p->history_path);
+	int rc = xp_private_dir(dir, true, err);
+	free(dir);
+	struct xp_afile a;
+	if (rc < 0 || xp_afile_open(&a, p->history_path, XP_FMODE_PRIVATE, err) < 0)
+		return -1;
+	HIST_ENTRY **h = history_list();
+	for (int i = 0; h && h[i]; i++)
+		fprintf(a.f, "%s\n", h[i]->line);
+	return xp_afile_commit(&a, err);
 }
 
 struct xp_prompt *xp_prompt_new(const char *history_path, xp_prompt_names_fn names, void *arg)
@@ -918,8 +925,13 @@ struct xp_prompt *xp_prompt_new(const char *history_path, xp_prompt_names_fn nam
 
 	using_history();
 	stifle_history(HISTORY_MAX);
-	if (p->history_path)
-		read_history(p->history_path); /* a missing file is simply an empty history */
+	/* A missing file is simply an empty history; one in a folder others may write in is not
+	 * read (it could hold lines another user put there). */
+	struct xp_err err = {{0}};
+	char *dir = p->history_path ? xp_dir_of(p->history_path) : NULL;
+	if (dir && xp_private_dir(dir, false, &err) == 0)
+		read_history(p->history_path);
+	free(dir);
 	return p;
 }
 
@@ -945,13 +957,8 @@ void xp_prompt_free(struct xp_prompt *p)
 		return;
 	if (p->open)
 		cancel(p);
-	if (p->history_path) {
-		make_parents(p->history_path);
-		if (write_history(p->history_path) == 0) {
-			history_truncate_file(p->history_path, HISTORY_MAX);
-			chmod(p->history_path, 0600);
-		}
-	}
+	struct xp_err err = {{0}};
+	xp_prompt_save(p, &err); /* the console saves first and says why it could not */
 	drop_undo_lists();
 	clear_history();
 

@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct xp_err;
+
 /* What feeding a key did. */
 enum xp_prompt_state {
 	XP_PROMPT_EDITING, /* still typing */
@@ -37,7 +39,10 @@ struct xp_prompt;
 
 /* Sets up readline for use inside ncurses and loads history from history_path (NULL: none). */
 struct xp_prompt *xp_prompt_new(const char *history_path, xp_prompt_names_fn names, void *arg);
-/* Saves history (at most 1000 lines, file mode 0600) and frees the prompt. */
+/* Saves history once (at most 1000 lines, mode 0600, in a folder of the user's own: files.h);
+ * -1 with err when it cannot. */
+int xp_prompt_save(struct xp_prompt *p, struct xp_err *err);
+/* Saves history (xp_prompt_save, unless saved already) and frees the prompt. */
 void xp_prompt_free(struct xp_prompt *p);
 /* Opens the prompt on row y of w, width columns wide, showing prefix (":"). */
 void xp_prompt_open(struct xp_prompt *p, WINDOW *w, int y, int width, const char *prefix);

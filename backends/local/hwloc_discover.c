@@ -317,8 +317,14 @@ struct xp_node *xp_local_discover(const struct xp_local_opts *opts, struct xp_er
 	/* Read the file ourselves: one size limit, clear messages, and pipes work too. */
 	size_t xml_len = 0;
 	char *xml_text = NULL;
-	if (src && !(xml_text = xp_read_file(src, XP_TOPOLOGY_MAX_BYTES, &xml_len, err)))
+	if (xml && opts->topology_text) {
+		xml_len = opts->topology_len;
+		xml_text = xp_malloc(xml_len + 1);
+		memcpy(xml_text, opts->topology_text, xml_len); /* a NUL inside is the check's to refuse */
+		xml_text[xml_len] = '\0';
+	} else if (src && !(xml_text = xp_read_file(src, XP_TOPOLOGY_MAX_BYTES, &xml_len, err))) {
 		return NULL;
+	}
 	/* The file may come from another site: refuse what libhwloc would crash on, and give
 	 * hwloc the document as the check read it, never the file itself. */
 	char *checked = NULL;

@@ -11,6 +11,9 @@
 /* What to discover. */
 struct xp_local_opts {
 	const char *topology_xml; /* hwloc XML file to load instead of the live machine, or NULL */
+	const char *topology_text; /* that file's text, read already (a replay's, read confined to its
+				    * directory): then topology_xml only names it in messages */
+	size_t topology_len;
 };
 
 /* Discovers one node with hwloc (I/O included); NULL with err set on failure. */

@@ -2,13 +2,13 @@
 #include "bookmarks.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "words.h"
 
 /* A bookmarks file is a few lines; a megabyte is a broken or hostile one. */
@@ -147,71 +147,18 @@ int xp_bookmarks_load(const char *path, struct xp_bookmarks *b, struct xp_err *e
 	return rc;
 }
 
-/* Makes dir (and its parents) as 0700 where missing. */
-static int make_dirs(const char *dir, struct xp_err *err)
-{
-	char *copy = xp_strdup(dir);
-	for (char *p = copy + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, 0700) < 0 && errno != EEXIST) {
-			xp_errf(err, "cannot make %s: %s", copy, strerror(errno));
-			free(copy);
-			return -1;
-		}
-		*p = '/';
-	}
-	int rc = 0;
-	if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-		rc = xp_errf(err, "cannot make %s: %s", copy, strerror(errno));
-	free(copy);
-	return rc;
-}
-
 int xp_bookmarks_save(const char *path, const struct xp_bookmarks *b, struct xp_err *err)
 {
-	const char *slash = strrchr(path, '/');
-	if (slash && slash != path) {
-		char *dir = xp_strndup(path, (size_t)(slash - path));
-		int rc = make_dirs(dir, err);
-		free(dir);
-		if (rc < 0)
-			return -1;
-	}
-	/* A whole new file, renamed over the old one: a crash never leaves half a file. */
-	char *tmp = xp_asprintf("%s.%ld.tmp", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		xp_errf(err, "cannot write %s: %s", tmp, strerror(errno));
-		free(tmp);
+	/* The folder is the user's own (0700 where made, no one else may write in it), and the file
+	 * a whole new one renamed over the old: never written through a link, never half written. */
+	char *dir = xp_dir_of(path);
+	int rc = xp_private_dir(dir, true, err);
+	free(dir);
+	struct xp_afile a;
+	if (rc < 0 || xp_afile_open(&a, path, XP_FMODE_PRIVATE, err) < 0)
 		return -1;
-	}
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(tmp);
-		xp_errf(err, "cannot write %s: %s", tmp, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	fprintf(f, "# xpool bookmarks: NAME VIEW (written by `xpool bookmark save`)\n");
+	fprintf(a.f, "# xpool bookmarks: NAME VIEW (written by `xpool bookmark save`)\n");
 	for (size_t i = 0; i < b->n; i++)
-		fprintf(f, "%s %s\n", b->v[i].name, b->v[i].view);
-	bool bad = fflush(f) != 0 || ferror(f) || fsync(fd) < 0;
-	int e = errno;
-	if (fclose(f) != 0 && !bad) {
-		bad = true;
-		e = errno;
-	}
-	if (bad || rename(tmp, path) < 0) {
-		if (!bad)
-			e = errno;
-		unlink(tmp);
-		xp_errf(err, "cannot write %s: %s", path, strerror(e));
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+		fprintf(a.f, "%s %s\n", b->v[i].name, b->v[i].view);
+	return xp_afile_commit(&a, err);
 }

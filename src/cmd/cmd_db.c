@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "files.h"
 #include "model_json.h"
 #include "table.h"
 #include "store.h"
@@ -136,14 +137,25 @@ static int db_backup(struct xp_ctx *ctx, struct xp_store *s, const char *file)
 {
 	/* Create the file ourselves: never through a link, never over something, owner-only
 	 * (a backup holds everything the database does). */
+	/* sqlite writes a -journal beside the copy, by a name fixed in advance: no other user may
+	 * write in that directory (files.h). */
+	struct xp_err derr = {{0}};
+	char *dir = xp_dir_of(file);
+	int drc = xp_shared_dir_check(dir, false, true, &derr);
+	free(dir);
+	if (drc < 0) {
+		xp_ctx_error(ctx, "db backup: %s", derr.msg);
+		return XP_EXIT_ERROR;
+	}
 	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		xp_ctx_error(ctx, "db backup: %s: %s", file, errno == EEXIST ? "exists; give a new file" : strerror(errno));
 		return XP_EXIT_ERROR;
 	}
+	fchmod(fd, 0600); /* the umask only takes bits off 0600; exact all the same */
 	close(fd);
 	sqlite3 *dst;
-	if (sqlite3_open_v2(file, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(file, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		xp_ctx_error(ctx, "db backup: %s: %s", file, dst ? sqlite3_errmsg(dst) : "cannot create");
 		sqlite3_close(dst);
 		return XP_EXIT_ERROR;

@@ -1,66 +1,38 @@
 /* cmd_record.c: `xpool record DIR`: a replay directory from the live machine:
  * hwloc.xml, hostname, and every vendor tool output the adapters' manifests name. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "adapters.h"
 #include "cmd.h"
+#include "files.h"
 #include "local/local.h"
 #include "run.h"
 
 #define RECORD_TIMEOUT_S 60.0
 #define RECORD_MAX_BYTES ((size_t)64 << 20)
 
-/* Writes a file inside dir, never through a symbolic link planted there. */
+/* Writes a file inside dir: a new file renamed into place, so a link planted at its name is
+ * replaced, never followed; 0600, as vendor outputs name hosts, serial numbers and the commands
+ * of running processes. */
 static int write_file(const char *dir, const char *name, const char *data, size_t len, struct xp_err *err)
 {
 	char *path = xp_asprintf("%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		xp_errf(err, "%s: %s", path, strerror(errno));
-		free(path);
-		return -1;
-	}
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			xp_errf(err, "%s: %s", path, strerror(errno));
-			close(fd);
-			free(path);
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd) < 0) {
-		xp_errf(err, "%s: %s", path, strerror(errno));
-		free(path);
-		return -1;
-	}
+	int rc = xp_write_atomic(path, data, len, XP_FMODE_PRIVATE, err);
 	free(path);
-	return 0;
+	return rc;
 }
 
 static int record_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
 	const char *dir = a->argv[0];
-	struct stat st;
-	if (stat(dir, &st) < 0) {
-		if (errno != ENOENT || mkdir(dir, 0755) < 0) {
-			xp_ctx_error(ctx, "record: %s: %s", dir, strerror(errno));
-			return XP_EXIT_ERROR;
-		}
-	} else if (!S_ISDIR(st.st_mode)) {
-		xp_ctx_error(ctx, "record: %s: not a directory", dir);
+	struct xp_err err = {{0}};
+	/* Made 0700 when missing; one that exists must not let another user swap what is written. */
+	if (xp_shared_dir_check(dir, true, false, &err) < 0) {
+		xp_ctx_error(ctx, "record: %s", err.msg);
 		return XP_EXIT_ERROR;
 	}
-	struct xp_err err = {{0}};
 	char *xml = NULL;
 	size_t len = 0;
 	if (xp_local_export_xml(&xml, &len, &err) < 0 || write_file(dir, "hwloc.xml", xml, len, &err) < 0) {

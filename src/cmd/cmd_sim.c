@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "files.h"
 #include "model_json.h"
 #include "place.h"
 #include "simgen.h"
@@ -29,6 +30,41 @@ static const struct xp_opt sim_opts[] = {
 };
 
 static int sim_trace(struct xp_ctx *ctx, const struct xp_args *a);
+
+/* Opens path for writing ("-" or NULL: the context's output): a new file renamed into place by
+ * out_close, so a link planted at the name is replaced, never followed, and a failed run leaves
+ * the old file as it was; the mode follows the umask (synthetic data, nothing private). NULL
+ * after saying why. */
+static FILE *out_open(struct xp_ctx *ctx, const char *words, const char *path, struct xp_afile *af)
+{
+	memset(af, 0, sizeof *af);
+	if (!path || strcmp(path, "-") == 0)
+		return ctx->out;
+	struct xp_err err = {{0}};
+	if (xp_afile_open(af, path, XP_FMODE_UMASK, &err) < 0) {
+		xp_ctx_error(ctx, "sim %s: %s", words, err.msg);
+		return NULL;
+	}
+	return af->f;
+}
+
+/* Finishes what out_open began: renamed into place when rc is XP_EXIT_OK, else dropped (half a
+ * file must not pass for a whole one). The exit code. */
+static int out_close(struct xp_ctx *ctx, const char *words, struct xp_afile *af, int rc)
+{
+	if (!af->f)
+		return rc;
+	if (rc != XP_EXIT_OK) {
+		xp_afile_abort(af);
+		return rc;
+	}
+	struct xp_err err = {{0}};
+	if (xp_afile_commit(af, &err) < 0) {
+		xp_ctx_error(ctx, "sim %s: %s", words, err.msg);
+		return XP_EXIT_ERROR;
+	}
+	return rc;
+}
 
 static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 {
@@ -69,9 +105,9 @@ static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		return XP_EXIT_ERROR;
 	}
 	const char *path = xp_args_get(a, "output");
-	FILE *f = ctx->out;
-	if (path && strcmp(path, "-") != 0 && !(f = fopen(path, "w"))) {
-		xp_ctx_error(ctx, "sim gen: %s: %s", path, strerror(errno));
+	struct xp_afile af;
+	FILE *f = out_open(ctx, "gen", path, &af);
+	if (!f) {
 		xp_cluster_free(c);
 		return XP_EXIT_ERROR;
 	}
@@ -81,31 +117,11 @@ static int sim_exec(struct xp_ctx *ctx, const struct xp_args *a)
 		xp_ctx_error(ctx, "sim gen: %s%s%s", path ? path : "", path ? ": " : "", err.msg);
 		rc = XP_EXIT_ERROR;
 	}
-	if (f != ctx->out) {
-		if (fclose(f) != 0 && rc == XP_EXIT_OK) {
-			xp_ctx_error(ctx, "sim gen: %s: %s", path, strerror(errno));
-			rc = XP_EXIT_ERROR;
-		}
-		/* Half a snapshot must not pass for a whole one. */
-		if (rc != XP_EXIT_OK)
-			unlink(path);
-		else if (!ctx->quiet)
-			fprintf(ctx->out, "%s: %zu nodes, %zu accelerators (seed %llu)\n", path, c->n_nodes,
-				xp_cluster_device_count(c), (unsigned long long)seed);
-	}
+	if (f != ctx->out && (rc = out_close(ctx, "gen", &af, rc)) == XP_EXIT_OK && !ctx->quiet)
+		fprintf(ctx->out, "%s: %zu nodes, %zu accelerators (seed %llu)\n", path, c->n_nodes,
+			xp_cluster_device_count(c), (unsigned long long)seed);
 	xp_cluster_free(c);
 	return rc;
-}
-
-/* Opens path for writing ("-" or NULL: the context's output). NULL after saying why. */
-static FILE *out_open(struct xp_ctx *ctx, const char *words, const char *path)
-{
-	if (!path || strcmp(path, "-") == 0)
-		return ctx->out;
-	FILE *f = fopen(path, "w");
-	if (!f)
-		xp_ctx_error(ctx, "sim %s: %s: %s", words, path, strerror(errno));
-	return f;
 }
 
 static int sim_trace(struct xp_ctx *ctx, const struct xp_args *a)
@@ -164,25 +180,17 @@ static int sim_trace(struct xp_ctx *ctx, const struct xp_args *a)
 	}
 	xp_place_manifests_free(ms, n_ms);
 	const char *path = xp_args_get(a, "output");
-	FILE *f = out_open(ctx, "trace", path);
+	struct xp_afile af;
+	FILE *f = out_open(ctx, "trace", path, &af);
 	if (f) {
 		rc = XP_EXIT_OK;
 		if (xp_trace_write(f, &t, &err) < 0) {
 			xp_ctx_error(ctx, "sim trace: %s%s%s", path ? path : "", path ? ": " : "", err.msg);
 			rc = XP_EXIT_ERROR;
 		}
-		if (f != ctx->out) {
-			if (fclose(f) != 0 && rc == XP_EXIT_OK) {
-				xp_ctx_error(ctx, "sim trace: %s: %s", path, strerror(errno));
-				rc = XP_EXIT_ERROR;
-			}
-			/* Half a trace must not pass for a whole one. */
-			if (rc != XP_EXIT_OK)
-				unlink(path);
-			else if (!ctx->quiet)
-				fprintf(ctx->out, "%s: %zu jobs in %zu queues (seed %llu)\n", path, t.n_jobs, t.qs.n_queues,
-					(unsigned long long)o.seed);
-		}
+		if (f != ctx->out && (rc = out_close(ctx, "trace", &af, rc)) == XP_EXIT_OK && !ctx->quiet)
+			fprintf(ctx->out, "%s: %zu jobs in %zu queues (seed %llu)\n", path, t.n_jobs, t.qs.n_queues,
+				(unsigned long long)o.seed);
 	}
 	xp_trace_clear(&t);
 	goto out;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "files.h"
 #include "model_json.h"
 #include "store.h"
 #include "table.h"
@@ -721,25 +722,17 @@ static int do_export(struct xp_ctx *ctx, const struct xp_args *a, char **argv, s
 	struct xp_err err = {{0}};
 	if (!argv[0] || strcmp(argv[0], "-") == 0)
 		return xp_validate_export(s, ctx->out, &err) < 0 ? fail(ctx, "export", &err) : XP_EXIT_OK;
-	/* Written beside the target and renamed over it: a failed export leaves no half file. */
-	char *tmp = xp_asprintf("%s.XXXXXX", argv[0]);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		xp_ctx_error(ctx, "validate export: %s: %s", argv[0], strerror(errno));
-		free(tmp);
-		return XP_EXIT_ERROR;
+	/* Written beside the target and renamed over it: a failed export leaves no half file, and a
+	 * link planted at the name is replaced, never followed; 0600, as the evidence names nodes,
+	 * drivers and who ran what. */
+	struct xp_afile af;
+	int rc = xp_afile_open(&af, argv[0], XP_FMODE_PRIVATE, &err);
+	if (rc == 0 && xp_validate_export(s, af.f, &err) < 0) {
+		xp_afile_abort(&af);
+		rc = -1;
+	} else if (rc == 0) {
+		rc = xp_afile_commit(&af, &err);
 	}
-	FILE *f = fdopen(fd, "w");
-	int rc = f ? xp_validate_export(s, f, &err) : xp_errf(&err, "%s: %s", tmp, strerror(errno));
-	if (f && fclose(f) != 0 && rc == 0)
-		rc = xp_errf(&err, "%s: %s", argv[0], strerror(errno));
-	if (!f)
-		close(fd);
-	if (rc == 0 && rename(tmp, argv[0]) < 0)
-		rc = xp_errf(&err, "%s: %s", argv[0], strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
 	if (rc < 0)
 		return fail(ctx, "export", &err);
 	return XP_EXIT_OK;

@@ -10,6 +10,7 @@
 #include "adapters.h"
 #include "agent_client.h"
 #include "engine_merge.h"
+#include "files.h"
 #include "k8s_nodes.h"
 #include "k8s_watch.h"
 #include "local/local.h"
@@ -17,6 +18,15 @@
 #include "slurm.h"
 #include "snapshot.h"
 #include "store.h"
+
+/* True when an adapter gave up because a file of the replay directory could not be read: its
+ * reason names the file, "DIR/NAME: why" (a link refused, no permission; files.h). A missing
+ * file is an idle adapter, not this. */
+static bool replay_refused(const char *replay, const char *reason)
+{
+	size_t l = replay ? strlen(replay) : 0;
+	return l && strncmp(reason, replay, l) == 0 && reason[l] == '/';
+}
 
 void xp_source_adapters(struct xp_node *n, const char *replay)
 {
@@ -30,7 +40,8 @@ void xp_source_adapters(struct xp_node *n, const char *replay)
 		/* An absent vendor is silent; a broken adapter or a vendor tool that fails is a
 		 * problem with this node, and `health` and the console must say so. */
 		else if (s->state == XP_AD_BROKEN ||
-			 (s->state == XP_AD_UNAVAILABLE && strncmp(s->reason, "enumerate:", 10) == 0)) {
+			 (s->state == XP_AD_UNAVAILABLE && (strncmp(s->reason, "enumerate:", 10) == 0 ||
+							    replay_refused(replay, s->reason)))) {
 			char *w = xp_asprintf("adapter %s %s: %s", s->name, xp_adapter_state_name(s->state), s->reason);
 			xp_strv_add_once(&n->warnings, &n->n_warnings, w);
 			free(w);
@@ -39,14 +50,14 @@ void xp_source_adapters(struct xp_node *n, const char *replay)
 	xp_adapters_close(&a);
 }
 
-/* The node's name in a replay directory: its hostname file, else the directory's name. */
-static char *replay_name(const char *dir)
+/* The node's name in a replay directory: its hostname file, else the directory's name; NULL
+ * with err when the hostname file is there but may not be read (a link, not a regular file). */
+static char *replay_name(const char *dir, struct xp_err *err)
 {
-	char *path = xp_asprintf("%s/hostname", dir);
-	struct xp_err err = {{0}};
 	size_t len;
-	char *text = xp_read_file(path, 4096, &len, &err);
-	free(path);
+	char *text = NULL;
+	if (xp_read_beneath(dir, "hostname", 4096, &text, &len, err) < 0)
+		return NULL;
 	if (text) {
 		size_t k = strcspn(text, "\r\n");
 		text[k] = '\0';
@@ -88,21 +99,30 @@ static struct xp_node *load_replay(const struct xp_source_opts *o, struct xp_err
 		return NULL;
 	}
 	char *xml = o->topology ? xp_strdup(o->topology) : xp_asprintf("%s/hwloc.xml", o->replay);
-	struct xp_node *n;
-	if (o->topology || stat(xml, &st) == 0) {
-		struct xp_local_opts lo = {.topology_xml = xml};
+	/* The directory may come from anyone: its own hwloc.xml is read without leaving it (no link
+	 * followed: files.h); a --topology the user named is read as it is. */
+	char *text = NULL;
+	size_t len = 0;
+	int got = o->topology ? 1 : xp_read_beneath(o->replay, "hwloc.xml", XP_TOPOLOGY_MAX_BYTES, &text, &len, err);
+	struct xp_node *n = NULL;
+	if (got > 0) {
+		struct xp_local_opts lo = {.topology_xml = xml, .topology_text = text, .topology_len = len};
 		n = xp_local_discover(&lo, err);
-		if (!n) {
-			free(xml);
-			return NULL;
-		}
-	} else {
+	} else if (got == 0) {
 		/* No topology recorded: the node is what the vendor tools say, without PCI locality. */
 		n = xp_node_new("node");
 	}
+	free(text);
 	free(xml);
+	if (!n)
+		return NULL;
+	char *name = replay_name(o->replay, err);
+	if (!name) {
+		xp_node_free(n);
+		return NULL;
+	}
 	free(n->name);
-	n->name = replay_name(o->replay);
+	n->name = name;
 	free(n->source);
 	n->source = xp_asprintf("replay:%s", o->replay);
 	if (!o->no_adapters)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "model_json.h"
 #include "normalize.h"
 
@@ -175,32 +176,38 @@ char *xp_store_default_path(void)
 	return xp_asprintf("%s/.local/state/xpool/xpool.db", home);
 }
 
-/* Creates each missing directory of path's parent with mode 0700 (the database holds
- * who did what, so others need not read it). */
-static int make_parents(const char *path, struct xp_err *err)
+/* Checks (and with make, creates) the directory the database goes in, before sqlite makes any
+ * file there: the default one is xpool's own (0700, the user's, no one else may write in it);
+ * one named by --db must not let another user plant the -wal, -shm or -journal files sqlite
+ * opens by fixed names (sticky or not). A directory the user may not write in is only read. */
+static int check_dir(const char *path, bool own, bool make, struct xp_err *err)
 {
-	char *copy = xp_strdup(path);
-	char *slash = strrchr(copy, '/');
-	if (!slash || slash == copy) {
-		free(copy);
-		return 0;
-	}
-	*slash = '\0';
-	for (char *p = copy + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(copy, 0700) < 0 && errno != EEXIST) {
-				xp_errf(err, "%s: %s", copy, strerror(errno));
-				free(copy);
-				return -1;
-			}
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	free(copy);
+	char *dir = xp_dir_of(path);
+	int rc = 0;
+	struct stat st;
+	if (own)
+		rc = xp_private_dir(dir, make, err);
+	else if (stat(dir, &st) < 0 ? make : access(dir, W_OK) == 0)
+		rc = xp_shared_dir_check(dir, make, true, err);
+	free(dir);
+	return rc;
+}
+
+/* Creates a missing database file ourselves, 0600 whatever the umask (sqlite would make it
+ * 0644 less the umask, and its -wal and -shm take the file's mode), and brings xpool's own
+ * database, made 0644 by older versions, down to 0600. */
+static int private_db_file(const char *path, bool own, struct xp_err *err)
+{
+	char *dir = xp_dir_of(path);
+	bool writable = access(dir, W_OK) == 0;
+	free(dir);
+	if (!writable)
+		return 0; /* sqlite's read-only way says what is wrong, if anything */
+	if (xp_private_file(path, err) < 0)
+		return -1;
+	struct stat st;
+	if (own && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077))
+		chmod(path, st.st_mode & 0700);
 	return 0;
 }
 
@@ -474,7 +481,7 @@ struct xp_store *xp_store_open(const char *path, struct xp_err *err)
 	if (!path || !*path)
 		path = def = xp_store_default_path();
 	bool memory = strcmp(path, ":memory:") == 0;
-	if (!memory && make_parents(path, err) < 0) {
+	if (!memory && (check_dir(path, def != NULL, true, err) < 0 || private_db_file(path, def != NULL, err) < 0)) {
 		free(def);
 		return NULL;
 	}
@@ -578,6 +585,11 @@ struct xp_store *xp_store_open_existing(const char *path, struct xp_err *err)
 	char *def = NULL;
 	if (!path || !*path)
 		path = def = xp_store_default_path();
+	/* A reader makes files too (a WAL database's -shm): the same directory rules as a writer. */
+	if (strcmp(path, ":memory:") != 0 && check_dir(path, def != NULL, false, err) < 0) {
+		free(def);
+		return NULL;
+	}
 	struct xp_store *s = open_ro(path, err);
 	free(def);
 	return s;

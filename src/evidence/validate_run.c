@@ -9,32 +9,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "probe.h"
 #include "run.h"
 
 /* Where probes find programs: as run.c, never the caller's PATH (nothing of our environment leaks). */
 #define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-/* mkdir -p with mode 0700 for what it creates: logs may show what a workload printed. */
+/* mkdir -p with mode 0700 (exactly) for what it creates: logs may show what a workload printed.
+ * The default folder is xpool's own (the user's alone: files.h); one named by --log-dir must
+ * not let another user swap or plant files without the sticky bit. */
 static int make_dirs(const char *path, struct xp_err *err)
 {
-	char *copy = xp_strdup(path);
-	int rc = 0;
-	for (char *p = copy + 1; rc == 0; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(copy, 0700) < 0 && errno != EEXIST)
-			rc = xp_errf(err, "log directory %s: %s", copy, strerror(errno));
-		*p = c;
-		if (!c)
-			break;
-	}
-	struct stat st;
-	if (rc == 0 && (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)))
-		rc = xp_errf(err, "log directory %s: not a directory", path);
-	free(copy);
+	char *def = xp_validate_default_log_dir();
+	bool own = strcmp(def, path) == 0;
+	free(def);
+	int rc = own ? xp_private_dir(path, true, err) : xp_shared_dir_check(path, true, false, err);
+	if (rc < 0)
+		xp_err_prefix(err, "log directory");
 	return rc;
 }
 
@@ -65,6 +57,14 @@ static int open_log(const char *dir, const char *kase, const char *env, time_t n
 		char *p = i == 1 ? xp_asprintf("%s/%s_%s_%s.log", dir, c, e, when)
 				 : xp_asprintf("%s/%s_%s_%s-%d.log", dir, c, e, when, i);
 		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		/* Exactly 0600: the umask only ever takes bits off, but say so in the code. */
+		if (fd >= 0 && fchmod(fd, 0600) < 0) {
+			int e2 = errno;
+			close(fd);
+			unlink(p);
+			free(p);
+			return xp_errf(err, "log file in %s: %s", dir, strerror(e2));
+		}
 		if (fd >= 0) {
 			*path = p;
 			return fd;
