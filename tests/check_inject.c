@@ -509,7 +509,13 @@ static void console_check(void)
 			      "view %c: a payload sequence on the screen:\n%s", k, s);
 		free(s);
 	}
+	/* The prompt: a pasted right-to-left override and C1 CSI are shown, not sent on. */
 	xp_tmux_keys("1");
+	xp_tmux_keys(":");
+	xp_tmux_literal("x\xe2\x80\xaey\xc2\x9bz");
+	xp_tmux_expect("x?y?z");
+	xp_tmux_keys("Escape");
+	xp_tmux_expect_gone("x?y?z");
 	xp_tmux_keys("q");
 	xp_tmux_expect_exit(dir, 0);
 	char *title = xp_tmux("display", "-p", "-t", "t", "#{pane_title}", NULL);
