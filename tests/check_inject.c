@@ -31,7 +31,9 @@
 
 #include "checklib.h"
 #include "fakehost.h"
+#include "format.h"
 #include "k8slib.h"
+#include "safe_out.h"
 #include "suitelib.h"
 #include "testlib.h"
 #include "tmuxlib.h"
@@ -590,7 +592,62 @@ START_TEST(console_k8s)
 }
 END_TEST
 
+/* --- The output stream itself: the same masking as xp_mask_controls, whatever pieces the
+ * text is written in (a character cut between two writes is kept whole). --- */
+
+/* What the stream passes on for text written in pieces of step bytes (0: one write). */
+static char *through_stream(const char *text, size_t len, size_t step, int buffering)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *under = open_memstream(&buf, &blen);
+	ck_assert_ptr_nonnull(under);
+	FILE *s = xp_safe_stream(under, buffering);
+	ck_assert_ptr_nonnull(s);
+	for (size_t i = 0; i < len; i += step ? step : len)
+		ck_assert_uint_eq(fwrite(text + i, 1, step && len - i > step ? step : len - i, s), step && len - i > step ? step : len - i);
+	ck_assert_int_eq(fclose(s), 0);
+	fclose(under);
+	return buf;
+}
+
+START_TEST(stream_pieces)
+{
+	/* The payload, good UTF-8 of every length and the bad forms of check_model's test, long
+	 * enough to cross the stream's pieces and words. */
+	char *text = xp_strdup("");
+	for (int k = 0; k < 300; k++) {
+		char *t = xp_asprintf("%s%s caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80 %d \xc0\xaf \xed\xa0\x80 \xe2\x82 \x7f" PAYLOAD "%s",
+				      text, k % 2 ? "plain ascii words and spaces" : "", k, k % 3 ? "" : "\xe2");
+		free(text);
+		text = t;
+	}
+	char *want = xp_strdup(text);
+	xp_mask_controls(want);
+	size_t len = strlen(text);
+	const size_t steps[] = {0, 1, 2, 3, 5, 7, 8, 13, 4095, 4096, 4097};
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+		for (int b = 0; b < 3; b++) {
+			int mode = b == 0 ? _IONBF : b == 1 ? _IOLBF : _IOFBF;
+			char *got = through_stream(text, len, steps[i], mode);
+			ck_assert_msg(strcmp(got, want) == 0, "pieces of %zu, mode %d: differs at %zu", steps[i], mode,
+				      (size_t)(strspn(got, want)));
+			free(got);
+		}
+	/* Newlines and tabs pass; a character cut short at the very end is one '?'. */
+	char *got = through_stream("a\tb\nc\r\xe2\x80", 8, 1, _IONBF);
+	ck_assert_str_eq(got, "a\tb\nc??");
+	free(got);
+	got = through_stream("x\0y", 3, 0, _IOFBF);
+	ck_assert_str_eq(got, "x?y");
+	free(got);
+	free(want);
+	free(text);
+}
+END_TEST
+
 XP_DEFINE_SUITE(inject,
+		{"stream", .tests = {stream_pieces}},
 		{"text", .timeout_s = 600, .setup = setup, .teardown = teardown,
 		 .tests = {vendor_tools, agents, engines, files}},
 		{"console", .timeout_s = 300, .setup = setup, .teardown = teardown,
