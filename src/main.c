@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "safe_out.h"
 #include "ui.h"
 
 /* Options that only make sense before a command: how the run is driven. The
@@ -111,13 +112,25 @@ static void leave_cluster(struct xp_ctx *ctx)
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
+	/* Everything the commands print goes through streams that show a terminal control as
+	 * '?' instead of passing it on (safe_out.h): names and messages from vendor tools,
+	 * agents, engines, files and the store can neither steer the terminal nor reorder what
+	 * it shows. The console draws its screens itself (ui/draw.c masks the same way). */
+	FILE *out = xp_safe_stream(stdout, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+	FILE *errs = xp_safe_stream(stderr, _IONBF);
+	if (!out || !errs) {
+		fprintf(stderr, "xpool: cannot set up the output streams: %s\n", strerror(errno));
+		return XP_EXIT_ERROR;
+	}
 	struct xp_ctx ctx;
-	xp_ctx_init(&ctx, stdout, stderr);
+	xp_ctx_init(&ctx, out, errs);
 	struct xp_args a;
 	struct xp_err err = {{0}};
 	if (xp_cmd_parse(&ctx, &main_entry, argc, argv, &a, &err) < 0) {
 		xp_ctx_error(&ctx, "%s (try 'xpool help')", err.msg);
 		xp_ctx_free(&ctx);
+		fclose(out);
+		fclose(errs);
 		return XP_EXIT_USAGE;
 	}
 	/* Options given before the command are the run's own settings: keep them. */
@@ -148,11 +161,13 @@ int main(int argc, char **argv)
 		rc = run_one(&ctx, "inventory");
 	}
 	xp_args_clear(&a);
-	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == XP_EXIT_OK) {
+	if ((fflush(out) != 0 || ferror(out) || fflush(stdout) != 0 || ferror(stdout)) && rc == XP_EXIT_OK) {
 		xp_ctx_error(&ctx, "writing output: %s", strerror(errno));
 		rc = XP_EXIT_ERROR;
 	}
 	leave_cluster(&ctx);
 	xp_ctx_free(&ctx);
+	fclose(out);
+	fclose(errs);
 	return rc;
 }

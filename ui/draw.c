@@ -160,6 +160,17 @@ int xp_draw_clip(WINDOW *w, int y, int x, int width, const char *s)
 	mbstate_t st;
 	memset(&st, 0, sizeof st);
 	while (*p && cols < width) {
+		/* The frame's text (header, status line, messages, a source's error) quotes names
+		 * and replies from outside: each control, C1 control and bidirectional control is
+		 * one '?', as in xp_draw_put; ncurses would pass a C1 or bidi character on as it is. */
+		size_t b = xp_unsafe_len(p);
+		if (b) {
+			waddch(w, '?');
+			p += b;
+			cols++;
+			memset(&st, 0, sizeof st);
+			continue;
+		}
 		int cw;
 		size_t n = next_char(p, strlen(p), &st, &cw);
 		if (n == 0) {

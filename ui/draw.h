@@ -16,7 +16,8 @@ int xp_draw_put(WINDOW *w, int y, int x, int maxx, int role, const char *s, int 
 void xp_draw_fill(WINDOW *w, int y, int x, int maxx, int role);
 /* Columns a UTF-8 string takes on the terminal (wcwidth; undecodable bytes count one). */
 int xp_draw_width(const char *s);
-/* Writes s at (y, x) in the current attributes, at most width terminal columns; returns the columns used. */
+/* Writes s at (y, x) in the current attributes, at most width terminal columns, each unsafe
+ * sequence (xp_unsafe_len) as '?'; returns the columns used. */
 int xp_draw_clip(WINDOW *w, int y, int x, int width, const char *s);
 
 /* Where xp_draw_cut takes the text out of a string that is too long. */

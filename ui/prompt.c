@@ -21,6 +21,7 @@
 
 #include "cmd.h"
 #include "files.h"
+#include "format.h"
 #include "xp.h"
 
 /* History lines kept in memory and in the file. */
@@ -443,6 +444,15 @@ static int measure(const char *s, size_t n, int *width, int *kind)
 		*width = 1;
 		*kind = UNIT_TEXT;
 		return 1;
+	}
+	/* A bidirectional control (pasted, or in a recalled line) would reorder the line around
+	 * it: one '?', as everywhere the console draws (xp_bidi_len). C1 controls have no width
+	 * and are bad below. */
+	size_t b = xp_bidi_len(s);
+	if (b && b <= n) {
+		*width = 1;
+		*kind = UNIT_BAD;
+		return (int)b;
 	}
 	mbstate_t st;
 	memset(&st, 0, sizeof st);

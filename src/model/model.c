@@ -536,51 +536,32 @@ struct xp_numa *xp_node_numa_by_id(const struct xp_node *n, int id)
 	return NULL;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	size_t len = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (len == 2 && s[0] < 0xc2)
-		return 0; /* overlong */
-	return len;
-}
-
+/* Cleans s in place and cuts it at max bytes (on a character boundary). One rule for every
+ * string read from outside, the one error messages and the command-line output apply
+ * (xp_unsafe_len, as xp_mask_controls uses it): C0 and DEL, C1 (U+0080-U+009F, which
+ * terminals read as CSI and friends), bytes that are not UTF-8 and bidirectional controls
+ * (U+202E and friends, which reorder what is shown around them) each become one '?':
+ * nothing from a device may steer a terminal. */
 static void clean_str(char *s, size_t max)
 {
 	if (!s)
 		return;
-	unsigned char *p = (unsigned char *)s;
 	size_t i = 0, o = 0;
-	while (p[i] && i < max) {
-		size_t k = utf8_seq(p + i);
-		/* C0 and DEL, C1 (U+0080-U+009F, which terminals read as CSI and friends), and bytes
-		 * that are not UTF-8 at all all become '?': nothing from a device may steer a terminal.
-		 * A bidirectional control (U+202E and friends) becomes one '?': it would reorder what
-		 * is shown around it. */
-		if (k && xp_bidi_len((const char *)p + i)) {
-			p[o++] = '?';
-			i += k;
+	while (s[i] && i < max) {
+		size_t b = xp_unsafe_len(s + i);
+		if (b) {
+			s[o++] = '?';
+			i += b;
 			continue;
 		}
-		if (k == 0 || p[i] < 0x20 || p[i] == 0x7f || (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
-			size_t n = k ? k : 1;
-			for (size_t j = 0; j < n; j++)
-				p[o++] = '?';
-			i += n;
-			continue;
-		}
+		size_t k = xp_utf8_len((const unsigned char *)s + i, 4);
 		if (i + k > max)
 			break;
-		for (size_t j = 0; j < k; j++)
-			p[o++] = p[i + j];
+		memmove(s + o, s + i, k);
+		o += k;
 		i += k;
 	}
-	p[o] = '\0';
+	s[o] = '\0';
 }
 
 /* An interned string is shared: a dirty one is replaced by a cleaned copy, never edited. */
