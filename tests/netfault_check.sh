@@ -44,9 +44,11 @@ done
 id=$$
 nsa=xpnf${id}a nsb=xpnf${id}b
 va=xn${id}a vb=xn${id}b         # host ends; the namespace ends are ${va}p, ${vb}p (<= 15 chars)
-o2=$((100 + id % 100)) o3=$(((id / 100) % 250))
-net=10.$o2.$o3                  # two /30s: .0 for A, .4 for B
-ha=$net.1 aa=$net.2 hb=$net.5 ab=$net.6
+# Addresses from 198.18.0.0/15, the block kept for network tests (RFC 2544), so that no real
+# network's route is shadowed: two /30s, A's and B's, 8 addresses a run, chosen by the pid.
+base=$(((id % 16384) * 8))
+o3=$((18 + base / 65536)) o2=$(((base / 256) % 256)) o1=$((base % 256))
+ha=198.$o3.$o2.$((o1 + 1)) aa=198.$o3.$o2.$((o1 + 2)) hb=198.$o3.$o2.$((o1 + 5)) ab=198.$o3.$o2.$((o1 + 6))
 sock=xpnf$id
 scratch=$(mktemp -d /tmp/xpool-netfault.XXXXXX)
 pids=()
@@ -205,10 +207,13 @@ keys() {
 # The console reads keys with a 100 ms timeout between redraws (ui/app.c), so one frame is 100 ms
 # and a key is drawn as soon as it is read; a console held up by a hanging poll would take up to
 # the 2 s agent timeout. The time is measured from tmux send-keys to a captured screen showing
-# the key, two tmux round trips that on this 2-CPU machine shared with parallel builds (load 6
-# to 8) take 50 to 250 ms with every link well. So each fault's keys are compared with the same
-# keys timed just before it with every link well (control): the median may be one frame (100 ms)
-# over the control's, and no key may take 600 ms (under a third of the timeout).
+# the key, two tmux round trips that on this 2-CPU machine shared with parallel builds (load 2
+# to 15) take 50 to 450 ms with every link well. So each fault's keys are compared with the same
+# keys timed just before it with every link well (control): the median may be one frame and a
+# half (150 ms: one frame, and the spread of the tmux round trips seen under load)
+# over the control's, and no key may take longer than the control's slowest plus 300 ms, at
+# least 600 ms and at most 1200 ms (well under the 2 s that a console held by the poll shows:
+# such a console, tried once, took 1.9 and 2.1 s for two of its ten keys).
 key_bound=600
 ctl_med=0
 check_keys() {
@@ -219,9 +224,10 @@ check_keys() {
 	max=$(tail -1 <<<"$sorted")
 	if [ "${2:-}" = control ]; then
 		ctl_med=$med
+		key_bound=$((max + 300 < 600 ? 600 : max + 300 > 1200 ? 1200 : max + 300))
 		echo "$me: control: $n keys with every link well, median $med ms, max $max ms"
-	elif [ "$max" -gt $key_bound ] || [ "$med" -gt $((ctl_med + 100)) ]; then
-		bad "$what: $n keys, median $med ms, max $max ms (bound $key_bound ms, median $((ctl_med + 100)) ms): $(echo $sorted)"
+	elif [ "$max" -gt $key_bound ] || [ "$med" -gt $((ctl_med + 150)) ]; then
+		bad "$what: $n keys, median $med ms, max $max ms (bound $key_bound ms, median $((ctl_med + 150)) ms): $(echo $sorted)"
 	else
 		ok "$what: $n keys answered, median $med ms (control $ctl_med ms), max $max ms"
 	fi
