@@ -228,6 +228,7 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN) $(
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_node_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/slurm_json_check.sh
 	@XPOOL_BIN=$(abspath $(PROG)) bash tests/schema_check.sh
+	@XPOOL_BIN=$(abspath $(PROG)) bash tests/netfault_check.sh
 	XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) XP_TESTADAPTERS=$(abspath $(B)/testadapters) \
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 

@@ -28,6 +28,7 @@ struct xpa_conn {
 	int fd;
 	bool waiting;             /* a request is awaited or still arriving */
 	double wait_since;        /* since when (monotonic s): the connection's start or last reply */
+	double answer_since;      /* when its request in answer was complete (monotonic s), !waiting */
 	bool cut;                 /* shut down for missing the deadline */
 	bool probing;             /* its probe runs (the connection is suspended) */
 	bool gone;                /* the client hung up while its probe ran */

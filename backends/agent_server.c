@@ -11,7 +11,9 @@
  * and slow ones, and the slow ones must not lock the good ones out), and an eighth of the
  * slots stays free: past the rest,
  * each new connection sheds the one that has waited longest for its request (shed()), so
- * slow clients from many addresses cannot make a new one wait; request headers are bounded
+ * slow clients from many addresses cannot make a new one wait; when none waits, it sheds the one
+ * whose reply has been in flight longest (slow readers, who take their replies a window at a
+ * time and so are never idle); request headers are bounded
  * by the per-connection memory pool (32 KiB). Every GET is answered at once from copies kept under a->mu.
  * A probe runs for seconds, so it must not run on the polling thread: its connection is
  * suspended (MHD_ALLOW_SUSPEND_RESUME), one worker thread runs the probe and resumes the
@@ -296,6 +298,8 @@ static void conn_waiting(struct xp_agent *a, struct xpa_conn *cc, bool waiting)
 	cc->waiting = waiting;
 	if (waiting)
 		cc->wait_since = mono_s();
+	else
+		cc->answer_since = mono_s();
 	pthread_mutex_unlock(&a->conn_mu);
 }
 
@@ -307,24 +311,32 @@ static void cut(struct xpa_conn *cc)
 	cc->cut = true;
 }
 
-/* The connection that has waited longest for a complete request among those open (not cut,
- * not fresh, not being answered, no probe running) that match (same address as `like`
- * when not NULL); NULL when none may be shed. a->conn_mu held. */
+/* The connection to shed among those open (not cut, not fresh, no probe running) that match
+ * (same address as `like` when not NULL): the one that has waited longest for a complete request
+ * or, when none waits, the one whose reply has been in flight longest (a slow reader, who takes
+ * its replies a window at a time and so is never idle nor waiting, would otherwise keep its slot
+ * as long as it liked: a reply is a few tens of KiB, read in milliseconds by a good client, so
+ * the oldest reply in flight is the slowest reader's); NULL when none may be shed.
+ * a->conn_mu held. */
 static struct xpa_conn *longest_waiting(struct xp_agent *a, const struct xpa_conn *fresh, const struct xpa_conn *like)
 {
-	struct xpa_conn *oldest = NULL;
-	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next)
-		if (cc != fresh && cc->fd >= 0 && cc->waiting && !cc->cut && !cc->probing &&
-		    (!like || (cc->has_addr && memcmp(cc->addr, like->addr, sizeof cc->addr) == 0)) &&
-		    (!oldest || cc->wait_since < oldest->wait_since))
+	struct xpa_conn *oldest = NULL, *slowest = NULL;
+	for (struct xpa_conn *cc = a->conns; cc; cc = cc->next) {
+		if (cc == fresh || cc->fd < 0 || cc->cut || cc->probing ||
+		    (like && !(cc->has_addr && memcmp(cc->addr, like->addr, sizeof cc->addr) == 0)))
+			continue;
+		if (cc->waiting && (!oldest || cc->wait_since < oldest->wait_since))
 			oldest = cc;
-	return oldest;
+		else if (!cc->waiting && (!slowest || cc->answer_since < slowest->answer_since))
+			slowest = cc;
+	}
+	return oldest ? oldest : slowest;
 }
 
 /* The per-address share; a->conn_mu held, fresh just added. Past a->per_ip open connections
  * from fresh's address, that address's longest-waiting one is shed (not the new one: a good
  * client behind the same address as slow ones must get its turn); when every other one from
- * it is being answered, the new one is closed. */
+ * it runs a probe, the new one is closed. */
 static void shed_same_address(struct xp_agent *a, struct xpa_conn *fresh)
 {
 	if (!fresh->has_addr)
@@ -348,8 +360,8 @@ static void shed_same_address(struct xp_agent *a, struct xpa_conn *fresh)
  * connections, the one that has waited longest for a complete request (idle after its reply,
  * or still trickling one in) is shut down, as the watcher does at the deadline: many slow
  * clients from many addresses (each within its per-address share) then cost each other their
- * slots, never a new client its turn. A connection with a request being answered or a probe
- * running is never shed. */
+ * slots, never a new client its turn; with none waiting, the reply in flight longest goes (slow
+ * readers). A connection with a probe running is never shed. */
 static void shed(struct xp_agent *a, struct xpa_conn *fresh)
 {
 	unsigned open = 0;
