@@ -89,6 +89,7 @@ cleanup() {
 	done
 	[ "$STORE_PID" -gt 0 ] && kill -TERM "$STORE_PID" 2>/dev/null
 	tmux -L "$SOCK" kill-server 2>/dev/null
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK" # the socket outlives a server whose session ended
 	wait 2>/dev/null
 	if [ "$FAILED" = 1 ] && [ -d "$WORK" ]; then
 		rm -rf "$SOAK_OUT/work"
