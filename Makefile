@@ -4,6 +4,9 @@
 #   make run        install missing libraries (as root), build, open the console
 #   make check      install missing libraries (as root), build, run every test
 #   make bench      run the benchmarks under tests/bench
+#   make soak       the console (sanitizer build) over 50 restarting agents for SOAK_SECONDS
+#                   (default 600): RSS, fds, threads and WAL must stay flat, LeakSanitizer
+#                   clean at exit (tests/soak/soak.sh; not part of `make check`)
 #   make install    PREFIX=/usr/local DESTDIR= honoured
 #   make deps       check the libraries with pkg-config, apt-get them when root
 #   make fuzz       run every libFuzzer harness (tests/fuzz) FUZZ_SECONDS each (default 20)
@@ -107,7 +110,7 @@ FUZZ_JOBS    ?= 2
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
-.PHONY: all run check test bench bench-run install uninstall clean deps test-deps fuzz fuzz-run fuzz-deps
+.PHONY: all run check test bench bench-run soak install uninstall clean deps test-deps fuzz fuzz-run fuzz-deps
 .DEFAULT_GOAL := all
 
 all: $(PROG) $(ADAPTER_SO)
@@ -265,6 +268,15 @@ bench-run: $(PROG) $(ADAPTER_SO) $(BENCH_BIN)
 	@$(if $(BENCH_BAD),echo "BENCH=$(BENCH): no benchmark named $(BENCH_BAD)" >&2; exit 2)
 	@for b in $(BENCH_PICK); do XPOOL_BIN=$(abspath $(PROG)) XP_FIXTURES=$(abspath tests/fixtures) $$b || exit 1; done
 	@$(if $(BENCH),$(if $(filter slurm_compare,$(subst $(comma), ,$(BENCH))),XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh,:),XPOOL_BIN=$(abspath $(PROG)) bash tests/bench/slurm_compare_bench.sh)
+
+# The console under test is the sanitizer build (build/san/xpool), so LeakSanitizer looks at it
+# when it quits; the agents and the store's writers are the release build.
+SOAK_SECONDS ?= 600
+soak: deps
+	@$(MAKE) --no-print-directory SANITIZE= all
+	@$(MAKE) --no-print-directory SANITIZE=1 all
+	@SOAK_SECONDS=$(SOAK_SECONDS) XPOOL_BIN=$(abspath xpool) XPOOL_SAN_BIN=$(abspath build/san/xpool) \
+	    bash tests/soak/soak.sh
 
 install: $(PROG) $(ADAPTER_SO)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
