@@ -144,6 +144,13 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 				 xmlGetLineNo(n));
 			return n;
 		}
+		/* Nor a page_type without its size or count. */
+		if (is_elem(n, "page_type") &&
+		    (!xmlHasNsProp(n, BAD_CAST "size", NULL) || !xmlHasNsProp(n, BAD_CAST "count", NULL))) {
+			snprintf(why, len, "line %ld: <page_type> without a size or a count (hwloc cannot import it)",
+				 xmlGetLineNo(n));
+			return n;
+		}
 		if (n->nsDef) {
 			snprintf(why, len, "line %ld: <%.40s> declares a namespace (hwloc's reader cannot read it)",
 				 xmlGetLineNo(n), (const char *)n->name);
