@@ -63,6 +63,17 @@ START_TEST(test_hwloc_text_in_object)
 				   "</topology>\n";
 	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", info, sizeof info - 1, &out, &n, &err), -1);
 	ck_assert_msg(strstr(err.msg, "t.xml: line 4: <info> without a name or a value"), "%s", err.msg);
+	/* A NUMA node without an os_index: hwloc sized a nodeset for index 2^32-1 (512 MiB). */
+	static const char numa[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+				   "<topology version=\"2.0\">\n"
+				   "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\">\n"
+				   "    <object type=\"NUMANode\" cpuset=\"0x1\" complete_cpuset=\"0x1\""
+				   " nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
+				   "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+				   "  </object>\n"
+				   "</topology>\n";
+	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", numa, sizeof numa - 1, &out, &n, &err), -1);
+	ck_assert_msg(strstr(err.msg, "t.xml: line 4: object NUMANode without an os_index"), "%s", err.msg);
 	DIR *d = opendir(xp_fixture("hwloc"));
 	ck_assert_ptr_nonnull(d);
 	int seen = 0;

@@ -48,6 +48,11 @@
 #include "sha256.h"
 #include "xp_adapter.h"
 
+/* Largest os_index of a NUMA node or PU accepted (hwloc makes a bitmap that wide). */
+#define XP_HWLOC_MAX_OS_INDEX 1048575
+#define XP_STR_(x) #x
+#define XP_STR(x) XP_STR_(x)
+
 static bool is_elem(const xmlNode *n, const char *name)
 {
 	return n->type == XML_ELEMENT_NODE && n->name && strcmp((const char *)n->name, name) == 0;
@@ -114,9 +119,35 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 				 n->name ? (const char *)n->name : "?");
 			return n;
 		}
+		/* A NUMA node or PU's os_index is a bit of a set hwloc allocates: one absent (hwloc
+		 * takes 2^32-1) or huge costs it 512 MiB and seconds for a few hundred bytes of file
+		 * (tests/fuzz/regress/hwloc_xml). Real machines number them well below the cap. */
+		if (is_elem(n, "object")) {
+			xmlChar *type = xmlGetNoNsProp(n, BAD_CAST "type");
+			bool indexed = type && (!strcasecmp((const char *)type, "NUMANode") || !strcasecmp((const char *)type, "PU"));
+			xmlChar *os = indexed ? xmlGetNoNsProp(n, BAD_CAST "os_index") : NULL;
+			char *end = NULL;
+			unsigned long v = os ? strtoul((const char *)os, &end, 10) : 0;
+			bool bad = indexed && (!os || end == (char *)os || *end || v > XP_HWLOC_MAX_OS_INDEX);
+			if (bad)
+				snprintf(why, len, "line %ld: object %s %s%.20s%s (hwloc cannot import it)", xmlGetLineNo(n),
+					 (const char *)type, os ? "os_index " : "without an os_index", os ? (const char *)os : "",
+					 os ? " is not a number up to " XP_STR(XP_HWLOC_MAX_OS_INDEX) : "");
+			xmlFree(type);
+			xmlFree(os);
+			if (bad)
+				return n;
+		}
 		/* An info without its name or value: libhwloc refuses it the same leaking way. */
 		if (is_elem(n, "info") && (!xmlHasNsProp(n, BAD_CAST "name", NULL) || !xmlHasNsProp(n, BAD_CAST "value", NULL))) {
 			snprintf(why, len, "line %ld: <info> without a name or a value (hwloc cannot import it)",
+				 xmlGetLineNo(n));
+			return n;
+		}
+		/* Nor a page_type without its size or count. */
+		if (is_elem(n, "page_type") &&
+		    (!xmlHasNsProp(n, BAD_CAST "size", NULL) || !xmlHasNsProp(n, BAD_CAST "count", NULL))) {
+			snprintf(why, len, "line %ld: <page_type> without a size or a count (hwloc cannot import it)",
 				 xmlGetLineNo(n));
 			return n;
 		}
