@@ -12,8 +12,10 @@
 
 char *xp_token_read(const char *path, struct xp_err *err)
 {
-	/* O_NOFOLLOW: a token file swapped for a link to something else is refused, not read. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NOFOLLOW: a token file swapped for a link to something else is refused, not read.
+	 * O_NONBLOCK: one swapped for a FIFO must be refused too, not hang the open (a regular
+	 * file, the only kind read, reads the same with it). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		xp_errf(err, "token file %s: %s", path, strerror(errno));
 		return NULL;

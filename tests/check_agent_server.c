@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_token.h"
 #include "checklib.h"
 #include "model.h"
 #include "model_json.h"
@@ -1230,6 +1231,22 @@ START_TEST(inventory_source)
 }
 END_TEST
 
+/* A token path swapped for a FIFO (nobody writing) is refused at once, not waited on. */
+START_TEST(token_fifo)
+{
+	char *p = path_in("fifo.token");
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	struct xp_err err = {{0}};
+	double t0 = now_s();
+	char *t = xp_token_read(p, &err);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(now_s() - t0 < 2, "took %.1f s", now_s() - t0);
+	ck_assert_msg(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+	unlink(p);
+	free(p);
+}
+END_TEST
+
 /* Waits up to 5 s for the agent's stderr to hold what. */
 static bool err_says(const struct agent *a, const char *what)
 {
@@ -1315,4 +1332,4 @@ XP_DEFINE_SUITE(agent_server,
 	{"agent", .timeout_s = 60, .setup = setup, .teardown = teardown,
 	 .tests = {node_etag_health, rediscovery, metrics_promtool, read_token, bind_rules, probes, token_first,
 		   config_errors, slow_and_oversized_clients, slow_clients_bounded, crowded_slots, one_address_shared, tool_signals,
-		   https, inventory_source, token_rotation, hide_args}})
+		   https, inventory_source, token_rotation, hide_args, token_fifo}})
