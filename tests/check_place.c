@@ -1363,13 +1363,21 @@ START_TEST(console_keeps_index)
 }
 END_TEST
 
+/* A database path in a fresh folder of the test's own: xpool refuses one straight in /tmp,
+ * where another user could plant its -wal (check_files). Remove the folder with rmdir. */
+static char *scratch_db(void)
+{
+	char tmpl[] = "/tmp/xpool-placedb-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	return xp_asprintf("%s/x.db", tmpl);
+}
+
 START_TEST(cli_batch_sees_new_evidence)
 {
 	/* A kept index does not keep the validation evidence: a batch that records a result
 	 * between two `place --validated` lines sees it on the second. */
 	char *path = xp_test_sim_file(40, 3);
-	char *db = xp_tmpfile("", 0);
-	unlink(db);
+	char *db = scratch_db();
 	struct xp_run r;
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "validate", "case", "add", "llama", NULL), 0);
 	ck_assert_int_eq(r.status, 0);
@@ -1420,6 +1428,8 @@ START_TEST(cli_batch_sees_new_evidence)
 	unlink(shm);
 	free(wal);
 	free(shm);
+	*strrchr(db, '/') = '\0';
+	rmdir(db);
 	free(db);
 }
 END_TEST
@@ -1429,8 +1439,7 @@ START_TEST(cli_validated)
 	/* --validated reads the validation matrix: only devices whose environment is proven to
 	 * the layer for the case fit; the others are refused with their driver named. */
 	char *path = xp_test_sim_file(40, 3);
-	char *db = xp_tmpfile("", 0);
-	unlink(db);
+	char *db = scratch_db();
 	struct xp_run r;
 	/* No database yet: a named case cannot be proven anywhere, and it says so. */
 	ck_assert_int_eq(xp_run_xpool(&r, NULL, "--db", db, "--inventory", path, "place", "--dry-run", "--validated",
@@ -1497,6 +1506,8 @@ START_TEST(cli_validated)
 	unlink(shm);
 	free(wal);
 	free(shm);
+	*strrchr(db, '/') = '\0';
+	rmdir(db);
 	free(db);
 }
 END_TEST
