@@ -579,10 +579,10 @@ START_TEST(private_dir_modes)
 	/* Missing and not to be made: nothing checked, nothing made. */
 	ck_assert_int_eq(xp_private_dir(at("none"), false, &err), 0);
 	ck_assert_int_eq(access(at("none"), F_OK), -1);
-	/* Group-writable is others too. */
-	ck_assert_int_eq(chmod(at("a/b/c"), 0770), 0);
+	/* Writable by others is refused (by the user's own group: private_dir_own_group). */
+	ck_assert_int_eq(chmod(at("a/b/c"), 0707), 0);
 	ck_assert_int_eq(xp_private_dir(at("a/b/c"), false, &err), -1);
-	ck_assert_msg(strstr(err.msg, "mode 0770"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "mode 0707"), "%s", err.msg);
 	/* A regular file is not a directory. */
 	free(xp_write_file(dir, "f", "x", 0600));
 	ck_assert_int_eq(xp_private_dir(at("f"), true, &err), -1);
@@ -612,6 +612,82 @@ START_TEST(atomic_write_failure_keeps_target)
 }
 END_TEST
 
+/* A pipe, a socket or a character device at the target (/dev/stdout, /dev/null, a shell's
+ * >(...)) is written in place: renaming a file over it would replace the device itself. A link
+ * to one planted by another user is replaced, not followed. */
+START_TEST(in_place_targets)
+{
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
+	int rd = open(at("fifo"), O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	ck_assert_msg(xp_write_atomic(at("fifo"), "through\n", 8, XP_FMODE_PRIVATE, &err) == 0, "%s", err.msg);
+	char buf[32] = "";
+	ck_assert_int_eq(read(rd, buf, sizeof buf - 1), 8);
+	ck_assert_str_eq(buf, "through\n");
+	close(rd);
+	struct stat st;
+	ck_assert_int_eq(lstat(at("fifo"), &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_msg(xp_write_atomic("/dev/null", "x", 1, XP_FMODE_PRIVATE, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lstat("/dev/null", &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
+	/* The user's own link to a device is followed (as /dev/stdout, root's, is). */
+	ck_assert_int_eq(symlink("/dev/null", at("mine")), 0);
+	ck_assert_msg(xp_write_atomic(at("mine"), "x", 1, XP_FMODE_PRIVATE, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(lstat(at("mine"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	if (geteuid() == 0) {
+		ck_assert_int_eq(symlink("/dev/null", at("theirs")), 0);
+		ck_assert_int_eq(lchown(at("theirs"), 65534, 65534), 0);
+		ck_assert_msg(xp_write_atomic(at("theirs"), "mine\n", 5, XP_FMODE_PRIVATE, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(lstat(at("theirs"), &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		ck_assert_uint_eq(mode_of(at("theirs")), 0600);
+		ck_assert_int_eq(lstat("/dev/null", &st), 0);
+		ck_assert(S_ISCHR(st.st_mode));
+	}
+	/* An empty directory name is an error, not a read before the name's start. */
+	ck_assert_int_eq(xp_private_dir("", true, &err), -1);
+	ck_assert_msg(strstr(err.msg, "empty directory name"), "%s", err.msg);
+}
+END_TEST
+
+/* xpool's own directory may be writable by the user's own group (a per-user group: Debian's
+ * default with umask 002), never by another group. */
+START_TEST(private_dir_own_group)
+{
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(mkdir(at("g"), 0700), 0);
+	ck_assert_int_eq(chmod(at("g"), 0770), 0);
+	ck_assert_msg(xp_private_dir(at("g"), false, &err) == 0, "%s", err.msg);
+	if (geteuid() == 0 && getegid() != 65534) {
+		ck_assert_int_eq(chown(at("g"), 0, 65534), 0);
+		ck_assert_int_eq(chmod(at("g"), 0770), 0);
+		ck_assert_int_eq(xp_private_dir(at("g"), false, &err), -1);
+		ck_assert_msg(strstr(err.msg, "other users may write"), "%s", err.msg);
+	}
+}
+END_TEST
+
+/* A replay file of exactly the size allowed is read whole; one byte more is refused. */
+START_TEST(read_beneath_exact_max)
+{
+	ck_assert_int_eq(mkdir(at("r"), 0700), 0);
+	free(xp_write_file(at("r"), "ten", "0123456789", 0600));
+	char *out = NULL;
+	size_t len = 0;
+	struct xp_err err = {{0}};
+	ck_assert_msg(xp_read_beneath(at("r"), "ten", 10, &out, &len, &err) == 1, "%s", err.msg);
+	ck_assert_uint_eq(len, 10);
+	ck_assert_str_eq(out, "0123456789");
+	free(out);
+	ck_assert_int_eq(xp_read_beneath(at("r"), "ten", 9, &out, &len, &err), -1);
+	ck_assert_ptr_null(out);
+	ck_assert_msg(strstr(err.msg, "more than the 9"), "%s", err.msg);
+}
+END_TEST
+
 XP_DEFINE_SUITE(files,
 		{"database", .setup = setup, .teardown = teardown,
 		 .tests = {db_modes_default_dir, db_modes_wal_shm, db_old_mode_tightened, db_symlink_refused,
@@ -626,6 +702,7 @@ XP_DEFINE_SUITE(files,
 		{"record", .timeout_s = 300, .setup = setup, .teardown = teardown, .tests = {record_modes_and_links}},
 		{"replay", .setup = setup, .teardown = teardown,
 		 .tests = {replay_link_to_outside, replay_topology_and_hostname_links, read_beneath_names,
-			   read_beneath_hard_link}},
+			   read_beneath_hard_link, read_beneath_exact_max}},
 		{"library", .setup = setup, .teardown = teardown,
-		 .tests = {private_dir_modes, atomic_write_failure_keeps_target}});
+		 .tests = {private_dir_modes, atomic_write_failure_keeps_target, in_place_targets,
+			   private_dir_own_group}});

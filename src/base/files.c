@@ -22,6 +22,8 @@ static mode_t umask_mode(void)
  * through the umask, so it is set again, on the directory itself and never through a link. */
 static int make_dirs(const char *dir, struct xp_err *err)
 {
+	if (!*dir)
+		return xp_errf(err, "an empty directory name");
 	char *copy = xp_strdup(dir);
 	int rc = 0;
 	for (char *p = copy + 1; rc == 0; p++) {
@@ -78,8 +80,9 @@ int xp_private_dir(const char *dir, bool make, struct xp_err *err)
 		return xp_errf(err, "%s: owned by uid %u, not by you: xpool keeps its files only in a directory"
 			       " of your own", dir, (unsigned)st.st_uid);
 	/* Even with the sticky bit, another user could make the names xpool is about to use
-	 * (a database's -wal) before it does: its own directory is writable by the user alone. */
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
+	 * (a database's -wal) before it does: its own directory is writable by the user alone,
+	 * or by the user's own group too (a per-user group, Debian's default with umask 002). */
+	if (others_may_write(&st))
 		return xp_errf(err, "%s: other users may write in it (mode %04o), so they could plant files"
 			       " xpool then writes through: chmod go-w it", dir, (unsigned)(st.st_mode & 07777));
 	return 0;
@@ -119,9 +122,35 @@ char *xp_dir_of(const char *path)
 	return xp_strndup(path, (size_t)(slash - path));
 }
 
+/* True when path names a FIFO, a socket or a character device (/dev/stdout, /dev/null, a
+ * shell's >(...) pipe) reached without a link of another user's making: written in place, as
+ * the user asked, since renaming a file over it would replace the device or pipe itself. */
+static bool write_in_place(const char *path)
+{
+	struct stat lst, st;
+	if (lstat(path, &lst) < 0 || stat(path, &st) < 0)
+		return false;
+	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return false;
+	/* A link planted in /tmp by another user must not steer a write into a device; the
+	 * system's own (/dev/stdout is root's) and the user's own are followed. */
+	return !S_ISLNK(lst.st_mode) || lst.st_uid == geteuid() || lst.st_uid == 0;
+}
+
 int xp_afile_open(struct xp_afile *a, const char *path, enum xp_fmode mode, struct xp_err *err)
 {
 	memset(a, 0, sizeof *a);
+	if (write_in_place(path)) {
+		int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 || !(a->f = fdopen(fd, "w"))) {
+			xp_errf(err, "%s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		a->path = xp_strdup(path);
+		return 0;
+	}
 	/* A temporary beside the target (rename does not cross file systems), named at random:
 	 * a name known in advance is a name another user can plant a link at. */
 	a->tmp = xp_asprintf("%s.XXXXXX", path);
@@ -159,13 +188,14 @@ void xp_afile_abort(struct xp_afile *a)
 int xp_afile_commit(struct xp_afile *a, struct xp_err *err)
 {
 	int e = 0;
-	if (fflush(a->f) != 0 || ferror(a->f) || fsync(fileno(a->f)) < 0)
+	/* A pipe or a device written in place has nothing to sync or rename. */
+	if (fflush(a->f) != 0 || ferror(a->f) || (a->tmp && fsync(fileno(a->f)) < 0))
 		e = errno ? errno : EIO;
 	if (fclose(a->f) != 0 && !e)
 		e = errno;
 	a->f = NULL;
 	/* rename replaces the name itself: a link planted at the target is gone, not followed. */
-	if (!e && rename(a->tmp, a->path) < 0)
+	if (!e && a->tmp && rename(a->tmp, a->path) < 0)
 		e = errno;
 	if (e) {
 		xp_errf(err, "%s: %s", a->path, strerror(e));
@@ -296,16 +326,18 @@ int xp_read_beneath(const char *dir, const char *name, size_t max, char **out, s
 		return xp_errf(err, "%s/%s: file is %lld bytes, more than the %zu allowed", dir, name,
 			       (long long)st.st_size, max);
 	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
+	/* Room for the NUL and one byte more: a file of exactly max bytes is read to its end,
+	 * one that grew past max since the fstat is seen to. */
+	size_t cap = (size_t)st.st_size + 2, n = 0;
 	char *buf = xp_malloc(cap);
 	for (;;) {
+		if (n > max) {
+			free(buf);
+			close(fd);
+			return xp_errf(err, "%s/%s: more than the %zu bytes allowed", dir, name, max);
+		}
 		if (n + 1 >= cap) {
-			if (n >= max) {
-				free(buf);
-				close(fd);
-				return xp_errf(err, "%s/%s: more than the %zu bytes allowed", dir, name, max);
-			}
-			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			cap = cap * 2 > max + 2 ? max + 2 : cap * 2;
 			buf = xp_realloc(buf, cap);
 		}
 		ssize_t r = read(fd, buf + n, cap - n - 1);

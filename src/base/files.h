@@ -39,10 +39,12 @@ char *xp_dir_of(const char *path);
 struct xp_afile {
 	FILE *f;    /* write here */
 	char *path; /* the target */
-	char *tmp;  /* the temporary */
+	char *tmp;  /* the temporary; NULL when the target is a pipe or a device written in place */
 };
 
-/* Starts writing path with the given mode; -1 with err naming the file. */
+/* Starts writing path with the given mode; -1 with err naming the file. A FIFO, socket or
+ * character device at path (/dev/stdout, a shell's >(...)), reached through no link of another
+ * user's, is written in place instead: a rename would replace the device itself. */
 int xp_afile_open(struct xp_afile *a, const char *path, enum xp_fmode mode, struct xp_err *err);
 /* Flushes, syncs and renames the temporary over the target, then frees a; -1 with err (the
  * temporary removed, the target untouched). */
