@@ -1672,7 +1672,8 @@ int xp_ui_run(struct xp_ctx *ctx)
 			ui->views[i].v->destroy(ui->views[i].st);
 	struct xp_err herr = {{0}};
 	if (xp_prompt_save(ui->prompt, &herr) < 0)
-		fprintf(stderr, "xpool: history not saved: %s\n", herr.msg);
+		/* ctx->err: the masking stream, as every message (the error quotes a path). */
+		fprintf(ctx->err, "xpool: history not saved: %s\n", xp_mask_controls(herr.msg));
 	xp_prompt_free(ui->prompt);
 	node_names(ui, NULL);
 	ctx->ui = NULL;
