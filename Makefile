@@ -106,6 +106,9 @@ else
 FUZZ_LINK =
 FUZZ_MAIN = $(B)/obj/tests/fuzz/fuzz_main.o
 endif
+# Objects of the harnesses' helpers, kept: as prerequisites of a pattern rule only, make
+# would take them for intermediates and delete them after every build.
+.SECONDARY: $(B)/obj/tests/fuzz/fuzz_lib.o $(B)/obj/tests/fuzz/fuzz_main.o
 FUZZ_SECONDS ?= 20
 FUZZ_JOBS    ?= 2
 BENCH_SRC = $(wildcard tests/bench/*.c)
