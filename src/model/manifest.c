@@ -590,6 +590,11 @@ static int parse_template(struct xp_where *p, char *val, struct xp_mmodel *md)
 		if (strcmp(w, "memory_mib") == 0) {
 			if (parse_num(p, "memory_mib", v, &d) < 0)
 				return -1;
+			/* Bounded before the conversion: a double past int64_t's range is undefined
+			 * behaviour (found by fuzz_manifest). A mebibyte count past 2^40 (an exbibyte)
+			 * is no device's. */
+			if (!(d <= 1099511627776.0) || d != floor(d))
+				return xp_where_errf(p, "template %s: memory_mib '%s' is not a whole number up to 2^40", t.name, v);
 			t.memory_mib = (int64_t)d;
 		} else if (strcmp(w, "compute") == 0) {
 			if (parse_fraction(p, "compute", v, &t.compute) < 0)
