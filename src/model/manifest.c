@@ -698,6 +698,9 @@ static int model_key(struct xp_where *p, struct xp_mmodel *md, const char *key, 
 	if (strcmp(key, "memory_mib") == 0) {
 		if (parse_num(p, key, val, &d) < 0)
 			return -1;
+		/* As a template's: bounded before the conversion (past int64_t it is undefined). */
+		if (!(d <= 1099511627776.0) || d != floor(d))
+			return xp_where_errf(p, "memory_mib: '%s' is not a whole number up to 2^40", val);
 		md->memory_mib = (int64_t)d;
 		return 0;
 	}
