@@ -432,7 +432,7 @@ START_TEST(quote_roundtrip)
 {
 	static const char *const v[] = {"h800", "temp>85 & numa==0", "model='H100 SXM*'",
 					"model=\"H100 SXM*\" & label.pool='train'", "a\\b \"c\" 'd'", "x\\",
-					"", "#not a comment", NULL};
+					"", "#not a comment", "cr\rin", "lf\nin", NULL};
 	for (int i = 0; v[i]; i++)
 		for (int always = 0; always < 2; always++) {
 			char *q = always ? xp_cmd_quote_always(v[i]) : xp_cmd_quote(v[i]);

@@ -80,7 +80,9 @@ static char *dquote(const char *s);
 
 char *xp_cmd_quote(const char *s)
 {
-	if (*s && strcspn(s, " \t'\"\\#|&!()<>=;") == strlen(s))
+	/* Every byte the splitter ends a word at (space, tab, CR, LF) or reads (quotes, backslash,
+	 * '#') makes the word quoted; the rest only keep the shell-looking words readable. */
+	if (*s && strcspn(s, " \t\r\n'\"\\#|&!()<>=;") == strlen(s))
 		return xp_strdup(s);
 	return dquote(s);
 }
