@@ -41,9 +41,22 @@ one() {
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
 	files=$(ls "$dir/corpus/$name" | wc -l)
 	if [ $rc -ne 0 ]; then
-		echo "FAIL fuzz $name: exit $rc after ${runs:-?} runs; log $log; input:" \
-			$(grep -o "$dir/crashes/$name-[^ ]*" "$log" | sort -u)
-		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$log" | head -n 5
+		inputs=$(sed -n 's/.*Test unit written to //p' "$log" | sort -u)
+		echo "FAIL fuzz $name: exit $rc after ${runs:-?} runs; log $log; input:" $inputs
+		grep -E '^(==[0-9]+==.*ERROR|SUMMARY|.*runtime error)' "$log" | head -n 5
+		# CI's machine is gone once it has failed: its log must be enough to reproduce, so
+		# xpool's frames of the stack and the input itself are printed too.
+		grep -E '^ +#[0-9]+ ' "$log" | grep -v -E 'fuzzer::|__sanitizer|libc\.so|__libc_|pthread_kill|raise\.c|abort\.c|_start| in main ' |
+			head -n 8
+		for f in $inputs; do
+			size=$(wc -c <"$f")
+			if [ "$size" -le 16384 ]; then
+				echo "the input, $size bytes; to keep it: base64 -d >tests/fuzz/regress/$name/SOME-NAME <<'EOF'"
+				base64 "$f"; echo "EOF"
+			else
+				echo "the input is $size bytes, too long to print; sha1 $(sha1sum <"$f" | cut -c1-40)"
+			fi
+		done
 		return 1
 	fi
 	echo "ok   fuzz $name: ${secs} s, ${runs:-?} runs, ${cov:-cov: ?}, corpus $files"
