@@ -10,50 +10,64 @@
 
 #include "sha256.h"
 
-char *xp_token_read(const char *path, struct xp_err *err)
+char *xp_secret_read(const char *path, const char *what, size_t max, size_t *len_out, struct xp_err *err)
 {
-	/* O_NOFOLLOW: a token file swapped for a link to something else is refused, not read.
+	/* O_NOFOLLOW: a secret file swapped for a link to something else is refused, not read.
 	 * O_NONBLOCK: one swapped for a FIFO must be refused too, not hang the open (a regular
 	 * file, the only kind read, reads the same with it). */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
-		xp_errf(err, "token file %s: %s", path, strerror(errno));
+		xp_errf(err, "%s %s: %s", what, path, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		xp_errf(err, "token file %s: not a regular file", path);
+		xp_errf(err, "%s %s: not a regular file", what, path);
 		return NULL;
 	}
+	/* As ssh does with a private key: a secret everyone on the node can read is no secret,
+	 * and saying so at startup is better than serving with it. */
 	if (st.st_mode & 007) {
 		close(fd);
-		xp_errf(err, "token file %s: others may read it (mode %03o); chmod o-rwx it", path,
+		xp_errf(err, "%s %s: others may read it (mode %03o); chmod o-rwx it", what, path,
 			(unsigned)(st.st_mode & 0777));
 		return NULL;
 	}
-	char *buf = xp_malloc(XP_TOKEN_MAX + 2);
+	char *buf = xp_malloc(max + 2);
 	size_t len = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf + len, XP_TOKEN_MAX + 1 - len);
+		ssize_t r = read(fd, buf + len, max + 1 - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			int e = errno;
 			close(fd);
 			free(buf);
-			xp_errf(err, "token file %s: %s", path, strerror(e));
+			xp_errf(err, "%s %s: %s", what, path, strerror(e));
 			return NULL;
 		}
-		if (r == 0 || (len += (size_t)r) > XP_TOKEN_MAX)
+		if (r == 0 || (len += (size_t)r) > max)
 			break;
 	}
 	close(fd);
-	if (len > XP_TOKEN_MAX) {
+	if (len > max) {
+		explicit_bzero(buf, len);
 		free(buf);
-		xp_errf(err, "token file %s: longer than %d bytes", path, XP_TOKEN_MAX);
+		xp_errf(err, "%s %s: longer than %zu bytes", what, path, max);
 		return NULL;
 	}
+	buf[len] = '\0';
+	*len_out = len;
+	return buf;
+}
+
+char *xp_token_read(const char *path, struct xp_err *err)
+{
+	size_t len;
+	char *buf = xp_secret_read(path, "token file", XP_TOKEN_MAX, &len, err);
+	if (!buf)
+		return NULL;
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
 		len--;
 	buf[len] = '\0';

@@ -1176,11 +1176,30 @@ START_TEST(https)
 	ck_assert_int_eq(st, 2);
 	ck_assert_msg(strstr(err, "go together") != NULL, "%s", err);
 	free(err);
-	/* A key that is not a key: refused at startup. */
+	/* A key that is not a key: refused at startup (by the TLS library: the file is private). */
+	chmod(cert, 0600);
 	ck_assert_ptr_null(agent_try(&st, &err, "--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert,
 				     "--tls-key", cert, NULL));
 	ck_assert_int_eq(st, 1);
+	ck_assert_msg(strstr(err, "others may read") == NULL, "%s", err);
 	free(err);
+	chmod(cert, 0644);
+	/* A key others may read is refused, as ssh refuses such a private key; so is a link to it. */
+	chmod(key, 0604);
+	ck_assert_ptr_null(agent_try(&st, &err, "--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert,
+				     "--tls-key", key, NULL));
+	ck_assert_int_eq(st, 1);
+	ck_assert_msg(strstr(err, "TLS key file") && strstr(err, "others may read it (mode 604)"), "%s", err);
+	free(err);
+	chmod(key, 0600);
+	char *link = path_in("key-link.pem");
+	ck_assert_int_eq(symlink(key, link), 0);
+	ck_assert_ptr_null(agent_try(&st, &err, "--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert,
+				     "--tls-key", link, NULL));
+	ck_assert_int_eq(st, 1);
+	ck_assert_msg(strstr(err, "TLS key file") != NULL, "%s", err);
+	free(err);
+	free(link);
 	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key);
 	ck_assert_msg(strncmp(a->url, "https://127.0.0.1:", 18) == 0, "%s", a->url);
 	struct http h = http("GET", a, "/v1/node", NULL, NULL, cert);
