@@ -141,14 +141,23 @@ START_TEST(db_old_mode_tightened)
 	setenv("XDG_STATE_HOME", at("state"), 1);
 	ck_assert_int_eq(mkdir(at("state"), 0700), 0);
 	ck_assert_int_eq(mkdir(at("state/xpool"), 0700), 0);
+	struct xp_run r;
+	ck_assert_msg(run(&r, "db", "set", "retention_days", "8", NULL) == 0, "%s", r.err);
+	xp_run_free(&r);
+	/* An older xpool's connection still open: its -wal and -shm exist, 0644 as well. */
 	sqlite3 *db;
 	ck_assert_int_eq(sqlite3_open(at("state/xpool/xpool.db"), &db), SQLITE_OK);
-	sqlite3_close(db);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA journal_mode=WAL; SELECT count(*) FROM sqlite_master", NULL, NULL, NULL),
+			 SQLITE_OK);
 	ck_assert_int_eq(chmod(at("state/xpool/xpool.db"), 0644), 0);
-	struct xp_run r;
+	ck_assert_int_eq(chmod(at("state/xpool/xpool.db-wal"), 0644), 0);
+	ck_assert_int_eq(chmod(at("state/xpool/xpool.db-shm"), 0644), 0);
 	ck_assert_msg(run(&r, "db", "set", "retention_days", "9", NULL) == 0, "%s", r.err);
 	xp_run_free(&r);
 	ck_assert_uint_eq(mode_of(at("state/xpool/xpool.db")), 0600);
+	ck_assert_uint_eq(mode_of(at("state/xpool/xpool.db-wal")), 0600);
+	ck_assert_uint_eq(mode_of(at("state/xpool/xpool.db-shm")), 0600);
+	sqlite3_close(db);
 }
 END_TEST
 

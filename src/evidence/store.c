@@ -3,6 +3,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pwd.h>
@@ -193,9 +194,24 @@ static int check_dir(const char *path, bool own, bool make, struct xp_err *err)
 	return rc;
 }
 
+/* Takes the group and other bits off one of our own regular files (opened, not followed: a
+ * link is left alone); a file that is not there is fine. */
+static void owner_only(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077))
+		(void)!fchmod(fd, st.st_mode & 0700);
+	close(fd);
+}
+
 /* Creates a missing database file ourselves, 0600 whatever the umask (sqlite would make it
  * 0644 less the umask, and its -wal and -shm take the file's mode), and brings xpool's own
- * database, made 0644 by older versions, down to 0600. */
+ * database, made 0644 by older versions, down to 0600, with the side files such a version
+ * left (a -wal and -shm stay while any connection is open, or after a crash): they hold the
+ * latest writes, so the database's mode alone protects nothing. */
 static int private_db_file(const char *path, bool own, struct xp_err *err)
 {
 	char *dir = xp_dir_of(path);
@@ -205,9 +221,14 @@ static int private_db_file(const char *path, bool own, struct xp_err *err)
 		return 0; /* sqlite's read-only way says what is wrong, if anything */
 	if (xp_private_file(path, err) < 0)
 		return -1;
-	struct stat st;
-	if (own && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077))
-		chmod(path, st.st_mode & 0700);
+	if (own) {
+		static const char *const side[] = {"", "-wal", "-shm", "-journal"};
+		for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
+			char *p = xp_asprintf("%s%s", path, side[i]);
+			owner_only(p);
+			free(p);
+		}
+	}
 	return 0;
 }
 
