@@ -806,6 +806,10 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 	size_t failed = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		struct agent *a = p->a[i];
+		/* Still in flight from an earlier poll that returned at its cycle's end: it goes on,
+		 * and is neither asked again nor counted as failed before it ends. */
+		if (a->in_flight)
+			continue;
 		if (!force && a->fails && now < a->next_try)
 			continue;
 		headers_free(a->headers);
@@ -852,6 +856,8 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 		curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
 	}
 	struct epoll_event evs[256];
+	double end_ms = p->o.cycle_s > 0 ? (t0 + p->o.cycle_s) * 1000 : INFINITY;
+	bool cycle_over = false;
 	for (;;) {
 		/* Due timers, then the transfers that ended (some end within the first action: a
 		 * reply on a kept connection can be read at once). */
@@ -889,7 +895,13 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 		/* Stopping the console must not wait out a hung agent's timeout. */
 		if (p->o.cancel && atomic_load(p->o.cancel))
 			break;
+		if (now_ms >= end_ms) {
+			cycle_over = true;
+			break;
+		}
 		int wait = 1000;
+		if (end_ms - now_ms < wait)
+			wait = (int)ceil(end_ms - now_ms);
 		for (size_t j = 0; j < p->n_sh; j++) {
 			struct shard *sh = p->sh[j];
 			if (sh->timer_ms < 0)
@@ -928,6 +940,8 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 			a->done = false;
 			finish(a);
 			failed += !a->up;
+		} else if (a->in_flight && cycle_over) {
+			continue; /* slow or hung: a later poll finishes it, or its timeout does */
 		} else if (a->in_flight) {
 			/* Still in flight: cancelled, or the multi loop failed. A failure, not a hang. */
 			curl_multi_remove_handle(a->shard->multi, a->easy);
@@ -942,6 +956,11 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel)
 {
 	p->o.cancel = cancel;
+}
+
+void xp_agent_pool_set_cycle(struct xp_agent_pool *p, double cycle_s)
+{
+	p->o.cycle_s = cycle_s > 0 ? cycle_s : 0;
 }
 
 void xp_agent_pool_wake(struct xp_agent_pool *p)

@@ -38,6 +38,11 @@ struct xp_agent_pool_opts {
 	const char *ca_file;      /* CA bundle for https agents with private certificates, NULL for the system's */
 	size_t max_body;          /* default XP_AGENT_MAX_BODY */
 	const atomic_bool *cancel; /* when set (by another thread), a poll stops at once; NULL for none */
+	/* When > 0, a poll returns after this many seconds even while some agents have not
+	 * answered; their requests stay in flight and a later poll finishes them (the console:
+	 * one hung agent must not hold back every other agent's data until its timeout).
+	 * 0: a poll waits for every agent to answer or time out (one-shot commands). */
+	double cycle_s;
 };
 
 /* One agent as the pool sees it, for listings (strings owned by the pool; valid until the next call). */
@@ -92,10 +97,13 @@ int xp_agent_pool_load_file(struct xp_agent_pool *p, const char *path, const cha
 /* Number of agents. */
 size_t xp_agent_pool_size(const struct xp_agent_pool *p);
 /* Polls every agent that is due (every agent when force) concurrently and returns when all have
- * answered or timed out. Returns the number that failed this time. */
+ * answered or timed out, or after opts.cycle_s when set, leaving the slow ones in flight (they
+ * are not asked again until they end). Returns the number that failed this time. */
 size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force);
 /* Sets the cancel flag of a pool made without one (see opts.cancel). */
 void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel);
+/* Sets opts.cycle_s (seconds; 0 for none) of a pool already made. */
+void xp_agent_pool_set_cycle(struct xp_agent_pool *p, double cycle_s);
 /* Wakes a poll running in another thread so that it sees opts.cancel (the one call that is
  * safe from another thread while a poll runs). */
 void xp_agent_pool_wake(struct xp_agent_pool *p);

@@ -752,6 +752,67 @@ START_TEST(poller_stops_during_a_hung_poll)
 }
 END_TEST
 
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With a cycle (the console's), a hung agent does not hold back the others: each poll ends at
+ * its cycle with the hung request left in flight, not asked again, and failed by its own
+ * timeout in a later poll; meanwhile the good agent is asked and answers every poll. */
+START_TEST(hung_agent_holds_back_no_other)
+{
+	char *rep = xp_replay_dgx(dir), *rep2 = replay_mi100();
+	char good[256], slow[256];
+	agent(good, sizeof good, rep);
+	pid_t sp = agent(slow, sizeof slow, rep2);
+	struct xp_agent_pool *pool = xp_agent_pool_new(
+		&(struct xp_agent_pool_opts){.timeout_s = 3, .backoff_base_s = 30, .cycle_s = 0.3});
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(pool, good, NULL, &err), 0);
+	ck_assert_int_eq(xp_agent_pool_add(pool, slow, NULL, &err), 0);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
+	struct xp_agent_status st;
+	xp_agent_pool_status(pool, 1, &st);
+	ck_assert(st.up);
+	uint64_t slow_polls = st.polls;
+
+	kill(sp, SIGSTOP);
+	double t0 = mono_now(), failed_at = 0;
+	unsigned polls = 0, good_answers = 0;
+	while (mono_now() - t0 < 10 && !failed_at) {
+		xp_agent_pool_status(pool, 0, &st);
+		uint64_t before = st.polls;
+		size_t failed = xp_agent_pool_poll(pool, false);
+		polls++;
+		xp_agent_pool_status(pool, 0, &st);
+		good_answers += st.polls > before && st.up;
+		xp_agent_pool_status(pool, 1, &st);
+		if (failed) {
+			ck_assert_uint_eq(failed, 1);
+			ck_assert(!st.up);
+			ck_assert_msg(st.error && strstr(st.error, "no answer within 3.0 s"), "%s", st.error ? st.error : "");
+			failed_at = mono_now() - t0;
+		} else {
+			/* In flight, not failed: still up with its last data, and not asked again. */
+			ck_assert(st.up);
+			ck_assert_uint_eq(st.polls, slow_polls);
+		}
+	}
+	/* The hung agent failed by its timeout, not before; the polls before that returned at
+	 * their cycle, and the good agent answered in them (a loaded machine may miss some). */
+	ck_assert_msg(failed_at >= 2.9 && failed_at < 8, "failed after %.2f s", failed_at);
+	ck_assert_msg(polls >= 4, "%u polls in %.2f s", polls, failed_at);
+	ck_assert_msg(good_answers >= polls / 2, "the good agent answered %u of %u polls", good_answers, polls);
+	kill(sp, SIGCONT);
+	xp_agent_pool_free(pool);
+	free(rep);
+	free(rep2);
+}
+END_TEST
+
 /* Bad agent lists are refused before anything is polled, naming the line. */
 START_TEST(bad_agent_lists)
 {
@@ -942,5 +1003,5 @@ XP_DEFINE_SUITE(agents,
 	 .tests = {inventory_from_three_agents, faults_cost_only_their_agent,
 		   pool_recovers_and_backs_off, identity_is_pinned, tokens, bad_agent_lists,
 		   probe_becomes_evidence, probe_checks_first, https_agent, baselines_apply_to_agent_nodes,
-		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll}},
+		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll, hung_agent_holds_back_no_other}},
 	{"scale", .timeout_s = 120, .setup = setup, .teardown = teardown, .tests = {farm_warm_cycle_and_k_changes}})

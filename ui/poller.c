@@ -13,6 +13,9 @@
 
 /* Most `:agent` changes waiting for the thread; more means the user is pasting a list. */
 #define MAX_OPS 10000
+/* The shortest time a load waits for slow agents, seconds: an answer on a LAN takes
+ * milliseconds, a busy agent's full reply over a slow link a good part of this. */
+#define POLL_CYCLE_MIN_S 0.25
 
 static void *poll_main(void *arg)
 {
@@ -65,7 +68,11 @@ static void *poll_main(void *arg)
 			.k8s_ca = xp_strdup(p->k8s_ca),
 		};
 		char *db = xp_strdup(p->db);
+		/* A load waits for slow agents no longer than one refresh (at least POLL_CYCLE_MIN_S):
+		 * one hung agent must not hold back the others' data until its timeout. */
+		double cycle = p->delay > POLL_CYCLE_MIN_S ? p->delay : POLL_CYCLE_MIN_S;
 		pthread_mutex_unlock(&p->mu);
+		xp_live_set_cycle(p->live, cycle);
 
 		/* The slow part, with the lock released so keys are never held up. */
 		struct xp_err err = {{0}};

@@ -82,6 +82,7 @@ struct xp_live {
 	char *kw_key;                /* the options kw was made for */
 	bool kw_built;               /* the cluster last returned was built from kw as it is */
 	struct xp_live_health health;
+	double cycle_s;              /* the pool's cycle (xp_live_set_cycle), 0 for none */
 };
 
 struct xp_live *xp_live_new(const atomic_bool *cancel)
@@ -100,9 +101,18 @@ static void set_pool(struct xp_live *l, struct xp_agent_pool *pool)
 	l->pool = pool;
 	pthread_mutex_unlock(&l->mu);
 	/* A console that starts late still sees the agents' recent past (taken once per agent). */
-	if (pool)
+	if (pool) {
 		xp_agent_pool_want_history(pool, XP_AGENT_HISTORY_ASK_S);
+		xp_agent_pool_set_cycle(pool, l->cycle_s);
+	}
 	xp_agent_pool_free(old);
+}
+
+void xp_live_set_cycle(struct xp_live *l, double cycle_s)
+{
+	l->cycle_s = cycle_s;
+	if (l->pool)
+		xp_agent_pool_set_cycle(l->pool, cycle_s);
 }
 
 void xp_live_free(struct xp_live *l)

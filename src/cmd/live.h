@@ -35,6 +35,9 @@ struct xp_live;
 struct xp_live *xp_live_new(const atomic_bool *cancel);
 /* Frees it and its pool; NULL is fine. */
 void xp_live_free(struct xp_live *l);
+/* The longest one load waits for slow agents, seconds (0: until each answers or times out);
+ * those still in flight then are finished by a later load. Called from the loading thread. */
+void xp_live_set_cycle(struct xp_live *l, double cycle_s);
 /* Drops the pool: the next load builds it from the agent options again. */
 void xp_live_reset(struct xp_live *l);
 /* One load. ops ("+URL" to add an agent, "-URL" to remove one; taken over) apply first; the
