@@ -27,10 +27,16 @@ void xp_slurm_answer_clear(struct xp_slurm_answer *a)
 	memset(a, 0, sizeof *a);
 }
 
-static void push(char ***v, size_t *n, char *s)
+/* The names expanded so far: grown by doubling, since one range may give 100,000. */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static void push(struct names *l, char *s)
 {
-	*v = xp_realloc(*v, (*n + 1) * sizeof **v);
-	(*v)[(*n)++] = s;
+	xp_grow(&l->v, sizeof *l->v, l->n, &l->cap);
+	l->v[l->n++] = s;
 }
 
 /* A character of a node name: what Slurm's hostnames hold. */
@@ -40,7 +46,7 @@ static bool name_char(char c)
 }
 
 /* Expands one name with at most one bracket: prefix[ranges]suffix. */
-static int expand_one(const char *s, size_t len, char ***v, size_t *n, struct xp_err *err)
+static int expand_one(const char *s, size_t len, struct names *l, struct xp_err *err)
 {
 	const char *open = memchr(s, '[', len);
 	if (!open) {
@@ -49,7 +55,7 @@ static int expand_one(const char *s, size_t len, char ***v, size_t *n, struct xp
 				return xp_errf(err, "hostlist: '%.*s' is not a node name", (int)len, s);
 		if (!len)
 			return xp_errf(err, "hostlist: an empty name");
-		push(v, n, xp_strndup(s, len));
+		push(l, xp_strndup(s, len));
 		return 0;
 	}
 	const char *close = memchr(open, ']', len - (size_t)(open - s));
@@ -90,18 +96,17 @@ static int expand_one(const char *s, size_t len, char ***v, size_t *n, struct xp
 			return xp_errf(err, "hostlist: '%.*s': '%c' in a range", (int)len, s, *p);
 		if (p < close)
 			p++;
-		if ((size_t)(b - a) >= XP_SLURM_MAX_HOSTS || *n + (size_t)(b - a) >= XP_SLURM_MAX_HOSTS)
+		if ((size_t)(b - a) >= XP_SLURM_MAX_HOSTS || l->n + (size_t)(b - a) >= XP_SLURM_MAX_HOSTS)
 			return xp_errf(err, "hostlist: more than %d nodes", XP_SLURM_MAX_HOSTS);
 		for (long k = a; k <= b; k++)
-			push(v, n, xp_asprintf("%.*s%0*ld%.*s", (int)plen, s, (int)width, k, (int)slen, suffix));
+			push(l, xp_asprintf("%.*s%0*ld%.*s", (int)plen, s, (int)width, k, (int)slen, suffix));
 	}
 	return 0;
 }
 
 int xp_slurm_hostlist(const char *expr, char ***nodes, size_t *n, struct xp_err *err)
 {
-	char **v = NULL;
-	size_t k = 0;
+	struct names l = {0};
 	int rc = 0;
 	const char *s = expr;
 	if (!*s)
@@ -120,19 +125,19 @@ int xp_slurm_hostlist(const char *expr, char ***nodes, size_t *n, struct xp_err 
 		if (depth < 0 || depth > 1)
 			rc = xp_errf(err, "hostlist: '%s': unbalanced brackets", expr);
 		else
-			rc = expand_one(s, (size_t)(e - s), &v, &k, err);
+			rc = expand_one(s, (size_t)(e - s), &l, err);
 		s = *e ? e + 1 : e;
 		if (rc == 0 && e[0] == ',' && !*s)
 			rc = xp_errf(err, "hostlist: '%s' ends with a comma", expr);
 	}
 	if (rc < 0) {
-		for (size_t i = 0; i < k; i++)
-			free(v[i]);
-		free(v);
+		for (size_t i = 0; i < l.n; i++)
+			free(l.v[i]);
+		free(l.v);
 		return -1;
 	}
-	*nodes = v;
-	*n = k;
+	*nodes = l.v;
+	*n = l.n;
 	return 0;
 }
 
