@@ -96,4 +96,49 @@ START_TEST(test_hwloc_text_in_object)
 }
 END_TEST
 
-XP_DEFINE_SUITE(fuzz_vendor, {"found", .timeout_s = 60, .tests = {test_slurm_user_not_a_name, test_hwloc_text_in_object}})
+/* A cpuset or nodeset that is not a bitmap as hwloc writes one: a leading comma failed an
+ * assertion in libhwloc 2.9's bitmap reader (xpool --topology aborted without a word); signs,
+ * spaces and wide words it took silently. The shapes hwloc writes pass, empty zero words too. */
+START_TEST(test_hwloc_bitmap_text)
+{
+	static const struct {
+		const char *set;
+		bool ok;
+	} cases[] = {
+		{"0x00000003", true}, {"0x3", true}, {"0xf...f", true}, {"0xf...f,0xfffffff0", true},
+		{"0x00000001,,,,,,,0x0", true}, {"0x00000001,,0x00000001,,0x0", true}, {"0x1,", true},
+		{",x3", false}, {",0x3", false}, {"", false}, {",", false}, {"x3", false}, {"3", false},
+		{"0x", false}, {" 0x3", false}, {"-0x3", false}, {"+0x3", false}, {"0x123456789", false},
+		{"0x3 ", false}, {"0x3,x1", false}, {"0xf...f,", false}, {"0xf...fff", false}, {"0M-Y1", false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		for (int attr = 0; attr < 2; attr++) {
+			char *doc = xp_asprintf(
+				"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n"
+				"  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"%s\""
+				" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"%s\">\n"
+				"    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\""
+				" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n  </object>\n</topology>\n",
+				attr ? "0x1" : cases[i].set, attr ? cases[i].set : "0x1");
+			char *out = NULL;
+			size_t n = 0;
+			struct xp_err err = {{0}};
+			int rc = xp_hwloc_xml_check("t.xml", doc, strlen(doc), &out, &n, &err);
+			if (cases[i].ok) {
+				ck_assert_msg(rc == 0, "'%s': %s", cases[i].set, err.msg);
+				free(out);
+			} else {
+				ck_assert_msg(rc == -1, "'%s' passed", cases[i].set);
+				ck_assert_msg(strstr(err.msg, "t.xml: line 3: attribute ") &&
+						      strstr(err.msg, attr ? "allowed_nodeset" : "complete_cpuset") &&
+						      strstr(err.msg, "is not a bitmap as hwloc writes one"),
+					      "'%s': %s", cases[i].set, err.msg);
+			}
+			free(doc);
+		}
+	}
+}
+END_TEST
+
+XP_DEFINE_SUITE(fuzz_vendor, {"found", .timeout_s = 60,
+			      .tests = {test_slurm_user_not_a_name, test_hwloc_text_in_object, test_hwloc_bitmap_text}})

@@ -87,6 +87,52 @@ static const char *unreadable_attr(const xmlAttr *a)
 	return NULL;
 }
 
+/* Most 32-bit words in a bitmap: XP_HWLOC_MAX_OS_INDEX's bit, as os_index is bounded. */
+#define XP_HWLOC_MAX_WORDS ((XP_HWLOC_MAX_OS_INDEX + 1) / 32)
+
+/* Whether an attribute holds a bitmap hwloc reads with hwloc_bitmap_sscanf: every object's
+ * cpuset and nodeset kinds (complete_, allowed_, online_), a cpukind's and an initiator's. */
+static bool bitmap_attr(const char *name)
+{
+	size_t l = strlen(name);
+	return (l >= 6 && !strcmp(name + l - 6, "cpuset")) || (l >= 7 && !strcmp(name + l - 7, "nodeset"));
+}
+
+/* Whether s is a bitmap as hwloc writes one: "0xf...f" (all set), or an optional "0xf...f,"
+ * then comma-separated 32-bit words, high first, each "0x" and 1 to 8 hex digits, a zero
+ * word after the first possibly empty ("0x00000001,,,0x0"). libhwloc 2.9's reader asserts
+ * on a leading comma (it counts the words from the second byte) and takes signs, spaces
+ * and wider words through strtoul without a word; what it writes is all it is given. */
+static bool hwloc_bitmap_text(const char *s)
+{
+	if (!strncmp(s, "0xf...f", 7)) {
+		if (!s[7])
+			return true;
+		if (s[7] != ',')
+			return false;
+		s += 8;
+	}
+	size_t words = 0;
+	for (;;) {
+		size_t hex = 0;
+		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+			s += 2;
+			hex = strspn(s, "0123456789abcdefABCDEF");
+			if (hex < 1 || hex > 8)
+				return false;
+			s += hex;
+		} else if (!words || (*s && *s != ',')) {
+			return false; /* the first word, and any word not empty, is 0x and digits */
+		}
+		if (++words > XP_HWLOC_MAX_WORDS)
+			return false;
+		if (!*s)
+			return true;
+		if (*s++ != ',')
+			return false;
+	}
+}
+
 /* The first element below n (n included, document order) that hwloc's reader would read
  * otherwise than libxml2, or that its importer would crash on (an <object> with one set of
  * a pair and not the other); why says what, with the line. */
@@ -162,6 +208,18 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 				snprintf(why, len, "line %ld: attribute %.40s of <%.40s> %s", xmlGetLineNo(n),
 					 (const char *)a->name, (const char *)n->name, w);
 				return n;
+			}
+			if (bitmap_attr((const char *)a->name)) {
+				xmlChar *v = xmlGetNoNsProp(n, a->name);
+				bool ok = v && hwloc_bitmap_text((const char *)v);
+				xmlFree(v);
+				if (!ok) {
+					snprintf(why, len,
+						 "line %ld: attribute %.20s of <%.20s> is not a bitmap as hwloc writes one "
+						 "(hwloc cannot import it)",
+						 xmlGetLineNo(n), (const char *)a->name, (const char *)n->name);
+					return n;
+				}
 			}
 		}
 		if (is_elem(n, "object"))

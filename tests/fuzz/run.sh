@@ -33,6 +33,8 @@ one() {
 	seed "$name" || return 1
 	mkdir -p "$dir/corpus/$name"
 	log="$dir/logs/$name.log"
+	marker="$dir/logs/$name.start"
+	: >"$marker"
 	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
 		-print_final_stats=1 -artifact_prefix="$dir/crashes/$name-" \
 		"$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1
@@ -41,13 +43,25 @@ one() {
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
 	files=$(ls "$dir/corpus/$name" | wc -l)
 	if [ $rc -ne 0 ]; then
-		inputs=$(sed -n 's/.*Test unit written to //p' "$log" | sort -u)
+		# The inputs this run wrote, whether or not the log says so (the code under test may
+		# have had stderr pointed elsewhere when it failed, as during an hwloc load).
+		inputs=$(find "$dir/crashes" -maxdepth 1 -name "$name-*" -newer "$marker" | sort)
 		echo "FAIL fuzz $name: exit $rc after ${runs:-?} runs; log $log; input:" $inputs
-		grep -E '^(==[0-9]+==.*ERROR|SUMMARY|.*runtime error)' "$log" | head -n 5
+		# Each input once more with the sanitizers' reports sent to a file, which stderr
+		# pointed elsewhere cannot lose.
+		for f in $inputs; do
+			rep="$dir/logs/$name.replay"
+			rm -f "$rep".*
+			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$rep" \
+				UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$rep" \
+				"$bin" -timeout=10 -rss_limit_mb=2048 "$f" >>"$log" 2>&1
+			cat "$rep".* >>"$log" 2>/dev/null
+		done
+		grep -E '^(==[0-9]+==.*ERROR|SUMMARY|.*runtime error)' "$log" | sort -u | head -n 5
 		# CI's machine is gone once it has failed: its log must be enough to reproduce, so
 		# xpool's frames of the stack and the input itself are printed too.
 		grep -E '^ +#[0-9]+ ' "$log" | grep -v -E 'fuzzer::|__sanitizer|libc\.so|__libc_|pthread_kill|raise\.c|abort\.c|_start| in main ' |
-			head -n 8
+			sed 's/ 0x[0-9a-f]* in / in /' | awk '!seen[$0]++' | head -n 10
 		for f in $inputs; do
 			size=$(wc -c <"$f")
 			if [ "$size" -le 16384 ]; then
