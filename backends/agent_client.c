@@ -796,6 +796,99 @@ static void raise_nofile(size_t want)
 	}
 }
 
+/* How serve() ended. */
+enum serve_end {
+	SERVE_ALL_DONE, /* no transfer in flight */
+	SERVE_TIME_UP,  /* end_ms came with transfers still in flight */
+	SERVE_WOKEN,    /* xp_agent_pool_wake (only when asked to end on it) */
+	SERVE_STOPPED,  /* the cancel flag, or epoll failed */
+};
+
+/* Drives the transfers in flight (the pool's epoll set and curl's timers) until none is left,
+ * end_ms (monotonic ms) comes, the cancel flag is set, or, when wake_ends, a wake. A transfer
+ * that ends is marked done with its result and latency (t0: when its poll began); finish()
+ * judges it later. */
+static enum serve_end serve(struct xp_agent_pool *p, double end_ms, bool wake_ends, double t0)
+{
+	struct epoll_event evs[256];
+	bool woken = false;
+	for (;;) {
+		/* Due timers, then the transfers that ended (some end within the first action: a
+		 * reply on a kept connection can be read at once). */
+		double now_ms = now_mono() * 1000;
+		int running = 0;
+		for (size_t j = 0; j < p->n_sh; j++) {
+			struct shard *sh = p->sh[j];
+			if (sh->timer_ms >= 0 && now_ms >= sh->timer_set * 1000 + (double)sh->timer_ms) {
+				sh->timer_ms = -1;
+				curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
+			}
+			CURLMsg *m;
+			int left;
+			while ((m = curl_multi_info_read(sh->multi, &left))) {
+				if (m->msg != CURLMSG_DONE)
+					continue;
+				struct agent *a = NULL;
+				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
+				a->res = m->data.result;
+				a->recv_real = now_real();
+				/* The request's own time, not the cycle's: a slow agent shows as slow. */
+				curl_off_t us = 0;
+				if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
+					a->latency_ms = (double)us / 1000;
+				else
+					a->latency_ms = (now_mono() - t0) * 1000;
+				curl_multi_remove_handle(sh->multi, m->easy_handle);
+				a->in_flight = false;
+				a->done = true;
+			}
+			running += sh->running;
+		}
+		if (!running)
+			return SERVE_ALL_DONE;
+		/* Stopping the console must not wait out a hung agent's timeout. */
+		if (p->o.cancel && atomic_load(p->o.cancel))
+			return SERVE_STOPPED;
+		if (now_ms >= end_ms)
+			return SERVE_TIME_UP;
+		int wait = 1000;
+		if (end_ms - now_ms < wait)
+			wait = (int)ceil(end_ms - now_ms);
+		for (size_t j = 0; j < p->n_sh; j++) {
+			struct shard *sh = p->sh[j];
+			if (sh->timer_ms < 0)
+				continue;
+			double left = sh->timer_set * 1000 + (double)sh->timer_ms - now_ms;
+			if (left < wait)
+				wait = left <= 0 ? 0 : (int)ceil(left);
+		}
+		int k = epoll_wait(p->epfd, evs, (int)(sizeof evs / sizeof *evs), wait);
+		if (k < 0 && errno != EINTR)
+			return SERVE_STOPPED;
+		for (int i = 0; i < k; i++) {
+			uint32_t id = (uint32_t)(evs[i].data.u64 >> 32);
+			if (id >= p->n_sh) { /* the wake descriptor: drained; the cancel flag says why */
+				uint64_t v;
+				if (read(p->wakefd, &v, sizeof v) < 0) {
+				}
+				woken = true;
+				continue;
+			}
+			int ev = 0;
+			if (evs[i].events & (EPOLLIN | EPOLLHUP))
+				ev |= CURL_CSELECT_IN;
+			if (evs[i].events & EPOLLOUT)
+				ev |= CURL_CSELECT_OUT;
+			if (evs[i].events & EPOLLERR)
+				ev |= CURL_CSELECT_ERR;
+			struct shard *sh = p->sh[id];
+			curl_multi_socket_action(sh->multi, (curl_socket_t)(uint32_t)evs[i].data.u64, ev, &sh->running);
+		}
+		if (woken && wake_ends)
+			return SERVE_WOKEN;
+	}
+}
+
 size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 {
 	if (!p->n)
@@ -807,8 +900,9 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 	for (size_t i = 0; i < p->n; i++) {
 		struct agent *a = p->a[i];
 		/* Still in flight from an earlier poll that returned at its cycle's end: it goes on,
-		 * and is neither asked again nor counted as failed before it ends. */
-		if (a->in_flight)
+		 * and is neither asked again nor counted as failed before it ends. One that ended
+		 * since, in a pump between polls, is judged below with this poll's replies. */
+		if (a->in_flight || a->done)
 			continue;
 		if (!force && a->fails && now < a->next_try)
 			continue;
@@ -855,83 +949,8 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 		sh->running = 0;
 		curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
 	}
-	struct epoll_event evs[256];
-	double end_ms = p->o.cycle_s > 0 ? (t0 + p->o.cycle_s) * 1000 : INFINITY;
-	bool cycle_over = false;
-	for (;;) {
-		/* Due timers, then the transfers that ended (some end within the first action: a
-		 * reply on a kept connection can be read at once). */
-		double now_ms = now_mono() * 1000;
-		int running = 0;
-		for (size_t j = 0; j < p->n_sh; j++) {
-			struct shard *sh = p->sh[j];
-			if (sh->timer_ms >= 0 && now_ms >= sh->timer_set * 1000 + (double)sh->timer_ms) {
-				sh->timer_ms = -1;
-				curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
-			}
-			CURLMsg *m;
-			int left;
-			while ((m = curl_multi_info_read(sh->multi, &left))) {
-				if (m->msg != CURLMSG_DONE)
-					continue;
-				struct agent *a = NULL;
-				curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&a);
-				a->res = m->data.result;
-				a->recv_real = now_real();
-				/* The request's own time, not the cycle's: a slow agent shows as slow. */
-				curl_off_t us = 0;
-				if (curl_easy_getinfo(m->easy_handle, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
-					a->latency_ms = (double)us / 1000;
-				else
-					a->latency_ms = (now_mono() - t0) * 1000;
-				curl_multi_remove_handle(sh->multi, m->easy_handle);
-				a->in_flight = false;
-				a->done = true;
-			}
-			running += sh->running;
-		}
-		if (!running)
-			break;
-		/* Stopping the console must not wait out a hung agent's timeout. */
-		if (p->o.cancel && atomic_load(p->o.cancel))
-			break;
-		if (now_ms >= end_ms) {
-			cycle_over = true;
-			break;
-		}
-		int wait = 1000;
-		if (end_ms - now_ms < wait)
-			wait = (int)ceil(end_ms - now_ms);
-		for (size_t j = 0; j < p->n_sh; j++) {
-			struct shard *sh = p->sh[j];
-			if (sh->timer_ms < 0)
-				continue;
-			double left = sh->timer_set * 1000 + (double)sh->timer_ms - now_ms;
-			if (left < wait)
-				wait = left <= 0 ? 0 : (int)ceil(left);
-		}
-		int k = epoll_wait(p->epfd, evs, (int)(sizeof evs / sizeof *evs), wait);
-		if (k < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < k; i++) {
-			uint32_t id = (uint32_t)(evs[i].data.u64 >> 32);
-			if (id >= p->n_sh) { /* the wake descriptor: drained; the cancel flag says why */
-				uint64_t v;
-				if (read(p->wakefd, &v, sizeof v) < 0) {
-				}
-				continue;
-			}
-			int ev = 0;
-			if (evs[i].events & (EPOLLIN | EPOLLHUP))
-				ev |= CURL_CSELECT_IN;
-			if (evs[i].events & EPOLLOUT)
-				ev |= CURL_CSELECT_OUT;
-			if (evs[i].events & EPOLLERR)
-				ev |= CURL_CSELECT_ERR;
-			struct shard *sh = p->sh[id];
-			curl_multi_socket_action(sh->multi, (curl_socket_t)(uint32_t)evs[i].data.u64, ev, &sh->running);
-		}
-	}
+	enum serve_end how = serve(p, p->o.cycle_s > 0 ? (t0 + p->o.cycle_s) * 1000 : INFINITY, false, t0);
+	bool cycle_over = how == SERVE_TIME_UP;
 	/* Replies are judged in the list's order, not the order they came in: when two agents
 	 * claim one node for the first time, the one listed first keeps it, every time. */
 	for (size_t i = 0; i < p->n; i++) {
@@ -956,6 +975,18 @@ size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force)
 void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel)
 {
 	p->o.cancel = cancel;
+}
+
+bool xp_agent_pool_pump(struct xp_agent_pool *p, double secs)
+{
+	bool any = false;
+	for (size_t i = 0; i < p->n && !any; i++)
+		any = p->a[i]->in_flight;
+	if (!any)
+		return false;
+	double t0 = now_mono();
+	serve(p, (t0 + secs) * 1000, true, t0);
+	return true;
 }
 
 void xp_agent_pool_set_cycle(struct xp_agent_pool *p, double cycle_s)

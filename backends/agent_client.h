@@ -102,6 +102,11 @@ size_t xp_agent_pool_size(const struct xp_agent_pool *p);
 size_t xp_agent_pool_poll(struct xp_agent_pool *p, bool force);
 /* Sets the cancel flag of a pool made without one (see opts.cancel). */
 void xp_agent_pool_set_cancel(struct xp_agent_pool *p, const atomic_bool *cancel);
+/* Between polls with a cycle: drives the requests still in flight for up to secs, so that a
+ * slow agent's reply is read as it comes and its timeout judged on time, not at the next poll.
+ * Returns at once (false) when none is in flight; else true when they have all ended, secs
+ * have passed, or xp_agent_pool_wake was called. What ended is judged by the next poll. */
+bool xp_agent_pool_pump(struct xp_agent_pool *p, double secs);
 /* Sets opts.cycle_s (seconds; 0 for none) of a pool already made. */
 void xp_agent_pool_set_cycle(struct xp_agent_pool *p, double cycle_s);
 /* Wakes a poll running in another thread so that it sees opts.cancel (the one call that is

@@ -813,6 +813,53 @@ START_TEST(hung_agent_holds_back_no_other)
 }
 END_TEST
 
+/* Between polls the pump reads a slow agent's reply as it comes: the reply is taken even when
+ * the next poll comes after the request's timeout (a poll alone would act on the expired timer
+ * first and call it a timeout), and the pump ends when the request does, not at its limit. */
+START_TEST(pump_reads_a_slow_reply_between_polls)
+{
+	char *rep = replay_mi100();
+	char slow[256];
+	pid_t sp = agent(slow, sizeof slow, rep);
+	struct xp_agent_pool *pool = xp_agent_pool_new(
+		&(struct xp_agent_pool_opts){.timeout_s = 1.5, .backoff_base_s = 30, .cycle_s = 0.3});
+	struct xp_err err = {{0}};
+	ck_assert_int_eq(xp_agent_pool_add(pool, slow, NULL, &err), 0);
+	ck_assert(!xp_agent_pool_pump(pool, 1)); /* nothing in flight: at once */
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
+	struct xp_agent_status st;
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert(st.up);
+	uint64_t polls = st.polls;
+
+	kill(sp, SIGSTOP);
+	double t0 = mono_now();
+	pid_t waker = fork();
+	if (waker == 0) {
+		usleep(800000);
+		kill(sp, SIGCONT);
+		_exit(0);
+	}
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert_uint_eq(st.polls, polls); /* in flight */
+	ck_assert(xp_agent_pool_pump(pool, 3));
+	double pumped = mono_now() - t0;
+	ck_assert_msg(pumped >= 0.7 && pumped < 2.8, "the pump returned after %.2f s", pumped);
+	/* The next poll comes after the request's 1.5 s timeout, and still takes its reply. */
+	while (mono_now() - t0 < 2.0)
+		usleep(50000);
+	ck_assert_uint_eq(xp_agent_pool_poll(pool, false), 0);
+	xp_agent_pool_status(pool, 0, &st);
+	ck_assert_msg(st.up, "%s", st.error ? st.error : "");
+	ck_assert_uint_eq(st.polls, polls + 1);
+	ck_assert_msg(st.latency_ms >= 700, "latency %.0f ms", st.latency_ms);
+	waitpid(waker, NULL, 0);
+	xp_agent_pool_free(pool);
+	free(rep);
+}
+END_TEST
+
 /* Bad agent lists are refused before anything is polled, naming the line. */
 START_TEST(bad_agent_lists)
 {
@@ -1003,5 +1050,6 @@ XP_DEFINE_SUITE(agents,
 	 .tests = {inventory_from_three_agents, faults_cost_only_their_agent,
 		   pool_recovers_and_backs_off, identity_is_pinned, tokens, bad_agent_lists,
 		   probe_becomes_evidence, probe_checks_first, https_agent, baselines_apply_to_agent_nodes,
-		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll, hung_agent_holds_back_no_other}},
+		   etag_cannot_inject_headers, poller_stops_during_a_hung_poll, hung_agent_holds_back_no_other,
+		   pump_reads_a_slow_reply_between_polls}},
 	{"scale", .timeout_s = 120, .setup = setup, .teardown = teardown, .tests = {farm_warm_cycle_and_k_changes}})

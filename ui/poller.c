@@ -33,6 +33,13 @@ static void *poll_main(void *arg)
 				until.tv_sec++;
 				until.tv_nsec -= 1000000000L;
 			}
+			/* Requests a load left in flight (a slow or hung agent) are driven meanwhile,
+			 * without the lock: a reply is read when it comes, and a timeout judged on
+			 * time, not at the next load. A request or stop wakes it (xp_live_wake). */
+			double delay = p->delay;
+			pthread_mutex_unlock(&p->mu);
+			xp_live_pump(p->live, delay);
+			pthread_mutex_lock(&p->mu);
 			while (!p->stop && !p->want) {
 				if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT)
 					break;
@@ -181,6 +188,7 @@ void xp_poller_request(struct xp_poller *p, bool force)
 	pthread_mutex_lock(&p->mu);
 	p->want = true;
 	p->force |= force;
+	xp_live_wake(p->live); /* ends a pump between loads */
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -198,6 +206,7 @@ int xp_poller_agent(struct xp_poller *p, bool add, const char *url, struct xp_er
 	p->ops[p->n_ops++] = xp_asprintf("%c%s", add ? '+' : '-', url);
 	/* The new agent is polled at once, not after the others' backoff. */
 	p->want = true;
+	xp_live_wake(p->live);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	return 0;

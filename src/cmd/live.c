@@ -115,6 +115,11 @@ void xp_live_set_cycle(struct xp_live *l, double cycle_s)
 		xp_agent_pool_set_cycle(l->pool, cycle_s);
 }
 
+bool xp_live_pump(struct xp_live *l, double secs)
+{
+	return l->pool && xp_agent_pool_pump(l->pool, secs);
+}
+
 void xp_live_free(struct xp_live *l)
 {
 	if (!l)

@@ -38,6 +38,9 @@ void xp_live_free(struct xp_live *l);
 /* The longest one load waits for slow agents, seconds (0: until each answers or times out);
  * those still in flight then are finished by a later load. Called from the loading thread. */
 void xp_live_set_cycle(struct xp_live *l, double cycle_s);
+/* Between loads, from the loading thread: drives the agents' requests still in flight (see
+ * xp_agent_pool_pump) for up to secs; false at once when there are none. xp_live_wake ends it. */
+bool xp_live_pump(struct xp_live *l, double secs);
 /* Drops the pool: the next load builds it from the agent options again. */
 void xp_live_reset(struct xp_live *l);
 /* One load. ops ("+URL" to add an agent, "-URL" to remove one; taken over) apply first; the
