@@ -13,9 +13,12 @@
 
 /* Most `:agent` changes waiting for the thread; more means the user is pasting a list. */
 #define MAX_OPS 10000
-/* The shortest time a load waits for slow agents, seconds: an answer on a LAN takes
- * milliseconds, a busy agent's full reply over a slow link a good part of this. */
+/* How long a load waits for slow agents, seconds: the refresh interval, within these bounds.
+ * An answer on a LAN takes milliseconds; what is still in flight after the longest wait is
+ * driven between loads (xp_live_pump) and shown by the next one, so a hung agent delays
+ * the others' refresh by at most POLL_CYCLE_MAX_S, not by its timeout. */
 #define POLL_CYCLE_MIN_S 0.25
+#define POLL_CYCLE_MAX_S 0.5
 
 static void *poll_main(void *arg)
 {
@@ -75,9 +78,10 @@ static void *poll_main(void *arg)
 			.k8s_ca = xp_strdup(p->k8s_ca),
 		};
 		char *db = xp_strdup(p->db);
-		/* A load waits for slow agents no longer than one refresh (at least POLL_CYCLE_MIN_S):
-		 * one hung agent must not hold back the others' data until its timeout. */
-		double cycle = p->delay > POLL_CYCLE_MIN_S ? p->delay : POLL_CYCLE_MIN_S;
+		/* One hung agent must not hold back the others' data until its timeout. */
+		double cycle = p->delay < POLL_CYCLE_MAX_S ? p->delay : POLL_CYCLE_MAX_S;
+		if (cycle < POLL_CYCLE_MIN_S)
+			cycle = POLL_CYCLE_MIN_S;
 		pthread_mutex_unlock(&p->mu);
 		xp_live_set_cycle(p->live, cycle);
 
