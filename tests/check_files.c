@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "checklib.h"
@@ -158,6 +159,51 @@ START_TEST(db_old_mode_tightened)
 	ck_assert_uint_eq(mode_of(at("state/xpool/xpool.db-wal")), 0600);
 	ck_assert_uint_eq(mode_of(at("state/xpool/xpool.db-shm")), 0600);
 	sqlite3_close(db);
+}
+END_TEST
+
+/* Whether another process sees a lock on byte off of path (the fork asks: POSIX locks are
+ * per process, so this process would never see its own). */
+static bool locked_for_others(const char *path, off_t off)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_RDWR);
+		struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = off, .l_len = 1};
+		_exit(fd >= 0 && fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+START_TEST(db_open_keeps_locks)
+{
+	/* Opening the store, tightening an older version's modes included, never opens and closes
+	 * the database's files itself: closing any descriptor of a file drops every POSIX lock the
+	 * process holds on it, sqlite's too (the console keeps a connection open while it opens
+	 * another to write). sqlite holds a shared lock on the -shm's byte 128 while connected. */
+	setenv("XDG_STATE_HOME", at("state"), 1);
+	struct xp_err err = {{0}};
+	struct xp_store *s = xp_store_open(NULL, &err);
+	ck_assert_msg(s != NULL, "%s", err.msg);
+	ck_assert_int_eq(sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; SELECT count(*) FROM sqlite_master", NULL, NULL, NULL),
+			 SQLITE_OK);
+	const char *shm = at("state/xpool/xpool.db-shm");
+	ck_assert_msg(locked_for_others(shm, 128), "sqlite holds no lock on the -shm to begin with");
+	for (int older = 0; older < 2; older++) {
+		if (older) { /* as an older version left them: the modes are tightened too */
+			ck_assert_int_eq(chmod(at("state/xpool/xpool.db"), 0644), 0);
+			ck_assert_int_eq(chmod(shm, 0644), 0);
+		}
+		struct xp_store *t = xp_store_open(NULL, &err);
+		ck_assert_msg(t != NULL, "%s", err.msg);
+		ck_assert_msg(locked_for_others(shm, 128), "opening the store dropped the open connection's lock");
+		xp_store_close(t);
+		ck_assert_msg(locked_for_others(shm, 128), "closing the second connection dropped the first's lock");
+	}
+	ck_assert_uint_eq(mode_of(shm), 0600);
+	xp_store_close(s);
 }
 END_TEST
 
@@ -699,7 +745,7 @@ END_TEST
 
 XP_DEFINE_SUITE(files,
 		{"database", .setup = setup, .teardown = teardown,
-		 .tests = {db_modes_default_dir, db_modes_wal_shm, db_old_mode_tightened, db_symlink_refused,
+		 .tests = {db_modes_default_dir, db_modes_wal_shm, db_old_mode_tightened, db_open_keeps_locks, db_symlink_refused,
 			   db_state_dir_others_write, db_state_dir_not_mine, db_shared_dir_refused,
 			   db_backup_modes_and_links}},
 		{"history", .setup = setup, .teardown = teardown,

@@ -194,17 +194,16 @@ static int check_dir(const char *path, bool own, bool make, struct xp_err *err)
 	return rc;
 }
 
-/* Takes the group and other bits off one of our own regular files (opened, not followed: a
- * link is left alone); a file that is not there is fine. */
+/* Takes the group and other bits off one of our own regular files; a link is left alone and
+ * a file that is not there is fine. The file is never opened: closing any descriptor of a
+ * database file drops every POSIX lock this process holds on it, which is how sqlite's
+ * connections (the console's own, open meanwhile) keep other processes off. fchmodat does
+ * not follow a link (glibc acts through an O_PATH descriptor, whose close drops no lock). */
 static void owner_only(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return;
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077))
-		(void)!fchmod(fd, st.st_mode & 0700);
-	close(fd);
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077))
+		(void)!fchmodat(AT_FDCWD, path, st.st_mode & 0700, AT_SYMLINK_NOFOLLOW);
 }
 
 /* Creates a missing database file ourselves, 0600 whatever the umask (sqlite would make it
