@@ -107,9 +107,11 @@ START_TEST(test_hwloc_bitmap_text)
 	} cases[] = {
 		{"0x00000003", true}, {"0x3", true}, {"0xf...f", true}, {"0xf...f,0xfffffff0", true},
 		{"0x00000001,,,,,,,0x0", true}, {"0x00000001,,0x00000001,,0x0", true}, {"0x1,", true},
-		{",x3", false}, {",0x3", false}, {"", false}, {",", false}, {"x3", false}, {"3", false},
-		{"0x", false}, {" 0x3", false}, {"-0x3", false}, {"+0x3", false}, {"0x123456789", false},
-		{"0x3 ", false}, {"0x3,x1", false}, {"0xf...f,", false}, {"0xf...fff", false}, {"0M-Y1", false},
+		{"0xf...f,,0x0", true}, {"0xf...f,", true}, {"000000ff", true}, {"0", true}, {"3", true},
+		{"ff,00000001", true}, /* hwloc 0.9 wrote the words without 0x */
+		{",x3", false}, {",0x3", false}, {"", false}, {",", false}, {"x3", false}, {"0x", false},
+		{"0x,0x1", false}, {" 0x3", false}, {"-0x3", false}, {"+0x3", false}, {"0x123456789", false},
+		{"123456789", false}, {"0x3 ", false}, {"0x3,x1", false}, {"0xf...fff", false}, {"0M-Y1", false},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		for (int attr = 0; attr < 2; attr++) {

@@ -98,34 +98,35 @@ static bool bitmap_attr(const char *name)
 	return (l >= 6 && !strcmp(name + l - 6, "cpuset")) || (l >= 7 && !strcmp(name + l - 7, "nodeset"));
 }
 
-/* Whether s is a bitmap as hwloc writes one: "0xf...f" (all set), or an optional "0xf...f,"
- * then comma-separated 32-bit words, high first, each "0x" and 1 to 8 hex digits, a zero
- * word after the first possibly empty ("0x00000001,,,0x0"). libhwloc 2.9's reader asserts
- * on a leading comma (it counts the words from the second byte) and takes signs, spaces
- * and wider words through strtoul without a word; what it writes is all it is given. */
+/* Whether s is a bitmap hwloc can read as it writes them: "0xf...f" (all set), or an optional
+ * "0xf...f," then comma-separated 32-bit words, high first, each "0x" and up to 8 hex digits
+ * (hwloc 0.9 wrote them without "0x"), a zero word possibly empty ("0x00000001,,,0x0",
+ * "0xf...f,,0x0"). The word that begins the string may not be empty: libhwloc 2.9's reader
+ * counts the words from the string's second byte, so a leading comma leaves it one short and
+ * fails its assertion. Signs, spaces and wider words, which its strtoul would take, are
+ * refused too: no hwloc writes them. */
 static bool hwloc_bitmap_text(const char *s)
 {
-	if (!strncmp(s, "0xf...f", 7)) {
+	bool infinite = !strncmp(s, "0xf...f", 7);
+	if (infinite) {
 		if (!s[7])
 			return true;
 		if (s[7] != ',')
 			return false;
 		s += 8;
 	}
-	size_t words = 0;
-	for (;;) {
-		size_t hex = 0;
+	if (!infinite && (!*s || *s == ','))
+		return false;
+	for (size_t words = 1;; words++) {
 		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 			s += 2;
-			hex = strspn(s, "0123456789abcdefABCDEF");
-			if (hex < 1 || hex > 8)
-				return false;
-			s += hex;
-		} else if (!words || (*s && *s != ',')) {
-			return false; /* the first word, and any word not empty, is 0x and digits */
+			if (!strchr("0123456789abcdefABCDEF", *s) || !*s)
+				return false; /* "0x" alone */
 		}
-		if (++words > XP_HWLOC_MAX_WORDS)
+		size_t hex = strspn(s, "0123456789abcdefABCDEF");
+		if (hex > 8 || words > XP_HWLOC_MAX_WORDS)
 			return false;
+		s += hex;
 		if (!*s)
 			return true;
 		if (*s++ != ',')
