@@ -10,14 +10,18 @@
 
 #include "sha256.h"
 
-char *xp_secret_read(const char *path, const char *what, size_t max, size_t *len_out, struct xp_err *err)
+char *xp_secret_read(const char *path, const char *what, size_t max, bool follow, size_t *len_out,
+		     struct xp_err *err)
 {
-	/* O_NOFOLLOW: a secret file swapped for a link to something else is refused, not read.
-	 * O_NONBLOCK: one swapped for a FIFO must be refused too, not hang the open (a regular
-	 * file, the only kind read, reads the same with it). */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* O_NOFOLLOW (unless follow): a secret file swapped for a link to something else is
+	 * refused, not read. O_NONBLOCK: one swapped for a FIFO must be refused too, not hang the
+	 * open (a regular file, the only kind read, reads the same with it). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0) {
-		xp_errf(err, "%s %s: %s", what, path, strerror(errno));
+		if (errno == ELOOP && !follow)
+			xp_errf(err, "%s %s: a symbolic link: give the file it points to", what, path);
+		else
+			xp_errf(err, "%s %s: %s", what, path, strerror(errno));
 		return NULL;
 	}
 	struct stat st;
@@ -26,8 +30,9 @@ char *xp_secret_read(const char *path, const char *what, size_t max, size_t *len
 		xp_errf(err, "%s %s: not a regular file", what, path);
 		return NULL;
 	}
-	/* As ssh does with a private key: a secret everyone on the node can read is no secret,
-	 * and saying so at startup is better than serving with it. */
+	/* A secret everyone on the node can read is no secret, and saying so at startup is better
+	 * than serving with it (ssh is stricter with private keys, refusing group access too;
+	 * a group of operators sharing a token file is a common setup here). */
 	if (st.st_mode & 007) {
 		close(fd);
 		xp_errf(err, "%s %s: others may read it (mode %03o); chmod o-rwx it", what, path,
@@ -43,6 +48,7 @@ char *xp_secret_read(const char *path, const char *what, size_t max, size_t *len
 		if (r < 0) {
 			int e = errno;
 			close(fd);
+			explicit_bzero(buf, len);
 			free(buf);
 			xp_errf(err, "%s %s: %s", what, path, strerror(e));
 			return NULL;
@@ -65,7 +71,7 @@ char *xp_secret_read(const char *path, const char *what, size_t max, size_t *len
 char *xp_token_read(const char *path, struct xp_err *err)
 {
 	size_t len;
-	char *buf = xp_secret_read(path, "token file", XP_TOKEN_MAX, &len, err);
+	char *buf = xp_secret_read(path, "token file", XP_TOKEN_MAX, false, &len, err);
 	if (!buf)
 		return NULL;
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))

@@ -14,9 +14,10 @@
  * over XP_TOKEN_MAX, one others may read (mode & 007) or a token with control bytes is an error. */
 char *xp_token_read(const char *path, struct xp_err *err);
 /* Reads a secret file whole (caller frees; NUL-terminated, its length in *len): what names it
- * in errors ("token file", "TLS key file"); a link, anything but a regular file, a file others
- * may read (mode & 007) or one over max bytes is an error. */
-char *xp_secret_read(const char *path, const char *what, size_t max, size_t *len, struct xp_err *err);
+ * in errors ("token file", "TLS key file"); anything but a regular file, a file others may
+ * read (mode & 007), one over max bytes, and a link unless follow (then the file it points
+ * to is judged) is an error. */
+char *xp_secret_read(const char *path, const char *what, size_t max, bool follow, size_t *len, struct xp_err *err);
 /* True when given equals expected; the time taken depends only on the lengths, not the bytes. */
 bool xp_token_equal(const char *expected, const char *given);
 

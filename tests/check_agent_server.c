@@ -1184,7 +1184,8 @@ START_TEST(https)
 	ck_assert_msg(strstr(err, "others may read") == NULL, "%s", err);
 	free(err);
 	chmod(cert, 0644);
-	/* A key others may read is refused, as ssh refuses such a private key; so is a link to it. */
+	/* A key others may read is refused, as ssh refuses such a private key, through a link too
+	 * (one is followed: certbot's privkey.pem is one). */
 	chmod(key, 0604);
 	ck_assert_ptr_null(agent_try(&st, &err, "--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert,
 				     "--tls-key", key, NULL));
@@ -1194,13 +1195,15 @@ START_TEST(https)
 	chmod(key, 0600);
 	char *link = path_in("key-link.pem");
 	ck_assert_int_eq(symlink(key, link), 0);
+	chmod(key, 0644);
 	ck_assert_ptr_null(agent_try(&st, &err, "--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert,
 				     "--tls-key", link, NULL));
 	ck_assert_int_eq(st, 1);
-	ck_assert_msg(strstr(err, "TLS key file") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "TLS key file") && strstr(err, "others may read it (mode 644)"), "%s", err);
 	free(err);
+	chmod(key, 0600);
+	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", link);
 	free(link);
-	struct agent *a = AGENT("--replay", nv, "agent", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key);
 	ck_assert_msg(strncmp(a->url, "https://127.0.0.1:", 18) == 0, "%s", a->url);
 	struct http h = http("GET", a, "/v1/node", NULL, NULL, cert);
 	ck_assert_int_eq(h.code, 200);
@@ -1262,6 +1265,21 @@ START_TEST(token_fifo)
 	ck_assert_msg(now_s() - t0 < 2, "took %.1f s", now_s() - t0);
 	ck_assert_msg(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
 	unlink(p);
+	/* A token file that is a link is refused, saying so (not "too many levels of links"). */
+	char *real = path_in("real.token");
+	FILE *f = fopen(real, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("s3cret-token\n", f);
+	fclose(f);
+	chmod(real, 0600);
+	ck_assert_int_eq(symlink(real, p), 0);
+	ck_assert_ptr_null(xp_token_read(p, &err));
+	ck_assert_msg(strstr(err.msg, "a symbolic link: give the file it points to") != NULL, "%s", err.msg);
+	t = xp_token_read(real, &err);
+	ck_assert_msg(t && !strcmp(t, "s3cret-token"), "%s", err.msg);
+	free(t);
+	unlink(p);
+	free(real);
 	free(p);
 }
 END_TEST

@@ -210,7 +210,8 @@ static int agent_exec(struct xp_ctx *ctx, const struct xp_args *a)
 	if (rc == XP_EXIT_OK && certf) {
 		size_t len;
 		if (!(cert = xp_read_file(certf, TLS_FILE_MAX, &len, &err)) ||
-		    !(key = xp_secret_read(keyf, "TLS key file", TLS_FILE_MAX, &len, &err))) {
+		    /* Followed: certbot's live/NAME/privkey.pem is always a link into archive/. */
+		    !(key = xp_secret_read(keyf, "TLS key file", TLS_FILE_MAX, true, &len, &err))) {
 			xp_ctx_error(ctx, "agent: %s", err.msg);
 			rc = XP_EXIT_ERROR;
 		}
