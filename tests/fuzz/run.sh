@@ -33,8 +33,8 @@ one() {
 	seed "$name" || return 1
 	mkdir -p "$dir/corpus/$name"
 	log="$dir/logs/$name.log"
-	marker="$dir/logs/$name.start"
-	: >"$marker"
+	before="$dir/logs/$name.before"
+	ls "$dir/crashes" >"$before"
 	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
 		-print_final_stats=1 -artifact_prefix="$dir/crashes/$name-" \
 		"$dir/corpus/$name" "$dir/seeds/$name" >"$log" 2>&1
@@ -45,7 +45,7 @@ one() {
 	if [ $rc -ne 0 ]; then
 		# The inputs this run wrote, whether or not the log says so (the code under test may
 		# have had stderr pointed elsewhere when it failed, as during an hwloc load).
-		inputs=$(find "$dir/crashes" -maxdepth 1 -name "$name-*" -newer "$marker" | sort)
+		inputs=$(ls "$dir/crashes" | grep "^$name-" | grep -v -x -F -f "$before" | sed "s|^|$dir/crashes/|")
 		echo "FAIL fuzz $name: exit $rc after ${runs:-?} runs; log $log; input:" $inputs
 		# Each input once more with the sanitizers' reports sent to a file, which stderr
 		# pointed elsewhere cannot lose.
@@ -54,7 +54,7 @@ one() {
 			rm -f "$rep".*
 			ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$rep" \
 				UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$rep" \
-				"$bin" -timeout=10 -rss_limit_mb=2048 "$f" >>"$log" 2>&1
+				"$bin" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$rep-" "$f" >>"$log" 2>&1
 			cat "$rep".* >>"$log" 2>/dev/null
 		done
 		grep -E '^(==[0-9]+==.*ERROR|SUMMARY|.*runtime error)' "$log" | sort -u | head -n 5
