@@ -74,6 +74,34 @@ START_TEST(test_hwloc_text_in_object)
 				   "</topology>\n";
 	ck_assert_int_eq(xp_hwloc_xml_check("t.xml", numa, sizeof numa - 1, &out, &n, &err), -1);
 	ck_assert_msg(strstr(err.msg, "t.xml: line 4: object NUMANode without an os_index"), "%s", err.msg);
+	/* An object whose type is not its first attribute, or one hwloc does not know: its
+	 * importer gives up there, leaking the object. Old names it maps pass. */
+	static const char *const types[][2] = {
+		{"tye=\"Package\" os_index=\"0\"", "line 4: object without its type as the first attribute"},
+		{"os_index=\"0\" type=\"Package\"", "line 4: object without its type as the first attribute"},
+		{"type=\"Gizmo\"", "line 4: object of type Gizmo hwloc does not know"},
+		{"type=\"Pac0001\"", NULL}, /* hwloc takes a name's first letters: Package */
+		{"type=\"System\"", "line 4: object of type System hwloc does not know"}, /* only at the root */
+		{"type=\"Socket\" os_index=\"0\"", NULL}, {"type=\"Cache\" depth=\"2\"", NULL},
+		{"type=\"Tile\"", NULL}, {"type=\"Module\"", NULL}, {"type=\"L2Cache\" cache_size=\"1024\"", NULL},
+	};
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+		char *d = xp_asprintf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n"
+					"  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\">\n"
+					"    <object %s cpuset=\"0x1\" complete_cpuset=\"0x1\">\n"
+					"      <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+					"    </object>\n  </object>\n</topology>\n",
+					types[i][0]);
+		int rc = xp_hwloc_xml_check("t.xml", d, strlen(d), &out, &n, &err);
+		if (types[i][1]) {
+			ck_assert_msg(rc == -1 && strstr(err.msg, types[i][1]), "%s: %s", types[i][0], err.msg);
+		} else {
+			ck_assert_msg(rc == 0, "%s: %s", types[i][0], err.msg);
+			free(out);
+			out = NULL;
+		}
+		free(d);
+	}
 	DIR *d = opendir(xp_fixture("hwloc"));
 	ck_assert_ptr_nonnull(d);
 	int seen = 0;

@@ -40,6 +40,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <hwloc.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
@@ -165,6 +166,27 @@ static const xmlNode *bad_node(const xmlNode *n, char *why, size_t len)
 			snprintf(why, len, "line %ld: <%.40s> inside an object (hwloc cannot import it)", xmlGetLineNo(n),
 				 n->name ? (const char *)n->name : "?");
 			return n;
+		}
+		/* hwloc's importer reads an object's type first: another attribute before it, or a
+		 * type it does not know (its names, and the old ones it maps: Cache, Tile, Module,
+		 * MemCache, System at the root), and it gives up leaking the object
+		 * (tests/fuzz/regress/hwloc_xml/object-without-type-leaks.xml). */
+		if (is_elem(n, "object")) {
+			const xmlAttr *first = n->properties;
+			xmlChar *type = first && !strcmp((const char *)first->name, "type") ? xmlGetNoNsProp(n, BAD_CAST "type") : NULL;
+			hwloc_obj_type_t t;
+			const char *v = (const char *)type;
+			bool root = !n->parent || !is_elem(n->parent, "object");
+			bool known = v && (hwloc_type_sscanf(v, &t, NULL, 0) == 0 || !strcasecmp(v, "Cache") ||
+					   !strcasecmp(v, "Tile") || !strcasecmp(v, "Module") || !strcasecmp(v, "MemCache") ||
+					   (root && !strcasecmp(v, "System")));
+			if (!known)
+				snprintf(why, len, "line %ld: object %s%.20s%s (hwloc cannot import it)", xmlGetLineNo(n),
+					 v ? "of type " : "without its type as the first attribute", v ? v : "",
+					 v ? " hwloc does not know" : "");
+			xmlFree(type);
+			if (!known)
+				return n;
 		}
 		/* A NUMA node or PU's os_index is a bit of a set hwloc allocates: one absent (hwloc
 		 * takes 2^32-1) or huge costs it 512 MiB and seconds for a few hundred bytes of file
