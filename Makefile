@@ -114,7 +114,7 @@ FUZZ_JOBS    ?= 2
 BENCH_SRC = $(wildcard tests/bench/*.c)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 
-.PHONY: all run check test bench bench-run soak install uninstall clean deps test-deps fuzz fuzz-run fuzz-deps
+.PHONY: all run check test bench bench-run soak install uninstall clean deps test-deps fuzz fuzz-bins fuzz-run fuzz-deps
 .DEFAULT_GOAL := all
 
 all: $(PROG) $(ADAPTER_SO)
@@ -240,8 +240,14 @@ test: $(PROG) $(ADAPTER_SO) $(TEST_ADAPTER_SO) $(B)/tests/runner $(BENCH_BIN) $(
 	    CK_DEFAULT_TIMEOUT=60 $(B)/tests/runner
 
 # `make fuzz`: clang and its libFuzzer runtime first, then every harness in build/fuzz.
+# `make` alone compiles one file at a time, and CI's fuzz step is timed: the harnesses are
+# built on every core, unless the user gave a -j (theirs is kept).
 fuzz: deps fuzz-deps
+	@case " $$MAKEFLAGS " in *" -j"*) j= ;; *) j=-j$$(nproc 2>/dev/null || echo 1) ;; esac; \
+	$(MAKE) --no-print-directory $$j FUZZ=1 fuzz-bins
 	@$(MAKE) --no-print-directory FUZZ=1 fuzz-run
+
+fuzz-bins: $(FUZZ_BIN)
 
 fuzz-run: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) sh tests/fuzz/run.sh $(B) $(FUZZ_BIN)
