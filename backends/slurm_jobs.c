@@ -401,7 +401,8 @@ int xp_slurm_parse_jobs_in(const char *text, size_t len, const char *what, const
 			rc = xp_errf(err, "%zu fields, not %d ('|'-separated %s)", nf, N_FIELDS, XP_SLURM_SQUEUE_FORMAT);
 		else if (strtoll(f[0], &end, 10) <= 0 || (*end && *end != '_' && *end != '+') || strlen(f[0]) > 64)
 			rc = xp_errf(err, "field 1 (job id): '%.40s' is not a job id", f[0]);
-		else if ((id = strtoll(f[11], &end, 10)) <= 0 || *end)
+		else if ((id = strtoll(f[11], &end, 10)) <= 0 || *end || id > 4294967295LL)
+			/* Slurm's job ids are 32-bit: an array's tasks get ids above that range. */
 			rc = xp_errf(err, "field 12 (job id, %%A): '%.40s' is not a job id", f[11]);
 		else if ((j.state = job_state(f[2], f[7])) < 0)
 			rc = xp_errf(err, "field 3 (state): '%.40s' is not a Slurm job state", f[2]);

@@ -441,6 +441,10 @@ START_TEST(recorded_jobs)
 		/* The format before %A, %q, %a, %u: short. */
 		{"3|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None|n1|2026-12-02T05:43:32|N/A|a\n", "fields"},
 		{"3_1|debug|RUNNING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|3_1|(null)|(null)|root|a\n", "field 12"},
+		/* Slurm's job ids are 32-bit (uint32_t job_id): one past that is not Slurm's, and an
+		 * array's task ids (id + task << 32) would overflow (a fuzzer's find). */
+		{"3_[1-2]|debug|PENDING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|4294967296|(null)|(null)|root|a\n", "field 12"},
+		{"3_[1-2]|debug|PENDING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|9223372036854775807|(null)|(null)|root|a\n", "field 12"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		memset(&err, 0, sizeof err);
@@ -450,6 +454,14 @@ START_TEST(recorded_jobs)
 		ck_assert_int_eq(n, 0);
 		jobs_free(j, n);
 	}
+	/* The largest 32-bit id is Slurm's own, and its array tasks get ids past it, in order. */
+	const char *top = "4294967295_[1-2]|debug|PENDING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|4294967295|(null)|(null)|root|a\n";
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(xp_slurm_parse_jobs(top, strlen(top), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(j[0].id, 4294967295LL);
+	ck_assert_int_eq(j[1].id, 4294967295LL + (1LL << 32));
+	jobs_free(j, n);
 	/* A job's name (any Slurm user picks it) and Slurm's words reach a terminal: their control
 	 * bytes are masked, so a name cannot retitle or recolour it (review). */
 	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|9|(null)|(null)|root|x\x1b]0;PWNED\x07\x1b[31mRED\n";
