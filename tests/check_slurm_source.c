@@ -462,6 +462,20 @@ START_TEST(recorded_jobs)
 	ck_assert_int_eq(j[0].id, 4294967295LL);
 	ck_assert_int_eq(j[1].id, 4294967295LL + (1LL << 32));
 	jobs_free(j, n);
+	/* Task ids stop at Slurm's largest (MaxArraySize may not exceed 4000001): the last two
+	 * are two jobs; a range past it (the loop listing it overflowed at 2^63-1, a fuzzer's
+	 * find) is not Slurm's, and the row stays one job as read. */
+	const char *last = "6_[3999999-4000000]|debug|PENDING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|6|(null)|(null)|root|a\n"
+			   "7_[0-1,9223372036854775807]|debug|PENDING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|7|(null)|(null)|root|a\n"
+			   "8_[4000000-4000001]|debug|PENDING|1|1|1:00:00|gres:mlu:2|None||2026-12-02T05:43:32|N/A|8|(null)|(null)|root|a\n";
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(xp_slurm_parse_jobs(last, strlen(last), JWHAT, &j, &n, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(j[0].engine_id, "6_3999999");
+	ck_assert_str_eq(j[1].engine_id, "6_4000000");
+	ck_assert_str_eq(j[2].engine_id, "7_[0-1,9223372036854775807]");
+	ck_assert_str_eq(j[3].engine_id, "8_[4000000-4000001]");
+	jobs_free(j, n);
 	/* A job's name (any Slurm user picks it) and Slurm's words reach a terminal: their control
 	 * bytes are masked, so a name cannot retitle or recolour it (review). */
 	const char *esc = "9|train|PENDING|1|1|5|N/A|Bad\x1b[31m||2026-12-02T05:43:32|N/A|9|(null)|(null)|root|x\x1b]0;PWNED\x07\x1b[31mRED\n";
