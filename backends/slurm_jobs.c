@@ -235,13 +235,13 @@ int xp_slurm_parse_jobs(const char *text, size_t len, const char *what, struct x
 	return xp_slurm_parse_jobs_in(text, len, what, NULL, out, n_out, err);
 }
 
-/* The tasks of an array's pending rest as squeue prints it ("1-3", "1,4,7-9", "1-8%2": at most
- * 2 at once), into *tasks (*n of them, at most max); -1 when it is not such a list. */
 /* The largest array task id Slurm gives: MaxArraySize may not exceed 4000001 (slurm.conf),
  * and task ids are below it. A larger one is not Slurm's (and LONG_MAX would overflow the
  * loop that lists a range's tasks). */
 #define MAX_TASK_ID 4000000L
 
+/* The tasks of an array's pending rest as squeue prints it ("1-3", "1,4,7-9", "1-8%2": at most
+ * 2 at once), into *tasks (*n of them, at most max); -1 when it is not such a list. */
 static int array_tasks(const char *s, size_t len, long **tasks, size_t *n, size_t max)
 {
 	*tasks = NULL;
