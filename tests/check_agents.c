@@ -834,15 +834,17 @@ START_TEST(pump_reads_a_slow_reply_between_polls)
 
 	kill(sp, SIGSTOP);
 	double t0 = mono_now();
-	pid_t waker = fork();
-	if (waker == 0) {
-		usleep(800000);
-		kill(sp, SIGCONT);
-		_exit(0);
-	}
 	ck_assert_uint_eq(xp_agent_pool_poll(pool, true), 0);
 	xp_agent_pool_status(pool, 0, &st);
 	ck_assert_uint_eq(st.polls, polls); /* in flight */
+	/* Resumed only after that poll has returned: a loaded machine that delays this process
+	 * can make the agent later, never early. */
+	pid_t waker = fork();
+	if (waker == 0) {
+		usleep(500000);
+		kill(sp, SIGCONT);
+		_exit(0);
+	}
 	ck_assert(xp_agent_pool_pump(pool, 3));
 	double pumped = mono_now() - t0;
 	ck_assert_msg(pumped >= 0.7 && pumped < 2.8, "the pump returned after %.2f s", pumped);
