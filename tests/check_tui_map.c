@@ -193,7 +193,8 @@ START_TEST(view_command_string)
 	char *hot = batch_first("power-");
 	/* --view opens the console there, and the status line says so. */
 	start("--view 'topology --sort power- --group none'", 200, 50);
-	xp_tmux_expect_all("$view topology --sort power- --group none", "POWER\xe2\x86\x93");
+	/* The heading and status line are drawn before the first load: wait for the rows too. */
+	xp_tmux_expect_all("$view topology --sort power- --group none", "POWER\xe2\x86\x93", hot);
 	char *s = xp_tmux_capture(), *w = first_row_word(s);
 	ck_assert_msg(strcmp(w, hot) == 0, "first %s, top power %s", w, hot);
 	free(w);
